@@ -1,0 +1,37 @@
+//! toolwire-core: the canonical `ToolResult` model every other toolwire crate speaks.
+//!
+//! No I/O lives here; a tool author can depend on this crate alone.
+//!
+//! ```
+//! use toolwire_core::{CallRef, ToolResult, Value};
+//! use serde_json::json;
+//!
+//! let rows = vec![json!({"name": "a.txt", "size": 12})];
+//! let result = ToolResult::success(
+//!     CallRef::new("call_1", "list_files"),
+//!     Value::table(["name", "size"], rows).summary("1 row"),
+//! );
+//! assert!(result.validate().is_ok());
+//! ```
+
+pub mod data;
+pub mod display;
+pub mod kind;
+pub mod result;
+pub mod schema;
+pub mod source;
+mod validate;
+pub mod value;
+pub mod view;
+pub mod violation;
+pub mod widget;
+
+pub use data::{Align, Column, ColumnType, EntryType, FileEntry, ResourceLinkData};
+pub use display::{Annotations, Audience, DisplayHints, View};
+pub use kind::{KIND_PATTERN, Kind, WellKnown, is_valid_kind};
+pub use result::{CallRef, ErrorInfo, IntoOutput, Metadata, Status, Suspension, SuspensionReason, ToolResult};
+pub use source::{MediaKind, Source, is_blob_key, mime_essence};
+pub use value::Value;
+pub use view::KnownView;
+pub use violation::{Problem, Violation, Violations};
+pub use widget::{MCP_APP_WIDGET, Resource, ResourceKind, Widget, WidgetApp};

@@ -1,0 +1,616 @@
+//! Typed, borrowing views of the well-known kinds' `data`, checked field by field.
+//!
+//! Views borrow from the JSON, so reading a 50 MB file_content or a million-row table
+//! costs no copy. The same checks back `validate()`, so a view exists exactly when the
+//! data is valid.
+
+use serde_json::{Map, Value as Json};
+
+use crate::data::{Align, ColumnType, EntryType};
+use crate::kind::WellKnown;
+use crate::source::{MediaKind, is_blob_key};
+use crate::value::Value;
+use crate::violation::{Collector, Problem, Violations};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TextView<'a> {
+    pub content: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffView<'a> {
+    pub path: &'a str,
+    pub original: Option<&'a str>,
+    pub modified: &'a str,
+    pub is_new: bool,
+    pub hunks: Option<Vec<HunkView<'a>>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HunkView<'a> {
+    pub old_start: u64,
+    pub old_lines: u64,
+    pub new_start: u64,
+    pub new_lines: u64,
+    pub lines: Vec<&'a str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileContentView<'a> {
+    pub path: &'a str,
+    pub content: &'a str,
+    pub size: u64,
+    pub encoding: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileListView<'a> {
+    pub path: &'a str,
+    pub entries: Vec<EntryView<'a>>,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EntryView<'a> {
+    pub name: &'a str,
+    pub entry_type: EntryType,
+    pub size: Option<u64>,
+    pub modified: Option<&'a str>,
+}
+
+/// Rows stay as borrowed JSON objects: a renderer that shows 40 of a million rows
+/// touches 40.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableView<'a> {
+    pub columns: Vec<ColumnView<'a>>,
+    pub rows: &'a [Json],
+}
+
+impl<'a> TableView<'a> {
+    /// Row `i` as an object (checked when the view was made).
+    pub fn row(&self, i: usize) -> Option<&'a Map<String, Json>> {
+        self.rows.get(i).and_then(Json::as_object)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ColumnView<'a> {
+    pub key: &'a str,
+    pub label: Option<&'a str>,
+    pub column_type: Option<ColumnType>,
+    pub align: Option<Align>,
+}
+
+impl<'a> ColumnView<'a> {
+    /// The header to show: the label, else the key.
+    pub fn title(&self) -> &'a str {
+        self.label.unwrap_or(self.key)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceView<'a> {
+    Base64(&'a str),
+    Blob { key: &'a str, size: u64 },
+    Url(&'a str),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ImageView<'a> {
+    pub source: SourceView<'a>,
+    pub alt: Option<&'a str>,
+    /// The value's `mimeType`.
+    pub mime_type: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileView<'a> {
+    pub source: SourceView<'a>,
+    pub media_kind: MediaKind,
+    pub filename: Option<&'a str>,
+    pub mime_type: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResourceLinkView<'a> {
+    pub uri: &'a str,
+    pub name: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub size: Option<u64>,
+    pub mime_type: Option<&'a str>,
+}
+
+/// A well-known value, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KnownView<'a> {
+    Text(TextView<'a>),
+    Diff(DiffView<'a>),
+    FileContent(FileContentView<'a>),
+    FileList(FileListView<'a>),
+    Table(TableView<'a>),
+    Image(ImageView<'a>),
+    File(FileView<'a>),
+    ResourceLink(ResourceLinkView<'a>),
+    Structured(&'a Json),
+}
+
+impl Value {
+    /// The typed view of a well-known value; `None` for a custom kind. `Err` lists what
+    /// is wrong with the data, with paths relative to the value (`data.rows[3]`).
+    pub fn known(&self) -> Option<Result<KnownView<'_>, Violations>> {
+        let kind = self.kind.well_known()?;
+        let mut errs = Collector::default();
+        let view = parse_known(self, kind, "", &mut errs);
+        Some(match (errs.finish(), view) {
+            (Ok(()), Some(view)) => Ok(view),
+            (Err(violations), _) => Err(violations),
+            (Ok(()), None) => Err(Violations(vec![crate::violation::Violation::new(
+                "data",
+                Problem::WrongType("object"),
+            )])),
+        })
+    }
+
+    fn typed<'a, T>(
+        &'a self,
+        expected: WellKnown,
+        pick: impl FnOnce(KnownView<'a>) -> Option<T>,
+    ) -> Result<T, Violations> {
+        let mismatch = || {
+            Violations(vec![crate::violation::Violation::new(
+                "kind",
+                Problem::KindMismatch {
+                    found: self.kind.to_string(),
+                    expected: expected.name(),
+                },
+            )])
+        };
+        match self.known() {
+            Some(Ok(view)) => pick(view).ok_or_else(mismatch),
+            Some(Err(e)) => Err(e),
+            None => Err(mismatch()),
+        }
+    }
+
+    pub fn as_text(&self) -> Result<TextView<'_>, Violations> {
+        self.typed(WellKnown::Text, |v| match v {
+            KnownView::Text(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    pub fn as_diff(&self) -> Result<DiffView<'_>, Violations> {
+        self.typed(WellKnown::Diff, |v| match v {
+            KnownView::Diff(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    pub fn as_file_content(&self) -> Result<FileContentView<'_>, Violations> {
+        self.typed(WellKnown::FileContent, |v| match v {
+            KnownView::FileContent(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    pub fn as_file_list(&self) -> Result<FileListView<'_>, Violations> {
+        self.typed(WellKnown::FileList, |v| match v {
+            KnownView::FileList(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    pub fn as_table(&self) -> Result<TableView<'_>, Violations> {
+        self.typed(WellKnown::Table, |v| match v {
+            KnownView::Table(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    pub fn as_image(&self) -> Result<ImageView<'_>, Violations> {
+        self.typed(WellKnown::Image, |v| match v {
+            KnownView::Image(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    pub fn as_file(&self) -> Result<FileView<'_>, Violations> {
+        self.typed(WellKnown::File, |v| match v {
+            KnownView::File(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    pub fn as_resource_link(&self) -> Result<ResourceLinkView<'_>, Violations> {
+        self.typed(WellKnown::ResourceLink, |v| match v {
+            KnownView::ResourceLink(t) => Some(t),
+            _ => None,
+        })
+    }
+}
+
+/// Parses a well-known value's data, reporting problems under `prefix` (e.g. `output[2].`).
+pub(crate) fn parse_known<'a>(
+    value: &'a Value,
+    kind: WellKnown,
+    prefix: &str,
+    errs: &mut Collector,
+) -> Option<KnownView<'a>> {
+    let base = format!("{prefix}data");
+    let mime = value.mime_type.as_deref();
+    if kind == WellKnown::Structured {
+        return Some(KnownView::Structured(&value.data));
+    }
+    let mut f = Fields::of(&value.data, &base, errs)?;
+    let view = match kind {
+        WellKnown::Text => KnownView::Text(TextView {
+            content: f.str("content")?,
+        }),
+        WellKnown::Diff => {
+            let (path, original, modified, is_new) = (
+                f.str("path"),
+                f.opt_str("original"),
+                f.str("modified"),
+                f.bool("isNew"),
+            );
+            let hunks = f.opt_array("hunks").map(|items| {
+                f.each(items, "hunks", |h| {
+                    Some(HunkView {
+                        old_start: h.u64("oldStart")?,
+                        old_lines: h.u64("oldLines")?,
+                        new_start: h.u64("newStart")?,
+                        new_lines: h.u64("newLines")?,
+                        lines: {
+                            let lines = h.array("lines")?;
+                            h.strings(lines, "lines")?
+                        },
+                    })
+                })
+            });
+            KnownView::Diff(DiffView {
+                path: path?,
+                original,
+                modified: modified?,
+                is_new: is_new?,
+                hunks: hunks.flatten(),
+            })
+        }
+        WellKnown::FileContent => {
+            let (path, content, size, encoding) = (
+                f.str("path"),
+                f.str("content"),
+                f.u64("size"),
+                f.opt_str("encoding"),
+            );
+            KnownView::FileContent(FileContentView {
+                path: path?,
+                content: content?,
+                size: size?,
+                encoding,
+            })
+        }
+        WellKnown::FileList => {
+            let (path, truncated) = (f.str("path"), f.opt_bool("truncated"));
+            let entries = f.array("entries").and_then(|items| {
+                f.each(items, "entries", |e| {
+                    let (name, entry_type, size, modified) = (
+                        e.str("name"),
+                        e.enumerated("type", EntryType::from_name, EntryType::NAMES),
+                        e.opt_u64("size"),
+                        e.opt_str("modified"),
+                    );
+                    Some(EntryView {
+                        name: name?,
+                        entry_type: entry_type?,
+                        size,
+                        modified,
+                    })
+                })
+            });
+            KnownView::FileList(FileListView {
+                path: path?,
+                entries: entries?,
+                truncated: truncated.unwrap_or(false),
+            })
+        }
+        WellKnown::Table => {
+            let columns = f.array("columns").and_then(|items| {
+                f.each(items, "columns", |c| {
+                    let (key, label) = (c.str("key"), c.opt_str("label"));
+                    let column_type = c.opt_enumerated("type", ColumnType::from_name, ColumnType::NAMES);
+                    let align = c.opt_enumerated("align", Align::from_name, Align::NAMES);
+                    Some(ColumnView {
+                        key: key?,
+                        label,
+                        column_type,
+                        align,
+                    })
+                })
+            });
+            let rows = f.array("rows");
+            if let Some(rows) = rows {
+                let base = f.base;
+                for (i, row) in rows.iter().enumerate() {
+                    if !row.is_object() {
+                        f.errs.push(|| format!("{base}.rows[{i}]"), Problem::WrongType("object"));
+                    }
+                }
+            }
+            KnownView::Table(TableView {
+                columns: columns?,
+                rows: rows?,
+            })
+        }
+        WellKnown::Image => {
+            let (source, alt) = (f.source("source"), f.opt_str("alt"));
+            match mime {
+                Some(m) if !crate::source::mime_essence(m).starts_with("image/") => f.errs.push(
+                    || format!("{prefix}mimeType"),
+                    Problem::MimeMismatch {
+                        found: m.to_owned(),
+                        kind: "image",
+                        expected: "image/*",
+                    },
+                ),
+                None if !matches!(source, Some(SourceView::Url(_)) | None) => {
+                    f.errs.push(|| format!("{prefix}mimeType"), Problem::Missing)
+                }
+                _ => {}
+            }
+            KnownView::Image(ImageView {
+                source: source?,
+                alt,
+                mime_type: mime,
+            })
+        }
+        WellKnown::File => {
+            let (source, media_kind, filename) = (
+                f.source("source"),
+                f.enumerated("mediaKind", media_kind_from_name, "audio|video|document|binary"),
+                f.opt_str("filename"),
+            );
+            KnownView::File(FileView {
+                source: source?,
+                media_kind: media_kind?,
+                filename,
+                mime_type: mime,
+            })
+        }
+        WellKnown::ResourceLink => {
+            let (uri, name, description, size) = (
+                f.str("uri"),
+                f.opt_str("name"),
+                f.opt_str("description"),
+                f.opt_u64("size"),
+            );
+            KnownView::ResourceLink(ResourceLinkView {
+                uri: uri?,
+                name,
+                description,
+                size,
+                mime_type: mime,
+            })
+        }
+        WellKnown::Structured => KnownView::Structured(&value.data),
+    };
+    Some(view)
+}
+
+fn media_kind_from_name(s: &str) -> Option<MediaKind> {
+    match s {
+        "audio" => Some(MediaKind::Audio),
+        "video" => Some(MediaKind::Video),
+        "document" => Some(MediaKind::Document),
+        "binary" => Some(MediaKind::Binary),
+        _ => None,
+    }
+}
+
+/// Reads the fields of one JSON object, recording each problem with its path. Paths are
+/// formatted only when something is wrong, so valid data costs no allocation.
+struct Fields<'a, 'e> {
+    map: &'a Map<String, Json>,
+    base: &'e str,
+    errs: &'e mut Collector,
+}
+
+impl<'a, 'e> Fields<'a, 'e> {
+    fn of(json: &'a Json, base: &'e str, errs: &'e mut Collector) -> Option<Self> {
+        match json {
+            Json::Object(map) => Some(Fields { map, base, errs }),
+            _ => {
+                errs.push(|| base.to_owned(), Problem::WrongType("object"));
+                None
+            }
+        }
+    }
+
+    fn fail(&mut self, key: &str, problem: Problem) {
+        let base = self.base;
+        self.errs.push(|| format!("{base}.{key}"), problem);
+    }
+
+    /// A present field of the right type, `None` and a violation otherwise.
+    fn req<T>(&mut self, key: &str, expected: &'static str, get: impl FnOnce(&'a Json) -> Option<T>) -> Option<T> {
+        match self.map.get(key) {
+            None => {
+                self.fail(key, Problem::Missing);
+                None
+            }
+            Some(v) => {
+                let got = get(v);
+                if got.is_none() {
+                    self.fail(key, Problem::WrongType(expected));
+                }
+                got
+            }
+        }
+    }
+
+    /// An absent or null field is `None`; a present one of the wrong type is a violation.
+    fn opt<T>(&mut self, key: &str, expected: &'static str, get: impl FnOnce(&'a Json) -> Option<T>) -> Option<T> {
+        match self.map.get(key) {
+            None | Some(Json::Null) => None,
+            Some(v) => {
+                let got = get(v);
+                if got.is_none() {
+                    self.fail(key, Problem::WrongType(expected));
+                }
+                got
+            }
+        }
+    }
+
+    fn str(&mut self, key: &str) -> Option<&'a str> {
+        self.req(key, "string", Json::as_str)
+    }
+
+    fn opt_str(&mut self, key: &str) -> Option<&'a str> {
+        self.opt(key, "string", Json::as_str)
+    }
+
+    fn u64(&mut self, key: &str) -> Option<u64> {
+        self.req(key, "non-negative integer", Json::as_u64)
+    }
+
+    fn opt_u64(&mut self, key: &str) -> Option<u64> {
+        self.opt(key, "non-negative integer", Json::as_u64)
+    }
+
+    fn bool(&mut self, key: &str) -> Option<bool> {
+        self.req(key, "boolean", Json::as_bool)
+    }
+
+    fn opt_bool(&mut self, key: &str) -> Option<bool> {
+        self.opt(key, "boolean", Json::as_bool)
+    }
+
+    fn array(&mut self, key: &str) -> Option<&'a [Json]> {
+        self.req(key, "array", |v| v.as_array().map(Vec::as_slice))
+    }
+
+    fn opt_array(&mut self, key: &str) -> Option<&'a [Json]> {
+        self.opt(key, "array", |v| v.as_array().map(Vec::as_slice))
+    }
+
+    fn enumerated<T>(&mut self, key: &str, parse: fn(&str) -> Option<T>, names: &'static str) -> Option<T> {
+        let s = self.str(key)?;
+        self.named(key, s, parse, names)
+    }
+
+    fn opt_enumerated<T>(&mut self, key: &str, parse: fn(&str) -> Option<T>, names: &'static str) -> Option<T> {
+        let s = self.opt_str(key)?;
+        self.named(key, s, parse, names)
+    }
+
+    fn named<T>(&mut self, key: &str, s: &str, parse: fn(&str) -> Option<T>, names: &'static str) -> Option<T> {
+        let parsed = parse(s);
+        if parsed.is_none() {
+            self.fail(
+                key,
+                Problem::UnknownValue {
+                    found: s.to_owned(),
+                    expected: names,
+                },
+            );
+        }
+        parsed
+    }
+
+    /// Strings of an array field; every non-string item is reported.
+    fn strings(&mut self, items: &'a [Json], key: &str) -> Option<Vec<&'a str>> {
+        let mut out = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            match item.as_str() {
+                Some(s) => out.push(s),
+                None => {
+                    ok = false;
+                    let base = self.base;
+                    self.errs.push(|| format!("{base}.{key}[{i}]"), Problem::WrongType("string"));
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// Parses each object of an array field with `item`; `None` if any item failed.
+    fn each<T>(
+        &mut self,
+        items: &'a [Json],
+        key: &str,
+        mut item: impl FnMut(&mut Fields<'a, '_>) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        let mut out = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (i, json) in items.iter().enumerate() {
+            let path = format!("{}.{key}[{i}]", self.base);
+            let parsed = Fields::of(json, &path, self.errs).and_then(|mut f| item(&mut f));
+            match parsed {
+                Some(v) => out.push(v),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn source(&mut self, key: &str) -> Option<SourceView<'a>> {
+        let Some(json) = self.map.get(key) else {
+            self.fail(key, Problem::Missing);
+            return None;
+        };
+        let Some(obj) = json.as_object() else {
+            self.fail(key, Problem::InvalidSource);
+            return None;
+        };
+        let str_of = |k: &str| obj.get(k).and_then(Json::as_str);
+        let view = match (obj.len(), str_of("base64"), str_of("blob"), obj.get("size").and_then(Json::as_u64), str_of("url")) {
+            (1, Some(b64), None, None, None) => Some(SourceView::Base64(b64)),
+            (2, None, Some(key), Some(size), None) => Some(SourceView::Blob { key, size }),
+            (1, None, None, None, Some(url)) => Some(SourceView::Url(url)),
+            _ => None,
+        };
+        match view {
+            None => self.fail(key, Problem::InvalidSource),
+            Some(SourceView::Blob { key: blob, .. }) if !is_blob_key(blob) => {
+                let base = self.base;
+                self.errs.push(|| format!("{base}.{key}.blob"), Problem::InvalidBlobKey(blob.to_owned()));
+                return None;
+            }
+            Some(_) => {}
+        }
+        view
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Source;
+    use serde_json::json;
+
+    #[test]
+    fn views_borrow_the_data() {
+        let v = Value::text("hello");
+        assert_eq!(v.as_text().unwrap().content, "hello");
+        let t = Value::table(["a"], [json!({"a": 1}), json!({"a": 2})]);
+        let view = t.as_table().unwrap();
+        assert_eq!(view.columns[0].title(), "a");
+        assert_eq!(view.row(1).unwrap()["a"], json!(2));
+        let img = Value::image(Source::base64("AAAA"), "image/png");
+        assert_eq!(img.as_image().unwrap().source, SourceView::Base64("AAAA"));
+    }
+
+    #[test]
+    fn shape_errors_name_the_path() {
+        let bad = Value::new("table", json!({"columns": [{"key": 1}], "rows": {}}));
+        let errs = bad.as_table().unwrap_err().to_string();
+        assert_eq!(errs, "data.columns[0].key: expected string\ndata.rows: expected array");
+        let bad = Value::new("file_list", json!({"path": "/", "entries": [{"name": "a", "type": "socket"}]}));
+        assert_eq!(
+            bad.as_file_list().unwrap_err().to_string(),
+            "data.entries[0].type: unknown value \"socket\", expected one of file|directory|symlink"
+        );
+        assert!(Value::text("x").as_table().unwrap_err().to_string().contains("not table"));
+    }
+}

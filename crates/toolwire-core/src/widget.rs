@@ -1,0 +1,70 @@
+//! Display widgets (seed 004) and the resource index of externalized media (seed 003).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+/// A display-only output for the person. Never sent to the model: the model already has
+/// the tool's `output`. `fallback` is what any consumer without a renderer shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Widget {
+    /// Widget type identifier, e.g. `weather-forecast`.
+    pub widget: String,
+    pub data: Json,
+    /// Plain text for consumers that cannot render the widget; never empty.
+    pub fallback: String,
+    /// Set when the widget is an MCP Apps / MCP-UI `ui://` HTML resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<WidgetApp>,
+}
+
+/// The widget id given to MCP Apps resources, whose real identity is `app.uri`.
+pub const MCP_APP_WIDGET: &str = "mcp_app";
+
+impl Widget {
+    pub fn new(widget: impl Into<String>, data: Json, fallback: impl Into<String>) -> Self {
+        Widget {
+            widget: widget.into(),
+            data,
+            fallback: fallback.into(),
+            app: None,
+        }
+    }
+}
+
+/// An MCP App: HTML that a browser must run sandboxed, in an origin that is not the app's
+/// own (DESIGN.md invariant 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetApp {
+    /// A `ui://` URI.
+    pub uri: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The HTML, when the tool embedded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+}
+
+/// One externalized blob that `output` or `widgets` reference, so a consumer can list or
+/// prefetch media without walking every value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// The blob key, `blake3:<hex>`.
+    pub uri: String,
+    pub kind: ResourceKind,
+    pub mime_type: String,
+    pub size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceKind {
+    Image,
+    Audio,
+    Video,
+    Binary,
+}
