@@ -55,6 +55,9 @@ pub struct Annotations {
     pub priority: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
+    /// Annotation keys beyond MCP's, kept so nothing a server sent is lost.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Annotations {

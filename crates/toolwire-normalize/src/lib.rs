@@ -1,0 +1,172 @@
+//! toolwire-normalize: any raw tool payload → one canonical, valid `ToolResult`. Pure.
+//!
+//! Accepted inputs (DESIGN.md §2): bare strings and JSON, golem-forge flat values, ART
+//! envelopes, MCP `CallToolResult`s, canonical results (normalizing is idempotent), data
+//! URIs and bare base64. Nothing is dropped silently: whatever is not mapped is kept as a
+//! `structured` value and reported in [`Normalized::diagnostics`], which are also recorded
+//! in the result's `metadata.diagnostics`.
+
+mod depth;
+mod envelope;
+mod mcp;
+pub mod media;
+mod payload;
+
+use serde_json::Value as Json;
+use toolwire_core::{CallRef, ErrorInfo, Metadata, Status, Suspension, ToolResult, Value, Widget};
+
+pub use depth::{MAX_DEPTH, dismantle, to_string_iterative};
+
+/// The outcome of normalizing: a result that passes `validate()`, and what was noticed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Normalized {
+    pub result: ToolResult,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Something in the raw payload that was not mapped as-is: where (a `$`-rooted path into
+/// the payload) and what was done with it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Diagnostic {
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// The metadata key under which diagnostics are recorded in the result.
+pub const DIAGNOSTICS_KEY: &str = "diagnostics";
+
+#[derive(Debug, Default)]
+pub(crate) struct Diagnostics(pub(crate) Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub(crate) fn push(&mut self, path: &str, message: impl Into<String>) {
+        self.0.push(Diagnostic {
+            path: path.to_owned(),
+            message: message.into(),
+        });
+    }
+}
+
+/// What the payload said, before it is put in the canonical envelope.
+#[derive(Debug, Default)]
+pub(crate) struct Parts {
+    pub output: Vec<Value>,
+    pub widgets: Vec<Widget>,
+}
+
+/// Normalizes a borrowed JSON payload. Large strings are copied once; prefer
+/// [`normalize_value`] when the payload can be given away.
+pub fn normalize(raw: &Json, call: &CallRef) -> Normalized {
+    let mut diags = Diagnostics::default();
+    let owned = depth::clone_clamped(raw, &mut diags);
+    finish(owned, call, diags)
+}
+
+/// Normalizes an owned JSON payload, moving its strings into the result.
+pub fn normalize_value(mut raw: Json, call: &CallRef) -> Normalized {
+    let mut diags = Diagnostics::default();
+    depth::clamp(&mut raw, &mut diags);
+    finish(raw, call, diags)
+}
+
+/// Normalizes raw bytes: JSON if they parse, else UTF-8 text, else binary media sniffed
+/// from its magic bytes.
+pub fn normalize_bytes(raw: &[u8], call: &CallRef) -> Normalized {
+    match serde_json::from_slice::<Json>(raw) {
+        Ok(json) => normalize_value(json, call),
+        Err(err) => {
+            let mut diags = Diagnostics::default();
+            let value = match std::str::from_utf8(raw) {
+                Ok(text) => {
+                    let trimmed = text.trim_start();
+                    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+                        diags.push("$", format!("looks like JSON but does not parse ({err}); kept as text"));
+                    }
+                    Json::String(text.to_owned())
+                }
+                Err(_) => {
+                    use base64::Engine;
+                    let mime = media::sniff_bytes(raw).unwrap_or("application/octet-stream");
+                    let b64 = base64::engine::general_purpose::STANDARD.encode(raw);
+                    format!("data:{mime};base64,{b64}").into()
+                }
+            };
+            finish(value, call, diags)
+        }
+    }
+}
+
+/// The envelope every input ends in.
+pub(crate) struct Envelope {
+    pub status: Status,
+    pub parts: Parts,
+    pub error: Option<ErrorInfo>,
+    pub suspension: Option<Suspension>,
+    pub resources: Vec<toolwire_core::Resource>,
+    pub metadata: Metadata,
+}
+
+impl Envelope {
+    pub(crate) fn success(parts: Parts) -> Self {
+        Envelope {
+            status: Status::Success,
+            parts,
+            error: None,
+            suspension: None,
+            resources: Vec::new(),
+            metadata: Metadata::default(),
+        }
+    }
+}
+
+fn finish(raw: Json, call: &CallRef, mut diags: Diagnostics) -> Normalized {
+    let mut envelope = match raw {
+        Json::Object(map) if envelope::is_envelope(&map) => envelope::normalize(map, call, &mut diags),
+        Json::Object(map) if mcp::is_call_tool_result(&map) => mcp::call_tool_result(map, &mut diags),
+        other => {
+            let mut parts = Parts::default();
+            payload::values(other, "$", &mut diags, &mut parts);
+            Envelope::success(parts)
+        }
+    };
+    if envelope.status == Status::Success && envelope.parts.output.is_empty() {
+        diags.push("$", "the tool returned no content; recorded as empty text");
+        envelope.parts.output.push(Value::text(""));
+    }
+    let mut metadata = envelope.metadata;
+    if !diags.0.is_empty() {
+        let recorded = metadata
+            .extra
+            .entry(DIAGNOSTICS_KEY)
+            .or_insert_with(|| Json::Array(Vec::new()));
+        if !recorded.is_array() {
+            // A payload's own non-array `diagnostics` is kept beside ours, not overwritten.
+            let theirs = std::mem::take(recorded);
+            *recorded = Json::Array(vec![theirs]);
+        }
+        if let Json::Array(list) = recorded {
+            list.extend(diags.0.iter().filter_map(|d| serde_json::to_value(d).ok()));
+        }
+    }
+    let result = ToolResult {
+        call_id: call.call_id.clone(),
+        tool_name: call.tool_name.clone(),
+        status: envelope.status,
+        output: envelope.parts.output,
+        error: envelope.error,
+        suspension: envelope.suspension,
+        widgets: envelope.parts.widgets,
+        resources: envelope.resources,
+        metadata,
+    };
+    Normalized {
+        result,
+        diagnostics: diags.0,
+    }
+}

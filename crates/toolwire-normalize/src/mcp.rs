@@ -1,0 +1,377 @@
+//! MCP `CallToolResult` → values, widgets and status (every content type of the 2025 spec).
+
+use serde_json::{Map, Value as Json};
+use toolwire_core::{
+    Annotations, ErrorInfo, MCP_APP_WIDGET, ResourceLinkData, Status, Value, Widget, WidgetApp,
+};
+
+use crate::media::{self, media_value};
+use crate::payload::{structured, structured_with};
+use crate::{Diagnostics, Envelope, Parts};
+
+const RESULT_KEYS: [&str; 4] = ["content", "structuredContent", "isError", "_meta"];
+
+/// Whether `json` is an MCP content block: a known `type` with that type's required field.
+pub(crate) fn is_block(json: &Json) -> bool {
+    json.as_object().is_some_and(is_block_map)
+}
+
+pub(crate) fn is_block_map(map: &Map<String, Json>) -> bool {
+    let field = |key: &str| map.get(key);
+    match map.get("type").and_then(Json::as_str) {
+        Some("text") => field("text").is_some_and(Json::is_string),
+        Some("image" | "audio") => field("data").is_some_and(Json::is_string),
+        Some("resource_link") => field("uri").is_some_and(Json::is_string),
+        Some("resource") => field("resource").is_some_and(Json::is_object),
+        _ => false,
+    }
+}
+
+/// A `CallToolResult` has `content` blocks or `structuredContent`, and no envelope keys.
+pub(crate) fn is_call_tool_result(map: &Map<String, Json>) -> bool {
+    let blocks = map
+        .get("content")
+        .and_then(Json::as_array)
+        .is_some_and(|items| items.iter().all(|b| b.get("type").is_some_and(Json::is_string)));
+    (blocks || map.contains_key("structuredContent"))
+        && !map.contains_key("kind")
+        && !map.contains_key("status")
+}
+
+pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnostics) -> Envelope {
+    let is_error = map.get("isError").and_then(Json::as_bool).unwrap_or(false);
+    let structured_content = map.remove("structuredContent");
+    let mut blocks = match map.remove("content") {
+        Some(Json::Array(blocks)) => blocks,
+        Some(other) => {
+            diags.push("$.content", "content is not an array; kept as structured");
+            vec![other]
+        }
+        None => Vec::new(),
+    };
+    // The spec says servers SHOULD send structuredContent's JSON text as a text block
+    // too; the model and the person need it once.
+    if let Some(sc) = &structured_content
+        && let Some(twin) = blocks.iter().position(|b| is_json_twin(b, sc))
+    {
+        blocks.remove(twin);
+    }
+    let texts: Vec<String> = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Json::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Json::as_str).map(str::to_owned))
+        .collect();
+    let fallback = texts.join("\n");
+    let mut parts = Parts::default();
+    for (i, block) in blocks.into_iter().enumerate() {
+        let path = format!("$.content[{i}]");
+        let is_text = block.get("type").and_then(Json::as_str) == Some("text");
+        if is_error && is_text {
+            // The error's message is made of the text blocks.
+            continue;
+        }
+        match block {
+            Json::Object(b) if is_block_map(&b) => block_with_fallback(b, &path, &fallback, diags, &mut parts),
+            other => {
+                diags.push(&path, "not an MCP content block; kept as structured");
+                structured(other, &path, diags, &mut parts);
+            }
+        }
+    }
+    if let Some(sc) = structured_content {
+        let value = Value::structured(sc).mime("application/json");
+        structured_with(value, "$.structuredContent", diags, &mut parts);
+    }
+    let mut envelope = Envelope::success(parts);
+    if is_error {
+        envelope.status = Status::Error;
+        envelope.error = Some(ErrorInfo {
+            message: if fallback.trim().is_empty() {
+                "the tool reported an error without a message".to_owned()
+            } else {
+                fallback
+            },
+            code: None,
+            details: None,
+        });
+    }
+    if let Some(meta) = map.remove("_meta") {
+        envelope.metadata.extra.insert("_meta".into(), meta);
+    }
+    map.remove("isError");
+    let unknown: Map<String, Json> = map
+        .into_iter()
+        .filter(|(k, _)| !RESULT_KEYS.contains(&k.as_str()))
+        .collect();
+    if !unknown.is_empty() {
+        let keys: Vec<&str> = unknown.keys().map(String::as_str).collect();
+        diags.push("$", format!("fields {keys:?} are not part of CallToolResult; kept as structured"));
+        structured(Json::Object(unknown), "$", diags, &mut envelope.parts);
+    }
+    envelope
+}
+
+fn is_json_twin(block: &Json, structured_content: &Json) -> bool {
+    let Some(text) = block.get("text").and_then(Json::as_str) else {
+        return false;
+    };
+    let trimmed = text.trim_start();
+    (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && serde_json::from_str::<Json>(text).is_ok_and(|parsed| &parsed == structured_content)
+}
+
+/// A lone content block, outside a `CallToolResult` (e.g. an array of blocks).
+pub(crate) fn block(map: Map<String, Json>, path: &str, diags: &mut Diagnostics, parts: &mut Parts) {
+    let fallback = map.get("text").and_then(Json::as_str).unwrap_or("").to_owned();
+    block_with_fallback(map, path, &fallback, diags, parts);
+}
+
+fn block_with_fallback(
+    mut b: Map<String, Json>,
+    path: &str,
+    fallback: &str,
+    diags: &mut Diagnostics,
+    parts: &mut Parts,
+) {
+    let annotations = annotations(b.remove("annotations"), path, diags);
+    let meta = match b.remove("_meta") {
+        Some(Json::Object(meta)) => Some(meta),
+        None | Some(Json::Null) => None,
+        Some(other) => Some(Map::from_iter([("value".to_owned(), other)])),
+    };
+    let kind = b.get("type").and_then(Json::as_str).unwrap_or_default().to_owned();
+    let value = match kind.as_str() {
+        "text" => text(b),
+        "image" | "audio" => inline_media(b, path, diags),
+        "resource_link" => resource_link(b, fallback, parts),
+        "resource" => embedded(b, path, fallback, diags, parts),
+        _ => {
+            diags.push(path, format!("unknown content type {kind:?}; kept as structured"));
+            Some(Value::structured(Json::Object(b)))
+        }
+    };
+    if let Some(mut value) = value {
+        value.annotations = annotations;
+        value.meta = meta;
+        parts.output.push(value);
+    }
+}
+
+fn annotations(raw: Option<Json>, path: &str, diags: &mut Diagnostics) -> Option<Annotations> {
+    let raw = raw.filter(|r| !r.is_null())?;
+    match serde_json::from_value::<Annotations>(raw.clone()) {
+        Ok(a) => Some(a),
+        Err(e) => {
+            diags.push(&format!("{path}.annotations"), format!("{e}; kept under annotations.raw"));
+            Some(Annotations {
+                extra: Map::from_iter([("raw".to_owned(), raw)]),
+                ..Annotations::default()
+            })
+        }
+    }
+}
+
+/// Takes a string field; a field of another type stays in the map, so it is kept with
+/// the leftovers rather than lost.
+fn take_str(b: &mut Map<String, Json>, key: &str) -> Option<String> {
+    if !b.get(key).is_some_and(Json::is_string) {
+        return None;
+    }
+    match b.remove(key) {
+        Some(Json::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Fields a block had beyond the ones mapped go into the value's data, beside them.
+fn with_leftovers(mut value: Value, mut leftovers: Map<String, Json>) -> Value {
+    leftovers.remove("type");
+    if leftovers.is_empty() {
+        return value;
+    }
+    match &mut value.data {
+        Json::Object(data) => {
+            for (k, v) in leftovers {
+                data.entry(k).or_insert(v);
+            }
+        }
+        _ => {
+            value.meta.get_or_insert_with(Map::new).extend(leftovers);
+        }
+    }
+    value
+}
+
+fn text(mut b: Map<String, Json>) -> Option<Value> {
+    let declared = take_str(&mut b, "mimeType");
+    let content = take_str(&mut b, "text").unwrap_or_default();
+    let markdown = declared
+        .as_deref()
+        .is_some_and(|m| toolwire_core::mime_essence(m) == "text/markdown");
+    let value = if markdown {
+        Value::markdown(content)
+    } else {
+        Value::text(content)
+    };
+    let mut value = with_leftovers(value, b);
+    if let Some(m) = declared.filter(|_| !markdown) {
+        value.mime_type = Some(m);
+    }
+    Some(value)
+}
+
+fn inline_media(mut b: Map<String, Json>, path: &str, diags: &mut Diagnostics) -> Option<Value> {
+    let data = take_str(&mut b, "data").unwrap_or_default();
+    let declared = take_str(&mut b, "mimeType");
+    match media::check(&data, declared.as_deref()) {
+        Ok(checked) => {
+            if let Some(note) = checked.note {
+                diags.push(path, note);
+            }
+            Some(with_leftovers(media_value(data, checked.mime, None), b))
+        }
+        Err(why) => {
+            diags.push(&format!("{path}.data"), format!("{why}; kept as structured"));
+            b.insert("data".into(), Json::String(data));
+            if let Some(m) = declared {
+                b.insert("mimeType".into(), Json::String(m));
+            }
+            Some(Value::structured(Json::Object(b)))
+        }
+    }
+}
+
+fn is_app_uri(uri: &str) -> bool {
+    uri.starts_with("ui://")
+}
+
+fn app_widget(uri: String, mime: Option<String>, html: Option<String>, fallback: &str) -> Widget {
+    let fallback = if fallback.trim().is_empty() {
+        format!("Interactive view {uri} (open it in the toolwire web app)")
+    } else {
+        fallback.to_owned()
+    };
+    Widget {
+        widget: MCP_APP_WIDGET.to_owned(),
+        data: serde_json::json!({ "uri": uri }),
+        fallback,
+        app: Some(WidgetApp {
+            uri,
+            mime_type: mime,
+            html,
+        }),
+    }
+}
+
+fn resource_link(mut b: Map<String, Json>, fallback: &str, parts: &mut Parts) -> Option<Value> {
+    b.remove("type");
+    let mime = take_str(&mut b, "mimeType");
+    let uri = take_str(&mut b, "uri").unwrap_or_default();
+    if is_app_uri(&uri) {
+        parts.widgets.push(app_widget(uri, mime, None, fallback));
+        return None;
+    }
+    let link = ResourceLinkData {
+        uri,
+        name: take_str(&mut b, "name"),
+        description: take_str(&mut b, "description"),
+        size: b.remove("size").and_then(|s| s.as_u64()),
+    };
+    let mut value = Value::resource_link(link);
+    // Newer fields (`title`, `icons`, ...) stay in data beside the well-known ones.
+    if let Json::Object(data) = &mut value.data {
+        data.extend(b);
+    }
+    value.mime_type = mime;
+    Some(value)
+}
+
+fn embedded(
+    mut b: Map<String, Json>,
+    path: &str,
+    fallback: &str,
+    diags: &mut Diagnostics,
+    parts: &mut Parts,
+) -> Option<Value> {
+    let Some(Json::Object(mut r)) = b.remove("resource") else {
+        diags.push(path, "resource is not an object; kept as structured");
+        return Some(Value::structured(Json::Object(b)));
+    };
+    let uri = take_str(&mut r, "uri").unwrap_or_default();
+    let mime = take_str(&mut r, "mimeType");
+    let text = take_str(&mut r, "text");
+    let blob = take_str(&mut r, "blob");
+    if is_app_uri(&uri) {
+        let html = match (text, blob) {
+            (Some(t), _) => Some(t),
+            (None, Some(b64)) => decode_utf8(&b64).or_else(|| {
+                diags.push(path, "ui:// blob is not base64 UTF-8 HTML; the widget has no inline HTML");
+                None
+            }),
+            (None, None) => None,
+        };
+        parts.widgets.push(app_widget(uri, mime, html, fallback));
+        return None;
+    }
+    let value = match (text, blob) {
+        (Some(content), Some(b64)) => {
+            diags.push(path, "embedded resource has both text and blob; the blob is kept in data");
+            let mut v = Value::file_content(uri.clone(), content);
+            v.mime_type = mime;
+            r.insert("blob".into(), Json::String(b64));
+            v
+        }
+        (Some(content), None) => {
+            let mut v = Value::file_content(uri.clone(), content);
+            v.mime_type = mime;
+            v
+        }
+        (None, Some(b64)) => match media::check(&b64, mime.as_deref()) {
+            Ok(checked) => {
+                if let Some(note) = checked.note {
+                    diags.push(path, note);
+                }
+                media_value(b64, checked.mime, filename_of(&uri))
+            }
+            Err(why) => {
+                diags.push(&format!("{path}.resource.blob"), format!("{why}; kept as structured"));
+                r.insert("blob".into(), Json::String(b64));
+                r.insert("uri".into(), Json::String(uri));
+                if let Some(m) = mime {
+                    r.insert("mimeType".into(), Json::String(m));
+                }
+                return Some(Value::structured(Json::Object(r)));
+            }
+        },
+        (None, None) => {
+            diags.push(path, "embedded resource has neither text nor blob; kept as a link");
+            let mut v = Value::resource_link(ResourceLinkData {
+                uri,
+                name: None,
+                description: None,
+                size: None,
+            });
+            v.mime_type = mime;
+            v
+        }
+    };
+    let mut value = value;
+    if let Some(Json::Object(meta)) = r.remove("_meta") {
+        value.meta.get_or_insert_with(Map::new).extend(meta);
+    }
+    b.remove("type");
+    r.extend(b);
+    Some(with_leftovers(value, r))
+}
+
+fn decode_utf8(b64: &str) -> Option<String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// The last path segment of a URI, as a download name.
+fn filename_of(uri: &str) -> Option<String> {
+    let tail = uri.rsplit('/').next()?.split(['?', '#']).next()?;
+    (!tail.is_empty() && !tail.contains(':')).then(|| tail.to_owned())
+}

@@ -1,0 +1,5 @@
+//! One module per subcommand.
+
+pub(crate) mod normalize;
+pub(crate) mod schema;
+pub(crate) mod validate;

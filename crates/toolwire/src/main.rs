@@ -1,0 +1,57 @@
+//! The `toolwire` binary: a thin clap front end over the toolwire crates.
+
+mod cmd;
+mod input;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Normalize, validate, store, render and serve the results of AI-agent tool calls.
+#[derive(Debug, Parser)]
+#[command(name = "toolwire", version, about, propagate_version = true)]
+struct Cli {
+    /// Where history and blobs live (default: $TOOLWIRE_DATA_DIR, else the platform data dir).
+    #[arg(long, global = true, env = "TOOLWIRE_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the canonical ToolResult JSON of a raw tool payload (MCP, ART, golem-forge, bare JSON).
+    Normalize(cmd::normalize::Args),
+    /// Check a ToolResult against the contract; one line per violation.
+    Validate(cmd::validate::Args),
+    /// Print the JSON Schema (2020-12) of the ToolResult wire format.
+    Schema,
+}
+
+/// How a command ended when it did not fail outright.
+pub(crate) enum Outcome {
+    Ok,
+    /// Findings were printed (e.g. violations); exit 1 without a further message.
+    Reported,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Normalize(args) => cmd::normalize::run(args),
+        Command::Validate(args) => cmd::validate::run(args),
+        Command::Schema => cmd::schema::run(),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Reported) => ExitCode::FAILURE,
+        Err(err) => {
+            // One line: the chain of causes joined, never a backtrace.
+            let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
