@@ -1,6 +1,6 @@
 //! The `kind` of a semantic value: the well-known kinds and the namespaced-identifier rule.
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::fmt;
 
 use schemars::JsonSchema;
@@ -12,14 +12,18 @@ pub const KIND_PATTERN: &str = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$";
 
 /// A value's kind. Deserializing accepts any string so that a bad kind reaches
 /// [`crate::validate`] and is reported with its path instead of failing the whole parse.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(transparent)]
-pub struct Kind(#[schemars(regex(pattern = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"))] String);
+pub struct Kind(
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"))] Cow<'static, str>,
+);
 
 impl Kind {
     /// Wraps a string without checking it; [`Kind::is_valid`] or `validate()` checks.
     pub fn new(kind: impl Into<String>) -> Self {
-        Kind(kind.into())
+        Kind(Cow::Owned(kind.into()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -45,19 +49,20 @@ impl fmt::Display for Kind {
 
 impl From<&str> for Kind {
     fn from(s: &str) -> Self {
-        Kind(s.to_owned())
+        Kind::new(s)
     }
 }
 
 impl From<String> for Kind {
     fn from(s: String) -> Self {
-        Kind(s)
+        Kind::new(s)
     }
 }
 
+/// Well-known kinds borrow their static name: no allocation per value.
 impl From<WellKnown> for Kind {
     fn from(k: WellKnown) -> Self {
-        Kind(k.name().to_owned())
+        Kind(Cow::Borrowed(k.name()))
     }
 }
 
@@ -144,7 +149,17 @@ mod tests {
         for ok in ["text", "git.status", "acme.test_report", "a1_b.c2", "x"] {
             assert!(is_valid_kind(ok), "{ok} should be valid");
         }
-        for bad in ["", "Bad Kind", "git.", ".git", "1abc", "git..status", "Git", "a-b", "a.B"] {
+        for bad in [
+            "",
+            "Bad Kind",
+            "git.",
+            ".git",
+            "1abc",
+            "git..status",
+            "Git",
+            "a-b",
+            "a.B",
+        ] {
             assert!(!is_valid_kind(bad), "{bad} should be invalid");
         }
     }

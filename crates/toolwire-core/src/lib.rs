@@ -29,7 +29,9 @@ pub mod widget;
 pub use data::{Align, Column, ColumnType, EntryType, FileEntry, ResourceLinkData};
 pub use display::{Annotations, Audience, DisplayHints, View};
 pub use kind::{KIND_PATTERN, Kind, WellKnown, is_valid_kind};
-pub use result::{CallRef, ErrorInfo, IntoOutput, Metadata, Status, Suspension, SuspensionReason, ToolResult};
+pub use result::{
+    CallRef, ErrorInfo, IntoOutput, Metadata, Status, Suspension, SuspensionReason, ToolResult,
+};
 pub use source::{MediaKind, Source, is_blob_key, mime_essence};
 pub use value::Value;
 pub use view::KnownView;

@@ -184,7 +184,11 @@ impl ToolResult {
     }
 
     /// An error with a machine-readable code, e.g. `timeout`.
-    pub fn error_with_code(call: CallRef, code: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn error_with_code(
+        call: CallRef,
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         let mut result = ToolResult::error(call, message);
         if let Some(error) = result.error.as_mut() {
             error.code = Some(code.into());

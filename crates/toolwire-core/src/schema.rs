@@ -5,7 +5,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Value as Json, json};
 
 use crate::data::{
-    DiffData, FileContentData, FileData, FileListData, ImageData, ResourceLinkData, TableData, TextData,
+    DiffData, FileContentData, FileData, FileListData, ImageData, ResourceLinkData, TableData,
+    TextData,
 };
 use crate::result::ToolResult;
 
@@ -23,7 +24,10 @@ pub fn tool_result_schema() -> Schema {
         ("table", data_ref::<TableData>(&mut generator)),
         ("image", data_ref::<ImageData>(&mut generator)),
         ("file", data_ref::<FileData>(&mut generator)),
-        ("resource_link", data_ref::<ResourceLinkData>(&mut generator)),
+        (
+            "resource_link",
+            data_ref::<ResourceLinkData>(&mut generator),
+        ),
     ]
     .into_iter()
     .map(|(kind, shape)| {

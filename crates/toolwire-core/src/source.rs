@@ -27,7 +27,9 @@ pub enum Source {
 
 impl Source {
     pub fn base64(data: impl Into<String>) -> Self {
-        Source::Base64 { base64: data.into() }
+        Source::Base64 {
+            base64: data.into(),
+        }
     }
 
     pub fn url(url: impl Into<String>) -> Self {
@@ -39,6 +41,19 @@ impl Source {
             blob: key.into(),
             size,
         }
+    }
+
+    /// The wire JSON, moving the strings (a 20 MB base64 is not copied).
+    pub fn into_json(self) -> serde_json::Value {
+        use serde_json::Value as Json;
+        let fields: Vec<(&str, Json)> = match self {
+            Source::Base64 { base64 } => vec![("base64", Json::String(base64))],
+            Source::Blob { blob, size } => {
+                vec![("blob", Json::String(blob)), ("size", Json::from(size))]
+            }
+            Source::Url { url } => vec![("url", Json::String(url))],
+        };
+        Json::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
     }
 
     /// Size in bytes when known without decoding: exact for blobs, computed for base64.
@@ -149,7 +164,11 @@ impl MediaKind {
 
 /// The lowercase `type/subtype` of a MIME type, without parameters.
 pub fn mime_essence(mime: &str) -> String {
-    mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+    mime.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
 }
 
 #[cfg(test)]
@@ -192,8 +211,14 @@ mod tests {
     fn media_kind_from_mime() {
         assert_eq!(MediaKind::from_mime("audio/wav"), Some(MediaKind::Audio));
         assert_eq!(MediaKind::from_mime("Video/MP4"), Some(MediaKind::Video));
-        assert_eq!(MediaKind::from_mime("application/pdf"), Some(MediaKind::Document));
-        assert_eq!(MediaKind::from_mime("application/gzip"), Some(MediaKind::Binary));
+        assert_eq!(
+            MediaKind::from_mime("application/pdf"),
+            Some(MediaKind::Document)
+        );
+        assert_eq!(
+            MediaKind::from_mime("application/gzip"),
+            Some(MediaKind::Binary)
+        );
         assert_eq!(MediaKind::from_mime("image/png"), None);
     }
 }

@@ -33,18 +33,27 @@ impl ToolResult {
             if let Some(app) = &widget.app
                 && !app.uri.starts_with("ui://")
             {
-                errs.push(|| format!("widgets[{i}].app.uri"), Problem::NotUiUri(app.uri.clone()));
+                errs.push(
+                    || format!("widgets[{i}].app.uri"),
+                    Problem::NotUiUri(app.uri.clone()),
+                );
             }
         }
         for (i, resource) in self.resources.iter().enumerate() {
             if !is_blob_key(&resource.uri) {
-                errs.push(|| format!("resources[{i}].uri"), Problem::InvalidBlobKey(resource.uri.clone()));
+                errs.push(
+                    || format!("resources[{i}].uri"),
+                    Problem::InvalidBlobKey(resource.uri.clone()),
+                );
             }
         }
         if let Some(raw) = &self.metadata.raw_ref
             && !is_blob_key(raw)
         {
-            errs.push(|| "metadata.rawRef".into(), Problem::InvalidBlobKey(raw.clone()));
+            errs.push(
+                || "metadata.rawRef".into(),
+                Problem::InvalidBlobKey(raw.clone()),
+            );
         }
         errs.finish()
     }
@@ -52,20 +61,26 @@ impl ToolResult {
     fn check_status(&self, errs: &mut Collector) {
         let status = self.status.as_str();
         match (self.status, &self.error) {
-            (Status::Error, None) => errs.push(|| "error".into(), Problem::RequiredForStatus("error")),
+            (Status::Error, None) => {
+                errs.push(|| "error".into(), Problem::RequiredForStatus("error"))
+            }
             (Status::Error, Some(e)) if e.message.trim().is_empty() => {
                 errs.push(|| "error.message".into(), Problem::Empty)
             }
             (Status::Success | Status::Suspended, Some(_)) => errs.push(
                 || "error".into(),
-                Problem::NotAllowedForStatus { allowed: "error", status },
+                Problem::NotAllowedForStatus {
+                    allowed: "error",
+                    status,
+                },
             ),
             _ => {}
         }
         match (self.status, &self.suspension) {
-            (Status::Suspended, None) => {
-                errs.push(|| "suspension".into(), Problem::RequiredForStatus("suspended"))
-            }
+            (Status::Suspended, None) => errs.push(
+                || "suspension".into(),
+                Problem::RequiredForStatus("suspended"),
+            ),
             (Status::Suspended, Some(s)) => {
                 if s.id.is_empty() {
                     errs.push(|| "suspension.id".into(), Problem::Empty);
@@ -100,7 +115,10 @@ impl Value {
 
 fn check_value(value: &Value, prefix: &str, errs: &mut Collector) {
     if !is_valid_kind(value.kind.as_str()) {
-        errs.push(|| format!("{prefix}kind"), Problem::InvalidKind(value.kind.to_string()));
+        errs.push(
+            || format!("{prefix}kind"),
+            Problem::InvalidKind(value.kind.to_string()),
+        );
         return;
     }
     if let Some(kind) = value.kind.well_known() {
@@ -121,20 +139,30 @@ mod tests {
     }
 
     fn lines(r: &ToolResult) -> Vec<String> {
-        r.validate().unwrap_err().iter().map(ToString::to_string).collect()
+        r.validate()
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
     }
 
     #[test]
     fn a_built_result_is_valid() {
-        let r = ToolResult::success(call(), Value::text("ok"))
-            .with_widget(Widget::new("weather", json!({}), "Sunny"));
+        let r = ToolResult::success(call(), Value::text("ok")).with_widget(Widget::new(
+            "weather",
+            json!({}),
+            "Sunny",
+        ));
         assert_eq!(r.validate(), Ok(()));
     }
 
     #[test]
     fn status_rules() {
         let mut r = ToolResult::success(call(), Vec::new());
-        assert_eq!(lines(&r), ["output: a success result needs at least one output value"]);
+        assert_eq!(
+            lines(&r),
+            ["output: a success result needs at least one output value"]
+        );
         r.status = Status::Error;
         assert_eq!(lines(&r), ["error: required when status is error"]);
         r.status = Status::Suspended;
@@ -150,7 +178,10 @@ mod tests {
         );
         assert_eq!(s.validate(), Ok(()));
         s.error = ToolResult::error(call(), "x").error;
-        assert_eq!(lines(&s), ["error: only allowed when status is error, but status is suspended"]);
+        assert_eq!(
+            lines(&s),
+            ["error: only allowed when status is error, but status is suspended"]
+        );
     }
 
     #[test]
@@ -189,9 +220,13 @@ mod tests {
             call(),
             vec![
                 Value::new("image", json!({"source": {"base64": "AA=="}})),
-                Value::new("image", json!({"source": {"base64": "AA==", "url": "x"}})).mime("image/png"),
+                Value::new("image", json!({"source": {"base64": "AA==", "url": "x"}}))
+                    .mime("image/png"),
                 Value::image(crate::source::Source::blob("blake3:zz", 1), "text/plain"),
-                Value::new("file", json!({"source": {"url": "u"}, "mediaKind": "hologram"})),
+                Value::new(
+                    "file",
+                    json!({"source": {"url": "u"}, "mediaKind": "hologram"}),
+                ),
             ],
         );
         assert_eq!(

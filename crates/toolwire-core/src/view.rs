@@ -317,7 +317,8 @@ pub(crate) fn parse_known<'a>(
             let columns = f.array("columns").and_then(|items| {
                 f.each(items, "columns", |c| {
                     let (key, label) = (c.str("key"), c.opt_str("label"));
-                    let column_type = c.opt_enumerated("type", ColumnType::from_name, ColumnType::NAMES);
+                    let column_type =
+                        c.opt_enumerated("type", ColumnType::from_name, ColumnType::NAMES);
                     let align = c.opt_enumerated("align", Align::from_name, Align::NAMES);
                     Some(ColumnView {
                         key: key?,
@@ -332,7 +333,8 @@ pub(crate) fn parse_known<'a>(
                 let base = f.base;
                 for (i, row) in rows.iter().enumerate() {
                     if !row.is_object() {
-                        f.errs.push(|| format!("{base}.rows[{i}]"), Problem::WrongType("object"));
+                        f.errs
+                            .push(|| format!("{base}.rows[{i}]"), Problem::WrongType("object"));
                     }
                 }
             }
@@ -352,9 +354,9 @@ pub(crate) fn parse_known<'a>(
                         expected: "image/*",
                     },
                 ),
-                None if !matches!(source, Some(SourceView::Url(_)) | None) => {
-                    f.errs.push(|| format!("{prefix}mimeType"), Problem::Missing)
-                }
+                None if !matches!(source, Some(SourceView::Url(_)) | None) => f
+                    .errs
+                    .push(|| format!("{prefix}mimeType"), Problem::Missing),
                 _ => {}
             }
             KnownView::Image(ImageView {
@@ -366,7 +368,11 @@ pub(crate) fn parse_known<'a>(
         WellKnown::File => {
             let (source, media_kind, filename) = (
                 f.source("source"),
-                f.enumerated("mediaKind", media_kind_from_name, "audio|video|document|binary"),
+                f.enumerated(
+                    "mediaKind",
+                    media_kind_from_name,
+                    "audio|video|document|binary",
+                ),
                 f.opt_str("filename"),
             );
             KnownView::File(FileView {
@@ -431,7 +437,12 @@ impl<'a, 'e> Fields<'a, 'e> {
     }
 
     /// A present field of the right type, `None` and a violation otherwise.
-    fn req<T>(&mut self, key: &str, expected: &'static str, get: impl FnOnce(&'a Json) -> Option<T>) -> Option<T> {
+    fn req<T>(
+        &mut self,
+        key: &str,
+        expected: &'static str,
+        get: impl FnOnce(&'a Json) -> Option<T>,
+    ) -> Option<T> {
         match self.map.get(key) {
             None => {
                 self.fail(key, Problem::Missing);
@@ -448,7 +459,12 @@ impl<'a, 'e> Fields<'a, 'e> {
     }
 
     /// An absent or null field is `None`; a present one of the wrong type is a violation.
-    fn opt<T>(&mut self, key: &str, expected: &'static str, get: impl FnOnce(&'a Json) -> Option<T>) -> Option<T> {
+    fn opt<T>(
+        &mut self,
+        key: &str,
+        expected: &'static str,
+        get: impl FnOnce(&'a Json) -> Option<T>,
+    ) -> Option<T> {
         match self.map.get(key) {
             None | Some(Json::Null) => None,
             Some(v) => {
@@ -493,17 +509,33 @@ impl<'a, 'e> Fields<'a, 'e> {
         self.opt(key, "array", |v| v.as_array().map(Vec::as_slice))
     }
 
-    fn enumerated<T>(&mut self, key: &str, parse: fn(&str) -> Option<T>, names: &'static str) -> Option<T> {
+    fn enumerated<T>(
+        &mut self,
+        key: &str,
+        parse: fn(&str) -> Option<T>,
+        names: &'static str,
+    ) -> Option<T> {
         let s = self.str(key)?;
         self.named(key, s, parse, names)
     }
 
-    fn opt_enumerated<T>(&mut self, key: &str, parse: fn(&str) -> Option<T>, names: &'static str) -> Option<T> {
+    fn opt_enumerated<T>(
+        &mut self,
+        key: &str,
+        parse: fn(&str) -> Option<T>,
+        names: &'static str,
+    ) -> Option<T> {
         let s = self.opt_str(key)?;
         self.named(key, s, parse, names)
     }
 
-    fn named<T>(&mut self, key: &str, s: &str, parse: fn(&str) -> Option<T>, names: &'static str) -> Option<T> {
+    fn named<T>(
+        &mut self,
+        key: &str,
+        s: &str,
+        parse: fn(&str) -> Option<T>,
+        names: &'static str,
+    ) -> Option<T> {
         let parsed = parse(s);
         if parsed.is_none() {
             self.fail(
@@ -527,7 +559,10 @@ impl<'a, 'e> Fields<'a, 'e> {
                 None => {
                     ok = false;
                     let base = self.base;
-                    self.errs.push(|| format!("{base}.{key}[{i}]"), Problem::WrongType("string"));
+                    self.errs.push(
+                        || format!("{base}.{key}[{i}]"),
+                        Problem::WrongType("string"),
+                    );
                 }
             }
         }
@@ -564,7 +599,13 @@ impl<'a, 'e> Fields<'a, 'e> {
             return None;
         };
         let str_of = |k: &str| obj.get(k).and_then(Json::as_str);
-        let view = match (obj.len(), str_of("base64"), str_of("blob"), obj.get("size").and_then(Json::as_u64), str_of("url")) {
+        let view = match (
+            obj.len(),
+            str_of("base64"),
+            str_of("blob"),
+            obj.get("size").and_then(Json::as_u64),
+            str_of("url"),
+        ) {
             (1, Some(b64), None, None, None) => Some(SourceView::Base64(b64)),
             (2, None, Some(key), Some(size), None) => Some(SourceView::Blob { key, size }),
             (1, None, None, None, Some(url)) => Some(SourceView::Url(url)),
@@ -574,7 +615,10 @@ impl<'a, 'e> Fields<'a, 'e> {
             None => self.fail(key, Problem::InvalidSource),
             Some(SourceView::Blob { key: blob, .. }) if !is_blob_key(blob) => {
                 let base = self.base;
-                self.errs.push(|| format!("{base}.{key}.blob"), Problem::InvalidBlobKey(blob.to_owned()));
+                self.errs.push(
+                    || format!("{base}.{key}.blob"),
+                    Problem::InvalidBlobKey(blob.to_owned()),
+                );
                 return None;
             }
             Some(_) => {}
@@ -605,12 +649,24 @@ mod tests {
     fn shape_errors_name_the_path() {
         let bad = Value::new("table", json!({"columns": [{"key": 1}], "rows": {}}));
         let errs = bad.as_table().unwrap_err().to_string();
-        assert_eq!(errs, "data.columns[0].key: expected string\ndata.rows: expected array");
-        let bad = Value::new("file_list", json!({"path": "/", "entries": [{"name": "a", "type": "socket"}]}));
+        assert_eq!(
+            errs,
+            "data.columns[0].key: expected string\ndata.rows: expected array"
+        );
+        let bad = Value::new(
+            "file_list",
+            json!({"path": "/", "entries": [{"name": "a", "type": "socket"}]}),
+        );
         assert_eq!(
             bad.as_file_list().unwrap_err().to_string(),
             "data.entries[0].type: unknown value \"socket\", expected one of file|directory|symlink"
         );
-        assert!(Value::text("x").as_table().unwrap_err().to_string().contains("not table"));
+        assert!(
+            Value::text("x")
+                .as_table()
+                .unwrap_err()
+                .to_string()
+                .contains("not table")
+        );
     }
 }

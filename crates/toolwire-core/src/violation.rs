@@ -39,7 +39,10 @@ pub enum Problem {
     #[error("invalid kind {0:?}: must match ^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$")]
     InvalidKind(String),
     #[error("unknown value {found:?}, expected one of {expected}")]
-    UnknownValue { found: String, expected: &'static str },
+    UnknownValue {
+        found: String,
+        expected: &'static str,
+    },
     #[error("a success result needs at least one output value")]
     SuccessWithoutOutput,
     #[error("required when status is {0}")]
@@ -62,7 +65,10 @@ pub enum Problem {
     #[error("expected a ui:// URI, found {0:?}")]
     NotUiUri(String),
     #[error("value is of kind {found}, not {expected}")]
-    KindMismatch { found: String, expected: &'static str },
+    KindMismatch {
+        found: String,
+        expected: &'static str,
+    },
     #[error("{0} more violations not shown")]
     More(usize),
 }
@@ -124,7 +130,8 @@ impl Collector {
             return Ok(());
         }
         if self.dropped > 0 {
-            self.found.push(Violation::new("...", Problem::More(self.dropped)));
+            self.found
+                .push(Violation::new("...", Problem::More(self.dropped)));
         }
         Err(Violations(self.found))
     }

@@ -22,12 +22,22 @@ fn committed_schema_is_current() {
 #[test]
 fn schema_is_2020_12_and_ties_kinds_to_data_shapes() {
     let schema: serde_json::Value = serde_json::from_str(&tool_result_schema_json()).unwrap();
-    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
     let value = &schema["$defs"]["Value"];
     let rules = value["allOf"].as_array().unwrap();
     assert_eq!(rules.len(), 8);
     assert_eq!(rules[4]["if"]["properties"]["kind"]["const"], "table");
-    for def in ["TextData", "TableData", "Widget", "Resource", "Source", "DisplayHints"] {
+    for def in [
+        "TextData",
+        "TableData",
+        "Widget",
+        "Resource",
+        "Source",
+        "DisplayHints",
+    ] {
         assert!(schema["$defs"].get(def).is_some(), "missing $defs/{def}");
     }
 }

@@ -6,42 +6,54 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::Diagnostics;
+use crate::{Diagnostics, Path};
 
 /// Raw payloads are cut below this depth. The canonical envelope adds a few levels
 /// (`output[i].data`), and stored results must reparse under serde_json's 128 limit.
 pub const MAX_DEPTH: usize = 100;
 
+const CUT: &str = "nested deeper than 100 levels; kept as a JSON string";
+
 /// Replaces every container at depth [`MAX_DEPTH`] in place with its compact JSON text.
 pub(crate) fn clamp(value: &mut Json, diags: &mut Diagnostics) {
-    clamp_at(value, 0, &mut String::from("$"), diags);
+    // The common case, a shallow payload, is checked without building any path.
+    if exceeds(value, 0) {
+        clamp_at(value, 0, &Path::Root, diags);
+    }
 }
 
-fn clamp_at(value: &mut Json, depth: usize, path: &mut String, diags: &mut Diagnostics) {
+/// Whether anything in `value` is a non-empty container at [`MAX_DEPTH`]. Recursion is
+/// bounded by `MAX_DEPTH` itself.
+fn exceeds(value: &Json, depth: usize) -> bool {
+    if depth >= MAX_DEPTH {
+        return is_nonempty_container(value);
+    }
+    match value {
+        Json::Array(items) => items.iter().any(|v| exceeds(v, depth + 1)),
+        Json::Object(map) => map.values().any(|v| exceeds(v, depth + 1)),
+        _ => false,
+    }
+}
+
+fn clamp_at(value: &mut Json, depth: usize, path: &Path<'_>, diags: &mut Diagnostics) {
     if depth >= MAX_DEPTH {
         if is_nonempty_container(value) {
             let deep = std::mem::take(value);
             *value = Json::String(to_string_iterative(&deep));
             dismantle(deep);
-            diags.push(path, format!("nested deeper than {MAX_DEPTH} levels; kept as a JSON string"));
+            diags.push(path, CUT);
         }
         return;
     }
-    let len = path.len();
     match value {
         Json::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
-                path.push_str(&format!("[{i}]"));
-                clamp_at(item, depth + 1, path, diags);
-                path.truncate(len);
+                clamp_at(item, depth + 1, &path.index(i), diags);
             }
         }
         Json::Object(map) => {
             for (key, item) in map.iter_mut() {
-                path.push('.');
-                path.push_str(key);
-                clamp_at(item, depth + 1, path, diags);
-                path.truncate(len);
+                clamp_at(item, depth + 1, &path.key(key), diags);
             }
         }
         _ => {}
@@ -50,35 +62,29 @@ fn clamp_at(value: &mut Json, depth: usize, path: &mut String, diags: &mut Diagn
 
 /// Clones `value` with the same depth rule as [`clamp`], never recursing past it.
 pub(crate) fn clone_clamped(value: &Json, diags: &mut Diagnostics) -> Json {
-    clone_at(value, 0, &mut String::from("$"), diags)
+    clone_at(value, 0, &Path::Root, diags)
 }
 
-fn clone_at(value: &Json, depth: usize, path: &mut String, diags: &mut Diagnostics) -> Json {
+fn clone_at(value: &Json, depth: usize, path: &Path<'_>, diags: &mut Diagnostics) -> Json {
     if depth >= MAX_DEPTH && is_nonempty_container(value) {
-        diags.push(path, format!("nested deeper than {MAX_DEPTH} levels; kept as a JSON string"));
+        diags.push(path, CUT);
         return Json::String(to_string_iterative(value));
     }
-    let len = path.len();
     match value {
         Json::Array(items) => Json::Array(
             items
                 .iter()
                 .enumerate()
-                .map(|(i, item)| {
-                    path.push_str(&format!("[{i}]"));
-                    let out = clone_at(item, depth + 1, path, diags);
-                    path.truncate(len);
-                    out
-                })
+                .map(|(i, item)| clone_at(item, depth + 1, &path.index(i), diags))
                 .collect(),
         ),
         Json::Object(map) => {
             let mut out = Map::new();
             for (key, item) in map {
-                path.push('.');
-                path.push_str(key);
-                out.insert(key.clone(), clone_at(item, depth + 1, path, diags));
-                path.truncate(len);
+                out.insert(
+                    key.clone(),
+                    clone_at(item, depth + 1, &path.key(key), diags),
+                );
             }
             Json::Object(out)
         }

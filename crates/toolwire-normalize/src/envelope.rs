@@ -7,7 +7,7 @@ use toolwire_core::{
 };
 
 use crate::payload::{structured, values};
-use crate::{Diagnostics, Envelope, Parts};
+use crate::{Diagnostics, Envelope, Parts, Path};
 
 /// An envelope has a string `status` beside the call identity, output or error.
 pub(crate) fn is_envelope(map: &Map<String, Json>) -> bool {
@@ -17,11 +17,15 @@ pub(crate) fn is_envelope(map: &Map<String, Json>) -> bool {
             .any(|k| map.contains_key(*k))
 }
 
-pub(crate) fn normalize(mut map: Map<String, Json>, call: &CallRef, diags: &mut Diagnostics) -> Envelope {
+pub(crate) fn normalize(
+    mut map: Map<String, Json>,
+    call: &CallRef,
+    diags: &mut Diagnostics,
+) -> Envelope {
     for (key, expected) in [("callId", &call.call_id), ("toolName", &call.tool_name)] {
         match map.remove(key) {
             Some(Json::String(given)) if &given != expected => diags.push(
-                &format!("$.{key}"),
+                &Path::Root.key(key),
                 format!("{given:?} differs from the call's {expected:?}; the call's is used"),
             ),
             _ => {}
@@ -30,7 +34,10 @@ pub(crate) fn normalize(mut map: Map<String, Json>, call: &CallRef, diags: &mut 
     let mut metadata = match map.remove("metadata") {
         None | Some(Json::Null) => Metadata::default(),
         Some(raw) => Metadata::deserialize(&raw).unwrap_or_else(|e| {
-            diags.push("$.metadata", format!("{e}; kept under metadata.raw"));
+            diags.push(
+                &Path::Root.key("metadata"),
+                format!("{e}; kept under metadata.raw"),
+            );
             let mut m = Metadata::default();
             m.extra.insert("raw".into(), raw);
             m
@@ -41,24 +48,43 @@ pub(crate) fn normalize(mut map: Map<String, Json>, call: &CallRef, diags: &mut 
         .remove("status")
         .and_then(|s| s.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let mut suspension = map.remove("suspension").filter(|s| !s.is_null()).and_then(|raw| {
-        Suspension::deserialize(&raw)
-            .map_err(|e| diags.push("$.suspension", format!("{e}; rebuilt from the rest")))
-            .ok()
-    });
+    let mut suspension = map
+        .remove("suspension")
+        .filter(|s| !s.is_null())
+        .and_then(|raw| {
+            Suspension::deserialize(&raw)
+                .map_err(|e| {
+                    diags.push(
+                        &Path::Root.key("suspension"),
+                        format!("{e}; rebuilt from the rest"),
+                    )
+                })
+                .ok()
+        });
     if let Some(s) = &mut suspension {
         if s.id.is_empty() {
             s.id = format!("{}-suspension", call.call_id);
-            diags.push("$.suspension.id", "empty; derived from the call id");
+            diags.push(
+                &Path::Root.key("suspension").key("id"),
+                "empty; derived from the call id",
+            );
         }
         if s.prompt.trim().is_empty() {
             s.prompt = format!("{} is waiting for a person to continue", call.tool_name);
-            diags.push("$.suspension.prompt", "empty; a generic prompt was written");
+            diags.push(
+                &Path::Root.key("suspension").key("prompt"),
+                "empty; a generic prompt was written",
+            );
         }
     }
     if let Some(raw) = metadata.raw_ref.take_if(|r| !toolwire_core::is_blob_key(r)) {
-        diags.push("$.metadata.rawRef", "not a blob key; kept as metadata.rawRefInvalid");
-        metadata.extra.insert("rawRefInvalid".into(), Json::String(raw));
+        diags.push(
+            &Path::Root.key("metadata").key("rawRef"),
+            "not a blob key; kept as metadata.rawRefInvalid",
+        );
+        metadata
+            .extra
+            .insert("rawRefInvalid".into(), Json::String(raw));
     }
 
     let mut parts = Parts::default();
@@ -66,7 +92,7 @@ pub(crate) fn normalize(mut map: Map<String, Json>, call: &CallRef, diags: &mut 
         None | Some(Json::Null) => {}
         // A canonical error or suspended result may have no output values.
         Some(Json::Array(items)) if items.is_empty() => {}
-        Some(output) => values(output, "$.output", diags, &mut parts),
+        Some(output) => values(output, &Path::Root.key("output"), diags, &mut parts),
     }
     widgets(map.remove("widgets"), diags, &mut parts);
     let resources = resources(map.remove("resources"), diags);
@@ -76,9 +102,13 @@ pub(crate) fn normalize(mut map: Map<String, Json>, call: &CallRef, diags: &mut 
         "error" => Status::Error,
         "suspended" => Status::Suspended,
         other => {
-            let inferred = if error.is_some() { Status::Error } else { Status::Success };
+            let inferred = if error.is_some() {
+                Status::Error
+            } else {
+                Status::Success
+            };
             diags.push(
-                "$.status",
+                &Path::Root.key("status"),
                 format!("unknown status {other:?}; taken as {}", inferred.as_str()),
             );
             inferred
@@ -94,9 +124,18 @@ pub(crate) fn normalize(mut map: Map<String, Json>, call: &CallRef, diags: &mut 
             })
         }
         Status::Success | Status::Suspended if error.is_some() => {
-            diags.push("$.error", format!("error given with status {}; kept under metadata.error", status.as_str()));
+            diags.push(
+                &Path::Root.key("error"),
+                format!(
+                    "error given with status {}; kept under metadata.error",
+                    status.as_str()
+                ),
+            );
             if let Some(e) = error.take() {
-                metadata.extra.insert("error".into(), serde_json::to_value(e).unwrap_or(Json::Null));
+                metadata.extra.insert(
+                    "error".into(),
+                    serde_json::to_value(e).unwrap_or(Json::Null),
+                );
             }
         }
         _ => {}
@@ -107,13 +146,25 @@ pub(crate) fn normalize(mut map: Map<String, Json>, call: &CallRef, diags: &mut 
     if status != Status::Suspended
         && let Some(s) = suspension.take()
     {
-        diags.push("$.suspension", format!("suspension given with status {}; kept under metadata.suspension", status.as_str()));
-        metadata.extra.insert("suspension".into(), serde_json::to_value(s).unwrap_or(Json::Null));
+        diags.push(
+            &Path::Root.key("suspension"),
+            format!(
+                "suspension given with status {}; kept under metadata.suspension",
+                status.as_str()
+            ),
+        );
+        metadata.extra.insert(
+            "suspension".into(),
+            serde_json::to_value(s).unwrap_or(Json::Null),
+        );
     }
     if !map.is_empty() {
         let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-        diags.push("$", format!("fields {keys:?} are not part of a tool result; kept as structured"));
-        structured(Json::Object(map), "$", diags, &mut parts);
+        diags.push(
+            &Path::Root,
+            format!("fields {keys:?} are not part of a tool result; kept as structured"),
+        );
+        structured(Json::Object(map), &Path::Root, diags, &mut parts);
     }
     Envelope {
         status,
@@ -169,7 +220,11 @@ fn art_suspension(metadata: &mut Metadata, parts: &Parts, call: &CallRef) -> Sus
         .find_map(|v| v.as_text().ok().map(|t| t.content.to_owned()))
         .filter(|p| !p.trim().is_empty())
         .unwrap_or_else(|| format!("{} is waiting for a person to continue", call.tool_name));
-    let reason = match metadata.extra.get("suspensionReason").and_then(Json::as_str) {
+    let reason = match metadata
+        .extra
+        .get("suspensionReason")
+        .and_then(Json::as_str)
+    {
         Some("input") => SuspensionReason::Input,
         _ => SuspensionReason::Approval,
     };
@@ -182,14 +237,25 @@ fn art_suspension(metadata: &mut Metadata, parts: &Parts, call: &CallRef) -> Sus
 }
 
 fn widgets(raw: Option<Json>, diags: &mut Diagnostics, parts: &mut Parts) {
-    let Some(Json::Array(items)) = raw else { return };
+    let Some(Json::Array(items)) = raw else {
+        return;
+    };
+    let root = Path::Root;
+    let list = root.key("widgets");
     for (i, item) in items.into_iter().enumerate() {
-        let path = format!("$.widgets[{i}]");
+        let path = list.index(i);
         match Widget::deserialize(&item) {
             Ok(mut w) => {
                 if w.fallback.trim().is_empty() {
                     diags.push(&path, "empty fallback; a generic one was written");
-                    w.fallback = format!("[{} widget]", if w.widget.is_empty() { "unnamed" } else { &w.widget });
+                    w.fallback = format!(
+                        "[{} widget]",
+                        if w.widget.is_empty() {
+                            "unnamed"
+                        } else {
+                            &w.widget
+                        }
+                    );
                 }
                 if w.widget.is_empty() {
                     diags.push(&path, "empty widget id; named \"unnamed\"");
@@ -198,10 +264,16 @@ fn widgets(raw: Option<Json>, diags: &mut Diagnostics, parts: &mut Parts) {
                 if let Some(app) = &w.app
                     && !app.uri.starts_with("ui://")
                 {
-                    diags.push(&path, "app.uri is not ui://; the widget is shown by its fallback only");
+                    diags.push(
+                        &path,
+                        "app.uri is not ui://; the widget is shown by its fallback only",
+                    );
                     w.app = None;
                     if let Json::Object(data) = &mut w.data {
-                        data.insert("nonUiApp".into(), item.get("app").cloned().unwrap_or(Json::Null));
+                        data.insert(
+                            "nonUiApp".into(),
+                            item.get("app").cloned().unwrap_or(Json::Null),
+                        );
                     }
                 }
                 parts.widgets.push(w);
@@ -215,18 +287,28 @@ fn widgets(raw: Option<Json>, diags: &mut Diagnostics, parts: &mut Parts) {
 }
 
 fn resources(raw: Option<Json>, diags: &mut Diagnostics) -> Vec<Resource> {
-    let Some(Json::Array(items)) = raw else { return Vec::new() };
+    let Some(Json::Array(items)) = raw else {
+        return Vec::new();
+    };
+    let root = Path::Root;
+    let list = root.key("resources");
     items
         .into_iter()
         .enumerate()
         .filter_map(|(i, item)| match Resource::deserialize(&item) {
             Ok(r) if toolwire_core::is_blob_key(&r.uri) => Some(r),
             Ok(r) => {
-                diags.push(&format!("$.resources[{i}]"), format!("{:?} is not a blob key; left out of the index", r.uri));
+                diags.push(
+                    &list.index(i),
+                    format!("{:?} is not a blob key; left out of the index", r.uri),
+                );
                 None
             }
             Err(e) => {
-                diags.push(&format!("$.resources[{i}]"), format!("not a resource ({e}); left out of the index"));
+                diags.push(
+                    &list.index(i),
+                    format!("not a resource ({e}); left out of the index"),
+                );
                 None
             }
         })

@@ -45,11 +45,40 @@ pub const DIAGNOSTICS_KEY: &str = "diagnostics";
 pub(crate) struct Diagnostics(pub(crate) Vec<Diagnostic>);
 
 impl Diagnostics {
-    pub(crate) fn push(&mut self, path: &str, message: impl Into<String>) {
+    pub(crate) fn push(&mut self, path: &Path<'_>, message: impl Into<String>) {
         self.0.push(Diagnostic {
-            path: path.to_owned(),
+            path: path.to_string(),
             message: message.into(),
         });
+    }
+}
+
+/// A place in the raw payload, as a chain of stack frames: walking a payload costs no
+/// allocation, and the text (`$.content[3].data`) is built only for a diagnostic.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl<'a> Path<'a> {
+    pub(crate) fn key(&'a self, key: &'a str) -> Path<'a> {
+        Path::Key(self, key)
+    }
+
+    pub(crate) fn index(&'a self, i: usize) -> Path<'a> {
+        Path::Index(self, i)
+    }
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => f.write_str("$"),
+            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
     }
 }
 
@@ -86,7 +115,10 @@ pub fn normalize_bytes(raw: &[u8], call: &CallRef) -> Normalized {
                 Ok(text) => {
                     let trimmed = text.trim_start();
                     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-                        diags.push("$", format!("looks like JSON but does not parse ({err}); kept as text"));
+                        diags.push(
+                            &Path::Root,
+                            format!("looks like JSON but does not parse ({err}); kept as text"),
+                        );
                     }
                     Json::String(text.to_owned())
                 }
@@ -127,16 +159,23 @@ impl Envelope {
 
 fn finish(raw: Json, call: &CallRef, mut diags: Diagnostics) -> Normalized {
     let mut envelope = match raw {
-        Json::Object(map) if envelope::is_envelope(&map) => envelope::normalize(map, call, &mut diags),
-        Json::Object(map) if mcp::is_call_tool_result(&map) => mcp::call_tool_result(map, &mut diags),
+        Json::Object(map) if envelope::is_envelope(&map) => {
+            envelope::normalize(map, call, &mut diags)
+        }
+        Json::Object(map) if mcp::is_call_tool_result(&map) => {
+            mcp::call_tool_result(map, &mut diags)
+        }
         other => {
             let mut parts = Parts::default();
-            payload::values(other, "$", &mut diags, &mut parts);
+            payload::values(other, &Path::Root, &mut diags, &mut parts);
             Envelope::success(parts)
         }
     };
     if envelope.status == Status::Success && envelope.parts.output.is_empty() {
-        diags.push("$", "the tool returned no content; recorded as empty text");
+        diags.push(
+            &Path::Root,
+            "the tool returned no content; recorded as empty text",
+        );
         envelope.parts.output.push(Value::text(""));
     }
     let mut metadata = envelope.metadata;

@@ -7,7 +7,7 @@ use toolwire_core::{
 
 use crate::media::{self, media_value};
 use crate::payload::{structured, structured_with};
-use crate::{Diagnostics, Envelope, Parts};
+use crate::{Diagnostics, Envelope, Parts, Path};
 
 const RESULT_KEYS: [&str; 4] = ["content", "structuredContent", "isError", "_meta"];
 
@@ -32,7 +32,11 @@ pub(crate) fn is_call_tool_result(map: &Map<String, Json>) -> bool {
     let blocks = map
         .get("content")
         .and_then(Json::as_array)
-        .is_some_and(|items| items.iter().all(|b| b.get("type").is_some_and(Json::is_string)));
+        .is_some_and(|items| {
+            items
+                .iter()
+                .all(|b| b.get("type").is_some_and(Json::is_string))
+        });
     (blocks || map.contains_key("structuredContent"))
         && !map.contains_key("kind")
         && !map.contains_key("status")
@@ -44,7 +48,10 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
     let mut blocks = match map.remove("content") {
         Some(Json::Array(blocks)) => blocks,
         Some(other) => {
-            diags.push("$.content", "content is not an array; kept as structured");
+            diags.push(
+                &Path::Root.key("content"),
+                "content is not an array; kept as structured",
+            );
             vec![other]
         }
         None => Vec::new(),
@@ -56,22 +63,28 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
     {
         blocks.remove(twin);
     }
-    let texts: Vec<String> = blocks
-        .iter()
-        .filter(|b| b.get("type").and_then(Json::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Json::as_str).map(str::to_owned))
-        .collect();
-    let fallback = texts.join("\n");
+    // The text blocks, joined, are the error message or an app widget's fallback; only
+    // then are they copied.
+    let needs_text = is_error || blocks.iter().any(is_app_block);
+    let fallback = if needs_text {
+        joined_text(&blocks)
+    } else {
+        String::new()
+    };
     let mut parts = Parts::default();
+    let root = Path::Root;
+    let content = root.key("content");
     for (i, block) in blocks.into_iter().enumerate() {
-        let path = format!("$.content[{i}]");
+        let path = content.index(i);
         let is_text = block.get("type").and_then(Json::as_str) == Some("text");
         if is_error && is_text {
             // The error's message is made of the text blocks.
             continue;
         }
         match block {
-            Json::Object(b) if is_block_map(&b) => block_with_fallback(b, &path, &fallback, diags, &mut parts),
+            Json::Object(b) if is_block_map(&b) => {
+                block_with_fallback(b, &path, &fallback, diags, &mut parts)
+            }
             other => {
                 diags.push(&path, "not an MCP content block; kept as structured");
                 structured(other, &path, diags, &mut parts);
@@ -80,7 +93,12 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
     }
     if let Some(sc) = structured_content {
         let value = Value::structured(sc).mime("application/json");
-        structured_with(value, "$.structuredContent", diags, &mut parts);
+        structured_with(
+            value,
+            &Path::Root.key("structuredContent"),
+            diags,
+            &mut parts,
+        );
     }
     let mut envelope = Envelope::success(parts);
     if is_error {
@@ -105,10 +123,36 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
         .collect();
     if !unknown.is_empty() {
         let keys: Vec<&str> = unknown.keys().map(String::as_str).collect();
-        diags.push("$", format!("fields {keys:?} are not part of CallToolResult; kept as structured"));
-        structured(Json::Object(unknown), "$", diags, &mut envelope.parts);
+        diags.push(
+            &Path::Root,
+            format!("fields {keys:?} are not part of CallToolResult; kept as structured"),
+        );
+        structured(
+            Json::Object(unknown),
+            &Path::Root,
+            diags,
+            &mut envelope.parts,
+        );
     }
     envelope
+}
+
+fn joined_text(blocks: &[Json]) -> String {
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Json::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Json::as_str))
+        .collect();
+    texts.join("\n")
+}
+
+fn is_app_block(block: &Json) -> bool {
+    let uri = match block.get("type").and_then(Json::as_str) {
+        Some("resource_link") => block.get("uri"),
+        Some("resource") => block.get("resource").and_then(|r| r.get("uri")),
+        _ => None,
+    };
+    uri.and_then(Json::as_str).is_some_and(is_app_uri)
 }
 
 fn is_json_twin(block: &Json, structured_content: &Json) -> bool {
@@ -121,32 +165,51 @@ fn is_json_twin(block: &Json, structured_content: &Json) -> bool {
 }
 
 /// A lone content block, outside a `CallToolResult` (e.g. an array of blocks).
-pub(crate) fn block(map: Map<String, Json>, path: &str, diags: &mut Diagnostics, parts: &mut Parts) {
-    let fallback = map.get("text").and_then(Json::as_str).unwrap_or("").to_owned();
-    block_with_fallback(map, path, &fallback, diags, parts);
+pub(crate) fn block(
+    map: Map<String, Json>,
+    path: &Path<'_>,
+    diags: &mut Diagnostics,
+    parts: &mut Parts,
+) {
+    block_with_fallback(map, path, "", diags, parts);
 }
 
 fn block_with_fallback(
     mut b: Map<String, Json>,
-    path: &str,
+    path: &Path<'_>,
     fallback: &str,
     diags: &mut Diagnostics,
     parts: &mut Parts,
 ) {
-    let annotations = annotations(b.remove("annotations"), path, diags);
+    let annotations = if b.contains_key("annotations") {
+        annotations(b.remove("annotations"), path, diags)
+    } else {
+        None
+    };
     let meta = match b.remove("_meta") {
         Some(Json::Object(meta)) => Some(meta),
         None | Some(Json::Null) => None,
         Some(other) => Some(Map::from_iter([("value".to_owned(), other)])),
     };
-    let kind = b.get("type").and_then(Json::as_str).unwrap_or_default().to_owned();
+    // `type` is taken out first so that the builders below see only the payload fields.
+    let kind = match b.remove("type") {
+        Some(Json::String(kind)) => kind,
+        other => {
+            b.extend(other.map(|t| ("type".to_owned(), t)));
+            String::new()
+        }
+    };
     let value = match kind.as_str() {
         "text" => text(b),
         "image" | "audio" => inline_media(b, path, diags),
         "resource_link" => resource_link(b, fallback, parts),
         "resource" => embedded(b, path, fallback, diags, parts),
         _ => {
-            diags.push(path, format!("unknown content type {kind:?}; kept as structured"));
+            diags.push(
+                path,
+                format!("unknown content type {kind:?}; kept as structured"),
+            );
+            b.insert("type".into(), Json::String(kind));
             Some(Value::structured(Json::Object(b)))
         }
     };
@@ -157,12 +220,15 @@ fn block_with_fallback(
     }
 }
 
-fn annotations(raw: Option<Json>, path: &str, diags: &mut Diagnostics) -> Option<Annotations> {
+fn annotations(raw: Option<Json>, path: &Path<'_>, diags: &mut Diagnostics) -> Option<Annotations> {
     let raw = raw.filter(|r| !r.is_null())?;
     match serde_json::from_value::<Annotations>(raw.clone()) {
         Ok(a) => Some(a),
         Err(e) => {
-            diags.push(&format!("{path}.annotations"), format!("{e}; kept under annotations.raw"));
+            diags.push(
+                &path.key("annotations"),
+                format!("{e}; kept under annotations.raw"),
+            );
             Some(Annotations {
                 extra: Map::from_iter([("raw".to_owned(), raw)]),
                 ..Annotations::default()
@@ -174,18 +240,17 @@ fn annotations(raw: Option<Json>, path: &str, diags: &mut Diagnostics) -> Option
 /// Takes a string field; a field of another type stays in the map, so it is kept with
 /// the leftovers rather than lost.
 fn take_str(b: &mut Map<String, Json>, key: &str) -> Option<String> {
-    if !b.get(key).is_some_and(Json::is_string) {
-        return None;
-    }
-    match b.remove(key) {
-        Some(Json::String(s)) => Some(s),
-        _ => None,
+    match b.remove_entry(key)? {
+        (_, Json::String(s)) => Some(s),
+        (k, other) => {
+            b.insert(k, other);
+            None
+        }
     }
 }
 
 /// Fields a block had beyond the ones mapped go into the value's data, beside them.
-fn with_leftovers(mut value: Value, mut leftovers: Map<String, Json>) -> Value {
-    leftovers.remove("type");
+fn with_leftovers(mut value: Value, leftovers: Map<String, Json>) -> Value {
     if leftovers.is_empty() {
         return value;
     }
@@ -220,7 +285,11 @@ fn text(mut b: Map<String, Json>) -> Option<Value> {
     Some(value)
 }
 
-fn inline_media(mut b: Map<String, Json>, path: &str, diags: &mut Diagnostics) -> Option<Value> {
+fn inline_media(
+    mut b: Map<String, Json>,
+    path: &Path<'_>,
+    diags: &mut Diagnostics,
+) -> Option<Value> {
     let data = take_str(&mut b, "data").unwrap_or_default();
     let declared = take_str(&mut b, "mimeType");
     match media::check(&data, declared.as_deref()) {
@@ -231,7 +300,7 @@ fn inline_media(mut b: Map<String, Json>, path: &str, diags: &mut Diagnostics) -
             Some(with_leftovers(media_value(data, checked.mime, None), b))
         }
         Err(why) => {
-            diags.push(&format!("{path}.data"), format!("{why}; kept as structured"));
+            diags.push(&path.key("data"), format!("{why}; kept as structured"));
             b.insert("data".into(), Json::String(data));
             if let Some(m) = declared {
                 b.insert("mimeType".into(), Json::String(m));
@@ -264,7 +333,6 @@ fn app_widget(uri: String, mime: Option<String>, html: Option<String>, fallback:
 }
 
 fn resource_link(mut b: Map<String, Json>, fallback: &str, parts: &mut Parts) -> Option<Value> {
-    b.remove("type");
     let mime = take_str(&mut b, "mimeType");
     let uri = take_str(&mut b, "uri").unwrap_or_default();
     if is_app_uri(&uri) {
@@ -288,7 +356,7 @@ fn resource_link(mut b: Map<String, Json>, fallback: &str, parts: &mut Parts) ->
 
 fn embedded(
     mut b: Map<String, Json>,
-    path: &str,
+    path: &Path<'_>,
     fallback: &str,
     diags: &mut Diagnostics,
     parts: &mut Parts,
@@ -305,7 +373,10 @@ fn embedded(
         let html = match (text, blob) {
             (Some(t), _) => Some(t),
             (None, Some(b64)) => decode_utf8(&b64).or_else(|| {
-                diags.push(path, "ui:// blob is not base64 UTF-8 HTML; the widget has no inline HTML");
+                diags.push(
+                    path,
+                    "ui:// blob is not base64 UTF-8 HTML; the widget has no inline HTML",
+                );
                 None
             }),
             (None, None) => None,
@@ -315,7 +386,10 @@ fn embedded(
     }
     let value = match (text, blob) {
         (Some(content), Some(b64)) => {
-            diags.push(path, "embedded resource has both text and blob; the blob is kept in data");
+            diags.push(
+                path,
+                "embedded resource has both text and blob; the blob is kept in data",
+            );
             let mut v = Value::file_content(uri.clone(), content);
             v.mime_type = mime;
             r.insert("blob".into(), Json::String(b64));
@@ -334,7 +408,10 @@ fn embedded(
                 media_value(b64, checked.mime, filename_of(&uri))
             }
             Err(why) => {
-                diags.push(&format!("{path}.resource.blob"), format!("{why}; kept as structured"));
+                diags.push(
+                    &path.key("resource").key("blob"),
+                    format!("{why}; kept as structured"),
+                );
                 r.insert("blob".into(), Json::String(b64));
                 r.insert("uri".into(), Json::String(uri));
                 if let Some(m) = mime {
@@ -344,7 +421,10 @@ fn embedded(
             }
         },
         (None, None) => {
-            diags.push(path, "embedded resource has neither text nor blob; kept as a link");
+            diags.push(
+                path,
+                "embedded resource has neither text nor blob; kept as a link",
+            );
             let mut v = Value::resource_link(ResourceLinkData {
                 uri,
                 name: None,
@@ -359,7 +439,6 @@ fn embedded(
     if let Some(Json::Object(meta)) = r.remove("_meta") {
         value.meta.get_or_insert_with(Map::new).extend(meta);
     }
-    b.remove("type");
     r.extend(b);
     Some(with_leftovers(value, r))
 }

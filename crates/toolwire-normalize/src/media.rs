@@ -24,7 +24,7 @@ pub fn is_base64(s: &str) -> bool {
     }
     let body = match bytes {
         [rest @ .., b'=', b'='] | [rest @ .., b'='] => {
-            if bytes.len() % 4 != 0 {
+            if !bytes.len().is_multiple_of(4) {
                 return false;
             }
             rest
@@ -48,11 +48,14 @@ pub fn is_base64(s: &str) -> bool {
 fn sniff_base64(b64: &str) -> Option<&'static str> {
     let take = b64.len().min(SNIFF_CHARS) / 4 * 4;
     let prefix = b64.get(..take)?;
-    let bytes = STANDARD.decode(prefix.trim_end_matches('=')).ok().or_else(|| {
-        base64::engine::general_purpose::STANDARD_NO_PAD
-            .decode(prefix.trim_end_matches('='))
-            .ok()
-    })?;
+    let bytes = STANDARD
+        .decode(prefix.trim_end_matches('='))
+        .ok()
+        .or_else(|| {
+            base64::engine::general_purpose::STANDARD_NO_PAD
+                .decode(prefix.trim_end_matches('='))
+                .ok()
+        })?;
     sniff_bytes(&bytes)
 }
 
@@ -100,10 +103,16 @@ pub(crate) fn check(data: &str, declared: Option<&str>) -> Result<Media, String>
             note: Some(format!("declared {d} but the bytes are {s}; using {s}")),
         },
         // A format infer knows, whose magic bytes are absent: the claim is false.
-        (None, Some(d), Some(de)) if de != "application/octet-stream" && infer::is_mime_supported(&de) => Media {
-            mime: "application/octet-stream".to_owned(),
-            note: Some(format!("declared {d} but the bytes are not {de}; kept as binary")),
-        },
+        (None, Some(d), Some(de))
+            if de != "application/octet-stream" && infer::is_mime_supported(&de) =>
+        {
+            Media {
+                mime: "application/octet-stream".to_owned(),
+                note: Some(format!(
+                    "declared {d} but the bytes are not {de}; kept as binary"
+                )),
+            }
+        }
         (_, Some(d), _) => Media {
             mime: d.to_owned(),
             note: None,
@@ -170,14 +179,22 @@ mod tests {
         let fake = check("aGVsbG8gd29ybGQ=", Some("image/png")).unwrap();
         assert_eq!(fake.mime, "application/octet-stream");
         // SVG has no magic number; the declaration stands.
-        assert_eq!(check("PHN2Zz48L3N2Zz4=", Some("image/svg+xml")).unwrap().mime, "image/svg+xml");
+        assert_eq!(
+            check("PHN2Zz48L3N2Zz4=", Some("image/svg+xml"))
+                .unwrap()
+                .mime,
+            "image/svg+xml"
+        );
     }
 
     #[test]
     fn inline_media_detection() {
         let uri = format!("data:image/png;base64,{PNG_1X1}");
         assert_eq!(detect_inline(&uri), Some((PNG_1X1, "image/png".to_owned())));
-        assert_eq!(detect_inline(PNG_1X1), Some((PNG_1X1, "image/png".to_owned())));
+        assert_eq!(
+            detect_inline(PNG_1X1),
+            Some((PNG_1X1, "image/png".to_owned()))
+        );
         // Long valid base64 of plain text is not media.
         assert_eq!(detect_inline(&"QUFB".repeat(40)), None);
         assert_eq!(detect_inline("data:text/plain,hello"), None);

@@ -5,19 +5,27 @@ use serde_json::{Map, Value as Json};
 use toolwire_core::{Annotations, DisplayHints, Kind, Source, Value, WellKnown, is_valid_kind};
 
 use crate::media::{self, detect_inline, media_value};
-use crate::{Diagnostics, Parts, mcp};
+use crate::{Diagnostics, Parts, Path, mcp};
 
 /// Keys a canonical value may have besides `kind` and `data`.
-const VALUE_KEYS: [&str; 7] = ["kind", "data", "summary", "mimeType", "display", "annotations", "_meta"];
+const VALUE_KEYS: [&str; 7] = [
+    "kind",
+    "data",
+    "summary",
+    "mimeType",
+    "display",
+    "annotations",
+    "_meta",
+];
 
 /// Appends the values `json` stands for to `parts`.
-pub(crate) fn values(json: Json, path: &str, diags: &mut Diagnostics, parts: &mut Parts) {
+pub(crate) fn values(json: Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
     match json {
         Json::String(s) => parts.output.push(string_value(s)),
         Json::Array(items) if !items.is_empty() && items.iter().all(is_value_like) => {
             for (i, item) in items.into_iter().enumerate() {
                 if let Json::Object(map) = item {
-                    object(map, &format!("{path}[{i}]"), diags, parts);
+                    object(map, &path.index(i), diags, parts);
                 }
             }
         }
@@ -41,7 +49,7 @@ fn string_value(s: String) -> Value {
     }
 }
 
-fn object(mut map: Map<String, Json>, path: &str, diags: &mut Diagnostics, parts: &mut Parts) {
+fn object(mut map: Map<String, Json>, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
     if !map.contains_key("kind") && mcp::is_block_map(&map) {
         mcp::block(map, path, diags, parts);
         return;
@@ -50,10 +58,14 @@ fn object(mut map: Map<String, Json>, path: &str, diags: &mut Diagnostics, parts
         return structured(Json::Object(map), path, diags, parts);
     };
     if !is_valid_kind(&kind) {
-        diags.push(path, format!("kind {kind:?} is not a valid kind; kept as structured"));
+        diags.push(
+            path,
+            format!("kind {kind:?} is not a valid kind; kept as structured"),
+        );
         return structured(Json::Object(map), path, diags, parts);
     }
-    let canonical = map.contains_key("data") && map.keys().all(|k| VALUE_KEYS.contains(&k.as_str()));
+    let canonical =
+        map.contains_key("data") && map.keys().all(|k| VALUE_KEYS.contains(&k.as_str()));
     let data = if canonical {
         map.remove("data").unwrap_or(Json::Null)
     } else {
@@ -81,7 +93,13 @@ fn object(mut map: Map<String, Json>, path: &str, diags: &mut Diagnostics, parts
 }
 
 /// Assembles and checks a value; on failure hands `data` back so nothing is lost.
-fn build(kind: String, data: Json, map: &Map<String, Json>, path: &str, diags: &mut Diagnostics) -> Result<Value, (Json, String)> {
+fn build(
+    kind: String,
+    data: Json,
+    map: &Map<String, Json>,
+    path: &Path<'_>,
+    diags: &mut Diagnostics,
+) -> Result<Value, (Json, String)> {
     let field = |key: &str| map.get(key).filter(|v| !v.is_null());
     let mut value = Value::new(Kind::new(kind), data);
     macro_rules! take {
@@ -107,14 +125,23 @@ fn build(kind: String, data: Json, map: &Map<String, Json>, path: &str, diags: &
         _ => {}
     }
     if let Err(violations) = value.validate() {
-        let first = violations.iter().next().map(ToString::to_string).unwrap_or_default();
-        return Err((value.data, format!("does not fit kind {}: {first}", value.kind)));
+        let first = violations
+            .iter()
+            .next()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        return Err((
+            value.data,
+            format!("does not fit kind {}: {first}", value.kind),
+        ));
     }
     check_media(value, path, diags)
 }
 
 fn legacy_image(value: &mut Value) {
-    let Json::Object(data) = &mut value.data else { return };
+    let Json::Object(data) = &mut value.data else {
+        return;
+    };
     let source = if let Some(Json::String(b64)) = data.remove("base64") {
         match b64.strip_prefix("data:").and_then(|r| r.split_once(',')) {
             Some((header, rest)) => {
@@ -136,7 +163,10 @@ fn legacy_image(value: &mut Value) {
     } else {
         return;
     };
-    data.insert("source".into(), serde_json::to_value(&source).unwrap_or(Json::Null));
+    data.insert(
+        "source".into(),
+        serde_json::to_value(&source).unwrap_or(Json::Null),
+    );
 }
 
 /// golem-forge's file_content may omit `size`; it is the content's byte length.
@@ -151,9 +181,18 @@ fn fill_size(value: &mut Value) {
 
 /// Checks inline media against its bytes; a value whose bytes say another format is
 /// re-typed, and one whose base64 is broken is returned as an error.
-fn check_media(mut value: Value, path: &str, diags: &mut Diagnostics) -> Result<Value, (Json, String)> {
+fn check_media(
+    mut value: Value,
+    path: &Path<'_>,
+    diags: &mut Diagnostics,
+) -> Result<Value, (Json, String)> {
     let is_media = value.is_kind(WellKnown::Image) || value.is_kind(WellKnown::File);
-    let b64 = match value.data.get("source").and_then(|s| s.get("base64")).and_then(Json::as_str) {
+    let b64 = match value
+        .data
+        .get("source")
+        .and_then(|s| s.get("base64"))
+        .and_then(Json::as_str)
+    {
         Some(b64) if is_media => b64,
         _ => return Ok(value),
     };
@@ -170,7 +209,11 @@ fn check_media(mut value: Value, path: &str, diags: &mut Diagnostics) -> Result<
         return Ok(value);
     }
     // The bytes are another family (e.g. an "image" that is a PDF): rebuild around them.
-    let filename = value.data.get("filename").and_then(Json::as_str).map(str::to_owned);
+    let filename = value
+        .data
+        .get("filename")
+        .and_then(Json::as_str)
+        .map(str::to_owned);
     let Json::Object(mut data) = std::mem::take(&mut value.data) else {
         return Ok(value);
     };
@@ -202,7 +245,7 @@ fn media_kind_matches(value: &Value, mime: &str) -> bool {
     }
 }
 
-fn push_value(value: Value, path: &str, diags: &mut Diagnostics, parts: &mut Parts) {
+fn push_value(value: Value, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
     if value.is_kind(WellKnown::Structured) {
         let Value { data, .. } = &value;
         if contains_inline_media(data) {
@@ -223,21 +266,25 @@ fn contains_inline_media(json: &Json) -> bool {
 
 /// Bare JSON: a `structured` value, with any inline media it holds pulled out as values
 /// of their own, each replaced in the data by a pointer to it.
-pub(crate) fn structured(json: Json, path: &str, diags: &mut Diagnostics, parts: &mut Parts) {
+pub(crate) fn structured(json: Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
     structured_with(Value::structured(json), path, diags, parts);
 }
 
-pub(crate) fn structured_with(mut value: Value, path: &str, diags: &mut Diagnostics, parts: &mut Parts) {
+pub(crate) fn structured_with(
+    mut value: Value,
+    path: &Path<'_>,
+    diags: &mut Diagnostics,
+    parts: &mut Parts,
+) {
     let slot = parts.output.len();
     parts.output.push(Value::structured(Json::Null));
     let mut data = std::mem::take(&mut value.data);
-    extract_media(&mut data, &mut path.to_owned(), diags, parts);
+    extract_media(&mut data, path, diags, parts);
     value.data = data;
     parts.output[slot] = value;
 }
 
-fn extract_media(json: &mut Json, path: &mut String, diags: &mut Diagnostics, parts: &mut Parts) {
-    let len = path.len();
+fn extract_media(json: &mut Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
     match json {
         Json::String(s) => {
             if let Some((b64, mime)) = detect_inline(s) {
@@ -250,17 +297,12 @@ fn extract_media(json: &mut Json, path: &mut String, diags: &mut Diagnostics, pa
         }
         Json::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
-                path.push_str(&format!("[{i}]"));
-                extract_media(item, path, diags, parts);
-                path.truncate(len);
+                extract_media(item, &path.index(i), diags, parts);
             }
         }
         Json::Object(map) => {
             for (key, item) in map.iter_mut() {
-                path.push('.');
-                path.push_str(key);
-                extract_media(item, path, diags, parts);
-                path.truncate(len);
+                extract_media(item, &path.key(key), diags, parts);
             }
         }
         _ => {}

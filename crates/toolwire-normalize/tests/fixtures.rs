@@ -32,7 +32,10 @@ fn every_fixture_normalizes_validly_and_matches_its_snapshot() {
         let mut paths: Vec<_> = std::fs::read_dir(fixtures().join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.file_name().unwrap().to_str().unwrap().starts_with('_'))
+            .filter(|p| {
+                p.extension().is_some_and(|e| e == "json")
+                    && !p.file_name().unwrap().to_str().unwrap().starts_with('_')
+            })
             .collect();
         paths.sort();
         for path in paths {
@@ -43,11 +46,18 @@ fn every_fixture_normalizes_validly_and_matches_its_snapshot() {
             // Idempotent on every real payload, not only on generated ones.
             let again = normalize(&serde_json::to_value(&n.result).unwrap(), &n.result.call());
             assert_eq!(again.result, n.result, "{rel} is not idempotent");
-            assert!(again.diagnostics.is_empty(), "{rel}: {:?}", again.diagnostics);
-            insta::assert_json_snapshot!(format!("{dir}__{name}"), json!({
-                "result": n.result,
-                "diagnostics": n.diagnostics,
-            }));
+            assert!(
+                again.diagnostics.is_empty(),
+                "{rel}: {:?}",
+                again.diagnostics
+            );
+            insta::assert_json_snapshot!(
+                format!("{dir}__{name}"),
+                json!({
+                    "result": n.result,
+                    "diagnostics": n.diagnostics,
+                })
+            );
             seen += 1;
         }
     }
@@ -90,17 +100,29 @@ fn mcp_is_error_becomes_an_error_with_the_text_as_message() {
 fn embedded_resources_map_by_content() {
     let text = run("mcp/get-resource-reference-text.json").result;
     assert_eq!(kinds(&text), ["text", "file_content", "text"]);
-    assert_eq!(text.output[1].as_file_content().unwrap().path, "demo://resource/dynamic/text/1");
+    assert_eq!(
+        text.output[1].as_file_content().unwrap().path,
+        "demo://resource/dynamic/text/1"
+    );
     let blob = run("mcp/get-resource-reference-blob.json").result;
     assert_eq!(kinds(&blob), ["text", "file", "text"]);
     let file = blob.output[1].as_file().unwrap();
     assert_eq!(file.filename, Some("1"));
     // The gzip resource declares its type; the bytes agree, and it is binary.
     let gz = run("mcp/gzip-file-as-resource-resource.json").result;
-    assert_eq!(gz.output[0].as_file().unwrap().media_kind, toolwire_core::MediaKind::Binary);
+    assert_eq!(
+        gz.output[0].as_file().unwrap().media_kind,
+        toolwire_core::MediaKind::Binary
+    );
     let links = run("mcp/get-resource-links.json").result;
-    assert_eq!(kinds(&links), ["text", "resource_link", "resource_link", "resource_link"]);
-    assert_eq!(links.output[1].as_resource_link().unwrap().name, Some("Blob Resource 1"));
+    assert_eq!(
+        kinds(&links),
+        ["text", "resource_link", "resource_link", "resource_link"]
+    );
+    assert_eq!(
+        links.output[1].as_resource_link().unwrap().name,
+        Some("Blob Resource 1")
+    );
 }
 
 #[test]
@@ -112,10 +134,16 @@ fn art_envelopes() {
     assert!(ok.diagnostics.iter().any(|d| d.path == "$.callId"));
     assert_eq!(ok.result.metadata.sources.as_ref().unwrap().len(), 1);
     let err = run("legacy/art-error.json").result;
-    assert_eq!(err.error.unwrap().message, "Search provider returned HTTP 503");
+    assert_eq!(
+        err.error.unwrap().message,
+        "Search provider returned HTTP 503"
+    );
     let s = run("legacy/art-suspended.json").result;
     let susp = s.suspension.unwrap();
-    assert_eq!((susp.id.as_str(), susp.prompt.as_str()), ("susp_42", "Delete branch feature/login on origin?"));
+    assert_eq!(
+        (susp.id.as_str(), susp.prompt.as_str()),
+        ("susp_42", "Delete branch feature/login on origin?")
+    );
 }
 
 #[test]
@@ -125,10 +153,20 @@ fn golem_forge_flat_values_move_into_data() {
     assert_eq!((diff.path, diff.is_new), ("src/config.ts", false));
     assert_eq!(d.output[0].data["bytesWritten"], json!(57));
     assert_eq!(d.output[0].summary.as_deref(), Some("+2 -1 lines"));
-    assert_eq!(run("legacy/golem-json.json").result.output[0].kind.as_str(), "structured");
+    assert_eq!(
+        run("legacy/golem-json.json").result.output[0].kind.as_str(),
+        "structured"
+    );
     let g = run("legacy/golem-git-status.json").result;
     assert_eq!(g.output[0].kind.as_str(), "git.status");
-    assert_eq!(run("legacy/golem-file-list.json").result.output[0].as_file_list().unwrap().entries.len(), 2);
+    assert_eq!(
+        run("legacy/golem-file-list.json").result.output[0]
+            .as_file_list()
+            .unwrap()
+            .entries
+            .len(),
+        2
+    );
 }
 
 #[test]
@@ -143,7 +181,10 @@ fn ui_resources_become_app_widgets_with_text_fallback() {
     let w = &r.widgets[0];
     assert_eq!(w.fallback, "Weather for Paris: 21°C");
     let app = w.app.as_ref().unwrap();
-    assert_eq!((app.uri.as_str(), app.html.as_deref()), ("ui://weather/forecast", Some("<div>21°C</div>")));
+    assert_eq!(
+        (app.uri.as_str(), app.html.as_deref()),
+        ("ui://weather/forecast", Some("<div>21°C</div>"))
+    );
     r.validate().unwrap();
 }
 
@@ -157,7 +198,10 @@ fn audio_becomes_a_file_and_bad_base64_is_kept_with_a_diagnostic() {
     ]});
     let n = normalize(&raw, &CallRef::new("c", "t"));
     assert_eq!(kinds(&n.result), ["file", "structured"]);
-    assert_eq!(n.result.output[0].as_file().unwrap().media_kind, toolwire_core::MediaKind::Audio);
+    assert_eq!(
+        n.result.output[0].as_file().unwrap().media_kind,
+        toolwire_core::MediaKind::Audio
+    );
     assert_eq!(n.result.output[1].data["data"], json!("not base64!"));
     assert_eq!(n.diagnostics[0].path, "$.content[1].data");
     n.result.validate().unwrap();
@@ -165,26 +209,41 @@ fn audio_becomes_a_file_and_bad_base64_is_kept_with_a_diagnostic() {
 
 #[test]
 fn data_uris_and_bare_base64_inside_json_become_media_values() {
-    let png = load("mcp/get-tiny-image.json")["content"][1]["data"].as_str().unwrap().to_owned();
-    let raw = json!({"screenshot": format!("data:image/jpeg;base64,{png}"), "thumb": png, "note": "hi"});
+    let png = load("mcp/get-tiny-image.json")["content"][1]["data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let raw =
+        json!({"screenshot": format!("data:image/jpeg;base64,{png}"), "thumb": png, "note": "hi"});
     let n = normalize(&raw, &CallRef::new("c", "t"));
     assert_eq!(kinds(&n.result), ["structured", "image", "image"]);
     // The declared jpeg is overruled by the PNG magic bytes.
     assert_eq!(n.result.output[1].mime_type.as_deref(), Some("image/png"));
     assert_eq!(n.result.output[0].data["note"], json!("hi"));
-    assert_eq!(n.result.output[0].data["screenshot"], json!("[image/png → output[1]]"));
-    assert_eq!(n.result.output[0].data["thumb"], json!("[image/png → output[2]]"));
+    assert_eq!(
+        n.result.output[0].data["screenshot"],
+        json!("[image/png → output[1]]")
+    );
+    assert_eq!(
+        n.result.output[0].data["thumb"],
+        json!("[image/png → output[2]]")
+    );
 }
 
 #[test]
 fn bytes_that_are_not_json() {
     let n = normalize_bytes(b"plain output\n  indented", &CallRef::new("c", "t"));
-    assert_eq!(n.result.output[0].as_text().unwrap().content, "plain output\n  indented");
+    assert_eq!(
+        n.result.output[0].as_text().unwrap().content,
+        "plain output\n  indented"
+    );
     assert!(n.diagnostics.is_empty());
     let n = normalize_bytes(b"{\"a\": ", &CallRef::new("c", "t"));
     assert_eq!(n.diagnostics.len(), 1);
     // PNG bytes: sniffed, kept as an image.
-    let png = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0xff, 0xfe];
+    let png = [
+        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0xff, 0xfe,
+    ];
     let n = normalize_bytes(&png, &CallRef::new("c", "t"));
     assert_eq!(n.result.output[0].mime_type.as_deref(), Some("image/png"));
 }
@@ -194,8 +253,17 @@ fn unmapped_fields_are_kept_and_reported() {
     let raw = json!({"content": [{"type": "text", "text": "x"}], "toolResult": {"legacy": 1}});
     let n = normalize(&raw, &CallRef::new("c", "t"));
     assert_eq!(kinds(&n.result), ["text", "structured"]);
-    assert_eq!(n.result.output[1].data, json!({"toolResult": {"legacy": 1}}));
-    assert_eq!(n.result.metadata.extra["diagnostics"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        n.result.output[1].data,
+        json!({"toolResult": {"legacy": 1}})
+    );
+    assert_eq!(
+        n.result.metadata.extra["diagnostics"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     let bad_kind = json!({"kind": "Bad Kind", "data": {}});
     let n = normalize(&bad_kind, &CallRef::new("c", "t"));
     assert_eq!(n.result.output[0].data, bad_kind);
@@ -203,7 +271,13 @@ fn unmapped_fields_are_kept_and_reported() {
     let wrong_shape = json!({"kind": "table", "data": {"columns": [], "rows": 7}});
     let n = normalize(&wrong_shape, &CallRef::new("c", "t"));
     assert_eq!(n.result.output[0].data, wrong_shape);
-    assert!(n.diagnostics[0].message.contains("data.rows: expected array"), "{:?}", n.diagnostics);
+    assert!(
+        n.diagnostics[0]
+            .message
+            .contains("data.rows: expected array"),
+        "{:?}",
+        n.diagnostics
+    );
 }
 
 #[test]
@@ -211,7 +285,10 @@ fn every_well_known_kind_survives() {
     for kind in toolwire_core::WellKnown::ALL {
         assert!(toolwire_core::is_valid_kind(kind.name()));
     }
-    let n = normalize(&json!([{"kind": "text", "data": {"content": "a"}}, {"kind": "structured", "data": [1]}]), &CallRef::new("c", "t"));
+    let n = normalize(
+        &json!([{"kind": "text", "data": {"content": "a"}}, {"kind": "structured", "data": [1]}]),
+        &CallRef::new("c", "t"),
+    );
     assert!(n.result.output[0].is_kind(WellKnown::Text));
     assert!(n.result.output[1].is_kind(WellKnown::Structured));
 }

@@ -65,7 +65,9 @@ fn check(raw: &Json) -> Result<ToolResult, TestCaseError> {
     let n = normalize(raw, &call());
     let r = n.result;
     if let Err(v) = r.validate() {
-        return Err(TestCaseError::fail(format!("invalid result:\n{v}\nfrom {raw}")));
+        return Err(TestCaseError::fail(format!(
+            "invalid result:\n{v}\nfrom {raw}"
+        )));
     }
     // serde round trip: as values and as bytes.
     let text = serde_json::to_string(&r).unwrap();
@@ -75,7 +77,11 @@ fn check(raw: &Json) -> Result<ToolResult, TestCaseError> {
     // Idempotence: normalizing the canonical form changes nothing.
     let again = normalize_value(serde_json::to_value(&r).unwrap(), &call());
     prop_assert_eq!(&again.result, &r, "not idempotent for {}", raw);
-    prop_assert!(again.diagnostics.is_empty(), "second pass diagnosed: {:?}", again.diagnostics);
+    prop_assert!(
+        again.diagnostics.is_empty(),
+        "second pass diagnosed: {:?}",
+        again.diagnostics
+    );
     Ok(r)
 }
 
@@ -124,7 +130,10 @@ fn deep_nesting_in_bytes_and_values() {
     // As bytes: serde_json refuses past 128 levels, so the payload is kept as text.
     let n = normalize_bytes(text.as_bytes(), &call());
     n.result.validate().unwrap();
-    assert_eq!(n.result.output[0].as_text().unwrap().content.len(), 2 * depth);
+    assert_eq!(
+        n.result.output[0].as_text().unwrap().content.len(),
+        2 * depth
+    );
 
     // As an in-memory value: cut at MAX_DEPTH and kept as a JSON string.
     let build = || {
@@ -138,13 +147,20 @@ fn deep_nesting_in_bytes_and_values() {
             };
         }
         let mut wrapped = json!({"content": [{"type": "text", "text": "deep"}]});
-        wrapped.as_object_mut().unwrap().insert("structuredContent".into(), deep);
+        wrapped
+            .as_object_mut()
+            .unwrap()
+            .insert("structuredContent".into(), deep);
         wrapped
     };
     let wrapped = build();
     let n = normalize(&wrapped, &call());
     n.result.validate().unwrap();
-    assert!(n.diagnostics.iter().any(|d| d.message.contains("nested deeper than")));
+    assert!(
+        n.diagnostics
+            .iter()
+            .any(|d| d.message.contains("nested deeper than"))
+    );
     // The stored form reparses under serde_json's own limit.
     let text = serde_json::to_string(&n.result).unwrap();
     let back: ToolResult = serde_json::from_str(&text).unwrap();
@@ -165,7 +181,10 @@ fn invalid_base64_and_lone_surrogates() {
     // Valid base64 whose bytes are not the PNG they claim to be: binary, not an image.
     let raw = json!({"content": [{"type": "image", "data": "abc", "mimeType": "image/png"}]});
     let r = check(&raw).unwrap();
-    assert_eq!(r.output[0].as_file().unwrap().mime_type, Some("application/octet-stream"));
+    assert_eq!(
+        r.output[0].as_file().unwrap().mime_type,
+        Some("application/octet-stream")
+    );
     // Escaped lone surrogates are not valid JSON for serde_json: kept as text, no panic.
     for text in [r#""\ud800""#, r#"{"text": "\udc00x"}"#, r#"["\ud83d"]"#] {
         let r = normalize_bytes(text.as_bytes(), &call()).result;

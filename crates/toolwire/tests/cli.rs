@@ -1,0 +1,173 @@
+//! The binary's contract with a person at a shell: good input works, bad input exits 1
+//! with one line saying what and where, never a panic (exit 101) or a backtrace.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn toolwire(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn fixture(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// Exit 1, exactly one stderr line, containing each of `expected`.
+fn assert_one_line_error(out: &Output, expected: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
+    for e in expected {
+        assert!(stderr.contains(e), "{stderr:?} lacks {e:?}");
+    }
+}
+
+const VALID: &str = r#"{"callId":"c1","toolName":"t","status":"success","output":[{"kind":"text","data":{"content":"hi"}}]}"#;
+
+#[test]
+fn validate_accepts_a_valid_result() {
+    let out = toolwire(&["validate"], VALID);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ok: <stdin> (success, 1 values)"));
+}
+
+#[test]
+fn validate_rejects_bad_input_with_what_and_where() {
+    assert_one_line_error(
+        &toolwire(&["validate"], "{not json"),
+        &["<stdin>", "not JSON", "line 1 column 2"],
+    );
+    assert_one_line_error(
+        &toolwire(&["validate"], &VALID.replace("success", "done")),
+        &["status", "unknown variant `done`"],
+    );
+    assert_one_line_error(
+        &toolwire(
+            &["validate"],
+            &VALID.replace(r#""kind":"text""#, r#""kind":"Bad Kind""#),
+        ),
+        &["output[0].kind", "invalid kind \"Bad Kind\""],
+    );
+    assert_one_line_error(
+        &toolwire(
+            &["validate"],
+            r#"{"callId":"c","toolName":"t","status":"success","output":{}}"#,
+        ),
+        &["output", "expected a sequence"],
+    );
+    assert_one_line_error(
+        &toolwire(
+            &["validate"],
+            &VALID.replace(r#"{"content":"hi"}"#, r#"{"content":3}"#),
+        ),
+        &["output[0].data.content: expected string"],
+    );
+    assert_one_line_error(
+        &toolwire(&["validate", "/no/such/file.json"], ""),
+        &["cannot read /no/such/file.json"],
+    );
+}
+
+#[test]
+fn validate_prints_one_line_per_violation() {
+    let two = r#"{"callId":"","toolName":"t","status":"success","output":[{"kind":"table","data":{"columns":[],"rows":1}}]}"#;
+    let out = toolwire(&["validate"], two);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            "callId: must not be empty",
+            "output[0].data.rows: expected array"
+        ]
+    );
+}
+
+#[test]
+fn normalize_a_real_mcp_payload() {
+    let out = toolwire(
+        &[
+            "normalize",
+            &fixture("mcp/get-tiny-image.json"),
+            "--tool",
+            "get-tiny-image",
+            "--call-id",
+            "x",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let result: toolwire_core::ToolResult = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (result.call_id.as_str(), result.tool_name.as_str()),
+        ("x", "get-tiny-image")
+    );
+    result.validate().unwrap();
+    assert_eq!(result.output[1].mime_type.as_deref(), Some("image/png"));
+}
+
+#[test]
+fn normalize_rejects_non_json_unless_told_it_is_text() {
+    assert_one_line_error(&toolwire(&["normalize"], "plain words"), &["not JSON"]);
+    let out = toolwire(&["normalize", "--text", "--compact"], "plain words");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(r#""content":"plain words""#));
+}
+
+#[test]
+fn normalize_strict_fails_on_diagnostics_but_still_prints() {
+    let out = toolwire(
+        &["normalize", "--strict"],
+        r#"{"kind":"Bad Kind","data":{}}"#,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a valid kind"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(r#""kind": "structured""#));
+}
+
+#[test]
+fn schema_prints_the_committed_schema() {
+    let out = toolwire(&["schema"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let committed = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/toolwire.schema.json"),
+    )
+    .unwrap();
+    assert_eq!(out.stdout, committed);
+}
+
+#[test]
+fn usage_errors_are_not_panics() {
+    let out = toolwire(&["no-such-command"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized subcommand"));
+}
