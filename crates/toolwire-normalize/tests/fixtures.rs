@@ -292,3 +292,30 @@ fn every_well_known_kind_survives() {
     assert!(n.result.output[0].is_kind(WellKnown::Text));
     assert!(n.result.output[1].is_kind(WellKnown::Structured));
 }
+
+#[test]
+fn normalized_fixtures_validate_against_the_committed_schema() {
+    let schema_path = fixtures().join("../../schema/toolwire.schema.json");
+    let schema: Json = serde_json::from_slice(&std::fs::read(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for rel in [
+        "mcp/get-tiny-image.json",
+        "mcp/get-resource-links.json",
+        "mcp/get-structured-content.json",
+        "mcp/get-sum-invalid-args.json",
+        "legacy/art-suspended.json",
+        "legacy/golem-diff.json",
+        "legacy/golem-file-list.json",
+    ] {
+        let result = serde_json::to_value(run(rel).result).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&result)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{rel}: {errors:?}");
+    }
+    // And the schema really constrains data by kind: a table whose rows are not an array fails.
+    let bad = json!({"callId": "c", "toolName": "t", "status": "success",
+                     "output": [{"kind": "table", "data": {"columns": [], "rows": 3}}]});
+    assert!(!validator.is_valid(&bad));
+}
