@@ -27,6 +27,8 @@ enum Command {
     Normalize(cmd::normalize::Args),
     /// Check a ToolResult against the contract; one line per violation.
     Validate(cmd::validate::Args),
+    /// Render a ToolResult or Value JSON for the terminal (colour, tables, diffs, images).
+    Render(cmd::render::Args),
     /// Print the JSON Schema (2020-12) of the ToolResult wire format.
     Schema,
 }
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Normalize(args) => cmd::normalize::run(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Render(args) => cmd::render::run(args),
         Command::Schema => cmd::schema::run(),
     };
     match result {

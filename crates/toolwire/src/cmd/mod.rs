@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
 pub(crate) mod normalize;
+pub(crate) mod render;
 pub(crate) mod schema;
 pub(crate) mod validate;

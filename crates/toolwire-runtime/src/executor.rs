@@ -1,0 +1,478 @@
+//! The executor: runs calls under the contract of seed 001 and the modes and approvals of
+//! seeds 001 and 004. Whatever happens, each call gets exactly one valid result that echoes
+//! its `callId` and `toolName`.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{FutureExt, StreamExt};
+use serde_json::Value as Json;
+use tokio_util::sync::CancellationToken;
+use toolwire_core::{
+    Audience, CallRef, Status, Suspension, SuspensionReason, ToolResult, Value, WellKnown,
+};
+use toolwire_normalize::normalize_value;
+
+use crate::context::ToolContext;
+use crate::events::{EventBus, EventKind, now_rfc3339};
+use crate::registry::{Registered, Registry};
+use crate::schema::{ApprovalPolicy, ExecutionMode};
+use crate::suspend::{MemorySuspensions, PendingCall, Resolution, SuspensionStore, ToolCall};
+use crate::tool::{Output, ToolError};
+
+/// Error codes the executor writes into `error.code`.
+pub mod codes {
+    pub const UNKNOWN_TOOL: &str = "unknown_tool";
+    pub const INVALID_INPUT: &str = "invalid_input";
+    pub const INVALID_OUTPUT: &str = "invalid_output";
+    pub const TIMEOUT: &str = "timeout";
+    pub const PANIC: &str = "panic";
+    pub const CANCELLED: &str = "cancelled";
+    pub const DENIED: &str = "denied";
+    pub const SUSPENSION_FAILED: &str = "suspension_failed";
+}
+
+#[derive(Debug, Clone)]
+pub struct ExecutorConfig {
+    /// Calls of one batch running at once.
+    pub concurrency: usize,
+    /// For tools whose schema sets no timeout.
+    pub default_timeout: Duration,
+    /// `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`: raw payloads ride along in events.
+    pub debug_raw: bool,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        ExecutorConfig {
+            concurrency: 8,
+            default_timeout: Duration::from_secs(120),
+            debug_raw: std::env::var("TOOLWIRE_DEBUG_TOOL_RESULT_RAW")
+                .is_ok_and(|v| v == "1" || v == "true"),
+        }
+    }
+}
+
+/// Who is calling: the session the calls belong to, and a cancel for all of them.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    pub session_id: String,
+    pub trace_id: String,
+    pub user_id: Option<String>,
+    /// Cancelling it ends every running call of the scope with a `cancelled` error.
+    pub cancel: CancellationToken,
+}
+
+impl Scope {
+    pub fn new(session_id: impl Into<String>) -> Self {
+        let session_id = session_id.into();
+        Scope {
+            trace_id: session_id.clone(),
+            session_id,
+            user_id: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("no pending call with suspension id {0:?} (already resolved, or never suspended)")]
+    NotFound(String),
+    #[error(transparent)]
+    Store(#[from] crate::suspend::SuspensionStoreError),
+}
+
+pub struct Executor {
+    registry: Arc<Registry>,
+    events: Arc<EventBus>,
+    suspensions: Arc<dyn SuspensionStore>,
+    config: ExecutorConfig,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("tools", &self.registry.names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Executor {
+    pub fn new(registry: Registry) -> Self {
+        Executor::with(
+            Arc::new(registry),
+            EventBus::in_memory(),
+            Arc::new(MemorySuspensions::default()),
+            ExecutorConfig::default(),
+        )
+    }
+
+    pub fn with(
+        registry: Arc<Registry>,
+        events: Arc<EventBus>,
+        suspensions: Arc<dyn SuspensionStore>,
+        config: ExecutorConfig,
+    ) -> Self {
+        Executor {
+            registry,
+            events,
+            suspensions,
+            config,
+        }
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    pub fn events(&self) -> &Arc<EventBus> {
+        &self.events
+    }
+
+    /// Runs calls with bounded concurrency; results come back in call order, whatever
+    /// order they finish in.
+    pub async fn execute_all(&self, scope: &Scope, calls: Vec<ToolCall>) -> Vec<ToolResult> {
+        futures::stream::iter(calls)
+            .map(|call| self.execute(scope, call))
+            .buffered(self.config.concurrency.max(1))
+            .collect()
+            .await
+    }
+
+    /// Runs one call to exactly one result.
+    pub async fn execute(&self, scope: &Scope, call: ToolCall) -> ToolResult {
+        let started = Started::now();
+        self.emit(
+            scope,
+            EventKind::ToolCallStarted {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                input: call.input.clone(),
+            },
+        )
+        .await;
+        let result = match self.registry.get(&call.name) {
+            None => {
+                let known = self.registry.names().join(", ");
+                ToolResult::error_with_code(
+                    CallRef::new(&call.id, &call.name),
+                    codes::UNKNOWN_TOOL,
+                    format!("unknown tool `{}`; available tools: {known}", call.name),
+                )
+            }
+            Some(reg) => self.admit(scope, reg, &call).await,
+        };
+        self.finish(scope, started, result).await
+    }
+
+    /// Input check, then approval or blocking suspension, else the run itself.
+    async fn admit(&self, scope: &Scope, reg: &Registered, call: &ToolCall) -> ToolResult {
+        let call_ref = CallRef::new(&call.id, &call.name);
+        if let Err(why) = reg.check_input(&call.input) {
+            return ToolResult::error_with_code(
+                call_ref,
+                codes::INVALID_INPUT,
+                format!("invalid input: {why}"),
+            );
+        }
+        let schema = reg.schema();
+        let suspension = if schema.approval == ApprovalPolicy::Always {
+            Some(Suspension {
+                id: new_suspension_id(),
+                reason: SuspensionReason::Approval,
+                prompt: format!("Allow {} to run with {}?", call.name, call.input),
+                input_schema: None,
+            })
+        } else if schema.execution_mode == ExecutionMode::Blocking {
+            Some(Suspension {
+                id: new_suspension_id(),
+                reason: SuspensionReason::Input,
+                prompt: reg.tool.prompt(&call.input),
+                input_schema: None,
+            })
+        } else {
+            None
+        };
+        match suspension {
+            Some(s) => self.suspend(scope, call, s).await,
+            None => self.run(scope, reg, call, false).await,
+        }
+    }
+
+    /// Records the pending call, then returns the suspended result. If it cannot be
+    /// recorded, the call fails: a suspension nobody can resume would hang the turn.
+    async fn suspend(&self, scope: &Scope, call: &ToolCall, suspension: Suspension) -> ToolResult {
+        let call_ref = CallRef::new(&call.id, &call.name);
+        let pending = PendingCall {
+            suspension: suspension.clone(),
+            call: call.clone(),
+            session_id: scope.session_id.clone(),
+            trace_id: scope.trace_id.clone(),
+            user_id: scope.user_id.clone(),
+        };
+        if let Err(e) = self.suspensions.put(&pending).await {
+            return ToolResult::error_with_code(
+                call_ref,
+                codes::SUSPENSION_FAILED,
+                format!("could not record the pending call: {e}"),
+            );
+        }
+        self.emit(
+            scope,
+            EventKind::Suspended {
+                call_id: call.id.clone(),
+                suspension: suspension.clone(),
+            },
+        )
+        .await;
+        ToolResult::suspended(call_ref, suspension)
+    }
+
+    /// Finishes a suspended call: approve runs it, deny fails it, an answer becomes its
+    /// output. Works in any process that shares the suspension store.
+    pub async fn resolve(
+        &self,
+        suspension_id: &str,
+        resolution: Resolution,
+    ) -> Result<ToolResult, ResolveError> {
+        let pending = self
+            .suspensions
+            .take(suspension_id)
+            .await?
+            .ok_or_else(|| ResolveError::NotFound(suspension_id.to_owned()))?;
+        let scope = Scope {
+            session_id: pending.session_id.clone(),
+            trace_id: pending.trace_id.clone(),
+            user_id: pending.user_id.clone(),
+            cancel: CancellationToken::new(),
+        };
+        let started = Started::now();
+        let call = &pending.call;
+        let call_ref = CallRef::new(&call.id, &call.name);
+        self.emit(
+            &scope,
+            EventKind::Resolved {
+                call_id: call.id.clone(),
+                suspension_id: suspension_id.to_owned(),
+                resolution: resolution.label().to_owned(),
+            },
+        )
+        .await;
+        let result = match resolution {
+            Resolution::Deny { reason } => {
+                let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+                ToolResult::error_with_code(
+                    call_ref,
+                    codes::DENIED,
+                    format!("The user denied this call to {}{why}.", call.name),
+                )
+            }
+            Resolution::Answer { value } => ToolResult::success(call_ref, answer_value(value)),
+            Resolution::Approve => match self.registry.get(&call.name) {
+                Some(reg) => self.run(&scope, reg, call, true).await,
+                None => ToolResult::error_with_code(
+                    call_ref,
+                    codes::UNKNOWN_TOOL,
+                    format!("tool `{}` is no longer registered", call.name),
+                ),
+            },
+        };
+        Ok(self.finish(&scope, started, result).await)
+    }
+
+    /// Runs the tool: timeout, panic and cancel become error results; widgets are kept
+    /// only on success (seed 004).
+    async fn run(
+        &self,
+        scope: &Scope,
+        reg: &Registered,
+        call: &ToolCall,
+        approved: bool,
+    ) -> ToolResult {
+        let call_ref = CallRef::new(&call.id, &call.name);
+        let schema = reg.schema();
+        let mut ctx = ToolContext::new(
+            &call.id,
+            &scope.session_id,
+            &scope.trace_id,
+            scope.user_id.clone(),
+            Some(Arc::clone(&self.events)),
+        );
+        ctx.approved = approved;
+        ctx.cancel = scope.cancel.child_token();
+        let cancel = ctx.cancel.clone();
+        let timeout = schema.timeout.unwrap_or(self.config.default_timeout);
+        let fut =
+            AssertUnwindSafe(reg.tool.execute(call.input.clone(), ctx.clone())).catch_unwind();
+        let outcome = tokio::select! {
+            biased;
+            _ = scope.cancel.cancelled() => Err(ToolResult::error_with_code(call_ref.clone(), codes::CANCELLED, "cancelled: interrupted before completion")),
+            r = tokio::time::timeout(timeout, fut) => match r {
+                Err(_) => Err(ToolResult::error_with_code(call_ref.clone(), codes::TIMEOUT, format!("timed out after {}", humantime::format_duration(timeout)))),
+                Ok(Err(panic)) => Err(ToolResult::error_with_code(call_ref.clone(), codes::PANIC, format!("the tool panicked: {}", panic_message(&*panic)))),
+                Ok(Ok(r)) => Ok(r),
+            },
+        };
+        // Whatever ended the wait, tell the tool to stop.
+        cancel.cancel();
+        match outcome {
+            Err(failed) => failed,
+            Ok(Err(ToolError::Suspend(s))) => self.suspend(scope, call, s).await,
+            Ok(Err(e)) => tool_error(call_ref, e),
+            Ok(Ok(output)) => {
+                let mut result = to_result(reg, &call_ref, output);
+                if result.status == Status::Success {
+                    result.widgets.extend(ctx.take_widgets());
+                    if schema.execution_mode == ExecutionMode::Display {
+                        for_display(&mut result);
+                    }
+                }
+                result
+            }
+        }
+    }
+
+    /// Stamps timing, emits the result (then its widgets), returns it.
+    async fn finish(&self, scope: &Scope, started: Started, mut result: ToolResult) -> ToolResult {
+        result.metadata.started_at = Some(started.at);
+        result.metadata.ended_at = Some(now_rfc3339());
+        result.metadata.duration_ms = Some(started.clock.elapsed().as_millis() as u64);
+        self.emit(
+            scope,
+            EventKind::ToolResult {
+                result: Box::new(result.clone()),
+                raw: None,
+            },
+        )
+        .await;
+        for widget in &result.widgets {
+            self.emit(
+                scope,
+                EventKind::Widget {
+                    call_id: result.call_id.clone(),
+                    widget: widget.clone(),
+                },
+            )
+            .await;
+        }
+        result
+    }
+
+    async fn emit(&self, scope: &Scope, kind: EventKind) {
+        // Events are the live view; the result itself is returned to the caller, who
+        // persists it. A failing event log must not fail the call.
+        let _ = self.events.emit(&scope.session_id, kind).await;
+    }
+}
+
+struct Started {
+    at: String,
+    clock: Instant,
+}
+
+impl Started {
+    fn now() -> Self {
+        Started {
+            at: now_rfc3339(),
+            clock: Instant::now(),
+        }
+    }
+}
+
+fn new_suspension_id() -> String {
+    format!("susp_{}", uuid::Uuid::new_v4().simple())
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned())
+}
+
+fn tool_error(call: CallRef, e: ToolError) -> ToolResult {
+    let mut result = ToolResult::error(call, e.to_string());
+    if let (Some(info), ToolError::Failed { code, details, .. }) = (result.error.as_mut(), &e) {
+        info.code.clone_from(code);
+        info.details.clone_from(details);
+    }
+    if let (Some(info), ToolError::InvalidInput(_)) = (result.error.as_mut(), &e) {
+        info.code = Some(codes::INVALID_INPUT.to_owned());
+    }
+    if let (Some(info), ToolError::Cancelled) = (result.error.as_mut(), &e) {
+        info.code = Some(codes::CANCELLED.to_owned());
+    }
+    result
+}
+
+/// Turns a tool's output into a valid result for this call, checking `outputSchema`; a
+/// broken output becomes an `invalid_output` error result.
+fn to_result(reg: &Registered, call: &CallRef, output: Output) -> ToolResult {
+    let invalid = |why: String| {
+        ToolResult::error_with_code(
+            call.clone(),
+            codes::INVALID_OUTPUT,
+            format!("invalid output: {why}"),
+        )
+    };
+    if reg.has_output_schema() {
+        let structured = match &output {
+            Output::Raw(raw) => Some(raw.get("structuredContent").unwrap_or(raw)),
+            Output::Values(values) => first_structured(values),
+            Output::Result(r) => first_structured(&r.output),
+        };
+        let checked = match structured {
+            Some(data) => reg.check_output(data),
+            None => Err("the tool has an outputSchema but returned no structured value".into()),
+        };
+        if let Err(why) = checked {
+            return invalid(why);
+        }
+    }
+    let mut result = match output {
+        Output::Values(values) => ToolResult::success(call.clone(), values),
+        Output::Raw(raw) => normalize_value(raw, call).result,
+        Output::Result(r) => *r,
+    };
+    result.call_id.clone_from(&call.call_id);
+    result.tool_name.clone_from(&call.tool_name);
+    match result.validate() {
+        Ok(()) => result,
+        Err(violations) => {
+            let first: Vec<String> = violations.iter().take(3).map(ToString::to_string).collect();
+            invalid(first.join("; "))
+        }
+    }
+}
+
+fn first_structured(values: &[Value]) -> Option<&Json> {
+    values
+        .iter()
+        .find(|v| v.is_kind(WellKnown::Structured))
+        .map(|v| &v.data)
+}
+
+/// Display tools: the values are for the person, the model gets an acknowledgement.
+fn for_display(result: &mut ToolResult) {
+    let shown = result.output.len() + result.widgets.len();
+    for value in &mut result.output {
+        value
+            .annotations
+            .get_or_insert_with(Default::default)
+            .audience = Some(vec![Audience::User]);
+    }
+    let ack = Value::text(format!("Displayed {shown} item(s) to the user."))
+        .audience([Audience::Assistant]);
+    result.output.insert(0, ack);
+}
+
+/// A person's answer as a value: text stays text, anything else is structured.
+fn answer_value(value: Json) -> Value {
+    match value {
+        Json::String(s) => Value::text(s),
+        other => Value::structured(other),
+    }
+}

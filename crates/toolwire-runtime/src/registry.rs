@@ -1,0 +1,178 @@
+//! The tool registry: tools by name, with their JSON Schema validators compiled once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use crate::schema::{ToolSchema, is_valid_tool_name};
+use crate::tool::Tool;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("tool name {0:?} is not snake_case (^[a-z][a-z0-9_]*$, at most 64 characters)")]
+    InvalidName(String),
+    #[error("tool {0:?} is already registered")]
+    Duplicate(String),
+    #[error("tool {name:?}: {which} is not a valid JSON Schema: {message}")]
+    InvalidSchema {
+        name: String,
+        which: &'static str,
+        message: String,
+    },
+}
+
+/// A registered tool and its compiled validators.
+#[derive(Clone)]
+pub struct Registered {
+    pub tool: Arc<dyn Tool>,
+    input: Arc<jsonschema::Validator>,
+    output: Option<Arc<jsonschema::Validator>>,
+}
+
+impl std::fmt::Debug for Registered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registered")
+            .field("name", &self.tool.schema().name)
+            .finish()
+    }
+}
+
+impl Registered {
+    pub fn schema(&self) -> &ToolSchema {
+        self.tool.schema()
+    }
+
+    /// Checks input against `inputSchema`; the error names each offending field.
+    pub fn check_input(&self, input: &Json) -> Result<(), String> {
+        check(&self.input, input, "input")
+    }
+
+    /// Checks structured output against `outputSchema`, when the tool has one.
+    pub fn check_output(&self, output: &Json) -> Result<(), String> {
+        match &self.output {
+            Some(v) => check(v, output, "output"),
+            None => Ok(()),
+        }
+    }
+
+    pub fn has_output_schema(&self) -> bool {
+        self.output.is_some()
+    }
+}
+
+fn check(validator: &jsonschema::Validator, value: &Json, root: &str) -> Result<(), String> {
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .take(5)
+        .map(|e| format!("{}: {e}", field_path(root, &e.instance_path().to_string())))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// `/items/0/name` → `input.items[0].name`.
+fn field_path(root: &str, pointer: &str) -> String {
+    let mut out = root.to_owned();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            out.push('.');
+            out.push_str(&seg);
+        }
+    }
+    out
+}
+
+/// Tools by name, in registration order.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    tools: HashMap<String, Registered>,
+    order: Vec<String>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    pub fn register(&mut self, tool: impl Tool) -> Result<(), RegistryError> {
+        self.register_arc(Arc::new(tool))
+    }
+
+    pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let schema = tool.schema();
+        let name = schema.name.clone();
+        if !is_valid_tool_name(&name) {
+            return Err(RegistryError::InvalidName(name));
+        }
+        if self.tools.contains_key(&name) {
+            return Err(RegistryError::Duplicate(name));
+        }
+        let compile = |which: &'static str, s: &Json| {
+            jsonschema::validator_for(s)
+                .map(Arc::new)
+                .map_err(|e| RegistryError::InvalidSchema {
+                    name: name.clone(),
+                    which,
+                    message: e.to_string(),
+                })
+        };
+        let input = compile("inputSchema", &schema.input_schema)?;
+        let output = schema
+            .output_schema
+            .as_ref()
+            .map(|s| compile("outputSchema", s))
+            .transpose()?;
+        self.order.push(name.clone());
+        self.tools.insert(
+            name,
+            Registered {
+                tool,
+                input,
+                output,
+            },
+        );
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Registered> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.order
+    }
+
+    pub fn schemas(&self) -> impl Iterator<Item = &ToolSchema> {
+        self.order
+            .iter()
+            .filter_map(|n| self.tools.get(n))
+            .map(Registered::schema)
+    }
+
+    /// The same tools minus `excluded`, e.g. a subagent's set without `task`.
+    pub fn without(&self, excluded: &[&str]) -> Registry {
+        let mut out = self.clone();
+        out.order.retain(|n| !excluded.contains(&n.as_str()));
+        out.tools.retain(|n, _| !excluded.contains(&n.as_str()));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_to_field_path() {
+        assert_eq!(field_path("input", ""), "input");
+        assert_eq!(field_path("input", "/items/0/name"), "input.items[0].name");
+        assert_eq!(field_path("input", "/a~1b"), "input.a/b");
+    }
+}

@@ -1,0 +1,137 @@
+//! `ToolSchema`: how a tool presents itself to the model and to the executor (seed 001).
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+/// A tool's description. `inputSchema` is enforced before every call; `outputSchema`,
+/// when present, on every successful output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSchema {
+    /// snake_case, e.g. `read_file`.
+    pub name: String,
+    /// What it does, when to use it, what it returns (seed 001's best practice).
+    pub description: String,
+    pub input_schema: Json,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Json>,
+    #[serde(default)]
+    pub execution_mode: ExecutionMode,
+    #[serde(default)]
+    pub approval: ApprovalPolicy,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<ToolExample>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Per-tool limit; the executor's default applies when absent.
+    #[serde(skip)]
+    pub timeout: Option<Duration>,
+}
+
+impl ToolSchema {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Json,
+    ) -> Self {
+        ToolSchema {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            execution_mode: ExecutionMode::Functional,
+            approval: ApprovalPolicy::Never,
+            examples: Vec::new(),
+            annotations: None,
+            timeout: None,
+        }
+    }
+}
+
+/// Seed 001's execution modes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    /// Runs and returns. `immediate` is accepted as the older name.
+    #[default]
+    #[serde(alias = "immediate")]
+    Functional,
+    /// Waits for a person; the answer becomes the output, with no re-execution.
+    Blocking,
+    /// Completes at once; the value is for the person, the model gets an acknowledgement.
+    Display,
+}
+
+/// Whether a person must approve a call before it runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalPolicy {
+    #[default]
+    Never,
+    Always,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolExample {
+    pub input: Json,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// MCP tool annotations: hints, not guarantees.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// Tool names are snake_case (seed 001): `^[a-z][a-z0-9_]*$`, at most 64 characters, which
+/// every provider accepts as a function name.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    name.len() <= 64
+        && matches!(bytes.next(), Some(b'a'..=b'z'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names() {
+        for ok in ["read_file", "a", "git_status2"] {
+            assert!(is_valid_tool_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "ReadFile",
+            "read-file",
+            "2fa",
+            "read file",
+            &"a".repeat(65),
+        ] {
+            assert!(!is_valid_tool_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn immediate_is_functional() {
+        let m: ExecutionMode = serde_json::from_str("\"immediate\"").unwrap();
+        assert_eq!(m, ExecutionMode::Functional);
+    }
+}

@@ -1,0 +1,428 @@
+//! One test per rule of the executor contract (issue 5): panic, timeout, invalid input and
+//! output, unknown tool, widgets discarded on error, call order, approvals, blocking,
+//! display, cancel, suspension resumed by another executor.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value as Json, json};
+use toolwire_core::{Audience, Status, Value};
+use toolwire_runtime::{
+    ApprovalPolicy, EventBus, EventKind, ExecutionMode, Executor, ExecutorConfig,
+    MemorySuspensions, Registry, Resolution, Scope, ToolCall, ToolContext, ToolError, codes,
+    tool_fn,
+};
+
+#[derive(Deserialize, JsonSchema)]
+struct Sleep {
+    ms: u64,
+    label: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Empty {}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)] // Read by the executor's prompt, through the schema; the fn never runs.
+struct Question {
+    question: String,
+}
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    r.register(tool_fn(
+        "sleep",
+        "Sleeps, then says its label.",
+        |a: Sleep, _ctx: ToolContext| async move {
+            tokio::time::sleep(Duration::from_millis(a.ms)).await;
+            Ok::<_, ToolError>(Value::text(a.label))
+        },
+    ))
+    .unwrap();
+    r.register(tool_fn(
+        "boom",
+        "Panics.",
+        |_: Empty, _ctx: ToolContext| async move {
+            if true {
+                panic!("kaboom at line 7");
+            }
+            Ok::<_, ToolError>(Value::text("unreachable"))
+        },
+    ))
+    .unwrap();
+    r.register(tool_fn(
+        "widget_then_fail",
+        "Emits a widget, then fails.",
+        |_: Empty, ctx: ToolContext| async move {
+            ctx.display_widget("chart", json!({"points": [1, 2]}), "a chart of 2 points");
+            Err::<Value, _>(ToolError::with_code("upstream", "the upstream API said no"))
+        },
+    ))
+    .unwrap();
+    r.register(tool_fn(
+        "widget_ok",
+        "Emits a widget and succeeds.",
+        |_: Empty, ctx: ToolContext| async move {
+            ctx.display_widget("weather-forecast", json!({"temp": 21}), "Paris: 21°C");
+            Ok::<_, ToolError>(Value::structured(json!({"temp": 21})))
+        },
+    ))
+    .unwrap();
+    r.register(
+        tool_fn("typed_out", "Claims a number, returns a string.", |_: Empty, _ctx: ToolContext| async move {
+            Ok::<_, ToolError>(Value::structured(json!({"count": "many"})))
+        })
+        .with_schema(|s| {
+            s.output_schema = Some(json!({"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}));
+        }),
+    )
+    .unwrap();
+    r.register(
+        tool_fn(
+            "delete_all",
+            "Deletes everything.",
+            |_: Empty, ctx: ToolContext| async move {
+                ctx.display_widget("receipt", json!({"deleted": 3}), "3 files deleted");
+                Ok::<_, ToolError>(Value::text("deleted 3 files"))
+            },
+        )
+        .with_schema(|s| s.approval = ApprovalPolicy::Always),
+    )
+    .unwrap();
+    r.register(
+        tool_fn(
+            "ask_user",
+            "Asks the person.",
+            |_: Question, _ctx: ToolContext| async move {
+                Err::<Value, _>(ToolError::failed("blocking tools never run"))
+            },
+        )
+        .with_schema(|s| s.execution_mode = ExecutionMode::Blocking),
+    )
+    .unwrap();
+    r.register(
+        tool_fn(
+            "show_chart",
+            "Shows a chart.",
+            |_: Empty, _ctx: ToolContext| async move {
+                Ok::<_, ToolError>(Value::table(["x"], [json!({"x": 1})]))
+            },
+        )
+        .with_schema(|s| s.execution_mode = ExecutionMode::Display),
+    )
+    .unwrap();
+    r
+}
+
+fn executor_with(suspensions: Arc<MemorySuspensions>, timeout: Duration) -> Executor {
+    let config = ExecutorConfig {
+        default_timeout: timeout,
+        ..ExecutorConfig::default()
+    };
+    Executor::with(
+        Arc::new(registry()),
+        EventBus::in_memory(),
+        suspensions,
+        config,
+    )
+}
+
+fn executor() -> Executor {
+    executor_with(
+        Arc::new(MemorySuspensions::default()),
+        Duration::from_secs(5),
+    )
+}
+
+fn call(id: &str, name: &str, input: Json) -> ToolCall {
+    ToolCall::new(id, name, input)
+}
+
+fn code(r: &toolwire_core::ToolResult) -> Option<&str> {
+    r.error.as_ref().and_then(|e| e.code.as_deref())
+}
+
+#[tokio::test]
+async fn a_panic_becomes_an_error_result() {
+    let r = executor()
+        .execute(&Scope::new("s"), call("c1", "boom", json!({})))
+        .await;
+    assert_eq!(r.status, Status::Error);
+    assert_eq!(code(&r), Some(codes::PANIC));
+    assert!(
+        r.error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("kaboom at line 7")
+    );
+    assert_eq!((r.call_id.as_str(), r.tool_name.as_str()), ("c1", "boom"));
+    r.validate().unwrap();
+}
+
+#[tokio::test]
+async fn a_timeout_becomes_an_error_result() {
+    let ex = executor_with(
+        Arc::new(MemorySuspensions::default()),
+        Duration::from_millis(50),
+    );
+    let r = ex
+        .execute(
+            &Scope::new("s"),
+            call("c1", "sleep", json!({"ms": 5000, "label": "late"})),
+        )
+        .await;
+    assert_eq!(code(&r), Some(codes::TIMEOUT));
+    assert!(r.error.unwrap().message.contains("timed out after 50ms"));
+}
+
+#[tokio::test]
+async fn invalid_input_names_the_field() {
+    let r = executor()
+        .execute(
+            &Scope::new("s"),
+            call("c1", "sleep", json!({"ms": "soon", "label": "x"})),
+        )
+        .await;
+    assert_eq!(code(&r), Some(codes::INVALID_INPUT));
+    let msg = r.error.unwrap().message;
+    assert!(msg.contains("input.ms"), "{msg}");
+    let r = executor()
+        .execute(&Scope::new("s"), call("c2", "sleep", json!({"ms": 1})))
+        .await;
+    assert!(
+        r.error
+            .unwrap()
+            .message
+            .contains("\"label\" is a required property")
+    );
+}
+
+#[tokio::test]
+async fn invalid_output_is_caught() {
+    let r = executor()
+        .execute(&Scope::new("s"), call("c1", "typed_out", json!({})))
+        .await;
+    assert_eq!(code(&r), Some(codes::INVALID_OUTPUT));
+    assert!(r.error.unwrap().message.contains("output.count"));
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_an_error_not_a_crash() {
+    let r = executor()
+        .execute(&Scope::new("s"), call("c1", "rm_rf", json!({})))
+        .await;
+    assert_eq!(code(&r), Some(codes::UNKNOWN_TOOL));
+    assert!(
+        r.error
+            .unwrap()
+            .message
+            .contains("available tools: sleep, boom")
+    );
+}
+
+#[tokio::test]
+async fn widgets_are_discarded_on_error_and_kept_on_success() {
+    let ex = executor();
+    let failed = ex
+        .execute(&Scope::new("s"), call("c1", "widget_then_fail", json!({})))
+        .await;
+    assert_eq!(failed.status, Status::Error);
+    assert!(failed.widgets.is_empty());
+    assert_eq!(code(&failed), Some("upstream"));
+    let ok = ex
+        .execute(&Scope::new("s"), call("c2", "widget_ok", json!({})))
+        .await;
+    assert_eq!(ok.widgets.len(), 1);
+    assert_eq!(ok.widgets[0].fallback, "Paris: 21°C");
+}
+
+#[tokio::test]
+async fn results_come_back_in_call_order_not_completion_order() {
+    let calls = vec![
+        call("a", "sleep", json!({"ms": 600, "label": "first"})),
+        call("b", "sleep", json!({"ms": 300, "label": "second"})),
+        call("c", "sleep", json!({"ms": 1, "label": "third"})),
+    ];
+    let ex = executor();
+    let scope = Scope::new("s");
+    let started = std::time::Instant::now();
+    let results = ex.execute_all(&scope, calls).await;
+    // Parallel, not sequential: well under the 901 ms sum.
+    assert!(
+        started.elapsed() < Duration::from_millis(850),
+        "{:?}",
+        started.elapsed()
+    );
+    let ids: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    // The events show they completed in reverse.
+    let mut sub = ex.events().subscribe("s", 0).await.unwrap();
+    let mut finished = Vec::new();
+    while finished.len() < 3 {
+        if let EventKind::ToolResult { result, .. } = sub.next().await.unwrap().unwrap().kind {
+            finished.push(result.call_id);
+        }
+    }
+    assert_eq!(finished, ["c", "b", "a"]);
+}
+
+#[tokio::test]
+async fn approval_suspends_then_approve_runs_and_widgets_follow_the_result() {
+    let ex = executor();
+    let r = ex
+        .execute(&Scope::new("s"), call("c1", "delete_all", json!({})))
+        .await;
+    assert_eq!(r.status, Status::Suspended);
+    let id = r.suspension.unwrap().id;
+    let done = ex.resolve(&id, Resolution::Approve).await.unwrap();
+    assert_eq!(done.status, Status::Success);
+    assert_eq!(done.call_id, "c1");
+    assert_eq!(done.widgets[0].fallback, "3 files deleted");
+    // Resolved once only.
+    assert!(ex.resolve(&id, Resolution::Approve).await.is_err());
+    let mut sub = ex.events().subscribe("s", 0).await.unwrap();
+    let mut kinds = Vec::new();
+    for _ in 0..6 {
+        kinds.push(match sub.next().await.unwrap().unwrap().kind {
+            EventKind::ToolCallStarted { .. } => "started",
+            EventKind::Suspended { .. } => "suspended",
+            EventKind::ToolResult { result, .. } => result.status.as_str(),
+            EventKind::Resolved { .. } => "resolved",
+            EventKind::Widget { .. } => "widget",
+            _ => "other",
+        });
+    }
+    assert_eq!(
+        kinds,
+        [
+            "started",
+            "suspended",
+            "suspended",
+            "resolved",
+            "success",
+            "widget"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn deny_gives_an_error_saying_the_user_denied() {
+    let ex = executor();
+    let r = ex
+        .execute(&Scope::new("s"), call("c1", "delete_all", json!({})))
+        .await;
+    let done = ex
+        .resolve(
+            &r.suspension.unwrap().id,
+            Resolution::Deny {
+                reason: Some("too risky".into()),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(code(&done), Some(codes::DENIED));
+    assert_eq!(
+        done.error.unwrap().message,
+        "The user denied this call to delete_all: too risky."
+    );
+}
+
+#[tokio::test]
+async fn a_blocking_tool_takes_the_answer_as_output_without_running() {
+    let ex = executor();
+    let r = ex
+        .execute(
+            &Scope::new("s"),
+            call("c1", "ask_user", json!({"question": "Which branch?"})),
+        )
+        .await;
+    let s = r.suspension.unwrap();
+    assert_eq!(s.prompt, "Which branch?");
+    let done = ex
+        .resolve(
+            &s.id,
+            Resolution::Answer {
+                value: json!("main"),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.status, Status::Success);
+    assert_eq!(done.output[0].as_text().unwrap().content, "main");
+}
+
+#[tokio::test]
+async fn a_suspension_is_resumed_by_another_executor_sharing_the_store() {
+    let store = Arc::new(MemorySuspensions::default());
+    let first = executor_with(Arc::clone(&store), Duration::from_secs(5));
+    let r = first
+        .execute(&Scope::new("s"), call("c1", "delete_all", json!({})))
+        .await;
+    drop(first);
+    let second = executor_with(store, Duration::from_secs(5));
+    let done = second
+        .resolve(&r.suspension.unwrap().id, Resolution::Approve)
+        .await
+        .unwrap();
+    assert_eq!(
+        (done.call_id.as_str(), done.status),
+        ("c1", Status::Success)
+    );
+}
+
+#[tokio::test]
+async fn display_tools_acknowledge_to_the_model_and_show_the_person() {
+    let r = executor()
+        .execute(&Scope::new("s"), call("c1", "show_chart", json!({})))
+        .await;
+    assert_eq!(r.output.len(), 2);
+    let ack = &r.output[0];
+    assert_eq!(
+        ack.annotations.as_ref().unwrap().audience,
+        Some(vec![Audience::Assistant])
+    );
+    assert_eq!(
+        r.output[1].annotations.as_ref().unwrap().audience,
+        Some(vec![Audience::User])
+    );
+    assert!(r.output[1].as_table().is_ok());
+}
+
+#[tokio::test]
+async fn cancel_ends_running_calls_with_an_error_each() {
+    let ex = executor();
+    let scope = Scope::new("s");
+    let cancel = scope.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let results = ex
+        .execute_all(
+            &scope,
+            vec![
+                call("a", "sleep", json!({"ms": 10_000, "label": "x"})),
+                call("b", "sleep", json!({"ms": 1, "label": "y"})),
+            ],
+        )
+        .await;
+    assert_eq!(code(&results[0]), Some(codes::CANCELLED));
+    assert_eq!(results[1].status, Status::Success);
+    assert!(results.iter().all(|r| r.validate().is_ok()));
+}
+
+#[tokio::test]
+async fn every_result_has_timing() {
+    let r = executor()
+        .execute(
+            &Scope::new("s"),
+            call("c1", "sleep", json!({"ms": 20, "label": "x"})),
+        )
+        .await;
+    assert!(r.metadata.duration_ms.unwrap() >= 20);
+    assert!(r.metadata.started_at.unwrap() <= r.metadata.ended_at.unwrap());
+}

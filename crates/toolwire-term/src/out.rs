@@ -1,0 +1,352 @@
+//! `Out`: the lines of one value's body, cut at its height limit, and line wrapping.
+//!
+//! Renderers stop producing lines once `Out` is full and report how much they left out,
+//! so the cost of rendering follows what is shown, not the size of the input.
+
+use unicode_width::UnicodeWidthChar;
+
+use crate::options::ColorMode;
+use crate::style::{Line, Span, Style, line_of};
+
+#[derive(Debug)]
+pub(crate) struct Out {
+    pub lines: Vec<String>,
+    limit: Option<usize>,
+    /// Source lines (or entries) left out because the limit was reached.
+    more: u64,
+    pub mode: ColorMode,
+    pub width: usize,
+}
+
+/// How a long line is broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wrap {
+    /// Anywhere: for code and plain text, whose whitespace matters.
+    Chars,
+    /// At spaces, dropping them at line starts: for prose.
+    Words,
+}
+
+impl Out {
+    pub fn new(mode: ColorMode, width: usize, limit: Option<usize>) -> Self {
+        Out {
+            lines: Vec::new(),
+            limit,
+            more: 0,
+            mode,
+            width,
+        }
+    }
+
+    pub fn room(&self) -> bool {
+        self.limit.is_none_or(|l| self.lines.len() < l)
+    }
+
+    /// Lines that can still be pushed; `None` when unlimited.
+    pub fn remaining(&self) -> Option<usize> {
+        self.limit.map(|l| l.saturating_sub(self.lines.len()))
+    }
+
+    pub fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    /// Pushes a finished line; `false` (and the line dropped) when full.
+    pub fn push(&mut self, line: String) -> bool {
+        if !self.room() {
+            return false;
+        }
+        self.lines.push(line);
+        true
+    }
+
+    /// Pushes even past the limit: for notes that explain what follows.
+    pub fn push_always(&mut self, line: String) {
+        self.lines.push(line);
+    }
+
+    /// Pushes one line of spans, cut to the width.
+    pub fn push_spans(&mut self, spans: &[Span]) -> bool {
+        let total: usize = spans.iter().map(|s| str_width(&s.text)).sum();
+        let line = if total > self.width {
+            line_of(self.mode, &fit(spans.to_vec(), self.width))
+        } else {
+            line_of(self.mode, spans)
+        };
+        self.push(line)
+    }
+
+    pub fn add_more(&mut self, n: u64) {
+        self.more += n;
+    }
+
+    pub fn more(&self) -> u64 {
+        self.more
+    }
+
+    /// A dim explanatory line, e.g. why a fallback view is used.
+    pub fn note(&mut self, text: &str) {
+        let cut = truncate(&crate::sanitize::inline(text), self.width);
+        let mut line = Line::new(self.mode);
+        line.push(&cut, Style::dim());
+        self.push_always(line.finish());
+    }
+
+    /// Wraps `spans` to the width, the first line after `first`, the others after `cont`
+    /// (prefixes of the same width keep columns aligned). Returns `false` when the body
+    /// filled up before all of it was pushed.
+    pub fn wrapped(&mut self, first: &[Span], cont: &[Span], spans: &[Span], mode: Wrap) -> bool {
+        let prefix_width = |p: &[Span]| p.iter().map(|s| str_width(&s.text)).sum::<usize>();
+        // Prefixes (tree glyphs and keys, gutters) get at most half the line, so the
+        // text always has room, even for a double-width character.
+        let max_prefix = self.width / 2;
+        let cut = |p: &[Span]| {
+            if prefix_width(p) > max_prefix {
+                fit(p.to_vec(), max_prefix)
+            } else {
+                p.to_vec()
+            }
+        };
+        let (first, cont) = (cut(first), cut(cont));
+        let (first, cont) = (first.as_slice(), cont.as_slice());
+        let avail = self
+            .width
+            .saturating_sub(prefix_width(first).max(prefix_width(cont)))
+            .max(1);
+        let rows = wrap(spans, avail, mode, self.remaining());
+        for (i, row) in rows.into_iter().enumerate() {
+            let mut line = Line::new(self.mode);
+            for s in if i == 0 { first } else { cont } {
+                line.push(&s.text, s.style);
+            }
+            for s in &row {
+                line.push(&s.text, s.style);
+            }
+            if !self.push(line.finish()) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Cuts spans to `width` columns, ending the cut one with `…`.
+pub(crate) fn fit(spans: Vec<Span>, width: usize) -> Vec<Span> {
+    let mut used = 0;
+    let mut out = Vec::with_capacity(spans.len());
+    for s in spans {
+        let w = str_width(&s.text);
+        if used + w <= width {
+            used += w;
+            out.push(s);
+            continue;
+        }
+        let room = width.saturating_sub(used);
+        if room > 0 {
+            out.push(Span::new(truncate(&s.text, room), s.style));
+        }
+        break;
+    }
+    out
+}
+
+pub(crate) fn str_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// Cuts `s` to `width` columns, ending in `…` when cut.
+pub(crate) fn truncate(s: &str, width: usize) -> String {
+    if str_width(s) <= width {
+        return s.to_owned();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw + 1 > width {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// Splits styled text into rows of at most `width` columns. With `max_rows`, stops after
+/// one row more than that, so a caller can tell the text did not fit.
+pub(crate) fn wrap(
+    spans: &[Span],
+    width: usize,
+    mode: Wrap,
+    max_rows: Option<usize>,
+) -> Vec<Vec<Span>> {
+    let width = width.max(1);
+    let mut rows: Vec<Vec<Span>> = Vec::new();
+    let mut row: Vec<Span> = Vec::new();
+    let mut row_width = 0usize;
+    let full = |rows: &Vec<Vec<Span>>| max_rows.is_some_and(|m| rows.len() > m);
+
+    let push_str = |row: &mut Vec<Span>, text: &str, style: Style| match row.last_mut() {
+        Some(last) if last.style == style => last.text.push_str(text),
+        _ => row.push(Span::new(text, style)),
+    };
+
+    match mode {
+        Wrap::Chars => {
+            for span in spans {
+                let mut buf = [0u8; 4];
+                for c in span.text.chars() {
+                    let cw = c.width().unwrap_or(0);
+                    if row_width + cw > width && row_width > 0 {
+                        rows.push(std::mem::take(&mut row));
+                        row_width = 0;
+                        if full(&rows) {
+                            return rows;
+                        }
+                    }
+                    push_str(&mut row, c.encode_utf8(&mut buf), span.style);
+                    row_width += cw;
+                }
+            }
+        }
+        Wrap::Words => {
+            for word in words(spans) {
+                let ww: usize = word.pieces.iter().map(|(t, _)| str_width(t)).sum();
+                if word.space {
+                    if row_width == 0 && !rows.is_empty() {
+                        continue;
+                    }
+                    if row_width + ww > width {
+                        rows.push(std::mem::take(&mut row));
+                        row_width = 0;
+                        if full(&rows) {
+                            return rows;
+                        }
+                        continue;
+                    }
+                } else if row_width + ww > width && row_width > 0 {
+                    trim_trailing_spaces(&mut row);
+                    rows.push(std::mem::take(&mut row));
+                    row_width = 0;
+                    if full(&rows) {
+                        return rows;
+                    }
+                }
+                for (text, style) in &word.pieces {
+                    if row_width + str_width(text) <= width {
+                        push_str(&mut row, text, *style);
+                        row_width += str_width(text);
+                        continue;
+                    }
+                    // A word wider than the line: break it anywhere.
+                    let mut buf = [0u8; 4];
+                    for c in text.chars() {
+                        let cw = c.width().unwrap_or(0);
+                        if row_width + cw > width && row_width > 0 {
+                            rows.push(std::mem::take(&mut row));
+                            row_width = 0;
+                            if full(&rows) {
+                                return rows;
+                            }
+                        }
+                        push_str(&mut row, c.encode_utf8(&mut buf), *style);
+                        row_width += cw;
+                    }
+                }
+            }
+        }
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
+fn trim_trailing_spaces(row: &mut Vec<Span>) {
+    while let Some(last) = row.last_mut() {
+        let trimmed = last.text.trim_end_matches(' ').len();
+        last.text.truncate(trimmed);
+        if last.text.is_empty() {
+            row.pop();
+        } else {
+            break;
+        }
+    }
+}
+
+struct Word<'a> {
+    space: bool,
+    pieces: Vec<(&'a str, Style)>,
+}
+
+/// Runs of spaces and of non-spaces; a word may cross style boundaries (`**bold**,`).
+fn words(spans: &[Span]) -> Vec<Word<'_>> {
+    let mut out: Vec<Word<'_>> = Vec::new();
+    for span in spans {
+        let text = span.text.as_str();
+        let mut start = 0;
+        while start < text.len() {
+            let space = text[start..].starts_with(' ');
+            let end = text[start..]
+                .find(|c: char| (c == ' ') != space)
+                .map_or(text.len(), |i| start + i);
+            let piece = (&text[start..end], span.style);
+            match out.last_mut() {
+                Some(w) if w.space == space => w.pieces.push(piece),
+                _ => out.push(Word {
+                    space,
+                    pieces: vec![piece],
+                }),
+            }
+            start = end;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(rows: &[Vec<Span>]) -> Vec<String> {
+        rows.iter()
+            .map(|r| r.iter().map(|s| s.text.as_str()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn words_wrap_at_spaces_and_break_long_words() {
+        let spans = [Span::new("the quick brown fox", Style::PLAIN)];
+        assert_eq!(
+            texts(&wrap(&spans, 10, Wrap::Words, None)),
+            ["the quick", "brown fox"]
+        );
+        let spans = [Span::new("abcdefghijkl xy", Style::PLAIN)];
+        assert_eq!(
+            texts(&wrap(&spans, 5, Wrap::Words, None)),
+            ["abcde", "fghij", "kl xy"]
+        );
+    }
+
+    #[test]
+    fn chars_wrap_keeps_whitespace_and_wide_chars() {
+        let spans = [Span::new("  ab  cd", Style::PLAIN)];
+        assert_eq!(texts(&wrap(&spans, 4, Wrap::Chars, None)), ["  ab", "  cd"]);
+        let spans = [Span::new("日本語", Style::PLAIN)];
+        assert_eq!(
+            texts(&wrap(&spans, 3, Wrap::Chars, None)),
+            ["日", "本", "語"]
+        );
+        assert_eq!(texts(&wrap(&[], 3, Wrap::Chars, None)), [""]);
+    }
+
+    #[test]
+    fn truncation_marks_the_cut() {
+        assert_eq!(truncate("hello world", 6), "hello…");
+        assert_eq!(truncate("hi", 6), "hi");
+    }
+}

@@ -1,0 +1,147 @@
+//! Neutralizes control characters in tool-supplied text before it reaches a terminal.
+//!
+//! Tool output is untrusted: `ESC ] 52 ;` writes the clipboard, `ESC [ 2 J` clears the
+//! screen, bidi overrides reorder what the person reads. Every control character is
+//! replaced by a visible stand-in (`␛` for ESC), so the person still sees that it was there.
+
+use std::borrow::Cow;
+
+use unicode_width::UnicodeWidthChar;
+
+use crate::options::ColorMode;
+
+/// Columns per tab stop when tabs are expanded.
+pub(crate) const TAB_WIDTH: usize = 4;
+
+/// The visible stand-in for a character that must not reach the terminal raw, if any.
+fn stand_in(c: char) -> Option<char> {
+    match c {
+        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32),
+        '\u{7f}' => Some('\u{2421}'),
+        // C1 controls: U+009B is a one-character CSI on some terminals.
+        '\u{80}'..='\u{9f}' => Some('\u{fffd}'),
+        // Bidi embeddings, overrides and isolates ("trojan source").
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => {
+            Some('\u{fffd}')
+        }
+        _ => None,
+    }
+}
+
+/// Whether `s` might hold something to replace, by a byte scan that is cheap on clean text.
+fn may_need_cleaning(s: &str) -> bool {
+    s.bytes()
+        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2 || b == 0xd8)
+}
+
+/// For text shown on one line (headers, cells, tree values): newlines become `↵`, tabs a
+/// space, other controls their stand-in.
+pub(crate) fn inline(s: &str) -> Cow<'_, str> {
+    if !may_need_cleaning(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push('↵'),
+            '\t' => out.push(' '),
+            '\r' => {}
+            c => out.push(stand_in(c).unwrap_or(c)),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// For one line of multi-line text (no `\n`): tabs expand to the next stop counted from
+/// column `start_col`; a trailing `\r` (CRLF) is dropped, any other becomes `␍`.
+pub(crate) fn line(s: &str, start_col: usize) -> Cow<'_, str> {
+    let s = s.strip_suffix('\r').unwrap_or(s);
+    if !may_need_cleaning(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut col = start_col;
+    for c in s.chars() {
+        if c == '\t' {
+            let n = TAB_WIDTH - col % TAB_WIDTH;
+            out.extend(std::iter::repeat_n(' ', n));
+            col += n;
+            continue;
+        }
+        let c = stand_in(c).unwrap_or(c);
+        col += c.width().unwrap_or(0);
+        out.push(c);
+    }
+    Cow::Owned(out)
+}
+
+/// For text a trusted widget renderer produced, which may style untrusted data: keeps
+/// well-formed SGR sequences (`ESC [ digits ; … m`) when colour is on, drops them when
+/// off, and neutralizes every other control. Newlines are kept.
+pub(crate) fn keep_sgr(s: &str, mode: ColorMode) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(pos) = rest.find('\x1b') {
+        push_clean_lines(&mut out, &rest[..pos]);
+        let after = &rest[pos + 1..];
+        let sgr_len = after.strip_prefix('[').and_then(|body| {
+            let end = body.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+            (body.as_bytes().get(end) == Some(&b'm')).then_some(end + 2)
+        });
+        match sgr_len {
+            Some(n) => {
+                if mode != ColorMode::Off {
+                    out.push('\x1b');
+                    out.push_str(&after[..n]);
+                }
+                rest = &after[n..];
+            }
+            None => {
+                out.push('\u{241b}');
+                rest = after;
+            }
+        }
+    }
+    push_clean_lines(&mut out, rest);
+    out
+}
+
+fn push_clean_lines(out: &mut String, s: &str) {
+    for (i, part) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&line(part, 0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_become_visible() {
+        assert_eq!(inline("a\x1b]52;c;x\x07b"), "a␛]52;c;x␇b");
+        assert_eq!(inline("\x1b[2J"), "␛[2J");
+        assert_eq!(inline("x\u{9b}31m"), "x\u{fffd}31m");
+        assert_eq!(inline("a\u{202e}b"), "a\u{fffd}b");
+        assert!(matches!(inline("plain é ü 日本"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn tabs_expand_to_stops() {
+        assert_eq!(line("a\tb", 0), "a   b");
+        assert_eq!(line("\tb\r", 0), "    b");
+        assert_eq!(line("a\rb", 0), "a␍b");
+    }
+
+    #[test]
+    fn widget_output_keeps_only_sgr() {
+        let s = "\x1b[1;31mred\x1b[0m \x1b]52;c;eA==\x07 \x1b[2J";
+        assert_eq!(
+            keep_sgr(s, ColorMode::Ansi256),
+            "\x1b[1;31mred\x1b[0m ␛]52;c;eA==␇ ␛[2J"
+        );
+        assert_eq!(keep_sgr(s, ColorMode::Off), "red ␛]52;c;eA==␇ ␛[2J");
+    }
+}

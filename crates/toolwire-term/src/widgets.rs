@@ -1,0 +1,204 @@
+//! Widgets (seed 004): terminal renderers registered by widget id; without one, or when
+//! one fails, the widget's fallback text is shown.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+use toolwire_core::{MCP_APP_WIDGET, Widget};
+
+use crate::kinds::text::{self, TextStyle};
+use crate::options::{ColorMode, TermOptions};
+use crate::out::{Out, str_width, truncate};
+use crate::sanitize;
+use crate::style::{CYAN, Line, Style};
+use crate::value::EXPAND_HINT;
+
+/// What a widget renderer may know about the terminal.
+#[derive(Debug, Clone, Copy)]
+pub struct WidgetContext {
+    pub width: usize,
+    pub color: ColorMode,
+}
+
+impl WidgetContext {
+    /// `text` in SGR `codes` (e.g. `"1;32"`) when colour is on, as is otherwise.
+    pub fn paint(&self, codes: &str, text: &str) -> String {
+        if self.color == ColorMode::Off {
+            text.to_owned()
+        } else {
+            format!("\x1b[{codes}m{text}\x1b[0m")
+        }
+    }
+}
+
+/// Why a renderer could not draw its widget; the fallback text is shown instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WidgetError {
+    #[error("widget data does not match what the renderer expects: {0}")]
+    BadData(String),
+}
+
+/// Draws one widget type as text. Output may hold SGR colour codes; every other control
+/// character is neutralized, since the data it draws is untrusted.
+pub trait WidgetRenderer: Send + Sync {
+    fn render(&self, data: &Json, ctx: &WidgetContext) -> Result<String, WidgetError>;
+}
+
+impl<F> WidgetRenderer for F
+where
+    F: Fn(&Json, &WidgetContext) -> Result<String, WidgetError> + Send + Sync,
+{
+    fn render(&self, data: &Json, ctx: &WidgetContext) -> Result<String, WidgetError> {
+        self(data, ctx)
+    }
+}
+
+/// Terminal renderers by widget id. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct WidgetRegistry {
+    renderers: Arc<BTreeMap<String, Arc<dyn WidgetRenderer>>>,
+}
+
+impl std::fmt::Debug for WidgetRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.renderers.keys()).finish()
+    }
+}
+
+impl WidgetRegistry {
+    pub fn new() -> Self {
+        WidgetRegistry::default()
+    }
+
+    /// Registers (or replaces) the renderer for `widget`.
+    pub fn register(
+        &mut self,
+        widget: impl Into<String>,
+        renderer: impl WidgetRenderer + 'static,
+    ) -> &mut Self {
+        Arc::make_mut(&mut self.renderers).insert(widget.into(), Arc::new(renderer));
+        self
+    }
+
+    pub fn get(&self, widget: &str) -> Option<&Arc<dyn WidgetRenderer>> {
+        self.renderers.get(widget)
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.renderers.keys().map(String::as_str)
+    }
+}
+
+/// Cuts a line holding SGR codes to `width` visible columns.
+fn fit_styled(line: &str, width: usize) -> String {
+    let plain_width = str_width(&crate::style::strip_sgr(line));
+    if plain_width <= width {
+        return line.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            out.push(c);
+            for d in chars.by_ref() {
+                out.push(d);
+                if d == 'm' {
+                    break;
+                }
+            }
+            continue;
+        }
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    if out.contains('\x1b') {
+        out.push_str("\x1b[0m");
+    }
+    out
+}
+
+pub(crate) fn render_widget(w: &Widget, opts: &TermOptions, lines: &mut Vec<String>) {
+    let width = opts.layout_width();
+    let ctx = WidgetContext {
+        width,
+        color: opts.color,
+    };
+    let renderer = opts.widgets.get(&w.widget);
+    let rendered = renderer.map(|r| r.render(&w.data, &ctx));
+
+    let mut header = Line::new(opts.color);
+    header.push("▾ ", Style::dim());
+    header.push("widget ", Style::fg(CYAN).with_bold());
+    let id = match (&w.app, w.widget.as_str()) {
+        (Some(app), MCP_APP_WIDGET) => app.uri.as_str(),
+        _ => w.widget.as_str(),
+    };
+    let id = truncate(&sanitize::inline(id), width.saturating_sub(9).max(4));
+    header.push(&id, Style::fg(CYAN).with_bold());
+    let note = match (&rendered, &w.app) {
+        (Some(Ok(_)), _) => String::new(),
+        (Some(Err(e)), _) => format!(" · fallback ({e})"),
+        (None, Some(_)) => " · app: open in the web app; fallback text".to_owned(),
+        (None, None) => " · fallback text".to_owned(),
+    };
+    let room = width.saturating_sub(header.width());
+    header.push(&truncate(&sanitize::inline(&note), room), Style::dim());
+    lines.push(header.finish());
+
+    let limit = if opts.expand_all {
+        None
+    } else {
+        opts.max_height
+    };
+    let mut out = Out::new(opts.color, width, limit);
+    match rendered {
+        Some(Ok(text)) => {
+            let clean = sanitize::keep_sgr(&text, opts.color);
+            let mut shown = 0u64;
+            let all: Vec<&str> = clean.split('\n').collect();
+            for l in &all {
+                if !out.push(fit_styled(l, width)) {
+                    break;
+                }
+                shown += 1;
+            }
+            out.add_more(all.len() as u64 - shown);
+        }
+        _ => text::render(&mut out, &w.fallback, TextStyle::PLAIN),
+    }
+    let more = out.more();
+    lines.append(&mut out.lines);
+    if more > 0 {
+        let mut line = Line::new(opts.color);
+        line.push(
+            &truncate(
+                &format!(
+                    "{} ({EXPAND_HINT})",
+                    crate::fmt::more(more, "line", "lines")
+                ),
+                width,
+            ),
+            Style::dim(),
+        );
+        lines.push(line.finish());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn styled_lines_are_cut_by_visible_width() {
+        let s = "\x1b[31mabcdef\x1b[0m";
+        assert_eq!(fit_styled(s, 4), "\x1b[31mabc…\x1b[0m");
+        assert_eq!(fit_styled("abc", 4), "abc");
+    }
+}

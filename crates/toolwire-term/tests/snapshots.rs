@@ -1,0 +1,107 @@
+//! Snapshots of every rendering case at widths 80 and 40 without colour, and the check
+//! that colour output is exactly the plain output plus SGR codes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{cases, options};
+use toolwire_term::{ColorMode, strip_sgr};
+use unicode_width::UnicodeWidthStr;
+
+fn snapshot_all(width: usize) {
+    let opts = options(width, ColorMode::Off);
+    for (name, case) in cases() {
+        let text = case.render(&opts);
+        insta::assert_snapshot!(format!("{name}__w{width}"), text);
+    }
+}
+
+#[test]
+fn snapshots_at_width_80() {
+    snapshot_all(80);
+}
+
+#[test]
+fn snapshots_at_width_40() {
+    snapshot_all(40);
+}
+
+#[test]
+fn wide_terminals_get_side_by_side_diffs() {
+    let opts = options(140, ColorMode::Off);
+    let (_, case) = cases()
+        .into_iter()
+        .find(|(n, _)| *n == "diff_computed")
+        .unwrap();
+    let text = case.render(&opts);
+    assert!(
+        text.lines().any(|l| l.contains(" │ ")
+            && l.contains("-    println!")
+            && l.contains("+    println!")),
+        "{text}"
+    );
+    insta::assert_snapshot!("diff_computed__w140", text);
+}
+
+/// Every ESC in `s` starts an SGR sequence `ESC [ digits ; … m`.
+fn only_sgr(s: &str) -> bool {
+    let mut rest = s;
+    while let Some(i) = rest.find('\x1b') {
+        let after = &rest[i + 1..];
+        let Some(body) = after.strip_prefix('[') else {
+            return false;
+        };
+        let Some(end) = body.find(|c: char| !(c.is_ascii_digit() || c == ';')) else {
+            return false;
+        };
+        if !body[end..].starts_with('m') {
+            return false;
+        }
+        rest = &body[end + 1..];
+    }
+    true
+}
+
+#[test]
+fn colour_adds_only_sgr_codes_to_the_plain_text() {
+    let mut coloured = 0;
+    let all = cases();
+    for width in [80, 40] {
+        for mode in [ColorMode::Ansi256, ColorMode::TrueColor] {
+            let plain_opts = options(width, ColorMode::Off);
+            let colour_opts = options(width, mode);
+            for (name, case) in &all {
+                let plain = case.render(&plain_opts);
+                let colour = case.render(&colour_opts);
+                assert!(!plain.contains('\x1b'), "{name}: escape with colour off");
+                assert!(only_sgr(&colour), "{name}: non-SGR escape in {colour:?}");
+                assert_eq!(strip_sgr(&colour), plain, "{name} at {width} in {mode:?}");
+                if colour != plain {
+                    coloured += 1;
+                }
+            }
+        }
+    }
+    // The comparison means something only if colour was actually used.
+    assert!(
+        coloured > all.len() * 3,
+        "colour used in only {coloured} renderings"
+    );
+}
+
+#[test]
+fn every_line_fits_the_width() {
+    for width in [80, 40, 20] {
+        let opts = options(width, ColorMode::Off);
+        for (name, case) in cases() {
+            for line in case.render(&opts).lines() {
+                assert!(
+                    line.width() <= width,
+                    "{name} at {width}: {line:?} is {} wide",
+                    line.width()
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! `toolwire render` in a real 80×24 terminal (tmux): a 2,000-row table and a
+//! 5,000-line diff must each fit on one screen, cut with a count, in colour.
+//!
+//! Needs tmux: with CI set a missing tmux fails the test; without CI it skips, saying why.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+const WIDTH: usize = 80;
+const HEIGHT: usize = 24;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_toolwire")
+}
+
+fn tmux_available() -> bool {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        if std::env::var_os("CI").is_some() {
+            panic!("tmux is not installed, and CI is set: install tmux (apt-get install tmux)");
+        }
+        eprintln!("skipping: tmux is not installed (set CI to make this a failure)");
+    }
+    found
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolwire-tmux-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A tmux server of our own (`-L`), so a person's sessions are never touched.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    /// Runs `toolwire render file` in a fresh 80×24 pane and returns the screen once the
+    /// command has exited: plain text, and with the escape sequences tmux kept (`-e`).
+    fn render(name: &str, file: &Path) -> (String, String) {
+        let t = Tmux {
+            socket: format!("toolwire-test-{}-{name}", std::process::id()),
+        };
+        let script = format!(
+            "unset NO_COLOR CLICOLOR_FORCE COLUMNS LINES; TERM=xterm-256color '{}' render '{}'; echo \"__EXIT $?__\"; sleep 60",
+            bin(),
+            file.display()
+        );
+        let status = t
+            .tmux()
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                &WIDTH.to_string(),
+                "-y",
+                &HEIGHT.to_string(),
+                "sh",
+                "-c",
+                &script,
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let screen = loop {
+            let out = t
+                .tmux()
+                .args(["capture-pane", "-p", "-t", "t"])
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            if text.contains("__EXIT ") || Instant::now() > deadline {
+                break text;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let styled = t
+            .tmux()
+            .args(["capture-pane", "-p", "-e", "-t", "t"])
+            .output()
+            .unwrap();
+        let styled = String::from_utf8_lossy(&styled.stdout).into_owned();
+        (screen, styled)
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux().arg("kill-server").status();
+    }
+}
+
+fn lines(screen: &str) -> Vec<&str> {
+    screen.lines().collect()
+}
+
+fn assert_fits_one_screen(screen: &str, header: &str) {
+    let ls = lines(screen);
+    assert!(
+        screen.contains("__EXIT 0__"),
+        "toolwire render failed or hung:\n{screen}"
+    );
+    // Nothing scrolled away: the header is still the first line.
+    assert!(
+        ls.first().is_some_and(|l| l.starts_with(header)),
+        "header not on the first line:\n{screen}"
+    );
+    let exit_line = ls.iter().position(|l| l.contains("__EXIT 0__")).unwrap();
+    assert!(
+        exit_line < HEIGHT,
+        "output taller than the screen:\n{screen}"
+    );
+    for l in &ls {
+        assert!(l.chars().count() <= WIDTH, "line wider than {WIDTH}: {l:?}");
+    }
+}
+
+#[test]
+fn a_2000_row_table_fits_an_80x24_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = scratch("table");
+    let rows: Vec<_> = (1..=2000)
+        .map(|i| json!({"id": i, "path": format!("src/module_{i}.rs"), "bytes": i * 37 % 10_000, "ok": i % 3 != 0}))
+        .collect();
+    let value = json!({"kind": "table", "summary": "2,000 modules",
+                       "data": {"columns": [{"key": "id"}, {"key": "path"}, {"key": "bytes", "type": "number"}, {"key": "ok"}],
+                                "rows": rows}});
+    let file = dir.join("table.json");
+    std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
+
+    let (screen, styled) = Tmux::render("table", &file);
+    assert_fits_one_screen(&screen, "▾ table 4 columns × 2,000 rows · 2,000 modules");
+    let ls = lines(&screen);
+    let first_row = ls
+        .iter()
+        .position(|l| l.contains("src/module_1.rs "))
+        .expect("first row shown");
+    let last_row = ls
+        .iter()
+        .position(|l| l.contains("src/module_2000.rs"))
+        .expect("last row shown");
+    let gap = ls
+        .iter()
+        .position(|l| l.contains('⋮'))
+        .expect("gap row shown");
+    assert!(first_row < gap && gap < last_row, "{screen}");
+    let count = ls
+        .iter()
+        .find(|l| l.contains("more rows (showing"))
+        .expect("count of hidden rows");
+    let shown = ls.iter().filter(|l| l.contains("src/module_")).count();
+    assert_eq!(
+        *count,
+        format!(
+            "… {} more rows (showing {shown} of 2,000)",
+            fmt_count(2000 - shown)
+        ),
+        "{screen}"
+    );
+    // Numbers right-aligned: the `bytes` of row 1 (37) ends where row 2000's (4000) does.
+    let end_of = |l: &str, n: &str| l.find(&format!(" {n} ")).map(|i| i + n.len() + 1);
+    assert_eq!(
+        end_of(ls[first_row], "37"),
+        end_of(ls[last_row], "4000"),
+        "{screen}"
+    );
+    // A terminal gets colour.
+    assert!(
+        styled.contains("\x1b["),
+        "no colour on a terminal:\n{styled}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_5000_line_diff_fits_an_80x24_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = scratch("diff");
+    let original: String = (1..=5000)
+        .map(|i| format!("line {i} of the original file\n"))
+        .collect();
+    let modified: String = (1..=5000)
+        .map(|i| {
+            if i % 10 == 0 {
+                format!("line {i} was changed\n")
+            } else {
+                format!("line {i} of the original file\n")
+            }
+        })
+        .collect();
+    let value = json!({"kind": "diff", "data": {"path": "big.txt", "original": original, "modified": modified, "isNew": false}});
+    let file = dir.join("diff.json");
+    std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
+
+    let (screen, styled) = Tmux::render("diff", &file);
+    assert_fits_one_screen(&screen, "▾ diff big.txt +500 −500");
+    let ls = lines(&screen);
+    assert!(
+        ls.get(1).is_some_and(|l| l.starts_with("@@ -7,")),
+        "first hunk right after the header:\n{screen}"
+    );
+    assert!(
+        screen.contains("-line 10 of the original file") && screen.contains("+line 10 was changed"),
+        "{screen}"
+    );
+    let more = ls
+        .iter()
+        .find(|l| l.contains("more lines (toolwire show --expand)"))
+        .expect("count of hidden lines");
+    let hidden: u64 = more
+        .trim_start_matches("… ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(hidden > 4000, "{more}");
+    assert!(
+        styled.contains("\x1b["),
+        "no colour on a terminal:\n{styled}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn fmt_count(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
