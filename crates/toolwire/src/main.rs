@@ -1,6 +1,7 @@
 //! The `toolwire` binary: a thin clap front end over the toolwire crates.
 
 mod cmd;
+mod data;
 mod input;
 
 use std::io::Write;
@@ -31,6 +32,12 @@ enum Command {
     Render(cmd::render::Args),
     /// Print the JSON Schema (2020-12) of the ToolResult wire format.
     Schema,
+    /// List stored sessions.
+    Sessions(cmd::sessions::Args),
+    /// Print a session's messages, rendered.
+    Show(cmd::show::Args),
+    /// Remove blobs that no stored message references.
+    Gc(cmd::gc::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -42,12 +49,11 @@ pub(crate) enum Outcome {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Normalize(args) => cmd::normalize::run(args),
-        Command::Validate(args) => cmd::validate::run(args),
-        Command::Render(args) => cmd::render::run(args),
-        Command::Schema => cmd::schema::run(),
-    };
+    let result = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| rt.block_on(dispatch(cli)));
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Reported) => ExitCode::FAILURE,
@@ -56,5 +62,18 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "error: {err:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
+    let data_dir = cli.data_dir.as_deref();
+    match cli.command {
+        Command::Normalize(args) => cmd::normalize::run(args, data_dir).await,
+        Command::Validate(args) => cmd::validate::run(args),
+        Command::Render(args) => cmd::render::run(args),
+        Command::Schema => cmd::schema::run(),
+        Command::Sessions(args) => cmd::sessions::run(args, data_dir).await,
+        Command::Show(args) => cmd::show::run(args, data_dir).await,
+        Command::Gc(args) => cmd::gc::run(args, data_dir).await,
     }
 }

@@ -171,3 +171,89 @@ fn usage_errors_are_not_panics() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized subcommand"));
 }
+
+/// Runs with its own data directory.
+fn toolwire_in(dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["--data-dir", dir.to_str().unwrap()];
+    all.extend_from_slice(args);
+    toolwire(&all, "")
+}
+
+#[test]
+fn normalize_store_then_sessions_show_and_gc() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = fixture("mcp/get-tiny-image.json");
+    let out = toolwire_in(
+        dir.path(),
+        &["normalize", "--store", &image, "--tool", "get-tiny-image"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stored: toolwire_core::ToolResult = serde_json::from_slice(&out.stdout).unwrap();
+    // The media went to the blob store and is indexed in resources.
+    let key = stored.resources[0].uri.clone();
+    assert!(toolwire_core::is_blob_key(&key));
+    assert_eq!(
+        stored.output[1].data["source"]["blob"],
+        serde_json::json!(key)
+    );
+
+    let sessions = toolwire_in(dir.path(), &["sessions", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&sessions.stdout).unwrap();
+    let session = list[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(list[0]["messageCount"], 1);
+
+    // Reloaded from history, the result is the same value.
+    let shown = toolwire_in(dir.path(), &["show", &session, "--json"]);
+    let messages: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let reloaded: toolwire_core::ToolResult =
+        serde_json::from_value(messages[0]["content"].clone()).unwrap();
+    assert_eq!(reloaded, stored);
+    let rendered = String::from_utf8(toolwire_in(dir.path(), &["show", &session]).stdout).unwrap();
+    assert!(
+        rendered.contains("[image image/png 4.0 KB blake3:"),
+        "{rendered}"
+    );
+
+    // Referenced blobs survive gc; nothing is listed for removal.
+    let gc = toolwire_in(dir.path(), &["gc", "--dry-run", "--min-age-secs", "0"]);
+    assert!(String::from_utf8_lossy(&gc.stdout).contains("1 blobs scanned, 0 unreferenced"));
+}
+
+#[test]
+fn store_commands_reject_bad_ids_and_unknown_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_one_line_error(
+        &toolwire_in(dir.path(), &["show", "../etc"]),
+        &["invalid session id", ".."],
+    );
+    assert_one_line_error(
+        &toolwire_in(dir.path(), &["show", "nope"]),
+        &["no session \"nope\""],
+    );
+    let image = fixture("mcp/echo.json");
+    assert_one_line_error(
+        &toolwire_in(
+            dir.path(),
+            &["normalize", "--store", "--session", "missing", &image],
+        ),
+        &["no session \"missing\""],
+    );
+}
+
+#[test]
+fn a_corrupt_database_is_a_clear_error_and_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    std::fs::write(&db, b"this is not a sqlite database, just bytes").unwrap();
+    let out = toolwire_in(dir.path(), &["sessions"]);
+    assert_one_line_error(&out, &["cannot open the stores"]);
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        b"this is not a sqlite database, just bytes"
+    );
+}

@@ -1,6 +1,9 @@
 //! One module per subcommand.
 
+pub(crate) mod gc;
 pub(crate) mod normalize;
 pub(crate) mod render;
 pub(crate) mod schema;
+pub(crate) mod sessions;
+pub(crate) mod show;
 pub(crate) mod validate;

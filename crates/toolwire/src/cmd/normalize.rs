@@ -6,9 +6,11 @@ use toolwire_core::CallRef;
 use toolwire_normalize::normalize_value;
 
 use crate::Outcome;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::input;
+use toolwire_store::{MessageContent, NewSession};
+
+use crate::{data, input};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -29,9 +31,16 @@ pub(crate) struct Args {
     /// Print compact JSON instead of pretty.
     #[arg(long)]
     compact: bool,
+    /// Also persist: media to the blob store, the result to the history (a new session
+    /// unless --session is given).
+    #[arg(long)]
+    store: bool,
+    /// The session to append to with --store.
+    #[arg(long, requires = "store")]
+    session: Option<String>,
 }
 
-pub(crate) fn run(args: Args) -> Result<Outcome> {
+pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
     let input = input::read(args.file.as_deref())?;
     let raw = if args.text {
         Json::String(
@@ -55,7 +64,43 @@ pub(crate) fn run(args: Args) -> Result<Outcome> {
             .or_else(|| own("toolName"))
             .unwrap_or_else(|| "tool".into()),
     );
-    let normalized = normalize_value(raw, &call);
+    let mut normalized = normalize_value(raw, &call);
+    if args.store {
+        let stores = data::open(data_dir).await?;
+        let session =
+            match args.session {
+                Some(id) => stores.history.session(&id).await?.ok_or_else(|| {
+                    anyhow::anyhow!("no session {id:?} (see `toolwire sessions`)")
+                })?,
+                None => {
+                    let title = format!("normalize {}", input.name);
+                    stores
+                        .history
+                        .create_session(NewSession {
+                            id: None,
+                            parent_id: None,
+                            title: Some(title),
+                        })
+                        .await?
+                }
+            };
+        let raw = stores
+            .config
+            .persist
+            .keep_raw
+            .then_some(input.bytes.as_slice());
+        let message = stores
+            .record_result(&session.id, normalized.result, raw)
+            .await?;
+        normalized.result = match message.content {
+            MessageContent::ToolResult(r) => r,
+            _ => anyhow::bail!("the store returned a message that is not a tool result"),
+        };
+        eprintln!(
+            "stored in session {} as message {}",
+            session.id, message.seq
+        );
+    }
     let out = if args.compact {
         serde_json::to_string(&normalized.result)?
     } else {

@@ -1,0 +1,35 @@
+//! toolwire-store: content-addressed blobs, session history, and lossless rehydration.
+//!
+//! ```no_run
+//! # async fn demo() -> toolwire_store::Result<()> {
+//! use toolwire_store::{MessageContent, NewSession, StoreConfig, Stores};
+//! use toolwire_core::{CallRef, ToolResult, Value};
+//!
+//! let stores = Stores::open(&Stores::default_data_dir()?, StoreConfig::default()).await?;
+//! let session = stores.history.create_session(NewSession::default()).await?;
+//! let result = ToolResult::success(CallRef::new("call_1", "echo"), Value::text("hi"));
+//! stores.record_result(&session.id, result, None).await?;
+//! let messages = stores.history.load(&session.id).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod blob;
+mod error;
+pub mod gc;
+pub mod history;
+mod ids;
+pub mod persist;
+mod refs;
+mod stores;
+
+pub use blob::{BlobInfo, BlobLimits, BlobRef, BlobStore, BlobWriter, ObjectBlobStore, put_stream};
+pub use error::{Result, StoreError};
+pub use gc::{GcOptions, GcReport, gc};
+pub use history::{
+    HistoryStore, Message, MessageContent, NewSession, Page, Session, SqliteHistory, StoredResult,
+    ToolCall,
+};
+pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
+pub use persist::{PersistConfig, RAW_ENV, persist};
+pub use refs::{message_blob_refs, result_blob_refs};
+pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores};

@@ -1,0 +1,239 @@
+//! The persistence step (seed 003 `persistToolMedia`): inline media → blobs + resources.
+//!
+//! Large base64 is decoded in slices straight into a blob writer, so a 20 MB video costs
+//! one slice of decoded bytes in memory, not 20 MB.
+
+use std::borrow::Cow;
+
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use serde_json::{Map, Value as Json};
+use toolwire_core::{MediaKind, Resource, ResourceKind, ToolResult, WellKnown, is_blob_key};
+
+use crate::blob::{BlobRef, BlobStore};
+use crate::error::{Result, StoreError};
+
+/// Set to `1` (or `true`) to keep each raw tool payload as a blob, referenced from
+/// `metadata.rawRef`, for debugging.
+pub const RAW_ENV: &str = "TOOLWIRE_DEBUG_TOOL_RESULT_RAW";
+
+/// Base64 characters decoded per slice: a multiple of 4, so every slice but the last is
+/// whole quanta without padding.
+const SLICE_CHARS: usize = 1 << 20;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersistConfig {
+    /// Images and documents with more decoded bytes than this are externalized; audio and
+    /// video always are.
+    pub inline_threshold: u64,
+    /// Store the raw payload as a blob and reference it from `metadata.rawRef`.
+    pub keep_raw: bool,
+}
+
+impl Default for PersistConfig {
+    fn default() -> Self {
+        PersistConfig {
+            inline_threshold: 1024,
+            keep_raw: false,
+        }
+    }
+}
+
+impl PersistConfig {
+    /// Defaults, with `keep_raw` from `TOOLWIRE_DEBUG_TOOL_RESULT_RAW`.
+    pub fn from_env() -> Self {
+        let keep_raw = std::env::var(RAW_ENV).is_ok_and(|v| matches!(v.trim(), "1" | "true"));
+        PersistConfig {
+            keep_raw,
+            ..PersistConfig::default()
+        }
+    }
+}
+
+/// Moves inline media of `result` into `blobs`, replacing each source by `{blob, size}`,
+/// and lists every blob the result references in `resources`. `raw` is stored only when
+/// `config.keep_raw` is set. On error nothing in history changes; blobs already written
+/// are unreferenced and `gc` removes them.
+pub async fn persist(
+    mut result: ToolResult,
+    raw: Option<&[u8]>,
+    blobs: &dyn BlobStore,
+    config: &PersistConfig,
+) -> Result<ToolResult> {
+    let mut found = Vec::new();
+    for (i, value) in result.output.iter_mut().enumerate() {
+        let kind = if value.is_kind(WellKnown::Image) {
+            ResourceKind::Image
+        } else if value.is_kind(WellKnown::File) {
+            file_kind(&value.data, value.mime_type.as_deref())
+        } else {
+            continue;
+        };
+        let Some(data) = value.data.as_object_mut() else {
+            continue;
+        };
+        let filename = data
+            .get("filename")
+            .and_then(Json::as_str)
+            .map(str::to_owned);
+        let Some(source) = data.get_mut("source").and_then(Json::as_object_mut) else {
+            continue;
+        };
+        let (key, size) = match inline_base64(source) {
+            Some(b64) => {
+                let decoded_len = toolwire_core::source::base64_decoded_len(b64);
+                let always = matches!(kind, ResourceKind::Audio | ResourceKind::Video);
+                if !always && decoded_len <= config.inline_threshold {
+                    continue;
+                }
+                let path = format!("output[{i}].data.source");
+                let (stored, sniffed) = store_base64(blobs, b64, &path).await?;
+                *source = blob_source(&stored);
+                if value.mime_type.is_none() {
+                    value.mime_type = sniffed.map(str::to_owned);
+                }
+                (stored.key.to_string(), stored.size)
+            }
+            None => match (
+                source.get("blob").and_then(Json::as_str),
+                source.get("size"),
+            ) {
+                (Some(key), Some(size)) if is_blob_key(key) => {
+                    (key.to_owned(), size.as_u64().unwrap_or(0))
+                }
+                _ => continue,
+            },
+        };
+        let mime_type = value
+            .mime_type
+            .clone()
+            .unwrap_or_else(|| "application/octet-stream".to_owned());
+        found.push(Resource {
+            uri: key,
+            kind,
+            mime_type,
+            size,
+            filename,
+        });
+    }
+    for resource in found {
+        if !result.resources.iter().any(|r| r.uri == resource.uri) {
+            result.resources.push(resource);
+        }
+    }
+    if let (true, Some(raw)) = (config.keep_raw, raw) {
+        let stored = store_bytes(blobs, raw).await?;
+        result.metadata.raw_ref = Some(stored.key.to_string());
+    }
+    Ok(result)
+}
+
+fn file_kind(data: &Json, mime: Option<&str>) -> ResourceKind {
+    let media = data
+        .get("mediaKind")
+        .and_then(|m| serde_json::from_value::<MediaKind>(m.clone()).ok())
+        .or_else(|| mime.and_then(MediaKind::from_mime));
+    match media {
+        Some(MediaKind::Audio) => ResourceKind::Audio,
+        Some(MediaKind::Video) => ResourceKind::Video,
+        _ => ResourceKind::Binary,
+    }
+}
+
+fn inline_base64(source: &Map<String, Json>) -> Option<&str> {
+    match source.get("base64") {
+        Some(Json::String(s)) if source.len() == 1 => Some(s),
+        _ => None,
+    }
+}
+
+fn blob_source(stored: &BlobRef) -> Map<String, Json> {
+    let mut map = Map::new();
+    map.insert("blob".into(), Json::String(stored.key.to_string()));
+    map.insert("size".into(), Json::from(stored.size));
+    map
+}
+
+/// Stores bytes already in memory, in slices when large so they are not copied whole.
+pub async fn store_bytes(blobs: &dyn BlobStore, bytes: &[u8]) -> Result<BlobRef> {
+    if bytes.len() <= SLICE_CHARS {
+        return blobs.put(bytes).await;
+    }
+    let mut writer = blobs.writer(Some(bytes.len() as u64)).await?;
+    for slice in bytes.chunks(SLICE_CHARS) {
+        writer.write(slice).await?;
+    }
+    writer.finish().await
+}
+
+fn engine(url_safe: bool) -> GeneralPurpose {
+    let config = GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true);
+    let alphabet = if url_safe {
+        &alphabet::URL_SAFE
+    } else {
+        &alphabet::STANDARD
+    };
+    GeneralPurpose::new(alphabet, config)
+}
+
+/// Decodes and stores base64. The strict pass costs no extra scan of the text; only text
+/// it rejects (line breaks, the URL-safe alphabet, a data: prefix) is cleaned and retried.
+async fn store_base64(
+    blobs: &dyn BlobStore,
+    b64: &str,
+    path: &str,
+) -> Result<(BlobRef, Option<&'static str>)> {
+    match decode_into(blobs, b64, &engine(false), path).await {
+        Err(StoreError::InvalidBase64 { .. }) => {
+            let cleaned = clean_base64(b64);
+            let url_safe = cleaned.contains(['-', '_']);
+            decode_into(blobs, &cleaned, &engine(url_safe), path).await
+        }
+        other => other,
+    }
+}
+
+fn clean_base64(b64: &str) -> Cow<'_, str> {
+    let body = match b64.split_once(";base64,") {
+        Some((prefix, rest)) if prefix.starts_with("data:") => rest,
+        _ => b64,
+    };
+    if body.bytes().any(|b| b.is_ascii_whitespace()) {
+        Cow::Owned(body.chars().filter(|c| !c.is_ascii_whitespace()).collect())
+    } else {
+        Cow::Borrowed(body)
+    }
+}
+
+async fn decode_into(
+    blobs: &dyn BlobStore,
+    b64: &str,
+    engine: &GeneralPurpose,
+    path: &str,
+) -> Result<(BlobRef, Option<&'static str>)> {
+    let size_hint = toolwire_core::source::base64_decoded_len(b64);
+    let mut writer = blobs.writer(Some(size_hint)).await?;
+    let mut buf = vec![0u8; SLICE_CHARS / 4 * 3];
+    let mut sniffed = None;
+    for (n, slice) in b64.as_bytes().chunks(SLICE_CHARS).enumerate() {
+        let len = match engine.decode_slice(slice, &mut buf) {
+            Ok(len) => len,
+            Err(e) => {
+                let _ = writer.abort().await;
+                return Err(StoreError::InvalidBase64 {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let bytes = buf.get(..len).unwrap_or_default();
+        if n == 0 {
+            sniffed = infer::get(bytes).map(|t| t.mime_type());
+        }
+        writer.write(bytes).await?;
+    }
+    Ok((writer.finish().await?, sniffed))
+}

@@ -1,0 +1,145 @@
+//! `Stores`: the blob and history stores opened together, and the operations that need both.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolwire_core::ToolResult;
+
+use crate::blob::{BlobLimits, BlobStore, ObjectBlobStore};
+use crate::error::{Result, StoreError};
+use crate::gc::{GcOptions, GcReport};
+use crate::history::{HistoryStore, Message, MessageContent, SqliteHistory};
+use crate::ids::BlobKey;
+use crate::persist::PersistConfig;
+use crate::refs::{malformed_blob_refs, message_blob_refs};
+
+/// Overrides the platform data directory.
+pub const DATA_DIR_ENV: &str = "TOOLWIRE_DATA_DIR";
+/// The SQLite history file under the data directory.
+pub const HISTORY_FILE: &str = "history.db";
+/// The blob directory under the data directory.
+pub const BLOB_DIR: &str = "blobs";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreConfig {
+    pub limits: BlobLimits,
+    pub persist: PersistConfig,
+}
+
+impl StoreConfig {
+    /// Defaults, with the raw-payload debug flag read from the environment.
+    pub fn from_env() -> Self {
+        StoreConfig {
+            persist: PersistConfig::from_env(),
+            ..StoreConfig::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Stores {
+    pub blobs: Arc<dyn BlobStore>,
+    pub history: Arc<dyn HistoryStore>,
+    pub config: StoreConfig,
+}
+
+impl Stores {
+    /// `$TOOLWIRE_DATA_DIR`, else the platform data directory + `toolwire`.
+    pub fn default_data_dir() -> Result<PathBuf> {
+        match std::env::var_os(DATA_DIR_ENV) {
+            Some(dir) if !dir.is_empty() => Ok(PathBuf::from(dir)),
+            _ => dirs::data_dir()
+                .map(|d| d.join("toolwire"))
+                .ok_or(StoreError::NoDataDir),
+        }
+    }
+
+    /// `history.db` and `blobs/` under `data_dir`, created if missing.
+    pub async fn open(data_dir: &Path, config: StoreConfig) -> Result<Self> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::Io {
+            path: data_dir.to_owned(),
+            source,
+        })?;
+        let history = SqliteHistory::open(&data_dir.join(HISTORY_FILE)).await?;
+        let blobs = ObjectBlobStore::open_local(&data_dir.join(BLOB_DIR), config.limits).await?;
+        Ok(Stores {
+            blobs: Arc::new(blobs),
+            history: Arc::new(history),
+            config,
+        })
+    }
+
+    /// Stores chosen by URL: `sqlite://PATH` (later `postgres://`) and `file:///DIR`
+    /// (later `s3://`).
+    pub async fn open_urls(history_url: &str, blob_url: &str, config: StoreConfig) -> Result<Self> {
+        let history: Arc<dyn HistoryStore> = if history_url.starts_with("sqlite:") {
+            Arc::new(SqliteHistory::open_url(history_url).await?)
+        } else {
+            let reason = if history_url.starts_with("postgres://")
+                || history_url.starts_with("postgresql://")
+            {
+                "the Postgres backend is not built yet"
+            } else {
+                "expected sqlite:// (or, later, postgres://)"
+            };
+            return Err(StoreError::UnsupportedUrl {
+                url: history_url.to_owned(),
+                reason: reason.into(),
+            });
+        };
+        let blobs = ObjectBlobStore::open_url(blob_url, config.limits).await?;
+        Ok(Stores {
+            blobs: Arc::new(blobs),
+            history,
+            config,
+        })
+    }
+
+    /// The persistence step with this store's blobs and config.
+    pub async fn persist(&self, result: ToolResult, raw: Option<&[u8]>) -> Result<ToolResult> {
+        crate::persist::persist(result, raw, self.blobs.as_ref(), &self.config.persist).await
+    }
+
+    /// Appends a message after checking that every blob it references is stored, so no
+    /// row ever points at a missing blob.
+    pub async fn append(&self, session_id: &str, content: MessageContent) -> Result<Message> {
+        if let Some(bad) = content
+            .as_tool_result()
+            .and_then(|r| malformed_blob_refs(r).pop())
+        {
+            return Err(StoreError::InvalidBlobKey {
+                key: crate::ids::truncate_for_message(&bad),
+            });
+        }
+        for key in message_blob_refs(&content) {
+            let key = BlobKey::parse(&key)?;
+            if self.blobs.size(&key).await?.is_none() {
+                return Err(StoreError::MissingBlob {
+                    key: key.to_string(),
+                });
+            }
+        }
+        self.history.append(session_id, content).await
+    }
+
+    /// Persist, then append: what a host does with each tool result.
+    pub async fn record_result(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        raw: Option<&[u8]>,
+    ) -> Result<Message> {
+        let result = self.persist(result, raw).await?;
+        self.append(session_id, MessageContent::ToolResult(result))
+            .await
+    }
+
+    pub async fn gc(&self, opts: GcOptions) -> Result<GcReport> {
+        crate::gc::gc(self.blobs.as_ref(), self.history.as_ref(), opts).await
+    }
+
+    /// Resolves a blob source for display or a model request.
+    pub async fn blob(&self, key: &str) -> Result<bytes::Bytes> {
+        self.blobs.get(&BlobKey::parse(key)?).await
+    }
+}

@@ -1,0 +1,51 @@
+//! `toolwire gc`: removes blobs that no stored message references.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+use toolwire_store::GcOptions;
+
+use crate::{Outcome, data};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// List what would be removed; remove nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Keep unreferenced blobs younger than this many seconds: a result may be persisted
+    /// and not yet appended by a running process.
+    #[arg(long, default_value_t = 3600)]
+    min_age_secs: u64,
+}
+
+pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
+    let stores = data::open(data_dir).await?;
+    let report = stores
+        .gc(GcOptions {
+            dry_run: args.dry_run,
+            min_age: Duration::from_secs(args.min_age_secs),
+        })
+        .await?;
+    for blob in &report.unreferenced {
+        println!(
+            "{} {}",
+            if report.dry_run {
+                "would remove"
+            } else {
+                "removed"
+            },
+            blob.key
+        );
+    }
+    println!(
+        "{} blobs scanned, {} unreferenced, {} kept as younger than {}s, {} removed ({} bytes freed)",
+        report.scanned,
+        report.unreferenced.len(),
+        report.kept_young,
+        args.min_age_secs,
+        report.removed,
+        report.freed_bytes
+    );
+    Ok(Outcome::Ok)
+}

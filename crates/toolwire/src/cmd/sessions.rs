@@ -1,0 +1,62 @@
+//! `toolwire sessions`: stored sessions, most recently updated first.
+
+use std::path::Path;
+
+use anyhow::Result;
+use toolwire_store::Page;
+
+use crate::{Outcome, data};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Sessions to list.
+    #[arg(long, default_value_t = 50)]
+    limit: u32,
+    /// Sessions to skip, for paging.
+    #[arg(long, default_value_t = 0)]
+    offset: u32,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
+    let stores = data::open(data_dir).await?;
+    let sessions = stores
+        .history
+        .list_sessions(Page {
+            offset: args.offset,
+            limit: args.limit,
+        })
+        .await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&sessions)?);
+        return Ok(Outcome::Ok);
+    }
+    if sessions.is_empty() {
+        println!("no sessions yet");
+        return Ok(Outcome::Ok);
+    }
+    println!(
+        "{:<38} {:>8}  {:<24} TITLE",
+        "SESSION", "MESSAGES", "UPDATED"
+    );
+    for s in sessions {
+        let updated = humantime::format_rfc3339_seconds(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(s.updated_at_ms.max(0) as u64),
+        );
+        let title = match (&s.title, &s.parent_id) {
+            (Some(t), Some(p)) => format!("{t} (child of {p})"),
+            (Some(t), None) => t.clone(),
+            (None, Some(p)) => format!("(child of {p})"),
+            (None, None) => String::new(),
+        };
+        println!(
+            "{:<38} {:>8}  {:<24} {title}",
+            s.id,
+            s.message_count,
+            updated.to_string()
+        );
+    }
+    Ok(Outcome::Ok)
+}
