@@ -4,7 +4,9 @@
 //! guarantees one valid result per call, in call order, whatever the tool does: invalid
 //! input, a panic, a timeout, a cancel, an unknown name, a required approval.
 
+pub mod builtin;
 pub mod context;
+pub mod durable;
 pub mod events;
 pub mod executor;
 pub mod registry;
@@ -13,6 +15,7 @@ pub mod suspend;
 pub mod tool;
 
 pub use context::ToolContext;
+pub use durable::{StoreEventLog, StoreSuspensions};
 pub use events::{Event, EventBus, EventKind, EventLog, MemoryEventLog, Subscription};
 pub use executor::{Executor, ExecutorConfig, ResolveError, Scope, codes};
 pub use registry::{Registered, Registry, RegistryError};

@@ -45,6 +45,8 @@ pub enum StoreError {
     #[error("the database at {path} is corrupt or not a toolwire database: {message}")]
     CorruptDatabase { path: PathBuf, message: String },
 
+    #[error("event {seq} of session {session_id:?} is already logged")]
+    EventExists { session_id: String, seq: i64 },
     #[error("session {id:?} not found")]
     SessionNotFound { id: String },
 

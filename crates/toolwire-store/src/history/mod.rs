@@ -57,4 +57,23 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
 
     /// Every blob some stored message references.
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>>;
+
+    /// Logs a runtime event (opaque JSON) under its per-session number. Numbers are
+    /// unique: logging one twice is [`crate::StoreError::EventExists`].
+    async fn append_event(&self, session_id: &str, seq: i64, body: String) -> Result<()>;
+
+    /// Events of a session numbered above `after`, in order, as `(seq, body)`.
+    async fn events_since(&self, session_id: &str, after: i64) -> Result<Vec<(i64, String)>>;
+
+    /// The highest event number of a session, 0 if none.
+    async fn last_event_seq(&self, session_id: &str) -> Result<i64>;
+
+    /// Records a pending (suspended) call, replacing one with the same id.
+    async fn put_suspension(&self, id: &str, session_id: &str, body: String) -> Result<()>;
+
+    /// Removes and returns a pending call; of two concurrent takers only one gets it.
+    async fn take_suspension(&self, id: &str) -> Result<Option<String>>;
+
+    /// The pending calls of a session, oldest first.
+    async fn suspensions(&self, session_id: &str) -> Result<Vec<String>>;
 }

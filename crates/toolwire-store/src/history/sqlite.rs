@@ -34,13 +34,27 @@ const READERS: u32 = 4;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn migrator() -> Migrator {
-    Migrator::with_migrations(vec![Migration::new(
-        1,
-        "init".into(),
-        MigrationType::Simple,
-        include_str!("../../migrations/sqlite/0001_init.sql").into_sql_str(),
-        false,
-    )])
+    let migration = |version, name: &str, sql: &'static str| {
+        Migration::new(
+            version,
+            name.to_owned().into(),
+            MigrationType::Simple,
+            sql.into_sql_str(),
+            false,
+        )
+    };
+    Migrator::with_migrations(vec![
+        migration(
+            1,
+            "init",
+            include_str!("../../migrations/sqlite/0001_init.sql"),
+        ),
+        migration(
+            2,
+            "events_suspensions",
+            include_str!("../../migrations/sqlite/0002_events_suspensions.sql"),
+        ),
+    ])
 }
 
 #[derive(Debug, Clone)]
@@ -65,6 +79,31 @@ enum WriteOp {
     Append {
         rows: Vec<NewRow>,
         reply: Reply<Vec<(i64, i64)>>,
+    },
+    /// A single statement of the event or suspension tables; answers with a body when
+    /// the statement returns one.
+    Exec {
+        stmt: Stmt,
+        reply: Reply<Option<String>>,
+    },
+}
+
+#[derive(Debug)]
+enum Stmt {
+    AppendEvent {
+        session_id: String,
+        seq: i64,
+        body: String,
+        now: i64,
+    },
+    PutSuspension {
+        id: String,
+        session_id: String,
+        body: String,
+        now: i64,
+    },
+    TakeSuspension {
+        id: String,
     },
 }
 
@@ -358,6 +397,72 @@ impl HistoryStore for SqliteHistory {
         }))
     }
 
+    async fn append_event(&self, session_id: &str, seq: i64, body: String) -> Result<()> {
+        validate_id("session id", session_id)?;
+        let stmt = Stmt::AppendEvent {
+            session_id: session_id.to_owned(),
+            seq,
+            body,
+            now: now_ms(),
+        };
+        self.submit(|reply| WriteOp::Exec { stmt, reply })
+            .await
+            .map(drop)
+    }
+
+    async fn events_since(&self, session_id: &str, after: i64) -> Result<Vec<(i64, String)>> {
+        validate_id("session id", session_id)?;
+        let rows = sqlx::query_as(
+            "SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq",
+        )
+        .bind(session_id)
+        .bind(after)
+        .fetch_all(&self.inner.read)
+        .await?;
+        Ok(rows)
+    }
+
+    async fn last_event_seq(&self, session_id: &str) -> Result<i64> {
+        validate_id("session id", session_id)?;
+        let row: (Option<i64>,) =
+            sqlx::query_as("SELECT MAX(seq) FROM events WHERE session_id = $1")
+                .bind(session_id)
+                .fetch_one(&self.inner.read)
+                .await?;
+        Ok(row.0.unwrap_or(0))
+    }
+
+    async fn put_suspension(&self, id: &str, session_id: &str, body: String) -> Result<()> {
+        validate_id("suspension id", id)?;
+        validate_id("session id", session_id)?;
+        let stmt = Stmt::PutSuspension {
+            id: id.to_owned(),
+            session_id: session_id.to_owned(),
+            body,
+            now: now_ms(),
+        };
+        self.submit(|reply| WriteOp::Exec { stmt, reply })
+            .await
+            .map(drop)
+    }
+
+    async fn take_suspension(&self, id: &str) -> Result<Option<String>> {
+        validate_id("suspension id", id)?;
+        let stmt = Stmt::TakeSuspension { id: id.to_owned() };
+        self.submit(|reply| WriteOp::Exec { stmt, reply }).await
+    }
+
+    async fn suspensions(&self, session_id: &str) -> Result<Vec<String>> {
+        validate_id("session id", session_id)?;
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "SELECT body FROM suspensions WHERE session_id = $1 ORDER BY created_at, id",
+        )
+        .bind(session_id)
+        .fetch_all(&self.inner.read)
+        .await?;
+        Ok(rows.into_iter().map(|(b,)| b).collect())
+    }
+
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
         let rows: Vec<(String,)> = sqlx::query_as("SELECT DISTINCT blob FROM message_blobs")
             .fetch_all(&self.inner.read)
@@ -382,6 +487,7 @@ async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteO
 enum Outcome {
     Created(Reply<()>, Result<()>),
     Appended(Reply<Vec<(i64, i64)>>, Result<Vec<(i64, i64)>>),
+    Executed(Reply<Option<String>>, Result<Option<String>>),
 }
 
 impl Outcome {
@@ -390,8 +496,10 @@ impl Outcome {
         match (self, commit) {
             (Outcome::Created(r, v), Ok(())) => drop(r.send(v)),
             (Outcome::Appended(r, v), Ok(())) => drop(r.send(v)),
+            (Outcome::Executed(r, v), Ok(())) => drop(r.send(v)),
             (Outcome::Created(r, _), Err(m)) => drop(r.send(Err(failed(m)))),
             (Outcome::Appended(r, _), Err(m)) => drop(r.send(Err(failed(m)))),
+            (Outcome::Executed(r, _), Err(m)) => drop(r.send(Err(failed(m)))),
         }
     }
 }
@@ -416,6 +524,11 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
                     let r = append_rows(&mut sp, &rows).await;
                     let ok = r.is_ok();
                     (Outcome::Appended(reply, r), ok)
+                }
+                WriteOp::Exec { stmt, reply } => {
+                    let r = exec(&mut sp, stmt).await;
+                    let ok = r.is_ok();
+                    (Outcome::Executed(reply, r), ok)
                 }
             };
             outcomes.push(outcome);
@@ -460,6 +573,61 @@ async fn create(conn: &mut SqliteConnection, s: &Session) -> Result<()> {
             Err(StoreError::SessionExists { id: s.id.clone() })
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Option<String>> {
+    match stmt {
+        Stmt::AppendEvent {
+            session_id,
+            seq,
+            body,
+            now,
+        } => {
+            let inserted = sqlx::query(
+                "INSERT INTO events (session_id, seq, body, created_at) VALUES ($1, $2, $3, $4)",
+            )
+            .bind(&session_id)
+            .bind(seq)
+            .bind(body)
+            .bind(now)
+            .execute(&mut *conn)
+            .await;
+            match inserted {
+                Ok(_) => Ok(None),
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                    Err(StoreError::EventExists { session_id, seq })
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Stmt::PutSuspension {
+            id,
+            session_id,
+            body,
+            now,
+        } => {
+            sqlx::query(
+                "INSERT INTO suspensions (id, session_id, body, created_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (id) DO UPDATE SET body = excluded.body",
+            )
+            .bind(id)
+            .bind(session_id)
+            .bind(body)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            Ok(None)
+        }
+        // One statement, so two processes answering at once cannot both get it.
+        Stmt::TakeSuspension { id } => {
+            let row: Option<(String,)> =
+                sqlx::query_as("DELETE FROM suspensions WHERE id = $1 RETURNING body")
+                    .bind(id)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            Ok(row.map(|(body,)| body))
+        }
     }
 }
 

@@ -1,0 +1,109 @@
+//! Shared fixture for the built-in tool tests: a temp workspace, every built-in registered,
+//! and calls driven through the real executor (approvals granted on request).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+use tempfile::TempDir;
+use toolwire_core::{Status, SuspensionReason, ToolResult, Value};
+use toolwire_runtime::builtin::{Workspace, register_builtins};
+use toolwire_runtime::{Executor, Registry, Resolution, Scope, ToolCall};
+
+pub struct Fixture {
+    /// The workspace root.
+    pub dir: TempDir,
+    pub exec: Executor,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
+        let mut registry = Registry::new();
+        register_builtins(&mut registry, workspace).unwrap();
+        Fixture {
+            dir,
+            exec: Executor::new(registry),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(p, bytes).unwrap();
+    }
+
+    /// One call, as the executor returns it (approval tools come back suspended).
+    pub async fn call_raw(&self, name: &str, input: Json) -> ToolResult {
+        self.exec
+            .execute(&Scope::new("s"), ToolCall::new("call_1", name, input))
+            .await
+    }
+
+    /// One call to its final result: an approval suspension is approved, as a person
+    /// would. The result is checked against the contract.
+    pub async fn call(&self, name: &str, input: Json) -> ToolResult {
+        let first = self.call_raw(name, input).await;
+        let result = match (&first.status, &first.suspension) {
+            (Status::Suspended, Some(s)) if s.reason == SuspensionReason::Approval => {
+                self.exec.resolve(&s.id, Resolution::Approve).await.unwrap()
+            }
+            _ => first,
+        };
+        assert_valid(&result);
+        assert_eq!(result.call_id, "call_1");
+        assert_eq!(result.tool_name, name);
+        result
+    }
+
+    /// A call that must succeed with one value; returns it.
+    pub async fn ok(&self, name: &str, input: Json) -> Value {
+        let r = self.call(name, input).await;
+        assert_eq!(r.status, Status::Success, "{name} failed: {:?}", r.error);
+        assert_eq!(r.output.len(), 1, "{:?}", r.output);
+        r.output.into_iter().next().unwrap()
+    }
+
+    /// A call that must fail; returns (code, message).
+    pub async fn err(&self, name: &str, input: Json) -> (String, String) {
+        let r = self.call(name, input).await;
+        assert_eq!(r.status, Status::Error, "{name} succeeded: {:?}", r.output);
+        let e = r.error.unwrap();
+        (e.code.unwrap_or_default(), e.message)
+    }
+}
+
+pub fn assert_valid(r: &ToolResult) {
+    if let Err(v) = r.validate() {
+        panic!("invalid result: {v:?}\n{r:#?}");
+    }
+    for value in &r.output {
+        value.validate().unwrap();
+    }
+}
+
+/// Whether `program` runs. Missing, it fails the test under CI and skips it elsewhere.
+pub fn require_program(program: &str) -> bool {
+    // Looked up on PATH rather than run: `sh` (dash) has no `--version` to probe with.
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
+    if !found {
+        if std::env::var_os("CI").is_some() {
+            panic!("`{program}` is required by this test and is not installed");
+        }
+        eprintln!("skipping: `{program}` is not installed (set CI to make this a failure)");
+    }
+    found
+}
