@@ -1,0 +1,153 @@
+//! Where and how a client connects: URL, key, timeouts, retries; from the usual env vars.
+
+use std::time::Duration;
+
+use super::ClientError;
+use crate::options::Provider;
+
+/// Retries with exponential backoff, unless the server says how long to wait.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait after failed attempt `attempt` (1-based).
+    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let backoff = self
+            .base_delay
+            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1)));
+        retry_after.unwrap_or(backoff).min(self.max_delay)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientConfig {
+    pub provider: Provider,
+    /// Without the path: `https://api.anthropic.com`, `https://api.openai.com/v1`,
+    /// `https://generativelanguage.googleapis.com`, or a local OpenAI-compatible server.
+    pub base_url: String,
+    /// `None` for local servers that need none.
+    pub api_key: Option<String>,
+    /// Whole-request limit for non-streaming calls.
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Longest silence between bytes, which bounds a stalled stream.
+    pub read_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl ClientConfig {
+    pub fn new(provider: Provider, base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        ClientConfig {
+            provider,
+            base_url: base_url.into(),
+            api_key,
+            timeout: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// From `ANTHROPIC_API_KEY`, `OPENAI_API_KEY` + `OPENAI_BASE_URL`, `GEMINI_API_KEY`.
+    /// An OpenAI-compatible server set by `OPENAI_BASE_URL` may go without a key.
+    pub fn from_env(provider: Provider) -> Result<Self, ClientError> {
+        Self::from_lookup(provider, |k| {
+            std::env::var(k).ok().filter(|v| !v.is_empty())
+        })
+    }
+
+    /// [`ClientConfig::from_env`] with the variables read through `var`, for tests.
+    pub fn from_lookup(
+        provider: Provider,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ClientError> {
+        let missing = |var| ClientError::MissingKey { provider, var };
+        Ok(match provider {
+            Provider::Anthropic => {
+                let key = var("ANTHROPIC_API_KEY").ok_or_else(|| missing("ANTHROPIC_API_KEY"))?;
+                let base =
+                    var("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into());
+                ClientConfig::new(provider, base, Some(key))
+            }
+            Provider::OpenaiChat | Provider::OpenaiResponses => {
+                let key = var("OPENAI_API_KEY");
+                match var("OPENAI_BASE_URL") {
+                    Some(base) => ClientConfig::new(provider, base, key),
+                    None => ClientConfig::new(
+                        provider,
+                        "https://api.openai.com/v1",
+                        Some(key.ok_or_else(|| missing("OPENAI_API_KEY"))?),
+                    ),
+                }
+            }
+            Provider::Gemini => {
+                let key = var("GEMINI_API_KEY").ok_or_else(|| missing("GEMINI_API_KEY"))?;
+                let base = var("GEMINI_BASE_URL")
+                    .unwrap_or_else(|| "https://generativelanguage.googleapis.com".into());
+                ClientConfig::new(provider, base, Some(key))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_lookup_uses_the_usual_variables() {
+        let none = |_: &str| None;
+        assert!(matches!(
+            ClientConfig::from_lookup(Provider::Anthropic, none),
+            Err(ClientError::MissingKey {
+                var: "ANTHROPIC_API_KEY",
+                ..
+            })
+        ));
+        let local =
+            |k: &str| (k == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:11434/v1".to_owned());
+        let c = ClientConfig::from_lookup(Provider::OpenaiChat, local).unwrap();
+        assert_eq!(
+            (c.base_url.as_str(), c.api_key),
+            ("http://127.0.0.1:11434/v1", None)
+        );
+        let gem = |k: &str| (k == "GEMINI_API_KEY").then(|| "g".to_owned());
+        assert_eq!(
+            ClientConfig::from_lookup(Provider::Gemini, gem)
+                .unwrap()
+                .api_key
+                .as_deref(),
+            Some("g")
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_and_server_wait_wins() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.delay(1, None), Duration::from_millis(500));
+        assert_eq!(p.delay(3, None), Duration::from_secs(2));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(7))),
+            Duration::from_secs(7)
+        );
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(7000))),
+            Duration::from_secs(60)
+        );
+    }
+}

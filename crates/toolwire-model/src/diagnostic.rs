@@ -1,0 +1,41 @@
+//! Diagnostics: what encoding repaired or left out, so nothing is dropped silently.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagnosticCode {
+    /// A result whose call id matches no call of the assistant turn before it.
+    OrphanResult,
+    /// A second result for a call that already has one.
+    DuplicateResult,
+    /// A call without a result got an "interrupted" error result.
+    SynthesizedResult,
+    /// Media the provider cannot take, or older than the inline window, became text.
+    MediaPlaceholder,
+    /// A blob could not be read; a placeholder was sent instead.
+    BlobUnavailable,
+    /// A result was cut to its budget.
+    Truncated,
+    /// A well-known value whose data did not match its kind was sent as JSON.
+    InvalidValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostic {
+    pub code: DiagnosticCode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn new(code: DiagnosticCode, call_id: Option<&str>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            call_id: call_id.map(str::to_owned),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The one entry point the binary and the runtime call: a conversation in, a request body out.
+
+use serde_json::Value as Json;
+
+use crate::blob::BlobReader;
+use crate::conversation::Conversation;
+use crate::diagnostic::Diagnostic;
+use crate::formats::{anthropic, gemini, openai_chat, openai_responses};
+use crate::options::{EncodeOptions, Provider};
+use crate::view::{ModelView, build_view};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    #[error("could not serialize the {provider} request: {source}")]
+    Serialize {
+        provider: Provider,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Serializes the view into `provider`'s request body.
+pub fn encode_view(
+    provider: Provider,
+    view: &ModelView,
+    options: &EncodeOptions,
+) -> Result<Json, EncodeError> {
+    let body = match provider {
+        Provider::Anthropic => serde_json::to_value(anthropic::encode(view, options)),
+        Provider::OpenaiChat => serde_json::to_value(openai_chat::encode(view, options)),
+        Provider::OpenaiResponses => serde_json::to_value(openai_responses::encode(view, options)),
+        Provider::Gemini => serde_json::to_value(gemini::encode(view, options)),
+    };
+    body.map_err(|source| EncodeError::Serialize { provider, source })
+}
+
+/// The exact request body for `provider`, and what was repaired or left out on the way
+/// (orphan results dropped, interrupted calls answered, media as placeholders, cuts).
+pub async fn encode_request(
+    provider: Provider,
+    conversation: &Conversation,
+    options: &EncodeOptions,
+    blobs: &dyn BlobReader,
+) -> Result<(Json, Vec<Diagnostic>), EncodeError> {
+    let mut diags = Vec::new();
+    let view = build_view(provider, conversation, options, blobs, &mut diags).await;
+    let body = encode_view(provider, &view, options)?;
+    Ok((body, diags))
+}

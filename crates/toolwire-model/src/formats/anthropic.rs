@@ -1,0 +1,348 @@
+//! Anthropic Messages: request body, response and stream decoding.
+//!
+//! Pairing: all results of one assistant turn go in one user message, as `tool_result`
+//! blocks in call order and before any text; errors carry `is_error: true`; images and
+//! PDFs go inside the `tool_result` as `image` and `document` blocks.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+use super::{AssistantReply, DecodeError, Usage, arguments_object, parse_arguments};
+use crate::conversation::ToolCall;
+use crate::options::EncodeOptions;
+use crate::render::MediaClass;
+use crate::view::{Block, MediaData, ModelView, Turn};
+
+const NAME: &str = "anthropic";
+
+#[derive(Debug, Serialize)]
+pub struct Request {
+    pub model: String,
+    pub max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    pub messages: Vec<RequestMessage>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Tool>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RequestMessage {
+    pub role: &'static str,
+    pub content: Vec<ContentBlock>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Map<String, Json>,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: Vec<ResultContent>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResultContent {
+    Text {
+        text: String,
+    },
+    Image {
+        source: MediaSource,
+    },
+    Document {
+        source: MediaSource,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MediaSource {
+    Base64 { media_type: String, data: String },
+    Url { url: String },
+}
+
+#[derive(Debug, Serialize)]
+pub struct Tool {
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub input_schema: Json,
+}
+
+/// The request body for `POST /v1/messages`.
+pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
+    let mut messages = Vec::new();
+    for turn in &view.turns {
+        match turn {
+            Turn::User(text) => messages.push(RequestMessage {
+                role: "user",
+                content: vec![ContentBlock::Text { text: text.clone() }],
+            }),
+            Turn::Assistant { text, calls } => {
+                let mut content = Vec::new();
+                // Anthropic rejects empty text blocks.
+                if !text.is_empty() {
+                    content.push(ContentBlock::Text { text: text.clone() });
+                }
+                content.extend(calls.iter().map(|c| ContentBlock::ToolUse {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    input: arguments_object(&c.arguments),
+                }));
+                if !content.is_empty() {
+                    messages.push(RequestMessage {
+                        role: "assistant",
+                        content,
+                    });
+                }
+            }
+            Turn::Results { results, then_user } => {
+                let mut content: Vec<ContentBlock> = results
+                    .iter()
+                    .map(|r| ContentBlock::ToolResult {
+                        tool_use_id: r.call_id.clone(),
+                        content: r.blocks.iter().map(result_content).collect(),
+                        is_error: r.is_error,
+                    })
+                    .collect();
+                content.extend(
+                    then_user
+                        .iter()
+                        .map(|t| ContentBlock::Text { text: t.clone() }),
+                );
+                messages.push(RequestMessage {
+                    role: "user",
+                    content,
+                });
+            }
+        }
+    }
+    Request {
+        model: options.model.clone(),
+        max_tokens: options.max_tokens,
+        system: view.system.clone(),
+        messages,
+        tools: options
+            .tools
+            .iter()
+            .map(|t| Tool {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                input_schema: t.input_schema.clone(),
+            })
+            .collect(),
+        stream: options.stream,
+    }
+}
+
+fn result_content(block: &Block) -> ResultContent {
+    match block {
+        Block::Text(text) => ResultContent::Text { text: text.clone() },
+        Block::Media(m) => {
+            let source = match &m.data {
+                MediaData::Base64(data) => MediaSource::Base64 {
+                    media_type: m.mime.clone(),
+                    data: data.clone(),
+                },
+                MediaData::Url(url) => MediaSource::Url { url: url.clone() },
+            };
+            match m.class {
+                MediaClass::Pdf => ResultContent::Document {
+                    source,
+                    title: m.name.clone(),
+                },
+                // Routing sends only images and PDFs here; anything else would be a bug
+                // upstream, and an image block is the closest valid shape.
+                _ => ResultContent::Image { source },
+            }
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Response {
+    #[serde(default)]
+    content: Vec<ResponseBlock>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<ResponseUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResponseBlock {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Json,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct ResponseUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+}
+
+/// Decodes a non-streaming response body.
+pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
+    let response: Response =
+        serde_json::from_value(body.clone()).map_err(|e| DecodeError::new(NAME, e.to_string()))?;
+    let mut reply = AssistantReply {
+        stop_reason: response.stop_reason,
+        usage: response.usage.map(|u| Usage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+        }),
+        ..AssistantReply::default()
+    };
+    for block in response.content {
+        match block {
+            ResponseBlock::Text { text } => reply.text.push_str(&text),
+            ResponseBlock::ToolUse { id, name, input } => {
+                reply.tool_calls.push(ToolCall::new(id, name, input))
+            }
+            ResponseBlock::Other => {}
+        }
+    }
+    Ok(reply)
+}
+
+/// Accumulates `message_start` … `message_stop` stream events into a reply.
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    reply: AssistantReply,
+    /// Content blocks by index: `Some((id, name, partial json))` for tool_use blocks.
+    blocks: Vec<Option<(String, String, String)>>,
+}
+
+impl StreamDecoder {
+    pub fn new() -> Self {
+        StreamDecoder::default()
+    }
+
+    /// Feeds one event's `data` JSON. Returns text to show as it arrives.
+    pub fn push(&mut self, event: &Json) -> Result<Option<String>, DecodeError> {
+        let kind = event.get("type").and_then(Json::as_str).unwrap_or("");
+        let index = event.get("index").and_then(Json::as_u64).unwrap_or(0) as usize;
+        match kind {
+            "message_start" => {
+                if let Some(u) = event
+                    .pointer("/message/usage/input_tokens")
+                    .and_then(Json::as_u64)
+                {
+                    self.reply
+                        .usage
+                        .get_or_insert_with(Usage::default)
+                        .input_tokens = u;
+                }
+            }
+            "content_block_start" => {
+                let block = event.get("content_block").ok_or_else(|| {
+                    DecodeError::new(NAME, "content_block_start without content_block")
+                })?;
+                if self.blocks.len() <= index {
+                    self.blocks.resize(index + 1, None);
+                }
+                if block.get("type").and_then(Json::as_str) == Some("tool_use") {
+                    let id = block
+                        .get("id")
+                        .and_then(Json::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    let name = block
+                        .get("name")
+                        .and_then(Json::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    self.blocks[index] = Some((id, name, String::new()));
+                } else if let Some(text) = block.get("text").and_then(Json::as_str) {
+                    self.reply.text.push_str(text);
+                }
+            }
+            "content_block_delta" => {
+                let delta = event.get("delta").cloned().unwrap_or_default();
+                match delta.get("type").and_then(Json::as_str) {
+                    Some("text_delta") => {
+                        let text = delta.get("text").and_then(Json::as_str).unwrap_or_default();
+                        self.reply.text.push_str(text);
+                        return Ok(Some(text.to_owned()));
+                    }
+                    Some("input_json_delta") => {
+                        let part = delta
+                            .get("partial_json")
+                            .and_then(Json::as_str)
+                            .unwrap_or_default();
+                        match self.blocks.get_mut(index) {
+                            Some(Some((_, _, json))) => json.push_str(part),
+                            _ => {
+                                return Err(DecodeError::new(
+                                    NAME,
+                                    format!(
+                                        "input_json_delta for block {index}, which is not a tool_use"
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(Some((id, name, json))) = self.blocks.get_mut(index).map(Option::take) {
+                    self.reply
+                        .tool_calls
+                        .push(ToolCall::new(id, name, parse_arguments(&json)));
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Json::as_str) {
+                    self.reply.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(u) = event.pointer("/usage/output_tokens").and_then(Json::as_u64) {
+                    self.reply
+                        .usage
+                        .get_or_insert_with(Usage::default)
+                        .output_tokens = u;
+                }
+            }
+            "error" => {
+                let message = event
+                    .pointer("/error/message")
+                    .and_then(Json::as_str)
+                    .unwrap_or("stream error");
+                return Err(DecodeError::new(NAME, message));
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    pub fn finish(self) -> AssistantReply {
+        self.reply
+    }
+}

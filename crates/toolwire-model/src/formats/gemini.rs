@@ -1,0 +1,291 @@
+//! Gemini generateContent: request body, response and stream decoding.
+//!
+//! Pairing: the results of one model turn are one content whose `functionResponse` parts
+//! match the turn's `functionCall` parts in number and order. Errors are
+//! `response: {error}`; media goes in `functionResponse.parts` as `inlineData`.
+
+use serde::Serialize;
+use serde_json::{Map, Value as Json, json};
+
+use super::{AssistantReply, DecodeError, Usage, arguments_object};
+use crate::conversation::ToolCall;
+use crate::options::EncodeOptions;
+use crate::view::{Block, MediaData, ModelView, Turn};
+
+const NAME: &str = "gemini";
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Request {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_instruction: Option<Content>,
+    pub contents: Vec<Content>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Tool>,
+    pub generation_config: GenerationConfig,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerationConfig {
+    pub max_output_tokens: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Content {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
+    pub parts: Vec<Part>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Part {
+    Text(String),
+    FunctionCall(FunctionCall),
+    FunctionResponse(FunctionResponse),
+}
+
+#[derive(Debug, Serialize)]
+pub struct FunctionCall {
+    pub id: String,
+    pub name: String,
+    pub args: Map<String, Json>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FunctionResponse {
+    pub id: String,
+    pub name: String,
+    /// `{"output": text}` or `{"error": text}`.
+    pub response: Json,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ResponsePart>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponsePart {
+    pub inline_data: InlineData,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InlineData {
+    pub mime_type: String,
+    pub data: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    pub function_declarations: Vec<FunctionDeclaration>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionDeclaration {
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Full JSON Schema; the older `parameters` field takes only an OpenAPI subset.
+    pub parameters_json_schema: Json,
+}
+
+fn text_content(role: &'static str, text: &str) -> Content {
+    Content {
+        role: Some(role),
+        parts: vec![Part::Text(text.to_owned())],
+    }
+}
+
+/// The request body for `POST /v1beta/models/{model}:generateContent` (the model is in the
+/// URL, not the body).
+pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
+    let mut contents = Vec::new();
+    for turn in &view.turns {
+        match turn {
+            Turn::User(text) => contents.push(text_content("user", text)),
+            Turn::Assistant { text, calls } => {
+                let mut parts = Vec::new();
+                if !text.is_empty() {
+                    parts.push(Part::Text(text.clone()));
+                }
+                parts.extend(calls.iter().map(|c| {
+                    Part::FunctionCall(FunctionCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        args: arguments_object(&c.arguments),
+                    })
+                }));
+                if !parts.is_empty() {
+                    contents.push(Content {
+                        role: Some("model"),
+                        parts,
+                    });
+                }
+            }
+            Turn::Results { results, then_user } => {
+                let parts = results
+                    .iter()
+                    .map(|r| {
+                        let mut texts = Vec::new();
+                        let mut media = Vec::new();
+                        for block in &r.blocks {
+                            match block {
+                                Block::Text(t) => texts.push(t.as_str()),
+                                Block::Media(m) => match &m.data {
+                                    MediaData::Base64(data) => {
+                                        // The model reads `response`; it names the attached part.
+                                        texts.push(m.placeholder.as_str());
+                                        media.push(ResponsePart {
+                                            inline_data: InlineData {
+                                                mime_type: m.mime.clone(),
+                                                data: data.clone(),
+                                            },
+                                        })
+                                    }
+                                    // Routing never sends URL media inline to Gemini.
+                                    MediaData::Url(_) => texts.push(m.placeholder.as_str()),
+                                },
+                            }
+                        }
+                        let text = texts.join("\n\n");
+                        let response = if r.is_error {
+                            json!({ "error": text })
+                        } else {
+                            json!({ "output": text })
+                        };
+                        Part::FunctionResponse(FunctionResponse {
+                            id: r.call_id.clone(),
+                            name: r.tool_name.clone(),
+                            response,
+                            parts: media,
+                        })
+                    })
+                    .collect();
+                contents.push(Content {
+                    role: Some("user"),
+                    parts,
+                });
+                contents.extend(then_user.iter().map(|t| text_content("user", t)));
+            }
+        }
+    }
+    let declarations: Vec<FunctionDeclaration> = options
+        .tools
+        .iter()
+        .map(|t| FunctionDeclaration {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            parameters_json_schema: t.input_schema.clone(),
+        })
+        .collect();
+    Request {
+        system_instruction: view.system.as_ref().map(|s| Content {
+            role: None,
+            parts: vec![Part::Text(s.clone())],
+        }),
+        contents,
+        tools: if declarations.is_empty() {
+            Vec::new()
+        } else {
+            vec![Tool {
+                function_declarations: declarations,
+            }]
+        },
+        generation_config: GenerationConfig {
+            max_output_tokens: options.max_tokens,
+        },
+    }
+}
+
+/// Decodes a `GenerateContentResponse` (the whole body, or one stream chunk) into `reply`.
+/// Calls without an id get `gemini_call_<n>`, numbered across the reply.
+fn merge(body: &Json, reply: &mut AssistantReply) -> Result<Option<String>, DecodeError> {
+    if let Some(message) = body.pointer("/error/message").and_then(Json::as_str) {
+        return Err(DecodeError::new(NAME, message));
+    }
+    if let Some(u) = body.get("usageMetadata") {
+        reply.usage = Some(Usage {
+            input_tokens: u
+                .get("promptTokenCount")
+                .and_then(Json::as_u64)
+                .unwrap_or(0),
+            output_tokens: u
+                .get("candidatesTokenCount")
+                .and_then(Json::as_u64)
+                .unwrap_or(0),
+        });
+    }
+    let Some(candidate) = body.pointer("/candidates/0") else {
+        if let Some(reason) = body
+            .pointer("/promptFeedback/blockReason")
+            .and_then(Json::as_str)
+        {
+            return Err(DecodeError::new(NAME, format!("prompt blocked: {reason}")));
+        }
+        return Ok(None);
+    };
+    if let Some(reason) = candidate.get("finishReason").and_then(Json::as_str) {
+        reply.stop_reason = Some(reason.to_owned());
+    }
+    let mut shown = String::new();
+    for part in candidate
+        .pointer("/content/parts")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if part.get("thought").and_then(Json::as_bool) == Some(true) {
+            continue;
+        }
+        if let Some(text) = part.get("text").and_then(Json::as_str) {
+            reply.text.push_str(text);
+            shown.push_str(text);
+        }
+        if let Some(call) = part.get("functionCall") {
+            let name = call.get("name").and_then(Json::as_str).unwrap_or_default();
+            let id = call.get("id").and_then(Json::as_str).map_or_else(
+                || format!("gemini_call_{}", reply.tool_calls.len()),
+                str::to_owned,
+            );
+            let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
+            reply.tool_calls.push(ToolCall::new(id, name, args));
+        }
+    }
+    Ok((!shown.is_empty()).then_some(shown))
+}
+
+/// Decodes a non-streaming response body.
+pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
+    if body.get("candidates").is_none()
+        && body.get("error").is_none()
+        && body.get("promptFeedback").is_none()
+    {
+        return Err(DecodeError::new(NAME, "response without candidates"));
+    }
+    let mut reply = AssistantReply::default();
+    merge(body, &mut reply)?;
+    Ok(reply)
+}
+
+/// Accumulates `streamGenerateContent?alt=sse` chunks; each is a partial response.
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    reply: AssistantReply,
+}
+
+impl StreamDecoder {
+    pub fn new() -> Self {
+        StreamDecoder::default()
+    }
+
+    pub fn push(&mut self, chunk: &Json) -> Result<Option<String>, DecodeError> {
+        merge(chunk, &mut self.reply)
+    }
+
+    pub fn finish(self) -> AssistantReply {
+        self.reply
+    }
+}

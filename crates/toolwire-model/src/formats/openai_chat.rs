@@ -1,0 +1,334 @@
+//! OpenAI Chat Completions (also ollama, llama.cpp, vLLM): request body, response and
+//! stream decoding.
+//!
+//! Pairing: one `role: "tool"` message per call, in call order, right after the assistant
+//! message. Tool messages take no images, so an image is a placeholder in the tool message
+//! and travels in one user message after the last tool message.
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::{
+    AssistantReply, DecodeError, Usage, arguments_object, error_prefixed, parse_arguments,
+};
+use crate::conversation::ToolCall;
+use crate::options::EncodeOptions;
+use crate::view::{Block, ModelView, Turn};
+
+const NAME: &str = "openai-chat";
+
+#[derive(Debug, Serialize)]
+pub struct Request {
+    pub model: String,
+    pub messages: Vec<RequestMessage>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Tool>,
+    pub max_completion_tokens: u32,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<StreamOptions>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StreamOptions {
+    pub include_usage: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum RequestMessage {
+    System {
+        content: String,
+    },
+    User {
+        content: UserContent,
+    },
+    Assistant {
+        /// `null` when the assistant only called tools.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<RequestToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum UserContent {
+    Text(String),
+    Parts(Vec<UserPart>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UserPart {
+    Text { text: String },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, Serialize)]
+pub struct ImageUrl {
+    pub url: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RequestToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: FunctionCall,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// A JSON string, as the API requires.
+    pub arguments: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Tool {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: FunctionSpec,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FunctionSpec {
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub parameters: Json,
+}
+
+/// The request body for `POST /chat/completions`.
+pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
+    let mut messages = Vec::new();
+    if let Some(system) = &view.system {
+        messages.push(RequestMessage::System {
+            content: system.clone(),
+        });
+    }
+    for turn in &view.turns {
+        match turn {
+            Turn::User(text) => messages.push(RequestMessage::User {
+                content: UserContent::Text(text.clone()),
+            }),
+            Turn::Assistant { text, calls } => {
+                if text.is_empty() && calls.is_empty() {
+                    continue;
+                }
+                messages.push(RequestMessage::Assistant {
+                    content: (!text.is_empty()).then(|| text.clone()),
+                    tool_calls: calls
+                        .iter()
+                        .map(|c| RequestToolCall {
+                            id: c.id.clone(),
+                            kind: "function",
+                            function: FunctionCall {
+                                name: c.name.clone(),
+                                arguments: Json::Object(arguments_object(&c.arguments)).to_string(),
+                            },
+                        })
+                        .collect(),
+                });
+            }
+            Turn::Results { results, then_user } => {
+                let mut follow_up: Vec<UserPart> = Vec::new();
+                for r in results {
+                    let mut texts = Vec::new();
+                    let mut images = Vec::new();
+                    for block in &r.blocks {
+                        match block {
+                            Block::Text(t) => texts.push(t.clone()),
+                            Block::Media(m) => {
+                                texts.push(format!(
+                                    "{} (attached in the next user message)",
+                                    m.placeholder
+                                ));
+                                images.push(UserPart::ImageUrl {
+                                    image_url: ImageUrl {
+                                        url: m.data.as_url(&m.mime),
+                                    },
+                                });
+                            }
+                        }
+                    }
+                    let text = texts.join("\n\n");
+                    messages.push(RequestMessage::Tool {
+                        tool_call_id: r.call_id.clone(),
+                        content: if r.is_error {
+                            error_prefixed(&text)
+                        } else {
+                            text
+                        },
+                    });
+                    if !images.is_empty() {
+                        follow_up.push(UserPart::Text {
+                            text: format!(
+                                "Images returned by tool call {} ({}):",
+                                r.call_id, r.tool_name
+                            ),
+                        });
+                        follow_up.extend(images);
+                    }
+                }
+                follow_up.extend(then_user.iter().map(|t| UserPart::Text { text: t.clone() }));
+                if !follow_up.is_empty() {
+                    messages.push(RequestMessage::User {
+                        content: UserContent::Parts(follow_up),
+                    });
+                }
+            }
+        }
+    }
+    Request {
+        model: options.model.clone(),
+        messages,
+        tools: options
+            .tools
+            .iter()
+            .map(|t| Tool {
+                kind: "function",
+                function: FunctionSpec {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    parameters: t.input_schema.clone(),
+                },
+            })
+            .collect(),
+        max_completion_tokens: options.max_tokens,
+        stream: options.stream,
+        stream_options: options.stream.then_some(StreamOptions {
+            include_usage: true,
+        }),
+    }
+}
+
+fn usage_of(v: &Json) -> Option<Usage> {
+    let u = v.get("usage").filter(|u| u.is_object())?;
+    Some(Usage {
+        input_tokens: u.get("prompt_tokens").and_then(Json::as_u64).unwrap_or(0),
+        output_tokens: u
+            .get("completion_tokens")
+            .and_then(Json::as_u64)
+            .unwrap_or(0),
+    })
+}
+
+/// Decodes a non-streaming response body (the first choice).
+pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
+    let choice = body
+        .pointer("/choices/0")
+        .ok_or_else(|| DecodeError::new(NAME, "no choices in response"))?;
+    let message = choice
+        .get("message")
+        .ok_or_else(|| DecodeError::new(NAME, "choice without message"))?;
+    let mut reply = AssistantReply {
+        text: message
+            .get("content")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        stop_reason: choice
+            .get("finish_reason")
+            .and_then(Json::as_str)
+            .map(str::to_owned),
+        usage: usage_of(body),
+        ..AssistantReply::default()
+    };
+    for call in message
+        .get("tool_calls")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let id = call.get("id").and_then(Json::as_str).unwrap_or_default();
+        let name = call
+            .pointer("/function/name")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        let args = call
+            .pointer("/function/arguments")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        reply
+            .tool_calls
+            .push(ToolCall::new(id, name, parse_arguments(args)));
+    }
+    Ok(reply)
+}
+
+/// Accumulates `chat.completion.chunk` events; tool calls arrive in pieces keyed by index.
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    reply: AssistantReply,
+    calls: Vec<(String, String, String)>,
+}
+
+impl StreamDecoder {
+    pub fn new() -> Self {
+        StreamDecoder::default()
+    }
+
+    /// Feeds one chunk. Returns text to show as it arrives.
+    pub fn push(&mut self, chunk: &Json) -> Result<Option<String>, DecodeError> {
+        if let Some(message) = chunk.pointer("/error/message").and_then(Json::as_str) {
+            return Err(DecodeError::new(NAME, message));
+        }
+        if let Some(usage) = usage_of(chunk) {
+            self.reply.usage = Some(usage);
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            return Ok(None);
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Json::as_str) {
+            self.reply.stop_reason = Some(reason.to_owned());
+        }
+        let delta = choice.get("delta").cloned().unwrap_or_default();
+        for call in delta
+            .get("tool_calls")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index = call.get("index").and_then(Json::as_u64).unwrap_or(0) as usize;
+            if self.calls.len() <= index {
+                self.calls.resize(index + 1, Default::default());
+            }
+            let slot = &mut self.calls[index];
+            if let Some(id) = call.get("id").and_then(Json::as_str) {
+                slot.0 = id.to_owned();
+            }
+            if let Some(name) = call.pointer("/function/name").and_then(Json::as_str) {
+                slot.1.push_str(name);
+            }
+            if let Some(args) = call.pointer("/function/arguments").and_then(Json::as_str) {
+                slot.2.push_str(args);
+            }
+        }
+        let text = delta
+            .get("content")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        self.reply.text.push_str(text);
+        Ok(Some(text.to_owned()))
+    }
+
+    pub fn finish(mut self) -> AssistantReply {
+        self.reply.tool_calls = self
+            .calls
+            .into_iter()
+            .filter(|(id, name, _)| !(id.is_empty() && name.is_empty()))
+            .map(|(id, name, args)| ToolCall::new(id, name, parse_arguments(&args)))
+            .collect();
+        self.reply
+    }
+}

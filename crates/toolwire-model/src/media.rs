@@ -1,0 +1,126 @@
+//! Media routing: which media each provider takes inside a tool result, and the text
+//! placeholder for the rest (never base64 pasted as text).
+
+use toolwire_core::view::SourceView;
+
+use crate::options::Provider;
+use crate::render::{MediaClass, MediaRef, human_size};
+
+/// Image types each provider documents for image input.
+fn image_types(provider: Provider) -> &'static [&'static str] {
+    match provider {
+        Provider::Anthropic | Provider::OpenaiChat | Provider::OpenaiResponses => {
+            &["image/jpeg", "image/png", "image/gif", "image/webp"]
+        }
+        Provider::Gemini => &[
+            "image/png",
+            "image/jpeg",
+            "image/webp",
+            "image/heic",
+            "image/heif",
+        ],
+    }
+}
+
+/// Why media is sent as a placeholder, or `None` when the provider takes it inline.
+pub fn refusal(provider: Provider, media: &MediaRef<'_>) -> Option<String> {
+    let is_url = matches!(media.source, SourceView::Url(_));
+    let ok = match media.class {
+        MediaClass::Image => {
+            image_types(provider).contains(&media.mime.as_str())
+                && !(is_url && provider == Provider::Gemini)
+        }
+        MediaClass::Pdf => matches!(provider, Provider::Anthropic | Provider::OpenaiResponses),
+        MediaClass::Audio | MediaClass::Video => provider == Provider::Gemini && !is_url,
+        MediaClass::Other => false,
+    };
+    if ok {
+        return None;
+    }
+    Some(if is_url && provider == Provider::Gemini {
+        format!("{provider} takes no media by URL in a function response")
+    } else {
+        format!(
+            "{provider} takes no {} ({}) in a tool result",
+            media.class.label(),
+            media.mime
+        )
+    })
+}
+
+/// Where the bytes are, for a placeholder: the blob key, the URL, or `inline`.
+pub fn reference(source: &SourceView<'_>) -> String {
+    match source {
+        SourceView::Base64(_) => "inline".to_owned(),
+        SourceView::Blob { key, .. } => (*key).to_owned(),
+        SourceView::Url(url) => (*url).to_owned(),
+    }
+}
+
+/// `[image: chart.png, image/png, 34 KB, blake3:…]`.
+pub fn placeholder(media: &MediaRef<'_>) -> String {
+    let size = match media.source {
+        SourceView::Base64(b) => Some(toolwire_core::source::base64_decoded_len(b)),
+        SourceView::Blob { size, .. } => Some(size),
+        SourceView::Url(_) => None,
+    };
+    let mut parts = vec![
+        media.name.unwrap_or("unnamed").to_owned(),
+        media.mime.clone(),
+    ];
+    if let Some(size) = size {
+        parts.push(human_size(size));
+    }
+    parts.push(reference(&media.source));
+    format!("[{}: {}]", media.class.label(), parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn media(class: MediaClass, mime: &str, source: SourceView<'static>) -> MediaRef<'static> {
+        MediaRef {
+            class,
+            mime: mime.to_owned(),
+            source,
+            name: Some("chart.png"),
+        }
+    }
+
+    #[test]
+    fn placeholder_names_kind_type_size_and_ref() {
+        let key = "blake3:00";
+        let m = media(
+            MediaClass::Image,
+            "image/png",
+            SourceView::Blob {
+                key,
+                size: 34 * 1024,
+            },
+        );
+        assert_eq!(
+            placeholder(&m),
+            "[image: chart.png, image/png, 34 KB, blake3:00]"
+        );
+    }
+
+    #[test]
+    fn routing_table() {
+        let b = SourceView::Base64("AAAA");
+        let img = media(MediaClass::Image, "image/png", b);
+        let tiff = media(MediaClass::Image, "image/tiff", b);
+        let pdf = media(MediaClass::Pdf, "application/pdf", b);
+        let wav = media(MediaClass::Audio, "audio/wav", b);
+        for p in Provider::ALL {
+            assert!(refusal(p, &img).is_none(), "{p} takes png");
+            assert!(refusal(p, &tiff).is_some(), "{p} takes no tiff");
+        }
+        assert!(refusal(Provider::Anthropic, &pdf).is_none());
+        assert!(refusal(Provider::OpenaiResponses, &pdf).is_none());
+        assert!(refusal(Provider::OpenaiChat, &pdf).is_some());
+        assert!(refusal(Provider::Gemini, &pdf).is_some());
+        assert!(refusal(Provider::Gemini, &wav).is_none());
+        assert!(refusal(Provider::Anthropic, &wav).is_some());
+    }
+}

@@ -1,0 +1,197 @@
+//! Pairing: every call of an assistant turn gets exactly one result, in call order.
+//!
+//! Results are stored in completion order and may be missing (a crash, an interrupt) or
+//! stray (a result for a call that is not in the turn). The plan puts them in call order,
+//! synthesizes an error for each missing one and drops strays with a diagnostic, so no
+//! provider ever sees an unpaired call.
+
+use toolwire_core::ToolResult;
+
+use crate::conversation::{Conversation, Message, ToolCall};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+
+/// The text of the result given to a call that has none.
+pub const INTERRUPTED: &str =
+    "The tool call was interrupted before completion; no result was recorded.";
+
+/// The conversation in the order every provider needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan<'a> {
+    pub system: Vec<&'a str>,
+    pub turns: Vec<PlannedTurn<'a>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlannedTurn<'a> {
+    User(&'a str),
+    Assistant {
+        text: &'a str,
+        calls: &'a [ToolCall],
+    },
+    /// One result per call of the assistant turn before, in call order; then any user text
+    /// that arrived while the calls ran.
+    Results {
+        results: Vec<PlannedResult<'a>>,
+        then_user: Vec<&'a str>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlannedResult<'a> {
+    Stored {
+        call: &'a ToolCall,
+        result: &'a ToolResult,
+    },
+    Interrupted {
+        call: &'a ToolCall,
+    },
+}
+
+impl<'a> PlannedResult<'a> {
+    pub fn call(&self) -> &'a ToolCall {
+        match self {
+            PlannedResult::Stored { call, .. } | PlannedResult::Interrupted { call } => call,
+        }
+    }
+}
+
+struct Pending<'a> {
+    calls: &'a [ToolCall],
+    results: Vec<Option<&'a ToolResult>>,
+    then_user: Vec<&'a str>,
+}
+
+impl<'a> Pending<'a> {
+    fn finish(self, diags: &mut Vec<Diagnostic>) -> PlannedTurn<'a> {
+        let results = self
+            .calls
+            .iter()
+            .zip(self.results)
+            .map(|(call, result)| match result {
+                Some(result) => PlannedResult::Stored { call, result },
+                None => {
+                    diags.push(Diagnostic::new(
+                        DiagnosticCode::SynthesizedResult,
+                        Some(&call.id),
+                        format!(
+                            "call {} ({}) had no result; sent as interrupted",
+                            call.id, call.name
+                        ),
+                    ));
+                    PlannedResult::Interrupted { call }
+                }
+            })
+            .collect();
+        PlannedTurn::Results {
+            results,
+            then_user: self.then_user,
+        }
+    }
+}
+
+/// Orders `conversation` for encoding; repairs are reported in `diags`.
+pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<Diagnostic>) -> Plan<'a> {
+    let mut system = Vec::new();
+    let mut turns = Vec::new();
+    let mut pending: Option<Pending<'a>> = None;
+    for message in &conversation.messages {
+        match message {
+            Message::System { text } => system.push(text.as_str()),
+            Message::User { text } => match pending.as_mut() {
+                Some(p) => p.then_user.push(text),
+                None => turns.push(PlannedTurn::User(text)),
+            },
+            Message::Assistant { text, tool_calls } => {
+                if let Some(p) = pending.take() {
+                    turns.push(p.finish(diags));
+                }
+                turns.push(PlannedTurn::Assistant {
+                    text,
+                    calls: tool_calls,
+                });
+                if !tool_calls.is_empty() {
+                    pending = Some(Pending {
+                        calls: tool_calls,
+                        results: vec![None; tool_calls.len()],
+                        then_user: Vec::new(),
+                    });
+                }
+            }
+            Message::Tool { result } => {
+                let slot = pending.as_mut().and_then(|p| {
+                    p.calls
+                        .iter()
+                        .position(|c| c.id == result.call_id)
+                        .map(|i| &mut p.results[i])
+                });
+                match slot {
+                    Some(slot @ None) => *slot = Some(result),
+                    Some(Some(_)) => diags.push(Diagnostic::new(
+                        DiagnosticCode::DuplicateResult,
+                        Some(&result.call_id),
+                        format!("a second result for call {} was dropped", result.call_id),
+                    )),
+                    None => diags.push(Diagnostic::new(
+                        DiagnosticCode::OrphanResult,
+                        Some(&result.call_id),
+                        format!(
+                            "result for call {} ({}) matches no call of the assistant turn before it; dropped",
+                            result.call_id, result.tool_name
+                        ),
+                    )),
+                }
+            }
+        }
+    }
+    if let Some(p) = pending.take() {
+        turns.push(p.finish(diags));
+    }
+    Plan { system, turns }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolwire_core::{CallRef, Value};
+
+    fn ok(id: &str) -> Message {
+        Message::tool(ToolResult::success(CallRef::new(id, "t"), Value::text(id)))
+    }
+
+    #[test]
+    fn results_come_back_in_call_order_with_repairs() {
+        let calls = vec![
+            ToolCall::new("a", "t", json!({})),
+            ToolCall::new("b", "t", json!({})),
+            ToolCall::new("c", "t", json!({})),
+        ];
+        let conv = Conversation::new(vec![
+            Message::user("go"),
+            Message::assistant("", calls),
+            ok("c"),
+            ok("zzz"),
+            Message::user("also this"),
+            ok("a"),
+            ok("a"),
+        ]);
+        let mut diags = Vec::new();
+        let plan = plan(&conv, &mut diags);
+        let PlannedTurn::Results { results, then_user } = &plan.turns[2] else {
+            panic!("expected results, got {:?}", plan.turns[2]);
+        };
+        let ids: Vec<&str> = results.iter().map(|r| r.call().id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert!(matches!(results[1], PlannedResult::Interrupted { .. }));
+        assert_eq!(then_user, &vec!["also this"]);
+        let codes: Vec<DiagnosticCode> = diags.iter().map(|d| d.code).collect();
+        assert_eq!(
+            codes,
+            [
+                DiagnosticCode::OrphanResult,
+                DiagnosticCode::DuplicateResult,
+                DiagnosticCode::SynthesizedResult
+            ]
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! Per-kind text for the model: each value becomes a [`Shape`], which knows its full text
+//! and how to cut itself to a budget by structure.
+
+use serde_json::Value as Json;
+use toolwire_core::view::{DiffView, SourceView};
+use toolwire_core::{Audience, EntryType, KnownView, MediaKind, Value};
+
+use crate::budget::{chars_up_to, fair_shares};
+use crate::truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
+
+/// What kind of media a value holds, for routing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaClass {
+    Image,
+    Pdf,
+    Audio,
+    Video,
+    /// Any other document or binary.
+    Other,
+}
+
+impl MediaClass {
+    pub fn label(self) -> &'static str {
+        match self {
+            MediaClass::Image => "image",
+            MediaClass::Pdf => "pdf",
+            MediaClass::Audio => "audio",
+            MediaClass::Video => "video",
+            MediaClass::Other => "file",
+        }
+    }
+}
+
+/// A media value, borrowed from the result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaRef<'a> {
+    pub class: MediaClass,
+    pub mime: String,
+    pub source: SourceView<'a>,
+    pub name: Option<&'a str>,
+}
+
+/// A value as the model will see it, before budgeting.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape<'a> {
+    Text {
+        prefix: String,
+        body: &'a str,
+        weight: Weight,
+    },
+    Lines {
+        header: Vec<String>,
+        items: Vec<String>,
+        footer: Vec<String>,
+        unit: &'static str,
+    },
+    Diff(String),
+    Json {
+        summary: Option<&'a str>,
+        value: &'a Json,
+    },
+    Line(String),
+    Media(MediaRef<'a>),
+}
+
+/// Tools whose output is a log or a terminal: the end (where errors are) matters most.
+fn is_log_like(tool_name: &str, value: &Value) -> bool {
+    let tool = tool_name.to_ascii_lowercase();
+    let tool_says = [
+        "bash", "shell", "exec", "terminal", "command", "run", "log", "sh",
+    ]
+    .iter()
+    .any(|w| tool == *w || tool.split(['_', '.', '-']).any(|part| part == *w));
+    let lang_says = value
+        .display
+        .as_ref()
+        .and_then(|d| d.language.as_deref())
+        .is_some_and(|l| matches!(l, "shell" | "bash" | "sh" | "console" | "log" | "ansi"));
+    let mime_says = value
+        .mime_type
+        .as_deref()
+        .is_some_and(|m| m.contains("x-log") || m.contains("x-shellscript-output"));
+    tool_says || lang_says || mime_says
+}
+
+/// Whether the value is for the model at all (`audience: ["user"]` keeps it away).
+pub fn for_model(value: &Value) -> bool {
+    !value
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.excludes(Audience::Assistant))
+}
+
+/// The shape of one value, or `Err(shape)` when a well-known kind's data was invalid and
+/// the raw JSON is sent instead.
+pub fn shape<'a>(value: &'a Value, tool_name: &str) -> Result<Shape<'a>, Shape<'a>> {
+    let summary = value.summary.as_deref();
+    let raw = Shape::Json {
+        summary,
+        value: &value.data,
+    };
+    let view = match value.known() {
+        None => return Ok(raw),
+        Some(Err(_)) => return Err(raw),
+        Some(Ok(view)) => view,
+    };
+    let weight = if is_log_like(tool_name, value) {
+        Weight::Tail
+    } else {
+        Weight::Balanced
+    };
+    Ok(match view {
+        KnownView::Text(t) => Shape::Text {
+            prefix: String::new(),
+            body: t.content,
+            weight,
+        },
+        KnownView::FileContent(f) => Shape::Text {
+            prefix: format!("File: {}\n", f.path),
+            body: f.content,
+            weight,
+        },
+        KnownView::Diff(d) => Shape::Diff(unified_diff(&d)),
+        KnownView::Table(t) => {
+            let header = t
+                .columns
+                .iter()
+                .map(|c| cell(c.title()))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let items = t
+                .rows
+                .iter()
+                .map(|row| {
+                    t.columns
+                        .iter()
+                        .map(|c| match row.get(c.key) {
+                            None | Some(Json::Null) => String::new(),
+                            Some(Json::String(s)) => cell(s),
+                            Some(other) => cell(&other.to_string()),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                })
+                .collect();
+            let n = t.rows.len();
+            Shape::Lines {
+                header: vec![header],
+                items,
+                footer: vec![format!(
+                    "{} {}",
+                    crate::truncate::count(n),
+                    plural(n, "row", "rows")
+                )],
+                unit: "rows",
+            }
+        }
+        KnownView::FileList(l) => {
+            let items = l
+                .entries
+                .iter()
+                .map(|e| match (e.entry_type, e.size) {
+                    (EntryType::Directory, _) => format!("{}/", e.name),
+                    (EntryType::Symlink, _) => format!("{}@", e.name),
+                    (EntryType::File, Some(size)) => format!("{}  {}", e.name, human_size(size)),
+                    (EntryType::File, None) => e.name.to_owned(),
+                })
+                .collect();
+            let n = l.entries.len();
+            let mut footer = format!(
+                "{} {}",
+                crate::truncate::count(n),
+                plural(n, "entry", "entries")
+            );
+            if l.truncated {
+                footer.push_str(" (the listing stopped before the end of the directory)");
+            }
+            Shape::Lines {
+                header: vec![format!("{}:", l.path)],
+                items,
+                footer: vec![footer],
+                unit: "entries",
+            }
+        }
+        KnownView::ResourceLink(r) => {
+            let mut line = format!("Resource: {}", r.name.unwrap_or(r.uri));
+            if r.name.is_some() {
+                line.push_str(&format!(" <{}>", r.uri));
+            }
+            let mut facts = Vec::new();
+            if let Some(m) = r.mime_type {
+                facts.push(m.to_owned());
+            }
+            if let Some(s) = r.size {
+                facts.push(human_size(s));
+            }
+            if !facts.is_empty() {
+                line.push_str(&format!(" ({})", facts.join(", ")));
+            }
+            if let Some(d) = r.description {
+                line.push_str(&format!(" — {}", d.replace('\n', " ")));
+            }
+            Shape::Line(line)
+        }
+        KnownView::Structured(data) => Shape::Json {
+            summary,
+            value: data,
+        },
+        KnownView::Image(i) => Shape::Media(MediaRef {
+            class: MediaClass::Image,
+            mime: i
+                .mime_type
+                .map_or_else(|| "image/*".to_owned(), toolwire_core::mime_essence),
+            source: i.source,
+            name: i.alt.or(summary),
+        }),
+        KnownView::File(f) => {
+            let mime = f.mime_type.map_or_else(
+                || "application/octet-stream".to_owned(),
+                toolwire_core::mime_essence,
+            );
+            let class = match f.media_kind {
+                MediaKind::Audio => MediaClass::Audio,
+                MediaKind::Video => MediaClass::Video,
+                _ if mime == "application/pdf" => MediaClass::Pdf,
+                _ => MediaClass::Other,
+            };
+            Shape::Media(MediaRef {
+                class,
+                mime,
+                source: f.source,
+                name: f.filename.or(summary),
+            })
+        }
+    })
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
+/// A table cell on one line: newlines and the column separator are escaped.
+fn cell(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('\n', "\\n")
+        .replace('|', "\\|")
+}
+
+/// `34 KB`, `1.2 MB`, `512 B`.
+pub fn human_size(bytes: u64) -> String {
+    const KB: u64 = 1024;
+    const MB: u64 = KB * 1024;
+    if bytes < KB {
+        format!("{bytes} B")
+    } else if bytes < MB {
+        format!("{} KB", (bytes + KB / 2) / KB)
+    } else {
+        format!("{:.1} MB", bytes as f64 / MB as f64)
+    }
+}
+
+/// A unified diff: from the tool's hunks when it gave them, else computed.
+fn unified_diff(d: &DiffView<'_>) -> String {
+    let old_name = if d.is_new {
+        "/dev/null".to_owned()
+    } else {
+        format!("a/{}", d.path)
+    };
+    let new_name = format!("b/{}", d.path);
+    if let Some(hunks) = &d.hunks {
+        let mut out = format!("--- {old_name}\n+++ {new_name}\n");
+        for h in hunks {
+            out.push_str(&format!(
+                "@@ -{},{} +{},{} @@\n",
+                h.old_start, h.old_lines, h.new_start, h.new_lines
+            ));
+            for line in &h.lines {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        return out;
+    }
+    let original = d.original.unwrap_or("");
+    similar::TextDiff::from_lines(original, d.modified)
+        .unified_diff()
+        .context_radius(3)
+        .header(&old_name, &new_name)
+        .to_string()
+}
+
+impl Shape<'_> {
+    /// Characters of the full text, exact up to `budget` (beyond it, any larger bound).
+    pub fn cost(&self, budget: usize) -> usize {
+        let chars = |s: &str| s.chars().count();
+        match self {
+            Shape::Text { prefix, body, .. } => chars(prefix) + chars_up_to(body, budget),
+            Shape::Lines {
+                header,
+                items,
+                footer,
+                ..
+            } => header
+                .iter()
+                .chain(items)
+                .chain(footer)
+                .map(|l| chars(l) + 1)
+                .sum::<usize>()
+                .saturating_sub(1),
+            Shape::Diff(d) => chars(d),
+            Shape::Json { summary, value } => {
+                summary.map_or(0, |s| chars(s) + 1) + chars(&value.to_string())
+            }
+            Shape::Line(l) => chars(l),
+            Shape::Media(_) => 0,
+        }
+    }
+
+    /// The text cut to `budget` characters; `None` for media.
+    pub fn fit(&self, budget: usize, ctx: CutContext<'_>) -> Option<String> {
+        Some(match self {
+            Shape::Text {
+                prefix,
+                body,
+                weight,
+            } => cut_text(prefix, body, budget, *weight, ctx).into_owned(),
+            Shape::Lines {
+                header,
+                items,
+                footer,
+                unit,
+            } => {
+                let header: Vec<&str> = header.iter().map(String::as_str).collect();
+                let footer: Vec<&str> = footer.iter().map(String::as_str).collect();
+                cut_lines(&header, items, &footer, unit, budget, ctx)
+            }
+            Shape::Diff(d) => cut_diff(d, budget, ctx),
+            Shape::Json { summary, value } => cut_json(*summary, value, budget, ctx),
+            Shape::Line(l) => cut_text("", l, budget, Weight::Balanced, ctx).into_owned(),
+            Shape::Media(_) => return None,
+        })
+    }
+}
+
+/// Separator between text parts of one result.
+pub const PART_SEPARATOR: &str = "\n\n";
+
+/// Cuts several texts of one result (`(part index, shape)`) to share `budget` fairly;
+/// returns the texts in order. Separators between them are paid from the budget.
+pub fn fit_all(texts: &[(usize, Shape<'_>)], budget: usize, call_id: &str) -> Vec<String> {
+    let seps = texts.len().saturating_sub(1) * PART_SEPARATOR.len();
+    let room = budget.saturating_sub(seps);
+    let costs: Vec<usize> = texts.iter().map(|(_, s)| s.cost(room)).collect();
+    let shares = fair_shares(&costs, room);
+    texts
+        .iter()
+        .zip(shares)
+        .map(|((part, shape), share)| {
+            shape
+                .fit(
+                    share,
+                    CutContext {
+                        call_id,
+                        part: *part,
+                    },
+                )
+                .unwrap_or_default()
+        })
+        .collect()
+}

@@ -1,0 +1,376 @@
+//! The model view: a planned conversation with per-kind text, budgets applied and media
+//! routed for one provider. Encoders only change its shape into the provider's JSON.
+
+use base64::Engine;
+use toolwire_core::view::SourceView;
+use toolwire_core::{Status, ToolResult};
+
+use crate::blob::BlobReader;
+use crate::budget::fair_shares;
+use crate::conversation::{Conversation, ToolCall};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::media::{placeholder, refusal};
+use crate::options::{EncodeOptions, Provider};
+use crate::pairing::{INTERRUPTED, PlannedResult, PlannedTurn, plan};
+use crate::render::{MediaClass, MediaRef, PART_SEPARATOR, Shape, fit_all, for_model, shape};
+
+/// What the model sees, provider-neutral but provider-ready.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelView {
+    pub system: Option<String>,
+    pub turns: Vec<Turn>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Turn {
+    User(String),
+    Assistant {
+        text: String,
+        calls: Vec<ToolCall>,
+    },
+    /// Exactly one result per call of the assistant turn before, in call order.
+    Results {
+        results: Vec<ResultView>,
+        then_user: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultView {
+    pub call_id: String,
+    pub tool_name: String,
+    pub is_error: bool,
+    /// Never empty: a result with nothing for the model says so in text.
+    pub blocks: Vec<Block>,
+}
+
+impl ResultView {
+    /// All text blocks joined, media left out.
+    pub fn text(&self) -> String {
+        self.blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text(t) => Some(t.as_str()),
+                Block::Media(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join(PART_SEPARATOR)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Text(String),
+    Media(InlineMedia),
+}
+
+/// Media the provider takes, with its bytes at hand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineMedia {
+    pub class: MediaClass,
+    pub mime: String,
+    pub data: MediaData,
+    pub name: Option<String>,
+    /// The placeholder text, for formats that must point at media sent elsewhere.
+    pub placeholder: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MediaData {
+    Base64(String),
+    Url(String),
+}
+
+impl MediaData {
+    /// A `data:` URL for base64, the URL itself otherwise.
+    pub fn as_url(&self, mime: &str) -> String {
+        match self {
+            MediaData::Base64(b) => format!("data:{mime};base64,{b}"),
+            MediaData::Url(u) => u.clone(),
+        }
+    }
+}
+
+/// Text sent when nothing of a result is meant for the model.
+pub const NOTHING_FOR_MODEL: &str = "[The tool's output is shown to the user only.]";
+
+/// Builds the view of `conversation` for `provider`.
+pub async fn build_view(
+    provider: Provider,
+    conversation: &Conversation,
+    options: &EncodeOptions,
+    blobs: &dyn BlobReader,
+    diags: &mut Vec<Diagnostic>,
+) -> ModelView {
+    let plan = plan(conversation, diags);
+    let inline_from = plan
+        .turns
+        .len()
+        .saturating_sub(options.inline_media_messages);
+    let mut turns = Vec::with_capacity(plan.turns.len());
+    for (index, turn) in plan.turns.iter().enumerate() {
+        turns.push(match turn {
+            PlannedTurn::User(text) => Turn::User((*text).to_owned()),
+            PlannedTurn::Assistant { text, calls } => Turn::Assistant {
+                text: (*text).to_owned(),
+                calls: calls.to_vec(),
+            },
+            PlannedTurn::Results { results, then_user } => {
+                let ctx = Ctx {
+                    provider,
+                    options,
+                    blobs,
+                    inline: index >= inline_from,
+                };
+                Turn::Results {
+                    results: results_view(&ctx, results, diags).await,
+                    then_user: then_user.iter().map(|t| (*t).to_owned()).collect(),
+                }
+            }
+        });
+    }
+    let system = (!plan.system.is_empty()).then(|| plan.system.join("\n\n"));
+    ModelView { system, turns }
+}
+
+struct Ctx<'a> {
+    provider: Provider,
+    options: &'a EncodeOptions,
+    blobs: &'a dyn BlobReader,
+    inline: bool,
+}
+
+/// One result's parts before cutting: texts with their part index, media in order.
+enum Part<'a> {
+    Text(usize, Shape<'a>),
+    Media(MediaRef<'a>),
+}
+
+fn error_text(result: &ToolResult) -> Option<String> {
+    let error = result.error.as_ref();
+    let denied = error
+        .and_then(|e| e.code.as_deref())
+        .is_some_and(|c| c == "denied");
+    match (result.status, error) {
+        (Status::Error, _) if denied => {
+            let reason = error.map(|e| e.message.trim()).unwrap_or("");
+            Some(if reason.is_empty() {
+                "The user denied this tool call.".to_owned()
+            } else {
+                format!("The user denied this tool call: {reason}")
+            })
+        }
+        (Status::Error, Some(e)) => Some(e.message.clone()),
+        (Status::Error, None) => Some("The tool failed without a message.".to_owned()),
+        (Status::Suspended, _) => Some(match &result.suspension {
+            Some(s) => format!("The call is waiting for the user: {}", s.prompt),
+            None => "The call is waiting for the user.".to_owned(),
+        }),
+        (Status::Success, _) => None,
+    }
+}
+
+fn parts_of<'a>(
+    result: &'a ToolResult,
+    message: Option<&'a str>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Part<'a>> {
+    let mut parts = Vec::new();
+    if let Some(message) = message {
+        parts.push(Part::Text(
+            0,
+            Shape::Text {
+                prefix: String::new(),
+                body: message,
+                weight: crate::truncate::Weight::Balanced,
+            },
+        ));
+    }
+    for (i, value) in result.output.iter().enumerate() {
+        if !for_model(value) {
+            continue;
+        }
+        match shape(value, &result.tool_name) {
+            Ok(Shape::Media(m)) => parts.push(Part::Media(m)),
+            Ok(s) => parts.push(Part::Text(i, s)),
+            Err(s) => {
+                diags.push(Diagnostic::new(
+                    DiagnosticCode::InvalidValue,
+                    Some(&result.call_id),
+                    format!(
+                        "output[{i}] of kind {} has invalid data; sent as JSON",
+                        value.kind
+                    ),
+                ));
+                parts.push(Part::Text(i, s));
+            }
+        }
+    }
+    parts
+}
+
+async fn results_view(
+    ctx: &Ctx<'_>,
+    planned: &[PlannedResult<'_>],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<ResultView> {
+    // Texts of every result first, so the turn's total can be shared before cutting.
+    let mut all: Vec<(&ToolCall, bool, Vec<Part<'_>>)> = Vec::with_capacity(planned.len());
+    let error_texts: Vec<Option<String>> = planned
+        .iter()
+        .map(|p| match p {
+            PlannedResult::Stored { result, .. } => error_text(result),
+            PlannedResult::Interrupted { .. } => Some(INTERRUPTED.to_owned()),
+        })
+        .collect();
+    for (p, err) in planned.iter().zip(&error_texts) {
+        let parts = match p {
+            PlannedResult::Stored { result, .. } => parts_of(result, err.as_deref(), diags),
+            PlannedResult::Interrupted { .. } => parts_of_message(err.as_deref()),
+        };
+        let is_error = match p {
+            PlannedResult::Stored { result, .. } => result.status == Status::Error,
+            PlannedResult::Interrupted { .. } => true,
+        };
+        all.push((p.call(), is_error, parts));
+    }
+    let budget = &ctx.options.budget;
+    let mut limits: Vec<usize> = all
+        .iter()
+        .map(|(call, _, _)| budget.limit_for(&call.id, &call.name))
+        .collect();
+    if let Some(total) = budget.turn_max_chars {
+        let costs: Vec<usize> = all
+            .iter()
+            .zip(&limits)
+            .map(|((_, _, parts), &limit)| text_cost(parts, limit).min(limit))
+            .collect();
+        for (limit, share) in limits.iter_mut().zip(fair_shares(&costs, total)) {
+            *limit = (*limit).min(share);
+        }
+    }
+    let mut out = Vec::with_capacity(all.len());
+    for ((call, is_error, parts), limit) in all.into_iter().zip(limits) {
+        let texts: Vec<(usize, Shape<'_>)> = parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(i, s) => Some((*i, s.clone())),
+                Part::Media(_) => None,
+            })
+            .collect();
+        let full_cost = text_cost(&parts, limit);
+        if full_cost > limit {
+            diags.push(Diagnostic::new(
+                DiagnosticCode::Truncated,
+                Some(&call.id),
+                format!("result of {} cut to {limit} chars", call.name),
+            ));
+        }
+        let mut fitted = fit_all(&texts, limit, &call.id).into_iter();
+        let mut blocks: Vec<Block> = Vec::new();
+        for part in &parts {
+            match part {
+                Part::Text(..) => {
+                    let text = fitted.next().unwrap_or_default();
+                    // Adjacent texts become one block, joined as the budget assumed.
+                    if let Some(Block::Text(prev)) = blocks.last_mut() {
+                        prev.push_str(PART_SEPARATOR);
+                        prev.push_str(&text);
+                    } else {
+                        blocks.push(Block::Text(text));
+                    }
+                }
+                Part::Media(m) => blocks.push(route(ctx, m, &call.id, diags).await),
+            }
+        }
+        if blocks.is_empty() {
+            blocks.push(Block::Text(NOTHING_FOR_MODEL.to_owned()));
+        }
+        out.push(ResultView {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            is_error,
+            blocks,
+        });
+    }
+    out
+}
+
+fn parts_of_message(message: Option<&str>) -> Vec<Part<'_>> {
+    message
+        .map(|body| {
+            Part::Text(
+                0,
+                Shape::Text {
+                    prefix: String::new(),
+                    body,
+                    weight: crate::truncate::Weight::Balanced,
+                },
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
+fn text_cost(parts: &[Part<'_>], limit: usize) -> usize {
+    let texts: Vec<&Shape<'_>> = parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(_, s) => Some(s),
+            Part::Media(_) => None,
+        })
+        .collect();
+    let seps = texts.len().saturating_sub(1) * PART_SEPARATOR.len();
+    texts.iter().map(|s| s.cost(limit)).sum::<usize>() + seps
+}
+
+/// Media inline when the provider takes it and it is recent; a placeholder otherwise.
+async fn route(
+    ctx: &Ctx<'_>,
+    media: &MediaRef<'_>,
+    call_id: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Block {
+    let text = placeholder(media);
+    if let Some(why) = refusal(ctx.provider, media) {
+        diags.push(Diagnostic::new(
+            DiagnosticCode::MediaPlaceholder,
+            Some(call_id),
+            format!("{text} sent as a placeholder: {why}"),
+        ));
+        return Block::Text(text);
+    }
+    if !ctx.inline {
+        diags.push(Diagnostic::new(
+            DiagnosticCode::MediaPlaceholder,
+            Some(call_id),
+            format!(
+                "{text} sent as a placeholder: older than the last {} messages",
+                ctx.options.inline_media_messages
+            ),
+        ));
+        return Block::Text(text);
+    }
+    let data = match media.source {
+        SourceView::Base64(b) => MediaData::Base64(b.to_owned()),
+        SourceView::Url(u) => MediaData::Url(u.to_owned()),
+        SourceView::Blob { key, .. } => match ctx.blobs.read(key).await {
+            Ok(bytes) => MediaData::Base64(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            Err(e) => {
+                diags.push(Diagnostic::new(
+                    DiagnosticCode::BlobUnavailable,
+                    Some(call_id),
+                    format!("{text} sent as a placeholder: {e}"),
+                ));
+                return Block::Text(text);
+            }
+        },
+    };
+    Block::Media(InlineMedia {
+        class: media.class,
+        mime: media.mime.clone(),
+        data,
+        name: media.name.map(str::to_owned),
+        placeholder: text,
+    })
+}

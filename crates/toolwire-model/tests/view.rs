@@ -1,0 +1,192 @@
+//! Behaviour across providers: widgets and user-only values never reach the model, old
+//! media becomes placeholders, missing blobs are reported, budgets apply per call, per
+//! tool and per turn.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use toolwire_core::{CallRef, Source, ToolResult, Value};
+use toolwire_model::{
+    Conversation, DiagnosticCode, Message, NoBlobs, Provider, ToolCall, encode_request,
+};
+
+#[tokio::test]
+async fn widgets_and_user_only_values_never_reach_the_model() {
+    for provider in Provider::ALL {
+        let (body, _) = encode_request(
+            provider,
+            &common::mix(),
+            &common::options(),
+            &common::blobs(),
+        )
+        .await
+        .unwrap();
+        let text = body.to_string();
+        assert!(
+            !text.contains("cloudy"),
+            "{provider}: widget fallback leaked"
+        );
+        assert!(
+            !text.contains("weather-forecast"),
+            "{provider}: widget leaked"
+        );
+        assert!(
+            !text.contains("internal note"),
+            "{provider}: user-only value leaked"
+        );
+        assert!(
+            text.contains("Oslo: 4°C"),
+            "{provider}: the model's output is missing"
+        );
+    }
+}
+
+#[tokio::test]
+async fn media_older_than_the_window_and_missing_blobs_become_placeholders() {
+    let image = |id: &str| {
+        Message::tool(ToolResult::success(
+            CallRef::new(id, "shot"),
+            Value::image(Source::blob(common::blob_key(), 70), "image/png")
+                .summary(format!("{id}.png")),
+        ))
+    };
+    let conv = Conversation::new(vec![
+        Message::user("go"),
+        Message::assistant(
+            "",
+            vec![ToolCall::new("old", "shot", serde_json::json!({}))],
+        ),
+        image("old"),
+        Message::assistant(
+            "",
+            vec![ToolCall::new("new", "shot", serde_json::json!({}))],
+        ),
+        image("new"),
+    ]);
+    let (body, diags) = encode_request(
+        Provider::Anthropic,
+        &conv,
+        &common::options(),
+        &common::blobs(),
+    )
+    .await
+    .unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let old = &messages[2]["content"][0]["content"][0];
+    assert_eq!(old["type"], "text");
+    assert!(
+        old["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("[image: old.png, image/png, 70 B, blake3:")
+    );
+    assert_eq!(messages[4]["content"][0]["content"][0]["type"], "image");
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.code == DiagnosticCode::MediaPlaceholder
+                && d.call_id.as_deref() == Some("old"))
+    );
+
+    let (body, diags) = encode_request(Provider::Anthropic, &conv, &common::options(), &NoBlobs)
+        .await
+        .unwrap();
+    assert_eq!(
+        body["messages"][4]["content"][0]["content"][0]["type"],
+        "text"
+    );
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.code == DiagnosticCode::BlobUnavailable)
+    );
+    assert!(
+        !body.to_string().contains("base64"),
+        "no base64 pasted as text"
+    );
+}
+
+fn three_logs() -> Conversation {
+    let log = |id: &str, tool: &str, n: usize| {
+        Message::tool(ToolResult::success(
+            CallRef::new(id, tool),
+            Value::text(format!("{}ERROR at the end", "building\n".repeat(n))),
+        ))
+    };
+    Conversation::new(vec![
+        Message::user("go"),
+        Message::assistant(
+            "",
+            vec![
+                ToolCall::new("small", "bash", serde_json::json!({})),
+                ToolCall::new("big1", "bash", serde_json::json!({})),
+                ToolCall::new("big2", "grep", serde_json::json!({})),
+            ],
+        ),
+        log("small", "bash", 1),
+        log("big1", "bash", 5000),
+        log("big2", "grep", 5000),
+    ])
+}
+
+fn openai_texts(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn budgets_apply_per_instance_tool_call_and_turn() {
+    let mut options = common::options();
+    options.budget.max_chars = 1000;
+    options.budget.per_tool.insert("grep".into(), 500);
+    let (body, diags) = encode_request(Provider::OpenaiChat, &three_logs(), &options, &NoBlobs)
+        .await
+        .unwrap();
+    let texts = openai_texts(&body);
+    assert_eq!(
+        texts[0], "building\nERROR at the end",
+        "under budget: untouched"
+    );
+    assert!(texts[1].chars().count() <= 1000 && texts[1].chars().count() > 900);
+    assert!(texts[2].chars().count() <= 500 && texts[2].chars().count() > 400);
+    // Shell output is cut tail-weighted: the error at the end survives.
+    assert!(texts[1].ends_with("ERROR at the end"));
+    assert!(
+        texts[1].contains("read them with read_result {\"callId\":\"big1\",\"part\":0,\"offset\":")
+    );
+    assert_eq!(
+        diags
+            .iter()
+            .filter(|d| d.code == DiagnosticCode::Truncated)
+            .count(),
+        2
+    );
+
+    options.budget.per_call.insert("big2".into(), 300);
+    let (body, _) = encode_request(Provider::OpenaiChat, &three_logs(), &options, &NoBlobs)
+        .await
+        .unwrap();
+    assert!(openai_texts(&body)[2].chars().count() <= 300);
+
+    // A turn total of 1,225: the small result keeps its 25, the two big ones share the rest.
+    options.budget.per_call.clear();
+    options.budget.per_tool.clear();
+    options.budget.turn_max_chars = Some(1225);
+    let (body, _) = encode_request(Provider::OpenaiChat, &three_logs(), &options, &NoBlobs)
+        .await
+        .unwrap();
+    let texts = openai_texts(&body);
+    assert_eq!(texts[0], "building\nERROR at the end");
+    for t in &texts[1..] {
+        assert!(
+            t.chars().count() <= 600 && t.chars().count() > 500,
+            "{}",
+            t.chars().count()
+        );
+    }
+}
