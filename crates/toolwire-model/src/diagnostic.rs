@@ -30,6 +30,16 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+/// `call_1: result of run cut to 60000 chars`, or the message alone.
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.call_id {
+            Some(id) => write!(f, "{id}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
 impl Diagnostic {
     pub fn new(code: DiagnosticCode, call_id: Option<&str>, message: impl Into<String>) -> Self {
         Diagnostic {

@@ -37,6 +37,15 @@ impl Provider {
             Provider::Gemini => "gemini",
         }
     }
+
+    /// The model used when none is named: a current, widely available one per API.
+    pub fn default_model(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "claude-sonnet-4-5",
+            Provider::OpenaiChat | Provider::OpenaiResponses => "gpt-4.1",
+            Provider::Gemini => "gemini-2.5-flash",
+        }
+    }
 }
 
 impl fmt::Display for Provider {

@@ -80,7 +80,14 @@ fn is_log_like(tool_name: &str, value: &Value) -> bool {
         .mime_type
         .as_deref()
         .is_some_and(|m| m.contains("x-log") || m.contains("x-shellscript-output"));
-    tool_says || lang_says || mime_says
+    // The built-in `run` tool marks its output so (`toolwire/output: shell`).
+    let meta_says = value
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("toolwire/output"))
+        .and_then(Json::as_str)
+        .is_some_and(|k| matches!(k, "shell" | "log"));
+    tool_says || lang_says || mime_says || meta_says
 }
 
 /// Whether the value is for the model at all (`audience: ["user"]` keeps it away).

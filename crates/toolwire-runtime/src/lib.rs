@@ -4,6 +4,7 @@
 //! guarantees one valid result per call, in call order, whatever the tool does: invalid
 //! input, a panic, a timeout, a cancel, an unknown name, a required approval.
 
+pub mod agent;
 pub mod builtin;
 pub mod context;
 pub mod durable;

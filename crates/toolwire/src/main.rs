@@ -2,6 +2,7 @@
 
 mod cmd;
 mod data;
+mod host;
 mod input;
 
 use std::io::Write;
@@ -38,6 +39,10 @@ enum Command {
     Show(cmd::show::Args),
     /// Remove blobs that no stored message references.
     Gc(cmd::gc::Args),
+    /// Run one tool (built-in), render its result and store it.
+    Call(cmd::call::Args),
+    /// Print the request body a provider would be sent for a session.
+    Export(cmd::export::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -75,5 +80,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Sessions(args) => cmd::sessions::run(args, data_dir).await,
         Command::Show(args) => cmd::show::run(args, data_dir).await,
         Command::Gc(args) => cmd::gc::run(args, data_dir).await,
+        Command::Call(args) => cmd::call::run(args, data_dir).await,
+        Command::Export(args) => cmd::export::run(args, data_dir).await,
     }
 }

@@ -257,3 +257,200 @@ fn a_corrupt_database_is_a_clear_error_and_is_left_alone() {
         b"this is not a sqlite database, just bytes"
     );
 }
+
+#[test]
+fn call_read_file_on_this_checkout_renders_and_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = toolwire_in(
+        dir.path(),
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"README.md"}"#,
+            "--workspace",
+            repo.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("read_file") && shown.contains("# toolwire"),
+        "{shown}"
+    );
+    let list: serde_json::Value =
+        serde_json::from_slice(&toolwire_in(dir.path(), &["sessions", "--json"]).stdout).unwrap();
+    assert_eq!(
+        list[0]["messageCount"], 3,
+        "user turn, the call, its result"
+    );
+}
+
+#[test]
+fn call_refuses_escapes_and_unknown_tools_as_error_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let ws = ws.path().to_str().unwrap();
+    let out = toolwire_in(
+        dir.path(),
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"../../etc/passwd"}"#,
+            "--workspace",
+            ws,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("outside_workspace"));
+    let out = toolwire_in(dir.path(), &["call", "no_such_tool", "--workspace", ws]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("unknown_tool"));
+    assert_one_line_error(
+        &toolwire_in(
+            dir.path(),
+            &["call", "read_file", "{oops", "--workspace", ws],
+        ),
+        &["the input is not JSON"],
+    );
+}
+
+#[test]
+fn call_needs_approval_for_run_and_yes_gives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let ws = ws.path().to_str().unwrap();
+    // No terminal to ask: denied, and the model-facing message says how to approve.
+    let out = toolwire_in(
+        dir.path(),
+        &["call", "run", r#"{"command":"echo hi"}"#, "--workspace", ws],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("error (denied)") && shown.contains("--yes"),
+        "{shown}"
+    );
+    let out = toolwire_in(
+        dir.path(),
+        &[
+            "call",
+            "run",
+            r#"{"command":"echo hi"}"#,
+            "--workspace",
+            ws,
+            "--yes",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hi"));
+}
+
+#[test]
+fn export_cuts_a_long_result_and_read_result_returns_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let long: String = (0..400).map(|i| format!("line {i:03}\n")).collect();
+    std::fs::write(ws.path().join("log.txt"), &long).unwrap();
+    let ws = ws.path().to_str().unwrap();
+    let out = toolwire_in(
+        dir.path(),
+        &[
+            "call",
+            "read_file",
+            r#"{"path":"log.txt"}"#,
+            "--workspace",
+            ws,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let list: serde_json::Value =
+        serde_json::from_slice(&toolwire_in(dir.path(), &["sessions", "--json"]).stdout).unwrap();
+    let session = list[0]["id"].as_str().unwrap();
+    for provider in ["anthropic", "openai-chat", "openai-responses", "gemini"] {
+        let out = toolwire_in(
+            dir.path(),
+            &[
+                "export",
+                session,
+                "--provider",
+                provider,
+                "--max-chars",
+                "400",
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{provider}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let body = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            body.contains("omitted; read them with read_result"),
+            "{provider}: {body}"
+        );
+    }
+    // Follow the marker: the call id and offset it names give the omitted text.
+    let body: serde_json::Value = serde_json::from_slice(
+        &toolwire_in(
+            dir.path(),
+            &[
+                "export",
+                session,
+                "--provider",
+                "anthropic",
+                "--max-chars",
+                "400",
+            ],
+        )
+        .stdout,
+    )
+    .unwrap();
+    let text = body["messages"][2]["content"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let args_at = text.find("read_result ").unwrap() + "read_result ".len();
+    let args_end = text[args_at..].find('}').unwrap() + args_at + 1;
+    let read_args = &text[args_at..args_end];
+    let offset = serde_json::from_str::<serde_json::Value>(read_args).unwrap()["offset"]
+        .as_u64()
+        .unwrap() as usize;
+    let out = toolwire_in(
+        dir.path(),
+        &[
+            "call",
+            "read_result",
+            read_args,
+            "--workspace",
+            ws,
+            "--session",
+            session,
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains(&long[offset..offset + 30]), "{shown}");
+    // A bad flag value is a usage error (exit 2), naming the choices.
+    let bad = toolwire_in(dir.path(), &["export", session, "--provider", "claude"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("expected anthropic, openai-chat, openai-responses or gemini")
+    );
+}

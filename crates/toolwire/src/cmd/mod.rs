@@ -1,5 +1,7 @@
 //! One module per subcommand.
 
+pub(crate) mod call;
+pub(crate) mod export;
 pub(crate) mod gc;
 pub(crate) mod normalize;
 pub(crate) mod render;

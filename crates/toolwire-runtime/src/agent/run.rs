@@ -1,0 +1,272 @@
+//! One user message's turn: the loop itself, approvals included.
+
+use std::collections::HashSet;
+
+use tokio_util::sync::CancellationToken;
+use toolwire_core::{CallRef, Status, ToolResult};
+use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
+use toolwire_store::{MessageContent, ToolCall as StoredCall};
+
+use super::history::{conversation, tool_specs, turns_so_far};
+use super::{Agent, AgentError, ApprovalRequest, StopReason, StoreBlobs, TurnOutcome};
+use crate::events::EventKind;
+use crate::executor::{Scope, codes};
+use crate::suspend::{Resolution, ToolCall};
+
+/// What the person is told when a turn is cancelled while a call waits for them.
+const CANCELLED_WHILE_WAITING: &str = "the turn was cancelled before the user answered";
+
+impl Agent {
+    /// Runs one user message to the end of its turn. `cancel` (Ctrl-C, a UI's stop button)
+    /// ends the turn: calls still running get `cancelled` error results, which are stored,
+    /// so the history stays valid for the next message.
+    pub async fn run_turn(
+        &self,
+        session_id: &str,
+        user_text: &str,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, AgentError> {
+        self.stores
+            .append(
+                session_id,
+                MessageContent::User {
+                    text: user_text.to_owned(),
+                },
+            )
+            .await?;
+        let system = self.system_prompt();
+        let options = EncodeOptions {
+            model: self.config.model.clone(),
+            max_tokens: self.config.max_tokens,
+            tools: tool_specs(self.executor.registry()),
+            budget: self.config.budget.clone(),
+            stream: self.config.stream,
+            ..EncodeOptions::default()
+        };
+        let blobs = StoreBlobs(std::sync::Arc::clone(&self.stores.blobs));
+        let mut outcome = TurnOutcome {
+            stop: StopReason::MaxIterations,
+            text: String::new(),
+            iterations: 0,
+        };
+        while outcome.iterations < self.config.max_iterations {
+            if cancel.is_cancelled() {
+                outcome.stop = StopReason::Cancelled;
+                return Ok(outcome);
+            }
+            let stored = self.stores.history.load(session_id).await?;
+            let turn = turns_so_far(&stored) + 1;
+            let mut seen: HashSet<String> = stored
+                .iter()
+                .filter_map(|m| m.content.call_id().map(str::to_owned))
+                .collect();
+            let conv = conversation(&system, &stored);
+            let (body, _diagnostics) =
+                encode_request(self.provider(), &conv, &options, &blobs).await?;
+            self.emit(session_id, EventKind::TurnStarted { turn }).await;
+            outcome.iterations += 1;
+            let reply = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                reply = self.ask_model(session_id, &body) => Some(reply),
+            };
+            let Some(reply) = reply else {
+                self.emit(session_id, EventKind::TurnEnded { turn }).await;
+                outcome.stop = StopReason::Cancelled;
+                return Ok(outcome);
+            };
+            let reply = match reply {
+                Ok(r) => r,
+                Err(e) => {
+                    self.emit(session_id, EventKind::TurnEnded { turn }).await;
+                    return Err(e);
+                }
+            };
+            let calls = unique_calls(&reply, turn, &mut seen);
+            self.stores
+                .append(
+                    session_id,
+                    MessageContent::Assistant {
+                        text: reply.text.clone(),
+                        tool_calls: calls
+                            .iter()
+                            .map(|c| StoredCall {
+                                id: c.id.clone(),
+                                name: c.name.clone(),
+                                input: c.input.clone(),
+                            })
+                            .collect(),
+                    },
+                )
+                .await?;
+            outcome.text = reply.text;
+            if calls.is_empty() {
+                self.emit(session_id, EventKind::TurnEnded { turn }).await;
+                outcome.stop = StopReason::Done;
+                return Ok(outcome);
+            }
+            let results = self.execute(session_id, calls, &cancel).await;
+            for result in results {
+                self.stores.record_result(session_id, result, None).await?;
+            }
+            self.emit(session_id, EventKind::TurnEnded { turn }).await;
+        }
+        Ok(outcome)
+    }
+
+    /// One model request; streamed text becomes `assistant_delta` events as it arrives.
+    async fn ask_model(
+        &self,
+        session_id: &str,
+        body: &serde_json::Value,
+    ) -> Result<AssistantReply, AgentError> {
+        if !self.config.stream {
+            return Ok(self.client.send(&self.config.model, body).await?);
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let stream = self.client.stream(&self.config.model, body, move |text| {
+            // The receiver lives until the stream ends; a send cannot fail before then.
+            let _ = tx.send(text.to_owned());
+        });
+        let forward = async {
+            while let Some(text) = rx.recv().await {
+                self.emit(session_id, EventKind::AssistantDelta { text })
+                    .await;
+            }
+        };
+        let (reply, ()) = tokio::join!(stream, forward);
+        Ok(reply?)
+    }
+
+    /// Runs the calls, then settles every suspended one with the approver, in call order.
+    /// The results come back in call order, none suspended.
+    async fn execute(
+        &self,
+        session_id: &str,
+        calls: Vec<ToolCall>,
+        cancel: &CancellationToken,
+    ) -> Vec<ToolResult> {
+        let scope = Scope {
+            cancel: cancel.child_token(),
+            ..Scope::new(session_id)
+        };
+        let mut results = self.executor.execute_all(&scope, calls.clone()).await;
+        for (result, call) in results.iter_mut().zip(&calls) {
+            if result.status != Status::Suspended {
+                continue;
+            }
+            let Some(suspension) = result.suspension.clone() else {
+                continue;
+            };
+            let request = ApprovalRequest {
+                session_id: session_id.to_owned(),
+                call: call.clone(),
+                suspension,
+            };
+            *result = self.settle(&request, cancel).await;
+        }
+        results
+    }
+
+    /// Asks the approver about one suspended call and finishes it through the executor.
+    async fn settle(&self, request: &ApprovalRequest, cancel: &CancellationToken) -> ToolResult {
+        let call_ref = CallRef::new(&request.call.id, &request.call.name);
+        let cancelled_deny = || Resolution::Deny {
+            reason: Some(CANCELLED_WHILE_WAITING.to_owned()),
+        };
+        let resolution = if cancel.is_cancelled() {
+            cancelled_deny()
+        } else {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => cancelled_deny(),
+                r = self.approver.decide(request) => r,
+            }
+        };
+        let deny_reason = match &resolution {
+            Resolution::Deny { reason } => Some(reason.clone()),
+            _ => None,
+        };
+        let resolved = tokio::select! {
+            biased;
+            // An approved call runs under the executor's own token; a cancel stops waiting
+            // for it and drops its future, which stops the tool.
+            _ = cancel.cancelled(), if deny_reason.is_none() => {
+                let result = ToolResult::error_with_code(
+                    call_ref.clone(),
+                    codes::CANCELLED,
+                    "cancelled: interrupted before completion",
+                );
+                self.emit(&request.session_id, EventKind::ToolResult { result: Box::new(result.clone()), raw: None }).await;
+                Ok(result)
+            }
+            r = self.executor.resolve(&request.suspension.id, resolution) => r,
+        };
+        match resolved {
+            Ok(mut result) => {
+                if let Some(reason) = deny_reason {
+                    // The model's view words a denial itself ("The user denied this tool
+                    // call: <reason>"); the message carries only the person's reason.
+                    if let Some(error) = result.error.as_mut() {
+                        error.message = reason.unwrap_or_default();
+                    }
+                }
+                result
+            }
+            Err(e) => ToolResult::error_with_code(
+                call_ref,
+                codes::SUSPENSION_FAILED,
+                format!("could not finish the suspended call: {e}"),
+            ),
+        }
+    }
+}
+
+/// The reply's calls with ids unique in the session: providers that number calls per
+/// reply (Gemini without ids) would otherwise reuse an id an earlier result holds.
+fn unique_calls(reply: &AssistantReply, turn: u32, seen: &mut HashSet<String>) -> Vec<ToolCall> {
+    reply
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let mut id = if c.id.is_empty() {
+                format!("call_{turn}")
+            } else {
+                c.id.clone()
+            };
+            let base = id.clone();
+            let mut n = 1;
+            while seen.contains(&id) {
+                id = format!("{base}_t{turn}_{n}");
+                n += 1;
+            }
+            seen.insert(id.clone());
+            ToolCall::new(id, &c.name, c.arguments.clone())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolwire_model::ToolCall as ModelCall;
+
+    #[test]
+    fn repeated_call_ids_are_made_unique() {
+        let reply = AssistantReply {
+            tool_calls: vec![
+                ModelCall::new("gemini_call_0", "a", json!({})),
+                ModelCall::new("gemini_call_0", "b", json!({})),
+                ModelCall::new("", "c", json!({})),
+            ],
+            ..AssistantReply::default()
+        };
+        let mut seen = HashSet::from(["gemini_call_0".to_owned()]);
+        let ids: Vec<String> = unique_calls(&reply, 3, &mut seen)
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(ids, ["gemini_call_0_t3_1", "gemini_call_0_t3_2", "call_3"]);
+    }
+}

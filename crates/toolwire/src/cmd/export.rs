@@ -1,0 +1,56 @@
+//! `toolwire export SESSION --provider P`: the exact request body that would be sent.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use toolwire_model::{EncodeOptions, Provider, encode_request};
+use toolwire_runtime::agent::blobs::StoreBlobs;
+use toolwire_runtime::agent::history::conversation;
+
+use crate::{Outcome, data};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The session id (see `toolwire sessions`).
+    session: String,
+    /// anthropic, openai-chat, openai-responses or gemini.
+    #[arg(long)]
+    provider: Provider,
+    /// Characters per tool result before it is cut (default 60,000).
+    #[arg(long, value_name = "N")]
+    max_chars: Option<usize>,
+    /// The model named in the body (default: the provider's usual one).
+    #[arg(long)]
+    model: Option<String>,
+    /// A system prompt to put first.
+    #[arg(long, default_value = "")]
+    system: String,
+}
+
+pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
+    let stores = data::open(data_dir).await?;
+    if stores.history.session(&args.session).await?.is_none() {
+        bail!("no session {:?} (see `toolwire sessions`)", args.session);
+    }
+    let messages = stores.history.load(&args.session).await?;
+    let conv = conversation(&args.system, &messages);
+    let mut options = EncodeOptions::for_model(
+        args.model
+            .unwrap_or_else(|| args.provider.default_model().to_owned()),
+    );
+    if let Some(n) = args.max_chars {
+        options.budget.max_chars = n;
+    }
+    let (body, diagnostics) = encode_request(
+        args.provider,
+        &conv,
+        &options,
+        &StoreBlobs(stores.blobs.clone()),
+    )
+    .await?;
+    println!("{}", serde_json::to_string_pretty(&body)?);
+    for d in diagnostics {
+        eprintln!("note: {d}");
+    }
+    Ok(Outcome::Ok)
+}
