@@ -22,6 +22,11 @@ pub(crate) fn clamp(value: &mut Json, diags: &mut Diagnostics) {
     }
 }
 
+/// Whether `value`, found at `depth` in a payload, reaches past [`MAX_DEPTH`].
+pub(crate) fn exceeds_from(value: &Json, depth: usize) -> bool {
+    exceeds(value, depth)
+}
+
 /// Whether anything in `value` is a non-empty container at [`MAX_DEPTH`]. Recursion is
 /// bounded by `MAX_DEPTH` itself.
 fn exceeds(value: &Json, depth: usize) -> bool {

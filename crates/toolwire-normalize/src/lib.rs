@@ -8,6 +8,7 @@
 
 mod depth;
 mod envelope;
+mod fast;
 mod mcp;
 pub mod media;
 mod payload;
@@ -107,6 +108,23 @@ pub fn normalize_value(mut raw: Json, call: &CallRef) -> Normalized {
 /// Normalizes raw bytes: JSON if they parse, else UTF-8 text, else binary media sniffed
 /// from its magic bytes.
 pub fn normalize_bytes(raw: &[u8], call: &CallRef) -> Normalized {
+    let mut diags = Diagnostics::default();
+    if let Some(envelope) = fast::try_mcp(raw, &mut diags) {
+        return assemble(envelope, call, diags);
+    }
+    normalize_bytes_generic(raw, call)
+}
+
+/// Whether `normalize_bytes` takes its typed fast path for `raw` (for tests).
+#[doc(hidden)]
+pub fn takes_fast_path(raw: &[u8]) -> bool {
+    fast::try_mcp(raw, &mut Diagnostics::default()).is_some()
+}
+
+/// [`normalize_bytes`] without the typed fast path; public so tests can hold the two
+/// paths to the same results.
+#[doc(hidden)]
+pub fn normalize_bytes_generic(raw: &[u8], call: &CallRef) -> Normalized {
     match serde_json::from_slice::<Json>(raw) {
         Ok(json) => normalize_value(json, call),
         Err(err) => {
@@ -158,7 +176,7 @@ impl Envelope {
 }
 
 fn finish(raw: Json, call: &CallRef, mut diags: Diagnostics) -> Normalized {
-    let mut envelope = match raw {
+    let envelope = match raw {
         Json::Object(map) if envelope::is_envelope(&map) => {
             envelope::normalize(map, call, &mut diags)
         }
@@ -171,6 +189,11 @@ fn finish(raw: Json, call: &CallRef, mut diags: Diagnostics) -> Normalized {
             Envelope::success(parts)
         }
     };
+    assemble(envelope, call, diags)
+}
+
+/// The canonical result around an envelope, with the diagnostics recorded in it.
+fn assemble(mut envelope: Envelope, call: &CallRef, mut diags: Diagnostics) -> Normalized {
     if envelope.status == Status::Success && envelope.parts.output.is_empty() {
         diags.push(
             &Path::Root,

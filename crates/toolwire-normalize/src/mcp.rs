@@ -9,8 +9,6 @@ use crate::media::{self, media_value};
 use crate::payload::{structured, structured_with};
 use crate::{Diagnostics, Envelope, Parts, Path};
 
-const RESULT_KEYS: [&str; 4] = ["content", "structuredContent", "isError", "_meta"];
-
 /// Whether `json` is an MCP content block: a known `type` with that type's required field.
 pub(crate) fn is_block(json: &Json) -> bool {
     json.as_object().is_some_and(is_block_map)
@@ -43,7 +41,15 @@ pub(crate) fn is_call_tool_result(map: &Map<String, Json>) -> bool {
 }
 
 pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnostics) -> Envelope {
-    let is_error = map.get("isError").and_then(Json::as_bool).unwrap_or(false);
+    let is_error = match map.remove("isError") {
+        Some(Json::Bool(b)) => b,
+        None | Some(Json::Null) => false,
+        // Not a boolean: kept with the unknown fields below, not guessed at.
+        Some(other) => {
+            map.insert("isError".into(), other);
+            false
+        }
+    };
     let structured_content = map.remove("structuredContent");
     let mut blocks = match map.remove("content") {
         Some(Json::Array(blocks)) => blocks,
@@ -100,27 +106,10 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
             &mut parts,
         );
     }
-    let mut envelope = Envelope::success(parts);
-    if is_error {
-        envelope.status = Status::Error;
-        envelope.error = Some(ErrorInfo {
-            message: if fallback.trim().is_empty() {
-                "the tool reported an error without a message".to_owned()
-            } else {
-                fallback
-            },
-            code: None,
-            details: None,
-        });
-    }
-    if let Some(meta) = map.remove("_meta") {
-        envelope.metadata.extra.insert("_meta".into(), meta);
-    }
-    map.remove("isError");
-    let unknown: Map<String, Json> = map
-        .into_iter()
-        .filter(|(k, _)| !RESULT_KEYS.contains(&k.as_str()))
-        .collect();
+    let meta = map.remove("_meta");
+    let mut envelope = result_envelope(parts, is_error.then_some(fallback), meta);
+    // Everything mapped was removed above: what is left is unknown.
+    let unknown = map;
     if !unknown.is_empty() {
         let keys: Vec<&str> = unknown.keys().map(String::as_str).collect();
         diags.push(
@@ -133,6 +122,32 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
             diags,
             &mut envelope.parts,
         );
+    }
+    envelope
+}
+
+/// The envelope of a mapped `CallToolResult`: an error when `error_text` is given (the
+/// joined text blocks), and the result's `_meta` kept in metadata.
+pub(crate) fn result_envelope(
+    parts: Parts,
+    error_text: Option<String>,
+    meta: Option<Json>,
+) -> Envelope {
+    let mut envelope = Envelope::success(parts);
+    if let Some(text) = error_text {
+        envelope.status = Status::Error;
+        envelope.error = Some(ErrorInfo {
+            message: if text.trim().is_empty() {
+                "the tool reported an error without a message".to_owned()
+            } else {
+                text
+            },
+            code: None,
+            details: None,
+        });
+    }
+    if let Some(meta) = meta.filter(|m| !m.is_null()) {
+        envelope.metadata.extra.insert("_meta".into(), meta);
     }
     envelope
 }
@@ -186,11 +201,7 @@ fn block_with_fallback(
     } else {
         None
     };
-    let meta = match b.remove("_meta") {
-        Some(Json::Object(meta)) => Some(meta),
-        None | Some(Json::Null) => None,
-        Some(other) => Some(Map::from_iter([("value".to_owned(), other)])),
-    };
+    let meta = meta_of(b.remove("_meta"));
     // `type` is taken out first so that the builders below see only the payload fields.
     let kind = match b.remove("type") {
         Some(Json::String(kind)) => kind,
@@ -220,7 +231,20 @@ fn block_with_fallback(
     }
 }
 
-fn annotations(raw: Option<Json>, path: &Path<'_>, diags: &mut Diagnostics) -> Option<Annotations> {
+/// A block's `_meta`: an object as is, anything else (but null) wrapped as `{value}`.
+pub(crate) fn meta_of(raw: Option<Json>) -> Option<Map<String, Json>> {
+    match raw {
+        Some(Json::Object(meta)) => Some(meta),
+        None | Some(Json::Null) => None,
+        Some(other) => Some(Map::from_iter([("value".to_owned(), other)])),
+    }
+}
+
+pub(crate) fn annotations(
+    raw: Option<Json>,
+    path: &Path<'_>,
+    diags: &mut Diagnostics,
+) -> Option<Annotations> {
     let raw = raw.filter(|r| !r.is_null())?;
     match serde_json::from_value::<Annotations>(raw.clone()) {
         Ok(a) => Some(a),
@@ -270,19 +294,21 @@ fn with_leftovers(mut value: Value, leftovers: Map<String, Json>) -> Value {
 fn text(mut b: Map<String, Json>) -> Option<Value> {
     let declared = take_str(&mut b, "mimeType");
     let content = take_str(&mut b, "text").unwrap_or_default();
+    Some(with_leftovers(text_value(content, declared), b))
+}
+
+/// A text block's value: markdown when its MIME type says so, else text keeping any
+/// declared type.
+pub(crate) fn text_value(content: String, declared: Option<String>) -> Value {
     let markdown = declared
         .as_deref()
         .is_some_and(|m| toolwire_core::mime_essence(m) == "text/markdown");
-    let value = if markdown {
-        Value::markdown(content)
-    } else {
-        Value::text(content)
-    };
-    let mut value = with_leftovers(value, b);
-    if let Some(m) = declared.filter(|_| !markdown) {
-        value.mime_type = Some(m);
+    if markdown {
+        return Value::markdown(content);
     }
-    Some(value)
+    let mut value = Value::text(content);
+    value.mime_type = declared;
+    value
 }
 
 fn inline_media(
