@@ -39,6 +39,8 @@ enum Command {
     Show(cmd::show::Args),
     /// Remove blobs that no stored message references.
     Gc(cmd::gc::Args),
+    /// Chat with a model that uses the tools (interactive, or one message with -p).
+    Chat(cmd::chat::Args),
     /// Run one tool (built-in), render its result and store it.
     Call(cmd::call::Args),
     /// Print the request body a provider would be sent for a session.
@@ -80,6 +82,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Sessions(args) => cmd::sessions::run(args, data_dir).await,
         Command::Show(args) => cmd::show::run(args, data_dir).await,
         Command::Gc(args) => cmd::gc::run(args, data_dir).await,
+        Command::Chat(args) => cmd::chat::run(args, data_dir).await,
         Command::Call(args) => cmd::call::run(args, data_dir).await,
         Command::Export(args) => cmd::export::run(args, data_dir).await,
     }

@@ -31,7 +31,9 @@ pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
 pub use blobs::StoreBlobs;
 pub use history::{conversation, tool_specs};
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
-pub use task::{MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
+pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
+/// The cancel a turn takes, re-exported so hosts need not depend on tokio-util.
+pub use tokio_util::sync::CancellationToken;
 
 /// The default limit on model requests per user message.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 100;
@@ -100,6 +102,19 @@ pub struct Agent {
     executor: Arc<Executor>,
     stores: Stores,
     approver: Arc<dyn Approver>,
+    /// Subagents started by this agent's `task` calls and not yet waited for.
+    children: std::sync::Mutex<Vec<ChildRun>>,
+}
+
+/// A subagent run, tracked so that a cancelled turn waits for its subagents to store
+/// their own cancelled results, and names their sessions in its results.
+#[derive(Debug)]
+pub(crate) struct ChildRun {
+    pub parent_session: String,
+    pub call_id: String,
+    pub child_session: String,
+    /// Cancelled when the subagent's task ends, however it ends.
+    pub done: tokio_util::sync::CancellationToken,
 }
 
 impl std::fmt::Debug for Agent {
@@ -126,6 +141,7 @@ impl Agent {
             executor,
             stores,
             approver,
+            children: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -190,7 +206,26 @@ impl Agent {
             executor: Arc::new(executor),
             stores: self.stores.clone(),
             approver: Arc::clone(&self.approver),
+            children: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    pub(crate) fn track_child(&self, run: ChildRun) {
+        if let Ok(mut children) = self.children.lock() {
+            children.push(run);
+        }
+    }
+
+    /// Takes the subagent runs started from `session`'s calls.
+    pub(crate) fn take_children(&self, session: &str) -> Vec<ChildRun> {
+        let Ok(mut children) = self.children.lock() else {
+            return Vec::new();
+        };
+        let (mine, others) = std::mem::take(&mut *children)
+            .into_iter()
+            .partition(|c| c.parent_session == session);
+        *children = others;
+        mine
     }
 
     /// Events are the live view; the store has the record. A failing event log must not

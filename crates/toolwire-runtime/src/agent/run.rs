@@ -8,6 +8,7 @@ use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
 use toolwire_store::{MessageContent, ToolCall as StoredCall};
 
 use super::history::{conversation, tool_specs, turns_so_far};
+use super::task::CHILD_SESSION_KEY;
 use super::{Agent, AgentError, ApprovalRequest, StopReason, StoreBlobs, TurnOutcome};
 use crate::events::EventKind;
 use crate::executor::{Scope, codes};
@@ -15,6 +16,9 @@ use crate::suspend::{Resolution, ToolCall};
 
 /// What the person is told when a turn is cancelled while a call waits for them.
 const CANCELLED_WHILE_WAITING: &str = "the turn was cancelled before the user answered";
+
+/// How long a cancelled turn waits for its subagents to store their results.
+const CHILD_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Agent {
     /// Runs one user message to the end of its turn. `cancel` (Ctrl-C, a UI's stop button)
@@ -105,7 +109,8 @@ impl Agent {
                 outcome.stop = StopReason::Done;
                 return Ok(outcome);
             }
-            let results = self.execute(session_id, calls, &cancel).await;
+            let mut results = self.execute(session_id, calls, &cancel).await;
+            self.settle_children(session_id, &mut results).await;
             for result in results {
                 self.stores.record_result(session_id, result, None).await?;
             }
@@ -166,6 +171,23 @@ impl Agent {
             *result = self.settle(&request, cancel).await;
         }
         results
+    }
+
+    /// Waits for the subagents of this batch to end (a cancelled `task` call's future is
+    /// dropped by the executor while its subagent still stores its cancelled results), and
+    /// names each child session in its call's result.
+    async fn settle_children(&self, session_id: &str, results: &mut [ToolResult]) {
+        for child in self.take_children(session_id) {
+            // A subagent ends promptly once cancelled; a stuck one must not hang the turn.
+            let _ = tokio::time::timeout(CHILD_GRACE, child.done.cancelled()).await;
+            if let Some(result) = results.iter_mut().find(|r| r.call_id == child.call_id) {
+                result
+                    .metadata
+                    .extra
+                    .entry(CHILD_SESSION_KEY.to_owned())
+                    .or_insert_with(|| serde_json::Value::String(child.child_session.clone()));
+            }
+        }
     }
 
     /// Asks the approver about one suspended call and finishes it through the executor.

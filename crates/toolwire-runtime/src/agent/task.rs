@@ -11,7 +11,9 @@ use serde_json::Value as Json;
 use toolwire_core::{CallRef, ToolResult, Value};
 use toolwire_store::NewSession;
 
-use super::{Agent, SUBAGENT_INSTRUCTIONS, StopReason};
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, ChildRun, SUBAGENT_INSTRUCTIONS, StopReason};
 use crate::context::ToolContext;
 use crate::events::EventKind;
 use crate::executor::codes;
@@ -143,7 +145,7 @@ impl Tool for TaskTool {
 }
 
 async fn run_subagent(
-    parent: &Agent,
+    parent: &Arc<Agent>,
     args: TaskArgs,
     ctx: &ToolContext,
 ) -> Result<ToolResult, ToolError> {
@@ -164,18 +166,37 @@ async fn run_subagent(
                 format!("could not create the subagent's session: {e}"),
             )
         })?;
-    child
-        .emit(
-            &session.id,
-            EventKind::SessionStarted {
-                parent_call_id: Some(ctx.call_id.clone()),
-            },
+    let done = CancellationToken::new();
+    parent.track_child(ChildRun {
+        parent_session: ctx.session_id.clone(),
+        call_id: ctx.call_id.clone(),
+        child_session: session.id.clone(),
+        done: done.clone(),
+    });
+    // The subagent runs as its own task: when this call is cancelled the executor drops
+    // this future, and the subagent must still store its cancelled results and end.
+    let child_session = session.id.clone();
+    let (parent_call, prompt, cancel) = (ctx.call_id.clone(), args.prompt, ctx.cancel.clone());
+    let run = tokio::spawn(async move {
+        let _done = done.drop_guard();
+        child
+            .emit(
+                &child_session,
+                EventKind::SessionStarted {
+                    parent_call_id: Some(parent_call),
+                },
+            )
+            .await;
+        let outcome = child.run_turn(&child_session, &prompt, cancel).await;
+        child.end_session(&child_session).await;
+        outcome
+    });
+    let outcome = run.await.map_err(|e| {
+        ToolError::with_code(
+            "subagent_failed",
+            format!("the subagent's task failed: {e}"),
         )
-        .await;
-    let outcome = child
-        .run_turn(&session.id, &args.prompt, ctx.cancel.clone())
-        .await;
-    child.end_session(&session.id).await;
+    })?;
     // callId and toolName are overwritten by the executor with the call's own.
     let call = CallRef::new(&ctx.call_id, TASK_TOOL);
     let mut result = match outcome {

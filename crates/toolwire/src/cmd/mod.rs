@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub(crate) mod call;
+pub(crate) mod chat;
 pub(crate) mod export;
 pub(crate) mod gc;
 pub(crate) mod normalize;

@@ -1,0 +1,360 @@
+//! `toolwire chat` end to end: the binary against a local server speaking the OpenAI chat
+//! and Anthropic formats (`--base-url`), one-shot with `-p` and interactive over stdin with
+//! approvals; and the one-line message when no API key is set.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+
+use serde_json::{Value as Json, json};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// Runs the binary with no provider variables from the outer environment.
+fn toolwire(args: &[String], stdin: &str, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwire"));
+    cmd.args(args)
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for var in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "GEMINI_API_KEY",
+        "GEMINI_BASE_URL",
+        "TOOLWIRE_PROVIDER",
+        "TOOLWIRE_MODEL",
+        "TOOLWIRE_DATA_DIR",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Runs the binary off the runtime, so the mock server keeps answering meanwhile.
+async fn toolwire_async(
+    args: Vec<String>,
+    stdin: &str,
+    env: Vec<(&'static str, &'static str)>,
+) -> Output {
+    let stdin = stdin.to_owned();
+    tokio::task::spawn_blocking(move || toolwire(&args, &stdin, &env))
+        .await
+        .unwrap()
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn no_key_names_the_variable_to_set() {
+    for (provider, var) in [
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("openai-chat", "OPENAI_API_KEY"),
+        ("openai-responses", "OPENAI_API_KEY"),
+        ("gemini", "GEMINI_API_KEY"),
+    ] {
+        let data = tempfile::tempdir().unwrap();
+        let out = toolwire(
+            &strings(&[
+                "--data-dir",
+                data.path().to_str().unwrap(),
+                "chat",
+                "--provider",
+                provider,
+                "-p",
+                "hi",
+            ]),
+            "",
+            &[],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{provider}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "not one line: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "error: no API key for {provider}: set {var} (or pass --base-url for a local server)"
+            )
+        );
+    }
+    // Without --provider and without any key, the default provider's variable is named.
+    let data = tempfile::tempdir().unwrap();
+    let out = toolwire(
+        &strings(&[
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "chat",
+            "-p",
+            "hi",
+        ]),
+        "",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("set ANTHROPIC_API_KEY"));
+}
+
+#[test]
+fn unknown_provider_is_a_clear_error() {
+    let out = toolwire(
+        &strings(&["chat", "--provider", "bard", "-p", "hi"]),
+        "",
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown provider `bard`"), "{stderr}");
+}
+
+/// Replies in order; each is a ready response.
+struct Script(Mutex<VecDeque<ResponseTemplate>>);
+
+impl Respond for Script {
+    fn respond(&self, _request: &Request) -> ResponseTemplate {
+        self.0.lock().unwrap().pop_front().unwrap_or_else(|| {
+            ResponseTemplate::new(400)
+                .set_body_json(json!({"error": {"message": "the test script has no more replies"}}))
+        })
+    }
+}
+
+async fn server(path: &str, replies: Vec<ResponseTemplate>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path(path))
+        .respond_with(Script(Mutex::new(replies.into())))
+        .mount(&server)
+        .await;
+    server
+}
+
+fn sse(events: &[Json]) -> ResponseTemplate {
+    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+}
+
+fn chunk(delta: Json) -> Json {
+    json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+}
+
+async fn bodies(server: &MockServer) -> Vec<Json> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.body_json().unwrap())
+        .collect()
+}
+
+/// `-p` against a local OpenAI-compatible server without a key: text streams to stdout,
+/// the tool result is rendered, the next request carries it, the session is stored.
+#[tokio::test]
+async fn one_shot_against_a_local_openai_compatible_server() {
+    let replies = vec![
+        sse(&[
+            chunk(json!({"role": "assistant", "content": "Reading "})),
+            chunk(json!({"content": "the notes."})),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "read_file", "arguments": "{\"path\":\"notes.txt\"}"}}]}),
+            ),
+        ]),
+        sse(&[chunk(json!({"content": "They say hello."}))]),
+    ];
+    let srv = server("/v1/chat/completions", replies).await;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "hello from the notes\n").unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", srv.uri());
+    let out = toolwire_async(
+        strings(&[
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "chat",
+            "--provider",
+            "openai-chat",
+            "--model",
+            "local-model",
+            "--base-url",
+            &base,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "-p",
+            "What do my notes say?",
+        ]),
+        "",
+        vec![],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(stdout.starts_with("Reading the notes.\n"), "{stdout}");
+    assert!(stdout.contains("read_file"), "{stdout}");
+    assert!(stdout.contains("hello from the notes"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("They say hello."), "{stdout}");
+    let requests = server_requests(&srv).await;
+    assert_eq!(requests.len(), 2);
+    // No key: no Authorization header.
+    assert!(
+        requests
+            .iter()
+            .all(|r| !r.headers.contains_key("authorization"))
+    );
+    let bodies = bodies(&srv).await;
+    assert_eq!(bodies[0]["model"], "local-model");
+    assert_eq!(bodies[0]["stream"], true);
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("## Task Tool Usage (Subagents)")
+    );
+    assert_eq!(
+        messages[1],
+        json!({"role": "user", "content": "What do my notes say?"})
+    );
+    assert_eq!(messages[2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(
+        messages[3],
+        json!({"role": "tool", "tool_call_id": "call_1",
+               "content": "File: notes.txt\nhello from the notes\n"})
+    );
+    // The session is stored and named on stderr.
+    let session = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("session "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let show = toolwire(
+        &strings(&[
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "show",
+            &session,
+        ]),
+        "",
+        &[],
+    );
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert_eq!(show.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("What do my notes say?") && shown.contains("hello from the notes"),
+        "{shown}"
+    );
+}
+
+async fn server_requests(server: &MockServer) -> Vec<Request> {
+    server.received_requests().await.unwrap()
+}
+
+fn anthropic_reply(content: Json) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "msg", "type": "message", "role": "assistant", "model": "m",
+        "content": content, "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1}
+    }))
+}
+
+/// Interactive over stdin, Anthropic format, no streaming: the first write is approved
+/// with `y` (after `d` shows details), the second refused with `n <reason>`.
+#[tokio::test]
+async fn interactive_approval_and_denial_over_stdin() {
+    let write = |id: &str, path: &str| {
+        json!({"type": "tool_use", "id": id, "name": "write_file",
+               "input": {"path": path, "content": "written"}})
+    };
+    let replies = vec![
+        anthropic_reply(json!([write("w1", "a.txt")])),
+        anthropic_reply(json!([{"type": "text", "text": "Wrote a.txt."}])),
+        anthropic_reply(json!([write("w2", "b.txt")])),
+        anthropic_reply(json!([{"type": "text", "text": "Left b.txt alone."}])),
+    ];
+    let srv = server("/v1/messages", replies).await;
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let out = toolwire_async(
+        strings(&[
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "chat",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &srv.uri(),
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--no-stream",
+        ]),
+        "Write a.txt\nd\ny\nWrite b.txt\nn not that one\n",
+        vec![("ANTHROPIC_API_KEY", "sk-test")],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "written"
+    );
+    assert!(!ws.path().join("b.txt").exists());
+    assert!(
+        stderr.contains("Allow write_file({\"content\":\"written\",\"path\":\"a.txt\"})? [y/n/d]"),
+        "{stderr}"
+    );
+    // `d` printed the whole input, pretty.
+    assert!(
+        stderr.contains("write_file w1\n{\n  \"content\": \"written\",\n  \"path\": \"a.txt\"\n}"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("Wrote a.txt.") && stdout.contains("Left b.txt alone."),
+        "{stdout}"
+    );
+    let requests = server_requests(&srv).await;
+    assert_eq!(requests[0].headers.get("x-api-key").unwrap(), "sk-test");
+    let bodies = bodies(&srv).await;
+    assert_eq!(bodies.len(), 4);
+    let approved = &bodies[1]["messages"][2]["content"][0];
+    assert_eq!(approved["tool_use_id"], "w1");
+    assert_eq!(approved.get("is_error"), None);
+    assert_eq!(
+        bodies[3]["messages"][6],
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "w2", "is_error": true,
+            "content": [{"type": "text", "text": "The user denied this tool call: not that one"}]}]})
+    );
+    // The second message continued the same conversation.
+    assert_eq!(
+        bodies[3]["messages"][4],
+        json!({"role": "user", "content": [{"type": "text", "text": "Write b.txt"}]})
+    );
+}
