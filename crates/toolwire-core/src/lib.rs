@@ -16,6 +16,7 @@
 
 pub mod data;
 pub mod display;
+pub mod humanize;
 pub mod kind;
 pub mod result;
 pub mod schema;

@@ -33,5 +33,9 @@ pub fn denied_result(
     call: toolwire_core::CallRef,
     reason: Option<&str>,
 ) -> toolwire_core::ToolResult {
-    toolwire_core::ToolResult::error_with_code(call, "denied", reason.unwrap_or(""))
+    let message = match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!("The user denied this tool call: {reason}"),
+        None => "The user denied this tool call.".to_owned(),
+    };
+    toolwire_core::ToolResult::error_with_code(call, "denied", message)
 }

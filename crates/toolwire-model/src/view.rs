@@ -152,14 +152,15 @@ fn error_text(result: &ToolResult) -> Option<String> {
         .and_then(|e| e.code.as_deref())
         .is_some_and(|c| c == "denied");
     match (result.status, error) {
-        (Status::Error, _) if denied => {
-            let reason = error.map(|e| e.message.trim()).unwrap_or("");
-            Some(if reason.is_empty() {
-                "The user denied this tool call.".to_owned()
-            } else {
-                format!("The user denied this tool call: {reason}")
-            })
-        }
+        // A denial's message already says so (`denied_result`, the executor's deny);
+        // it is sent as is, so the model reads one sentence, not a nested one.
+        (Status::Error, _) if denied => Some(
+            error
+                .map(|e| e.message.trim())
+                .filter(|m| !m.is_empty())
+                .unwrap_or("The user denied this tool call.")
+                .to_owned(),
+        ),
         (Status::Error, Some(e)) => Some(e.message.clone()),
         (Status::Error, None) => Some("The tool failed without a message.".to_owned()),
         (Status::Suspended, _) => Some(match &result.suspension {

@@ -214,7 +214,7 @@ async fn approval_and_denial(provider: Provider) {
     let bodies = h.bodies().await;
     assert_eq!(bodies.len(), 2);
     let written = tail(provider, &bodies[1], 2);
-    let denial = "The user denied this tool call: not that file";
+    let denial = "The user denied this call to write_file: not that file.";
     match provider {
         Provider::Anthropic => {
             let blocks = written[1]["content"].as_array().unwrap();

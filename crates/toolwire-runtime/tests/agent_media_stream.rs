@@ -195,7 +195,7 @@ async fn cancel_while_waiting_for_approval_denies_the_call() {
             "w1",
             "write_file",
             true,
-            "The user denied this tool call: the turn was cancelled before the user answered",
+            "The user denied this call to write_file: the turn was cancelled before the user answered.",
         )],
         Some("Ok."),
     );

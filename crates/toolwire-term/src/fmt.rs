@@ -24,15 +24,7 @@ pub(crate) fn size(bytes: u64) -> String {
 
 /// `1,234,567`.
 pub(crate) fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    toolwire_core::humanize::thousands(n)
 }
 
 /// `1 line`, `2 lines`.

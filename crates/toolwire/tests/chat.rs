@@ -350,7 +350,7 @@ async fn interactive_approval_and_denial_over_stdin() {
     assert_eq!(
         bodies[3]["messages"][6],
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "w2", "is_error": true,
-            "content": [{"type": "text", "text": "The user denied this tool call: not that one"}]}]})
+            "content": [{"type": "text", "text": "The user denied this call to write_file: not that one."}]}]})
     );
     // The second message continued the same conversation.
     assert_eq!(

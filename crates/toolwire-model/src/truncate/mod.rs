@@ -35,15 +35,7 @@ impl CutContext<'_> {
 
 /// `12345678` → `12,345,678`, so counts in markers read at a glance.
 pub fn count(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    toolwire_core::humanize::thousands(n as u64)
 }
 
 /// The first `budget` characters of `s`, on a char boundary: the last resort when even a
@@ -65,14 +57,6 @@ pub(crate) fn bare_marker(ctx: CutContext<'_>, budget: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn counts_have_separators() {
-        assert_eq!(count(0), "0");
-        assert_eq!(count(999), "999");
-        assert_eq!(count(1000), "1,000");
-        assert_eq!(count(12_345_678), "12,345,678");
-    }
 
     #[test]
     fn bare_marker_respects_tiny_budgets() {

@@ -225,16 +225,7 @@ impl Agent {
             r = self.executor.resolve(&request.suspension.id, resolution) => r,
         };
         match resolved {
-            Ok(mut result) => {
-                if let Some(reason) = deny_reason {
-                    // The model's view words a denial itself ("The user denied this tool
-                    // call: <reason>"); the message carries only the person's reason.
-                    if let Some(error) = result.error.as_mut() {
-                        error.message = reason.unwrap_or_default();
-                    }
-                }
-                result
-            }
+            Ok(result) => result,
             Err(e) => ToolResult::error_with_code(
                 call_ref,
                 codes::SUSPENSION_FAILED,
