@@ -7,7 +7,7 @@ use toolwire_core::{
 };
 
 use crate::payload::{structured, values};
-use crate::{Diagnostics, Envelope, Parts, Path};
+use crate::{Diagnostics, Envelope, Parts, Path, success_envelope};
 
 /// An envelope has a string `status` beside the call identity, output or error.
 pub(crate) fn is_envelope(map: &Map<String, Json>) -> bool {
@@ -166,14 +166,13 @@ pub(crate) fn normalize(
         );
         structured(Json::Object(map), &Path::Root, diags, &mut parts);
     }
-    Envelope {
-        status,
-        parts,
-        error,
-        suspension,
-        resources,
-        metadata,
-    }
+    let mut result = success_envelope(parts);
+    result.status = status;
+    result.error = error;
+    result.suspension = suspension;
+    result.resources = resources;
+    result.metadata = metadata;
+    result
 }
 
 /// ART's error is a string; ours is `{message, code?, details?}`; anything else is kept

@@ -71,25 +71,32 @@ pub(crate) fn try_mcp(raw: &[u8], diags: &mut Diagnostics) -> Option<Envelope> {
         return None;
     }
     let is_error = parsed.is_error.unwrap_or(false);
-    // Every block is checked before anything is recorded, so a fallback leaves no
-    // diagnostics behind; after this loop the fast path cannot fail.
-    let mut checked = Vec::with_capacity(parsed.content.len());
-    for block in &parsed.content {
-        checked.push(match (&block.kind, &block.text, &block.data) {
-            (FastKind::Text, Some(_), None) => None,
-            (FastKind::Image | FastKind::Audio, None, Some(data)) => {
-                let m = media::check(data, block.mime_type.as_deref()).ok()?;
-                Some(m)
-            }
-            _ => return None,
-        });
-    }
+    // One pass; a block the fast path cannot take rolls back what it recorded, so the
+    // generic path starts clean.
+    let mark = diags.0.len();
     let mut error_text: Option<Vec<String>> = is_error.then(Vec::new);
     let mut parts = Parts::default();
+    parts.output.reserve_exact(parsed.content.len());
     let root = Path::Root;
     let content = root.key("content");
-    for (i, (block, media)) in parsed.content.into_iter().zip(checked).enumerate() {
+    for (i, block) in parsed.content.into_iter().enumerate() {
         let path = content.index(i);
+        let media = match (&block.kind, &block.text, &block.data) {
+            (FastKind::Text, Some(_), None) => None,
+            (FastKind::Image | FastKind::Audio, None, Some(data)) => {
+                match media::check(data, block.mime_type.as_deref()) {
+                    Ok(m) => Some(m),
+                    Err(_) => {
+                        diags.0.truncate(mark);
+                        return None;
+                    }
+                }
+            }
+            _ => {
+                diags.0.truncate(mark);
+                return None;
+            }
+        };
         if let (Some(texts), Some(text)) = (&mut error_text, &block.text) {
             // An error's text blocks are its message, as on the generic path.
             texts.push(text.clone());
@@ -105,7 +112,10 @@ pub(crate) fn try_mcp(raw: &[u8], diags: &mut Diagnostics) -> Option<Envelope> {
                 }
                 media_value(data, m.mime, None)
             }
-            _ => return None,
+            _ => {
+                diags.0.truncate(mark);
+                return None;
+            }
         };
         value.annotations = annotations;
         value.meta = meta_of(block.meta);

@@ -14,7 +14,7 @@ pub mod media;
 mod payload;
 
 use serde_json::Value as Json;
-use toolwire_core::{CallRef, ErrorInfo, Metadata, Status, Suspension, ToolResult, Value, Widget};
+use toolwire_core::{CallRef, Status, ToolResult, Value, Widget};
 
 pub use depth::{MAX_DEPTH, dismantle, to_string_iterative};
 
@@ -152,27 +152,15 @@ pub fn normalize_bytes_generic(raw: &[u8], call: &CallRef) -> Normalized {
     }
 }
 
-/// The envelope every input ends in.
-pub(crate) struct Envelope {
-    pub status: Status,
-    pub parts: Parts,
-    pub error: Option<ErrorInfo>,
-    pub suspension: Option<Suspension>,
-    pub resources: Vec<toolwire_core::Resource>,
-    pub metadata: Metadata,
-}
+/// The result every input ends in, before the call's identity and the diagnostics are
+/// put in: a `ToolResult` with empty `callId`/`toolName`, so assembling it moves nothing.
+pub(crate) type Envelope = ToolResult;
 
-impl Envelope {
-    pub(crate) fn success(parts: Parts) -> Self {
-        Envelope {
-            status: Status::Success,
-            parts,
-            error: None,
-            suspension: None,
-            resources: Vec::new(),
-            metadata: Metadata::default(),
-        }
-    }
+/// A success holding the payload's parts.
+pub(crate) fn success_envelope(parts: Parts) -> Envelope {
+    let mut result = ToolResult::success(CallRef::new(String::new(), String::new()), parts.output);
+    result.widgets = parts.widgets;
+    result
 }
 
 fn finish(raw: Json, call: &CallRef, mut diags: Diagnostics) -> Normalized {
@@ -186,24 +174,24 @@ fn finish(raw: Json, call: &CallRef, mut diags: Diagnostics) -> Normalized {
         other => {
             let mut parts = Parts::default();
             payload::values(other, &Path::Root, &mut diags, &mut parts);
-            Envelope::success(parts)
+            success_envelope(parts)
         }
     };
     assemble(envelope, call, diags)
 }
 
 /// The canonical result around an envelope, with the diagnostics recorded in it.
-fn assemble(mut envelope: Envelope, call: &CallRef, mut diags: Diagnostics) -> Normalized {
-    if envelope.status == Status::Success && envelope.parts.output.is_empty() {
+fn assemble(mut result: Envelope, call: &CallRef, mut diags: Diagnostics) -> Normalized {
+    if result.status == Status::Success && result.output.is_empty() {
         diags.push(
             &Path::Root,
             "the tool returned no content; recorded as empty text",
         );
-        envelope.parts.output.push(Value::text(""));
+        result.output.push(Value::text(""));
     }
-    let mut metadata = envelope.metadata;
     if !diags.0.is_empty() {
-        let recorded = metadata
+        let recorded = result
+            .metadata
             .extra
             .entry(DIAGNOSTICS_KEY)
             .or_insert_with(|| Json::Array(Vec::new()));
@@ -216,17 +204,8 @@ fn assemble(mut envelope: Envelope, call: &CallRef, mut diags: Diagnostics) -> N
             list.extend(diags.0.iter().filter_map(|d| serde_json::to_value(d).ok()));
         }
     }
-    let result = ToolResult {
-        call_id: call.call_id.clone(),
-        tool_name: call.tool_name.clone(),
-        status: envelope.status,
-        output: envelope.parts.output,
-        error: envelope.error,
-        suspension: envelope.suspension,
-        widgets: envelope.parts.widgets,
-        resources: envelope.resources,
-        metadata,
-    };
+    result.call_id.clone_from(&call.call_id);
+    result.tool_name.clone_from(&call.tool_name);
     Normalized {
         result,
         diagnostics: diags.0,

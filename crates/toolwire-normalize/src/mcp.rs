@@ -7,7 +7,7 @@ use toolwire_core::{
 
 use crate::media::{self, media_value};
 use crate::payload::{structured, structured_with};
-use crate::{Diagnostics, Envelope, Parts, Path};
+use crate::{Diagnostics, Envelope, Parts, Path, success_envelope};
 
 /// Whether `json` is an MCP content block: a known `type` with that type's required field.
 pub(crate) fn is_block(json: &Json) -> bool {
@@ -107,7 +107,6 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
         );
     }
     let meta = map.remove("_meta");
-    let mut envelope = result_envelope(parts, is_error.then_some(fallback), meta);
     // Everything mapped was removed above: what is left is unknown.
     let unknown = map;
     if !unknown.is_empty() {
@@ -116,14 +115,9 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
             &Path::Root,
             format!("fields {keys:?} are not part of CallToolResult; kept as structured"),
         );
-        structured(
-            Json::Object(unknown),
-            &Path::Root,
-            diags,
-            &mut envelope.parts,
-        );
+        structured(Json::Object(unknown), &Path::Root, diags, &mut parts);
     }
-    envelope
+    result_envelope(parts, is_error.then_some(fallback), meta)
 }
 
 /// The envelope of a mapped `CallToolResult`: an error when `error_text` is given (the
@@ -133,7 +127,7 @@ pub(crate) fn result_envelope(
     error_text: Option<String>,
     meta: Option<Json>,
 ) -> Envelope {
-    let mut envelope = Envelope::success(parts);
+    let mut envelope = success_envelope(parts);
     if let Some(text) = error_text {
         envelope.status = Status::Error;
         envelope.error = Some(ErrorInfo {
