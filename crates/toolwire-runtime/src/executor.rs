@@ -153,29 +153,29 @@ impl Executor {
             },
         )
         .await;
-        let result = match self.registry.get(&call.name) {
+        let ran = match self.registry.get(&call.name) {
             None => {
                 let known = self.registry.names().join(", ");
-                ToolResult::error_with_code(
+                Ran::from(ToolResult::error_with_code(
                     CallRef::new(&call.id, &call.name),
                     codes::UNKNOWN_TOOL,
                     format!("unknown tool `{}`; available tools: {known}", call.name),
-                )
+                ))
             }
             Some(reg) => self.admit(scope, reg, &call).await,
         };
-        self.finish(scope, started, result).await
+        self.finish(scope, started, ran).await
     }
 
     /// Input check, then approval or blocking suspension, else the run itself.
-    async fn admit(&self, scope: &Scope, reg: &Registered, call: &ToolCall) -> ToolResult {
+    async fn admit(&self, scope: &Scope, reg: &Registered, call: &ToolCall) -> Ran {
         let call_ref = CallRef::new(&call.id, &call.name);
         if let Err(why) = reg.check_input(&call.input) {
-            return ToolResult::error_with_code(
+            return Ran::from(ToolResult::error_with_code(
                 call_ref,
                 codes::INVALID_INPUT,
                 format!("invalid input: {why}"),
-            );
+            ));
         }
         let schema = reg.schema();
         let suspension = if schema.approval == ApprovalPolicy::Always {
@@ -196,7 +196,7 @@ impl Executor {
             None
         };
         match suspension {
-            Some(s) => self.suspend(scope, call, s).await,
+            Some(s) => Ran::from(self.suspend(scope, call, s).await),
             None => self.run(scope, reg, call, false).await,
         }
     }
@@ -260,37 +260,33 @@ impl Executor {
             },
         )
         .await;
-        let result = match resolution {
-            Resolution::Deny { reason } => {
+        let ran = match resolution {
+            Resolution::Deny { reason } => Ran::from({
                 let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
                 ToolResult::error_with_code(
                     call_ref,
                     codes::DENIED,
                     format!("The user denied this call to {}{why}.", call.name),
                 )
+            }),
+            Resolution::Answer { value } => {
+                Ran::from(ToolResult::success(call_ref, answer_value(value)))
             }
-            Resolution::Answer { value } => ToolResult::success(call_ref, answer_value(value)),
             Resolution::Approve => match self.registry.get(&call.name) {
                 Some(reg) => self.run(&scope, reg, call, true).await,
-                None => ToolResult::error_with_code(
+                None => Ran::from(ToolResult::error_with_code(
                     call_ref,
                     codes::UNKNOWN_TOOL,
                     format!("tool `{}` is no longer registered", call.name),
-                ),
+                )),
             },
         };
-        Ok(self.finish(&scope, started, result).await)
+        Ok(self.finish(&scope, started, ran).await)
     }
 
     /// Runs the tool: timeout, panic and cancel become error results; widgets are kept
     /// only on success (seed 004).
-    async fn run(
-        &self,
-        scope: &Scope,
-        reg: &Registered,
-        call: &ToolCall,
-        approved: bool,
-    ) -> ToolResult {
+    async fn run(&self, scope: &Scope, reg: &Registered, call: &ToolCall, approved: bool) -> Ran {
         let call_ref = CallRef::new(&call.id, &call.name);
         let schema = reg.schema();
         let mut ctx = ToolContext::new(
@@ -318,10 +314,15 @@ impl Executor {
         // Whatever ended the wait, tell the tool to stop.
         cancel.cancel();
         match outcome {
-            Err(failed) => failed,
-            Ok(Err(ToolError::Suspend(s))) => self.suspend(scope, call, s).await,
-            Ok(Err(e)) => tool_error(call_ref, e),
+            Err(failed) => Ran::from(failed),
+            Ok(Err(ToolError::Suspend(s))) => Ran::from(self.suspend(scope, call, s).await),
+            Ok(Err(e)) => Ran::from(tool_error(call_ref, e)),
             Ok(Ok(output)) => {
+                // The raw payload rides along in the event only when debugging asks for it.
+                let raw = match &output {
+                    Output::Raw(raw) if self.config.debug_raw => Some(raw.clone()),
+                    _ => None,
+                };
                 let mut result = to_result(reg, &call_ref, output);
                 if result.status == Status::Success {
                     result.widgets.extend(ctx.take_widgets());
@@ -329,13 +330,14 @@ impl Executor {
                         for_display(&mut result);
                     }
                 }
-                result
+                Ran { result, raw }
             }
         }
     }
 
     /// Stamps timing, emits the result (then its widgets), returns it.
-    async fn finish(&self, scope: &Scope, started: Started, mut result: ToolResult) -> ToolResult {
+    async fn finish(&self, scope: &Scope, started: Started, ran: Ran) -> ToolResult {
+        let Ran { mut result, raw } = ran;
         result.metadata.started_at = Some(started.at);
         result.metadata.ended_at = Some(now_rfc3339());
         result.metadata.duration_ms = Some(started.clock.elapsed().as_millis() as u64);
@@ -343,7 +345,7 @@ impl Executor {
             scope,
             EventKind::ToolResult {
                 result: Box::new(result.clone()),
-                raw: None,
+                raw,
             },
         )
         .await;
@@ -364,6 +366,18 @@ impl Executor {
         // Events are the live view; the result itself is returned to the caller, who
         // persists it. A failing event log must not fail the call.
         let _ = self.events.emit(&scope.session_id, kind).await;
+    }
+}
+
+/// A finished call and, when `debug_raw` is on, the raw payload the tool returned.
+struct Ran {
+    result: ToolResult,
+    raw: Option<Json>,
+}
+
+impl From<ToolResult> for Ran {
+    fn from(result: ToolResult) -> Self {
+        Ran { result, raw: None }
     }
 }
 

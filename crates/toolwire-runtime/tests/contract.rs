@@ -426,3 +426,47 @@ async fn every_result_has_timing() {
     assert!(r.metadata.duration_ms.unwrap() >= 20);
     assert!(r.metadata.started_at.unwrap() <= r.metadata.ended_at.unwrap());
 }
+
+#[tokio::test]
+async fn the_raw_payload_rides_along_in_events_only_when_debugging() {
+    for debug_raw in [false, true] {
+        let mut registry = Registry::new();
+        registry
+            .register(tool_fn(
+                "mcp_like",
+                "Returns a raw MCP result.",
+                |_: Empty, _ctx: ToolContext| async move {
+                    Ok::<_, ToolError>(
+                        json!({"content": [{"type": "text", "text": "hi"}], "_meta": {"trace": 7}}),
+                    )
+                },
+            ))
+            .unwrap();
+        let config = ExecutorConfig {
+            debug_raw,
+            ..ExecutorConfig::default()
+        };
+        let ex = Executor::with(
+            Arc::new(registry),
+            EventBus::in_memory(),
+            Arc::new(MemorySuspensions::default()),
+            config,
+        );
+        let r = ex
+            .execute(&Scope::new("s"), call("c1", "mcp_like", json!({})))
+            .await;
+        // The result itself never carries the raw payload.
+        assert_eq!(r.output[0].as_text().unwrap().content, "hi");
+        assert!(r.metadata.raw_ref.is_none());
+        let mut sub = ex.events().subscribe("s", 0).await.unwrap();
+        let raw = loop {
+            if let EventKind::ToolResult { raw, .. } = sub.next().await.unwrap().unwrap().kind {
+                break raw;
+            }
+        };
+        match debug_raw {
+            true => assert_eq!(raw.unwrap()["_meta"]["trace"], json!(7)),
+            false => assert!(raw.is_none()),
+        }
+    }
+}
