@@ -2,11 +2,12 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
 use toolwire_core::{Status, SuspensionReason, ToolResult};
-use toolwire_runtime::{Resolution, Scope, ToolCall};
+use toolwire_runtime::{EventKind, Resolution, Scope, ToolCall};
 use toolwire_store::{MessageContent, NewSession, ToolCall as StoredCall};
 use toolwire_term::{LiveRenderer, TermOptions};
 
@@ -82,8 +83,27 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         )
         .await?;
 
-    let live = LiveRenderer::stdout(TermOptions::detect());
+    let live = Arc::new(LiveRenderer::stdout(TermOptions::detect()));
     live.call_started(&call_id, &args.tool, &summarize(&input));
+    // Progress the tool reports drives a bar while it runs.
+    let events = host.executor.events();
+    let mut sub = events
+        .subscribe(&session.id, events_seen(&host, &session.id).await)
+        .await?;
+    let bar = Arc::clone(&live);
+    let progress = tokio::spawn(async move {
+        while let Some(Ok(event)) = sub.next().await {
+            if let EventKind::Progress {
+                call_id,
+                done,
+                total,
+                message,
+            } = event.kind
+            {
+                bar.progress(&call_id, done, total, message.as_deref());
+            }
+        }
+    });
     let scope = Scope::new(session.id.clone());
     let mut result = host
         .executor
@@ -101,12 +121,22 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         MessageContent::ToolResult(r) => r,
         _ => anyhow::bail!("the store returned a message that is not a tool result"),
     };
+    progress.abort();
     live.call_finished(&result)?;
     eprintln!(
         "stored in session {} (toolwire show {})",
         session.id, session.id
     );
     Ok(exit_for(&result))
+}
+
+/// The session's last event number, so the progress view starts at the new ones.
+async fn events_seen(host: &Host, session_id: &str) -> u64 {
+    host.stores
+        .history
+        .last_event_seq(session_id)
+        .await
+        .map_or(0, |s| s.max(0) as u64)
 }
 
 /// A failed tool exits 1, so scripts can tell; the result itself was printed and stored.
