@@ -334,3 +334,37 @@ async fn non_streaming_replies_decode_for_every_provider() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_server_slower_than_the_timeout_is_a_clear_error_not_a_hang() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(30)))
+        .mount(&server)
+        .await;
+    let mut config = ClientConfig::new(Provider::OpenaiChat, server.uri(), Some("test-key".into()));
+    config.timeout = Duration::from_millis(200);
+    config.read_timeout = Duration::from_millis(200);
+    config.retry = RetryPolicy {
+        max_attempts: 2,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(10),
+    };
+    let started = std::time::Instant::now();
+    let err = ProviderClient::new(config)
+        .unwrap()
+        .send("m", &json!({}))
+        .await
+        .unwrap_err();
+    // Two attempts of 200 ms each, far from the server's 30 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, ClientError::Transport { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("openai-chat: request failed"),
+        "{err}"
+    );
+}
