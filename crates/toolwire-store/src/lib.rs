@@ -20,6 +20,7 @@ pub mod history;
 mod ids;
 pub mod persist;
 mod refs;
+pub mod rehydrate;
 mod stores;
 
 pub use blob::{BlobInfo, BlobLimits, BlobRef, BlobStore, BlobWriter, ObjectBlobStore, put_stream};
@@ -32,4 +33,5 @@ pub use history::{
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use persist::{PersistConfig, RAW_ENV, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
+pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};
 pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores};

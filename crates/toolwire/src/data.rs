@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use toolwire_store::{StoreConfig, Stores};
+use toolwire_core::ToolResult;
+use toolwire_store::{DEFAULT_REHYDRATE_LIMIT, StoreConfig, Stores, rehydrate_images};
+use toolwire_term::{ImageProtocol, TermOptions};
 
 pub(crate) fn data_dir(flag: Option<&Path>) -> Result<PathBuf> {
     match flag {
@@ -19,4 +21,17 @@ pub(crate) async fn open(flag: Option<&Path>) -> Result<Stores> {
     Stores::open(&dir, StoreConfig::from_env())
         .await
         .with_context(|| format!("cannot open the stores in {}", dir.display()))
+}
+
+/// The result as the terminal should draw it: when it can draw images, blob-backed ones
+/// are read back inline, so a reloaded image is shown, not just named.
+pub(crate) async fn for_display(
+    result: &ToolResult,
+    stores: &Stores,
+    opts: &TermOptions,
+) -> Result<ToolResult> {
+    if opts.images == ImageProtocol::None {
+        return Ok(result.clone());
+    }
+    Ok(rehydrate_images(result, stores.blobs.as_ref(), DEFAULT_REHYDRATE_LIMIT).await?)
 }

@@ -454,3 +454,33 @@ fn export_cuts_a_long_result_and_read_result_returns_the_rest() {
             .contains("expected anthropic, openai-chat, openai-responses or gemini")
     );
 }
+
+#[test]
+fn show_draws_a_reloaded_image_on_a_terminal_that_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = fixture("mcp/get-tiny-image.json");
+    assert_eq!(
+        toolwire_in(dir.path(), &["normalize", "--store", &image])
+            .status
+            .code(),
+        Some(0)
+    );
+    let list: serde_json::Value =
+        serde_json::from_slice(&toolwire_in(dir.path(), &["sessions", "--json"]).stdout).unwrap();
+    let session = list[0]["id"].as_str().unwrap();
+    let show = |images: &str| {
+        Command::new(env!("CARGO_BIN_EXE_toolwire"))
+            .args(["--data-dir", dir.path().to_str().unwrap(), "show", session])
+            .env("TOOLWIRE_IMAGES", images)
+            .output()
+            .unwrap()
+    };
+    // The stored result references a blob; a kitty terminal gets the image itself.
+    let kitty = String::from_utf8_lossy(&show("kitty").stdout).into_owned();
+    assert!(kitty.contains("\x1b_Ga=T"), "no kitty image in {kitty:?}");
+    let plain = String::from_utf8_lossy(&show("none").stdout).into_owned();
+    assert!(
+        plain.contains("[image image/png 4.0 KB blake3:") && !plain.contains("\x1b_G"),
+        "{plain:?}"
+    );
+}

@@ -83,7 +83,8 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         )
         .await?;
 
-    let live = Arc::new(LiveRenderer::stdout(TermOptions::detect()));
+    let opts = TermOptions::detect();
+    let live = Arc::new(LiveRenderer::stdout(opts.clone()));
     live.call_started(&call_id, &args.tool, &summarize(&input));
     // Progress the tool reports drives a bar while it runs.
     let events = host.executor.events();
@@ -122,7 +123,7 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         _ => anyhow::bail!("the store returned a message that is not a tool result"),
     };
     progress.abort();
-    live.call_finished(&result)?;
+    live.call_finished(&crate::data::for_display(&result, &host.stores, &opts).await?)?;
     eprintln!(
         "stored in session {} (toolwire show {})",
         session.id, session.id

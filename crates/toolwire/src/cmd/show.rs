@@ -44,7 +44,9 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
                 }
                 s
             }
-            MessageContent::ToolResult(r) => render(r, &opts),
+            MessageContent::ToolResult(r) => {
+                render(&data::for_display(r, &stores, &opts).await?, &opts)
+            }
             MessageContent::Widget { widget, .. } => {
                 format!("▣ {}\n{}\n", widget.widget, widget.fallback)
             }
