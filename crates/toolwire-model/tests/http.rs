@@ -142,11 +142,17 @@ async fn openai_responses_streams_tool_calls() {
         .respond_with(sse_response(body))
         .mount(&server)
         .await;
-    let reply = client(Provider::OpenaiResponses, &server)
+    // Without `response.completed` the stream was cut off: an error, not two calls that
+    // may be missing arguments.
+    let err = client(Provider::OpenaiResponses, &server)
         .stream("m", &json!({"model": "m", "input": []}), |_| {})
         .await
-        .unwrap();
-    assert_eq!(reply.tool_calls, expected_calls());
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("ended before the reply was complete"),
+        "{err}"
+    );
 
     // With `response.completed`, the final response is authoritative.
     let server = MockServer::start().await;
@@ -365,6 +371,31 @@ async fn a_server_slower_than_the_timeout_is_a_clear_error_not_a_hang() {
     assert!(matches!(err, ClientError::Transport { .. }), "{err:?}");
     assert!(
         err.to_string().contains("openai-chat: request failed"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_that_stops_early_is_an_error_not_a_short_reply() {
+    let server = MockServer::start().await;
+    // A tool call half streamed, then the connection ends: no content_block_stop, no message_stop.
+    let body = sse(&[
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 3}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "call_a", "name": "read_file", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"pa"}}),
+    ]);
+    Mock::given(method("POST"))
+        .respond_with(sse_response(body))
+        .mount(&server)
+        .await;
+    let err = client(Provider::Anthropic, &server)
+        .stream("m", &json!({}), |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Stream { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("ended before the reply was complete"),
         "{err}"
     );
 }

@@ -179,13 +179,19 @@ impl EventBus {
             Some(s) => *s,
             None => self.log.last_seq(session_id).await?,
         };
-        let event = Event {
+        let mut event = Event {
             session_id: session_id.to_owned(),
             seq: last + 1,
             at: now_rfc3339(),
             kind,
         };
-        self.log.append(&event).await?;
+        if self.log.append(&event).await.is_err() {
+            // Another process may have logged events to this session since the number was
+            // cached: read the log's own last number and try once more.
+            seqs.remove(session_id);
+            event.seq = self.log.last_seq(session_id).await? + 1;
+            self.log.append(&event).await?;
+        }
         seqs.insert(session_id.to_owned(), event.seq);
         // No live subscriber is not an error: the log has it.
         let _ = self.live.send(event.clone());

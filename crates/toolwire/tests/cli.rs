@@ -484,3 +484,45 @@ fn show_draws_a_reloaded_image_on_a_terminal_that_can() {
         "{plain:?}"
     );
 }
+
+#[test]
+fn a_question_nobody_can_answer_still_gets_its_one_stored_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let out = toolwire_in(
+        dir.path(),
+        &[
+            "call",
+            "ask_user",
+            r#"{"question":"Which branch?"}"#,
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: serde_json::Value =
+        serde_json::from_slice(&toolwire_in(dir.path(), &["sessions", "--json"]).stdout).unwrap();
+    let session = list[0]["id"].as_str().unwrap();
+    let shown = toolwire_in(dir.path(), &["show", session, "--json"]);
+    let messages: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool_result"]);
+    let result = &messages[2]["content"];
+    assert_eq!(result["error"]["code"], "denied");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no terminal to answer the question: Which branch?")
+    );
+}

@@ -106,12 +106,14 @@ impl ProviderClient {
         let response = self.post(model, &body, true).await?;
         let mut events = response.bytes_stream().eventsource();
         let mut decoder = StreamDecoder::new(provider);
+        let mut done = false;
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| ClientError::Stream {
                 provider,
                 message: e.to_string(),
             })?;
             if event.data.trim() == "[DONE]" {
+                done = true;
                 break;
             }
             if event.data.trim().is_empty() {
@@ -123,6 +125,14 @@ impl ProviderClient {
             if let Some(text) = decoder.push(&json)? {
                 on_text(&text);
             }
+        }
+        // A stream that just stops is a broken reply, not a short one: half a tool call
+        // must not pass for a finished turn.
+        if !(done || decoder.is_complete()) {
+            return Err(ClientError::Stream {
+                provider,
+                message: "the stream ended before the reply was complete".into(),
+            });
         }
         Ok(decoder.finish())
     }
@@ -242,6 +252,15 @@ impl StreamDecoder {
             StreamDecoder::OpenaiChat(d) => d.push(event),
             StreamDecoder::OpenaiResponses(d) => d.push(event),
             StreamDecoder::Gemini(d) => d.push(event),
+        }
+    }
+
+    fn is_complete(&self) -> bool {
+        match self {
+            StreamDecoder::Anthropic(d) => d.is_complete(),
+            StreamDecoder::OpenaiChat(d) => d.is_complete(),
+            StreamDecoder::OpenaiResponses(d) => d.is_complete(),
+            StreamDecoder::Gemini(d) => d.is_complete(),
         }
     }
 

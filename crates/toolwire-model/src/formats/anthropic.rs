@@ -14,6 +14,9 @@ use crate::render::MediaClass;
 use crate::view::{Block, MediaData, ModelView, Turn};
 
 const NAME: &str = "anthropic";
+/// What an empty user turn or an empty tool result says, as Anthropic refuses empty text.
+const EMPTY_USER: &str = "(empty message)";
+const EMPTY_RESULT: &str = "(no output)";
 
 #[derive(Debug, Serialize)]
 pub struct Request {
@@ -89,9 +92,17 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
     let mut messages = Vec::new();
     for turn in &view.turns {
         match turn {
+            // Anthropic rejects empty text blocks; an empty user turn still has to exist
+            // for the roles to alternate, so it says that it is empty.
             Turn::User(text) => messages.push(RequestMessage {
                 role: "user",
-                content: vec![ContentBlock::Text { text: text.clone() }],
+                content: vec![ContentBlock::Text {
+                    text: if text.is_empty() {
+                        EMPTY_USER.to_owned()
+                    } else {
+                        text.clone()
+                    },
+                }],
             }),
             Turn::Assistant { text, calls } => {
                 let mut content = Vec::new();
@@ -114,15 +125,29 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
             Turn::Results { results, then_user } => {
                 let mut content: Vec<ContentBlock> = results
                     .iter()
-                    .map(|r| ContentBlock::ToolResult {
-                        tool_use_id: r.call_id.clone(),
-                        content: r.blocks.iter().map(result_content).collect(),
-                        is_error: r.is_error,
+                    .map(|r| {
+                        let mut content: Vec<ResultContent> = r
+                            .blocks
+                            .iter()
+                            .filter(|b| !matches!(b, Block::Text(t) if t.is_empty()))
+                            .map(result_content)
+                            .collect();
+                        if content.is_empty() {
+                            content.push(ResultContent::Text {
+                                text: EMPTY_RESULT.to_owned(),
+                            });
+                        }
+                        ContentBlock::ToolResult {
+                            tool_use_id: r.call_id.clone(),
+                            content,
+                            is_error: r.is_error,
+                        }
                     })
                     .collect();
                 content.extend(
                     then_user
                         .iter()
+                        .filter(|t| !t.is_empty())
                         .map(|t| ContentBlock::Text { text: t.clone() }),
                 );
                 messages.push(RequestMessage {
@@ -238,11 +263,18 @@ pub struct StreamDecoder {
     reply: AssistantReply,
     /// Content blocks by index: `Some((id, name, partial json))` for tool_use blocks.
     blocks: Vec<Option<(String, String, String)>>,
+    /// `message_stop` arrived: the reply is whole.
+    stopped: bool,
 }
 
 impl StreamDecoder {
     pub fn new() -> Self {
         StreamDecoder::default()
+    }
+
+    /// Whether the stream's final event arrived.
+    pub fn is_complete(&self) -> bool {
+        self.stopped
     }
 
     /// Feeds one event's `data` JSON. Returns text to show as it arrives.
@@ -319,6 +351,7 @@ impl StreamDecoder {
                         .push(ToolCall::new(id, name, parse_arguments(&json)));
                 }
             }
+            "message_stop" => self.stopped = true,
             "message_delta" => {
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Json::as_str) {
                     self.reply.stop_reason = Some(reason.to_owned());

@@ -212,10 +212,11 @@ fn merge(body: &Json, reply: &mut AssistantReply) -> Result<Option<String>, Deco
                 .get("promptTokenCount")
                 .and_then(Json::as_u64)
                 .unwrap_or(0),
-            output_tokens: u
-                .get("candidatesTokenCount")
-                .and_then(Json::as_u64)
-                .unwrap_or(0),
+            // Thinking is output too, as the other providers count it.
+            output_tokens: ["candidatesTokenCount", "thoughtsTokenCount"]
+                .iter()
+                .filter_map(|k| u.get(*k).and_then(Json::as_u64))
+                .sum(),
         });
     }
     let Some(candidate) = body.pointer("/candidates/0") else {
@@ -279,6 +280,12 @@ pub struct StreamDecoder {
 impl StreamDecoder {
     pub fn new() -> Self {
         StreamDecoder::default()
+    }
+
+    /// Whether the stream's final event (a finish reason, or the completed response)
+    /// arrived.
+    pub fn is_complete(&self) -> bool {
+        self.reply.stop_reason.is_some()
     }
 
     pub fn push(&mut self, chunk: &Json) -> Result<Option<String>, DecodeError> {

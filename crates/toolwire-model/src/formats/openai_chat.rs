@@ -267,12 +267,21 @@ pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
     reply: AssistantReply,
+    /// `(id, name, arguments)` in order of first appearance.
     calls: Vec<(String, String, String)>,
+    /// The call each stream `index` currently feeds.
+    open: std::collections::HashMap<usize, usize>,
 }
 
 impl StreamDecoder {
     pub fn new() -> Self {
         StreamDecoder::default()
+    }
+
+    /// Whether the stream's final event (a finish reason, or the completed response)
+    /// arrived.
+    pub fn is_complete(&self) -> bool {
+        self.reply.stop_reason.is_some()
     }
 
     /// Feeds one chunk. Returns text to show as it arrives.
@@ -297,15 +306,35 @@ impl StreamDecoder {
             .flatten()
         {
             let index = call.get("index").and_then(Json::as_u64).unwrap_or(0) as usize;
-            if self.calls.len() <= index {
-                self.calls.resize(index + 1, Default::default());
-            }
-            let slot = &mut self.calls[index];
-            if let Some(id) = call.get("id").and_then(Json::as_str) {
+            let id = call
+                .get("id")
+                .and_then(Json::as_str)
+                .filter(|id| !id.is_empty());
+            // A new id on an index already in use is a new call: some compatible servers
+            // (ollama) send every parallel call with index 0.
+            let slot = match self.open.get(&index) {
+                Some(&at)
+                    if !id.is_some_and(|id| {
+                        !self.calls[at].0.is_empty() && self.calls[at].0 != id
+                    }) =>
+                {
+                    at
+                }
+                _ => {
+                    self.calls.push(Default::default());
+                    self.open.insert(index, self.calls.len() - 1);
+                    self.calls.len() - 1
+                }
+            };
+            let slot = &mut self.calls[slot];
+            if let (Some(id), true) = (id, slot.0.is_empty()) {
                 slot.0 = id.to_owned();
             }
-            if let Some(name) = call.pointer("/function/name").and_then(Json::as_str) {
-                slot.1.push_str(name);
+            match call.pointer("/function/name").and_then(Json::as_str) {
+                // Some servers repeat the whole name in every chunk; OpenAI sends it once.
+                Some(name) if slot.1.is_empty() || slot.1 == name => slot.1 = name.to_owned(),
+                Some(name) => slot.1.push_str(name),
+                None => {}
             }
             if let Some(args) = call.pointer("/function/arguments").and_then(Json::as_str) {
                 slot.2.push_str(args);
@@ -330,5 +359,80 @@ impl StreamDecoder {
             .map(|(id, name, args)| ToolCall::new(id, name, parse_arguments(&args)))
             .collect();
         self.reply
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decode(chunks: &[Json]) -> AssistantReply {
+        let mut d = StreamDecoder::new();
+        for c in chunks {
+            d.push(c).unwrap();
+        }
+        d.finish()
+    }
+
+    fn call_delta(index: u64, id: &str, name: Option<&str>, args: &str) -> Json {
+        let mut function = json!({"arguments": args});
+        if let Some(n) = name {
+            function["name"] = json!(n);
+        }
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "id": id, "type": "function", "function": function}]}}]})
+    }
+
+    #[test]
+    fn parallel_calls_all_on_index_zero_stay_apart() {
+        // As ollama streams them: each call complete, each with index 0.
+        let reply = decode(&[
+            call_delta(0, "call_a", Some("read_file"), r#"{"path":"a"}"#),
+            call_delta(0, "call_b", Some("read_file"), r#"{"path":"b"}"#),
+        ]);
+        let calls: Vec<_> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.clone()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("call_a", "read_file", json!({"path": "a"})),
+                ("call_b", "read_file", json!({"path": "b"}))
+            ]
+        );
+    }
+
+    #[test]
+    fn repeated_names_and_empty_continuation_ids_do_not_corrupt_a_call() {
+        let reply = decode(&[
+            call_delta(0, "call_a", Some("read_file"), "{\"pa"),
+            call_delta(0, "", Some("read_file"), "th\":"),
+            call_delta(0, "", None, "\"a\"}"),
+        ]);
+        assert_eq!(reply.tool_calls.len(), 1);
+        let c = &reply.tool_calls[0];
+        assert_eq!(
+            (c.id.as_str(), c.name.as_str(), c.arguments.clone()),
+            ("call_a", "read_file", json!({"path": "a"}))
+        );
+    }
+
+    #[test]
+    fn openai_style_indexed_deltas_still_work() {
+        let reply = decode(&[
+            call_delta(0, "call_a", Some("read_file"), ""),
+            call_delta(1, "call_b", Some("list_dir"), ""),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "function": {"arguments": "{\"path\":\".\"}"}}]}}]}),
+        ]);
+        let names: Vec<_> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str()))
+            .collect();
+        assert_eq!(names, [("call_a", "read_file"), ("call_b", "list_dir")]);
+        assert_eq!(reply.tool_calls[1].arguments, json!({"path": "."}));
     }
 }

@@ -255,6 +255,12 @@ impl StreamDecoder {
         StreamDecoder::default()
     }
 
+    /// Whether the stream's final event (a finish reason, or the completed response)
+    /// arrived.
+    pub fn is_complete(&self) -> bool {
+        self.completed.is_some()
+    }
+
     pub fn push(&mut self, event: &Json) -> Result<Option<String>, DecodeError> {
         let index = event
             .get("output_index")

@@ -40,14 +40,20 @@ impl Captured {
     /// The output as text; invalid UTF-8 is replaced, and a cut middle is marked with the
     /// number of bytes left out.
     pub fn into_text(self) -> String {
-        let mut text = String::from_utf8_lossy(&self.head).into_owned();
-        if self.omitted > 0 {
-            text.push_str(&format!(
-                "\n[... {} bytes of output omitted ...]\n",
-                self.omitted
-            ));
-        }
         let (a, b) = self.tail.as_slices();
+        if self.omitted == 0 {
+            // Nothing was cut: head and tail are one stream, decoded whole, so a character
+            // that straddles the seam stays one character.
+            let mut all = self.head;
+            all.extend_from_slice(a);
+            all.extend_from_slice(b);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        text.push_str(&format!(
+            "\n[... {} bytes of output omitted ...]\n",
+            self.omitted
+        ));
         let mut tail = Vec::with_capacity(a.len() + b.len());
         tail.extend_from_slice(a);
         tail.extend_from_slice(b);
@@ -59,6 +65,17 @@ impl Captured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_character_across_the_head_tail_seam_survives_when_nothing_is_cut() {
+        let mut c = Captured::default();
+        // Fill the head to one byte short of full, then a 4-byte character across the seam.
+        c.push(&vec![b'a'; KEEP_EACH_END - 1]);
+        c.push("🦀 end".as_bytes());
+        let text = c.into_text();
+        assert!(text.ends_with("a🦀 end"), "{:?}", &text[text.len() - 12..]);
+        assert!(!text.contains('\u{FFFD}'));
+    }
 
     #[test]
     fn small_output_is_whole() {

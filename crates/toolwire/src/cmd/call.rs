@@ -110,14 +110,37 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         .executor
         .execute(&scope, ToolCall::new(&call_id, &args.tool, input))
         .await;
+    // From here on the call is stored, so every way out stores its one result: a failed
+    // question becomes a denial (which also clears the pending call), a failed resolve
+    // or store an error result.
     while result.status == Status::Suspended {
         let Some(s) = result.suspension.clone() else {
             break;
         };
-        let resolution = ask(&args, s.reason, &s.prompt)?;
-        result = host.executor.resolve(&s.id, resolution).await?;
+        let resolution = ask(&args, s.reason, &s.prompt).unwrap_or_else(|e| Resolution::Deny {
+            reason: Some(e.to_string()),
+        });
+        result = match host.executor.resolve(&s.id, resolution).await {
+            Ok(r) => r,
+            Err(e) => ToolResult::error_with_code(
+                result.call(),
+                "suspension_failed",
+                format!("could not finish the suspended call: {e}"),
+            ),
+        };
     }
-    let stored = host.stores.record_result(&session.id, result, None).await?;
+    let call_ref = result.call();
+    let stored = match host.stores.record_result(&session.id, result, None).await {
+        Ok(stored) => stored,
+        Err(e) => {
+            let failed = ToolResult::error_with_code(
+                call_ref,
+                "store_failed",
+                format!("the tool ran, but its result could not be stored: {e}"),
+            );
+            host.stores.record_result(&session.id, failed, None).await?
+        }
+    };
     let result = match stored.content {
         MessageContent::ToolResult(r) => r,
         _ => anyhow::bail!("the store returned a message that is not a tool result"),
@@ -166,10 +189,11 @@ fn ask(args: &Args, reason: SuspensionReason, prompt: &str) -> Result<Resolution
                 Resolution::Deny { reason: None }
             })
         }
-        SuspensionReason::Input if !interactive => anyhow::bail!(
-            "{} asks a question and there is no terminal to answer it: {prompt}",
-            args.tool
-        ),
+        SuspensionReason::Input if !interactive => Ok(Resolution::Deny {
+            reason: Some(format!(
+                "there is no terminal to answer the question: {prompt}"
+            )),
+        }),
         SuspensionReason::Input => {
             let answer = prompt_line(&format!("{prompt}\n> "))?;
             Ok(Resolution::Answer {

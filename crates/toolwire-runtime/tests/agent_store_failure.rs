@@ -1,0 +1,82 @@
+//! A result the store refuses (invalid base64 over the inline threshold) does not drop the
+//! other results of the same reply: it is replaced by a `store_failed` error result, and
+//! the turn goes on.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod agent_support;
+
+use std::sync::Arc;
+
+use agent_support::*;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolwire_core::{Source, Status, Value};
+use toolwire_model::Provider;
+use toolwire_runtime::{Tool, ToolContext, ToolError, tool_fn};
+use toolwire_store::MessageContent;
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct NoArgs {}
+
+#[tokio::test]
+async fn a_result_the_store_refuses_does_not_drop_its_siblings() {
+    let bad: Arc<dyn Tool> = Arc::new(tool_fn(
+        "badimg",
+        "Returns a broken image.",
+        |_a: NoArgs, _ctx: ToolContext| async move {
+            Ok::<_, ToolError>(Value::image(Source::base64("!".repeat(4000)), "image/png"))
+        },
+    ));
+    let script = vec![
+        calls(
+            "",
+            &[
+                ("c1", "echo", json!({"text": "one"})),
+                ("c2", "badimg", json!({})),
+                ("c3", "echo", json!({"text": "three"})),
+            ],
+        ),
+        text("done"),
+    ];
+    let h = Harness::new(
+        Provider::Anthropic,
+        script,
+        Options {
+            extra_tools: vec![bad],
+            ..Options::default()
+        },
+    )
+    .await;
+    let session = h.session().await;
+    h.agent
+        .run_turn(&session, "go", CancellationToken::new())
+        .await
+        .unwrap();
+    let stored: Vec<_> = h
+        .stores
+        .history
+        .load(&session)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| match m.content {
+            MessageContent::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let ids: Vec<_> = stored.iter().map(|r| r.call_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["c1", "c2", "c3"],
+        "every call has one stored result, in call order"
+    );
+    assert_eq!(stored[1].status, Status::Error);
+    assert_eq!(
+        stored[1].error.as_ref().unwrap().code.as_deref(),
+        Some("store_failed")
+    );
+    assert_eq!(stored[2].status, Status::Success);
+    // The turn finished: the model's closing text was stored after the results.
+    let t = h.transcript(&session).await;
+    assert!(t.last().unwrap().contains("done"), "{t:?}");
+}

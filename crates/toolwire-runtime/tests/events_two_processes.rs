@@ -1,0 +1,58 @@
+//! Two event buses on one history database (as `toolwire chat` and `toolwire call
+//! --session` in two processes): numbering recovers when the other one has logged events.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use toolwire_runtime::{EventBus, EventKind, StoreEventLog};
+use toolwire_store::{StoreConfig, Stores};
+
+#[tokio::test]
+async fn numbering_recovers_after_another_process_logs_to_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Stores::open(dir.path(), StoreConfig::default())
+        .await
+        .unwrap();
+    let b = Stores::open(dir.path(), StoreConfig::default())
+        .await
+        .unwrap();
+    let bus_a = EventBus::new(Arc::new(StoreEventLog(Arc::clone(&a.history))));
+    let bus_b = EventBus::new(Arc::new(StoreEventLog(Arc::clone(&b.history))));
+    assert_eq!(
+        bus_a
+            .emit("s1", EventKind::TurnStarted { turn: 1 })
+            .await
+            .unwrap()
+            .seq,
+        1
+    );
+    assert_eq!(
+        bus_b
+            .emit("s1", EventKind::TurnStarted { turn: 9 })
+            .await
+            .unwrap()
+            .seq,
+        2
+    );
+    let mut seqs = Vec::new();
+    for i in 0..5 {
+        seqs.push(
+            bus_a
+                .emit("s1", EventKind::TurnStarted { turn: i })
+                .await
+                .unwrap()
+                .seq,
+        );
+    }
+    assert_eq!(seqs, [3, 4, 5, 6, 7]);
+    // The log holds all seven, numbered without gaps.
+    let all: Vec<i64> = a
+        .history
+        .events_since("s1", 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    assert_eq!(all, (1..=7).collect::<Vec<_>>());
+}
