@@ -41,6 +41,10 @@ pub struct ToolCall {
     pub name: String,
     #[serde(default)]
     pub arguments: Json,
+    /// Opaque data the provider requires back with this call in later requests (Gemini's
+    /// `thoughtSignature`; Gemini 3 answers 400 without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl ToolCall {
@@ -49,6 +53,7 @@ impl ToolCall {
             id: id.into(),
             name: name.into(),
             arguments,
+            signature: None,
         }
     }
 }

@@ -38,12 +38,24 @@ pub struct Content {
     pub parts: Vec<Part>,
 }
 
+/// One part of a content. Untagged with explicit keys, because a `thoughtSignature` sits
+/// beside `functionCall` in the same part.
 #[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(untagged)]
 pub enum Part {
-    Text(String),
-    FunctionCall(FunctionCall),
-    FunctionResponse(FunctionResponse),
+    Text {
+        text: String,
+    },
+    FunctionCall {
+        #[serde(rename = "functionCall")]
+        function_call: FunctionCall,
+        #[serde(rename = "thoughtSignature", skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<String>,
+    },
+    FunctionResponse {
+        #[serde(rename = "functionResponse")]
+        function_response: FunctionResponse,
+    },
 }
 
 #[derive(Debug, Serialize)]
@@ -95,7 +107,9 @@ pub struct FunctionDeclaration {
 fn text_content(role: &'static str, text: &str) -> Content {
     Content {
         role: Some(role),
-        parts: vec![Part::Text(text.to_owned())],
+        parts: vec![Part::Text {
+            text: text.to_owned(),
+        }],
     }
 }
 
@@ -109,14 +123,15 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
             Turn::Assistant { text, calls } => {
                 let mut parts = Vec::new();
                 if !text.is_empty() {
-                    parts.push(Part::Text(text.clone()));
+                    parts.push(Part::Text { text: text.clone() });
                 }
-                parts.extend(calls.iter().map(|c| {
-                    Part::FunctionCall(FunctionCall {
+                parts.extend(calls.iter().map(|c| Part::FunctionCall {
+                    function_call: FunctionCall {
                         id: c.id.clone(),
                         name: c.name.clone(),
                         args: arguments_object(&c.arguments),
-                    })
+                    },
+                    thought_signature: c.signature.clone(),
                 }));
                 if !parts.is_empty() {
                     contents.push(Content {
@@ -156,12 +171,14 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
                         } else {
                             json!({ "output": text })
                         };
-                        Part::FunctionResponse(FunctionResponse {
-                            id: r.call_id.clone(),
-                            name: r.tool_name.clone(),
-                            response,
-                            parts: media,
-                        })
+                        Part::FunctionResponse {
+                            function_response: FunctionResponse {
+                                id: r.call_id.clone(),
+                                name: r.tool_name.clone(),
+                                response,
+                                parts: media,
+                            },
+                        }
                     })
                     .collect();
                 contents.push(Content {
@@ -184,7 +201,7 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
     Request {
         system_instruction: view.system.as_ref().map(|s| Content {
             role: None,
-            parts: vec![Part::Text(s.clone())],
+            parts: vec![Part::Text { text: s.clone() }],
         }),
         contents,
         tools: if declarations.is_empty() {
@@ -252,7 +269,13 @@ fn merge(body: &Json, reply: &mut AssistantReply) -> Result<Option<String>, Deco
                 str::to_owned,
             );
             let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
-            reply.tool_calls.push(ToolCall::new(id, name, args));
+            let mut call = ToolCall::new(id, name, args);
+            // Gemini 3 requires the signature back with the call in the next request.
+            call.signature = part
+                .get("thoughtSignature")
+                .and_then(Json::as_str)
+                .map(str::to_owned);
+            reply.tool_calls.push(call);
         }
     }
     Ok((!shown.is_empty()).then_some(shown))

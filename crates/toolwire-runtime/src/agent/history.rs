@@ -19,7 +19,10 @@ pub fn conversation(system: &str, stored: &[Message]) -> Conversation {
                 text.clone(),
                 tool_calls
                     .iter()
-                    .map(|c| ModelCall::new(&c.id, &c.name, c.input.clone()))
+                    .map(|c| ModelCall {
+                        signature: c.signature.clone(),
+                        ..ModelCall::new(&c.id, &c.name, c.input.clone())
+                    })
                     .collect(),
             )),
             MessageContent::ToolResult(result) => conv.push(ModelMessage::tool(result.clone())),
@@ -48,4 +51,36 @@ pub fn turns_so_far(stored: &[Message]) -> u32 {
         .filter(|m| matches!(m.content, MessageContent::Assistant { .. }))
         .count();
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod signature_tests {
+    use super::*;
+    use toolwire_store::ToolCall as StoredCall;
+
+    #[test]
+    fn a_stored_provider_signature_reaches_the_model_call() {
+        let stored = vec![Message {
+            id: 1,
+            session_id: "s".into(),
+            seq: 1,
+            created_at_ms: 0,
+            content: MessageContent::Assistant {
+                text: String::new(),
+                tool_calls: vec![StoredCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    input: serde_json::json!({}),
+                    signature: Some("sig".into()),
+                }],
+            },
+        }];
+        let conv = conversation("", &stored);
+        match &conv.messages[0] {
+            ModelMessage::Assistant { tool_calls, .. } => {
+                assert_eq!(tool_calls[0].signature.as_deref(), Some("sig"))
+            }
+            other => panic!("not an assistant message: {other:?}"),
+        }
+    }
 }

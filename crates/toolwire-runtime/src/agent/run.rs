@@ -92,12 +92,16 @@ impl Agent {
                     session_id,
                     MessageContent::Assistant {
                         text: reply.text.clone(),
+                        // `unique_calls` keeps the reply's order, so each call's
+                        // provider signature pairs up by position.
                         tool_calls: calls
                             .iter()
-                            .map(|c| StoredCall {
+                            .zip(&reply.tool_calls)
+                            .map(|(c, from)| StoredCall {
                                 id: c.id.clone(),
                                 name: c.name.clone(),
                                 input: c.input.clone(),
+                                signature: from.signature.clone(),
                             })
                             .collect(),
                     },

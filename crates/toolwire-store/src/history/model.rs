@@ -74,6 +74,10 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub input: Json,
+    /// Opaque provider data the call must carry back to the model (a Gemini thought
+    /// signature), kept verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// What a message says. The `role` tag names the stored row kind; events (a later issue)

@@ -72,6 +72,7 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         id: call_id.clone(),
         name: args.tool.clone(),
         input: input.clone(),
+        signature: None,
     };
     host.stores
         .append(

@@ -1,0 +1,46 @@
+//! Gemini 3 answers 400 unless each functionCall comes back with its `thoughtSignature`:
+//! it is decoded from the reply and sent back beside the call.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use serde_json::json;
+use toolwire_core::{CallRef, ToolResult, Value};
+use toolwire_model::formats::gemini::decode_response;
+use toolwire_model::{Conversation, EncodeOptions, Message, NoBlobs, Provider, encode_request};
+
+#[tokio::test]
+async fn thought_signatures_go_back_with_their_calls() {
+    let reply = decode_response(&json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "a"}}, "thoughtSignature": "sig-AAA"},
+        {"functionCall": {"id": "c2", "name": "list_dir", "args": {}}}
+    ]}, "finishReason": "STOP"}]}))
+    .unwrap();
+    assert_eq!(reply.tool_calls[0].signature.as_deref(), Some("sig-AAA"));
+    assert_eq!(reply.tool_calls[1].signature, None);
+
+    let mut conv = Conversation::default();
+    conv.push(Message::user("read a"));
+    conv.push(Message::assistant(String::new(), reply.tool_calls.clone()));
+    for c in &reply.tool_calls {
+        conv.push(Message::tool(ToolResult::success(
+            CallRef::new(&c.id, &c.name),
+            Value::text("ok"),
+        )));
+    }
+    let (body, _) = encode_request(
+        Provider::Gemini,
+        &conv,
+        &EncodeOptions::for_model("gemini-3-pro"),
+        &NoBlobs,
+    )
+    .await
+    .unwrap();
+    let parts = &body["contents"][1]["parts"];
+    assert_eq!(
+        parts[0],
+        json!({"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "a"}}, "thoughtSignature": "sig-AAA"})
+    );
+    assert_eq!(
+        parts[1],
+        json!({"functionCall": {"id": "c2", "name": "list_dir", "args": {}}})
+    );
+}
