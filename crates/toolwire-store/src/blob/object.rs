@@ -122,6 +122,27 @@ fn check_limits(limits: &BlobLimits, used: u64, incoming: u64) -> Result<()> {
     Ok(())
 }
 
+impl Inner {
+    /// Marks an existing blob as just written. A result that reuses old, unreferenced
+    /// bytes is persisted before it is appended; `gc` spares blobs younger than its
+    /// `min_age`, so the reused blob must look young, or gc could delete it in between.
+    /// Local stores only; best effort, since the blob itself is already whole.
+    async fn touch(&self, key: &BlobKey) {
+        let Some(root) = self.local_root.clone() else {
+            return;
+        };
+        let hex = key.hex().to_owned();
+        let path = root.join(hex.get(..2).unwrap_or_default()).join(&hex);
+        let _ = tokio::task::spawn_blocking(move || {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+        })
+        .await;
+    }
+}
+
 fn blob_path(key: &BlobKey) -> Path {
     let hex = key.hex();
     Path::from_iter([hex.get(..2).unwrap_or_default(), hex])
@@ -177,6 +198,7 @@ impl BlobStore for ObjectBlobStore {
         let key = BlobKey::from_hash(&blake3::hash(bytes));
         let path = blob_path(&key);
         if self.size(&key).await?.is_some() {
+            self.inner.touch(&key).await;
             return Ok(BlobRef {
                 key,
                 size,
@@ -412,6 +434,7 @@ impl BlobWriter for ObjectBlobWriter {
         };
         if existed {
             store.delete(&self.temp).await?;
+            self.inner.touch(&key).await;
         } else {
             // The temp file is complete and synced; rename is atomic, and a concurrent
             // writer of the same bytes renames identical content over it.
