@@ -75,7 +75,11 @@ pub struct ErrorInfo {
     /// A stable machine-readable code, e.g. `timeout`, `invalid_input`, `denied`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_json"
+    )]
     pub details: Option<Json>,
 }
 
@@ -88,7 +92,11 @@ pub struct Suspension {
     /// What the person is asked.
     pub prompt: String,
     /// JSON Schema of the expected answer, for `input` suspensions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_json"
+    )]
     pub input_schema: Option<Json>,
 }
 
@@ -124,6 +132,13 @@ impl Metadata {
     pub fn is_empty(&self) -> bool {
         *self == Metadata::default()
     }
+}
+
+/// A present JSON field is `Some`, even when it is `null`: serde's default reads `null`
+/// as `None`, which would turn a stored `Some(Null)` into `None` on reload (DESIGN.md
+/// invariant 3). An absent field is `None` through `#[serde(default)]`.
+fn present_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Json>, D::Error> {
+    Json::deserialize(d).map(Some)
 }
 
 /// What a builder accepts as `output`: one value, or several.
@@ -219,5 +234,27 @@ impl ToolResult {
 
     pub fn is_error(&self) -> bool {
         self.status == Status::Error
+    }
+}
+
+#[cfg(test)]
+mod round_trip_tests {
+    use super::{CallRef, ToolResult};
+
+    #[test]
+    fn null_details_survive_a_round_trip() {
+        let mut r = ToolResult::error(CallRef::new("c", "t"), "failed");
+        if let Some(e) = r.error.as_mut() {
+            e.details = Some(serde_json::Value::Null);
+        }
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains("\"details\":null"), "{text}");
+        let back: ToolResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        // Absent stays absent.
+        let plain = ToolResult::error(CallRef::new("c", "t"), "failed");
+        let back: ToolResult =
+            serde_json::from_str(&serde_json::to_string(&plain).unwrap()).unwrap();
+        assert_eq!(back, plain);
     }
 }
