@@ -34,4 +34,4 @@ pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use persist::{PersistConfig, RAW_ENV, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
 pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};
-pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores};
+pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, STORE_FAILED, StoreConfig, Stores};

@@ -17,6 +17,9 @@ use crate::refs::{malformed_blob_refs, message_blob_refs};
 pub const DATA_DIR_ENV: &str = "TOOLWIRE_DATA_DIR";
 /// The SQLite history file under the data directory.
 pub const HISTORY_FILE: &str = "history.db";
+/// `error.code` of a result stored in place of one the store refused.
+pub const STORE_FAILED: &str = "store_failed";
+
 /// The blob directory under the data directory.
 pub const BLOB_DIR: &str = "blobs";
 
@@ -132,6 +135,29 @@ impl Stores {
         let result = self.persist(result, raw).await?;
         self.append(session_id, MessageContent::ToolResult(result))
             .await
+    }
+
+    /// Like [`Stores::record_result`], but a result that cannot be stored as it is (a bad
+    /// blob, a full quota) is replaced by a `store_failed` error result, so the call still
+    /// gets exactly one stored result. Errs only when even that cannot be stored.
+    pub async fn record_result_or_failure(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        raw: Option<&[u8]>,
+    ) -> Result<Message> {
+        let call = result.call();
+        match self.record_result(session_id, result, raw).await {
+            Ok(stored) => Ok(stored),
+            Err(e) => {
+                let failed = ToolResult::error_with_code(
+                    call,
+                    STORE_FAILED,
+                    format!("the tool ran, but its result could not be stored: {e}"),
+                );
+                self.record_result(session_id, failed, None).await
+            }
+        }
     }
 
     pub async fn gc(&self, opts: GcOptions) -> Result<GcReport> {

@@ -116,28 +116,15 @@ impl Agent {
             let mut results = self.execute(session_id, calls, &cancel).await;
             self.settle_children(session_id, &mut results).await;
             for result in results {
-                self.record(session_id, result).await?;
+                // A refused result becomes a `store_failed` one: every call keeps exactly
+                // one stored result, and the rest of the batch is stored too.
+                self.stores
+                    .record_result_or_failure(session_id, result, None)
+                    .await?;
             }
             self.emit(session_id, EventKind::TurnEnded { turn }).await;
         }
         Ok(outcome)
-    }
-
-    /// Stores one result. If it cannot be stored as it is (a bad blob, a full quota), an
-    /// error result takes its place, so every call of the turn still gets exactly one
-    /// stored result and the rest of the batch is stored too. Only when even that fails
-    /// (the database is gone) does the turn stop.
-    async fn record(&self, session_id: &str, result: ToolResult) -> Result<(), AgentError> {
-        let call = result.call();
-        if let Err(e) = self.stores.record_result(session_id, result, None).await {
-            let failed = ToolResult::error_with_code(
-                call,
-                "store_failed",
-                format!("the tool ran, but its result could not be stored: {e}"),
-            );
-            self.stores.record_result(session_id, failed, None).await?;
-        }
-        Ok(())
     }
 
     /// One model request; streamed text becomes `assistant_delta` events as it arrives.

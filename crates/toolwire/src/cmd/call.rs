@@ -130,18 +130,10 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
             ),
         };
     }
-    let call_ref = result.call();
-    let stored = match host.stores.record_result(&session.id, result, None).await {
-        Ok(stored) => stored,
-        Err(e) => {
-            let failed = ToolResult::error_with_code(
-                call_ref,
-                "store_failed",
-                format!("the tool ran, but its result could not be stored: {e}"),
-            );
-            host.stores.record_result(&session.id, failed, None).await?
-        }
-    };
+    let stored = host
+        .stores
+        .record_result_or_failure(&session.id, result, None)
+        .await?;
     let result = match stored.content {
         MessageContent::ToolResult(r) => r,
         _ => anyhow::bail!("the store returned a message that is not a tool result"),
