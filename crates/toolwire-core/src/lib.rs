@@ -14,10 +14,14 @@
 //! assert!(result.validate().is_ok());
 //! ```
 
+pub mod conversation;
 pub mod data;
 pub mod display;
+pub mod error_code;
+pub mod event;
 pub mod humanize;
 pub mod kind;
+pub mod pending;
 pub mod result;
 pub mod schema;
 pub mod source;
@@ -27,9 +31,13 @@ pub mod view;
 pub mod violation;
 pub mod widget;
 
+pub use conversation::{Message, ToolCall};
 pub use data::{Align, Column, ColumnType, EntryType, FileEntry, ResourceLinkData};
 pub use display::{Annotations, Audience, DisplayHints, View};
+pub use error_code::ErrorCode;
+pub use event::{Event, EventKind};
 pub use kind::{KIND_PATTERN, Kind, WellKnown, is_valid_kind};
+pub use pending::{PendingCall, Resolution};
 pub use result::{
     CallRef, ErrorInfo, IntoOutput, Metadata, Status, Suspension, SuspensionReason, ToolResult,
 };

@@ -211,6 +211,14 @@ impl ToolResult {
         result
     }
 
+    /// The typed `error.code`, when the result is an error that has one.
+    pub fn error_code(&self) -> Option<crate::ErrorCode> {
+        self.error
+            .as_ref()
+            .and_then(|e| e.code.as_deref())
+            .map(crate::ErrorCode::parse)
+    }
+
     pub fn suspended(call: CallRef, suspension: Suspension) -> Self {
         ToolResult {
             suspension: Some(suspension),

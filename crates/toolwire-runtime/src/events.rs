@@ -1,151 +1,20 @@
-//! Typed events with a per-session sequence number, logged so a subscriber can resume
-//! from any number without loss (seed 003's event flow).
+//! The event bus: logs each event (the log numbers it), then broadcasts it live; a
+//! subscriber resumes from any number without loss or repeat.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex as StdMutex};
+use std::collections::VecDeque;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
-use tokio::sync::{Mutex, broadcast};
-use toolwire_core::{Suspension, ToolResult, Widget};
+use tokio::sync::broadcast;
+use toolwire_core::{Event, EventKind};
+use toolwire_store::{EventLog, MemoryEventLog, StoreError};
+use toolwire_tool::ProgressSink;
 
-/// One thing that happened in a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Event {
-    pub session_id: String,
-    /// 1, 2, 3, ... per session, without gaps.
-    pub seq: u64,
-    /// RFC 3339.
-    pub at: String,
-    #[serde(flatten)]
-    pub kind: EventKind,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-pub enum EventKind {
-    SessionStarted {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        parent_call_id: Option<String>,
-    },
-    SessionEnded,
-    TurnStarted {
-        turn: u32,
-    },
-    TurnEnded {
-        turn: u32,
-    },
-    AssistantDelta {
-        text: String,
-    },
-    ToolCallStarted {
-        call_id: String,
-        tool_name: String,
-        input: Json,
-    },
-    Progress {
-        call_id: String,
-        done: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        total: Option<u64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        message: Option<String>,
-    },
-    /// The sanitized result. `raw` rides along only with `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`.
-    ToolResult {
-        result: Box<ToolResult>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        raw: Option<Json>,
-    },
-    Widget {
-        call_id: String,
-        widget: Widget,
-    },
-    Suspended {
-        call_id: String,
-        suspension: Suspension,
-    },
-    Resolved {
-        call_id: String,
-        suspension_id: String,
-        resolution: String,
-    },
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum EventLogError {
-    #[error("event log: {0}")]
-    Backend(String),
-}
-
-/// Where events are kept for replay. The store crate provides a durable one; this crate
-/// has [`MemoryEventLog`].
-pub trait EventLog: Send + Sync + 'static {
-    fn append(&self, event: &Event) -> BoxFuture<'_, Result<(), EventLogError>>;
-    /// Events of `session` with `seq > after`, in order.
-    fn since(&self, session: &str, after: u64) -> BoxFuture<'_, Result<Vec<Event>, EventLogError>>;
-    /// The highest `seq` logged for `session`, 0 if none.
-    fn last_seq(&self, session: &str) -> BoxFuture<'_, Result<u64, EventLogError>>;
-}
-
-#[derive(Debug, Default)]
-pub struct MemoryEventLog {
-    events: StdMutex<HashMap<String, Vec<Event>>>,
-}
-
-impl EventLog for MemoryEventLog {
-    fn append(&self, event: &Event) -> BoxFuture<'_, Result<(), EventLogError>> {
-        let event = event.clone();
-        Box::pin(async move {
-            let mut map = self
-                .events
-                .lock()
-                .map_err(|_| EventLogError::Backend("poisoned".into()))?;
-            map.entry(event.session_id.clone()).or_default().push(event);
-            Ok(())
-        })
-    }
-
-    fn since(&self, session: &str, after: u64) -> BoxFuture<'_, Result<Vec<Event>, EventLogError>> {
-        let session = session.to_owned();
-        Box::pin(async move {
-            let map = self
-                .events
-                .lock()
-                .map_err(|_| EventLogError::Backend("poisoned".into()))?;
-            Ok(map
-                .get(&session)
-                .map(|evs| evs.iter().filter(|e| e.seq > after).cloned().collect())
-                .unwrap_or_default())
-        })
-    }
-
-    fn last_seq(&self, session: &str) -> BoxFuture<'_, Result<u64, EventLogError>> {
-        let session = session.to_owned();
-        Box::pin(async move {
-            let map = self
-                .events
-                .lock()
-                .map_err(|_| EventLogError::Backend("poisoned".into()))?;
-            Ok(map
-                .get(&session)
-                .and_then(|e| e.last())
-                .map_or(0, |e| e.seq))
-        })
-    }
-}
-
-/// Numbers, logs and broadcasts events. Emission is serialized so that the log and every
-/// live subscriber see one order.
+/// Logs and broadcasts events. The log assigns each number in the transaction that
+/// stores it, so emitters need no lock of their own (not per session, not across
+/// processes); live subscribers put out-of-order arrivals right from the log.
 pub struct EventBus {
     log: Arc<dyn EventLog>,
-    seqs: Mutex<HashMap<String, u64>>,
     live: broadcast::Sender<Event>,
 }
 
@@ -161,11 +30,7 @@ const LIVE_BUFFER: usize = 1024;
 impl EventBus {
     pub fn new(log: Arc<dyn EventLog>) -> Arc<Self> {
         let (live, _) = broadcast::channel(LIVE_BUFFER);
-        Arc::new(EventBus {
-            log,
-            seqs: Mutex::new(HashMap::new()),
-            live,
-        })
+        Arc::new(EventBus { log, live })
     }
 
     pub fn in_memory() -> Arc<Self> {
@@ -173,29 +38,14 @@ impl EventBus {
     }
 
     /// Logs and broadcasts one event; returns it with its number.
-    pub async fn emit(&self, session_id: &str, kind: EventKind) -> Result<Event, EventLogError> {
-        let mut seqs = self.seqs.lock().await;
-        let last = match seqs.get(session_id) {
-            Some(s) => *s,
-            None => self.log.last_seq(session_id).await?,
-        };
-        let mut event = Event {
-            session_id: session_id.to_owned(),
-            seq: last + 1,
-            at: now_rfc3339(),
-            kind,
-        };
-        if self.log.append(&event).await.is_err() {
-            // Another process may have logged events to this session since the number was
-            // cached: read the log's own last number and try once more.
-            seqs.remove(session_id);
-            event.seq = self.log.last_seq(session_id).await? + 1;
-            self.log.append(&event).await?;
-        }
-        seqs.insert(session_id.to_owned(), event.seq);
-        // No live subscriber is not an error: the log has it.
-        let _ = self.live.send(event.clone());
-        Ok(event)
+    pub async fn emit(&self, session_id: &str, kind: EventKind) -> Result<Event, StoreError> {
+        log_and_send(&*self.log, &self.live, session_id, kind).await
+    }
+
+    /// The log's highest number for a session: where a new subscriber starts to see
+    /// only what happens from now on.
+    pub async fn last_seq(&self, session_id: &str) -> Result<u64, StoreError> {
+        self.log.last_event_seq(session_id).await
     }
 
     /// Events of `session` after `after`, then live ones, without gaps or repeats.
@@ -203,10 +53,10 @@ impl EventBus {
         self: &Arc<Self>,
         session_id: &str,
         after: u64,
-    ) -> Result<Subscription, EventLogError> {
+    ) -> Result<Subscription, StoreError> {
         // Subscribe before reading the backlog, so nothing falls between the two.
         let rx = self.live.subscribe();
-        let backlog: VecDeque<Event> = self.log.since(session_id, after).await?.into();
+        let backlog: VecDeque<Event> = self.log.events_since(session_id, after).await?.into();
         let next = backlog.back().map_or(after, |e| e.seq) + 1;
         Ok(Subscription {
             bus: Arc::clone(self),
@@ -239,7 +89,7 @@ impl std::fmt::Debug for Subscription {
 
 impl Subscription {
     /// The next event, or `None` when the bus is gone.
-    pub async fn next(&mut self) -> Option<Result<Event, EventLogError>> {
+    pub async fn next(&mut self) -> Option<Result<Event, StoreError>> {
         loop {
             if let Some(e) = self.backlog.pop_front() {
                 self.next = e.seq + 1;
@@ -253,7 +103,7 @@ impl Subscription {
                 }
                 // A gap (or a lag): refill from the log, which has everything.
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                    match self.bus.log.since(&self.session_id, self.next - 1).await {
+                    match self.bus.log.events_since(&self.session_id, self.next - 1).await {
                         Ok(events) => self.backlog = events.into(),
                         Err(e) => return Some(Err(e)),
                     }
@@ -262,6 +112,43 @@ impl Subscription {
             }
         }
     }
+}
+
+/// Progress from a running tool becomes a `progress` event of its session.
+impl ProgressSink for EventBus {
+    fn progress(
+        &self,
+        session_id: &str,
+        call_id: &str,
+        done: u64,
+        total: Option<u64>,
+        message: Option<&str>,
+    ) -> BoxFuture<'static, ()> {
+        let kind = EventKind::Progress {
+            call_id: call_id.to_owned(),
+            done,
+            total,
+            message: message.map(str::to_owned),
+        };
+        let (log, live) = (Arc::clone(&self.log), self.live.clone());
+        let session = session_id.to_owned();
+        Box::pin(async move {
+            // Advisory: a progress event that cannot be logged is dropped, the call goes on.
+            let _ = log_and_send(&*log, &live, &session, kind).await;
+        })
+    }
+}
+
+async fn log_and_send(
+    log: &dyn EventLog,
+    live: &broadcast::Sender<Event>,
+    session_id: &str,
+    kind: EventKind,
+) -> Result<Event, StoreError> {
+    let event = log.append_event(session_id, now_rfc3339(), kind).await?;
+    // No live subscriber is not an error: the log has it.
+    let _ = live.send(event.clone());
+    Ok(event)
 }
 
 pub(crate) fn now_rfc3339() -> String {

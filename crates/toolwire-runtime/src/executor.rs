@@ -1,6 +1,7 @@
-//! The executor: runs calls under the contract of seed 001 and the modes and approvals of
-//! seeds 001 and 004. Whatever happens, each call gets exactly one valid result that echoes
-//! its `callId` and `toolName`.
+//! The executor: runs calls under the tool contract (input checked, modes, approvals,
+//! timeouts, panics, cancels). Whatever happens, each call gets exactly one valid result
+//! that echoes its `callId` and `toolName`. The contract is written out in
+//! `docs/contracts.md`.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -10,28 +11,15 @@ use futures::{FutureExt, StreamExt};
 use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{
-    Audience, CallRef, Status, Suspension, SuspensionReason, ToolResult, Value, WellKnown,
+    Audience, CallRef, ErrorCode, EventKind, PendingCall, Resolution, Status, Suspension,
+    SuspensionReason, ToolCall, ToolResult, Value, WellKnown,
 };
 use toolwire_normalize::normalize_value;
+use toolwire_store::{MemorySuspensions, StoreError, SuspensionStore};
+use toolwire_tool::{ApprovalPolicy, ExecutionMode, Output, ProgressSink, ToolContext, ToolError};
 
-use crate::context::ToolContext;
-use crate::events::{EventBus, EventKind, now_rfc3339};
+use crate::events::{EventBus, now_rfc3339};
 use crate::registry::{Registered, Registry};
-use crate::schema::{ApprovalPolicy, ExecutionMode};
-use crate::suspend::{MemorySuspensions, PendingCall, Resolution, SuspensionStore, ToolCall};
-use crate::tool::{Output, ToolError};
-
-/// Error codes the executor writes into `error.code`.
-pub mod codes {
-    pub const UNKNOWN_TOOL: &str = "unknown_tool";
-    pub const INVALID_INPUT: &str = "invalid_input";
-    pub const INVALID_OUTPUT: &str = "invalid_output";
-    pub const TIMEOUT: &str = "timeout";
-    pub const PANIC: &str = "panic";
-    pub const CANCELLED: &str = "cancelled";
-    pub const DENIED: &str = "denied";
-    pub const SUSPENSION_FAILED: &str = "suspension_failed";
-}
 
 #[derive(Debug, Clone)]
 pub struct ExecutorConfig {
@@ -39,17 +27,31 @@ pub struct ExecutorConfig {
     pub concurrency: usize,
     /// For tools whose schema sets no timeout.
     pub default_timeout: Duration,
-    /// `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`: raw payloads ride along in events.
+    /// Raw payloads ride along in `tool_result` events (for debugging a tool).
     pub debug_raw: bool,
 }
 
+/// The variable [`ExecutorConfig::from_env`] reads `debug_raw` from.
+pub const DEBUG_RAW_ENV: &str = "TOOLWIRE_DEBUG_TOOL_RESULT_RAW";
+
+/// The defaults, independent of the process environment: a library's behaviour must not
+/// change with a variable its embedder never heard of. Hosts opt in with `from_env`.
 impl Default for ExecutorConfig {
     fn default() -> Self {
         ExecutorConfig {
             concurrency: 8,
             default_timeout: Duration::from_secs(120),
-            debug_raw: std::env::var("TOOLWIRE_DEBUG_TOOL_RESULT_RAW")
-                .is_ok_and(|v| v == "1" || v == "true"),
+            debug_raw: false,
+        }
+    }
+}
+
+impl ExecutorConfig {
+    /// The defaults, with `debug_raw` from `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1` (or `true`).
+    pub fn from_env() -> Self {
+        ExecutorConfig {
+            debug_raw: std::env::var(DEBUG_RAW_ENV).is_ok_and(|v| v == "1" || v == "true"),
+            ..ExecutorConfig::default()
         }
     }
 }
@@ -80,8 +82,8 @@ impl Scope {
 pub enum ResolveError {
     #[error("no pending call with suspension id {0:?} (already resolved, or never suspended)")]
     NotFound(String),
-    #[error(transparent)]
-    Store(#[from] crate::suspend::SuspensionStoreError),
+    #[error("suspension store: {0}")]
+    Store(#[from] StoreError),
 }
 
 pub struct Executor {
@@ -131,6 +133,10 @@ impl Executor {
         &self.events
     }
 
+    pub fn config(&self) -> &ExecutorConfig {
+        &self.config
+    }
+
     /// Runs calls with bounded concurrency; results come back in call order, whatever
     /// order they finish in.
     pub async fn execute_all(&self, scope: &Scope, calls: Vec<ToolCall>) -> Vec<ToolResult> {
@@ -158,7 +164,7 @@ impl Executor {
                 let known = self.registry.names().join(", ");
                 Ran::from(ToolResult::error_with_code(
                     CallRef::new(&call.id, &call.name),
-                    codes::UNKNOWN_TOOL,
+                    ErrorCode::UnknownTool,
                     format!("unknown tool `{}`; available tools: {known}", call.name),
                 ))
             }
@@ -173,7 +179,7 @@ impl Executor {
         if let Err(why) = reg.check_input(&call.input) {
             return Ran::from(ToolResult::error_with_code(
                 call_ref,
-                codes::INVALID_INPUT,
+                ErrorCode::InvalidInput,
                 format!("invalid input: {why}"),
             ));
         }
@@ -211,11 +217,12 @@ impl Executor {
             session_id: scope.session_id.clone(),
             trace_id: scope.trace_id.clone(),
             user_id: scope.user_id.clone(),
+            resolving: false,
         };
-        if let Err(e) = self.suspensions.put(&pending).await {
+        if let Err(e) = self.suspensions.put_suspension(&pending).await {
             return ToolResult::error_with_code(
                 call_ref,
-                codes::SUSPENSION_FAILED,
+                ErrorCode::SuspensionFailed,
                 format!("could not record the pending call: {e}"),
             );
         }
@@ -231,7 +238,9 @@ impl Executor {
     }
 
     /// Finishes a suspended call: approve runs it, deny fails it, an answer becomes its
-    /// output. Works in any process that shares the suspension store.
+    /// output. Works in any process that shares the suspension store. The pending call
+    /// is claimed, not deleted: whoever stores the result then calls [`Self::settled`], so
+    /// a crash in between leaves the call listed (as resolving) rather than lost.
     pub async fn resolve(
         &self,
         suspension_id: &str,
@@ -239,7 +248,7 @@ impl Executor {
     ) -> Result<ToolResult, ResolveError> {
         let pending = self
             .suspensions
-            .take(suspension_id)
+            .claim_suspension(suspension_id)
             .await?
             .ok_or_else(|| ResolveError::NotFound(suspension_id.to_owned()))?;
         let scope = Scope {
@@ -265,7 +274,7 @@ impl Executor {
                 let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
                 ToolResult::error_with_code(
                     call_ref,
-                    codes::DENIED,
+                    ErrorCode::Denied,
                     format!("The user denied this call to {}{why}.", call.name),
                 )
             }),
@@ -276,7 +285,7 @@ impl Executor {
                 Some(reg) => self.run(&scope, reg, call, true).await,
                 None => Ran::from(ToolResult::error_with_code(
                     call_ref,
-                    codes::UNKNOWN_TOOL,
+                    ErrorCode::UnknownTool,
                     format!("tool `{}` is no longer registered", call.name),
                 )),
             },
@@ -284,8 +293,20 @@ impl Executor {
         Ok(self.finish(&scope, started, ran).await)
     }
 
+    /// Forgets a suspension once its call's final result is stored. Unknown ids are fine:
+    /// settling twice, or a suspension another process settled, is not an error.
+    pub async fn settled(&self, suspension_id: &str) -> Result<(), ResolveError> {
+        Ok(self.suspensions.finish_suspension(suspension_id).await?)
+    }
+
+    /// The calls of a session that wait for a person (and those being finished), also
+    /// after a restart: what a UI lists to be answered.
+    pub async fn pending(&self, session_id: &str) -> Result<Vec<PendingCall>, ResolveError> {
+        Ok(self.suspensions.suspensions(session_id).await?)
+    }
+
     /// Runs the tool: timeout, panic and cancel become error results; widgets are kept
-    /// only on success (seed 004).
+    /// only on success (a failed call's widget would show what did not happen).
     async fn run(&self, scope: &Scope, reg: &Registered, call: &ToolCall, approved: bool) -> Ran {
         let call_ref = CallRef::new(&call.id, &call.name);
         let schema = reg.schema();
@@ -294,7 +315,7 @@ impl Executor {
             &scope.session_id,
             &scope.trace_id,
             scope.user_id.clone(),
-            Some(Arc::clone(&self.events)),
+            Some(Arc::clone(&self.events) as Arc<dyn ProgressSink>),
         );
         ctx.approved = approved;
         ctx.cancel = scope.cancel.child_token();
@@ -304,10 +325,10 @@ impl Executor {
             AssertUnwindSafe(reg.tool.execute(call.input.clone(), ctx.clone())).catch_unwind();
         let outcome = tokio::select! {
             biased;
-            _ = scope.cancel.cancelled() => Err(ToolResult::error_with_code(call_ref.clone(), codes::CANCELLED, "cancelled: interrupted before completion")),
+            _ = scope.cancel.cancelled() => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Cancelled, "cancelled: interrupted before completion")),
             r = tokio::time::timeout(timeout, fut) => match r {
-                Err(_) => Err(ToolResult::error_with_code(call_ref.clone(), codes::TIMEOUT, format!("timed out after {}", humantime::format_duration(timeout)))),
-                Ok(Err(panic)) => Err(ToolResult::error_with_code(call_ref.clone(), codes::PANIC, format!("the tool panicked: {}", panic_message(&*panic)))),
+                Err(_) => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Timeout, format!("timed out after {}", humantime::format_duration(timeout)))),
+                Ok(Err(panic)) => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Panic, format!("the tool panicked: {}", panic_message(&*panic)))),
                 Ok(Ok(r)) => Ok(r),
             },
         };
@@ -396,7 +417,7 @@ impl Started {
 }
 
 fn new_suspension_id() -> String {
-    format!("susp_{}", uuid::Uuid::new_v4().simple())
+    crate::ids::new_id("susp")
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
@@ -414,10 +435,10 @@ fn tool_error(call: CallRef, e: ToolError) -> ToolResult {
         info.details.clone_from(details);
     }
     if let (Some(info), ToolError::InvalidInput(_)) = (result.error.as_mut(), &e) {
-        info.code = Some(codes::INVALID_INPUT.to_owned());
+        info.code = Some(ErrorCode::InvalidInput.into());
     }
     if let (Some(info), ToolError::Cancelled) = (result.error.as_mut(), &e) {
-        info.code = Some(codes::CANCELLED.to_owned());
+        info.code = Some(ErrorCode::Cancelled.into());
     }
     result
 }
@@ -428,7 +449,7 @@ fn to_result(reg: &Registered, call: &CallRef, output: Output) -> ToolResult {
     let invalid = |why: String| {
         ToolResult::error_with_code(
             call.clone(),
-            codes::INVALID_OUTPUT,
+            ErrorCode::InvalidOutput,
             format!("invalid output: {why}"),
         )
     };

@@ -4,22 +4,19 @@
 //! guarantees one valid result per call, in call order, whatever the tool does: invalid
 //! input, a panic, a timeout, a cancel, an unknown name, a required approval.
 
-pub mod agent;
-pub mod builtin;
-pub mod context;
-pub mod durable;
 pub mod events;
 pub mod executor;
+pub mod ids;
 pub mod registry;
-pub mod schema;
-pub mod suspend;
-pub mod tool;
 
-pub use context::ToolContext;
-pub use durable::{StoreEventLog, StoreSuspensions};
-pub use events::{Event, EventBus, EventKind, EventLog, MemoryEventLog, Subscription};
-pub use executor::{Executor, ExecutorConfig, ResolveError, Scope, codes};
+pub use events::{EventBus, Subscription};
+pub use executor::{DEBUG_RAW_ENV, Executor, ExecutorConfig, ResolveError, Scope};
 pub use registry::{Registered, Registry, RegistryError};
-pub use schema::{ApprovalPolicy, ExecutionMode, ToolAnnotations, ToolExample, ToolSchema};
-pub use suspend::{MemorySuspensions, PendingCall, Resolution, SuspensionStore, ToolCall};
-pub use tool::{FnTool, Output, Tool, ToolError, tool_fn};
+/// The vocabulary and stores the executor works with, re-exported for one import.
+pub use toolwire_core::{ErrorCode, Event, EventKind, PendingCall, Resolution, ToolCall};
+pub use toolwire_store::{EventLog, MemoryEventLog, MemorySuspensions, SuspensionStore};
+/// The tool contract the executor runs, re-exported so that hosts need one import.
+pub use toolwire_tool::{
+    ApprovalPolicy, CancellationToken, ExecutionMode, FnTool, Output, ProgressSink, Tool,
+    ToolAnnotations, ToolContext, ToolError, ToolExample, ToolSchema, reconfigure, tool_fn,
+};

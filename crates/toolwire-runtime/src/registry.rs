@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use crate::schema::{ToolSchema, is_valid_tool_name};
-use crate::tool::Tool;
+use toolwire_tool::{Tool, ToolSchema, is_valid_tool_name};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {

@@ -45,8 +45,16 @@ pub enum StoreError {
     #[error("the database at {path} is corrupt or not a toolwire database: {message}")]
     CorruptDatabase { path: PathBuf, message: String },
 
-    #[error("event {seq} of session {session_id:?} is already logged")]
-    EventExists { session_id: String, seq: i64 },
+    #[error("event {seq} of session {session_id:?} is unreadable: {message}")]
+    CorruptEvent {
+        session_id: String,
+        seq: i64,
+        message: String,
+    },
+
+    #[error("pending call {id:?} is unreadable: {message}")]
+    CorruptSuspension { id: String, message: String },
+
     #[error("session {id:?} not found")]
     SessionNotFound { id: String },
 

@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> toolwire_store::Result<()> {
-//! use toolwire_store::{MessageContent, NewSession, StoreConfig, Stores};
+//! use toolwire_store::{NewSession, StoreConfig, Stores};
 //! use toolwire_core::{CallRef, ToolResult, Value};
 //!
 //! let stores = Stores::open(&Stores::default_data_dir()?, StoreConfig::default()).await?;
@@ -18,6 +18,7 @@ mod error;
 pub mod gc;
 pub mod history;
 mod ids;
+mod memory;
 pub mod persist;
 mod refs;
 pub mod rehydrate;
@@ -27,11 +28,12 @@ pub use blob::{BlobInfo, BlobLimits, BlobRef, BlobStore, BlobWriter, ObjectBlobS
 pub use error::{Result, StoreError};
 pub use gc::{GcOptions, GcReport, gc};
 pub use history::{
-    HistoryStore, Message, MessageContent, NewSession, Page, Session, SqliteHistory, StoredResult,
-    ToolCall,
+    EventLog, HistoryStore, NewSession, Page, Session, SqliteHistory, StoredMessage, StoredResult,
+    SuspensionStore,
 };
+pub use memory::{MemoryEventLog, MemorySuspensions};
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use persist::{PersistConfig, RAW_ENV, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
 pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};
-pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, STORE_FAILED, StoreConfig, Stores};
+pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores};

@@ -5,15 +5,15 @@ use std::collections::BTreeSet;
 use serde_json::Value as Json;
 use toolwire_core::{ToolResult, is_blob_key};
 
-use crate::history::MessageContent;
+use toolwire_core::Message;
 
 /// Blob keys referenced anywhere in a message, deduplicated and sorted.
-pub fn message_blob_refs(content: &MessageContent) -> BTreeSet<String> {
+pub fn message_blob_refs(content: &Message) -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
     match content {
-        MessageContent::ToolResult(result) => result_refs(result, &mut keys),
-        MessageContent::Widget { widget, .. } => walk(&widget.data, &mut keys),
-        MessageContent::User { .. } | MessageContent::Assistant { .. } => {}
+        Message::ToolResult(result) => result_refs(result, &mut keys),
+        Message::Widget { widget, .. } => walk(&widget.data, &mut keys),
+        Message::System { .. } | Message::User { .. } | Message::Assistant { .. } => {}
     }
     keys
 }

@@ -3,12 +3,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolwire_core::ToolResult;
+use toolwire_core::{ErrorCode, Message, ToolResult};
 
 use crate::blob::{BlobLimits, BlobStore, ObjectBlobStore};
 use crate::error::{Result, StoreError};
 use crate::gc::{GcOptions, GcReport};
-use crate::history::{HistoryStore, Message, MessageContent, SqliteHistory};
+use crate::history::{EventLog, HistoryStore, SqliteHistory, StoredMessage, SuspensionStore};
 use crate::ids::BlobKey;
 use crate::persist::PersistConfig;
 use crate::refs::{malformed_blob_refs, message_blob_refs};
@@ -17,8 +17,6 @@ use crate::refs::{malformed_blob_refs, message_blob_refs};
 pub const DATA_DIR_ENV: &str = "TOOLWIRE_DATA_DIR";
 /// The SQLite history file under the data directory.
 pub const HISTORY_FILE: &str = "history.db";
-/// `error.code` of a result stored in place of one the store refused.
-pub const STORE_FAILED: &str = "store_failed";
 
 /// The blob directory under the data directory.
 pub const BLOB_DIR: &str = "blobs";
@@ -43,6 +41,8 @@ impl StoreConfig {
 pub struct Stores {
     pub blobs: Arc<dyn BlobStore>,
     pub history: Arc<dyn HistoryStore>,
+    pub events: Arc<dyn EventLog>,
+    pub suspensions: Arc<dyn SuspensionStore>,
     pub config: StoreConfig,
 }
 
@@ -65,18 +65,14 @@ impl Stores {
         })?;
         let history = SqliteHistory::open(&data_dir.join(HISTORY_FILE)).await?;
         let blobs = ObjectBlobStore::open_local(&data_dir.join(BLOB_DIR), config.limits).await?;
-        Ok(Stores {
-            blobs: Arc::new(blobs),
-            history: Arc::new(history),
-            config,
-        })
+        Ok(Stores::sqlite(Arc::new(blobs), history, config))
     }
 
     /// Stores chosen by URL: `sqlite://PATH` (later `postgres://`) and `file:///DIR`
     /// (later `s3://`).
     pub async fn open_urls(history_url: &str, blob_url: &str, config: StoreConfig) -> Result<Self> {
-        let history: Arc<dyn HistoryStore> = if history_url.starts_with("sqlite:") {
-            Arc::new(SqliteHistory::open_url(history_url).await?)
+        let history = if history_url.starts_with("sqlite:") {
+            SqliteHistory::open_url(history_url).await?
         } else {
             let reason = if history_url.starts_with("postgres://")
                 || history_url.starts_with("postgresql://")
@@ -91,11 +87,18 @@ impl Stores {
             });
         };
         let blobs = ObjectBlobStore::open_url(blob_url, config.limits).await?;
-        Ok(Stores {
-            blobs: Arc::new(blobs),
-            history,
+        Ok(Stores::sqlite(Arc::new(blobs), history, config))
+    }
+
+    /// One SQLite database behind the history, the event log and the suspensions.
+    pub fn sqlite(blobs: Arc<dyn BlobStore>, history: SqliteHistory, config: StoreConfig) -> Self {
+        Stores {
+            blobs,
+            history: Arc::new(history.clone()),
+            events: Arc::new(history.clone()),
+            suspensions: Arc::new(history),
             config,
-        })
+        }
     }
 
     /// The persistence step with this store's blobs and config.
@@ -105,7 +108,7 @@ impl Stores {
 
     /// Appends a message after checking that every blob it references is stored, so no
     /// row ever points at a missing blob.
-    pub async fn append(&self, session_id: &str, content: MessageContent) -> Result<Message> {
+    pub async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {
         if let Some(bad) = content
             .as_tool_result()
             .and_then(|r| malformed_blob_refs(r).pop())
@@ -131,10 +134,9 @@ impl Stores {
         session_id: &str,
         result: ToolResult,
         raw: Option<&[u8]>,
-    ) -> Result<Message> {
+    ) -> Result<StoredMessage> {
         let result = self.persist(result, raw).await?;
-        self.append(session_id, MessageContent::ToolResult(result))
-            .await
+        self.append(session_id, Message::ToolResult(result)).await
     }
 
     /// Like [`Stores::record_result`], but a result that cannot be stored as it is (a bad
@@ -145,14 +147,14 @@ impl Stores {
         session_id: &str,
         result: ToolResult,
         raw: Option<&[u8]>,
-    ) -> Result<Message> {
+    ) -> Result<StoredMessage> {
         let call = result.call();
         match self.record_result(session_id, result, raw).await {
             Ok(stored) => Ok(stored),
             Err(e) => {
                 let failed = ToolResult::error_with_code(
                     call,
-                    STORE_FAILED,
+                    ErrorCode::StoreFailed,
                     format!("the tool ran, but its result could not be stored: {e}"),
                 );
                 self.record_result(session_id, failed, None).await

@@ -1,6 +1,6 @@
 //! toolwire-term: renders toolwire results for a terminal.
 //!
-//! Dispatch follows seed 000: a well-known kind gets its own renderer; any other kind is
+//! Dispatch: a well-known kind gets its own renderer; any other kind is
 //! shown by `display.preferredView`, else by what its `mimeType` and data shape suggest,
 //! else as JSON. Rendering is a pure function of the input and [`TermOptions`]; tool text
 //! is sanitized so that no escape sequence but our own colour codes reaches the terminal.
@@ -29,6 +29,7 @@ mod widgets;
 pub use json::{RenderError, render_json};
 pub use live::LiveRenderer;
 pub use options::{ColorMode, ImageProtocol, TermOptions};
+pub use sanitize::text as sanitize_text;
 pub use style::strip_sgr;
 pub use widgets::{WidgetContext, WidgetError, WidgetRegistry, WidgetRenderer};
 

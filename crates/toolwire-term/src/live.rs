@@ -55,8 +55,14 @@ fn bar_style() -> ProgressStyle {
 impl LiveRenderer {
     /// Spinners on stderr (drawn only when it is a terminal), results on stdout.
     pub fn stdout(opts: TermOptions) -> Self {
+        LiveRenderer::with_results_to(opts, io::stdout())
+    }
+
+    /// Spinners on stderr (drawn only when it is a terminal), results to `out`: for a
+    /// host that routes its stdout through its own writer.
+    pub fn with_results_to(opts: TermOptions, out: impl Write + Send + 'static) -> Self {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-        LiveRenderer::with_parts(opts, multi, Box::new(io::stdout()))
+        LiveRenderer::with_parts(opts, multi, Box::new(out))
     }
 
     /// Results written to `out` and no spinners drawn: for logs and tests.

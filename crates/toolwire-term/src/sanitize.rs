@@ -24,6 +24,12 @@ fn stand_in(c: char) -> Option<char> {
         '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => {
             Some('\u{fffd}')
         }
+        // Invisible characters that hide or split what the person reads: zero-width
+        // space, joiners, word joiner, BOM; line and paragraph separators break lines
+        // where the text shows none.
+        '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{2028}' | '\u{2029}' => {
+            Some('\u{fffd}')
+        }
         _ => None,
     }
 }
@@ -31,7 +37,7 @@ fn stand_in(c: char) -> Option<char> {
 /// Whether `s` might hold something to replace, by a byte scan that is cheap on clean text.
 fn may_need_cleaning(s: &str) -> bool {
     s.bytes()
-        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2 || b == 0xd8)
+        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2 || b == 0xd8 || b == 0xef)
 }
 
 /// For text shown on one line (headers, cells, tree values): newlines become `↵`, tabs a
@@ -106,6 +112,25 @@ pub(crate) fn keep_sgr(s: &str, mode: ColorMode) -> String {
     out
 }
 
+/// For untrusted multi-line text printed as it is (a model's reply, a stored message, an
+/// error that quotes input): newlines and tabs are kept, a CR before a newline dropped,
+/// every other control and invisible character replaced by its visible stand-in.
+pub fn text(s: &str) -> Cow<'_, str> {
+    if !may_need_cleaning(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            c => out.push(stand_in(c).unwrap_or(c)),
+        }
+    }
+    Cow::Owned(out)
+}
+
 fn push_clean_lines(out: &mut String, s: &str) {
     for (i, part) in s.split('\n').enumerate() {
         if i > 0 {
@@ -126,6 +151,17 @@ mod tests {
         assert_eq!(inline("x\u{9b}31m"), "x\u{fffd}31m");
         assert_eq!(inline("a\u{202e}b"), "a\u{fffd}b");
         assert!(matches!(inline("plain é ü 日本"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn text_keeps_lines_and_shows_what_hides() {
+        assert_eq!(text("a\r\nb\tc"), "a\nb\tc");
+        assert_eq!(text("x\x1b[2Jy\rz"), "x␛[2Jy␍z");
+        assert_eq!(
+            text("a\u{200b}b\u{feff}c\u{2028}d"),
+            "a\u{fffd}b\u{fffd}c\u{fffd}d"
+        );
+        assert!(matches!(text("plain é ü 日本\n"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -1,26 +1,31 @@
-//! Opening the stores under the data directory: `--data-dir`, else `$TOOLWIRE_DATA_DIR`, else
-//! the platform data directory.
+//! The host and stores under the data directory (`--data-dir`, else `$TOOLWIRE_DATA_DIR`,
+//! else the platform data directory), and small helpers the commands share.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
+use toolwire_agent::Host;
 use toolwire_core::ToolResult;
-use toolwire_store::{DEFAULT_REHYDRATE_LIMIT, StoreConfig, Stores, rehydrate_images};
+use toolwire_store::{DEFAULT_REHYDRATE_LIMIT, Stores, rehydrate_images};
 use toolwire_term::{ImageProtocol, TermOptions};
 
-pub(crate) fn data_dir(flag: Option<&Path>) -> Result<PathBuf> {
-    match flag {
-        Some(dir) => Ok(dir.to_owned()),
-        None => Stores::default_data_dir()
-            .context("no data directory: pass --data-dir or set TOOLWIRE_DATA_DIR"),
-    }
+/// The stores alone, for commands that only read or tidy them.
+pub(crate) async fn open(data_dir: Option<&Path>) -> Result<Stores> {
+    Ok(toolwire_agent::open_stores(data_dir).await?)
 }
 
-pub(crate) async fn open(flag: Option<&Path>) -> Result<Stores> {
-    let dir = data_dir(flag)?;
-    Stores::open(&dir, StoreConfig::from_env())
-        .await
-        .with_context(|| format!("cannot open the stores in {}", dir.display()))
+/// The host with the built-in tools confined to `workspace` (default: the current
+/// directory).
+pub(crate) async fn host(data_dir: Option<&Path>, workspace: Option<&Path>) -> Result<Host> {
+    let workspace = match workspace {
+        Some(dir) => dir.to_owned(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let mut builder = Host::builder().workspace(workspace);
+    if let Some(dir) = data_dir {
+        builder = builder.data_dir(dir);
+    }
+    Ok(builder.build().await?)
 }
 
 /// The result as the terminal should draw it: when it can draw images, blob-backed ones
@@ -34,4 +39,16 @@ pub(crate) async fn for_display(
         return Ok(result.clone());
     }
     Ok(rehydrate_images(result, stores.blobs.as_ref(), DEFAULT_REHYDRATE_LIMIT).await?)
+}
+
+/// At most this many characters of an input are quoted back in an error.
+const EXCERPT_CHARS: usize = 80;
+
+/// A short excerpt of input quoted in an error line: a 200 MB input must not become a
+/// 200 MB message.
+pub(crate) fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        Some((i, _)) => format!("{}… ({} bytes in all)", &text[..i], text.len()),
+        None => text.to_owned(),
+    }
 }

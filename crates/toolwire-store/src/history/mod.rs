@@ -1,4 +1,6 @@
-//! `HistoryStore`: sessions and their ordered messages, including every tool result.
+//! The history traits: [`HistoryStore`] (sessions and their ordered messages, every tool
+//! result included), [`EventLog`] (numbered events) and [`SuspensionStore`] (calls
+//! waiting for a person). One database backs all three.
 
 mod model;
 mod sqlite;
@@ -7,12 +9,12 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use async_trait::async_trait;
-use toolwire_core::ToolResult;
+use toolwire_core::{Event, EventKind, Message, PendingCall, ToolResult};
 
 use crate::error::Result;
 use crate::ids::BlobKey;
 
-pub use model::{Message, MessageContent, NewSession, Page, Session, ToolCall};
+pub use model::{NewSession, Page, Session, StoredMessage};
 pub use sqlite::SqliteHistory;
 
 /// A stored tool result found by its call id.
@@ -40,40 +42,54 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
     async fn child_sessions(&self, parent_id: &str) -> Result<Vec<Session>>;
 
     /// Appends a message. When this returns `Ok`, the message is on disk.
-    async fn append(&self, session_id: &str, content: MessageContent) -> Result<Message>;
+    async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage>;
 
     /// Appends several messages atomically: all are stored, in order, or none.
     async fn append_many(
         &self,
         session_id: &str,
-        contents: Vec<MessageContent>,
-    ) -> Result<Vec<Message>>;
+        contents: Vec<Message>,
+    ) -> Result<Vec<StoredMessage>>;
 
     /// Every message of a session, in order.
-    async fn load(&self, session_id: &str) -> Result<Vec<Message>>;
+    async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>>;
 
     /// The newest stored result with this call id.
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>>;
 
     /// Every blob some stored message references.
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>>;
+}
 
-    /// Logs a runtime event (opaque JSON) under its per-session number. Numbers are
-    /// unique: logging one twice is [`crate::StoreError::EventExists`].
-    async fn append_event(&self, session_id: &str, seq: i64, body: String) -> Result<()>;
+/// The per-session event streams, resumable from any number.
+#[async_trait]
+pub trait EventLog: Send + Sync + fmt::Debug {
+    /// Logs `kind` as the session's next event and returns it numbered. The number is
+    /// assigned in the same transaction as the insert, so several writers (tasks or
+    /// processes) on one session never collide or renumber.
+    async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event>;
 
-    /// Events of a session numbered above `after`, in order, as `(seq, body)`.
-    async fn events_since(&self, session_id: &str, after: i64) -> Result<Vec<(i64, String)>>;
+    /// Events of a session numbered above `after`, in order.
+    async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>>;
 
     /// The highest event number of a session, 0 if none.
-    async fn last_event_seq(&self, session_id: &str) -> Result<i64>;
+    async fn last_event_seq(&self, session_id: &str) -> Result<u64>;
+}
 
-    /// Records a pending (suspended) call, replacing one with the same id.
-    async fn put_suspension(&self, id: &str, session_id: &str, body: String) -> Result<()>;
+/// Calls waiting for a person, durable so that any process can finish them.
+#[async_trait]
+pub trait SuspensionStore: Send + Sync + fmt::Debug {
+    /// Records a pending call, replacing one with the same suspension id.
+    async fn put_suspension(&self, pending: &PendingCall) -> Result<()>;
 
-    /// Removes and returns a pending call; of two concurrent takers only one gets it.
-    async fn take_suspension(&self, id: &str) -> Result<Option<String>>;
+    /// Claims a pending call to finish it; of two concurrent claimers only one gets it.
+    /// The call stays listed, marked `resolving`, until [`Self::finish_suspension`]: a
+    /// crash between the answer and the stored result leaves a trace, not nothing.
+    async fn claim_suspension(&self, id: &str) -> Result<Option<PendingCall>>;
 
-    /// The pending calls of a session, oldest first.
-    async fn suspensions(&self, session_id: &str) -> Result<Vec<String>>;
+    /// Forgets a suspension once its call's final result is stored (no-op if unknown).
+    async fn finish_suspension(&self, id: &str) -> Result<()>;
+
+    /// The pending and resolving calls of a session, oldest first.
+    async fn suspensions(&self, session_id: &str) -> Result<Vec<PendingCall>>;
 }

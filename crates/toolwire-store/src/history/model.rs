@@ -1,8 +1,8 @@
-//! The stored conversation model: provider-neutral, serializable, kept deliberately small.
+//! The stored side of the conversation: sessions, paging, and how each shared
+//! [`Message`] is kept as a row (a role and a canonical JSON body).
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
-use toolwire_core::{ToolResult, Widget};
+use toolwire_core::{Message, ToolCall, Widget};
 
 use crate::error::{Result, StoreError};
 
@@ -55,69 +55,29 @@ impl Default for Page {
     }
 }
 
-/// One stored message.
+/// One stored message: the shared conversation [`Message`] and where it sits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Message {
+pub struct StoredMessage {
     pub id: i64,
     pub session_id: String,
     /// 1-based position in the session.
     pub seq: i64,
     pub created_at_ms: i64,
     #[serde(flatten)]
-    pub content: MessageContent,
+    pub content: Message,
 }
 
-/// A model's request to run a tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub input: Json,
-    /// Opaque provider data the call must carry back to the model (a Gemini thought
-    /// signature), kept verbatim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-}
-
-/// What a message says. The `role` tag names the stored row kind; events (a later issue)
-/// will be one more variant.
-// Tool results are most messages; boxing them would cost an allocation each for nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "role",
-    content = "content",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-pub enum MessageContent {
-    User {
-        text: String,
-    },
-    Assistant {
-        #[serde(default)]
-        text: String,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<ToolCall>,
-    },
-    ToolResult(ToolResult),
-    /// A widget shown outside any tool result, e.g. one a subagent pushed.
-    Widget {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        call_id: Option<String>,
-        widget: Widget,
-    },
-}
-
+pub(crate) const ROLE_SYSTEM: &str = "system";
 pub(crate) const ROLE_USER: &str = "user";
 pub(crate) const ROLE_ASSISTANT: &str = "assistant";
 pub(crate) const ROLE_TOOL_RESULT: &str = "tool_result";
 pub(crate) const ROLE_WIDGET: &str = "widget";
 
-/// Row bodies of the non-result roles; a tool result's body is the ToolResult itself.
+/// Row bodies of the non-result roles; a tool result's body is the ToolResult itself,
+/// so a load returns the exact bytes that were stored.
 #[derive(Serialize, Deserialize)]
-struct UserBody {
+struct TextBody {
     text: String,
 }
 
@@ -138,93 +98,75 @@ struct WidgetBody {
     widget: Widget,
 }
 
-impl MessageContent {
-    pub fn role(&self) -> &'static str {
-        match self {
-            MessageContent::User { .. } => ROLE_USER,
-            MessageContent::Assistant { .. } => ROLE_ASSISTANT,
-            MessageContent::ToolResult(_) => ROLE_TOOL_RESULT,
-            MessageContent::Widget { .. } => ROLE_WIDGET,
+/// The row kind a message is stored as.
+pub(crate) fn role(message: &Message) -> &'static str {
+    match message {
+        Message::System { .. } => ROLE_SYSTEM,
+        Message::User { .. } => ROLE_USER,
+        Message::Assistant { .. } => ROLE_ASSISTANT,
+        Message::ToolResult(_) => ROLE_TOOL_RESULT,
+        Message::Widget { .. } => ROLE_WIDGET,
+    }
+}
+
+/// The canonical JSON stored in the row.
+pub(crate) fn body_json(message: &Message) -> Result<String> {
+    Ok(match message {
+        Message::System { text } | Message::User { text } => {
+            serde_json::to_string(&TextBody { text: text.clone() })?
         }
-    }
+        Message::Assistant { text, tool_calls } => serde_json::to_string(&AssistantBody {
+            text: text.clone(),
+            tool_calls: tool_calls.clone(),
+        })?,
+        Message::ToolResult(result) => serde_json::to_string(result)?,
+        Message::Widget { call_id, widget } => serde_json::to_string(&WidgetBody {
+            call_id: call_id.clone(),
+            widget: widget.clone(),
+        })?,
+    })
+}
 
-    /// The call id a row is indexed under.
-    pub fn call_id(&self) -> Option<&str> {
-        match self {
-            MessageContent::ToolResult(r) => Some(&r.call_id),
-            MessageContent::Widget { call_id, .. } => call_id.as_deref(),
-            _ => None,
+pub(crate) fn from_row(role: &str, body: &str) -> Result<Message, String> {
+    let err = |e: serde_json::Error| e.to_string();
+    Ok(match role {
+        ROLE_SYSTEM => Message::System {
+            text: serde_json::from_str::<TextBody>(body).map_err(err)?.text,
+        },
+        ROLE_USER => Message::User {
+            text: serde_json::from_str::<TextBody>(body).map_err(err)?.text,
+        },
+        ROLE_ASSISTANT => {
+            let b: AssistantBody = serde_json::from_str(body).map_err(err)?;
+            Message::Assistant {
+                text: b.text,
+                tool_calls: b.tool_calls,
+            }
         }
-    }
-
-    pub fn as_tool_result(&self) -> Option<&ToolResult> {
-        match self {
-            MessageContent::ToolResult(r) => Some(r),
-            _ => None,
+        ROLE_TOOL_RESULT => Message::ToolResult(serde_json::from_str(body).map_err(err)?),
+        ROLE_WIDGET => {
+            let b: WidgetBody = serde_json::from_str(body).map_err(err)?;
+            Message::Widget {
+                call_id: b.call_id,
+                widget: b.widget,
+            }
         }
-    }
+        other => return Err(format!("unknown role {other:?}")),
+    })
+}
 
-    /// The canonical JSON stored in the row.
-    pub(crate) fn body_json(&self) -> Result<String> {
-        Ok(match self {
-            MessageContent::User { text } => {
-                serde_json::to_string(&UserBody { text: text.clone() })?
-            }
-            MessageContent::Assistant { text, tool_calls } => {
-                serde_json::to_string(&AssistantBody {
-                    text: text.clone(),
-                    tool_calls: tool_calls.clone(),
-                })?
-            }
-            MessageContent::ToolResult(result) => serde_json::to_string(result)?,
-            MessageContent::Widget { call_id, widget } => serde_json::to_string(&WidgetBody {
-                call_id: call_id.clone(),
-                widget: widget.clone(),
-            })?,
-        })
-    }
-
-    pub(crate) fn from_row(role: &str, body: &str) -> Result<Self, String> {
-        let err = |e: serde_json::Error| e.to_string();
-        Ok(match role {
-            ROLE_USER => {
-                let b: UserBody = serde_json::from_str(body).map_err(err)?;
-                MessageContent::User { text: b.text }
-            }
-            ROLE_ASSISTANT => {
-                let b: AssistantBody = serde_json::from_str(body).map_err(err)?;
-                MessageContent::Assistant {
-                    text: b.text,
-                    tool_calls: b.tool_calls,
-                }
-            }
-            ROLE_TOOL_RESULT => {
-                MessageContent::ToolResult(serde_json::from_str(body).map_err(err)?)
-            }
-            ROLE_WIDGET => {
-                let b: WidgetBody = serde_json::from_str(body).map_err(err)?;
-                MessageContent::Widget {
-                    call_id: b.call_id,
-                    widget: b.widget,
-                }
-            }
-            other => return Err(format!("unknown role {other:?}")),
-        })
-    }
-
-    /// Checks every id in the message before it reaches storage.
-    pub(crate) fn validate_ids(&self) -> Result<()> {
-        use crate::ids::validate_id;
-        match self {
-            MessageContent::ToolResult(r) => validate_id("call id", &r.call_id),
-            MessageContent::Widget {
-                call_id: Some(id), ..
-            } => validate_id("call id", id),
-            MessageContent::Assistant { tool_calls, .. } => tool_calls
-                .iter()
-                .try_for_each(|c| validate_id("call id", &c.id)),
-            _ => Ok(()),
-        }
+/// Checks every id in the message before it reaches storage.
+pub(crate) fn validate_ids(message: &Message) -> Result<()> {
+    use crate::ids::validate_id;
+    match message {
+        Message::ToolResult(r) => validate_id("call id", &r.call_id),
+        Message::Widget {
+            call_id: Some(id), ..
+        } => validate_id("call id", id),
+        Message::Assistant { tool_calls, .. } => tool_calls
+            .iter()
+            .try_for_each(|c| validate_id("call id", &c.id)),
+        _ => Ok(()),
     }
 }
 

@@ -21,8 +21,13 @@ use sqlx::sqlite::{
 use sqlx::{Connection, SqlSafeStr};
 use tokio::sync::{mpsc, oneshot};
 
-use super::model::{ROLE_TOOL_RESULT, corrupt_row};
-use super::{HistoryStore, Message, MessageContent, NewSession, Page, Session, StoredResult};
+use toolwire_core::{Event, EventKind, Message, PendingCall};
+
+use super::model::{ROLE_TOOL_RESULT, body_json, corrupt_row, from_row, role, validate_ids};
+use super::{
+    EventLog, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult,
+    SuspensionStore,
+};
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
 use crate::refs::message_blob_refs;
@@ -54,6 +59,11 @@ fn migrator() -> Migrator {
             "events_suspensions",
             include_str!("../../migrations/sqlite/0002_events_suspensions.sql"),
         ),
+        migration(
+            3,
+            "suspension_state",
+            include_str!("../../migrations/sqlite/0003_suspension_state.sql"),
+        ),
     ])
 }
 
@@ -80,19 +90,27 @@ enum WriteOp {
         rows: Vec<NewRow>,
         reply: Reply<Vec<(i64, i64)>>,
     },
-    /// A single statement of the event or suspension tables; answers with a body when
-    /// the statement returns one.
+    /// A single statement of the event or suspension tables; answers with what the
+    /// statement returns (an event's number, a claimed suspension's body).
     Exec {
         stmt: Stmt,
-        reply: Reply<Option<String>>,
+        reply: Reply<Returned>,
     },
+}
+
+/// What a single statement returns.
+#[derive(Debug)]
+enum Returned {
+    Nothing,
+    Seq(i64),
+    Body(Option<String>),
 }
 
 #[derive(Debug)]
 enum Stmt {
+    /// The body's own `seq` is a placeholder: the row's number is assigned by the insert.
     AppendEvent {
         session_id: String,
-        seq: i64,
         body: String,
         now: i64,
     },
@@ -102,7 +120,10 @@ enum Stmt {
         body: String,
         now: i64,
     },
-    TakeSuspension {
+    ClaimSuspension {
+        id: String,
+    },
+    FinishSuspension {
         id: String,
     },
 }
@@ -307,7 +328,7 @@ impl HistoryStore for SqliteHistory {
         Ok(rows.into_iter().map(session_from_row).collect())
     }
 
-    async fn append(&self, session_id: &str, content: MessageContent) -> Result<Message> {
+    async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {
         let mut appended = self.append_many(session_id, vec![content]).await?;
         appended.pop().ok_or(StoreError::WriterGone)
     }
@@ -315,18 +336,18 @@ impl HistoryStore for SqliteHistory {
     async fn append_many(
         &self,
         session_id: &str,
-        contents: Vec<MessageContent>,
-    ) -> Result<Vec<Message>> {
+        contents: Vec<Message>,
+    ) -> Result<Vec<StoredMessage>> {
         validate_id("session id", session_id)?;
         let now = now_ms();
         let mut rows = Vec::with_capacity(contents.len());
         for content in &contents {
-            content.validate_ids()?;
+            validate_ids(content)?;
             rows.push(NewRow {
                 session_id: session_id.to_owned(),
-                role: content.role(),
+                role: role(content),
                 call_id: content.call_id().map(str::to_owned),
-                body: content.body_json()?,
+                body: body_json(content)?,
                 blobs: message_blob_refs(content),
                 now,
             });
@@ -338,7 +359,7 @@ impl HistoryStore for SqliteHistory {
         Ok(contents
             .into_iter()
             .zip(ids)
-            .map(|(content, (id, seq))| Message {
+            .map(|(content, (id, seq))| StoredMessage {
                 id,
                 session_id: session_id.to_owned(),
                 seq,
@@ -348,7 +369,7 @@ impl HistoryStore for SqliteHistory {
             .collect())
     }
 
-    async fn load(&self, session_id: &str) -> Result<Vec<Message>> {
+    async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
         validate_id("session id", session_id)?;
         let sql = "SELECT id, seq, role, body, created_at FROM messages WHERE session_id = $1 ORDER BY seq";
         let rows: Vec<(i64, i64, String, String, i64)> = sqlx::query_as(sql)
@@ -362,9 +383,9 @@ impl HistoryStore for SqliteHistory {
         }
         rows.into_iter()
             .map(|(id, seq, role, body, created_at_ms)| {
-                let content = MessageContent::from_row(&role, &body)
-                    .map_err(|m| corrupt_row(session_id, seq, m))?;
-                Ok(Message {
+                let content =
+                    from_row(&role, &body).map_err(|m| corrupt_row(session_id, seq, m))?;
+                Ok(StoredMessage {
                     id,
                     session_id: session_id.to_owned(),
                     seq,
@@ -397,72 +418,6 @@ impl HistoryStore for SqliteHistory {
         }))
     }
 
-    async fn append_event(&self, session_id: &str, seq: i64, body: String) -> Result<()> {
-        validate_id("session id", session_id)?;
-        let stmt = Stmt::AppendEvent {
-            session_id: session_id.to_owned(),
-            seq,
-            body,
-            now: now_ms(),
-        };
-        self.submit(|reply| WriteOp::Exec { stmt, reply })
-            .await
-            .map(drop)
-    }
-
-    async fn events_since(&self, session_id: &str, after: i64) -> Result<Vec<(i64, String)>> {
-        validate_id("session id", session_id)?;
-        let rows = sqlx::query_as(
-            "SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq",
-        )
-        .bind(session_id)
-        .bind(after)
-        .fetch_all(&self.inner.read)
-        .await?;
-        Ok(rows)
-    }
-
-    async fn last_event_seq(&self, session_id: &str) -> Result<i64> {
-        validate_id("session id", session_id)?;
-        let row: (Option<i64>,) =
-            sqlx::query_as("SELECT MAX(seq) FROM events WHERE session_id = $1")
-                .bind(session_id)
-                .fetch_one(&self.inner.read)
-                .await?;
-        Ok(row.0.unwrap_or(0))
-    }
-
-    async fn put_suspension(&self, id: &str, session_id: &str, body: String) -> Result<()> {
-        validate_id("suspension id", id)?;
-        validate_id("session id", session_id)?;
-        let stmt = Stmt::PutSuspension {
-            id: id.to_owned(),
-            session_id: session_id.to_owned(),
-            body,
-            now: now_ms(),
-        };
-        self.submit(|reply| WriteOp::Exec { stmt, reply })
-            .await
-            .map(drop)
-    }
-
-    async fn take_suspension(&self, id: &str) -> Result<Option<String>> {
-        validate_id("suspension id", id)?;
-        let stmt = Stmt::TakeSuspension { id: id.to_owned() };
-        self.submit(|reply| WriteOp::Exec { stmt, reply }).await
-    }
-
-    async fn suspensions(&self, session_id: &str) -> Result<Vec<String>> {
-        validate_id("session id", session_id)?;
-        let rows: Vec<(String,)> = sqlx::query_as(
-            "SELECT body FROM suspensions WHERE session_id = $1 ORDER BY created_at, id",
-        )
-        .bind(session_id)
-        .fetch_all(&self.inner.read)
-        .await?;
-        Ok(rows.into_iter().map(|(b,)| b).collect())
-    }
-
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
         let rows: Vec<(String,)> = sqlx::query_as("SELECT DISTINCT blob FROM message_blobs")
             .fetch_all(&self.inner.read)
@@ -473,6 +428,124 @@ impl HistoryStore for SqliteHistory {
             .into_iter()
             .filter_map(|(k,)| BlobKey::parse(&k).ok())
             .collect())
+    }
+}
+
+#[async_trait]
+impl EventLog for SqliteHistory {
+    async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event> {
+        validate_id("session id", session_id)?;
+        let mut event = Event {
+            session_id: session_id.to_owned(),
+            seq: 0,
+            at,
+            kind,
+        };
+        let stmt = Stmt::AppendEvent {
+            session_id: session_id.to_owned(),
+            body: serde_json::to_string(&event)?,
+            now: now_ms(),
+        };
+        match self.submit(|reply| WriteOp::Exec { stmt, reply }).await? {
+            Returned::Seq(seq) => event.seq = u64::try_from(seq).unwrap_or_default(),
+            _ => return Err(StoreError::WriterGone),
+        }
+        Ok(event)
+    }
+
+    async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>> {
+        validate_id("session id", session_id)?;
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq",
+        )
+        .bind(session_id)
+        .bind(i64::try_from(after).unwrap_or(i64::MAX))
+        .fetch_all(&self.inner.read)
+        .await?;
+        rows.into_iter()
+            .map(|(seq, body)| {
+                let mut event: Event = serde_json::from_str(&body).map_err(|e| {
+                    StoreError::CorruptEvent {
+                        session_id: session_id.to_owned(),
+                        seq,
+                        message: e.to_string(),
+                    }
+                })?;
+                // The row's number is the truth; the body's is the placeholder it was
+                // written with.
+                event.seq = u64::try_from(seq).unwrap_or_default();
+                Ok(event)
+            })
+            .collect()
+    }
+
+    async fn last_event_seq(&self, session_id: &str) -> Result<u64> {
+        validate_id("session id", session_id)?;
+        let row: (Option<i64>,) =
+            sqlx::query_as("SELECT MAX(seq) FROM events WHERE session_id = $1")
+                .bind(session_id)
+                .fetch_one(&self.inner.read)
+                .await?;
+        Ok(row.0.and_then(|s| u64::try_from(s).ok()).unwrap_or(0))
+    }
+}
+
+fn pending_from_row(id: &str, body: &str, state: &str) -> Result<PendingCall> {
+    let mut pending: PendingCall =
+        serde_json::from_str(body).map_err(|e| StoreError::CorruptSuspension {
+            id: id.to_owned(),
+            message: e.to_string(),
+        })?;
+    pending.resolving = state == STATE_RESOLVING;
+    Ok(pending)
+}
+
+const STATE_RESOLVING: &str = "resolving";
+
+#[async_trait]
+impl SuspensionStore for SqliteHistory {
+    async fn put_suspension(&self, pending: &PendingCall) -> Result<()> {
+        validate_id("suspension id", &pending.suspension.id)?;
+        validate_id("session id", &pending.session_id)?;
+        let stmt = Stmt::PutSuspension {
+            id: pending.suspension.id.clone(),
+            session_id: pending.session_id.clone(),
+            body: serde_json::to_string(pending)?,
+            now: now_ms(),
+        };
+        self.submit(|reply| WriteOp::Exec { stmt, reply })
+            .await
+            .map(drop)
+    }
+
+    async fn claim_suspension(&self, id: &str) -> Result<Option<PendingCall>> {
+        validate_id("suspension id", id)?;
+        let stmt = Stmt::ClaimSuspension { id: id.to_owned() };
+        match self.submit(|reply| WriteOp::Exec { stmt, reply }).await? {
+            Returned::Body(Some(body)) => pending_from_row(id, &body, STATE_RESOLVING).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    async fn finish_suspension(&self, id: &str) -> Result<()> {
+        validate_id("suspension id", id)?;
+        let stmt = Stmt::FinishSuspension { id: id.to_owned() };
+        self.submit(|reply| WriteOp::Exec { stmt, reply })
+            .await
+            .map(drop)
+    }
+
+    async fn suspensions(&self, session_id: &str) -> Result<Vec<PendingCall>> {
+        validate_id("session id", session_id)?;
+        let rows: Vec<(String, String, String)> = sqlx::query_as(
+            "SELECT id, body, state FROM suspensions WHERE session_id = $1 ORDER BY created_at, id",
+        )
+        .bind(session_id)
+        .fetch_all(&self.inner.read)
+        .await?;
+        rows.iter()
+            .map(|(id, body, state)| pending_from_row(id, body, state))
+            .collect()
     }
 }
 
@@ -487,7 +560,7 @@ async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteO
 enum Outcome {
     Created(Reply<()>, Result<()>),
     Appended(Reply<Vec<(i64, i64)>>, Result<Vec<(i64, i64)>>),
-    Executed(Reply<Option<String>>, Result<Option<String>>),
+    Executed(Reply<Returned>, Result<Returned>),
 }
 
 impl Outcome {
@@ -509,7 +582,13 @@ impl Outcome {
 async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
     let mut outcomes = Vec::with_capacity(ops.len());
     let commit = async {
-        let mut tx = conn.begin().await.map_err(|e| e.to_string())?;
+        // IMMEDIATE takes the write lock up front: a deferred transaction that read first
+        // could not upgrade once another process committed (SQLITE_BUSY_SNAPSHOT, which
+        // busy_timeout does not retry).
+        let mut tx = conn
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| e.to_string())?;
         for op in ops {
             let mut sp = Connection::begin(&mut *tx)
                 .await
@@ -576,30 +655,26 @@ async fn create(conn: &mut SqliteConnection, s: &Session) -> Result<()> {
     }
 }
 
-async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Option<String>> {
+async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
     match stmt {
+        // The number is the session's last plus one, computed by the insert itself, so
+        // writers in several processes never collide or leave a gap.
         Stmt::AppendEvent {
             session_id,
-            seq,
             body,
             now,
         } => {
-            let inserted = sqlx::query(
-                "INSERT INTO events (session_id, seq, body, created_at) VALUES ($1, $2, $3, $4)",
+            let (seq,): (i64,) = sqlx::query_as(
+                "INSERT INTO events (session_id, seq, body, created_at) \
+                 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3 FROM events WHERE session_id = $1 \
+                 RETURNING seq",
             )
             .bind(&session_id)
-            .bind(seq)
             .bind(body)
             .bind(now)
-            .execute(&mut *conn)
-            .await;
-            match inserted {
-                Ok(_) => Ok(None),
-                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-                    Err(StoreError::EventExists { session_id, seq })
-                }
-                Err(e) => Err(e.into()),
-            }
+            .fetch_one(&mut *conn)
+            .await?;
+            Ok(Returned::Seq(seq))
         }
         Stmt::PutSuspension {
             id,
@@ -608,7 +683,8 @@ async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Option<String>>
             now,
         } => {
             sqlx::query(
-                "INSERT INTO suspensions (id, session_id, body, created_at) VALUES ($1, $2, $3, $4) \
+                "INSERT INTO suspensions (id, session_id, body, created_at, state) \
+                 VALUES ($1, $2, $3, $4, 'pending') \
                  ON CONFLICT (id) DO UPDATE SET body = excluded.body",
             )
             .bind(id)
@@ -617,16 +693,25 @@ async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Option<String>>
             .bind(now)
             .execute(&mut *conn)
             .await?;
-            Ok(None)
+            Ok(Returned::Nothing)
         }
-        // One statement, so two processes answering at once cannot both get it.
-        Stmt::TakeSuspension { id } => {
-            let row: Option<(String,)> =
-                sqlx::query_as("DELETE FROM suspensions WHERE id = $1 RETURNING body")
-                    .bind(id)
-                    .fetch_optional(&mut *conn)
-                    .await?;
-            Ok(row.map(|(body,)| body))
+        // One statement, so two processes answering at once cannot both claim it.
+        Stmt::ClaimSuspension { id } => {
+            let row: Option<(String,)> = sqlx::query_as(
+                "UPDATE suspensions SET state = 'resolving' \
+                 WHERE id = $1 AND state = 'pending' RETURNING body",
+            )
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+            Ok(Returned::Body(row.map(|(body,)| body)))
+        }
+        Stmt::FinishSuspension { id } => {
+            sqlx::query("DELETE FROM suspensions WHERE id = $1")
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+            Ok(Returned::Nothing)
         }
     }
 }

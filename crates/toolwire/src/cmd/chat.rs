@@ -2,26 +2,20 @@
 //! of stdin per message) or one-shot with `-p`. Results are rendered as they land;
 //! approvals are asked on the terminal.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
-use serde_json::Value as Json;
-use tokio::sync::{Mutex, mpsc};
-use toolwire_core::Status;
+use anyhow::Result;
+use toolwire_agent::{CancellationToken, HostAgent, ProviderSettings, StopReason, TurnOutcome};
+use toolwire_core::{Event, EventKind, Status};
 use toolwire_model::Provider;
-use toolwire_model::client::{ClientConfig, ProviderClient};
-use toolwire_runtime::agent::{
-    Agent, AgentConfig, ApprovalRequest, Approver, CancellationToken, StopReason, TaskTool,
-    TurnOutcome,
-};
-use toolwire_runtime::{Event, EventKind, Resolution, Subscription, Tool};
+use toolwire_model::client::ClientError;
 use toolwire_store::NewSession;
 use toolwire_term::{LiveRenderer, TermOptions};
 
 use crate::Outcome;
-use crate::host::Host;
+use crate::approve::{Lines, TermApprover, stdin_lines, summarize};
+use crate::{data, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -46,105 +40,42 @@ pub(crate) struct Args {
     #[arg(long, short = 'y')]
     yes: bool,
     /// Model requests per message before the turn stops.
-    #[arg(long, default_value_t = toolwire_runtime::agent::DEFAULT_MAX_ITERATIONS)]
+    #[arg(long, default_value_t = toolwire_agent::DEFAULT_MAX_ITERATIONS)]
     max_iterations: u32,
     /// Wait for whole replies instead of streaming text as it is written.
     #[arg(long)]
     no_stream: bool,
 }
 
-/// The provider's usual key variable.
-fn key_var(provider: Provider) -> &'static str {
-    match provider {
-        Provider::Anthropic => "ANTHROPIC_API_KEY",
-        Provider::OpenaiChat | Provider::OpenaiResponses => "OPENAI_API_KEY",
-        Provider::Gemini => "GEMINI_API_KEY",
-    }
-}
-
-fn default_model(provider: Provider) -> &'static str {
-    match provider {
-        Provider::Anthropic => "claude-sonnet-4-5",
-        Provider::OpenaiChat | Provider::OpenaiResponses => "gpt-4.1",
-        Provider::Gemini => "gemini-2.5-flash",
-    }
-}
-
-fn env(var: &str) -> Option<String> {
-    std::env::var(var).ok().filter(|v| !v.is_empty())
-}
-
-/// The provider asked for, else the first whose key (or, for OpenAI, base URL) is set.
-fn pick_provider(args: &Args) -> Provider {
-    args.provider.unwrap_or_else(|| {
-        [
-            (Provider::Anthropic, "ANTHROPIC_API_KEY"),
-            (Provider::OpenaiChat, "OPENAI_API_KEY"),
-            (Provider::OpenaiChat, "OPENAI_BASE_URL"),
-            (Provider::Gemini, "GEMINI_API_KEY"),
-        ]
-        .into_iter()
-        .find(|(_, var)| env(var).is_some())
-        .map_or(Provider::Anthropic, |(p, _)| p)
-    })
-}
-
-/// Where to connect: `--base-url` (key optional), else the provider's usual variables.
-fn client_config(provider: Provider, base_url: Option<&str>) -> Result<ClientConfig> {
-    match base_url {
-        Some(url) => Ok(ClientConfig::new(provider, url, env(key_var(provider)))),
-        None => ClientConfig::from_env(provider).map_err(|_| {
-            anyhow::anyhow!(
-                "no API key for {provider}: set {} (or pass --base-url for a local server)",
-                key_var(provider)
-            )
-        }),
-    }
-}
-
 pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let provider = pick_provider(&args);
-    let config = client_config(provider, args.base_url.as_deref())?;
-    let client = ProviderClient::new(config)?;
-    let workspace = match &args.workspace {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
+    let settings = ProviderSettings {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        max_iterations: args.max_iterations,
+        stream: !args.no_stream,
     };
-    let task = TaskTool::new();
-    let host = Host::open(
-        data_dir,
-        &workspace,
-        vec![Arc::new(task.clone()) as Arc<dyn Tool>],
-    )
-    .await?;
+    // The provider is checked before anything is opened: a missing key is the most
+    // common mistake, and its message says which variable to set.
+    settings.client_config().map_err(|e| match e {
+        ClientError::MissingKey { provider, var } => anyhow::anyhow!(
+            "no API key for {provider}: set {var} (or pass --base-url for a local server)"
+        ),
+        other => other.into(),
+    })?;
+    let host = data::host(data_dir, args.workspace.as_deref()).await?;
     let lines = stdin_lines();
     let approver = Arc::new(TermApprover {
         lines: Arc::clone(&lines),
         yes: args.yes,
+        terminal_only: false,
     });
-    let mut agent_config = AgentConfig::new(
-        args.model
-            .clone()
-            .unwrap_or_else(|| default_model(provider).to_owned()),
-    );
-    agent_config.max_iterations = args.max_iterations;
-    agent_config.stream = !args.no_stream;
-    let agent = Agent::new(
-        client,
-        agent_config,
-        Arc::clone(&host.executor),
-        host.stores.clone(),
-        approver,
-    );
-    task.bind(&agent);
-    let live = LiveRenderer::stdout(TermOptions::detect());
+    let agent = host.agent(&settings, approver)?;
     let mut chat = Chat {
         agent,
-        live,
+        live: LiveRenderer::with_results_to(TermOptions::detect(), out::Stdout),
         session: None,
-        subscription: None,
         streamed_text: false,
-        shown_seq: 1,
     };
     let result = match &args.prompt {
         Some(prompt) => chat.turn(prompt).await.map(|_| ()),
@@ -155,35 +86,28 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
 }
 
 struct Chat {
-    agent: Arc<Agent>,
+    agent: HostAgent,
     live: LiveRenderer,
     session: Option<String>,
-    subscription: Option<Subscription>,
     /// Whether text of the current model reply was printed as it streamed.
     streamed_text: bool,
-    /// The last event of the session shown.
-    shown_seq: u64,
 }
 
 impl Chat {
-    async fn interactive(
-        &mut self,
-        lines: &Arc<Mutex<mpsc::UnboundedReceiver<String>>>,
-    ) -> Result<()> {
-        eprintln!(
+    async fn interactive(&mut self, lines: &Lines) -> Result<()> {
+        out::eprintln(&format!(
             "toolwire chat ({}, {}): one message per line; Ctrl-C stops a turn, Ctrl-D ends.",
             self.agent.provider(),
             self.agent.config().model
-        );
+        ));
         loop {
-            eprint!("> ");
-            let _ = std::io::stderr().flush();
+            out::prompt("> ");
             let line = tokio::select! {
                 line = async { lines.lock().await.recv().await } => line,
                 _ = tokio::signal::ctrl_c() => None,
             };
             let Some(line) = line else {
-                eprintln!();
+                out::eprintln("");
                 return Ok(());
             };
             if line.trim().is_empty() {
@@ -192,7 +116,7 @@ impl Chat {
             // A failed turn (the provider refused, the network broke) is reported and
             // the chat goes on: the history is valid for the next message.
             if let Err(e) = self.turn(&line).await {
-                eprintln!("error: {e:#}");
+                out::eprintln(&format!("error: {}", crate::error_line(&e)));
             }
         }
     }
@@ -201,53 +125,36 @@ impl Chat {
     async fn turn(&mut self, text: &str) -> Result<TurnOutcome> {
         let session = self.session_for(text).await?;
         let cancel = CancellationToken::new();
-        let agent = Arc::clone(&self.agent);
-        let turn = agent.run_turn(&session, text, cancel.clone());
-        tokio::pin!(turn);
-        let mut subscription = self.subscription.take();
-        let outcome = loop {
+        let mut turn = self
+            .agent
+            .turn_with_cancel(&session, text, cancel.clone())
+            .await?;
+        loop {
             tokio::select! {
-                outcome = &mut turn => break outcome,
-                Some(Ok(event)) = next_event(&mut subscription) => self.show(&event),
+                event = turn.next() => match event {
+                    Some(event) => self.show(&event),
+                    None => break,
+                },
                 _ = tokio::signal::ctrl_c(), if !cancel.is_cancelled() => {
-                    eprintln!("\n^C: stopping the turn…");
+                    out::eprintln("\n^C: stopping the turn…");
                     cancel.cancel();
                 }
             }
-        };
-        // Print what the turn emitted and the loop has not shown yet.
-        let last = self
-            .agent
-            .stores()
-            .history
-            .last_event_seq(&session)
-            .await
-            .ok()
-            .and_then(|s| u64::try_from(s).ok())
-            .unwrap_or(0);
-        if let Some(sub) = subscription.as_mut() {
-            while self.shown_seq < last {
-                match tokio::time::timeout(std::time::Duration::from_secs(2), sub.next()).await {
-                    Ok(Some(Ok(event))) => self.show(&event),
-                    _ => break,
-                }
-            }
         }
-        self.subscription = subscription;
-        let outcome = outcome?;
+        let outcome = turn.finish().await??;
         if !self.streamed_text && !outcome.text.is_empty() {
-            println!("{}", outcome.text);
+            out::line(&outcome.text);
         } else if self.streamed_text {
-            println!();
+            out::line("");
         }
         self.streamed_text = false;
         match outcome.stop {
             StopReason::Done => {}
-            StopReason::Cancelled => eprintln!("(turn cancelled)"),
-            StopReason::MaxIterations => eprintln!(
+            StopReason::Cancelled => out::eprintln("(turn cancelled)"),
+            StopReason::MaxIterations => out::eprintln(&format!(
                 "(stopped after {} model requests; send another message to continue)",
                 outcome.iterations
-            ),
+            )),
         }
         Ok(outcome)
     }
@@ -265,19 +172,14 @@ impl Chat {
                 ..NewSession::default()
             })
             .await?;
-        let events = Arc::clone(self.agent.executor().events());
-        // From 1: `session_started` was already emitted, and is not shown.
-        self.subscription = Some(events.subscribe(&session.id, 1).await?);
         self.session = Some(session.id.clone());
         Ok(session.id)
     }
 
     fn show(&mut self, event: &Event) {
-        self.shown_seq = self.shown_seq.max(event.seq);
         match &event.kind {
             EventKind::AssistantDelta { text } => {
-                print!("{text}");
-                let _ = std::io::stdout().flush();
+                out::text(text);
                 self.streamed_text = true;
             }
             EventKind::ToolCallStarted {
@@ -286,7 +188,7 @@ impl Chat {
                 input,
             } => {
                 if self.streamed_text {
-                    println!();
+                    out::line("");
                     self.streamed_text = false;
                 }
                 self.live
@@ -305,7 +207,7 @@ impl Chat {
                 if result.status != Status::Suspended
                     && let Err(e) = self.live.call_finished(result)
                 {
-                    eprintln!("error: cannot print a result: {e}");
+                    out::eprintln(&format!("error: cannot print a result: {e}"));
                 }
             }
             _ => {}
@@ -315,104 +217,7 @@ impl Chat {
     async fn finish(&mut self) {
         if let Some(id) = &self.session {
             self.agent.end_session(id).await;
-            eprintln!("session {id} (toolwire show {id})");
+            out::eprintln(&format!("session {id} (toolwire show {id})"));
         }
-    }
-}
-
-async fn next_event(sub: &mut Option<Subscription>) -> Option<Result<Event, String>> {
-    match sub {
-        Some(s) => s.next().await.map(|r| r.map_err(|e| e.to_string())),
-        None => std::future::pending().await,
-    }
-}
-
-fn summarize(input: &Json) -> String {
-    let text = input.to_string();
-    match text.char_indices().nth(60) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text,
-    }
-}
-
-/// Stdin as lines, read on a thread of its own so a turn never blocks on it. Messages
-/// and approval answers share it.
-fn stdin_lines() -> Arc<Mutex<mpsc::UnboundedReceiver<String>>> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    Arc::new(Mutex::new(rx))
-}
-
-/// Asks on the terminal: y(es), n(o) [reason], or d(etails) to see the whole input.
-struct TermApprover {
-    lines: Arc<Mutex<mpsc::UnboundedReceiver<String>>>,
-    yes: bool,
-}
-
-impl TermApprover {
-    async fn ask(&self, prompt: &str) -> Option<String> {
-        eprint!("{prompt}");
-        let _ = std::io::stderr().flush();
-        self.lines.lock().await.recv().await
-    }
-}
-
-impl Approver for TermApprover {
-    fn decide<'a>(
-        &'a self,
-        request: &'a ApprovalRequest,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Resolution> + Send + 'a>> {
-        Box::pin(async move {
-            if request.is_question() {
-                let answer = self
-                    .ask(&format!("{}\n? ", request.suspension.prompt))
-                    .await;
-                return Resolution::Answer {
-                    value: Json::String(answer.unwrap_or_default()),
-                };
-            }
-            if self.yes {
-                return Resolution::Approve;
-            }
-            let question = format!(
-                "Allow {}({})? [y/n/d] ",
-                request.call.name,
-                summarize(&request.call.input)
-            );
-            loop {
-                let Some(answer) = self.ask(&question).await else {
-                    eprintln!();
-                    return Resolution::Deny {
-                        reason: Some(
-                            "nobody answered (stdin is closed); pass --yes to approve".into(),
-                        ),
-                    };
-                };
-                let answer = answer.trim();
-                let (word, rest) = answer.split_once(' ').unwrap_or((answer, ""));
-                match word {
-                    "y" | "Y" | "yes" => return Resolution::Approve,
-                    "n" | "N" | "no" => {
-                        let reason = rest.trim();
-                        return Resolution::Deny {
-                            reason: (!reason.is_empty()).then(|| reason.to_owned()),
-                        };
-                    }
-                    "d" | "details" => {
-                        let pretty = serde_json::to_string_pretty(&request.call.input)
-                            .unwrap_or_else(|_| request.call.input.to_string());
-                        eprintln!("{} {}\n{pretty}", request.call.name, request.call.id);
-                    }
-                    _ => eprintln!("y to run it, n [reason] to refuse, d for details"),
-                }
-            }
-        })
     }
 }

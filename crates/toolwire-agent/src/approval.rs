@@ -1,0 +1,58 @@
+//! Who answers a suspended call during a turn: a person at a terminal, a web UI, a policy.
+
+use futures::future::BoxFuture;
+use toolwire_core::{Suspension, SuspensionReason};
+
+use toolwire_core::{Resolution, ToolCall};
+
+/// One call waiting for a person: an approval (run it or not) or a blocking tool's
+/// question (answer it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    pub session_id: String,
+    pub call: ToolCall,
+    pub suspension: Suspension,
+}
+
+impl ApprovalRequest {
+    pub fn is_question(&self) -> bool {
+        self.suspension.reason == SuspensionReason::Input
+    }
+}
+
+/// Decides suspended calls. The loop asks once per suspended call, in call order, and
+/// stops waiting (denying the call) when the turn is cancelled.
+pub trait Approver: Send + Sync {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Resolution>;
+}
+
+/// Approves every call; a blocking tool's question is answered with an empty string.
+/// For trusted, unattended runs only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AutoApprove;
+
+impl Approver for AutoApprove {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Resolution> {
+        let resolution = if request.is_question() {
+            Resolution::Answer {
+                value: serde_json::Value::String(String::new()),
+            }
+        } else {
+            Resolution::Approve
+        };
+        Box::pin(async move { resolution })
+    }
+}
+
+/// Denies every call that needs a person, saying why; the safe default with nobody there.
+#[derive(Debug, Clone, Default)]
+pub struct DenyAll {
+    pub reason: Option<String>,
+}
+
+impl Approver for DenyAll {
+    fn decide<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Resolution> {
+        let reason = self.reason.clone();
+        Box::pin(async move { Resolution::Deny { reason } })
+    }
+}

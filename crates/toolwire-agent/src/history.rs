@@ -1,0 +1,87 @@
+//! Stored history → the model's conversation, and the tool set → the model's tool specs.
+
+use toolwire_model::{Conversation, Message as ModelMessage, ToolCall as ModelCall, ToolSpec};
+use toolwire_core::Message;
+use toolwire_runtime::Registry;
+use toolwire_store::StoredMessage;
+
+/// The conversation a model request is built from: the system prompt, then every stored
+/// user, assistant and tool-result message in order (widgets are for people only).
+pub fn conversation(system: &str, stored: &[StoredMessage]) -> Conversation {
+    let mut conv = Conversation::default();
+    if !system.is_empty() {
+        conv.push(ModelMessage::system(system));
+    }
+    for message in stored {
+        match &message.content {
+            Message::System { text } => conv.push(ModelMessage::system(text.clone())),
+            Message::User { text } => conv.push(ModelMessage::user(text.clone())),
+            Message::Assistant { text, tool_calls } => conv.push(ModelMessage::assistant(
+                text.clone(),
+                tool_calls
+                    .iter()
+                    .map(|c| ModelCall {
+                        signature: c.signature.clone(),
+                        ..ModelCall::new(&c.id, &c.name, c.input.clone())
+                    })
+                    .collect(),
+            )),
+            Message::ToolResult(result) => conv.push(ModelMessage::tool(result.clone())),
+            Message::Widget { .. } => {}
+        }
+    }
+    conv
+}
+
+/// Every registered tool as the model is told about it, in registration order.
+pub fn tool_specs(registry: &Registry) -> Vec<ToolSpec> {
+    registry
+        .schemas()
+        .map(|s| ToolSpec {
+            name: s.name.clone(),
+            description: s.description.clone(),
+            input_schema: s.input_schema.clone(),
+        })
+        .collect()
+}
+
+/// Model turns so far: the number of assistant messages.
+pub fn turns_so_far(stored: &[StoredMessage]) -> u32 {
+    let n = stored
+        .iter()
+        .filter(|m| matches!(m.content, Message::Assistant { .. }))
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod signature_tests {
+    use super::*;
+    use toolwire_core::ToolCall as StoredCall;
+
+    #[test]
+    fn a_stored_provider_signature_reaches_the_model_call() {
+        let stored = vec![StoredMessage {
+            id: 1,
+            session_id: "s".into(),
+            seq: 1,
+            created_at_ms: 0,
+            content: Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![StoredCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    input: serde_json::json!({}),
+                    signature: Some("sig".into()),
+                }],
+            },
+        }];
+        let conv = conversation("", &stored);
+        match &conv.messages[0] {
+            ModelMessage::Assistant { tool_calls, .. } => {
+                assert_eq!(tool_calls[0].signature.as_deref(), Some("sig"))
+            }
+            other => panic!("not an assistant message: {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,548 @@
+//! The host: stores, tools and a durable executor wired once, for the CLI, the server and
+//! any embedder. `host.call(..)` runs one tool the way a person asks for it;
+//! `host.agent(..)` gives an agent whose turns stream their events.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), toolwire_agent::HostError> {
+//! use std::sync::Arc;
+//! use toolwire_agent::{AutoApprove, Host, ProviderSettings};
+//!
+//! let host = Host::builder().data_dir("/tmp/toolwire").workspace(".").build().await?;
+//! let agent = host.agent(&ProviderSettings::default(), Arc::new(AutoApprove))?;
+//! let session = agent.start_session(Default::default()).await?;
+//! let mut turn = agent.turn(&session.id, "What is in README.md?").await?;
+//! while let Some(event) = turn.next().await {
+//!     println!("{} {:?}", event.seq, event.kind);
+//! }
+//! let outcome = turn.finish().await?;
+//! # Ok(()) }
+//! ```
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use toolwire_core::{
+    CallRef, ErrorCode, Event, Message, Status, ToolCall, ToolResult,
+};
+use toolwire_model::Provider;
+use toolwire_model::client::{ClientConfig, ClientError, ProviderClient};
+use toolwire_runtime::{
+    EventBus, Executor, ExecutorConfig, Registry, RegistryError, Scope, Subscription,
+};
+use toolwire_store::{NewSession, Session, StoreConfig, StoreError, Stores};
+use toolwire_tool::Tool;
+use toolwire_tools::{Workspace, WorkspaceError, builtin_tools};
+
+use crate::{
+    Agent, AgentConfig, AgentError, ApprovalRequest, Approver, DEFAULT_MAX_ITERATIONS, TaskTool,
+    TurnOutcome, read_result,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("workspace {}", .path.display())]
+    Workspace {
+        path: PathBuf,
+        #[source]
+        source: WorkspaceError,
+    },
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error("no session {0:?}")]
+    NoSession(String),
+    #[error("cannot open the stores in {}", .dir.display())]
+    OpenStores {
+        dir: PathBuf,
+        #[source]
+        source: StoreError,
+    },
+    #[error("no data directory: pass --data-dir or set TOOLWIRE_DATA_DIR")]
+    NoDataDir,
+    #[error("the run stopped unexpectedly: {0}")]
+    Aborted(String),
+}
+
+/// Builds a [`Host`]; see the module example.
+#[derive(Default)]
+pub struct HostBuilder {
+    data_dir: Option<PathBuf>,
+    stores: Option<Stores>,
+    workspace: Option<PathBuf>,
+    tools: Vec<Arc<dyn Tool>>,
+    no_builtins: bool,
+    executor: Option<ExecutorConfig>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("data_dir", &self.data_dir)
+            .field("workspace", &self.workspace)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostBuilder {
+    /// Where the SQLite history and the blob directory live (default: `$TOOLWIRE_DATA_DIR`,
+    /// else the platform data directory).
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Stores opened elsewhere (another backend, a test's); overrides `data_dir`.
+    pub fn stores(mut self, stores: Stores) -> Self {
+        self.stores = Some(stores);
+        self
+    }
+
+    /// The directory the built-in tools are confined to. Without one, no built-in that
+    /// touches files is registered.
+    pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(dir.into());
+        self
+    }
+
+    /// More tools, registered after the built-ins.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Leaves the built-in tools out (`read_result` stays: it reads the host's own store).
+    pub fn without_builtins(mut self) -> Self {
+        self.no_builtins = true;
+        self
+    }
+
+    /// The executor's limits (default: [`ExecutorConfig::from_env`]).
+    pub fn executor_config(mut self, config: ExecutorConfig) -> Self {
+        self.executor = Some(config);
+        self
+    }
+
+    pub async fn build(self) -> Result<Host, HostError> {
+        let stores = match self.stores {
+            Some(stores) => stores,
+            None => open_stores(self.data_dir.as_deref()).await?,
+        };
+        let mut registry = Registry::new();
+        if let (Some(dir), false) = (&self.workspace, self.no_builtins) {
+            let workspace = Workspace::new(dir).map_err(|source| HostError::Workspace {
+                path: dir.clone(),
+                source,
+            })?;
+            for tool in builtin_tools(Arc::new(workspace)) {
+                registry.register_arc(tool)?;
+            }
+        }
+        registry.register(read_result(Arc::clone(&stores.history)))?;
+        for tool in self.tools {
+            registry.register_arc(tool)?;
+        }
+        let executor = Executor::with(
+            Arc::new(registry),
+            EventBus::new(Arc::clone(&stores.events)),
+            Arc::clone(&stores.suspensions),
+            self.executor.unwrap_or_else(ExecutorConfig::from_env),
+        );
+        Ok(Host {
+            stores,
+            executor: Arc::new(executor),
+        })
+    }
+}
+
+/// The embedded default stores (SQLite history, local blobs) under `data_dir`, else
+/// `$TOOLWIRE_DATA_DIR`, else the platform data directory.
+pub async fn open_stores(data_dir: Option<&Path>) -> Result<Stores, HostError> {
+    let dir = match data_dir {
+        Some(dir) => dir.to_owned(),
+        None => Stores::default_data_dir().map_err(|_| HostError::NoDataDir)?,
+    };
+    Stores::open(&dir, StoreConfig::from_env())
+        .await
+        .map_err(|source| HostError::OpenStores { dir, source })
+}
+
+/// Stores, tools and the executor over them. Cheap to clone; clones share everything.
+#[derive(Debug, Clone)]
+pub struct Host {
+    stores: Stores,
+    executor: Arc<Executor>,
+}
+
+/// Which provider an agent talks to, and how. Everything is optional: the provider
+/// defaults to the first whose key is set, the model to the provider's default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSettings {
+    pub provider: Option<Provider>,
+    pub model: Option<String>,
+    /// Another endpoint, e.g. a local OpenAI-compatible server; no key is then required.
+    pub base_url: Option<String>,
+    pub max_iterations: u32,
+    pub stream: bool,
+}
+
+impl Default for ProviderSettings {
+    fn default() -> Self {
+        ProviderSettings {
+            provider: None,
+            model: None,
+            base_url: None,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            stream: true,
+        }
+    }
+}
+
+impl ProviderSettings {
+    /// The provider asked for, else the first one the environment configures, else
+    /// Anthropic (whose missing key then makes a clear error).
+    pub fn provider(&self) -> Provider {
+        self.provider.unwrap_or_else(|| {
+            Provider::ALL
+                .into_iter()
+                .find(|p| ClientConfig::from_env(*p).is_ok())
+                .unwrap_or(Provider::Anthropic)
+        })
+    }
+
+    /// Where to connect: `base_url` (the key optional), else the provider's usual
+    /// variables.
+    pub fn client_config(&self) -> Result<ClientConfig, ClientError> {
+        let provider = self.provider();
+        let from_env = ClientConfig::from_env(provider);
+        match &self.base_url {
+            Some(url) => Ok(ClientConfig::new(
+                provider,
+                url,
+                from_env.ok().and_then(|c| c.api_key),
+            )),
+            None => from_env,
+        }
+    }
+
+    pub fn agent_config(&self) -> AgentConfig {
+        let provider = self.provider();
+        let mut config = AgentConfig::new(
+            self.model
+                .clone()
+                .unwrap_or_else(|| provider.default_model().to_owned()),
+        );
+        config.max_iterations = self.max_iterations;
+        config.stream = self.stream;
+        config
+    }
+}
+
+impl Host {
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    pub fn stores(&self) -> &Stores {
+        &self.stores
+    }
+
+    pub fn executor(&self) -> &Arc<Executor> {
+        &self.executor
+    }
+
+    pub fn events(&self) -> &Arc<EventBus> {
+        self.executor.events()
+    }
+
+    /// An existing session, or a new one titled `title`.
+    pub async fn session(&self, id: Option<&str>, title: &str) -> Result<Session, HostError> {
+        match id {
+            Some(id) => self
+                .stores
+                .history
+                .session(id)
+                .await?
+                .ok_or_else(|| HostError::NoSession(id.to_owned())),
+            None => Ok(self
+                .stores
+                .history
+                .create_session(NewSession {
+                    title: Some(title.to_owned()),
+                    ..NewSession::default()
+                })
+                .await?),
+        }
+    }
+
+    /// Runs one tool because a person asked for it, in `session`: the request is stored
+    /// as a user message and an assistant tool call, so the history pairs the call with
+    /// its result like any model turn (and exports cleanly). A suspended call is put to
+    /// `approver` until it ends. Every way out stores exactly one result for the call.
+    pub async fn call(
+        &self,
+        session_id: &str,
+        tool: &str,
+        input: Json,
+        approver: Arc<dyn Approver>,
+    ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
+        let call = ToolCall::new(toolwire_runtime::ids::new_id("call"), tool, input);
+        self.stores
+            .append(
+                session_id,
+                Message::User {
+                    text: format!("toolwire call {} {}", call.name, call.input),
+                },
+            )
+            .await?;
+        self.stores
+            .append(session_id, Message::assistant("", vec![call.clone()]))
+            .await?;
+        let host = self.clone();
+        let session = session_id.to_owned();
+        self.run(session_id, async move {
+            host.finish_call(&session, call, approver.as_ref()).await
+        })
+        .await
+    }
+
+    async fn finish_call(
+        &self,
+        session_id: &str,
+        call: ToolCall,
+        approver: &dyn Approver,
+    ) -> Result<ToolResult, HostError> {
+        let scope = Scope::new(session_id);
+        let mut result = self.executor.execute(&scope, call.clone()).await;
+        let mut suspended = Vec::new();
+        while result.status == Status::Suspended {
+            let Some(suspension) = result.suspension.clone() else {
+                break;
+            };
+            suspended.push(suspension.id.clone());
+            let request = ApprovalRequest {
+                session_id: session_id.to_owned(),
+                call: call.clone(),
+                suspension,
+            };
+            let resolution = approver.decide(&request).await;
+            result = match self
+                .executor
+                .resolve(&request.suspension.id, resolution)
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => ToolResult::error_with_code(
+                    CallRef::new(&call.id, &call.name),
+                    ErrorCode::SuspensionFailed,
+                    format!("could not finish the suspended call: {e}"),
+                ),
+            };
+        }
+        let stored = self
+            .stores
+            .record_result_or_failure(session_id, result, None)
+            .await?;
+        for id in suspended {
+            // The result is stored: the pending call is done with. A failure here leaves
+            // a row that lists as resolving, which is harmless.
+            let _ = self.executor.settled(&id).await;
+        }
+        match stored.content {
+            Message::ToolResult(result) => Ok(result),
+            _ => Err(HostError::Aborted(
+                "the store returned a message that is not a tool result".into(),
+            )),
+        }
+    }
+
+    /// An agent over this host's tools (plus `task`, for subagents), talking to the
+    /// configured provider; suspended calls go to `approver`.
+    pub fn agent(
+        &self,
+        settings: &ProviderSettings,
+        approver: Arc<dyn Approver>,
+    ) -> Result<HostAgent, HostError> {
+        let client = ProviderClient::new(settings.client_config()?)?;
+        let task = TaskTool::new();
+        let mut registry = Registry::clone(self.executor.registry());
+        registry.register(task.clone())?;
+        let executor = Executor::with(
+            Arc::new(registry),
+            Arc::clone(self.executor.events()),
+            Arc::clone(&self.stores.suspensions),
+            self.executor.config().clone(),
+        );
+        let agent = Agent::new(
+            client,
+            settings.agent_config(),
+            Arc::new(executor),
+            self.stores.clone(),
+            approver,
+        );
+        task.bind(&agent);
+        Ok(HostAgent {
+            agent,
+            host: self.clone(),
+        })
+    }
+
+    /// Runs `work` as its own task, delivering the session's events as they are logged.
+    async fn run<T: Send + 'static>(
+        &self,
+        session_id: &str,
+        work: impl Future<Output = T> + Send + 'static,
+    ) -> Result<Running<T>, HostError> {
+        let events = self.events();
+        let from = events.last_seq(session_id).await?;
+        let subscription = events.subscribe(session_id, from).await?;
+        Ok(Running {
+            subscription,
+            events: Arc::clone(events),
+            session_id: session_id.to_owned(),
+            task: Some(tokio::spawn(work)),
+            done: None,
+            seen: from,
+        })
+    }
+}
+
+/// An agent made by [`Host::agent`]: its turns stream their events.
+#[derive(Debug, Clone)]
+pub struct HostAgent {
+    agent: Arc<Agent>,
+    host: Host,
+}
+
+impl std::ops::Deref for HostAgent {
+    type Target = Agent;
+
+    fn deref(&self) -> &Agent {
+        &self.agent
+    }
+}
+
+/// The events of a running turn, ending with the turn.
+pub type TurnEvents = Running<Result<TurnOutcome, AgentError>>;
+
+impl HostAgent {
+    pub fn agent(&self) -> &Arc<Agent> {
+        &self.agent
+    }
+
+    /// Runs one user message to the end of its turn, streaming its events.
+    pub async fn turn(&self, session_id: &str, text: &str) -> Result<TurnEvents, HostError> {
+        self.turn_with_cancel(session_id, text, CancellationToken::new())
+            .await
+    }
+
+    /// [`Self::turn`] with a cancel (Ctrl-C, a stop button): calls still running get
+    /// `cancelled` results, which are stored.
+    pub async fn turn_with_cancel(
+        &self,
+        session_id: &str,
+        text: &str,
+        cancel: CancellationToken,
+    ) -> Result<TurnEvents, HostError> {
+        let agent = Arc::clone(&self.agent);
+        let (session, text) = (session_id.to_owned(), text.to_owned());
+        self.host
+            .run(session_id, async move {
+                agent.run_turn(&session, &text, cancel).await
+            })
+            .await
+    }
+}
+
+/// How long, once the work is done, to wait for an event it logged to arrive.
+const DRAIN_WAIT: Duration = Duration::from_secs(2);
+
+/// Work running in the background and the events of its session, in order: `next` until
+/// `None`, then [`Running::finish`] for the outcome.
+pub struct Running<T> {
+    subscription: Subscription,
+    events: Arc<EventBus>,
+    session_id: String,
+    task: Option<JoinHandle<T>>,
+    /// The outcome, once the work ended, and the last event number it logged.
+    done: Option<(Result<T, HostError>, u64)>,
+    seen: u64,
+}
+
+impl<T> std::fmt::Debug for Running<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("session_id", &self.session_id)
+            .field("seen", &self.seen)
+            .field("done", &self.done.is_some())
+            .finish()
+    }
+}
+
+impl<T> Running<T> {
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The next event of the session; `None` once the work has ended and every event
+    /// it logged was delivered.
+    pub async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some((_, last)) = &self.done {
+                if self.seen >= *last {
+                    return None;
+                }
+                return match tokio::time::timeout(DRAIN_WAIT, self.subscription.next()).await {
+                    Ok(Some(Ok(event))) => {
+                        self.seen = event.seq;
+                        Some(event)
+                    }
+                    _ => None,
+                };
+            }
+            let task = self.task.as_mut()?;
+            tokio::select! {
+                ended = task => {
+                    self.task = None;
+                    let outcome = ended.map_err(|e| HostError::Aborted(e.to_string()));
+                    let last = self.events.last_seq(&self.session_id).await.unwrap_or(self.seen);
+                    self.done = Some((outcome, last));
+                }
+                event = self.subscription.next() => match event {
+                    Some(Ok(event)) => {
+                        self.seen = event.seq;
+                        return Some(event);
+                    }
+                    // The log failed or the bus is gone: the outcome still comes.
+                    Some(Err(_)) | None => {
+                        if let Some(task) = self.task.take() {
+                            let outcome = task.await.map_err(|e| HostError::Aborted(e.to_string()));
+                            self.done = Some((outcome, self.seen));
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    /// Waits for the work to end and returns its outcome; events not yet taken are left.
+    pub async fn finish(mut self) -> Result<T, HostError> {
+        if let Some((outcome, _)) = self.done.take() {
+            return outcome;
+        }
+        match self.task.take() {
+            Some(task) => task.await.map_err(|e| HostError::Aborted(e.to_string())),
+            None => Err(HostError::Aborted("the run was already finished".into())),
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! One user message's turn: the loop itself, approvals included.
+
+use std::collections::HashSet;
+
+use tokio_util::sync::CancellationToken;
+use toolwire_core::{CallRef, ErrorCode, EventKind, Message, Resolution, Status, ToolCall, ToolResult};
+use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
+use toolwire_runtime::Scope;
+
+use crate::history::{conversation, tool_specs, turns_so_far};
+use crate::task::CHILD_SESSION_KEY;
+use crate::{Agent, AgentError, ApprovalRequest, StopReason, StoreBlobs, TurnOutcome};
+
+/// What the person is told when a turn is cancelled while a call waits for them.
+const CANCELLED_WHILE_WAITING: &str = "the turn was cancelled before the user answered";
+
+/// How long a cancelled turn waits for its subagents to store their results.
+const CHILD_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Agent {
+    /// Runs one user message to the end of its turn. `cancel` (Ctrl-C, a UI's stop button)
+    /// ends the turn: calls still running get `cancelled` error results, which are stored,
+    /// so the history stays valid for the next message.
+    pub async fn run_turn(
+        &self,
+        session_id: &str,
+        user_text: &str,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, AgentError> {
+        let user = self
+            .stores
+            .append(
+                session_id,
+                Message::User {
+                    text: user_text.to_owned(),
+                },
+            )
+            .await?;
+        // The session is loaded once per turn and then kept in step with what this turn
+        // stores: reloading it before every model request made a long turn quadratic.
+        let mut stored = self.stores.history.load(session_id).await?;
+        if stored.last().map(|m| m.seq) != Some(user.seq) {
+            stored.push(user);
+        }
+        let mut seen: HashSet<String> = stored
+            .iter()
+            .filter_map(|m| m.content.call_id().map(str::to_owned))
+            .collect();
+        let system = self.system_prompt();
+        let options = EncodeOptions {
+            model: self.config.model.clone(),
+            max_tokens: self.config.max_tokens,
+            tools: tool_specs(self.executor.registry()),
+            budget: self.config.budget.clone(),
+            stream: self.config.stream,
+            ..EncodeOptions::default()
+        };
+        let blobs = StoreBlobs(std::sync::Arc::clone(&self.stores.blobs));
+        let mut outcome = TurnOutcome {
+            stop: StopReason::MaxIterations,
+            text: String::new(),
+            iterations: 0,
+        };
+        while outcome.iterations < self.config.max_iterations {
+            if cancel.is_cancelled() {
+                outcome.stop = StopReason::Cancelled;
+                return Ok(outcome);
+            }
+            let turn = turns_so_far(&stored) + 1;
+            let conv = conversation(&system, &stored);
+            let (body, _diagnostics) =
+                encode_request(self.provider(), &conv, &options, &blobs).await?;
+            self.emit(session_id, EventKind::TurnStarted { turn }).await;
+            outcome.iterations += 1;
+            let reply = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                reply = self.ask_model(session_id, &body) => Some(reply),
+            };
+            let Some(reply) = reply else {
+                self.emit(session_id, EventKind::TurnEnded { turn }).await;
+                outcome.stop = StopReason::Cancelled;
+                return Ok(outcome);
+            };
+            let reply = match reply {
+                Ok(r) => r,
+                Err(e) => {
+                    self.emit(session_id, EventKind::TurnEnded { turn }).await;
+                    return Err(e);
+                }
+            };
+            let calls = unique_calls(&reply, turn, &mut seen);
+            stored.push(
+                self.stores
+                    .append(
+                        session_id,
+                        Message::Assistant {
+                            text: reply.text.clone(),
+                            tool_calls: calls.clone(),
+                        },
+                    )
+                    .await?,
+            );
+            outcome.text = reply.text;
+            if calls.is_empty() {
+                self.emit(session_id, EventKind::TurnEnded { turn }).await;
+                outcome.stop = StopReason::Done;
+                return Ok(outcome);
+            }
+            let (mut results, suspended) = self.execute(session_id, calls, &cancel).await;
+            self.settle_children(session_id, &mut results).await;
+            for result in results {
+                // A refused result becomes a `store_failed` one: every call keeps exactly
+                // one stored result, and the rest of the batch is stored too.
+                stored.push(
+                    self.stores
+                        .record_result_or_failure(session_id, result, None)
+                        .await?,
+                );
+            }
+            // Only now, with every result stored, are the batch's suspensions forgotten:
+            // however a call ended (answered, denied, cancelled while waiting), its row
+            // goes, and a crash before this point leaves it listed.
+            for id in suspended {
+                let _ = self.executor.settled(&id).await;
+            }
+            self.emit(session_id, EventKind::TurnEnded { turn }).await;
+        }
+        Ok(outcome)
+    }
+
+    /// One model request; streamed text becomes `assistant_delta` events as it arrives.
+    async fn ask_model(
+        &self,
+        session_id: &str,
+        body: &serde_json::Value,
+    ) -> Result<AssistantReply, AgentError> {
+        if !self.config.stream {
+            return Ok(self.client.send(&self.config.model, body).await?);
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let stream = self.client.stream(&self.config.model, body, move |text| {
+            // The receiver lives until the stream ends; a send cannot fail before then.
+            let _ = tx.send(text.to_owned());
+        });
+        // Each delta is a durable event; whatever text arrived while the last one was
+        // being stored goes out as one, so a fast stream costs a commit per batch, not
+        // per token.
+        let forward = async {
+            let mut texts = Vec::new();
+            while rx.recv_many(&mut texts, 256).await > 0 {
+                let text = texts.concat();
+                texts.clear();
+                self.emit(session_id, EventKind::AssistantDelta { text })
+                    .await;
+            }
+        };
+        let (reply, ()) = tokio::join!(stream, forward);
+        Ok(reply?)
+    }
+
+    /// Runs the calls, then settles every suspended one with the approver, in call order.
+    /// The results come back in call order, none suspended, with the ids of the
+    /// suspensions the batch made.
+    async fn execute(
+        &self,
+        session_id: &str,
+        calls: Vec<ToolCall>,
+        cancel: &CancellationToken,
+    ) -> (Vec<ToolResult>, Vec<String>) {
+        let scope = Scope {
+            cancel: cancel.child_token(),
+            ..Scope::new(session_id)
+        };
+        let mut results = self.executor.execute_all(&scope, calls.clone()).await;
+        let mut suspended = Vec::new();
+        for (result, call) in results.iter_mut().zip(&calls) {
+            if result.status != Status::Suspended {
+                continue;
+            }
+            let Some(suspension) = result.suspension.clone() else {
+                continue;
+            };
+            suspended.push(suspension.id.clone());
+            let request = ApprovalRequest {
+                session_id: session_id.to_owned(),
+                call: call.clone(),
+                suspension,
+            };
+            *result = self.settle(&request, cancel).await;
+        }
+        (results, suspended)
+    }
+
+    /// Waits for the subagents of this batch to end (a cancelled `task` call's future is
+    /// dropped by the executor while its subagent still stores its cancelled results), and
+    /// names each child session in its call's result.
+    async fn settle_children(&self, session_id: &str, results: &mut [ToolResult]) {
+        for child in self.take_children(session_id) {
+            // A subagent ends promptly once cancelled; a stuck one must not hang the turn.
+            let _ = tokio::time::timeout(CHILD_GRACE, child.done.cancelled()).await;
+            if let Some(result) = results.iter_mut().find(|r| r.call_id == child.call_id) {
+                result
+                    .metadata
+                    .extra
+                    .entry(CHILD_SESSION_KEY.to_owned())
+                    .or_insert_with(|| serde_json::Value::String(child.child_session.clone()));
+            }
+        }
+    }
+
+    /// Asks the approver about one suspended call and finishes it through the executor.
+    async fn settle(&self, request: &ApprovalRequest, cancel: &CancellationToken) -> ToolResult {
+        let call_ref = CallRef::new(&request.call.id, &request.call.name);
+        let cancelled_deny = || Resolution::Deny {
+            reason: Some(CANCELLED_WHILE_WAITING.to_owned()),
+        };
+        let resolution = if cancel.is_cancelled() {
+            cancelled_deny()
+        } else {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => cancelled_deny(),
+                r = self.approver.decide(request) => r,
+            }
+        };
+        let deny_reason = match &resolution {
+            Resolution::Deny { reason } => Some(reason.clone()),
+            _ => None,
+        };
+        let resolved = tokio::select! {
+            biased;
+            // An approved call runs under the executor's own token; a cancel stops waiting
+            // for it and drops its future, which stops the tool.
+            _ = cancel.cancelled(), if deny_reason.is_none() => {
+                let result = ToolResult::error_with_code(
+                    call_ref.clone(),
+                    ErrorCode::Cancelled,
+                    "cancelled: interrupted before completion",
+                );
+                self.emit(&request.session_id, EventKind::ToolResult { result: Box::new(result.clone()), raw: None }).await;
+                Ok(result)
+            }
+            r = self.executor.resolve(&request.suspension.id, resolution) => r,
+        };
+        match resolved {
+            Ok(result) => result,
+            Err(e) => ToolResult::error_with_code(
+                call_ref,
+                ErrorCode::SuspensionFailed,
+                format!("could not finish the suspended call: {e}"),
+            ),
+        }
+    }
+}
+
+/// The reply's calls with ids unique in the session: providers that number calls per
+/// reply (Gemini without ids) would otherwise reuse an id an earlier result holds.
+fn unique_calls(reply: &AssistantReply, turn: u32, seen: &mut HashSet<String>) -> Vec<ToolCall> {
+    reply
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let mut id = if c.id.is_empty() {
+                format!("call_{turn}")
+            } else {
+                c.id.clone()
+            };
+            let base = id.clone();
+            let mut n = 1;
+            while seen.contains(&id) {
+                id = format!("{base}_t{turn}_{n}");
+                n += 1;
+            }
+            seen.insert(id.clone());
+            ToolCall {
+                id,
+                name: c.name.clone(),
+                input: c.arguments.clone(),
+                signature: c.signature.clone(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolwire_model::ToolCall as ModelCall;
+
+    #[test]
+    fn repeated_call_ids_are_made_unique() {
+        let reply = AssistantReply {
+            tool_calls: vec![
+                ModelCall::new("gemini_call_0", "a", json!({})),
+                ModelCall::new("gemini_call_0", "b", json!({})),
+                ModelCall::new("", "c", json!({})),
+            ],
+            ..AssistantReply::default()
+        };
+        let mut seen = HashSet::from(["gemini_call_0".to_owned()]);
+        let ids: Vec<String> = unique_calls(&reply, 3, &mut seen)
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(ids, ["gemini_call_0_t3_1", "gemini_call_0_t3_2", "call_3"]);
+    }
+}

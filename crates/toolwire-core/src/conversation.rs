@@ -1,0 +1,105 @@
+//! The conversation vocabulary every crate shares: a [`Message`] of a session and the
+//! [`ToolCall`]s a model makes. The store persists these, the model views encode them,
+//! the runtime executes them; nothing converts between look-alikes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::result::ToolResult;
+use crate::widget::Widget;
+
+/// One call a model made (or a person asked for): which tool, with what input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The parsed JSON input. Providers that send arguments as a JSON string have it
+    /// parsed; an unparsable string is kept as a string so the tool can say why.
+    #[serde(default, alias = "arguments")]
+    pub input: Json,
+    /// Opaque provider data the call must carry back to the model in later requests (a
+    /// Gemini thought signature; Gemini 3 answers 400 without it), kept verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+impl ToolCall {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Json) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            input,
+            signature: None,
+        }
+    }
+}
+
+/// One message of a session, in order. Tool results hold the canonical [`ToolResult`],
+/// so the same stored value feeds every renderer and every provider's view.
+// Tool results are most messages; boxing them would cost an allocation each for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "role",
+    content = "content",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Message {
+    /// Instructions; providers that take one system prompt get them joined in order.
+    System { text: String },
+    User { text: String },
+    /// What the model said: text, then the calls it made, in the order it made them.
+    Assistant {
+        #[serde(default)]
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one call; results may be stored in completion order.
+    ToolResult(ToolResult),
+    /// A widget shown outside any tool result (one a subagent pushed). For people only:
+    /// no model view includes it.
+    Widget {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        widget: Widget,
+    },
+}
+
+impl Message {
+    pub fn system(text: impl Into<String>) -> Self {
+        Message::System { text: text.into() }
+    }
+
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::User { text: text.into() }
+    }
+
+    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Message::Assistant {
+            text: text.into(),
+            tool_calls,
+        }
+    }
+
+    pub fn tool(result: ToolResult) -> Self {
+        Message::ToolResult(result)
+    }
+
+    /// The call id a message belongs to: a result's or a widget's.
+    pub fn call_id(&self) -> Option<&str> {
+        match self {
+            Message::ToolResult(r) => Some(&r.call_id),
+            Message::Widget { call_id, .. } => call_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub fn as_tool_result(&self) -> Option<&ToolResult> {
+        match self {
+            Message::ToolResult(r) => Some(r),
+            _ => None,
+        }
+    }
+}

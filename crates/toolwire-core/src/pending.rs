@@ -1,0 +1,49 @@
+//! A call waiting for a person ([`PendingCall`]) and how the person answered
+//! ([`Resolution`]): stored so that any process can finish the call, also after a restart.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::conversation::ToolCall;
+use crate::result::Suspension;
+
+/// A suspended call and what is needed to finish it in another process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingCall {
+    pub suspension: Suspension,
+    pub call: ToolCall,
+    pub session_id: String,
+    pub trace_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Set by the store: an answer was accepted and the call is being finished. Such a
+    /// call stays listed until its result is stored, so a crash in between is visible.
+    #[serde(skip)]
+    pub resolving: bool,
+}
+
+/// How a person answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Resolution {
+    /// Run the call.
+    Approve,
+    /// Do not run it; the model is told the user denied it.
+    Deny {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// The answer to a blocking tool; it becomes the output with no re-execution.
+    Answer { value: Json },
+}
+
+impl Resolution {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Resolution::Approve => "approved",
+            Resolution::Deny { .. } => "denied",
+            Resolution::Answer { .. } => "answered",
+        }
+    }
+}

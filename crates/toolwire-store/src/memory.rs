@@ -1,0 +1,106 @@
+//! In-process [`EventLog`] and [`SuspensionStore`], for tests and for embedding the
+//! executor without a database. They keep the same guarantees as the durable ones within
+//! one process: gap-free numbering, and a pending call claimed exactly once.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use toolwire_core::{Event, EventKind, PendingCall};
+
+use crate::error::{Result, StoreError};
+use crate::history::{EventLog, SuspensionStore};
+
+fn poisoned<T>(_: T) -> StoreError {
+    StoreError::CommitFailed {
+        message: "an in-memory store's lock was poisoned by a panic".into(),
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct MemoryEventLog {
+    events: Mutex<HashMap<String, Vec<Event>>>,
+}
+
+#[async_trait]
+impl EventLog for MemoryEventLog {
+    async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event> {
+        let mut map = self.events.lock().map_err(poisoned)?;
+        let events = map.entry(session_id.to_owned()).or_default();
+        let event = Event {
+            session_id: session_id.to_owned(),
+            seq: events.last().map_or(0, |e| e.seq) + 1,
+            at,
+            kind,
+        };
+        events.push(event.clone());
+        Ok(event)
+    }
+
+    async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>> {
+        let map = self.events.lock().map_err(poisoned)?;
+        Ok(map
+            .get(session_id)
+            .map(|evs| evs.iter().filter(|e| e.seq > after).cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn last_event_seq(&self, session_id: &str) -> Result<u64> {
+        let map = self.events.lock().map_err(poisoned)?;
+        Ok(map
+            .get(session_id)
+            .and_then(|e| e.last())
+            .map_or(0, |e| e.seq))
+    }
+}
+
+/// Pending calls, in the order they were put.
+#[derive(Debug, Default)]
+pub struct MemorySuspensions {
+    pending: Mutex<Vec<PendingCall>>,
+}
+
+#[async_trait]
+impl SuspensionStore for MemorySuspensions {
+    async fn put_suspension(&self, pending: &PendingCall) -> Result<()> {
+        let mut all = self.pending.lock().map_err(poisoned)?;
+        let id = &pending.suspension.id;
+        let fresh = PendingCall {
+            resolving: false,
+            ..pending.clone()
+        };
+        match all.iter_mut().find(|p| &p.suspension.id == id) {
+            Some(old) => *old = fresh,
+            None => all.push(fresh),
+        }
+        Ok(())
+    }
+
+    async fn claim_suspension(&self, id: &str) -> Result<Option<PendingCall>> {
+        let mut all = self.pending.lock().map_err(poisoned)?;
+        Ok(all
+            .iter_mut()
+            .find(|p| p.suspension.id == id && !p.resolving)
+            .map(|p| {
+                p.resolving = true;
+                p.clone()
+            }))
+    }
+
+    async fn finish_suspension(&self, id: &str) -> Result<()> {
+        self.pending
+            .lock()
+            .map_err(poisoned)?
+            .retain(|p| p.suspension.id != id);
+        Ok(())
+    }
+
+    async fn suspensions(&self, session_id: &str) -> Result<Vec<PendingCall>> {
+        let all = self.pending.lock().map_err(poisoned)?;
+        Ok(all
+            .iter()
+            .filter(|p| p.session_id == session_id)
+            .cloned()
+            .collect())
+    }
+}

@@ -1,0 +1,107 @@
+//! `ToolContext`: what a running tool can see and do (identity, cancellation, widgets, progress).
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value as Json;
+use tokio_util::sync::CancellationToken;
+use toolwire_core::Widget;
+
+use futures::future::BoxFuture;
+
+/// Cheap to clone; every clone talks to the same call.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub call_id: String,
+    pub session_id: String,
+    pub trace_id: String,
+    pub user_id: Option<String>,
+    /// Cancelled on timeout, on a user's cancel, or when the turn is abandoned. Long tools
+    /// should check it; the executor stops waiting either way.
+    pub cancel: CancellationToken,
+    /// True when a person approved this call after it suspended; a tool that suspends
+    /// itself (`ToolError::Suspend`) checks it to proceed.
+    pub approved: bool,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    widgets: Mutex<Vec<Widget>>,
+    progress: Option<Arc<dyn ProgressSink>>,
+}
+
+/// Where a running call's progress goes: the executor's event bus, a test's recorder.
+/// Kept as a trait so that tools do not depend on the event machinery.
+pub trait ProgressSink: Send + Sync {
+    fn progress(
+        &self,
+        session_id: &str,
+        call_id: &str,
+        done: u64,
+        total: Option<u64>,
+        message: Option<&str>,
+    ) -> BoxFuture<'static, ()>;
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id)
+            .field("session_id", &self.session_id)
+            .finish()
+    }
+}
+
+impl ToolContext {
+    /// A context for one call; executors build it, tools only receive it.
+    pub fn new(
+        call_id: &str,
+        session_id: &str,
+        trace_id: &str,
+        user_id: Option<String>,
+        progress: Option<Arc<dyn ProgressSink>>,
+    ) -> Self {
+        ToolContext {
+            call_id: call_id.to_owned(),
+            session_id: session_id.to_owned(),
+            trace_id: trace_id.to_owned(),
+            user_id,
+            cancel: CancellationToken::new(),
+            approved: false,
+            shared: Arc::new(Shared {
+                widgets: Mutex::new(Vec::new()),
+                progress,
+            }),
+        }
+    }
+
+    /// A context for calling a tool outside an executor (tests, embedding).
+    pub fn detached(call_id: &str) -> Self {
+        ToolContext::new(call_id, "detached", call_id, None, None)
+    }
+
+    /// Shows `data` to the person as widget `widget`. It reaches the UI only if the call
+    /// succeeds (a failed call's half-drawn widget would mislead); the model never sees it.
+    pub fn display_widget(&self, widget: &str, data: Json, fallback: &str) {
+        if let Ok(mut widgets) = self.shared.widgets.lock() {
+            widgets.push(Widget::new(widget, data, fallback));
+        }
+    }
+
+    /// Reports progress to subscribers; a no-op outside an executor.
+    pub async fn progress(&self, done: u64, total: Option<u64>, message: Option<&str>) {
+        if let Some(sink) = &self.shared.progress {
+            // Progress is advisory: a sink that fails must not fail the tool.
+            sink.progress(&self.session_id, &self.call_id, done, total, message)
+                .await;
+        }
+    }
+
+    /// The widgets shown so far, taken out; the executor attaches them to the result.
+    pub fn take_widgets(&self) -> Vec<Widget> {
+        self.shared
+            .widgets
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
+    }
+}

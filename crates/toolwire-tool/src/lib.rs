@@ -1,0 +1,21 @@
+//! toolwire-tool: everything a tool author needs, and nothing that runs tools.
+//!
+//! A [`Tool`] has a [`ToolSchema`] and an async `execute`; [`tool_fn`] builds one from a
+//! typed input and an async fn. What a running tool may see and do (its call, a cancel,
+//! widgets, progress) is in [`ToolContext`]. This crate has no SQL, HTTP or process
+//! dependencies, so a crate that only defines tools stays light; the executor that runs
+//! them is `toolwire-runtime`.
+
+pub mod context;
+pub mod reconfigure;
+pub mod schema;
+pub mod tool;
+
+pub use context::{ProgressSink, ToolContext};
+pub use reconfigure::reconfigure;
+pub use schema::{
+    ApprovalPolicy, ExecutionMode, ToolAnnotations, ToolExample, ToolSchema, is_valid_tool_name,
+};
+pub use tool::{FnTool, Output, Tool, ToolError, tool_fn};
+/// The cancel a tool watches, re-exported so tool crates need not name tokio-util.
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,202 @@
+//! The `Tool` trait, what a tool returns, and `tool_fn` for the common few-line case.
+
+use std::future::Future;
+use std::marker::PhantomData;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+use toolwire_core::{Suspension, ToolResult, Value};
+
+use crate::context::ToolContext;
+use crate::schema::ToolSchema;
+
+/// A tool. Implement it directly, or build one from an async fn with [`tool_fn`].
+pub trait Tool: Send + Sync + 'static {
+    fn schema(&self) -> &ToolSchema;
+
+    /// Runs the call. `input` has already been checked against `inputSchema`.
+    fn execute(
+        &self,
+        input: Json,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Output, ToolError>>;
+
+    /// For blocking tools: what the person is asked, given the call's input. The default
+    /// asks the input's `question`/`prompt` field, else shows the input.
+    fn prompt(&self, input: &Json) -> String {
+        ["question", "prompt", "message"]
+            .iter()
+            .find_map(|k| input.get(*k).and_then(Json::as_str))
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("{} needs your input: {input}", self.schema().name))
+    }
+}
+
+/// What a tool returns on success.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Semantic values, used as they are.
+    Values(Vec<Value>),
+    /// Any raw payload (bare JSON, an MCP `CallToolResult`, ...), normalized.
+    Raw(Json),
+    /// A complete result; its `callId`/`toolName` are overwritten with the call's.
+    Result(Box<ToolResult>),
+}
+
+impl From<Value> for Output {
+    fn from(v: Value) -> Self {
+        Output::Values(vec![v])
+    }
+}
+
+impl From<Vec<Value>> for Output {
+    fn from(v: Vec<Value>) -> Self {
+        Output::Values(v)
+    }
+}
+
+impl From<String> for Output {
+    fn from(s: String) -> Self {
+        Output::Values(vec![Value::text(s)])
+    }
+}
+
+impl From<&str> for Output {
+    fn from(s: &str) -> Self {
+        Output::Values(vec![Value::text(s)])
+    }
+}
+
+impl From<Json> for Output {
+    fn from(j: Json) -> Self {
+        Output::Raw(j)
+    }
+}
+
+impl From<ToolResult> for Output {
+    fn from(r: ToolResult) -> Self {
+        Output::Result(Box::new(r))
+    }
+}
+
+/// Why a call failed. The message is shown to the model and the person alike.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    #[error("{message}")]
+    Failed {
+        message: String,
+        code: Option<String>,
+        details: Option<Json>,
+    },
+    /// The tool needs a person mid-call (e.g. a confirmation it discovered it needs).
+    #[error("suspended: {}", .0.prompt)]
+    Suspend(Suspension),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ToolError {
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed {
+            message: message.into(),
+            code: None,
+            details: None,
+        }
+    }
+
+    pub fn with_code(code: impl Into<String>, message: impl Into<String>) -> Self {
+        ToolError::Failed {
+            message: message.into(),
+            code: Some(code.into()),
+            details: None,
+        }
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(e: std::io::Error) -> Self {
+        ToolError::with_code("io", e.to_string())
+    }
+}
+
+/// A tool made from an async fn over a typed input; the input schema comes from the
+/// type's `JsonSchema`.
+pub struct FnTool<I, F> {
+    schema: ToolSchema,
+    f: F,
+    _input: PhantomData<fn(I)>,
+}
+
+impl<I, F> std::fmt::Debug for FnTool<I, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnTool")
+            .field("name", &self.schema.name)
+            .finish()
+    }
+}
+
+/// ```
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use toolwire_core::Value;
+/// use toolwire_tool::{tool_fn, ToolContext, ToolError};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Args { name: String }
+///
+/// let greet = tool_fn("greet", "Greets someone by name.", |args: Args, _ctx: ToolContext| async move {
+///     Ok::<_, ToolError>(Value::text(format!("Hello, {}!", args.name)))
+/// });
+/// ```
+pub fn tool_fn<I, F, Fut, O>(name: &str, description: &str, f: F) -> FnTool<I, F>
+where
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    O: Into<Output>,
+{
+    let input_schema = serde_json::to_value(schemars::schema_for!(I)).unwrap_or(Json::Bool(true));
+    FnTool {
+        schema: ToolSchema::new(name, description, input_schema),
+        f,
+        _input: PhantomData,
+    }
+}
+
+impl<I, F> FnTool<I, F> {
+    /// Adjusts the schema: mode, approval, timeout, output schema, examples.
+    pub fn with_schema(mut self, edit: impl FnOnce(&mut ToolSchema)) -> Self {
+        edit(&mut self.schema);
+        self
+    }
+}
+
+impl<I, F, Fut, O> Tool for FnTool<I, F>
+where
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    O: Into<Output>,
+{
+    fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    fn execute(
+        &self,
+        input: Json,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Output, ToolError>> {
+        match serde_json::from_value::<I>(input) {
+            Ok(args) => {
+                let fut = (self.f)(args, ctx);
+                Box::pin(async move { fut.await.map(Into::into) })
+            }
+            Err(e) => Box::pin(async move { Err(ToolError::InvalidInput(e.to_string())) }),
+        }
+    }
+}
