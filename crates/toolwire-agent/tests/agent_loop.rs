@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolwire_model::Provider;
 use toolwire_runtime::Resolution;
-use toolwire_runtime::agent::{AgentError, StopReason};
+use toolwire_agent::{AgentError, StopReason};
 
 use agent_support::*;
 
@@ -263,7 +263,7 @@ async fn approval_and_denial(provider: Provider) {
     // Nothing is left pending.
     assert!(
         h.stores
-            .history
+            .suspensions
             .suspensions(&session)
             .await
             .unwrap()

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use toolwire_core::{Source, Status, Value};
 use toolwire_model::Provider;
 use toolwire_runtime::{Tool, ToolContext, ToolError, tool_fn};
-use toolwire_store::MessageContent;
+use toolwire_core::Message;
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
@@ -60,7 +60,7 @@ async fn a_result_the_store_refuses_does_not_drop_its_siblings() {
         .unwrap()
         .into_iter()
         .filter_map(|m| match m.content {
-            MessageContent::ToolResult(r) => Some(r),
+            Message::ToolResult(r) => Some(r),
             _ => None,
         })
         .collect();

@@ -9,7 +9,7 @@ mod agent_support;
 use serde_json::{Value as Json, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_model::Provider;
-use toolwire_runtime::agent::{MAX_TASK_RESULT_CHARS, StopReason, TASK_TOOL_GUIDANCE};
+use toolwire_agent::{MAX_TASK_RESULT_CHARS, StopReason, TASK_TOOL_GUIDANCE};
 
 use agent_support::*;
 
@@ -122,11 +122,11 @@ async fn subagent(provider: Provider) {
             "assistant:The subagent says 42.[]",
         ]
     );
-    let child_events = h.stores.history.events_since(&child.id, 0).await.unwrap();
-    let first: Json = serde_json::from_str(&child_events[0].1).unwrap();
+    let child_events = h.stores.events.events_since(&child.id, 0).await.unwrap();
+    let first: Json = serde_json::to_value(&child_events[0]).unwrap();
     assert_eq!(first["type"], "session_started");
     assert_eq!(first["parentCallId"], "t1");
-    let last: Json = serde_json::from_str(&child_events.last().unwrap().1).unwrap();
+    let last: Json = serde_json::to_value(child_events.last().unwrap()).unwrap();
     assert_eq!(last["type"], "session_ended");
 }
 per_provider!(subagent);

@@ -29,7 +29,7 @@ mod widgets;
 pub use json::{RenderError, render_json};
 pub use live::LiveRenderer;
 pub use options::{ColorMode, ImageProtocol, TermOptions};
-pub use sanitize::text as sanitize_text;
+pub use sanitize::{json as sanitize_json, text as sanitize_text};
 pub use style::strip_sgr;
 pub use widgets::{WidgetContext, WidgetError, WidgetRegistry, WidgetRenderer};
 

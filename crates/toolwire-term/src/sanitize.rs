@@ -131,6 +131,25 @@ pub fn text(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// For serialized JSON printed to a terminal: serde escapes C0 controls but not DEL, C1
+/// controls, bidi overrides or invisible characters. Those can only sit inside strings,
+/// so writing them as `\uXXXX` escapes keeps the document valid and its data exact
+/// (unlike a stand-in) while nothing raw reaches the terminal.
+pub fn json(s: &str) -> Cow<'_, str> {
+    if !may_need_cleaning(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' | '\r' | ' '..='~' => out.push(c),
+            c if stand_in(c).is_some() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 fn push_clean_lines(out: &mut String, s: &str) {
     for (i, part) in s.split('\n').enumerate() {
         if i > 0 {
@@ -162,6 +181,15 @@ mod tests {
             "a\u{fffd}b\u{fffd}c\u{fffd}d"
         );
         assert!(matches!(text("plain é ü 日本\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_escapes_what_serde_leaves_raw() {
+        let doc = serde_json::to_string(&"a\u{1b}b\u{202e}c\u{9b}d").unwrap_or_default();
+        let clean = json(&doc);
+        assert_eq!(clean, r#""a\u001bb\u202ec\u009bd""#);
+        let back: String = serde_json::from_str(&clean).unwrap_or_default();
+        assert_eq!(back, "a\u{1b}b\u{202e}c\u{9b}d");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The terminal's one approval UI, for `call` and `chat` alike: asks on stderr, reads the
 //! answer from stdin (a line each), and says why when nobody can answer.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;

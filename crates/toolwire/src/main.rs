@@ -1,11 +1,11 @@
 //! The `toolwire` binary: a thin clap front end over the toolwire crates.
 
+mod approve;
 mod cmd;
 mod data;
-mod host;
 mod input;
+mod out;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -65,11 +65,28 @@ fn main() -> ExitCode {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Reported) => ExitCode::FAILURE,
         Err(err) => {
-            // One line: the chain of causes joined, never a backtrace.
-            let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            out::eprintln(&format!("error: {}", error_line(&err)));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error as one line: its chain of causes joined by ": ", never a backtrace. A cause
+/// whose text the previous one already quotes is left out, since many errors embed their
+/// source's message and the line would otherwise say the same thing twice.
+pub(crate) fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {

@@ -8,7 +8,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use toolwire_term::sanitize_text;
+use toolwire_term::{sanitize_json, sanitize_text};
 
 /// Set once stdout's reader has gone; later writes are dropped.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
@@ -78,9 +78,16 @@ pub(crate) fn prompt(s: &str) {
     let _ = err.flush();
 }
 
-/// JSON on stdout: serde escapes every control character, but not C1 controls, bidi
-/// overrides or invisible characters, so it goes through the same sanitizer.
+/// JSON on stdout, pretty. What serde leaves raw (C1 controls, bidi overrides, invisible
+/// characters) is escaped, so the data stays exact and the terminal safe.
 pub(crate) fn json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    line(&serde_json::to_string_pretty(value)?);
+    json_doc(&serde_json::to_string_pretty(value)?);
     Ok(())
+}
+
+/// A serialized JSON document on stdout, escaped as [`json`] does, and a newline.
+pub(crate) fn json_doc(doc: &str) {
+    let mut clean = sanitize_json(doc).into_owned();
+    clean.push('\n');
+    let _ = Stdout.write_all(clean.as_bytes());
 }

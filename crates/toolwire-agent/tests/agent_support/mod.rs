@@ -15,13 +15,14 @@ use tempfile::TempDir;
 use toolwire_core::Value;
 use toolwire_model::Provider;
 use toolwire_model::client::{ClientConfig, ProviderClient, RetryPolicy};
-use toolwire_runtime::agent::{Agent, AgentConfig, ApprovalRequest, Approver, TaskTool};
-use toolwire_runtime::builtin::{Workspace, read_file, write_file};
+use toolwire_agent::{Agent, AgentConfig, ApprovalRequest, Approver, TaskTool};
+use toolwire_tools::{Workspace, read_file, write_file};
 use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, Registry, Resolution, StoreEventLog, StoreSuspensions,
+    EventBus, Executor, ExecutorConfig, Registry, Resolution,
     Tool, ToolContext, ToolError, tool_fn,
 };
-use toolwire_store::{MessageContent, NewSession, StoreConfig, Stores};
+use toolwire_core::Message;
+use toolwire_store::{NewSession, StoreConfig, Stores};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// One scripted model reply: text, then calls `(id, name, input)`.
@@ -349,11 +350,11 @@ impl Harness {
         if opts.with_task {
             registry.register(task.clone()).unwrap();
         }
-        let events = EventBus::new(Arc::new(StoreEventLog(Arc::clone(&stores.history))));
+        let events = EventBus::new(Arc::clone(&stores.events));
         let executor = Executor::with(
             Arc::new(registry),
             Arc::clone(&events),
-            Arc::new(StoreSuspensions(Arc::clone(&stores.history))),
+            Arc::clone(&stores.suspensions),
             ExecutorConfig::default(),
         );
         let mut config = AgentConfig::new("test-model");
@@ -403,25 +404,26 @@ impl Harness {
             .unwrap()
             .into_iter()
             .map(|m| match m.content {
-                MessageContent::User { text } => format!("user:{text}"),
-                MessageContent::Assistant { text, tool_calls } => format!(
+                Message::User { text } => format!("user:{text}"),
+                Message::Assistant { text, tool_calls } => format!(
                     "assistant:{text}{:?}",
                     tool_calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>()
                 ),
-                MessageContent::ToolResult(r) => {
+                Message::ToolResult(r) => {
                     format!("result:{}:{}", r.call_id, r.status.as_str())
                 }
-                MessageContent::Widget { .. } => "widget".into(),
+                Message::Widget { .. } => "widget".into(),
+                Message::System { text } => format!("system:{text}"),
             })
             .collect()
     }
 
     /// The event types of a session, in order (`turn_started:1`, `tool_result:c1`, ...).
     pub async fn event_tags(&self, session: &str) -> Vec<String> {
-        let all = self.stores.history.events_since(session, 0).await.unwrap();
+        let all = self.stores.events.events_since(session, 0).await.unwrap();
         all.into_iter()
-            .map(|(_, body)| {
-                let e: Json = serde_json::from_str(&body).unwrap();
+            .map(|event| {
+                let e: Json = serde_json::to_value(&event).unwrap();
                 let ty = e["type"].as_str().unwrap().to_owned();
                 match ty.as_str() {
                     "turn_started" | "turn_ended" => format!("{ty}:{}", e["turn"]),

@@ -4,10 +4,9 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use toolwire_model::{EncodeOptions, Provider, encode_request};
-use toolwire_runtime::agent::blobs::StoreBlobs;
-use toolwire_runtime::agent::history::conversation;
+use toolwire_agent::{StoreBlobs, conversation};
 
-use crate::{Outcome, data};
+use crate::{Outcome, data, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -48,9 +47,9 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         &StoreBlobs(stores.blobs.clone()),
     )
     .await?;
-    println!("{}", serde_json::to_string_pretty(&body)?);
+    out::json(&body)?;
     for d in diagnostics {
-        eprintln!("note: {d}");
+        out::eprintln(&format!("note: {d}"));
     }
     Ok(Outcome::Ok)
 }

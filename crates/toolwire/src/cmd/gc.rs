@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Result;
 use toolwire_store::GcOptions;
 
-use crate::{Outcome, data};
+use crate::{Outcome, data, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -28,7 +28,7 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         })
         .await?;
     for blob in &report.unreferenced {
-        println!(
+        out::line(&format!(
             "{} {}",
             if report.dry_run {
                 "would remove"
@@ -36,9 +36,9 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
                 "removed"
             },
             blob.key
-        );
+        ));
     }
-    println!(
+    out::line(&format!(
         "{} blobs scanned, {} unreferenced, {} kept as younger than {}s, {} removed ({} bytes freed)",
         report.scanned,
         report.unreferenced.len(),
@@ -46,6 +46,6 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         args.min_age_secs,
         report.removed,
         report.freed_bytes
-    );
+    ));
     Ok(Outcome::Ok)
 }

@@ -8,9 +8,9 @@ use toolwire_normalize::normalize_value;
 use crate::Outcome;
 use std::path::{Path, PathBuf};
 
-use toolwire_store::{MessageContent, NewSession};
+use toolwire_store::NewSession;
 
-use crate::{data, input};
+use crate::{data, input, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -93,22 +93,21 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
             .record_result(&session.id, normalized.result, raw)
             .await?;
         normalized.result = match message.content {
-            MessageContent::ToolResult(r) => r,
+            toolwire_core::Message::ToolResult(r) => r,
             _ => anyhow::bail!("the store returned a message that is not a tool result"),
         };
-        eprintln!(
+        out::eprintln(&format!(
             "stored in session {} as message {}",
             session.id, message.seq
-        );
+        ));
     }
-    let out = if args.compact {
-        serde_json::to_string(&normalized.result)?
+    if args.compact {
+        out::json_doc(&serde_json::to_string(&normalized.result)?);
     } else {
-        serde_json::to_string_pretty(&normalized.result)?
-    };
-    println!("{out}");
+        out::json(&normalized.result)?;
+    }
     for d in &normalized.diagnostics {
-        eprintln!("note: {}: {d}", input.name);
+        out::eprintln(&format!("note: {}: {d}", input.name));
     }
     Ok(if args.strict && !normalized.diagnostics.is_empty() {
         Outcome::Reported

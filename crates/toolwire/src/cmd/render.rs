@@ -1,13 +1,12 @@
 //! `toolwire render [FILE|-]`: any ToolResult or Value JSON, rendered for this terminal.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use toolwire_term::{TermOptions, render_json};
 
 use crate::Outcome;
-use crate::input;
+use crate::{input, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -32,10 +31,7 @@ pub(crate) fn run(args: Args) -> Result<Outcome> {
         opts.width = width;
     }
     let text = render_json(&json, &opts).map_err(|e| anyhow::anyhow!("{}: {e}", input.name))?;
-    // Lines already end in newlines; a closed pipe (e.g. `| head`) is not an error.
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(Outcome::Ok),
-    }
+    // Lines already end in newlines; the renderer sanitized them.
+    out::rendered(&text);
+    Ok(Outcome::Ok)
 }

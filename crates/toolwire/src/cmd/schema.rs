@@ -2,9 +2,9 @@
 
 use anyhow::Result;
 
-use crate::Outcome;
+use crate::{Outcome, out};
 
 pub(crate) fn run() -> Result<Outcome> {
-    print!("{}", toolwire_core::schema::tool_result_schema_json());
+    out::rendered(&toolwire_core::schema::tool_result_schema_json());
     Ok(Outcome::Ok)
 }

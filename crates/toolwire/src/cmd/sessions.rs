@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Result;
 use toolwire_store::Page;
 
-use crate::{Outcome, data};
+use crate::{Outcome, data, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -30,17 +30,17 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         })
         .await?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&sessions)?);
+        out::json(&sessions)?;
         return Ok(Outcome::Ok);
     }
     if sessions.is_empty() {
-        println!("no sessions yet");
+        out::line("no sessions yet");
         return Ok(Outcome::Ok);
     }
-    println!(
+    out::line(&format!(
         "{:<38} {:>8}  {:<24} TITLE",
         "SESSION", "MESSAGES", "UPDATED"
-    );
+    ));
     for s in sessions {
         let updated = humantime::format_rfc3339_seconds(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(s.updated_at_ms.max(0) as u64),
@@ -51,12 +51,14 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
             (None, Some(p)) => format!("(child of {p})"),
             (None, None) => String::new(),
         };
-        println!(
-            "{:<38} {:>8}  {:<24} {title}",
+        // Titles and ids come from tools and models: sanitized, one line each.
+        out::line(&format!(
+            "{:<38} {:>8}  {:<24} {}",
             s.id,
             s.message_count,
-            updated.to_string()
-        );
+            updated.to_string(),
+            title.replace(['\n', '\r'], " ")
+        ));
     }
     Ok(Outcome::Ok)
 }

@@ -1,13 +1,12 @@
 //! `toolwire show SESSION`: a session's messages, rendered (or as JSON).
 
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use toolwire_store::MessageContent;
+use toolwire_core::Message;
 use toolwire_term::{TermOptions, render};
 
-use crate::{Outcome, data};
+use crate::{Outcome, data, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -27,35 +26,31 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         bail!("no session {:?} (see `toolwire sessions`)", args.session);
     }
     let messages = stores.history.load(&args.session).await?;
-    let mut out = std::io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&messages)?)?;
+        out::json(&messages)?;
         return Ok(Outcome::Ok);
     }
     let mut opts = TermOptions::detect();
     opts.expand_all = args.expand;
     for m in &messages {
-        let text = match &m.content {
-            MessageContent::User { text } => format!("› user\n{text}\n"),
-            MessageContent::Assistant { text, tool_calls } => {
+        // Stored text came from people, models and tools: it is sanitized on the way
+        // out; a rendered result already is.
+        match &m.content {
+            Message::System { text } => out::text(&format!("⚙ system\n{text}\n")),
+            Message::User { text } => out::text(&format!("› user\n{text}\n")),
+            Message::Assistant { text, tool_calls } => {
                 let mut s = format!("‹ assistant\n{text}\n");
                 for c in tool_calls {
                     s.push_str(&format!("  → {} {} [{}]\n", c.name, c.input, c.id));
                 }
-                s
+                out::text(&s);
             }
-            MessageContent::ToolResult(r) => {
-                render(&data::for_display(r, &stores, &opts).await?, &opts)
+            Message::ToolResult(r) => {
+                out::rendered(&render(&data::for_display(r, &stores, &opts).await?, &opts))
             }
-            MessageContent::Widget { widget, .. } => {
-                format!("▣ {}\n{}\n", widget.widget, widget.fallback)
+            Message::Widget { widget, .. } => {
+                out::text(&format!("▣ {}\n{}\n", widget.widget, widget.fallback))
             }
-        };
-        if let Err(e) = out.write_all(text.as_bytes()) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(Outcome::Ok);
-            }
-            return Err(e.into());
         }
     }
     Ok(Outcome::Ok)

@@ -6,7 +6,7 @@ use toolwire_core::ToolResult;
 use crate::Outcome;
 use std::path::PathBuf;
 
-use crate::input;
+use crate::{input, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -19,17 +19,17 @@ pub(crate) fn run(args: Args) -> Result<Outcome> {
     let result: ToolResult = input.parse()?;
     match result.validate() {
         Ok(()) => {
-            println!(
+            out::line(&format!(
                 "ok: {} ({}, {} values)",
                 input.name,
                 result.status.as_str(),
                 result.output.len()
-            );
+            ));
             Ok(Outcome::Ok)
         }
         Err(violations) => {
             for v in violations.iter() {
-                eprintln!("{v}");
+                out::eprintln(&v.to_string());
             }
             Ok(Outcome::Reported)
         }
