@@ -192,7 +192,7 @@ fn push_xy(status: &mut GitStatus, xy: &str, path: String) {
 
 #[cfg(test)]
 mod tests {
-    use crate::*;
+    use super::*;
 
     #[test]
     fn parses_every_record_type() {

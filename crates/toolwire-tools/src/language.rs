@@ -67,7 +67,7 @@ pub fn language_for(path: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use crate::*;
+    use super::*;
 
     #[test]
     fn by_extension_and_name() {

@@ -274,7 +274,7 @@ fn unique_headers(record: &csv::StringRecord) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::*;
+    use super::*;
 
     #[test]
     fn numbers() {

@@ -64,7 +64,7 @@ impl Captured {
 
 #[cfg(test)]
 mod tests {
-    use crate::*;
+    use super::*;
 
     #[test]
     fn a_character_across_the_head_tail_seam_survives_when_nothing_is_cut() {

@@ -243,7 +243,7 @@ fn normalize_lexically(path: &Path) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use crate::*;
+    use super::*;
 
     #[test]
     fn lexical_normalization() {

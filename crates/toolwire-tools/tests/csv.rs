@@ -2,9 +2,9 @@
 //! filters, limits, and clear errors for broken CSV.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod builtin_support;
+mod support;
 
-use builtin_support::Fixture;
+use support::Fixture;
 use serde_json::json;
 use toolwire_core::WellKnown;
 

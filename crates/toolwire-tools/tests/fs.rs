@@ -2,12 +2,12 @@
 //! values they produce, their approvals, and their errors on bad input.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod builtin_support;
+mod support;
 
 use std::os::unix::fs::symlink;
 use std::time::Duration;
 
-use builtin_support::{Fixture, PNG_1X1};
+use support::{Fixture, PNG_1X1};
 use serde_json::{Value as Json, json};
 use toolwire_core::{Status, SuspensionReason, WellKnown};
 use toolwire_runtime::{ApprovalPolicy, Resolution};

@@ -1,14 +1,14 @@
 //! `git_status` through the real executor on a real `git init` repository.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod builtin_support;
+mod support;
 
 use std::path::Path;
 
-use builtin_support::{Fixture, require_program};
+use support::{Fixture, require_program};
 use serde_json::json;
 use toolwire_core::View;
-use toolwire_runtime::builtin::GIT_STATUS_KIND;
+use toolwire_tools::GIT_STATUS_KIND;
 
 fn git(dir: &Path, args: &[&str]) {
     let out = std::process::Command::new("git")

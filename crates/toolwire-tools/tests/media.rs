@@ -1,10 +1,10 @@
 //! `view_image` and `ask_user` through the real executor.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod builtin_support;
+mod support;
 
 use base64::Engine as _;
-use builtin_support::{Fixture, PNG_1X1, assert_valid};
+use support::{Fixture, PNG_1X1, assert_valid};
 use serde_json::json;
 use toolwire_core::{Status, SuspensionReason, WellKnown};
 use toolwire_runtime::{ExecutionMode, Resolution};

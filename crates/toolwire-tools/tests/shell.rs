@@ -2,15 +2,16 @@
 //! marker, timeouts and cancels that kill the command, bounded output.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod builtin_support;
+mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use builtin_support::{Fixture, assert_valid, require_program};
+use support::{Fixture, assert_valid, require_program};
 use serde_json::{Value as Json, json};
 use toolwire_core::{Status, ToolResult, WellKnown};
-use toolwire_runtime::builtin::{SHELL_OUTPUT, TOOLWIRE_OUTPUT_META, Workspace, reconfigure, run};
+use toolwire_runtime::reconfigure;
+use toolwire_tools::{SHELL_OUTPUT, TOOLWIRE_OUTPUT_META, Workspace, run};
 use toolwire_runtime::{ApprovalPolicy, Executor, Registry, Scope, Tool, ToolCall, ToolContext};
 
 fn text(r: &ToolResult) -> &str {

@@ -3,13 +3,13 @@
 //! and nothing is read or written outside.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod builtin_support;
+mod support;
 
 use std::os::unix::fs::symlink;
 
-use builtin_support::Fixture;
+use support::Fixture;
 use serde_json::json;
-use toolwire_runtime::builtin::{Workspace, WorkspaceError};
+use toolwire_tools::{Workspace, WorkspaceError};
 
 #[test]
 fn a_missing_root_is_refused() {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 use tempfile::TempDir;
 use toolwire_core::{Status, SuspensionReason, ToolResult, Value};
-use toolwire_runtime::builtin::{Workspace, register_builtins};
+use toolwire_tools::{Workspace, builtin_tools};
 use toolwire_runtime::{Executor, Registry, Resolution, Scope, ToolCall};
 
 pub struct Fixture {
@@ -22,7 +22,9 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
         let mut registry = Registry::new();
-        register_builtins(&mut registry, workspace).unwrap();
+        for tool in builtin_tools(workspace) {
+            registry.register_arc(tool).unwrap();
+        }
         Fixture {
             dir,
             exec: Executor::new(registry),
