@@ -10,8 +10,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
 use toolwire_core::Value;
+use toolwire_store::StoreError;
 use toolwire_runtime::{
-    EventBus, EventKind, EventLog, Executor, ExecutorConfig, MemorySuspensions, Output, Registry,
+    Event, EventBus, EventKind, EventLog, Executor, ExecutorConfig, MemorySuspensions, Output, Registry,
     Scope, Tool, ToolCall, ToolContext, ToolError, ToolSchema,
 };
 
@@ -35,30 +36,30 @@ impl Tool for Noop {
 }
 
 /// Keeps only a count, so the 10,000-call run measures the executor, not a growing log.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct CountingLog(std::sync::atomic::AtomicU64);
 
+#[async_trait::async_trait]
 impl EventLog for CountingLog {
-    fn append(
+    async fn append_event(
         &self,
-        _e: &toolwire_runtime::Event,
-    ) -> BoxFuture<'_, Result<(), toolwire_runtime::events::EventLogError>> {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Box::pin(async { Ok(()) })
+        session_id: &str,
+        at: String,
+        kind: EventKind,
+    ) -> Result<Event, StoreError> {
+        let seq = 1 + self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Event {
+            session_id: session_id.to_owned(),
+            seq,
+            at,
+            kind,
+        })
     }
-    fn since(
-        &self,
-        _s: &str,
-        _a: u64,
-    ) -> BoxFuture<'_, Result<Vec<toolwire_runtime::Event>, toolwire_runtime::events::EventLogError>>
-    {
-        Box::pin(async { Ok(Vec::new()) })
+    async fn events_since(&self, _s: &str, _after: u64) -> Result<Vec<Event>, StoreError> {
+        Ok(Vec::new())
     }
-    fn last_seq(
-        &self,
-        _s: &str,
-    ) -> BoxFuture<'_, Result<u64, toolwire_runtime::events::EventLogError>> {
-        Box::pin(async { Ok(0) })
+    async fn last_event_seq(&self, _s: &str) -> Result<u64, StoreError> {
+        Ok(self.0.load(std::sync::atomic::Ordering::Relaxed))
     }
 }
 

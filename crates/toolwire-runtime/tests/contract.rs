@@ -11,8 +11,9 @@ use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use toolwire_core::{Audience, Status, Value};
 use toolwire_runtime::{
+    ErrorCode,
     ApprovalPolicy, EventBus, EventKind, ExecutionMode, Executor, ExecutorConfig,
-    MemorySuspensions, Registry, Resolution, Scope, ToolCall, ToolContext, ToolError, codes,
+    MemorySuspensions, Registry, Resolution, Scope, ToolCall, ToolContext, ToolError,
     tool_fn,
 };
 
@@ -141,8 +142,8 @@ fn call(id: &str, name: &str, input: Json) -> ToolCall {
     ToolCall::new(id, name, input)
 }
 
-fn code(r: &toolwire_core::ToolResult) -> Option<&str> {
-    r.error.as_ref().and_then(|e| e.code.as_deref())
+fn code(r: &toolwire_core::ToolResult) -> Option<ErrorCode> {
+    r.error_code()
 }
 
 #[tokio::test]
@@ -151,7 +152,7 @@ async fn a_panic_becomes_an_error_result() {
         .execute(&Scope::new("s"), call("c1", "boom", json!({})))
         .await;
     assert_eq!(r.status, Status::Error);
-    assert_eq!(code(&r), Some(codes::PANIC));
+    assert_eq!(code(&r), Some(ErrorCode::Panic));
     assert!(
         r.error
             .as_ref()
@@ -175,7 +176,7 @@ async fn a_timeout_becomes_an_error_result() {
             call("c1", "sleep", json!({"ms": 5000, "label": "late"})),
         )
         .await;
-    assert_eq!(code(&r), Some(codes::TIMEOUT));
+    assert_eq!(code(&r), Some(ErrorCode::Timeout));
     assert!(r.error.unwrap().message.contains("timed out after 50ms"));
 }
 
@@ -187,7 +188,7 @@ async fn invalid_input_names_the_field() {
             call("c1", "sleep", json!({"ms": "soon", "label": "x"})),
         )
         .await;
-    assert_eq!(code(&r), Some(codes::INVALID_INPUT));
+    assert_eq!(code(&r), Some(ErrorCode::InvalidInput));
     let msg = r.error.unwrap().message;
     assert!(msg.contains("input.ms"), "{msg}");
     let r = executor()
@@ -206,7 +207,7 @@ async fn invalid_output_is_caught() {
     let r = executor()
         .execute(&Scope::new("s"), call("c1", "typed_out", json!({})))
         .await;
-    assert_eq!(code(&r), Some(codes::INVALID_OUTPUT));
+    assert_eq!(code(&r), Some(ErrorCode::InvalidOutput));
     assert!(r.error.unwrap().message.contains("output.count"));
 }
 
@@ -215,7 +216,7 @@ async fn an_unknown_tool_is_an_error_not_a_crash() {
     let r = executor()
         .execute(&Scope::new("s"), call("c1", "rm_rf", json!({})))
         .await;
-    assert_eq!(code(&r), Some(codes::UNKNOWN_TOOL));
+    assert_eq!(code(&r), Some(ErrorCode::UnknownTool));
     assert!(
         r.error
             .unwrap()
@@ -232,7 +233,7 @@ async fn widgets_are_discarded_on_error_and_kept_on_success() {
         .await;
     assert_eq!(failed.status, Status::Error);
     assert!(failed.widgets.is_empty());
-    assert_eq!(code(&failed), Some("upstream"));
+    assert_eq!(code(&failed), Some(ErrorCode::Other("upstream".into())));
     let ok = ex
         .execute(&Scope::new("s"), call("c2", "widget_ok", json!({})))
         .await;
@@ -324,7 +325,7 @@ async fn deny_gives_an_error_saying_the_user_denied() {
         )
         .await
         .unwrap();
-    assert_eq!(code(&done), Some(codes::DENIED));
+    assert_eq!(code(&done), Some(ErrorCode::Denied));
     assert_eq!(
         done.error.unwrap().message,
         "The user denied this call to delete_all: too risky."
@@ -410,7 +411,7 @@ async fn cancel_ends_running_calls_with_an_error_each() {
             ],
         )
         .await;
-    assert_eq!(code(&results[0]), Some(codes::CANCELLED));
+    assert_eq!(code(&results[0]), Some(ErrorCode::Cancelled));
     assert_eq!(results[1].status, Status::Success);
     assert!(results.iter().all(|r| r.validate().is_ok()));
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use toolwire_runtime::{EventBus, EventKind, StoreEventLog};
+use toolwire_runtime::{EventBus, EventKind};
 use toolwire_store::{StoreConfig, Stores};
 
 #[tokio::test]
@@ -16,8 +16,8 @@ async fn numbering_recovers_after_another_process_logs_to_the_session() {
     let b = Stores::open(dir.path(), StoreConfig::default())
         .await
         .unwrap();
-    let bus_a = EventBus::new(Arc::new(StoreEventLog(Arc::clone(&a.history))));
-    let bus_b = EventBus::new(Arc::new(StoreEventLog(Arc::clone(&b.history))));
+    let bus_a = EventBus::new(Arc::clone(&a.events));
+    let bus_b = EventBus::new(Arc::clone(&b.events));
     assert_eq!(
         bus_a
             .emit("s1", EventKind::TurnStarted { turn: 1 })
@@ -46,13 +46,13 @@ async fn numbering_recovers_after_another_process_logs_to_the_session() {
     }
     assert_eq!(seqs, [3, 4, 5, 6, 7]);
     // The log holds all seven, numbered without gaps.
-    let all: Vec<i64> = a
-        .history
+    let all: Vec<u64> = a
+        .events
         .events_since("s1", 0)
         .await
         .unwrap()
         .into_iter()
-        .map(|(s, _)| s)
+        .map(|e| e.seq)
         .collect();
     assert_eq!(all, (1..=7).collect::<Vec<_>>());
 }

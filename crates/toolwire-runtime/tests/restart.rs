@@ -12,9 +12,9 @@ use serde_json::json;
 use toolwire_core::{Status, Value};
 use toolwire_runtime::{
     ApprovalPolicy, EventBus, EventKind, Executor, ExecutorConfig, Registry, Resolution, Scope,
-    StoreEventLog, StoreSuspensions, ToolCall, ToolContext, ToolError, tool_fn,
+    ToolCall, ToolContext, ToolError, tool_fn,
 };
-use toolwire_store::{HistoryStore, SqliteHistory};
+use toolwire_store::SqliteHistory;
 
 const CHILD_ENV: &str = "TOOLWIRE_TEST_SUSPEND_CHILD_DB";
 
@@ -24,7 +24,8 @@ struct Target {
 }
 
 async fn executor(db: &Path) -> Executor {
-    let history: Arc<dyn HistoryStore> = Arc::new(SqliteHistory::open(db).await.unwrap());
+    // One SQLite file holds the history, the event log and the suspensions.
+    let history = Arc::new(SqliteHistory::open(db).await.unwrap());
     let mut registry = Registry::new();
     registry
         .register(
@@ -40,8 +41,8 @@ async fn executor(db: &Path) -> Executor {
         .unwrap();
     Executor::with(
         Arc::new(registry),
-        EventBus::new(Arc::new(StoreEventLog(Arc::clone(&history)))),
-        Arc::new(StoreSuspensions(history)),
+        EventBus::new(Arc::clone(&history) as _),
+        history,
         ExecutorConfig::default(),
     )
 }

@@ -12,7 +12,8 @@ use base64::engine::general_purpose::STANDARD;
 use criterion::{Criterion, Throughput};
 use sqlx::Connection;
 use toolwire_core::{CallRef, Source, ToolResult, Value};
-use toolwire_store::{BlobKey, MessageContent, NewSession, StoreConfig, Stores};
+use toolwire_store::{BlobKey, NewSession, StoreConfig, Stores};
+use toolwire_core::{Message};
 
 /// Total time and iterations of each measured function (warm-up included), for the
 /// ratio table: a mean over everything criterion ran.
@@ -175,7 +176,7 @@ fn append_100k(c: &mut Criterion) {
                         tasks.push(tokio::spawn(async move {
                             for i in (t..APPENDS).step_by(CALLERS) {
                                 history
-                                    .append(&session, MessageContent::ToolResult(small_result(i)))
+                                    .append(&session, Message::ToolResult(small_result(i)))
                                     .await
                                     .unwrap();
                             }
@@ -210,7 +211,7 @@ fn append_100k(c: &mut Criterion) {
                     for batch in (0..APPENDS).collect::<Vec<_>>().chunks(1000) {
                         let contents = batch
                             .iter()
-                            .map(|&i| MessageContent::ToolResult(small_result(i)))
+                            .map(|&i| Message::ToolResult(small_result(i)))
                             .collect();
                         stores
                             .history
@@ -248,10 +249,10 @@ fn load_10k(c: &mut Criterion) {
             tasks.push(tokio::spawn(async move {
                 for i in (t..SESSION_LEN).step_by(CALLERS) {
                     let content = match i % 4 {
-                        0 => MessageContent::User {
+                        0 => Message::User {
                             text: format!("please do {i}"),
                         },
-                        _ => MessageContent::ToolResult(small_result(i)),
+                        _ => Message::ToolResult(small_result(i)),
                     };
                     history.append(&id, content).await.unwrap();
                 }

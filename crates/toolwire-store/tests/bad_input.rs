@@ -6,10 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use toolwire_core::{CallRef, Source, ToolResult, Value};
-use toolwire_store::{
-    BlobKey, BlobLimits, MessageContent, NewSession, Page, SqliteHistory, StoreConfig, StoreError,
-    Stores,
-};
+use toolwire_store::{BlobKey, BlobLimits, NewSession, Page, SqliteHistory, StoreConfig, StoreError, Stores};
+use toolwire_core::{Message};
 
 /// Every file under `dir` with its bytes: "unchanged" means this is equal before and after.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -75,7 +73,7 @@ async fn malformed_blob_keys_are_refused() {
         Value::image(Source::blob("blake3:../../x", 3), "image/png"),
     );
     let err = stores
-        .append(&session.id, MessageContent::ToolResult(result))
+        .append(&session.id, Message::ToolResult(result))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::InvalidBlobKey { .. }), "{err}");
@@ -86,7 +84,7 @@ async fn malformed_blob_keys_are_refused() {
         Value::image(Source::blob(&missing, 3), "image/png"),
     );
     let err = stores
-        .append(&session.id, MessageContent::ToolResult(result))
+        .append(&session.id, Message::ToolResult(result))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::MissingBlob { .. }), "{err}");
@@ -123,7 +121,7 @@ async fn dot_dot_and_separators_in_ids_are_refused() {
         assert!(matches!(err, StoreError::InvalidId { .. }), "{err}");
         let r = ToolResult::success(CallRef::new(bad, "t"), Value::text("x"));
         let err = stores
-            .append(&session.id, MessageContent::ToolResult(r))
+            .append(&session.id, Message::ToolResult(r))
             .await
             .unwrap_err();
         assert!(
@@ -160,7 +158,7 @@ async fn dot_dot_and_separators_in_ids_are_refused() {
     assert!(matches!(err, StoreError::ParentNotFound { .. }), "{err}");
     let err = stores
         .history
-        .append("nope", MessageContent::User { text: "hi".into() })
+        .append("nope", Message::User { text: "hi".into() })
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::SessionNotFound { .. }), "{err}");

@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use toolwire_core::{CallRef, ResourceKind, Source, ToolResult, Value};
-use toolwire_store::{
-    GcOptions, MessageContent, NewSession, PersistConfig, StoreConfig, StoreError, Stores, persist,
-    put_stream,
-};
+use toolwire_store::{GcOptions, NewSession, PersistConfig, StoreConfig, StoreError, Stores, persist, put_stream};
+use toolwire_core::{Message};
 
 #[tokio::test]
 async fn same_bytes_make_one_blob_and_ranges_read_back() {
@@ -219,7 +217,7 @@ async fn gc_lists_then_removes_only_unreferenced_blobs() {
     assert_eq!((real.removed, real.freed_bytes), (1, 5000));
     assert!(stores.blobs.size(&orphan.key).await.unwrap().is_none());
     let loaded = stores.history.load(&session.id).await.unwrap();
-    let MessageContent::ToolResult(r) = &loaded[0].content else {
+    let Message::ToolResult(r) = &loaded[0].content else {
         panic!("not a result")
     };
     let key = r.output[0].data["source"]["blob"].as_str().unwrap();

@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 
 use toolwire_core::{CallRef, ToolResult, Value};
-use toolwire_store::{MessageContent, NewSession, StoreConfig, Stores};
+use toolwire_store::{NewSession, StoreConfig, Stores};
+use toolwire_core::{Message};
 
 const TASKS: usize = 8;
 const PER_TASK: usize = 10_000;
@@ -32,7 +33,7 @@ async fn eight_tasks_append_ten_thousand_each() {
                 );
                 // Any error, "database is locked" included, fails the test here.
                 history
-                    .append(&session, MessageContent::ToolResult(result))
+                    .append(&session, Message::ToolResult(result))
                     .await
                     .unwrap();
             }
@@ -64,10 +65,10 @@ async fn append_many_is_ordered_and_all_or_nothing() {
         .create_session(NewSession::default())
         .await
         .unwrap();
-    let batch = |n: usize| -> Vec<MessageContent> {
+    let batch = |n: usize| -> Vec<Message> {
         (0..n)
             .map(|i| {
-                MessageContent::ToolResult(ToolResult::success(
+                Message::ToolResult(ToolResult::success(
                     CallRef::new(format!("b{i}"), "n"),
                     Value::text("x"),
                 ))
@@ -88,7 +89,7 @@ async fn append_many_is_ordered_and_all_or_nothing() {
             .is_err()
     );
     let mut bad = batch(5);
-    bad.push(MessageContent::ToolResult(ToolResult::success(
+    bad.push(Message::ToolResult(ToolResult::success(
         CallRef::new("../x", "n"),
         Value::text("x"),
     )));

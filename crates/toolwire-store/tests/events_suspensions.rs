@@ -1,65 +1,108 @@
-//! Runtime events and pending suspensions: ordered replay, unique numbers, take-once, and
-//! both surviving a reopen of the database.
+//! Runtime events and pending suspensions in SQLite: numbering assigned by the store,
+//! ordered replay, claim-once, a claimed call still listed until it is finished, and all
+//! of it surviving a reopen of the database.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use toolwire_store::{HistoryStore, SqliteHistory, StoreError};
+use serde_json::json;
+use toolwire_core::{EventKind, PendingCall, Suspension, SuspensionReason, ToolCall};
+use toolwire_store::{EventLog, SqliteHistory, SuspensionStore};
+
+fn at() -> String {
+    "2026-11-22T10:00:00Z".to_owned()
+}
 
 #[tokio::test]
-async fn events_replay_in_order_and_survive_a_reopen() {
+async fn events_are_numbered_by_the_store_replay_in_order_and_survive_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     {
         let h = SqliteHistory::open(&db).await.unwrap();
-        for seq in 1..=5 {
-            h.append_event("s1", seq, format!(r#"{{"n":{seq}}}"#))
+        for turn in 1..=3 {
+            let e = h
+                .append_event("s1", at(), EventKind::TurnStarted { turn })
                 .await
                 .unwrap();
+            assert_eq!(e.seq, u64::from(turn));
         }
-        h.append_event("s2", 1, "{}".into()).await.unwrap();
-        let dup = h.append_event("s1", 3, "{}".into()).await.unwrap_err();
-        assert!(
-            matches!(dup, StoreError::EventExists { seq: 3, .. }),
-            "{dup}"
+        assert_eq!(
+            h.append_event("s2", at(), EventKind::SessionEnded)
+                .await
+                .unwrap()
+                .seq,
+            1
         );
+        // Two writers at once on one session: both numbered, neither renumbered.
+        let (a, b) = tokio::join!(
+            h.append_event("s1", at(), EventKind::TurnStarted { turn: 4 }),
+            h.append_event("s1", at(), EventKind::TurnStarted { turn: 5 })
+        );
+        let mut seqs = [a.unwrap().seq, b.unwrap().seq];
+        seqs.sort_unstable();
+        assert_eq!(seqs, [4, 5]);
     }
     let h = SqliteHistory::open(&db).await.unwrap();
     assert_eq!(h.last_event_seq("s1").await.unwrap(), 5);
     assert_eq!(h.last_event_seq("nobody").await.unwrap(), 0);
-    let since: Vec<i64> = h
+    let since: Vec<u64> = h
         .events_since("s1", 2)
         .await
         .unwrap()
         .into_iter()
-        .map(|(s, _)| s)
+        .map(|e| e.seq)
         .collect();
     assert_eq!(since, [3, 4, 5]);
-    assert_eq!(h.events_since("s1", 4).await.unwrap()[0].1, r#"{"n":5}"#);
-    assert!(h.append_event("../x", 1, "{}".into()).await.is_err());
+    let third = &h.events_since("s1", 2).await.unwrap()[0];
+    assert_eq!(third.kind, EventKind::TurnStarted { turn: 3 });
+    assert_eq!(third.session_id, "s1");
+    assert!(
+        h.append_event("../x", at(), EventKind::SessionEnded)
+            .await
+            .is_err()
+    );
+}
+
+fn pending(id: &str) -> PendingCall {
+    PendingCall {
+        suspension: Suspension {
+            id: id.to_owned(),
+            reason: SuspensionReason::Approval,
+            prompt: format!("Allow {id}?"),
+            input_schema: None,
+        },
+        call: ToolCall::new(format!("call_{id}"), "delete_branch", json!({"branch": "old"})),
+        session_id: "s1".to_owned(),
+        trace_id: "t1".to_owned(),
+        user_id: None,
+        resolving: false,
+    }
 }
 
 #[tokio::test]
-async fn a_suspension_is_taken_exactly_once_even_by_concurrent_takers() {
+async fn a_suspension_is_claimed_once_listed_until_finished_and_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     {
         let h = SqliteHistory::open(&db).await.unwrap();
-        h.put_suspension("susp_a", "s1", r#"{"id":"susp_a"}"#.into())
-            .await
-            .unwrap();
-        h.put_suspension("susp_b", "s1", r#"{"id":"susp_b"}"#.into())
-            .await
-            .unwrap();
+        h.put_suspension(&pending("susp_a")).await.unwrap();
+        h.put_suspension(&pending("susp_b")).await.unwrap();
     }
-    // A second process (here: a second handle after reopening) sees and resolves them.
+    // A second process (here: a second handle after reopening) lists and claims them.
     let h = SqliteHistory::open(&db).await.unwrap();
-    assert_eq!(h.suspensions("s1").await.unwrap().len(), 2);
-    let (a, b) = tokio::join!(h.take_suspension("susp_a"), h.take_suspension("susp_a"));
-    let got: Vec<_> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
-    assert_eq!(got, [r#"{"id":"susp_a"}"#.to_owned()]);
-    assert_eq!(h.take_suspension("susp_a").await.unwrap(), None);
-    assert_eq!(
-        h.suspensions("s1").await.unwrap(),
-        [r#"{"id":"susp_b"}"#.to_owned()]
+    let listed = h.suspensions("s1").await.unwrap();
+    assert_eq!(listed, [pending("susp_a"), pending("susp_b")]);
+    let (a, b) = tokio::join!(
+        h.claim_suspension("susp_a"),
+        h.claim_suspension("susp_a")
     );
-    assert!(h.take_suspension("a/b").await.is_err());
+    let got: Vec<_> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
+    assert_eq!(got.len(), 1, "claimed twice: {got:?}");
+    assert_eq!(got[0].call.id, "call_susp_a");
+    assert_eq!(h.claim_suspension("susp_a").await.unwrap(), None);
+    // Claimed but not finished: still listed, marked, so a crash here is visible.
+    let listed = h.suspensions("s1").await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(listed[0].resolving && !listed[1].resolving);
+    h.finish_suspension("susp_a").await.unwrap();
+    assert_eq!(h.suspensions("s1").await.unwrap(), [pending("susp_b")]);
+    assert!(h.claim_suspension("a/b").await.is_err());
 }

@@ -6,7 +6,8 @@ use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use toolwire_core::{CallRef, Source, ToolResult, Value};
-use toolwire_store::{GcOptions, MessageContent, NewSession, StoreConfig, Stores};
+use toolwire_store::{GcOptions, NewSession, StoreConfig, Stores};
+use toolwire_core::{Message};
 
 #[tokio::test]
 async fn gc_between_persist_and_append_spares_a_reused_blob() {
@@ -38,7 +39,7 @@ async fn gc_between_persist_and_append_spares_a_reused_blob() {
     // Another process runs `toolwire gc` now, with the default min_age.
     let report = s.gc(GcOptions::default()).await.unwrap();
     assert_eq!(report.removed, 0, "{report:?}");
-    s.append(&session.id, MessageContent::ToolResult(persisted))
+    s.append(&session.id, Message::ToolResult(persisted))
         .await
         .unwrap();
 }

@@ -8,7 +8,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use proptest::prelude::*;
 use toolwire_core::{ResourceKind, ToolResult};
-use toolwire_store::{MessageContent, NewSession, StoreConfig, Stores};
+use toolwire_store::{NewSession, StoreConfig, Stores};
+use toolwire_core::{Message};
 
 /// Every inline source in the result before persisting, by output index.
 fn inline_media(result: &ToolResult) -> Vec<(usize, Vec<u8>)> {
@@ -23,7 +24,7 @@ fn inline_media(result: &ToolResult) -> Vec<(usize, Vec<u8>)> {
         .collect()
 }
 
-async fn round_trip(messages: Vec<MessageContent>) {
+async fn round_trip(messages: Vec<Message>) {
     let dir = tempfile::tempdir().unwrap();
     let stores = Stores::open(dir.path(), StoreConfig::default())
         .await
@@ -43,9 +44,9 @@ async fn round_trip(messages: Vec<MessageContent>) {
     let mut originals = Vec::new();
     for content in messages {
         let content = match content {
-            MessageContent::ToolResult(r) => {
+            Message::ToolResult(r) => {
                 originals.push(inline_media(&r));
-                MessageContent::ToolResult(stores.persist(r, None).await.unwrap())
+                Message::ToolResult(stores.persist(r, None).await.unwrap())
             }
             other => other,
         };
@@ -168,10 +169,10 @@ async fn images_audio_video_widgets_errors_and_suspensions_round_trip() {
         },
     );
     round_trip(vec![
-        MessageContent::User { text: "go".into() },
-        MessageContent::ToolResult(success),
-        MessageContent::ToolResult(error),
-        MessageContent::ToolResult(suspended),
+        Message::User { text: "go".into() },
+        Message::ToolResult(success),
+        Message::ToolResult(error),
+        Message::ToolResult(suspended),
     ])
     .await;
 }

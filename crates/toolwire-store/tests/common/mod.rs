@@ -8,7 +8,7 @@ use serde_json::{Map, Value as Json, json};
 use toolwire_core::{
     CallRef, ErrorInfo, Metadata, Source, Suspension, SuspensionReason, ToolResult, Value, Widget,
 };
-use toolwire_store::{MessageContent, ToolCall};
+use toolwire_core::{Message, ToolCall};
 
 /// Bytes that depend on `seed` and differ from any other seed's.
 pub fn media_bytes(seed: u64, len: usize) -> Vec<u8> {
@@ -185,17 +185,17 @@ pub fn arb_result() -> impl Strategy<Value = ToolResult> {
         })
 }
 
-pub fn arb_message() -> impl Strategy<Value = MessageContent> {
+pub fn arb_message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        4 => arb_result().prop_map(MessageContent::ToolResult),
-        1 => ".{0,40}".prop_map(|text| MessageContent::User { text }),
+        4 => arb_result().prop_map(Message::ToolResult),
+        1 => ".{0,40}".prop_map(|text| Message::User { text }),
         1 => (".{0,40}", prop::collection::vec(("[a-z0-9_]{1,10}", "[a-z_]{1,8}", arb_json()), 0..3)).prop_map(
-            |(text, calls)| MessageContent::Assistant {
+            |(text, calls)| Message::Assistant {
                 text,
                 tool_calls: calls.into_iter().map(|(id, name, input)| ToolCall { id, name, input, signature: None }).collect(),
             }
         ),
         1 => (prop::option::of("[a-z0-9_]{1,10}"), arb_widget())
-            .prop_map(|(call_id, widget)| MessageContent::Widget { call_id, widget }),
+            .prop_map(|(call_id, widget)| Message::Widget { call_id, widget }),
     ]
 }
