@@ -1,7 +1,7 @@
 //! Stored history → the model's conversation, and the tool set → the model's tool specs.
 
-use toolwire_model::{Conversation, Message as ModelMessage, ToolCall as ModelCall, ToolSpec};
 use toolwire_core::Message;
+use toolwire_model::{Conversation, Message as ModelMessage, ToolCall as ModelCall, ToolSpec};
 use toolwire_runtime::Registry;
 use toolwire_store::StoredMessage;
 

@@ -26,9 +26,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{
-    CallRef, ErrorCode, Event, Message, Status, ToolCall, ToolResult,
-};
+use toolwire_core::{CallRef, ErrorCode, Event, Message, Status, ToolCall, ToolResult};
 use toolwire_model::Provider;
 use toolwire_model::client::{ClientConfig, ClientError, ProviderClient};
 use toolwire_runtime::{

@@ -24,18 +24,20 @@ pub mod task;
 
 use std::sync::Arc;
 
+use toolwire_core::EventKind;
 use toolwire_model::client::{ClientError, ProviderClient};
 use toolwire_model::{EncodeError, Provider, TruncationBudget};
-use toolwire_core::EventKind;
 use toolwire_runtime::Executor;
 use toolwire_store::{NewSession, Session, StoreError, Stores};
 
 pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
 pub use blobs::StoreBlobs;
 pub use history::{conversation, tool_specs};
-pub use host::{Host, HostAgent, open_stores, HostBuilder, HostError, ProviderSettings, Running, TurnEvents};
-pub use read_result::{ReadResultArgs, read_result};
+pub use host::{
+    Host, HostAgent, HostBuilder, HostError, ProviderSettings, Running, TurnEvents, open_stores,
+};
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
+pub use read_result::{ReadResultArgs, read_result};
 pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
 /// The cancel a turn takes, re-exported so hosts need not depend on tokio-util.
 pub use tokio_util::sync::CancellationToken;

@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{CallRef, ErrorCode, EventKind, Message, Resolution, Status, ToolCall, ToolResult};
+use toolwire_core::{
+    CallRef, ErrorCode, EventKind, Message, Resolution, Status, ToolCall, ToolResult,
+};
 use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
 use toolwire_runtime::Scope;
 

@@ -14,8 +14,8 @@ use toolwire_store::NewSession;
 use tokio_util::sync::CancellationToken;
 
 use super::{Agent, ChildRun, SUBAGENT_INSTRUCTIONS, StopReason};
-use toolwire_tool::{Output, Tool, ToolContext, ToolError, ToolSchema};
 use toolwire_core::{ErrorCode, EventKind};
+use toolwire_tool::{Output, Tool, ToolContext, ToolError, ToolSchema};
 
 /// The tool's name; subagents get the registry without it, so they cannot nest.
 pub const TASK_TOOL: &str = "task";

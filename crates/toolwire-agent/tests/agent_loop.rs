@@ -8,9 +8,9 @@ mod agent_support;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use toolwire_agent::{AgentError, StopReason};
 use toolwire_model::Provider;
 use toolwire_runtime::Resolution;
-use toolwire_agent::{AgentError, StopReason};
 
 use agent_support::*;
 

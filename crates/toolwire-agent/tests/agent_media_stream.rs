@@ -13,9 +13,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use toolwire_agent::{ApprovalRequest, Approver, StopReason};
 use toolwire_core::{Source, Value};
 use toolwire_model::Provider;
-use toolwire_agent::{ApprovalRequest, Approver, StopReason};
 use toolwire_runtime::{Resolution, ToolContext, ToolError, tool_fn};
 
 use agent_support::*;

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use agent_support::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use toolwire_core::Message;
 use toolwire_core::{Source, Status, Value};
 use toolwire_model::Provider;
 use toolwire_runtime::{Tool, ToolContext, ToolError, tool_fn};
-use toolwire_core::Message;
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct NoArgs {}

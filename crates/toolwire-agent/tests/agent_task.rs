@@ -8,8 +8,8 @@ mod agent_support;
 
 use serde_json::{Value as Json, json};
 use tokio_util::sync::CancellationToken;
-use toolwire_model::Provider;
 use toolwire_agent::{MAX_TASK_RESULT_CHARS, StopReason, TASK_TOOL_GUIDANCE};
+use toolwire_model::Provider;
 
 use agent_support::*;
 

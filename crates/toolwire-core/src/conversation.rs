@@ -47,8 +47,12 @@ impl ToolCall {
 )]
 pub enum Message {
     /// Instructions; providers that take one system prompt get them joined in order.
-    System { text: String },
-    User { text: String },
+    System {
+        text: String,
+    },
+    User {
+        text: String,
+    },
     /// What the model said: text, then the calls it made, in the order it made them.
     Assistant {
         #[serde(default)]

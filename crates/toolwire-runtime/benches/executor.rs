@@ -10,11 +10,11 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
 use toolwire_core::Value;
-use toolwire_store::StoreError;
 use toolwire_runtime::{
-    Event, EventBus, EventKind, EventLog, Executor, ExecutorConfig, MemorySuspensions, Output, Registry,
-    Scope, Tool, ToolCall, ToolContext, ToolError, ToolSchema,
+    Event, EventBus, EventKind, EventLog, Executor, ExecutorConfig, MemorySuspensions, Output,
+    Registry, Scope, Tool, ToolCall, ToolContext, ToolError, ToolSchema,
 };
+use toolwire_store::StoreError;
 
 struct Noop(ToolSchema);
 

@@ -103,7 +103,12 @@ impl Subscription {
                 }
                 // A gap (or a lag): refill from the log, which has everything.
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                    match self.bus.log.events_since(&self.session_id, self.next - 1).await {
+                    match self
+                        .bus
+                        .log
+                        .events_since(&self.session_id, self.next - 1)
+                        .await
+                    {
                         Ok(events) => self.backlog = events.into(),
                         Err(e) => return Some(Err(e)),
                     }

@@ -11,10 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use toolwire_core::{Audience, Status, Value};
 use toolwire_runtime::{
-    ErrorCode,
-    ApprovalPolicy, EventBus, EventKind, ExecutionMode, Executor, ExecutorConfig,
-    MemorySuspensions, Registry, Resolution, Scope, ToolCall, ToolContext, ToolError,
-    tool_fn,
+    ApprovalPolicy, ErrorCode, EventBus, EventKind, ExecutionMode, Executor, ExecutorConfig,
+    MemorySuspensions, Registry, Resolution, Scope, ToolCall, ToolContext, ToolError, tool_fn,
 };
 
 #[derive(Deserialize, JsonSchema)]

@@ -11,9 +11,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use criterion::{Criterion, Throughput};
 use sqlx::Connection;
+use toolwire_core::Message;
 use toolwire_core::{CallRef, Source, ToolResult, Value};
 use toolwire_store::{BlobKey, NewSession, StoreConfig, Stores};
-use toolwire_core::{Message};
 
 /// Total time and iterations of each measured function (warm-up included), for the
 /// ratio table: a mean over everything criterion ran.

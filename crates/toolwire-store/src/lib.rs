@@ -31,8 +31,8 @@ pub use history::{
     EventLog, HistoryStore, NewSession, Page, Session, SqliteHistory, StoredMessage, StoredResult,
     SuspensionStore,
 };
-pub use memory::{MemoryEventLog, MemorySuspensions};
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
+pub use memory::{MemoryEventLog, MemorySuspensions};
 pub use persist::{PersistConfig, RAW_ENV, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
 pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};

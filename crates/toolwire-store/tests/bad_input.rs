@@ -5,9 +5,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use toolwire_core::Message;
 use toolwire_core::{CallRef, Source, ToolResult, Value};
-use toolwire_store::{BlobKey, BlobLimits, NewSession, Page, SqliteHistory, StoreConfig, StoreError, Stores};
-use toolwire_core::{Message};
+use toolwire_store::{
+    BlobKey, BlobLimits, NewSession, Page, SqliteHistory, StoreConfig, StoreError, Stores,
+};
 
 /// Every file under `dir` with its bytes: "unchanged" means this is equal before and after.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {

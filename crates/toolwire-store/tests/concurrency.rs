@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 
+use toolwire_core::Message;
 use toolwire_core::{CallRef, ToolResult, Value};
 use toolwire_store::{NewSession, StoreConfig, Stores};
-use toolwire_core::{Message};
 
 const TASKS: usize = 8;
 const PER_TASK: usize = 10_000;

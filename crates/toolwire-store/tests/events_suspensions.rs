@@ -69,7 +69,11 @@ fn pending(id: &str) -> PendingCall {
             prompt: format!("Allow {id}?"),
             input_schema: None,
         },
-        call: ToolCall::new(format!("call_{id}"), "delete_branch", json!({"branch": "old"})),
+        call: ToolCall::new(
+            format!("call_{id}"),
+            "delete_branch",
+            json!({"branch": "old"}),
+        ),
         session_id: "s1".to_owned(),
         trace_id: "t1".to_owned(),
         user_id: None,
@@ -90,10 +94,7 @@ async fn a_suspension_is_claimed_once_listed_until_finished_and_survives_a_reope
     let h = SqliteHistory::open(&db).await.unwrap();
     let listed = h.suspensions("s1").await.unwrap();
     assert_eq!(listed, [pending("susp_a"), pending("susp_b")]);
-    let (a, b) = tokio::join!(
-        h.claim_suspension("susp_a"),
-        h.claim_suspension("susp_a")
-    );
+    let (a, b) = tokio::join!(h.claim_suspension("susp_a"), h.claim_suspension("susp_a"));
     let got: Vec<_> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
     assert_eq!(got.len(), 1, "claimed twice: {got:?}");
     assert_eq!(got[0].call.id, "call_susp_a");

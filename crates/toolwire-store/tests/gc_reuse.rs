@@ -5,9 +5,9 @@
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
+use toolwire_core::Message;
 use toolwire_core::{CallRef, Source, ToolResult, Value};
 use toolwire_store::{GcOptions, NewSession, StoreConfig, Stores};
-use toolwire_core::{Message};
 
 #[tokio::test]
 async fn gc_between_persist_and_append_spares_a_reused_blob() {

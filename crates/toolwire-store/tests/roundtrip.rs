@@ -7,9 +7,9 @@ mod common;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use proptest::prelude::*;
+use toolwire_core::Message;
 use toolwire_core::{ResourceKind, ToolResult};
 use toolwire_store::{NewSession, StoreConfig, Stores};
-use toolwire_core::{Message};
 
 /// Every inline source in the result before persisting, by output index.
 fn inline_media(result: &ToolResult) -> Vec<(usize, Vec<u8>)> {

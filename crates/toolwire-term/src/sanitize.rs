@@ -35,15 +35,22 @@ fn stand_in(c: char) -> Option<char> {
 }
 
 /// Whether `s` might hold something to replace, by a byte scan that is cheap on clean text.
-fn may_need_cleaning(s: &str) -> bool {
-    s.bytes()
-        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2 || b == 0xd8 || b == 0xef)
+/// With `lines_ok`, newlines and tabs count as clean.
+fn may_need_cleaning(s: &str, lines_ok: bool) -> bool {
+    s.bytes().any(|b| {
+        (b < 0x20 && !(lines_ok && (b == b'\n' || b == b'\t')))
+            || b == 0x7f
+            || b == 0xc2
+            || b == 0xe2
+            || b == 0xd8
+            || b == 0xef
+    })
 }
 
 /// For text shown on one line (headers, cells, tree values): newlines become `↵`, tabs a
 /// space, other controls their stand-in.
 pub(crate) fn inline(s: &str) -> Cow<'_, str> {
-    if !may_need_cleaning(s) {
+    if !may_need_cleaning(s, false) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -62,7 +69,7 @@ pub(crate) fn inline(s: &str) -> Cow<'_, str> {
 /// column `start_col`; a trailing `\r` (CRLF) is dropped, any other becomes `␍`.
 pub(crate) fn line(s: &str, start_col: usize) -> Cow<'_, str> {
     let s = s.strip_suffix('\r').unwrap_or(s);
-    if !may_need_cleaning(s) {
+    if !may_need_cleaning(s, false) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -116,7 +123,7 @@ pub(crate) fn keep_sgr(s: &str, mode: ColorMode) -> String {
 /// error that quotes input): newlines and tabs are kept, a CR before a newline dropped,
 /// every other control and invisible character replaced by its visible stand-in.
 pub fn text(s: &str) -> Cow<'_, str> {
-    if !may_need_cleaning(s) {
+    if !may_need_cleaning(s, true) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -136,7 +143,7 @@ pub fn text(s: &str) -> Cow<'_, str> {
 /// so writing them as `\uXXXX` escapes keeps the document valid and its data exact
 /// (unlike a stand-in) while nothing raw reaches the terminal.
 pub fn json(s: &str) -> Cow<'_, str> {
-    if !may_need_cleaning(s) {
+    if !may_need_cleaning(s, true) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);

@@ -16,6 +16,6 @@ pub use reconfigure::reconfigure;
 pub use schema::{
     ApprovalPolicy, ExecutionMode, ToolAnnotations, ToolExample, ToolSchema, is_valid_tool_name,
 };
-pub use tool::{FnTool, Output, Tool, ToolError, tool_fn};
 /// The cancel a tool watches, re-exported so tool crates need not name tokio-util.
 pub use tokio_util::sync::CancellationToken;
+pub use tool::{FnTool, Output, Tool, ToolError, tool_fn};

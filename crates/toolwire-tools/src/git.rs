@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use toolwire_core::{Value, View};
 
 use crate::workspace::Workspace;
-use toolwire_tool::ToolContext;
 use toolwire_tool::ToolAnnotations;
+use toolwire_tool::ToolContext;
 use toolwire_tool::{Tool, ToolError, tool_fn};
 
 /// The kind of `git_status`'s value. Renderers that do not know it show a tree.

@@ -10,8 +10,8 @@ use toolwire_core::{Source, Value};
 
 use crate::read_regular_file;
 use crate::workspace::Workspace;
-use toolwire_tool::ToolContext;
 use toolwire_tool::ToolAnnotations;
+use toolwire_tool::ToolContext;
 use toolwire_tool::{Tool, ToolError, tool_fn};
 
 /// Providers reject larger inline images (Anthropic caps at 5 MB after base64); a bigger

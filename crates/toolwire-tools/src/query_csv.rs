@@ -12,8 +12,8 @@ use toolwire_core::{Align, Column, ColumnType, Value};
 
 use crate::workspace::Workspace;
 use crate::{io_error, not_a_file};
-use toolwire_tool::ToolContext;
 use toolwire_tool::ToolAnnotations;
+use toolwire_tool::ToolContext;
 use toolwire_tool::{Tool, ToolError, tool_fn};
 
 pub const DEFAULT_LIMIT: u64 = 100;

@@ -4,8 +4,8 @@
 
 mod support;
 
-use support::Fixture;
 use serde_json::json;
+use support::Fixture;
 use toolwire_core::WellKnown;
 
 const CITIES: &str = "city,country,population,area\n\

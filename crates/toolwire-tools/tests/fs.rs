@@ -7,8 +7,8 @@ mod support;
 use std::os::unix::fs::symlink;
 use std::time::Duration;
 
-use support::{Fixture, PNG_1X1};
 use serde_json::{Value as Json, json};
+use support::{Fixture, PNG_1X1};
 use toolwire_core::{Status, SuspensionReason, WellKnown};
 use toolwire_runtime::{ApprovalPolicy, Resolution};
 

@@ -5,8 +5,8 @@ mod support;
 
 use std::path::Path;
 
-use support::{Fixture, require_program};
 use serde_json::json;
+use support::{Fixture, require_program};
 use toolwire_core::View;
 use toolwire_tools::GIT_STATUS_KIND;
 

@@ -4,8 +4,8 @@
 mod support;
 
 use base64::Engine as _;
-use support::{Fixture, PNG_1X1, assert_valid};
 use serde_json::json;
+use support::{Fixture, PNG_1X1, assert_valid};
 use toolwire_core::{Status, SuspensionReason, WellKnown};
 use toolwire_runtime::{ExecutionMode, Resolution};
 

@@ -7,12 +7,12 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use support::{Fixture, assert_valid, require_program};
 use serde_json::{Value as Json, json};
+use support::{Fixture, assert_valid, require_program};
 use toolwire_core::{Status, ToolResult, WellKnown};
 use toolwire_runtime::reconfigure;
-use toolwire_tools::{SHELL_OUTPUT, TOOLWIRE_OUTPUT_META, Workspace, run};
 use toolwire_runtime::{ApprovalPolicy, Executor, Registry, Scope, Tool, ToolCall, ToolContext};
+use toolwire_tools::{SHELL_OUTPUT, TOOLWIRE_OUTPUT_META, Workspace, run};
 
 fn text(r: &ToolResult) -> &str {
     assert_eq!(r.output.len(), 1, "{r:#?}");

@@ -7,8 +7,8 @@ mod support;
 
 use std::os::unix::fs::symlink;
 
-use support::Fixture;
 use serde_json::json;
+use support::Fixture;
 use toolwire_tools::{Workspace, WorkspaceError};
 
 #[test]

@@ -12,17 +12,16 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use tempfile::TempDir;
+use toolwire_agent::{Agent, AgentConfig, ApprovalRequest, Approver, TaskTool};
+use toolwire_core::Message;
 use toolwire_core::Value;
 use toolwire_model::Provider;
 use toolwire_model::client::{ClientConfig, ProviderClient, RetryPolicy};
-use toolwire_agent::{Agent, AgentConfig, ApprovalRequest, Approver, TaskTool};
-use toolwire_tools::{Workspace, read_file, write_file};
 use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, Registry, Resolution,
-    Tool, ToolContext, ToolError, tool_fn,
+    EventBus, Executor, ExecutorConfig, Registry, Resolution, Tool, ToolContext, ToolError, tool_fn,
 };
-use toolwire_core::Message;
 use toolwire_store::{NewSession, StoreConfig, Stores};
+use toolwire_tools::{Workspace, read_file, write_file};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// One scripted model reply: text, then calls `(id, name, input)`.

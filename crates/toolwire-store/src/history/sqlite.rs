@@ -25,8 +25,7 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::model::{ROLE_TOOL_RESULT, body_json, corrupt_row, from_row, role, validate_ids};
 use super::{
-    EventLog, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult,
-    SuspensionStore,
+    EventLog, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
@@ -464,13 +463,12 @@ impl EventLog for SqliteHistory {
         .await?;
         rows.into_iter()
             .map(|(seq, body)| {
-                let mut event: Event = serde_json::from_str(&body).map_err(|e| {
-                    StoreError::CorruptEvent {
+                let mut event: Event =
+                    serde_json::from_str(&body).map_err(|e| StoreError::CorruptEvent {
                         session_id: session_id.to_owned(),
                         seq,
                         message: e.to_string(),
-                    }
-                })?;
+                    })?;
                 // The row's number is the truth; the body's is the placeholder it was
                 // written with.
                 event.seq = u64::try_from(seq).unwrap_or_default();

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 use tempfile::TempDir;
 use toolwire_core::{Status, SuspensionReason, ToolResult, Value};
-use toolwire_tools::{Workspace, builtin_tools};
 use toolwire_runtime::{Executor, Registry, Resolution, Scope, ToolCall};
+use toolwire_tools::{Workspace, builtin_tools};
 
 pub struct Fixture {
     /// The workspace root.

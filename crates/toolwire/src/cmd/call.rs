@@ -54,9 +54,7 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
     });
     let opts = TermOptions::detect();
     let live = LiveRenderer::with_results_to(opts.clone(), out::Stdout);
-    let mut running = host
-        .call(&session.id, &args.tool, input, approver)
-        .await?;
+    let mut running = host.call(&session.id, &args.tool, input, approver).await?;
     while let Some(event) = running.next().await {
         match event.kind {
             EventKind::ToolCallStarted {

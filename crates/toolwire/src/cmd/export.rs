@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use toolwire_model::{EncodeOptions, Provider, encode_request};
 use toolwire_agent::{StoreBlobs, conversation};
+use toolwire_model::{EncodeOptions, Provider, encode_request};
 
 use crate::{Outcome, data, out};
 
