@@ -294,7 +294,7 @@ impl Host {
         input: Json,
         approver: Arc<dyn Approver>,
     ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
-        let call = ToolCall::new(toolwire_runtime::ids::new_id("call"), tool, input);
+        let call = ToolCall::new(toolwire_core::ids::new_id("call"), tool, input);
         self.stores
             .append(
                 session_id,

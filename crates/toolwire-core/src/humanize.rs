@@ -13,6 +13,29 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `512 B`, `5.3 KB`, `52 MB`: decimal units, as the labels say. The terminal and the
+/// model's text both use this one function, so a size reads the same in both.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["KB", "MB", "GB", "TB", "PB"];
+    if n < 1000 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64;
+    let mut unit = "B";
+    for u in UNITS {
+        if value < 1000.0 {
+            break;
+        }
+        value /= 1000.0;
+        unit = u;
+    }
+    if value < 10.0 {
+        format!("{value:.1} {unit}")
+    } else {
+        format!("{value:.0} {unit}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -23,5 +46,14 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(12_345_678), "12,345,678");
+    }
+
+    #[test]
+    fn sizes_in_decimal_units() {
+        assert_eq!(bytes(999), "999 B");
+        assert_eq!(bytes(5300), "5.3 KB");
+        assert_eq!(bytes(34_000), "34 KB");
+        assert_eq!(bytes(52_428_800), "52 MB");
+        assert_eq!(bytes(u64::MAX), "18447 PB");
     }
 }

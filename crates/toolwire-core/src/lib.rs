@@ -20,6 +20,7 @@ pub mod display;
 pub mod error_code;
 pub mod event;
 pub mod humanize;
+pub mod ids;
 pub mod kind;
 pub mod pending;
 pub mod result;

@@ -417,7 +417,7 @@ impl Started {
 }
 
 fn new_suspension_id() -> String {
-    crate::ids::new_id("susp")
+    toolwire_core::ids::new_id("susp")
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

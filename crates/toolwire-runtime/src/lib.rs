@@ -6,7 +6,6 @@
 
 pub mod events;
 pub mod executor;
-pub mod ids;
 pub mod registry;
 
 pub use events::{EventBus, Subscription};

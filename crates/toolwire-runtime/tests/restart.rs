@@ -111,3 +111,34 @@ async fn a_suspension_survives_a_restart_and_resumes_in_another_process() {
     );
     assert!(seen[3].1, "the 4th event is the resolution: {seen:?}");
 }
+
+/// Resolving claims the pending call rather than deleting it: until the host has stored
+/// the result and called `settled`, the call stays listed (as resolving), so a crash in
+/// between leaves it findable, and nobody can resolve it a second time.
+#[tokio::test]
+async fn a_resolved_call_stays_listed_until_its_result_is_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let ex = executor(&dir.path().join("history.db")).await;
+    let r = ex
+        .execute(
+            &Scope::new("s1"),
+            ToolCall::new("call_1", "delete_branch", json!({"branch": "old"})),
+        )
+        .await;
+    let id = r.suspension.unwrap().id;
+    let listed = ex.pending("s1").await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(!listed[0].resolving);
+
+    let done = ex.resolve(&id, Resolution::Approve).await.unwrap();
+    assert_eq!(done.status, Status::Success);
+    let listed = ex.pending("s1").await.unwrap();
+    assert_eq!(listed.len(), 1, "the claim must not delete the call");
+    assert!(listed[0].resolving);
+    assert!(ex.resolve(&id, Resolution::Approve).await.is_err());
+
+    ex.settled(&id).await.unwrap();
+    assert!(ex.pending("s1").await.unwrap().is_empty());
+    // Settling again (or one another process settled) is not an error.
+    ex.settled(&id).await.unwrap();
+}

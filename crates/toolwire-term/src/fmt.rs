@@ -1,25 +1,8 @@
 //! Human-readable numbers: byte sizes, counts, durations, dates.
 
-/// `5.3 KB`, decimal units as the label says.
+/// `5.3 KB`: the one byte-size format, shared with the model's text.
 pub(crate) fn size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["KB", "MB", "GB", "TB", "PB"];
-    if bytes < 1000 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64;
-    let mut unit = "B";
-    for u in UNITS {
-        if value < 1000.0 {
-            break;
-        }
-        value /= 1000.0;
-        unit = u;
-    }
-    if value < 10.0 {
-        format!("{value:.1} {unit}")
-    } else {
-        format!("{value:.0} {unit}")
-    }
+    toolwire_core::humanize::bytes(bytes)
 }
 
 /// `1,234,567`.

@@ -160,16 +160,7 @@ fn key_of(path: &Path) -> Option<BlobKey> {
 
 /// A name no other writer, in this process or another, will pick.
 fn temp_path() -> Path {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    Path::from_iter([
-        TEMP_DIR.to_owned(),
-        format!("{}-{nanos}-{n}", std::process::id()),
-    ])
+    Path::from_iter([TEMP_DIR.to_owned(), toolwire_core::ids::new_id("tmp")])
 }
 
 fn not_found(e: &object_store::Error) -> bool {

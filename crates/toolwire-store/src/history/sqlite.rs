@@ -9,7 +9,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -236,18 +235,7 @@ impl SqliteHistory {
 }
 
 fn generated_session_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let mut seed = blake3::Hasher::new();
-    seed.update(&nanos.to_le_bytes());
-    seed.update(&std::process::id().to_le_bytes());
-    seed.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let hex = seed.finalize().to_hex();
-    // Time first, so ids sort roughly by creation.
-    format!("s{:011x}{}", nanos / 1_000_000, &hex[..10])
+    toolwire_core::ids::new_id("s")
 }
 
 type SessionRow = (String, Option<String>, Option<String>, i64, i64, i64);

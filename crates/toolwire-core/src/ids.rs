@@ -1,4 +1,4 @@
-//! Ids toolwire generates (calls, suspensions): one scheme, a prefix and a UUID v7, so
+//! Ids toolwire generates (sessions, calls, suspensions, temporary names): one scheme, a prefix and a UUID v7, so
 //! they are unique across processes and sort by creation time.
 
 /// `prefix_` and a UUID v7 in simple (hex) form, e.g. `susp_0190f0c1…`.
