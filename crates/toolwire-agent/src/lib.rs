@@ -24,7 +24,6 @@ pub mod task;
 
 use std::sync::Arc;
 
-use toolwire_core::EventKind;
 use toolwire_model::client::{ClientError, ProviderClient};
 use toolwire_model::{EncodeError, Provider, TruncationBudget};
 use toolwire_runtime::Executor;
@@ -41,6 +40,8 @@ pub use read_result::{ReadResultArgs, read_result};
 pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
 /// The cancel a turn takes, re-exported so hosts need not depend on tokio-util.
 pub use tokio_util::sync::CancellationToken;
+/// The conversation and event vocabulary, re-exported so an embedder needs one crate.
+pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
 
 /// The default limit on model requests per user message.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 100;
