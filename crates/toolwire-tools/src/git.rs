@@ -86,15 +86,83 @@ pub fn status_value(status: &GitStatus) -> Value {
         .collapsed(status.is_clean())
 }
 
-async fn status_of(root: &Path) -> Result<GitStatus, ToolError> {
-    let output = tokio::process::Command::new("git")
-        .args(["status", "--porcelain=v2", "--branch", "-z"])
-        .current_dir(root)
+/// Settings that would make `git status` run a program, switched off. The repository is
+/// untrusted (the model may have written its `.git/config`, or the person unpacked it), and
+/// git obeys its config: an fsmonitor hook, hooks, a pager or an external diff would each
+/// run any command without the person's approval.
+const NEUTRALIZE: [&str; 6] = [
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "diff.external=",
+    "core.sshCommand=",
+    "credential.helper=",
+];
+
+/// A git command with a bare environment: no system or global config, no variables of
+/// ours that redirect it (`GIT_DIR`, `GIT_CONFIG_*`), no prompt, no pager, no locks.
+fn git(root: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("git");
+    cmd.current_dir(root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("LC_ALL", "C")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_ATTR_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
         // A status must not take locks a concurrent git command of the person's needs.
         .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("LC_ALL", "C")
         .stdin(Stdio::null())
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    for setting in NEUTRALIZE {
+        cmd.args(["-c", setting]);
+    }
+    cmd
+}
+
+/// `-c` overrides that empty every filter driver the repository's config defines (with its
+/// includes): a `clean` or `process` filter runs whenever status hashes a file. Reading
+/// config runs nothing.
+async fn filter_overrides(root: &Path) -> Vec<String> {
+    let Ok(out) = git(root)
+        .args(["config", "--list", "--includes", "--name-only", "-z"])
+        .output()
+        .await
+    else {
+        return Vec::new();
+    };
+    let mut drivers: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split('\0')
+        .filter_map(|key| key.strip_prefix("filter."))
+        .filter_map(|rest| rest.rsplit_once('.').map(|(name, _)| name.to_owned()))
+        .collect();
+    drivers.sort_unstable();
+    drivers.dedup();
+    drivers
+        .iter()
+        .flat_map(|name| {
+            ["clean=", "smudge=", "process=", "required=false"]
+                .map(|key| format!("filter.{name}.{key}"))
+        })
+        .collect()
+}
+
+async fn status_of(root: &Path) -> Result<GitStatus, ToolError> {
+    let mut cmd = git(root);
+    for setting in filter_overrides(root).await {
+        cmd.args(["-c", &setting]);
+    }
+    let output = cmd
+        .args([
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            // A submodule's own config is not neutralized above: leave submodules alone.
+            "--ignore-submodules=all",
+        ])
         .output()
         .await
         .map_err(|e| {

@@ -96,3 +96,51 @@ async fn outside_a_repo_is_a_clear_error() {
     let (code, _) = f.err("git_status", json!({"extra": 1})).await;
     assert_eq!(code, "invalid_input");
 }
+
+/// A repository's config cannot make `git_status` run a program: each way git would run
+/// one during a status (fsmonitor hook, clean and process filters, hooks, one reached
+/// through `include.path`) is switched off, and the status still comes back.
+#[tokio::test]
+async fn a_hostile_repository_config_runs_nothing() {
+    if !require_program("git") {
+        return;
+    }
+    let f = Fixture::new();
+    repo(&f);
+    f.write("a.txt", "hi\n");
+    f.write(".gitattributes", "* filter=evil\n");
+    git(f.root(), &["add", "."]);
+    git(f.root(), &["commit", "-q", "-m", "init"]);
+    let marker = |name: &str| f.root().join(format!("PWNED_{name}"));
+    let touch = |name: &str| format!("touch '{}'; cat", marker(name).display());
+    git(f.root(), &["config", "core.fsmonitor", &touch("fsmonitor")]);
+    git(f.root(), &["config", "filter.evil.clean", &touch("clean")]);
+    git(f.root(), &["config", "filter.evil.process", &touch("process")]);
+    f.write(".git/hooks-evil/post-index-change", format!("#!/bin/sh\n{}\n", touch("hook")));
+    std::fs::set_permissions(
+        f.path(".git/hooks-evil/post-index-change"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    git(f.root(), &["config", "core.hooksPath", ".git/hooks-evil"]);
+    f.write(
+        ".git/extra.config",
+        format!("[filter \"evil2\"]\n\tclean = {}\n", touch("included")),
+    );
+    git(f.root(), &["config", "include.path", "extra.config"]);
+    f.write(".gitattributes", "* filter=evil\n*.md filter=evil2\n");
+    f.write("b.md", "x\n");
+    // Same size, new mtime: status must hash the file, which is when filters run.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    f.write("a.txt", "ho\n");
+    let v = f.ok("git_status", json!({})).await;
+    assert_eq!(v.kind.as_str(), GIT_STATUS_KIND);
+    for name in ["fsmonitor", "clean", "process", "hook", "included"] {
+        assert!(!marker(name).exists(), "git ran the {name} command");
+    }
+    assert!(
+        v.data["modified"].to_string().contains("a.txt"),
+        "{}",
+        v.data
+    );
+}
