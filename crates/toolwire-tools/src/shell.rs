@@ -74,8 +74,10 @@ pub fn run(workspace: Arc<Workspace>) -> impl Tool {
     })
 }
 
-/// Kills the command's whole process group, unless disarmed: dropping the future (the
-/// executor gave up on the call) must not leave the command running.
+/// Kills the command's whole process group when the call ends, however it ends: dropping
+/// the future (the executor gave up on the call) must not leave the command running, and
+/// neither may anything it started in the background (`server &`), which would outlive
+/// the call the person approved.
 struct GroupKill {
     pgid: Option<Pid>,
 }
@@ -86,10 +88,6 @@ impl GroupKill {
             // ESRCH (already gone) is the goal reached.
             let _ = killpg(pgid, Signal::SIGKILL);
         }
-    }
-
-    fn disarm(&mut self) {
-        self.pgid = None;
     }
 }
 
@@ -162,11 +160,8 @@ async fn run_command(root: &Path, args: RunArgs, ctx: ToolContext) -> Result<Out
             },
         }
     };
-    if matches!(ended, Ended::Exited(_)) {
-        // Background processes it started may outlive it; they are theirs to keep.
-        group.disarm();
-    }
-    // Whatever the command wrote before it ended is still in the pipe.
+    // Whatever the command wrote before it ended is still in the pipe. (A background child
+    // still holding the pipe is cut off after the grace period and killed below.)
     let _ = tokio::time::timeout(DRAIN_GRACE, async {
         while !eof {
             match reader.read(&mut chunk).await {
@@ -181,6 +176,9 @@ async fn run_command(root: &Path, args: RunArgs, ctx: ToolContext) -> Result<Out
         let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
     }
 
+    // The call is over: nothing it started keeps running. A child that left the group
+    // with `setsid` escapes this; only a cgroup would hold it.
+    group.kill();
     let text = out.into_text();
     let call = CallRef::new(&ctx.call_id, "run");
     let (summary, failure) = match ended {

@@ -184,6 +184,25 @@ async fn a_background_process_does_not_hold_the_call_open() {
     assert_eq!(text(&r), "done\n");
 }
 
+/// Something a command starts in the background ends with the call: it must not keep
+/// running (a server, a miner) after the call the person approved is over.
+#[tokio::test]
+async fn a_background_process_ends_with_the_call() {
+    if !require_program("sh") {
+        return;
+    }
+    let f = Fixture::new();
+    let r = f
+        .call(
+            "run",
+            json!({"command": "sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo started"}),
+        )
+        .await;
+    assert_eq!(r.status, Status::Success);
+    assert_eq!(text(&r), "started\n");
+    assert_dead(&f.path("bg.pid")).await;
+}
+
 #[tokio::test]
 async fn huge_and_non_utf8_output_is_bounded_and_lossless_in_shape() {
     if !require_program("sh") {
