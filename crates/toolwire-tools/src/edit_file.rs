@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolwire_core::Value;
 
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, replace_file};
 use crate::write_file::change_summary;
 use crate::{io_error, read_regular_file};
 use toolwire_tool::ToolContext;
@@ -97,7 +97,7 @@ async fn edit(workspace: &Workspace, args: EditFileArgs) -> Result<Value, ToolEr
         _ => {}
     }
     let modified = original.replace(args.old_string.as_str(), &args.new_string);
-    tokio::fs::write(&resolved.path, modified.as_bytes())
+    replace_file(&resolved.path, modified.as_bytes())
         .await
         .map_err(|e| io_error(&display, &e))?;
     let noun = if matches == 1 {

@@ -223,6 +223,33 @@ impl Workspace {
     }
 }
 
+/// Writes `bytes` as the new content of `path` by writing a temporary file beside it and
+/// renaming it over `path`. The rename replaces the directory entry, so a hard link that
+/// points at a file outside the workspace is cut loose rather than written through, and a
+/// crash mid-write leaves the old content whole, never half a file. An existing file's
+/// permissions are kept.
+pub async fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.{}.tmp", toolwire_core::ids::new_id("tw")));
+    let permissions = tokio::fs::metadata(path).await.ok().map(|m| m.permissions());
+    let written = async {
+        tokio::fs::write(&temp, bytes).await?;
+        if let Some(p) = permissions {
+            tokio::fs::set_permissions(&temp, p).await?;
+        }
+        tokio::fs::rename(&temp, path).await
+    }
+    .await;
+    if written.is_err() {
+        let _ = tokio::fs::remove_file(&temp).await;
+    }
+    written
+}
+
 /// Folds `.` and `..` without touching the disk; `None` when `..` climbs above `/`.
 fn normalize_lexically(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();

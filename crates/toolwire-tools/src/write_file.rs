@@ -8,7 +8,7 @@ use serde::Deserialize;
 use similar::{ChangeTag, TextDiff};
 use toolwire_core::Value;
 
-use crate::workspace::{Resolved, Workspace};
+use crate::workspace::{Resolved, Workspace, replace_file};
 use crate::{io_error, not_a_file};
 use toolwire_tool::ToolContext;
 use toolwire_tool::{ApprovalPolicy, ToolAnnotations};
@@ -58,7 +58,7 @@ async fn write(workspace: &Workspace, args: WriteFileArgs) -> Result<Value, Tool
             .await
             .map_err(|e| io_error(&resolved.display, &e))?;
     }
-    tokio::fs::write(&resolved.path, args.content.as_bytes())
+    replace_file(&resolved.path, args.content.as_bytes())
         .await
         .map_err(|e| io_error(&resolved.display, &e))?;
     let summary = match &original {

@@ -130,6 +130,53 @@ async fn a_symlink_to_a_file_outside_is_refused() {
     assert_eq!(std::fs::read_to_string(&secret).unwrap(), "top secret");
 }
 
+/// A hard link inside the workspace to a file outside is not written through: writes
+/// replace the directory entry (temp file, then rename), so the outside file keeps its
+/// content. The permissions of the file written are kept.
+#[tokio::test]
+async fn writes_do_not_go_through_a_hard_link_to_a_file_outside() {
+    use std::os::unix::fs::PermissionsExt;
+    let outer = tempfile::tempdir().unwrap();
+    let secret = outer.path().join("secret.sh");
+    std::fs::write(&secret, "echo original\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o750)).unwrap();
+    let f = Fixture::new();
+    if std::fs::hard_link(&secret, f.path("linked.sh")).is_err() {
+        panic!("the temp dirs must share a filesystem for this test");
+    }
+    f.ok(
+        "write_file",
+        json!({"path": "linked.sh", "content": "echo replaced\n"}),
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "echo original\n");
+    assert_eq!(
+        std::fs::read_to_string(f.path("linked.sh")).unwrap(),
+        "echo replaced\n"
+    );
+    let mode = std::fs::metadata(f.path("linked.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o750);
+
+    std::fs::remove_file(f.path("linked.sh")).unwrap();
+    std::fs::hard_link(&secret, f.path("linked.sh")).unwrap();
+    f.ok(
+        "edit_file",
+        json!({"path": "linked.sh", "old_string": "original", "new_string": "edited"}),
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "echo original\n");
+    assert_eq!(
+        std::fs::read_to_string(f.path("linked.sh")).unwrap(),
+        "echo edited\n"
+    );
+    // No temporary file is left behind.
+    let names: Vec<_> = std::fs::read_dir(f.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["linked.sh"]);
+}
+
 #[tokio::test]
 async fn writing_a_new_file_through_a_symlinked_directory_is_refused() {
     let outer = tempfile::tempdir().unwrap();
