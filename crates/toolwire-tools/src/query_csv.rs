@@ -18,6 +18,44 @@ use toolwire_tool::{Tool, ToolError, tool_fn};
 
 pub const DEFAULT_LIMIT: u64 = 100;
 pub const MAX_LIMIT: u64 = 10_000;
+/// The largest one record (the header included) may be. The CSV reader holds a whole
+/// record in memory, so without a cap one endless line (a sparse 5 GB file) is read
+/// until memory runs out.
+pub const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+
+/// Reads on until more than `cap` bytes pass without the caller calling `reset` (which it
+/// does after each record), then fails with a clear error.
+struct RecordCap<R> {
+    inner: R,
+    since_reset: std::rc::Rc<std::cell::Cell<u64>>,
+    cap: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for RecordCap<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.since_reset.get() > self.cap {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                RecordTooLarge,
+            ));
+        }
+        let n = self.inner.read(buf)?;
+        self.since_reset.set(self.since_reset.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The error [`RecordCap`] reads fail with, told apart from other I/O errors by type.
+#[derive(Debug)]
+struct RecordTooLarge;
+
+impl std::fmt::Display for RecordTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a record is larger than {} bytes", MAX_RECORD_BYTES)
+    }
+}
+
+impl std::error::Error for RecordTooLarge {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -104,7 +142,13 @@ fn query(
         return Err(not_a_file(display));
     }
     let file = std::fs::File::open(path).map_err(|e| io_error(display, &e))?;
-    let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(file);
+    let since_reset = std::rc::Rc::new(std::cell::Cell::new(0));
+    let capped = RecordCap {
+        inner: file,
+        since_reset: std::rc::Rc::clone(&since_reset),
+        cap: MAX_RECORD_BYTES,
+    };
+    let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(capped);
     let headers = unique_headers(reader.headers().map_err(invalid)?);
     if headers.is_empty() {
         return Err(ToolError::with_code(
@@ -139,6 +183,7 @@ fn query(
     let mut read = 0u64;
     let mut record = csv::StringRecord::new();
     while reader.read_record(&mut record).map_err(invalid)? {
+        since_reset.set(0);
         read += 1;
         if read.is_multiple_of(4096) && cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -225,6 +270,16 @@ fn csv_error(display: &str, e: csv::Error) -> ToolError {
             line(pos),
             err.field() + 1
         ),
+        csv::ErrorKind::Io(io) if io.get_ref().is_some_and(|e| e.is::<RecordTooLarge>()) => {
+            return ToolError::with_code(
+                "record_too_large",
+                format!(
+                    "`{display}` has a record (or header) over {} KiB; query_csv reads \
+                     records up to that size",
+                    MAX_RECORD_BYTES / 1024
+                ),
+            );
+        }
         csv::ErrorKind::Io(io) => return io_error(display, io),
         _ => e.to_string(),
     };

@@ -131,3 +131,22 @@ async fn broken_csv_and_bad_queries_are_clear_errors() {
     let (code, _) = f.err("query_csv", json!({"path": "dir.csv"})).await;
     assert_eq!(code, "is_directory");
 }
+
+/// One endless record (a sparse 5 GB file of zeros, or a quoted field of newlines) is cut
+/// off at the record cap with a clear error, not read until memory runs out.
+#[tokio::test]
+async fn an_endless_record_is_a_clear_error_not_an_oom() {
+    let f = Fixture::new();
+    let sparse = std::fs::File::create(f.path("sparse.csv")).unwrap();
+    sparse.set_len(5 * 1024 * 1024 * 1024).unwrap();
+    drop(sparse);
+    let (code, msg) = f.err("query_csv", json!({"path": "sparse.csv"})).await;
+    assert_eq!(code, "record_too_large", "{msg}");
+    assert!(msg.contains("sparse.csv") && msg.contains("1024 KiB"), "{msg}");
+
+    let mut quoted = b"a,b\n1,\"".to_vec();
+    quoted.extend(std::iter::repeat_n(b'\n', 3 * 1024 * 1024));
+    f.write("quoted.csv", quoted);
+    let (code, _) = f.err("query_csv", json!({"path": "quoted.csv"})).await;
+    assert_eq!(code, "record_too_large");
+}
