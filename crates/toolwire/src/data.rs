@@ -42,7 +42,7 @@ pub(crate) async fn for_display(
 }
 
 /// At most this many characters of an input are quoted back in an error.
-const EXCERPT_CHARS: usize = 80;
+const EXCERPT_CHARS: usize = 200;
 
 /// A short excerpt of input quoted in an error line: a 200 MB input must not become a
 /// 200 MB message.

@@ -3,8 +3,37 @@
 use std::io::Read;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde::de::DeserializeOwned;
+
+use crate::data::excerpt;
+
+/// The variable that sets the input cap, in bytes.
+pub(crate) const MAX_INPUT_ENV: &str = "TOOLWIRE_MAX_INPUT_BYTES";
+/// Inputs larger than this are refused (256 MiB): `render /dev/zero` must end with an
+/// error, not when memory runs out.
+const DEFAULT_MAX_INPUT: u64 = 256 * 1024 * 1024;
+
+fn max_input() -> u64 {
+    std::env::var(MAX_INPUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_MAX_INPUT)
+}
+
+/// Reads at most the cap, and fails if there is more.
+fn read_capped(name: &str, source: impl Read) -> Result<Vec<u8>> {
+    let cap = max_input();
+    let mut bytes = Vec::new();
+    source
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {name}"))?;
+    if bytes.len() as u64 > cap {
+        bail!("{name}: the input is larger than {cap} bytes (set {MAX_INPUT_ENV} to raise the cap)");
+    }
+    Ok(bytes)
+}
 
 /// A named input, so every error can say where.
 pub(crate) struct Input {
@@ -16,21 +45,23 @@ pub(crate) fn read(path: Option<&Path>) -> Result<Input> {
     match path {
         None => read_stdin(),
         Some(p) if p == Path::new("-") => read_stdin(),
-        Some(p) => Ok(Input {
-            name: p.display().to_string(),
-            bytes: std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?,
-        }),
+        Some(p) => {
+            let name = p.display().to_string();
+            let file =
+                std::fs::File::open(p).with_context(|| format!("cannot read {name}"))?;
+            Ok(Input {
+                bytes: read_capped(&name, file)?,
+                name,
+            })
+        }
     }
 }
 
 fn read_stdin() -> Result<Input> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut bytes)
-        .context("cannot read stdin")?;
+    let name = "<stdin>".to_owned();
     Ok(Input {
-        name: "<stdin>".into(),
-        bytes,
+        bytes: read_capped(&name, std::io::stdin())?,
+        name,
     })
 }
 
@@ -38,7 +69,7 @@ impl Input {
     /// Parses JSON; the error names the input, line and column.
     pub fn json(&self) -> Result<serde_json::Value> {
         serde_json::from_slice(&self.bytes)
-            .map_err(|e| anyhow::anyhow!("{}: not JSON: {e}", self.name))
+            .map_err(|e| anyhow::anyhow!("{}: not JSON: {}", self.name, excerpt(&e.to_string())))
     }
 
     /// Parses into `T`; the error names the input and the field path that did not fit.
@@ -51,7 +82,9 @@ impl Input {
             } else {
                 format!("{path}: ")
             };
-            anyhow::anyhow!("{}: {path}{}", self.name, e.into_inner())
+            // serde quotes the offending value (`unknown variant "…"`): a short excerpt.
+            let why = excerpt(&e.into_inner().to_string());
+            anyhow::anyhow!("{}: {}{why}", self.name, excerpt(&path))
         })
     }
 }

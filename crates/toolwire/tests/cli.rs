@@ -526,3 +526,58 @@ fn a_question_nobody_can_answer_still_gets_its_one_stored_result() {
             .contains("no terminal to answer the question: Which branch?")
     );
 }
+
+/// Endless or huge input is refused at the cap with one clear line, not read until
+/// memory runs out.
+#[test]
+fn endless_input_stops_at_the_cap() {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(["render", "/dev/zero"])
+        .env("TOOLWIRE_MAX_INPUT_BYTES", "100000")
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        &["/dev/zero", "larger than 100000 bytes", "TOOLWIRE_MAX_INPUT_BYTES"],
+    );
+}
+
+/// A line that quotes input quotes an excerpt: a 1 MB bad value is not echoed whole.
+#[test]
+fn errors_quote_an_excerpt_of_the_input() {
+    let huge = "x".repeat(1_000_000);
+    let input = format!(r#"{{"callId":"c","toolName":"t","status":"{huge}","output":[]}}"#);
+    let out = toolwire(&["validate"], &input);
+    assert_one_line_error(&out, &["<stdin>", "status"]);
+    assert!(out.stderr.len() < 2000, "{} bytes", out.stderr.len());
+}
+
+/// A reader that goes away (`| head -c1`) ends the output quietly, as `cat` does: no
+/// panic, no error line.
+#[test]
+fn a_closed_stdout_ends_the_output_quietly() {
+    let big = format!(
+        r#"{{"kind":"text","data":{{"content":"{}"}}}}"#,
+        "line of text\\n".repeat(50_000)
+    );
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), big).unwrap();
+    for args in [
+        vec!["render", "--expand", file.path().to_str().unwrap()],
+        vec!["schema"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+            .args(&args)
+            .env("RUST_BACKTRACE", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end before the command writes.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}
