@@ -257,16 +257,20 @@ impl Agent {
 }
 
 /// The reply's calls with ids unique in the session: providers that number calls per
-/// reply (Gemini without ids) would otherwise reuse an id an earlier result holds.
+/// reply (Gemini without ids) would otherwise reuse an id an earlier result holds. An id
+/// the store would refuse (empty, over 256 bytes, control characters, path separators,
+/// `..`) is replaced by a safe one, so one hostile id cannot abort the whole turn; the
+/// call and its result are stored and sent back under the same replacement, so they
+/// still pair.
 fn unique_calls(reply: &AssistantReply, turn: u32, seen: &mut HashSet<String>) -> Vec<ToolCall> {
     reply
         .tool_calls
         .iter()
         .map(|c| {
-            let mut id = if c.id.is_empty() {
-                format!("call_{turn}")
-            } else {
+            let mut id = if toolwire_store::validate_id("call id", &c.id).is_ok() {
                 c.id.clone()
+            } else {
+                format!("call_{turn}")
             };
             let base = id.clone();
             let mut n = 1;
@@ -298,6 +302,9 @@ mod tests {
                 ModelCall::new("gemini_call_0", "a", json!({})),
                 ModelCall::new("gemini_call_0", "b", json!({})),
                 ModelCall::new("", "c", json!({})),
+                ModelCall::new("bad\u{1b}[2Jid", "d", json!({})),
+                ModelCall::new("x".repeat(300), "e", json!({})),
+                ModelCall::new("../etc", "f", json!({})),
             ],
             ..AssistantReply::default()
         };
@@ -306,6 +313,16 @@ mod tests {
             .into_iter()
             .map(|c| c.id)
             .collect();
-        assert_eq!(ids, ["gemini_call_0_t3_1", "gemini_call_0_t3_2", "call_3"]);
+        assert_eq!(
+            ids,
+            [
+                "gemini_call_0_t3_1",
+                "gemini_call_0_t3_2",
+                "call_3",
+                "call_3_t3_1",
+                "call_3_t3_2",
+                "call_3_t3_3"
+            ]
+        );
     }
 }

@@ -448,3 +448,42 @@ async fn gemini_calls_without_ids_stay_distinct_across_turns() {
         ]
     );
 }
+
+/// Call ids the store would refuse (an escape sequence, 300 bytes) do not abort the turn:
+/// each call gets a safe id, is answered and stored, and the next request pairs the
+/// results with the calls under those ids.
+async fn hostile_call_ids(provider: Provider) {
+    let long = "x".repeat(300);
+    let script = vec![
+        calls(
+            "Echoing.",
+            &[
+                ("bad\u{1b}[2Jid", "echo", json!({"text": "one"})),
+                (long.as_str(), "echo", json!({"text": "two"})),
+            ],
+        ),
+        text("Done."),
+    ];
+    let h = Harness::new(provider, script, Options::default()).await;
+    let session = h.session().await;
+    let out = h
+        .agent
+        .run_turn(&session, "Go.", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.stop, StopReason::Done);
+    assert_eq!(
+        h.transcript(&session).await,
+        [
+            "user:Go.",
+            r#"assistant:Echoing.["call_1", "call_1_t1_1"]"#,
+            "result:call_1:success",
+            "result:call_1_t1_1:success",
+            "assistant:Done.[]",
+        ]
+    );
+    let second = h.bodies().await[1].to_string();
+    assert!(!second.contains("bad\\u001b") && !second.contains(&long));
+    assert!(second.contains("call_1_t1_1"));
+}
+per_provider!(hostile_call_ids);
