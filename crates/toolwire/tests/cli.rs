@@ -581,3 +581,25 @@ fn a_closed_stdout_ends_the_output_quietly() {
         assert!(stderr.is_empty(), "{args:?}: {stderr}");
     }
 }
+
+/// A `normalize --store` the store refuses (a call id with a control character) fails
+/// with one line and leaves no empty session behind.
+#[test]
+fn a_refused_normalize_store_leaves_no_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("payload.json");
+    std::fs::write(&file, r#"{"content":[{"type":"text","text":"hi"}]}"#).unwrap();
+    let out = toolwire_in(
+        dir.path(),
+        &[
+            "normalize",
+            "--store",
+            "--call-id",
+            "bad\u{7}id",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_one_line_error(&out, &["call id", "control characters"]);
+    let sessions = toolwire_in(dir.path(), &["sessions", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&sessions.stdout).trim(), "[]");
+}

@@ -67,30 +67,36 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
     let mut normalized = normalize_value(raw, &call);
     if args.store {
         let stores = data::open(data_dir).await?;
-        let session =
-            match args.session {
-                Some(id) => stores.history.session(&id).await?.ok_or_else(|| {
-                    anyhow::anyhow!("no session {id:?} (see `toolwire sessions`)")
-                })?,
-                None => {
-                    let title = format!("normalize {}", input.name);
-                    stores
-                        .history
-                        .create_session(NewSession {
-                            id: None,
-                            parent_id: None,
-                            title: Some(title),
-                        })
-                        .await?
-                }
-            };
         let raw = stores
             .config
             .persist
             .keep_raw
             .then_some(input.bytes.as_slice());
+        let existing = match &args.session {
+            Some(id) => Some(stores.history.session(id).await?.ok_or_else(|| {
+                anyhow::anyhow!("no session {id:?} (see `toolwire sessions`)")
+            })?),
+            None => None,
+        };
+        // Persist and check before creating anything: a result the store refuses must not
+        // leave an empty new session behind.
+        let persisted = stores.persist(normalized.result, raw).await?;
+        toolwire_store::validate_id("call id", &persisted.call_id)?;
+        let session = match existing {
+            Some(session) => session,
+            None => {
+                stores
+                    .history
+                    .create_session(NewSession {
+                        id: None,
+                        parent_id: None,
+                        title: Some(format!("normalize {}", input.name)),
+                    })
+                    .await?
+            }
+        };
         let message = stores
-            .record_result(&session.id, normalized.result, raw)
+            .append(&session.id, toolwire_core::Message::ToolResult(persisted))
             .await?;
         normalized.result = match message.content {
             toolwire_core::Message::ToolResult(r) => r,
