@@ -222,6 +222,7 @@ fn normalize_store_then_sessions_show_and_gc() {
     // Referenced blobs survive gc; nothing is listed for removal.
     let gc = toolwire_in(dir.path(), &["gc", "--dry-run", "--min-age-secs", "0"]);
     assert!(String::from_utf8_lossy(&gc.stdout).contains("1 blobs scanned, 0 unreferenced"));
+    assert!(String::from_utf8_lossy(&gc.stdout).contains("0 stale temporary files removed"));
 }
 
 #[test]

@@ -39,13 +39,14 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         ));
     }
     out::line(&format!(
-        "{} blobs scanned, {} unreferenced, {} kept as younger than {}s, {} removed ({} bytes freed)",
+        "{} blobs scanned, {} unreferenced, {} kept as younger than {}s, {} removed ({} bytes freed), {} stale temporary files removed",
         report.scanned,
         report.unreferenced.len(),
         report.kept_young,
         args.min_age_secs,
         report.removed,
-        report.freed_bytes
+        report.freed_bytes,
+        report.temps_removed
     ));
     Ok(Outcome::Ok)
 }
