@@ -1,5 +1,5 @@
-//! The system prompt: the host's instructions, plus when to delegate to a subagent (seed
-//! 002's guidance) only when the `task` tool is offered.
+//! The system prompt: the host's instructions, plus guidance on when to delegate to a
+//! subagent, only when the `task` tool is offered.
 
 use super::task::TASK_TOOL;
 
@@ -14,7 +14,7 @@ task. You have a fresh context and a restricted set of tools. Work on the task w
 tools, then reply with a concise, self-contained report of what you found or did: the \
 agent that started you sees only your final message.";
 
-/// Seed 002's guidance on when to use the `task` tool, in this tool set's names.
+/// When to use the `task` tool and when a direct tool is better, in this tool set's names.
 pub const TASK_TOOL_GUIDANCE: &str = r#"
 ## Task Tool Usage (Subagents)
 

@@ -1,4 +1,5 @@
-//! The `task` tool (seed 002): runs a subagent with a fresh context and every tool but
+//! The `task` tool (docs/contracts.md, "Provider tool-result blocks and subagents"):
+//! runs a subagent with a fresh context and every tool but
 //! `task`, in a child session linked to the caller's, and returns only its final report.
 
 use std::sync::{Arc, OnceLock, Weak};
@@ -20,7 +21,7 @@ use toolwire_tool::{Output, Tool, ToolContext, ToolError, ToolSchema};
 /// The tool's name; subagents get the registry without it, so they cannot nest.
 pub const TASK_TOOL: &str = "task";
 
-/// The most of a subagent's report the caller sees (seed 002's `MAX_RESULT_SIZE`).
+/// The most of a subagent's report the caller sees, in characters.
 pub const MAX_TASK_RESULT_CHARS: usize = 10_000;
 
 /// Where the child session id is put in the result's `metadata`.

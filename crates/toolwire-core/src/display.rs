@@ -1,4 +1,5 @@
-//! Display hints (seed 000) and MCP annotations: how a value asks to be shown, and to whom.
+//! Display hints and MCP annotations: how a value asks to be shown, and to whom
+//! (docs/contracts.md, "Result kinds and display hints").
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -28,7 +29,7 @@ impl DisplayHints {
     }
 }
 
-/// The generic views of seed 000, used for kinds a renderer does not know.
+/// The generic views, used for kinds a renderer does not know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum View {

@@ -6,7 +6,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The pattern every kind must match (seed 000, phase 3): lowercase words joined by
+/// The pattern every kind must match: lowercase words joined by
 /// underscores, namespaced with dots, e.g. `text`, `git.status`, `acme.test_report`.
 pub const KIND_PATTERN: &str = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$";
 
@@ -94,7 +94,8 @@ pub fn is_valid_kind(kind: &str) -> bool {
         })
 }
 
-/// The kinds whose `data` shape is fixed by DESIGN.md §2.
+/// The kinds whose `data` shape is fixed (docs/contracts.md, "Result kinds and display
+/// hints").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WellKnown {
     Text,

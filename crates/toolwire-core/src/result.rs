@@ -7,7 +7,7 @@ use serde_json::{Map, Value as Json};
 use crate::value::Value;
 use crate::widget::{Resource, Widget};
 
-/// The identity of a tool call, which every result must echo exactly (seed 001).
+/// The identity of a tool call, which every result must echo exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CallRef {
@@ -40,10 +40,11 @@ pub struct ToolResult {
     /// Present exactly when `status` is `suspended`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspension: Option<Suspension>,
-    /// Display-only; never sent to a model (seed 004).
+    /// Display-only; never sent to a model (docs/contracts.md, "Display widgets").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub widgets: Vec<Widget>,
-    /// Index of the blobs that `output` and `widgets` reference (seed 003).
+    /// Index of the blobs that `output` values reference (docs/contracts.md, "Media
+    /// persistence and rehydration").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
     #[serde(default, skip_serializing_if = "Metadata::is_empty")]
@@ -135,8 +136,9 @@ impl Metadata {
 }
 
 /// A present JSON field is `Some`, even when it is `null`: serde's default reads `null`
-/// as `None`, which would turn a stored `Some(Null)` into `None` on reload (DESIGN.md
-/// invariant 3). An absent field is `None` through `#[serde(default)]`.
+/// as `None`, which would turn a stored `Some(Null)` into `None` on reload and break the
+/// round trip (docs/contracts.md, "Invariants", 3). An absent field is `None` through
+/// `#[serde(default)]`.
 fn present_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Json>, D::Error> {
     Json::deserialize(d).map(Some)
 }

@@ -1,4 +1,5 @@
-//! `validate()`: the tool execution contract of seed 001, checked on a whole `ToolResult`.
+//! `validate()`: the rules of docs/contracts.md ("Result kinds and display hints", "Tool
+//! execution contract"), checked on a whole `ToolResult`.
 
 use crate::kind::is_valid_kind;
 use crate::result::{Status, ToolResult};

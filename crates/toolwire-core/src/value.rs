@@ -1,4 +1,5 @@
-//! `Value`: one semantic piece of a tool's output (seed 000), and the builders tool authors use.
+//! `Value`: one semantic piece of a tool's output, and the builders tool authors use
+//! (docs/contracts.md, "Result kinds and display hints").
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -216,7 +217,8 @@ impl Value {
     }
 
     /// The view a renderer should use when it does not know the kind: the hint, else
-    /// inferred from `mimeType`, else from the data's shape (seed 000 `inferView`).
+    /// inferred from `mimeType`, else from the data's shape (docs/contracts.md, "Result
+    /// kinds and display hints").
     pub fn inferred_view(&self) -> View {
         if let Some(view) = self.display.as_ref().and_then(|d| d.preferred_view) {
             return view;

@@ -1,4 +1,5 @@
-//! Display widgets (seed 004) and the resource index of externalized media (seed 003).
+//! Display widgets and the resource index of externalized media (docs/contracts.md,
+//! "Display widgets" and "Media persistence and rehydration").
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -33,7 +34,7 @@ impl Widget {
 }
 
 /// An MCP App: HTML that a browser must run sandboxed, in an origin that is not the app's
-/// own (DESIGN.md invariant 5).
+/// own (docs/contracts.md, "Invariants", 5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetApp {
@@ -46,7 +47,7 @@ pub struct WidgetApp {
     pub html: Option<String>,
 }
 
-/// One externalized blob that `output` or `widgets` reference, so a consumer can list or
+/// One externalized blob that an `output` value references, so a consumer can list or
 /// prefetch media without walking every value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

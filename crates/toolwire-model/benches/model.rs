@@ -83,7 +83,7 @@ fn encoding(c: &mut Criterion) {
     g.bench_function("floor: serde_json serialize session", |b| {
         b.iter(|| serde_json::to_vec(black_box(&conv)).unwrap().len())
     });
-    // The physical floor the issue names: copying the session's bytes once.
+    // The physical floor: copying the session's bytes once.
     let bytes = serde_json::to_vec(&conv).unwrap();
     let mut dst = vec![0u8; bytes.len()];
     g.bench_function("floor: memcpy of the session's bytes", |b| {

@@ -80,7 +80,8 @@ pub struct ToolSpec {
     pub input_schema: Json,
 }
 
-/// The default `toolResultMaxLength` of seed 001.
+/// The default `toolResultMaxLength`: characters of one result's text the model sees
+/// (docs/contracts.md, "Tool execution contract").
 pub const DEFAULT_MAX_CHARS: usize = 60_000;
 
 /// The default number of most recent messages whose media is sent inline (as in Dexto).

@@ -1,6 +1,6 @@
 //! Normalize vs. the floor: `serde_json::from_slice` of the same bytes, in the same run.
 //!
-//! Targets (issue 2): normalizing an MCP payload with one 20 MB base64 image, and 100,000
+//! Targets: normalizing an MCP payload with one 20 MB base64 image, and 100,000
 //! small text results, each within 1.5× of parsing alone. Besides criterion's report,
 //! a summary line per case prints the ratio from interleaved runs (min of N), which is
 //! robust on a shared, noisy machine.

@@ -1,6 +1,6 @@
 //! toolwire-normalize: any raw tool payload → one canonical, valid `ToolResult`. Pure.
 //!
-//! Accepted inputs (DESIGN.md §2): bare strings and JSON, golem-forge flat values, ART
+//! Accepted inputs: bare strings and JSON, golem-forge flat values, ART
 //! envelopes, MCP `CallToolResult`s, canonical results (normalizing is idempotent), data
 //! URIs and bare base64. Nothing is dropped silently: whatever is not mapped is kept as a
 //! `structured` value and reported in [`Normalized::diagnostics`], which are also recorded

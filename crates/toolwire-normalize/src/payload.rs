@@ -119,7 +119,7 @@ fn build(
     match value.kind.as_str() {
         // golem-forge's original catch-all.
         "json" => value.kind = WellKnown::Structured.into(),
-        // Seed 000's image shape: `{url?, base64?, alt?}` beside the `source` form.
+        // The older image shape, `{url?, base64?, alt?}`, beside the `source` form.
         "image" if value.data.get("source").is_none() => legacy_image(&mut value),
         "file_content" => fill_size(&mut value),
         _ => {}

@@ -1,4 +1,5 @@
-//! One test per rule of the executor contract (issue 5): panic, timeout, invalid input and
+//! One test per rule of the executor contract (docs/contracts.md, "Tool execution
+//! contract"): panic, timeout, invalid input and
 //! output, unknown tool, widgets discarded on error, call order, approvals, blocking,
 //! display, cancel, suspension resumed by another executor.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

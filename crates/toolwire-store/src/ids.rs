@@ -1,7 +1,8 @@
 //! Validation of the names that reach storage: blob keys, session ids and call ids.
 //!
 //! A key or id is later part of a file path, an object-store key or a URL, so anything that
-//! could escape a directory or confuse a parser is refused up front (DESIGN.md invariant 5).
+//! could escape a directory or confuse a parser is refused up front (docs/contracts.md,
+//! "Invariants", 5).
 
 use std::fmt;
 

@@ -1,4 +1,5 @@
-//! The persistence step (seed 003 `persistToolMedia`): inline media → blobs + resources.
+//! The persistence step: inline media → blobs + resources (docs/contracts.md, "Media
+//! persistence and rehydration").
 //!
 //! Large base64 is decoded in slices straight into a blob writer, so a 20 MB video costs
 //! one slice of decoded bytes in memory, not 20 MB.

@@ -132,7 +132,8 @@ proptest! {
     }
 }
 
-/// The named shapes of the issue, once each, so a failure points at one of them.
+/// Images, audio, video, widgets, errors and suspensions, once each, so a failure points
+/// at one of them.
 #[tokio::test]
 async fn images_audio_video_widgets_errors_and_suspensions_round_trip() {
     use serde_json::json;

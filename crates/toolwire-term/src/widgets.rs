@@ -1,5 +1,5 @@
-//! Widgets (seed 004): terminal renderers registered by widget id; without one, or when
-//! one fails, the widget's fallback text is shown.
+//! Widgets: terminal renderers registered by widget id; without one, or when one fails,
+//! the widget's fallback text is shown (docs/contracts.md, "Display widgets").
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

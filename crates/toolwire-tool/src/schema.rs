@@ -1,4 +1,5 @@
-//! `ToolSchema`: how a tool presents itself to the model and to the executor (seed 001).
+//! `ToolSchema`: how a tool presents itself to the model and to the executor
+//! (docs/contracts.md, "Tool execution contract").
 
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use serde_json::Value as Json;
 pub struct ToolSchema {
     /// snake_case, e.g. `read_file`.
     pub name: String,
-    /// What it does, when to use it, what it returns (seed 001's best practice).
+    /// What it does, when to use it and what it returns: what the model chooses by.
     pub description: String,
     pub input_schema: Json,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,7 +52,7 @@ impl ToolSchema {
     }
 }
 
-/// Seed 001's execution modes.
+/// How the executor runs a call (docs/contracts.md, "Tool execution contract").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ExecutionMode {
@@ -99,7 +100,7 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
-/// Tool names are snake_case (seed 001): `^[a-z][a-z0-9_]*$`, at most 64 characters, which
+/// Tool names are snake_case: `^[a-z][a-z0-9_]*$`, at most 64 characters, which
 /// every provider accepts as a function name.
 pub fn is_valid_tool_name(name: &str) -> bool {
     let mut bytes = name.bytes();

@@ -1,5 +1,6 @@
-//! `git_status`: the workspace's git status as a custom `git.status` value (seed 000's
-//! plugin example), parsed from `git status --porcelain=v2 --branch -z`.
+//! `git_status`: the workspace's git status as a custom, namespaced `git.status` value
+//! (docs/contracts.md, "Result kinds and display hints"), parsed from
+//! `git status --porcelain=v2 --branch -z`.
 
 use std::path::Path;
 use std::process::Stdio;

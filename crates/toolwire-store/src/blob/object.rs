@@ -58,8 +58,8 @@ impl ObjectBlobStore {
         Ok(this)
     }
 
-    /// A blob store from a URL: `file:///abs/dir` today; `s3://bucket/prefix` arrives with
-    /// the S3 issue and will be this same type over another `ObjectStore`.
+    /// A blob store from a URL: `file:///abs/dir` today; `s3://bucket/prefix` is not built
+    /// yet and will be this same type over another `ObjectStore`.
     pub async fn open_url(url: &str, limits: BlobLimits) -> Result<Self> {
         if let Some(path) = url.strip_prefix("file://") {
             if !path.starts_with('/') {
