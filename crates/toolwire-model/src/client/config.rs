@@ -34,7 +34,7 @@ impl RetryPolicy {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct ClientConfig {
     pub provider: Provider,
     /// Without the path: `https://api.anthropic.com`, `https://api.openai.com/v1`,
@@ -48,6 +48,21 @@ pub struct ClientConfig {
     /// Longest silence between bytes, which bounds a stalled stream.
     pub read_timeout: Duration,
     pub retry: RetryPolicy,
+}
+
+/// The key is never printed: configs end up in logs and error reports.
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("retry", &self.retry)
+            .finish()
+    }
 }
 
 impl ClientConfig {
@@ -108,6 +123,18 @@ impl ClientConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_never_prints_the_key() {
+        let config = ClientConfig::new(
+            Provider::Anthropic,
+            "https://api.anthropic.com",
+            Some("sk-ant-secret-123".into()),
+        );
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("sk-ant-secret-123"), "{shown}");
+        assert!(shown.contains("<redacted>") && shown.contains("api.anthropic.com"));
+    }
 
     #[test]
     fn env_lookup_uses_the_usual_variables() {
