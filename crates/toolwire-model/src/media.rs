@@ -96,9 +96,10 @@ mod tests {
             "image/png",
             SourceView::Blob {
                 key,
-                size: 34 * 1024,
+                size: 34_000,
             },
         );
+        // Decimal units, the same as the terminal (core's `humanize::bytes`).
         assert_eq!(
             placeholder(&m),
             "[image: chart.png, image/png, 34 KB, blake3:00]"

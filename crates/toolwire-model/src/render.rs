@@ -253,17 +253,9 @@ fn cell(s: &str) -> String {
         .replace('|', "\\|")
 }
 
-/// `34 KB`, `1.2 MB`, `512 B`.
+/// `34 KB`, `1.2 MB`, `512 B`: the one byte-size format, shared with the terminal.
 pub fn human_size(bytes: u64) -> String {
-    const KB: u64 = 1024;
-    const MB: u64 = KB * 1024;
-    if bytes < KB {
-        format!("{bytes} B")
-    } else if bytes < MB {
-        format!("{} KB", (bytes + KB / 2) / KB)
-    } else {
-        format!("{:.1} MB", bytes as f64 / MB as f64)
-    }
+    toolwire_core::humanize::bytes(bytes)
 }
 
 /// A unified diff: from the tool's hunks when it gave them, else computed.
