@@ -94,10 +94,7 @@ mod tests {
         let m = media(
             MediaClass::Image,
             "image/png",
-            SourceView::Blob {
-                key,
-                size: 34_000,
-            },
+            SourceView::Blob { key, size: 34_000 },
         );
         // Decimal units, the same as the terminal (core's `humanize::bytes`).
         assert_eq!(

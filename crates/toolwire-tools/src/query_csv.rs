@@ -148,7 +148,9 @@ fn query(
         since_reset: std::rc::Rc::clone(&since_reset),
         cap: MAX_RECORD_BYTES,
     };
-    let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(capped);
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(false)
+        .from_reader(capped);
     let headers = unique_headers(reader.headers().map_err(invalid)?);
     if headers.is_empty() {
         return Err(ToolError::with_code(

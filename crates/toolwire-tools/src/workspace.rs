@@ -235,7 +235,10 @@ pub async fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = dir.join(format!(".{name}.{}.tmp", toolwire_core::ids::new_id("tw")));
-    let permissions = tokio::fs::metadata(path).await.ok().map(|m| m.permissions());
+    let permissions = tokio::fs::metadata(path)
+        .await
+        .ok()
+        .map(|m| m.permissions());
     let written = async {
         tokio::fs::write(&temp, bytes).await?;
         if let Some(p) = permissions {

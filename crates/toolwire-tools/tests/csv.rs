@@ -142,7 +142,10 @@ async fn an_endless_record_is_a_clear_error_not_an_oom() {
     drop(sparse);
     let (code, msg) = f.err("query_csv", json!({"path": "sparse.csv"})).await;
     assert_eq!(code, "record_too_large", "{msg}");
-    assert!(msg.contains("sparse.csv") && msg.contains("1024 KiB"), "{msg}");
+    assert!(
+        msg.contains("sparse.csv") && msg.contains("1024 KiB"),
+        "{msg}"
+    );
 
     let mut quoted = b"a,b\n1,\"".to_vec();
     quoted.extend(std::iter::repeat_n(b'\n', 3 * 1024 * 1024));

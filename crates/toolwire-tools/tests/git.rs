@@ -115,8 +115,14 @@ async fn a_hostile_repository_config_runs_nothing() {
     let touch = |name: &str| format!("touch '{}'; cat", marker(name).display());
     git(f.root(), &["config", "core.fsmonitor", &touch("fsmonitor")]);
     git(f.root(), &["config", "filter.evil.clean", &touch("clean")]);
-    git(f.root(), &["config", "filter.evil.process", &touch("process")]);
-    f.write(".git/hooks-evil/post-index-change", format!("#!/bin/sh\n{}\n", touch("hook")));
+    git(
+        f.root(),
+        &["config", "filter.evil.process", &touch("process")],
+    );
+    f.write(
+        ".git/hooks-evil/post-index-change",
+        format!("#!/bin/sh\n{}\n", touch("hook")),
+    );
     std::fs::set_permissions(
         f.path(".git/hooks-evil/post-index-change"),
         std::os::unix::fs::PermissionsExt::from_mode(0o755),

@@ -154,7 +154,10 @@ async fn writes_do_not_go_through_a_hard_link_to_a_file_outside() {
         std::fs::read_to_string(f.path("linked.sh")).unwrap(),
         "echo replaced\n"
     );
-    let mode = std::fs::metadata(f.path("linked.sh")).unwrap().permissions().mode();
+    let mode = std::fs::metadata(f.path("linked.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o750);
 
     std::fs::remove_file(f.path("linked.sh")).unwrap();

@@ -30,7 +30,9 @@ fn read_capped(name: &str, source: impl Read) -> Result<Vec<u8>> {
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {name}"))?;
     if bytes.len() as u64 > cap {
-        bail!("{name}: the input is larger than {cap} bytes (set {MAX_INPUT_ENV} to raise the cap)");
+        bail!(
+            "{name}: the input is larger than {cap} bytes (set {MAX_INPUT_ENV} to raise the cap)"
+        );
     }
     Ok(bytes)
 }
@@ -47,8 +49,7 @@ pub(crate) fn read(path: Option<&Path>) -> Result<Input> {
         Some(p) if p == Path::new("-") => read_stdin(),
         Some(p) => {
             let name = p.display().to_string();
-            let file =
-                std::fs::File::open(p).with_context(|| format!("cannot read {name}"))?;
+            let file = std::fs::File::open(p).with_context(|| format!("cannot read {name}"))?;
             Ok(Input {
                 bytes: read_capped(&name, file)?,
                 name,

@@ -539,7 +539,11 @@ fn endless_input_stops_at_the_cap() {
         .unwrap();
     assert_one_line_error(
         &out,
-        &["/dev/zero", "larger than 100000 bytes", "TOOLWIRE_MAX_INPUT_BYTES"],
+        &[
+            "/dev/zero",
+            "larger than 100000 bytes",
+            "TOOLWIRE_MAX_INPUT_BYTES",
+        ],
     );
 }
 

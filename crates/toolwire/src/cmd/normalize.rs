@@ -72,12 +72,13 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
             .persist
             .keep_raw
             .then_some(input.bytes.as_slice());
-        let existing = match &args.session {
-            Some(id) => Some(stores.history.session(id).await?.ok_or_else(|| {
-                anyhow::anyhow!("no session {id:?} (see `toolwire sessions`)")
-            })?),
-            None => None,
-        };
+        let existing =
+            match &args.session {
+                Some(id) => Some(stores.history.session(id).await?.ok_or_else(|| {
+                    anyhow::anyhow!("no session {id:?} (see `toolwire sessions`)")
+                })?),
+                None => None,
+            };
         // Persist and check before creating anything: a result the store refuses must not
         // leave an empty new session behind.
         let persisted = stores.persist(normalized.result, raw).await?;
