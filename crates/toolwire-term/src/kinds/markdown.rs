@@ -13,6 +13,9 @@ use crate::out::{Out, Wrap, str_width};
 use crate::sanitize;
 use crate::style::{BLUE, CYAN, MAGENTA, Span, Style};
 
+/// The most of a code fence's language tag that is shown.
+const MAX_LANG_CHARS: usize = 32;
+
 pub(crate) fn render(out: &mut Out, source: &str, expand: bool) {
     if source.trim().is_empty() {
         out.note("(empty)");
@@ -242,8 +245,13 @@ impl<'o> Writer<'o> {
             Tag::CodeBlock(kind) => {
                 self.start_block();
                 let lang = match kind {
+                    // The tag is shown on the fence line: untrusted text like the rest,
+                    // so sanitized, and short (a megabyte "language" is not one).
                     CodeBlockKind::Fenced(info) => {
-                        info.split_whitespace().next().unwrap_or("").to_owned()
+                        crate::sanitize::inline(info.split_whitespace().next().unwrap_or(""))
+                            .chars()
+                            .take(MAX_LANG_CHARS)
+                            .collect()
                     }
                     CodeBlockKind::Indented => String::new(),
                 };
@@ -494,6 +502,16 @@ mod tests {
         let mut out = Out::new(ColorMode::Off, width, None);
         render(&mut out, src, false);
         out.lines
+    }
+
+    #[test]
+    fn a_fence_tag_cannot_smuggle_escapes() {
+        let src = format!("```rust\u{1b}]52;c;ZXZpbA==\u{7}{}\nfn x() {{}}\n```\n", "x".repeat(500));
+        let lines = md(&src, 80);
+        let all = lines.concat();
+        assert!(!all.contains('\u{1b}') && !all.contains('\u{7}'), "{all:?}");
+        assert!(lines[0].starts_with("```rust␛]52;c;ZXZpbA==␇"), "{:?}", lines[0]);
+        assert!(lines[0].chars().count() <= 3 + MAX_LANG_CHARS, "{:?}", lines[0]);
     }
 
     #[test]
