@@ -39,6 +39,12 @@ pub async fn rehydrate_images(
             continue;
         }
         let key = BlobKey::parse(key)?;
+        // The claimed `size` is only what the stored result says; a hostile or damaged
+        // result could claim 10 bytes for a 2 GB blob. The store's own figure decides.
+        match blobs.size(&key).await? {
+            Some(real) if real <= limit => {}
+            _ => continue,
+        }
         match blobs.get(&key).await {
             Ok(bytes) => *source = serde_json::json!({ "base64": STANDARD.encode(&bytes) }),
             Err(crate::StoreError::BlobNotFound { .. }) => {}

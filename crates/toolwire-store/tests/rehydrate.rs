@@ -43,6 +43,15 @@ async fn persisted_images_come_back_inline_within_the_limit() {
         .unwrap();
     assert_eq!(kept, stored);
 
+    // A result that lies about the size (10 bytes for a 4 KB blob) is judged by the
+    // blob store's figure, not its claim.
+    let mut lying = stored.clone();
+    lying.output[1].data["source"]["size"] = 10.into();
+    let kept = rehydrate_images(&lying, stores.blobs.as_ref(), 100)
+        .await
+        .unwrap();
+    assert_eq!(kept, lying);
+
     // A blob that is gone: still a reference, no error.
     let key = stored.output[1].data["source"]["blob"]
         .as_str()
