@@ -358,3 +358,79 @@ async fn interactive_approval_and_denial_over_stdin() {
         json!({"role": "user", "content": [{"type": "text", "text": "Write b.txt"}]})
     );
 }
+
+/// Escape sequences and invisible characters from the model never reach the terminal raw:
+/// not while `chat` streams the reply, not when `show` replays it, not in a session title
+/// (`sessions`); `show --json` keeps the text exact, escaped.
+#[tokio::test]
+async fn hostile_model_text_is_sanitized_everywhere_it_is_printed() {
+    let hostile = "clip\u{1b}]52;c;ZXZpbA==\u{7} clear\u{1b}[2J rtl\u{202e}gnp.exe zw\u{200b}x";
+    let replies = vec![sse(&[chunk(
+        json!({"role": "assistant", "content": hostile}),
+    )])];
+    let srv = server("/v1/chat/completions", replies).await;
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().to_str().unwrap().to_owned();
+    let base = format!("{}/v1", srv.uri());
+    let out = toolwire_async(
+        strings(&[
+            "--data-dir",
+            &dir,
+            "chat",
+            "--provider",
+            "openai-chat",
+            "--model",
+            "m",
+            "--base-url",
+            &base,
+            "-p",
+            hostile,
+        ]),
+        "",
+        vec![],
+    )
+    .await;
+    let raw = |bytes: &[u8]| {
+        let s = String::from_utf8_lossy(bytes).into_owned();
+        for bad in ['\u{7}', '\u{202e}', '\u{200b}'] {
+            assert!(!s.contains(bad), "{bad:?} reached the terminal: {s:?}");
+        }
+        // Our own colour codes are allowed; no other escape sequence is.
+        for (i, _) in s.match_indices('\u{1b}') {
+            assert!(s[i..].starts_with("\u{1b}["), "{s:?}");
+            assert!(!s[i..].starts_with("\u{1b}[2J"), "{s:?}");
+        }
+        s
+    };
+    let stdout = raw(&out.stdout);
+    raw(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("clip␛]52;c;ZXZpbA==␇"), "{stdout:?}");
+
+    let sessions = toolwire_async(strings(&["--data-dir", &dir, "sessions"]), "", vec![]).await;
+    raw(&sessions.stdout);
+    let id = sessions_json(&dir).await;
+    let show = toolwire_async(strings(&["--data-dir", &dir, "show", &id]), "", vec![]).await;
+    let shown = raw(&show.stdout);
+    assert!(shown.contains("rtl�gnp.exe"), "{shown:?}");
+    let json_out = toolwire_async(
+        strings(&["--data-dir", &dir, "show", &id, "--json"]),
+        "",
+        vec![],
+    )
+    .await;
+    let text = raw(&json_out.stdout);
+    let messages: Json = serde_json::from_str(&text).unwrap();
+    assert_eq!(messages[1]["content"]["text"], hostile, "exact in JSON");
+}
+
+async fn sessions_json(dir: &str) -> String {
+    let out = toolwire_async(
+        strings(&["--data-dir", dir, "sessions", "--json"]),
+        "",
+        vec![],
+    )
+    .await;
+    let list: Json = serde_json::from_slice(&out.stdout).unwrap();
+    list[0]["id"].as_str().unwrap().to_owned()
+}

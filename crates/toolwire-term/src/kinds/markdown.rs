@@ -506,12 +506,23 @@ mod tests {
 
     #[test]
     fn a_fence_tag_cannot_smuggle_escapes() {
-        let src = format!("```rust\u{1b}]52;c;ZXZpbA==\u{7}{}\nfn x() {{}}\n```\n", "x".repeat(500));
+        let src = format!(
+            "```rust\u{1b}]52;c;ZXZpbA==\u{7}{}\nfn x() {{}}\n```\n",
+            "x".repeat(500)
+        );
         let lines = md(&src, 80);
         let all = lines.concat();
         assert!(!all.contains('\u{1b}') && !all.contains('\u{7}'), "{all:?}");
-        assert!(lines[0].starts_with("```rust␛]52;c;ZXZpbA==␇"), "{:?}", lines[0]);
-        assert!(lines[0].chars().count() <= 3 + MAX_LANG_CHARS, "{:?}", lines[0]);
+        assert!(
+            lines[0].starts_with("```rust␛]52;c;ZXZpbA==␇"),
+            "{:?}",
+            lines[0]
+        );
+        assert!(
+            lines[0].chars().count() <= 3 + MAX_LANG_CHARS,
+            "{:?}",
+            lines[0]
+        );
     }
 
     #[test]
