@@ -23,6 +23,9 @@ pub(crate) struct ColSpec<'a> {
 const CELL_CHARS: usize = 256;
 /// Lines a table takes besides its rows: top border, header, separator, bottom border.
 const CHROME: usize = 4;
+/// The fewest columns of screen a table column takes: a border, a padding on each side and
+/// one character.
+const MIN_COL_WIDTH: usize = 4;
 
 /// A cell's text: strings as they are, numbers and booleans as JSON writes them, null
 /// empty, nested values as compact JSON.
@@ -123,6 +126,11 @@ pub(crate) fn render(out: &mut Out, cols: &[ColSpec<'_>], rows: &[Json], expand:
         ));
         return;
     }
+    // Only the columns that can show are laid out: a million-column table must cost what
+    // its first screenful costs, not gigabytes of cells nobody can see.
+    let max_cols = (out.width.saturating_sub(1) / MIN_COL_WIDTH).max(1);
+    let hidden_cols = cols.len().saturating_sub(max_cols);
+    let cols = &cols[..cols.len() - hidden_cols];
     let n = rows.len();
     let budget = out.remaining();
     let fits = budget.is_none_or(|b| n + CHROME <= b);
@@ -148,6 +156,9 @@ pub(crate) fn render(out: &mut Out, cols: &[ColSpec<'_>], rows: &[Json], expand:
             }
         }
         emit(out, lines);
+        if hidden_cols > 0 {
+            out.note(&fmt::more(hidden_cols as u64, "column", "columns"));
+        }
         if cut {
             let hidden = (n - head_n - tail_n) as u64;
             let text = format!(
@@ -254,5 +265,29 @@ mod tests {
             "{:#?}",
             out.lines
         );
+    }
+
+    #[test]
+    fn only_the_columns_that_fit_are_laid_out() {
+        let keys: Vec<String> = (0..200_000).map(|i| format!("c{i}")).collect();
+        let cols: Vec<ColSpec<'_>> = keys
+            .iter()
+            .map(|k| ColSpec {
+                key: k,
+                title: k,
+                align: None,
+                column_type: None,
+            })
+            .collect();
+        let row: serde_json::Map<String, Json> =
+            keys.iter().map(|k| (k.clone(), json!(1))).collect();
+        let rows = vec![Json::Object(row)];
+        let mut out = Out::new(ColorMode::Off, 80, Some(20));
+        render(&mut out, &cols, &rows, false);
+        let text = out.lines.join("\n");
+        assert!(text.contains("c0"), "{text}");
+        assert!(!text.contains("c100"), "{text}");
+        assert!(text.contains("… 199,981 more columns"), "{text}");
+        assert!(out.lines.iter().all(|l| str_width(l) <= 80));
     }
 }
