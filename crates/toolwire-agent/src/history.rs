@@ -1,35 +1,19 @@
 //! Stored history → the model's conversation, and the tool set → the model's tool specs.
 
 use toolwire_core::Message;
-use toolwire_model::{Conversation, Message as ModelMessage, ToolCall as ModelCall, ToolSpec};
+use toolwire_model::{Conversation, ToolSpec};
 use toolwire_runtime::Registry;
 use toolwire_store::StoredMessage;
 
 /// The conversation a model request is built from: the system prompt, then every stored
-/// user, assistant and tool-result message in order (widgets are for people only).
+/// message as it is (one vocabulary: nothing is converted; the model views skip widgets).
 pub fn conversation(system: &str, stored: &[StoredMessage]) -> Conversation {
     let mut conv = Conversation::default();
     if !system.is_empty() {
-        conv.push(ModelMessage::system(system));
+        conv.push(Message::system(system));
     }
-    for message in stored {
-        match &message.content {
-            Message::System { text } => conv.push(ModelMessage::system(text.clone())),
-            Message::User { text } => conv.push(ModelMessage::user(text.clone())),
-            Message::Assistant { text, tool_calls } => conv.push(ModelMessage::assistant(
-                text.clone(),
-                tool_calls
-                    .iter()
-                    .map(|c| ModelCall {
-                        signature: c.signature.clone(),
-                        ..ModelCall::new(&c.id, &c.name, c.input.clone())
-                    })
-                    .collect(),
-            )),
-            Message::ToolResult(result) => conv.push(ModelMessage::tool(result.clone())),
-            Message::Widget { .. } => {}
-        }
-    }
+    conv.messages
+        .extend(stored.iter().map(|message| message.content.clone()));
     conv
 }
 
@@ -78,7 +62,7 @@ mod signature_tests {
         }];
         let conv = conversation("", &stored);
         match &conv.messages[0] {
-            ModelMessage::Assistant { tool_calls, .. } => {
+            Message::Assistant { tool_calls, .. } => {
                 assert_eq!(tool_calls[0].signature.as_deref(), Some("sig"))
             }
             other => panic!("not an assistant message: {other:?}"),

@@ -282,7 +282,7 @@ fn unique_calls(reply: &AssistantReply, turn: u32, seen: &mut HashSet<String>) -
             ToolCall {
                 id,
                 name: c.name.clone(),
-                input: c.arguments.clone(),
+                input: c.input.clone(),
                 signature: c.signature.clone(),
             }
         })

@@ -117,7 +117,7 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<Diagnostic>) -> 
                     });
                 }
             }
-            Message::Tool { result } => {
+            Message::ToolResult(result) => {
                 let slot = pending.as_mut().and_then(|p| {
                     p.calls
                         .iter()
@@ -141,6 +141,8 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<Diagnostic>) -> 
                     )),
                 }
             }
+            // Widgets are for people only; no model view includes them.
+            Message::Widget { .. } => {}
         }
     }
     if let Some(p) = pending.take() {

@@ -113,7 +113,7 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
                 content.extend(calls.iter().map(|c| ContentBlock::ToolUse {
                     id: c.id.clone(),
                     name: c.name.clone(),
-                    input: arguments_object(&c.arguments),
+                    input: arguments_object(&c.input),
                 }));
                 if !content.is_empty() {
                     messages.push(RequestMessage {

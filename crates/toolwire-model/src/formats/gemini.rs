@@ -129,7 +129,7 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
                     function_call: FunctionCall {
                         id: c.id.clone(),
                         name: c.name.clone(),
-                        args: arguments_object(&c.arguments),
+                        args: arguments_object(&c.input),
                     },
                     thought_signature: c.signature.clone(),
                 }));

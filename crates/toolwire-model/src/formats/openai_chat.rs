@@ -131,7 +131,7 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
                             kind: "function",
                             function: FunctionCall {
                                 name: c.name.clone(),
-                                arguments: Json::Object(arguments_object(&c.arguments)).to_string(),
+                                arguments: Json::Object(arguments_object(&c.input)).to_string(),
                             },
                         })
                         .collect(),
@@ -393,7 +393,7 @@ mod tests {
         let calls: Vec<_> = reply
             .tool_calls
             .iter()
-            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.clone()))
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.input.clone()))
             .collect();
         assert_eq!(
             calls,
@@ -414,7 +414,7 @@ mod tests {
         assert_eq!(reply.tool_calls.len(), 1);
         let c = &reply.tool_calls[0];
         assert_eq!(
-            (c.id.as_str(), c.name.as_str(), c.arguments.clone()),
+            (c.id.as_str(), c.name.as_str(), c.input.clone()),
             ("call_a", "read_file", json!({"path": "a"}))
         );
     }
@@ -433,6 +433,6 @@ mod tests {
             .map(|c| (c.id.as_str(), c.name.as_str()))
             .collect();
         assert_eq!(names, [("call_a", "read_file"), ("call_b", "list_dir")]);
-        assert_eq!(reply.tool_calls[1].arguments, json!({"path": "."}));
+        assert_eq!(reply.tool_calls[1].input, json!({"path": "."}));
     }
 }

@@ -107,7 +107,7 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
                 input.extend(calls.iter().map(|c| Item::FunctionCall {
                     call_id: c.id.clone(),
                     name: c.name.clone(),
-                    arguments: Json::Object(arguments_object(&c.arguments)).to_string(),
+                    arguments: Json::Object(arguments_object(&c.input)).to_string(),
                 }));
             }
             Turn::Results { results, then_user } => {
