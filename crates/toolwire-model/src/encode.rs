@@ -5,7 +5,6 @@ use serde_json::Value as Json;
 use crate::blob::BlobReader;
 use crate::conversation::Conversation;
 use crate::diagnostic::Diagnostic;
-use crate::formats::{anthropic, gemini, openai_chat, openai_responses};
 use crate::options::{EncodeOptions, Provider};
 use crate::view::{ModelView, build_view};
 
@@ -25,13 +24,10 @@ pub fn encode_view(
     view: &ModelView,
     options: &EncodeOptions,
 ) -> Result<Json, EncodeError> {
-    let body = match provider {
-        Provider::Anthropic => serde_json::to_value(anthropic::encode(view, options)),
-        Provider::OpenaiChat => serde_json::to_value(openai_chat::encode(view, options)),
-        Provider::OpenaiResponses => serde_json::to_value(openai_responses::encode(view, options)),
-        Provider::Gemini => serde_json::to_value(gemini::encode(view, options)),
-    };
-    body.map_err(|source| EncodeError::Serialize { provider, source })
+    provider
+        .format()
+        .encode(view, options)
+        .map_err(|source| EncodeError::Serialize { provider, source })
 }
 
 /// The exact request body for `provider`, and what was repaired or left out on the way

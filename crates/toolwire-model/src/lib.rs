@@ -15,6 +15,7 @@ pub mod formats;
 pub mod media;
 pub mod options;
 pub mod pairing;
+pub mod provider;
 pub mod read;
 pub mod render;
 pub mod truncate;

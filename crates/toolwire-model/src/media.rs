@@ -6,40 +6,37 @@ use toolwire_core::view::SourceView;
 use crate::options::Provider;
 use crate::render::{MediaClass, MediaRef, human_size};
 
-/// Image types each provider documents for image input.
-fn image_types(provider: Provider) -> &'static [&'static str] {
-    match provider {
-        Provider::Anthropic | Provider::OpenaiChat | Provider::OpenaiResponses => {
-            &["image/jpeg", "image/png", "image/gif", "image/webp"]
-        }
-        Provider::Gemini => &[
-            "image/png",
-            "image/jpeg",
-            "image/webp",
-            "image/heic",
-            "image/heif",
-        ],
-    }
+/// Which media a provider takes inside a tool result; each format states its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaSupport {
+    /// Image types the provider documents for image input.
+    pub image_types: &'static [&'static str],
+    pub pdf: bool,
+    /// Audio and video, which only come as bytes: never by URL.
+    pub audio_video: bool,
+    /// Whether media may be given by URL; if not, URL media becomes a placeholder.
+    pub urls: bool,
 }
+
+/// The image types Anthropic and OpenAI both document.
+pub const COMMON_IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// Why media is sent as a placeholder, or `None` when the provider takes it inline.
 pub fn refusal(provider: Provider, media: &MediaRef<'_>) -> Option<String> {
+    let support = provider.format().media();
     let is_url = matches!(media.source, SourceView::Url(_));
+    if is_url && !support.urls {
+        return Some(format!(
+            "{provider} takes no media by URL in a function response"
+        ));
+    }
     let ok = match media.class {
-        MediaClass::Image => {
-            image_types(provider).contains(&media.mime.as_str())
-                && !(is_url && provider == Provider::Gemini)
-        }
-        MediaClass::Pdf => matches!(provider, Provider::Anthropic | Provider::OpenaiResponses),
-        MediaClass::Audio | MediaClass::Video => provider == Provider::Gemini && !is_url,
+        MediaClass::Image => support.image_types.contains(&media.mime.as_str()),
+        MediaClass::Pdf => support.pdf,
+        MediaClass::Audio | MediaClass::Video => support.audio_video && !is_url,
         MediaClass::Other => false,
     };
-    if ok {
-        return None;
-    }
-    Some(if is_url && provider == Provider::Gemini {
-        format!("{provider} takes no media by URL in a function response")
-    } else {
+    (!ok).then(|| {
         format!(
             "{provider} takes no {} ({}) in a tool result",
             media.class.label(),

@@ -1,73 +1,11 @@
 //! What an encoding is for: the provider, the model, the tools and the budgets.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-/// The four request formats toolwire speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Provider {
-    /// Anthropic Messages.
-    Anthropic,
-    /// OpenAI Chat Completions, also spoken by ollama, llama.cpp and vLLM.
-    OpenaiChat,
-    /// OpenAI Responses.
-    OpenaiResponses,
-    /// Gemini generateContent.
-    Gemini,
-}
-
-impl Provider {
-    pub const ALL: [Provider; 4] = [
-        Provider::Anthropic,
-        Provider::OpenaiChat,
-        Provider::OpenaiResponses,
-        Provider::Gemini,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Provider::Anthropic => "anthropic",
-            Provider::OpenaiChat => "openai-chat",
-            Provider::OpenaiResponses => "openai-responses",
-            Provider::Gemini => "gemini",
-        }
-    }
-
-    /// The model used when none is named: a current, widely available one per API.
-    pub fn default_model(self) -> &'static str {
-        match self {
-            Provider::Anthropic => "claude-sonnet-4-5",
-            Provider::OpenaiChat | Provider::OpenaiResponses => "gpt-4.1",
-            Provider::Gemini => "gemini-2.5-flash",
-        }
-    }
-}
-
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown provider `{0}`; expected anthropic, openai-chat, openai-responses or gemini")]
-pub struct UnknownProvider(pub String);
-
-impl FromStr for Provider {
-    type Err = UnknownProvider;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Provider::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| UnknownProvider(s.to_owned()))
-    }
-}
+pub use crate::provider::{Provider, UnknownProvider};
 
 /// A tool offered to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

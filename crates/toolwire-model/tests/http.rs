@@ -399,3 +399,42 @@ async fn a_stream_that_stops_early_is_an_error_not_a_short_reply() {
         "{err}"
     );
 }
+
+/// A base URL that cannot be used fails at once with a line that says so, instead of
+/// "builder error" after every retry; an unreachable server names the URL and the cause.
+#[tokio::test]
+async fn transport_errors_are_clear_and_permanent_ones_are_not_retried() {
+    let mut config = ClientConfig::new(Provider::OpenaiChat, "not a url", None);
+    config.retry = RetryPolicy {
+        max_attempts: 3,
+        base_delay: std::time::Duration::from_secs(30),
+        max_delay: std::time::Duration::from_secs(30),
+    };
+    let client = ProviderClient::new(config).unwrap();
+    let started = std::time::Instant::now();
+    let err = client.send("m", &json!({})).await.unwrap_err();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "retried"
+    );
+    let text = err.to_string();
+    assert!(text.contains("is the base URL valid?"), "{text}");
+    assert!(text.contains("not a url"), "{text}");
+
+    // Nothing listens on port 9 of localhost: a connect error, named as one.
+    let mut config = ClientConfig::new(Provider::OpenaiChat, "http://127.0.0.1:9", None);
+    config.retry = RetryPolicy {
+        max_attempts: 1,
+        ..RetryPolicy::default()
+    };
+    let err = ProviderClient::new(config)
+        .unwrap()
+        .send("m", &json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("could not connect: http://127.0.0.1:9"),
+        "{err}"
+    );
+}

@@ -78,8 +78,9 @@ impl ClientConfig {
         }
     }
 
-    /// From `ANTHROPIC_API_KEY`, `OPENAI_API_KEY` + `OPENAI_BASE_URL`, `GEMINI_API_KEY`.
-    /// An OpenAI-compatible server set by `OPENAI_BASE_URL` may go without a key.
+    /// From the provider's variables (e.g. `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`).
+    /// A server named by the base-URL variable may go without a key when the format allows
+    /// it (OpenAI-compatible local servers).
     pub fn from_env(provider: Provider) -> Result<Self, ClientError> {
         Self::from_lookup(provider, |k| {
             std::env::var(k).ok().filter(|v| !v.is_empty())
@@ -91,32 +92,17 @@ impl ClientConfig {
         provider: Provider,
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ClientError> {
-        let missing = |var| ClientError::MissingKey { provider, var };
-        Ok(match provider {
-            Provider::Anthropic => {
-                let key = var("ANTHROPIC_API_KEY").ok_or_else(|| missing("ANTHROPIC_API_KEY"))?;
-                let base =
-                    var("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into());
-                ClientConfig::new(provider, base, Some(key))
-            }
-            Provider::OpenaiChat | Provider::OpenaiResponses => {
-                let key = var("OPENAI_API_KEY");
-                match var("OPENAI_BASE_URL") {
-                    Some(base) => ClientConfig::new(provider, base, key),
-                    None => ClientConfig::new(
-                        provider,
-                        "https://api.openai.com/v1",
-                        Some(key.ok_or_else(|| missing("OPENAI_API_KEY"))?),
-                    ),
-                }
-            }
-            Provider::Gemini => {
-                let key = var("GEMINI_API_KEY").ok_or_else(|| missing("GEMINI_API_KEY"))?;
-                let base = var("GEMINI_BASE_URL")
-                    .unwrap_or_else(|| "https://generativelanguage.googleapis.com".into());
-                ClientConfig::new(provider, base, Some(key))
-            }
-        })
+        let format = provider.format();
+        let key = var(format.key_var());
+        let base = var(format.base_url_var());
+        if key.is_none() && !(base.is_some() && format.key_optional_with_base_url()) {
+            return Err(ClientError::MissingKey {
+                provider,
+                var: format.key_var(),
+            });
+        }
+        let base = base.unwrap_or_else(|| format.default_base_url().to_owned());
+        Ok(ClientConfig::new(provider, base, key))
     }
 }
 

@@ -10,9 +10,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::Value as Json;
 
-use crate::formats::{
-    AssistantReply, DecodeError, anthropic, gemini, openai_chat, openai_responses,
-};
+use crate::formats::{AssistantReply, DecodeError};
 use crate::options::Provider;
 
 #[derive(Debug, thiserror::Error)]
@@ -71,12 +69,7 @@ impl ProviderClient {
             provider,
             message: format!("reading the response: {e}"),
         })?;
-        Ok(match provider {
-            Provider::Anthropic => anthropic::decode_response(&json)?,
-            Provider::OpenaiChat => openai_chat::decode_response(&json)?,
-            Provider::OpenaiResponses => openai_responses::decode_response(&json)?,
-            Provider::Gemini => gemini::decode_response(&json)?,
-        })
+        Ok(provider.format().decode_response(&json)?)
     }
 
     /// Streams the reply: `on_text` sees text as it arrives; the whole reply is returned.
@@ -88,24 +81,10 @@ impl ProviderClient {
     ) -> Result<AssistantReply, ClientError> {
         let provider = self.config.provider;
         let mut body = body.clone();
-        if let Some(obj) = body.as_object_mut() {
-            match provider {
-                Provider::Anthropic | Provider::OpenaiResponses => {
-                    obj.insert("stream".into(), Json::Bool(true));
-                }
-                Provider::OpenaiChat => {
-                    obj.insert("stream".into(), Json::Bool(true));
-                    obj.insert(
-                        "stream_options".into(),
-                        serde_json::json!({"include_usage": true}),
-                    );
-                }
-                Provider::Gemini => {}
-            }
-        }
+        provider.format().streaming_body(&mut body);
         let response = self.post(model, &body, true).await?;
         let mut events = response.bytes_stream().eventsource();
-        let mut decoder = StreamDecoder::new(provider);
+        let mut decoder = provider.format().stream_decoder();
         let mut done = false;
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| ClientError::Stream {
@@ -139,15 +118,7 @@ impl ProviderClient {
 
     fn url(&self, model: &str, stream: bool) -> String {
         let base = self.config.base_url.trim_end_matches('/');
-        match self.config.provider {
-            Provider::Anthropic => format!("{base}/v1/messages"),
-            Provider::OpenaiChat => format!("{base}/chat/completions"),
-            Provider::OpenaiResponses => format!("{base}/responses"),
-            Provider::Gemini if stream => {
-                format!("{base}/v1beta/models/{model}:streamGenerateContent?alt=sse")
-            }
-            Provider::Gemini => format!("{base}/v1beta/models/{model}:generateContent"),
-        }
+        self.config.provider.format().url(base, model, stream)
     }
 
     /// POSTs with retries; returns the first successful response.
@@ -185,13 +156,18 @@ impl ProviderClient {
                     }
                     (retry_after, error)
                 }
-                Err(e) => (
-                    None,
-                    ClientError::Transport {
+                Err(e) => {
+                    let error = ClientError::Transport {
                         provider,
-                        message: e.to_string(),
-                    },
-                ),
+                        message: transport_message(&e, &url),
+                    };
+                    // A request that cannot be built (a bad base URL) fails the same way
+                    // every time: say so at once rather than after every retry.
+                    if !transport_retryable(&e) {
+                        return Err(error);
+                    }
+                    (None, error)
+                }
             };
             if attempt >= self.config.retry.max_attempts {
                 return Err(error);
@@ -200,76 +176,73 @@ impl ProviderClient {
         }
     }
 
-    fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        let Some(key) = self.config.api_key.as_deref() else {
-            return request;
-        };
-        match self.config.provider {
-            Provider::Anthropic => request
-                .header("x-api-key", key)
-                .header("anthropic-version", "2023-06-01"),
-            Provider::OpenaiChat | Provider::OpenaiResponses => request.bearer_auth(key),
-            Provider::Gemini => request.header("x-goog-api-key", key),
+    fn authorize(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let headers = self
+            .config
+            .provider
+            .format()
+            .headers(self.config.api_key.as_deref());
+        for (name, value) in headers {
+            // Marked sensitive, so the key never shows in a debug print of the request.
+            if let Ok(mut value) = reqwest::header::HeaderValue::from_str(&value) {
+                value.set_sensitive(true);
+                request = request.header(name, value);
+            }
         }
+        request
     }
 }
 
+/// At most this many characters of an error body are quoted in an error.
+const MAX_ERROR_CHARS: usize = 2000;
+
 /// The provider's own message from an error body (`{"error": {"message": …}}` in all four
-/// APIs), else the body itself.
+/// APIs), else the body itself; cut to [`MAX_ERROR_CHARS`] either way, saying so.
 fn provider_message(body: &str) -> String {
-    serde_json::from_str::<Json>(body)
+    let message = serde_json::from_str::<Json>(body)
         .ok()
         .and_then(|v| {
             v.pointer("/error/message")
                 .and_then(Json::as_str)
                 .map(str::to_owned)
         })
-        .unwrap_or_else(|| body.trim().chars().take(2000).collect())
+        .unwrap_or_else(|| body.trim().to_owned());
+    match message.char_indices().nth(MAX_ERROR_CHARS) {
+        Some((i, _)) => format!("{}… ({} bytes in all)", &message[..i], message.len()),
+        None => message,
+    }
 }
 
-enum StreamDecoder {
-    Anthropic(anthropic::StreamDecoder),
-    OpenaiChat(openai_chat::StreamDecoder),
-    OpenaiResponses(openai_responses::StreamDecoder),
-    Gemini(gemini::StreamDecoder),
+/// A transport failure as one clear line: what went wrong (the URL could not be used, no
+/// connection, a timeout, an unreadable body), where, and the causes reqwest wraps —
+/// never a bare "builder error".
+fn transport_message(e: &reqwest::Error, url: &str) -> String {
+    let what = if e.is_builder() {
+        "the request could not be built (is the base URL valid?)"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else if e.is_decode() || e.is_body() {
+        "could not read the response"
+    } else {
+        "the request failed"
+    };
+    let mut line = format!("{what}: {url}");
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line
 }
 
-impl StreamDecoder {
-    fn new(provider: Provider) -> Self {
-        match provider {
-            Provider::Anthropic => StreamDecoder::Anthropic(anthropic::StreamDecoder::new()),
-            Provider::OpenaiChat => StreamDecoder::OpenaiChat(openai_chat::StreamDecoder::new()),
-            Provider::OpenaiResponses => {
-                StreamDecoder::OpenaiResponses(openai_responses::StreamDecoder::new())
-            }
-            Provider::Gemini => StreamDecoder::Gemini(gemini::StreamDecoder::new()),
-        }
-    }
-
-    fn push(&mut self, event: &Json) -> Result<Option<String>, DecodeError> {
-        match self {
-            StreamDecoder::Anthropic(d) => d.push(event),
-            StreamDecoder::OpenaiChat(d) => d.push(event),
-            StreamDecoder::OpenaiResponses(d) => d.push(event),
-            StreamDecoder::Gemini(d) => d.push(event),
-        }
-    }
-
-    fn is_complete(&self) -> bool {
-        match self {
-            StreamDecoder::Anthropic(d) => d.is_complete(),
-            StreamDecoder::OpenaiChat(d) => d.is_complete(),
-            StreamDecoder::OpenaiResponses(d) => d.is_complete(),
-            StreamDecoder::Gemini(d) => d.is_complete(),
-        }
-    }
-
-    fn finish(self) -> AssistantReply {
-        match self {
-            StreamDecoder::Anthropic(d) => d.finish(),
-            StreamDecoder::OpenaiChat(d) => d.finish(),
-            StreamDecoder::OpenaiResponses(d) => d.finish(),
-            StreamDecoder::Gemini(d) => d.finish(),
-        }
-    }
+/// Connections refused, resets and timeouts may pass; a request that cannot be built, a
+/// redirect loop or an undecodable body will fail again.
+fn transport_retryable(e: &reqwest::Error) -> bool {
+    !(e.is_builder() || e.is_redirect() || e.is_decode())
 }

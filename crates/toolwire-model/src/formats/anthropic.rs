@@ -7,8 +7,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
+use super::ProviderFormat;
 use super::{AssistantReply, DecodeError, Usage, arguments_object, parse_arguments};
 use crate::conversation::ToolCall;
+use crate::media::MediaSupport;
 use crate::options::EncodeOptions;
 use crate::render::MediaClass;
 use crate::view::{Block, MediaData, ModelView, Turn};
@@ -377,5 +379,76 @@ impl StreamDecoder {
 
     pub fn finish(self) -> AssistantReply {
         self.reply
+    }
+}
+
+stream_decode!(StreamDecoder);
+
+/// Anthropic Messages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Anthropic;
+
+impl ProviderFormat for Anthropic {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn default_model(&self) -> &'static str {
+        "claude-sonnet-4-5"
+    }
+
+    fn default_base_url(&self) -> &'static str {
+        "https://api.anthropic.com"
+    }
+
+    fn key_var(&self) -> &'static str {
+        "ANTHROPIC_API_KEY"
+    }
+
+    fn base_url_var(&self) -> &'static str {
+        "ANTHROPIC_BASE_URL"
+    }
+
+    fn key_optional_with_base_url(&self) -> bool {
+        false
+    }
+
+    fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {
+        match api_key {
+            Some(key) => vec![
+                ("x-api-key", key.to_owned()),
+                ("anthropic-version", "2023-06-01".to_owned()),
+            ],
+            None => Vec::new(),
+        }
+    }
+
+    fn url(&self, base: &str, _model: &str, _stream: bool) -> String {
+        format!("{base}/v1/messages")
+    }
+
+    fn streaming_body(&self, body: &mut Json) {
+        super::set_stream_flag(body);
+    }
+
+    fn encode(&self, view: &ModelView, options: &EncodeOptions) -> Result<Json, serde_json::Error> {
+        serde_json::to_value(encode(view, options))
+    }
+
+    fn decode_response(&self, body: &Json) -> Result<AssistantReply, DecodeError> {
+        decode_response(body)
+    }
+
+    fn stream_decoder(&self) -> Box<dyn super::StreamDecode> {
+        Box::new(StreamDecoder::new())
+    }
+
+    fn media(&self) -> MediaSupport {
+        MediaSupport {
+            image_types: crate::media::COMMON_IMAGE_TYPES,
+            pdf: true,
+            audio_video: false,
+            urls: true,
+        }
     }
 }

@@ -7,8 +7,10 @@
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
+use super::ProviderFormat;
 use super::{AssistantReply, DecodeError, Usage, arguments_object};
 use crate::conversation::ToolCall;
+use crate::media::MediaSupport;
 use crate::options::EncodeOptions;
 use crate::view::{Block, MediaData, ModelView, Turn};
 
@@ -317,5 +319,81 @@ impl StreamDecoder {
 
     pub fn finish(self) -> AssistantReply {
         self.reply
+    }
+}
+
+stream_decode!(StreamDecoder);
+
+/// Gemini generateContent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gemini;
+
+impl ProviderFormat for Gemini {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn default_model(&self) -> &'static str {
+        "gemini-2.5-flash"
+    }
+
+    fn default_base_url(&self) -> &'static str {
+        "https://generativelanguage.googleapis.com"
+    }
+
+    fn key_var(&self) -> &'static str {
+        "GEMINI_API_KEY"
+    }
+
+    fn base_url_var(&self) -> &'static str {
+        "GEMINI_BASE_URL"
+    }
+
+    fn key_optional_with_base_url(&self) -> bool {
+        false
+    }
+
+    fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {
+        api_key
+            .map(|key| vec![("x-goog-api-key", key.to_owned())])
+            .unwrap_or_default()
+    }
+
+    fn url(&self, base: &str, model: &str, stream: bool) -> String {
+        if stream {
+            format!("{base}/v1beta/models/{model}:streamGenerateContent?alt=sse")
+        } else {
+            format!("{base}/v1beta/models/{model}:generateContent")
+        }
+    }
+
+    /// Gemini streams by URL (`streamGenerateContent`), not by a body flag.
+    fn streaming_body(&self, _body: &mut Json) {}
+
+    fn encode(&self, view: &ModelView, options: &EncodeOptions) -> Result<Json, serde_json::Error> {
+        serde_json::to_value(encode(view, options))
+    }
+
+    fn decode_response(&self, body: &Json) -> Result<AssistantReply, DecodeError> {
+        decode_response(body)
+    }
+
+    fn stream_decoder(&self) -> Box<dyn super::StreamDecode> {
+        Box::new(StreamDecoder::new())
+    }
+
+    fn media(&self) -> MediaSupport {
+        MediaSupport {
+            image_types: &[
+                "image/png",
+                "image/jpeg",
+                "image/webp",
+                "image/heic",
+                "image/heif",
+            ],
+            pdf: false,
+            audio_video: true,
+            urls: false,
+        }
     }
 }

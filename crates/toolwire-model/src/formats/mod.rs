@@ -1,5 +1,32 @@
-//! Provider wire formats, one module each: request bodies from a [`crate::view::ModelView`],
-//! and responses and stream events back into an [`AssistantReply`].
+//! Provider wire formats, one module each. Each implements [`ProviderFormat`], which owns
+//! everything about its provider: name, URLs, env vars, headers, request bodies from a
+//! [`crate::view::ModelView`], responses and stream events back into an
+//! [`AssistantReply`], and which media it takes. The client, the config, the encoder and
+//! media routing only ask this trait; a new provider is a new module here plus its entry
+//! in the list in `provider.rs`.
+
+/// Implements [`StreamDecode`] for a format's `StreamDecoder` through its own `push`,
+/// `is_complete` and `finish`, so each format writes only those.
+macro_rules! stream_decode {
+    ($decoder:ty) => {
+        impl $crate::formats::StreamDecode for $decoder {
+            fn push(
+                &mut self,
+                event: &serde_json::Value,
+            ) -> Result<Option<String>, $crate::formats::DecodeError> {
+                <$decoder>::push(self, event)
+            }
+
+            fn is_complete(&self) -> bool {
+                <$decoder>::is_complete(self)
+            }
+
+            fn finish(self: Box<Self>) -> $crate::formats::AssistantReply {
+                <$decoder>::finish(*self)
+            }
+        }
+    };
+}
 
 pub mod anthropic;
 pub mod gemini;
@@ -9,6 +36,85 @@ pub mod openai_responses;
 use serde_json::{Map, Value as Json};
 
 use crate::conversation::{Message, ToolCall};
+use crate::media::MediaSupport;
+use crate::options::EncodeOptions;
+use crate::view::ModelView;
+
+/// One provider's API: where it is, how to authenticate, how to encode a request and how
+/// to decode the reply. Implemented once per file in this module.
+pub trait ProviderFormat: Send + Sync {
+    /// The id on the command line, in config files and in errors, e.g. `openai-chat`.
+    fn name(&self) -> &'static str;
+
+    /// The model used when none is named.
+    fn default_model(&self) -> &'static str;
+
+    /// Where the API lives, without the request path.
+    fn default_base_url(&self) -> &'static str;
+
+    /// The env var holding the API key.
+    fn key_var(&self) -> &'static str;
+
+    /// The env var that points the client at another server (a proxy, a local server).
+    fn base_url_var(&self) -> &'static str;
+
+    /// Whether a server named by [`ProviderFormat::base_url_var`] may go without a key, as
+    /// local servers that speak the format often do.
+    fn key_optional_with_base_url(&self) -> bool;
+
+    /// The headers every request carries: the key in the API's scheme, when there is one,
+    /// and any version header the API requires.
+    fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)>;
+
+    /// The request URL under `base` (given without a trailing slash).
+    fn url(&self, base: &str, model: &str, stream: bool) -> String;
+
+    /// Turns a body from [`ProviderFormat::encode`] into the body of a streaming request.
+    fn streaming_body(&self, body: &mut Json);
+
+    /// The request body for `view`.
+    fn encode(&self, view: &ModelView, options: &EncodeOptions) -> Result<Json, serde_json::Error>;
+
+    /// Decodes a whole (non-streaming) response body.
+    fn decode_response(&self, body: &Json) -> Result<AssistantReply, DecodeError>;
+
+    /// A fresh decoder for one streamed reply.
+    fn stream_decoder(&self) -> Box<dyn StreamDecode>;
+
+    /// Which media the API takes inside a tool result.
+    fn media(&self) -> MediaSupport;
+}
+
+/// Accumulates one streamed reply, event by event.
+pub trait StreamDecode: Send {
+    /// Feeds one event's `data` JSON. Returns text to show as it arrives.
+    fn push(&mut self, event: &Json) -> Result<Option<String>, DecodeError>;
+
+    /// Whether the stream's final event arrived; a stream that ends before it was cut off.
+    fn is_complete(&self) -> bool;
+
+    /// The whole reply.
+    fn finish(self: Box<Self>) -> AssistantReply;
+}
+
+/// Where OpenAI's two APIs live, and the variables both read.
+const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+const OPENAI_KEY_VAR: &str = "OPENAI_API_KEY";
+const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
+
+/// `Authorization: Bearer KEY`, as OpenAI and the servers that speak its formats expect.
+fn bearer(api_key: Option<&str>) -> Vec<(&'static str, String)> {
+    api_key
+        .map(|key| vec![("authorization", format!("Bearer {key}"))])
+        .unwrap_or_default()
+}
+
+/// Sets the `stream` flag that most formats carry in the body.
+pub(crate) fn set_stream_flag(body: &mut Json) {
+    if let Some(obj) = body.as_object_mut() {
+        obj.insert("stream".into(), Json::Bool(true));
+    }
+}
 
 /// What the model answered: its text and the calls it made, in order.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -8,10 +8,12 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
+use super::ProviderFormat;
 use super::{
     AssistantReply, DecodeError, Usage, arguments_object, error_prefixed, parse_arguments,
 };
 use crate::conversation::ToolCall;
+use crate::media::MediaSupport;
 use crate::options::EncodeOptions;
 use crate::view::{Block, ModelView, Turn};
 
@@ -359,6 +361,78 @@ impl StreamDecoder {
             .map(|(id, name, args)| ToolCall::new(id, name, parse_arguments(&args)))
             .collect();
         self.reply
+    }
+}
+
+stream_decode!(StreamDecoder);
+
+/// OpenAI Chat Completions, also spoken by ollama, llama.cpp and vLLM.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenaiChat;
+
+impl ProviderFormat for OpenaiChat {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn default_model(&self) -> &'static str {
+        "gpt-4.1"
+    }
+
+    fn default_base_url(&self) -> &'static str {
+        super::OPENAI_BASE_URL
+    }
+
+    fn key_var(&self) -> &'static str {
+        super::OPENAI_KEY_VAR
+    }
+
+    fn base_url_var(&self) -> &'static str {
+        super::OPENAI_BASE_URL_VAR
+    }
+
+    fn key_optional_with_base_url(&self) -> bool {
+        true
+    }
+
+    fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {
+        super::bearer(api_key)
+    }
+
+    fn url(&self, base: &str, _model: &str, _stream: bool) -> String {
+        format!("{base}/chat/completions")
+    }
+
+    fn streaming_body(&self, body: &mut Json) {
+        super::set_stream_flag(body);
+        if let Some(obj) = body.as_object_mut() {
+            // Usage arrives only when asked for, in a last chunk without choices.
+            obj.insert(
+                "stream_options".into(),
+                serde_json::json!({"include_usage": true}),
+            );
+        }
+    }
+
+    fn encode(&self, view: &ModelView, options: &EncodeOptions) -> Result<Json, serde_json::Error> {
+        serde_json::to_value(encode(view, options))
+    }
+
+    fn decode_response(&self, body: &Json) -> Result<AssistantReply, DecodeError> {
+        decode_response(body)
+    }
+
+    fn stream_decoder(&self) -> Box<dyn super::StreamDecode> {
+        Box::new(StreamDecoder::new())
+    }
+
+    fn media(&self) -> MediaSupport {
+        MediaSupport {
+            image_types: crate::media::COMMON_IMAGE_TYPES,
+            pdf: false,
+            audio_video: false,
+            urls: true,
+        }
     }
 }
 
