@@ -160,7 +160,49 @@ fn benches(c: &mut Criterion) {
         after.saturating_sub(before),
         result_bytes / 1024
     );
-    let _ = EventKind::SessionEnded;
+
+    event_emit(&rt);
+}
+
+/// Event emit latency on the embedded store: each `emit` is one durable SQLite commit
+/// (the number assigned inside the INSERT), beside the floor of one small file write +
+/// fdatasync in the same directory; and 1,000 text deltas coalesced the way the agent loop
+/// does (one event per batch) beside emitting each.
+fn event_emit(rt: &tokio::runtime::Runtime) {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let (bus, _history) = rt.block_on(async {
+        let history = Arc::new(
+            toolwire_store::SqliteHistory::open(&dir.path().join("history.db"))
+                .await
+                .unwrap(),
+        );
+        (EventBus::new(Arc::clone(&history) as _), history)
+    });
+    let n = 300u32;
+    let (mut emit, mut floor) = (Duration::MAX, Duration::MAX);
+    for round in 0..3 {
+        let t = Instant::now();
+        rt.block_on(async {
+            for turn in 0..n {
+                bus.emit(&format!("s{round}"), EventKind::TurnStarted { turn })
+                    .await
+                    .unwrap();
+            }
+        });
+        emit = emit.min(t.elapsed() / n);
+        let mut f = std::fs::File::create(dir.path().join(format!("floor{round}"))).unwrap();
+        let t = Instant::now();
+        for _ in 0..n {
+            f.write_all(br#"{"type":"turn_started","turn":1}"#).unwrap();
+            f.sync_data().unwrap();
+        }
+        floor = floor.min(t.elapsed() / n);
+    }
+    println!(
+        "SUMMARY event_emit: {emit:.2?} per durable event vs write+fdatasync {floor:.2?} = {:.2}x",
+        emit.as_secs_f64() / floor.as_secs_f64()
+    );
 }
 
 criterion_group!(executor_benches, benches);

@@ -370,17 +370,7 @@ impl ProviderFormat for Gemini {
     /// Gemini streams by URL (`streamGenerateContent`), not by a body flag.
     fn streaming_body(&self, _body: &mut Json) {}
 
-    fn encode(&self, view: &ModelView, options: &EncodeOptions) -> Result<Json, serde_json::Error> {
-        serde_json::to_value(encode(view, options))
-    }
-
-    fn decode_response(&self, body: &Json) -> Result<AssistantReply, DecodeError> {
-        decode_response(body)
-    }
-
-    fn stream_decoder(&self) -> Box<dyn super::StreamDecode> {
-        Box::new(StreamDecoder::new())
-    }
+    module_codec!();
 
     fn media(&self) -> MediaSupport {
         MediaSupport {

@@ -28,6 +28,64 @@ macro_rules! stream_decode {
     };
 }
 
+/// Inside a format's `impl ProviderFormat`: the encoder, decoder and stream decoder are
+/// its module's own `encode`, `decode_response` and `StreamDecoder`.
+macro_rules! module_codec {
+    () => {
+        fn encode(
+            &self,
+            view: &$crate::view::ModelView,
+            options: &$crate::options::EncodeOptions,
+        ) -> Result<serde_json::Value, serde_json::Error> {
+            serde_json::to_value(encode(view, options))
+        }
+
+        fn decode_response(
+            &self,
+            body: &serde_json::Value,
+        ) -> Result<$crate::formats::AssistantReply, $crate::formats::DecodeError> {
+            decode_response(body)
+        }
+
+        fn stream_decoder(&self) -> Box<dyn $crate::formats::StreamDecode> {
+            Box::new(StreamDecoder::new())
+        }
+    };
+}
+
+/// Inside the `impl ProviderFormat` of each OpenAI API: one account, one model family, the
+/// same variables and the same bearer key, whichever endpoint.
+macro_rules! openai_account {
+    () => {
+        fn default_model(&self) -> &'static str {
+            "gpt-4.1"
+        }
+
+        fn default_base_url(&self) -> &'static str {
+            "https://api.openai.com/v1"
+        }
+
+        fn key_var(&self) -> &'static str {
+            "OPENAI_API_KEY"
+        }
+
+        fn base_url_var(&self) -> &'static str {
+            "OPENAI_BASE_URL"
+        }
+
+        /// ollama, llama.cpp and vLLM speak these formats without a key.
+        fn key_optional_with_base_url(&self) -> bool {
+            true
+        }
+
+        fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {
+            api_key
+                .map(|key| vec![("authorization", format!("Bearer {key}"))])
+                .unwrap_or_default()
+        }
+    };
+}
+
 pub mod anthropic;
 pub mod gemini;
 pub mod openai_chat;
@@ -95,18 +153,6 @@ pub trait StreamDecode: Send {
 
     /// The whole reply.
     fn finish(self: Box<Self>) -> AssistantReply;
-}
-
-/// Where OpenAI's two APIs live, and the variables both read.
-const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-const OPENAI_KEY_VAR: &str = "OPENAI_API_KEY";
-const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
-
-/// `Authorization: Bearer KEY`, as OpenAI and the servers that speak its formats expect.
-fn bearer(api_key: Option<&str>) -> Vec<(&'static str, String)> {
-    api_key
-        .map(|key| vec![("authorization", format!("Bearer {key}"))])
-        .unwrap_or_default()
 }
 
 /// Sets the `stream` flag that most formats carry in the body.

@@ -375,29 +375,7 @@ impl ProviderFormat for OpenaiChat {
         NAME
     }
 
-    fn default_model(&self) -> &'static str {
-        "gpt-4.1"
-    }
-
-    fn default_base_url(&self) -> &'static str {
-        super::OPENAI_BASE_URL
-    }
-
-    fn key_var(&self) -> &'static str {
-        super::OPENAI_KEY_VAR
-    }
-
-    fn base_url_var(&self) -> &'static str {
-        super::OPENAI_BASE_URL_VAR
-    }
-
-    fn key_optional_with_base_url(&self) -> bool {
-        true
-    }
-
-    fn headers(&self, api_key: Option<&str>) -> Vec<(&'static str, String)> {
-        super::bearer(api_key)
-    }
+    openai_account!();
 
     fn url(&self, base: &str, _model: &str, _stream: bool) -> String {
         format!("{base}/chat/completions")
@@ -414,17 +392,7 @@ impl ProviderFormat for OpenaiChat {
         }
     }
 
-    fn encode(&self, view: &ModelView, options: &EncodeOptions) -> Result<Json, serde_json::Error> {
-        serde_json::to_value(encode(view, options))
-    }
-
-    fn decode_response(&self, body: &Json) -> Result<AssistantReply, DecodeError> {
-        decode_response(body)
-    }
-
-    fn stream_decoder(&self) -> Box<dyn super::StreamDecode> {
-        Box::new(StreamDecoder::new())
-    }
+    module_codec!();
 
     fn media(&self) -> MediaSupport {
         MediaSupport {
