@@ -438,3 +438,41 @@ async fn transport_errors_are_clear_and_permanent_ones_are_not_retried() {
         "{err}"
     );
 }
+
+/// A reply over the cap is refused, whole or streamed, instead of being read, stored and
+/// re-sent every turn.
+#[tokio::test]
+async fn an_oversized_reply_is_refused() {
+    let server = MockServer::start().await;
+    let huge = "x".repeat(200_000);
+    let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": huge},
+                       "finish_reason": "stop"}]});
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(body))
+        .mount(&server)
+        .await;
+    let mut config = ClientConfig::new(Provider::OpenaiChat, server.uri(), None);
+    config.max_reply_bytes = 100_000;
+    let client = ProviderClient::new(config).unwrap();
+    let err = client.send("m", &json!({})).await.unwrap_err();
+    assert!(
+        matches!(err, ClientError::TooLarge { limit: 100_000, .. }),
+        "{err}"
+    );
+
+    let server = MockServer::start().await;
+    let chunk = json!({"choices": [{"index": 0, "delta": {"content": "y".repeat(50_000)}}]});
+    let events: String = (0..5).map(|_| format!("data: {chunk}\n\n")).collect();
+    Mock::given(method("POST"))
+        .respond_with(sse_response(events))
+        .mount(&server)
+        .await;
+    let mut config = ClientConfig::new(Provider::OpenaiChat, server.uri(), None);
+    config.max_reply_bytes = 100_000;
+    let err = ProviderClient::new(config)
+        .unwrap()
+        .stream("m", &json!({}), |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::TooLarge { .. }), "{err}");
+}

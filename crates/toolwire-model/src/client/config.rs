@@ -34,6 +34,9 @@ impl RetryPolicy {
     }
 }
 
+/// The default [`ClientConfig::max_reply_bytes`]: 16 MiB, far above any real reply.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 16 << 20;
+
 #[derive(Clone, PartialEq)]
 pub struct ClientConfig {
     pub provider: Provider,
@@ -48,6 +51,9 @@ pub struct ClientConfig {
     /// Longest silence between bytes, which bounds a stalled stream.
     pub read_timeout: Duration,
     pub retry: RetryPolicy,
+    /// The most bytes of one reply (the body, or all stream events) read before the reply
+    /// is refused: a reply is stored and sent back every turn, so a 200 MB one must not be.
+    pub max_reply_bytes: usize,
 }
 
 /// The key is never printed: configs end up in logs and error reports.
@@ -61,6 +67,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("retry", &self.retry)
+            .field("max_reply_bytes", &self.max_reply_bytes)
             .finish()
     }
 }
@@ -75,6 +82,7 @@ impl ClientConfig {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
         }
     }
 

@@ -4,7 +4,7 @@
 mod config;
 mod retry;
 
-pub use config::{ClientConfig, RetryPolicy};
+pub use config::{ClientConfig, DEFAULT_MAX_REPLY_BYTES, RetryPolicy};
 
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
@@ -35,6 +35,8 @@ pub enum ClientError {
     Decode(#[from] DecodeError),
     #[error("{provider}: stream broke off: {message}")]
     Stream { provider: Provider, message: String },
+    #[error("{provider}: the reply is larger than {limit} bytes; refused")]
+    TooLarge { provider: Provider, limit: usize },
 }
 
 /// A client for one provider.
@@ -63,11 +65,22 @@ impl ProviderClient {
 
     /// Sends `body` (from [`crate::encode_request`]) and decodes the whole reply.
     pub async fn send(&self, model: &str, body: &Json) -> Result<AssistantReply, ClientError> {
-        let response = self.post(model, body, false).await?;
+        let mut response = self.post(model, body, false).await?;
         let provider = self.config.provider;
-        let json: Json = response.json().await.map_err(|e| ClientError::Transport {
+        let limit = self.config.max_reply_bytes;
+        let read_error = |e: reqwest::Error| ClientError::Transport {
             provider,
             message: format!("reading the response: {e}"),
+        };
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(read_error)? {
+            if bytes.len() + chunk.len() > limit {
+                return Err(ClientError::TooLarge { provider, limit });
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let json: Json = serde_json::from_slice(&bytes).map_err(|e| {
+            DecodeError::new(provider.name(), format!("the response is not JSON: {e}"))
         })?;
         Ok(provider.format().decode_response(&json)?)
     }
@@ -83,7 +96,26 @@ impl ProviderClient {
         let mut body = body.clone();
         provider.format().streaming_body(&mut body);
         let response = self.post(model, &body, true).await?;
-        let mut events = response.bytes_stream().eventsource();
+        // The raw bytes are counted before the event parser buffers them: one endless event
+        // must not grow memory past the cap either. Reading stops there; the loop below
+        // then reports the reply as too large.
+        let limit = self.config.max_reply_bytes;
+        let over = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut seen = 0usize;
+        let flag = std::sync::Arc::clone(&over);
+        let mut events = response
+            .bytes_stream()
+            .take_while(move |chunk| {
+                if let Ok(bytes) = chunk {
+                    seen += bytes.len();
+                }
+                let within = seen <= limit;
+                if !within {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                std::future::ready(within)
+            })
+            .eventsource();
         let mut decoder = provider.format().stream_decoder();
         let mut done = false;
         while let Some(event) = events.next().await {
@@ -104,6 +136,9 @@ impl ProviderClient {
             if let Some(text) = decoder.push(&json)? {
                 on_text(&text);
             }
+        }
+        if over.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(ClientError::TooLarge { provider, limit });
         }
         // A stream that just stops is a broken reply, not a short one: half a tool call
         // must not pass for a finished turn.
