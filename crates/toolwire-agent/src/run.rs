@@ -281,7 +281,13 @@ fn unique_calls(reply: &AssistantReply, turn: u32, seen: &mut HashSet<String>) -
             seen.insert(id.clone());
             ToolCall {
                 id,
-                name: c.name.clone(),
+                // A nameless call is answered as an unknown tool under a name every
+                // provider accepts back, rather than dropped or sent back empty.
+                name: if c.name.is_empty() {
+                    "unnamed_tool".to_owned()
+                } else {
+                    c.name.clone()
+                },
                 input: c.input.clone(),
                 signature: c.signature.clone(),
             }
@@ -305,14 +311,14 @@ mod tests {
                 ModelCall::new("bad\u{1b}[2Jid", "d", json!({})),
                 ModelCall::new("x".repeat(300), "e", json!({})),
                 ModelCall::new("../etc", "f", json!({})),
+                ModelCall::new("", "", json!({"x": 1})),
             ],
             ..AssistantReply::default()
         };
         let mut seen = HashSet::from(["gemini_call_0".to_owned()]);
-        let ids: Vec<String> = unique_calls(&reply, 3, &mut seen)
-            .into_iter()
-            .map(|c| c.id)
-            .collect();
+        let calls = unique_calls(&reply, 3, &mut seen);
+        assert_eq!(calls[6].name, "unnamed_tool");
+        let ids: Vec<String> = calls.into_iter().map(|c| c.id).collect();
         assert_eq!(
             ids,
             [
@@ -321,7 +327,8 @@ mod tests {
                 "call_3",
                 "call_3_t3_1",
                 "call_3_t3_2",
-                "call_3_t3_3"
+                "call_3_t3_3",
+                "call_3_t3_4"
             ]
         );
     }

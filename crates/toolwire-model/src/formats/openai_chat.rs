@@ -357,7 +357,9 @@ impl StreamDecoder {
         self.reply.tool_calls = self
             .calls
             .into_iter()
-            .filter(|(id, name, _)| !(id.is_empty() && name.is_empty()))
+            // Only an index gap (nothing at all arrived for it) is skipped: a call with
+            // arguments but no id or name is still a call, and must still be answered.
+            .filter(|(id, name, args)| !(id.is_empty() && name.is_empty() && args.is_empty()))
             .map(|(id, name, args)| ToolCall::new(id, name, parse_arguments(&args)))
             .collect();
         self.reply
@@ -423,6 +425,21 @@ mod tests {
             function["name"] = json!(n);
         }
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "id": id, "type": "function", "function": function}]}}]})
+    }
+
+    #[test]
+    fn a_call_without_id_or_name_is_kept_and_a_gap_is_not() {
+        let reply = decode(&[
+            call_delta(0, "", None, r#"{"x":1}"#),
+            call_delta(2, "c2", Some("ls"), "{}"),
+        ]);
+        let kept: Vec<(&str, &str)> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str()))
+            .collect();
+        assert_eq!(kept, [("", ""), ("c2", "ls")]);
+        assert_eq!(reply.tool_calls[0].input, json!({"x": 1}));
     }
 
     #[test]
