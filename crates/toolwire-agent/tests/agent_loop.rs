@@ -487,3 +487,98 @@ async fn hostile_call_ids(provider: Provider) {
     assert!(second.contains("call_1_t1_1"));
 }
 per_provider!(hostile_call_ids);
+
+/// Counts `load` calls on the history the agent uses.
+static LOADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[derive(Debug)]
+struct CountingLoads(std::sync::Arc<dyn toolwire_store::HistoryStore>);
+
+#[async_trait::async_trait]
+impl toolwire_store::HistoryStore for CountingLoads {
+    async fn create_session(
+        &self,
+        new: toolwire_store::NewSession,
+    ) -> toolwire_store::Result<toolwire_store::Session> {
+        self.0.create_session(new).await
+    }
+    async fn session(&self, id: &str) -> toolwire_store::Result<Option<toolwire_store::Session>> {
+        self.0.session(id).await
+    }
+    async fn list_sessions(
+        &self,
+        page: toolwire_store::Page,
+    ) -> toolwire_store::Result<Vec<toolwire_store::Session>> {
+        self.0.list_sessions(page).await
+    }
+    async fn child_sessions(
+        &self,
+        parent_id: &str,
+    ) -> toolwire_store::Result<Vec<toolwire_store::Session>> {
+        self.0.child_sessions(parent_id).await
+    }
+    async fn append(
+        &self,
+        session_id: &str,
+        content: toolwire_core::Message,
+    ) -> toolwire_store::Result<toolwire_store::StoredMessage> {
+        self.0.append(session_id, content).await
+    }
+    async fn append_many(
+        &self,
+        session_id: &str,
+        contents: Vec<toolwire_core::Message>,
+    ) -> toolwire_store::Result<Vec<toolwire_store::StoredMessage>> {
+        self.0.append_many(session_id, contents).await
+    }
+    async fn load(
+        &self,
+        session_id: &str,
+    ) -> toolwire_store::Result<Vec<toolwire_store::StoredMessage>> {
+        LOADS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.load(session_id).await
+    }
+    async fn find_result(
+        &self,
+        call_id: &str,
+    ) -> toolwire_store::Result<Option<toolwire_store::StoredResult>> {
+        self.0.find_result(call_id).await
+    }
+    async fn referenced_blobs(
+        &self,
+    ) -> toolwire_store::Result<std::collections::BTreeSet<toolwire_store::BlobKey>> {
+        self.0.referenced_blobs().await
+    }
+}
+
+/// A turn of several model requests loads the session once, then keeps its copy in step
+/// with what it stores: reloading and re-encoding per request made long turns quadratic.
+#[tokio::test]
+async fn a_turn_loads_the_session_once_however_many_requests_it_makes() {
+    let script = vec![
+        calls("One.", &[("e1", "echo", json!({"text": "a"}))]),
+        calls("Two.", &[("e2", "echo", json!({"text": "b"}))]),
+        calls("Three.", &[("e3", "echo", json!({"text": "c"}))]),
+        text("Done."),
+    ];
+    let opts = Options {
+        wrap_history: Some(|inner| std::sync::Arc::new(CountingLoads(inner))),
+        ..Options::default()
+    };
+    let h = Harness::new(Provider::Anthropic, script, opts).await;
+    let session = h.session().await;
+    let before = LOADS.load(std::sync::atomic::Ordering::SeqCst);
+    let out = h
+        .agent
+        .run_turn(&session, "Go.", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.iterations, 4);
+    assert_eq!(LOADS.load(std::sync::atomic::Ordering::SeqCst) - before, 1);
+    // What the last request carried is what a reload gives: the copy stayed in step.
+    let bodies = h.bodies().await;
+    let last = &bodies[3]["messages"];
+    let stored = h.transcript(&session).await;
+    assert_eq!(stored.len(), 8, "{stored:?}");
+    assert_eq!(last.as_array().unwrap().len(), 7, "{last}");
+}

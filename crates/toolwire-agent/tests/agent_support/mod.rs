@@ -20,7 +20,7 @@ use toolwire_model::client::{ClientConfig, ProviderClient, RetryPolicy};
 use toolwire_runtime::{
     EventBus, Executor, ExecutorConfig, Registry, Resolution, Tool, ToolContext, ToolError, tool_fn,
 };
-use toolwire_store::{NewSession, StoreConfig, Stores};
+use toolwire_store::{HistoryStore, NewSession, StoreConfig, Stores};
 use toolwire_tools::{Workspace, read_file, write_file};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -286,6 +286,8 @@ pub struct Options {
     pub stream: bool,
     /// Registered after the standard test tools.
     pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// Wraps the history store the agent uses (to count or fail its calls).
+    pub wrap_history: Option<fn(Arc<dyn HistoryStore>) -> Arc<dyn HistoryStore>>,
 }
 
 impl Default for Options {
@@ -296,6 +298,7 @@ impl Default for Options {
             max_iterations: 100,
             stream: false,
             extra_tools: Vec::new(),
+            wrap_history: None,
         }
     }
 }
@@ -309,9 +312,12 @@ impl Harness {
     pub async fn with_server(provider: Provider, server: MockServer, opts: Options) -> Harness {
         let workspace = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
-        let stores = Stores::open(data.path(), StoreConfig::default())
+        let mut stores = Stores::open(data.path(), StoreConfig::default())
             .await
             .unwrap();
+        if let Some(wrap) = opts.wrap_history {
+            stores.history = wrap(Arc::clone(&stores.history));
+        }
         let ws = Arc::new(Workspace::new(workspace.path()).unwrap());
         let hang_started = Arc::new(tokio::sync::Notify::new());
         let mut registry = Registry::new();
