@@ -279,6 +279,9 @@ pub struct Harness {
     pub hang_started: Arc<tokio::sync::Notify>,
 }
 
+/// Replaces the harness's history store with a wrapper around it.
+pub type WrapHistory = fn(Arc<dyn HistoryStore>) -> Arc<dyn HistoryStore>;
+
 pub struct Options {
     pub with_task: bool,
     pub approver: Arc<dyn Approver>,
@@ -287,7 +290,7 @@ pub struct Options {
     /// Registered after the standard test tools.
     pub extra_tools: Vec<Arc<dyn Tool>>,
     /// Wraps the history store the agent uses (to count or fail its calls).
-    pub wrap_history: Option<fn(Arc<dyn HistoryStore>) -> Arc<dyn HistoryStore>>,
+    pub wrap_history: Option<WrapHistory>,
 }
 
 impl Default for Options {
