@@ -22,9 +22,13 @@ struct NoArgs {}
 async fn a_result_the_store_refuses_does_not_drop_its_siblings() {
     let bad: Arc<dyn Tool> = Arc::new(tool_fn(
         "badimg",
-        "Returns a broken image.",
+        "Returns an image whose blob the store does not hold.",
         |_a: NoArgs, _ctx: ToolContext| async move {
-            Ok::<_, ToolError>(Value::image(Source::base64("!".repeat(4000)), "image/png"))
+            // A well-formed reference (so the executor's validation passes) to a blob
+            // that was never stored: the store refuses it. (Invalid base64 no longer
+            // gets this far: validation refuses it as `invalid_output`.)
+            let missing = Source::blob(format!("blake3:{}", "0".repeat(64)), 4000);
+            Ok::<_, ToolError>(Value::image(missing, "image/png"))
         },
     ));
     let script = vec![

@@ -42,7 +42,7 @@ pub use pending::{PendingCall, Resolution};
 pub use result::{
     CallRef, ErrorInfo, IntoOutput, Metadata, Status, Suspension, SuspensionReason, ToolResult,
 };
-pub use source::{MediaKind, Source, is_blob_key, mime_essence};
+pub use source::{MediaKind, Source, is_base64, is_blob_key, mime_essence};
 pub use value::Value;
 pub use view::KnownView;
 pub use violation::{Problem, Violation, Violations};

@@ -72,6 +72,34 @@ pub fn base64_decoded_len(b64: &str) -> u64 {
     (trimmed.len() as u64 * 3) / 4
 }
 
+/// Whether `s` is standard base64 (`A–Z a–z 0–9 + /`, optional `=` padding).
+pub fn is_base64(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    if bytes.is_empty() {
+        return false;
+    }
+    let body = match bytes {
+        [rest @ .., b'=', b'='] | [rest @ .., b'='] => {
+            if !bytes.len().is_multiple_of(4) {
+                return false;
+            }
+            rest
+        }
+        _ => {
+            if bytes.len() % 4 == 1 {
+                return false;
+            }
+            bytes
+        }
+    };
+    // Branch-free over each chunk so LLVM vectorizes the range checks.
+    body.chunks(256).all(|chunk| {
+        chunk.iter().fold(true, |ok, &b| {
+            ok & (b.is_ascii_alphanumeric() | (b == b'+') | (b == b'/'))
+        })
+    })
+}
+
 /// Whether `key` is a well-formed blob key: `blake3:` plus 64 lowercase hex characters.
 pub fn is_blob_key(key: &str) -> bool {
     key.strip_prefix("blake3:").is_some_and(|hex| {

@@ -3,7 +3,7 @@
 
 use crate::kind::is_valid_kind;
 use crate::result::{Status, ToolResult};
-use crate::source::is_blob_key;
+use crate::source::{is_base64, is_blob_key};
 use crate::value::Value;
 use crate::view::parse_known;
 use crate::violation::{Collector, Problem, Violations};
@@ -125,6 +125,20 @@ fn check_value(value: &Value, prefix: &str, errs: &mut Collector) {
     if let Some(kind) = value.kind.well_known() {
         // The view is dropped: parsing is the check.
         let _ = parse_known(value, kind, prefix, errs);
+    }
+    // Inline bytes must decode: normalize refuses bad base64, so validate does too. Done
+    // here, not in the views, so a renderer does not rescan megabytes on every draw.
+    if let Some(b64) = value
+        .data
+        .get("source")
+        .and_then(|s| s.get("base64"))
+        .and_then(serde_json::Value::as_str)
+        && !is_base64(b64)
+    {
+        errs.push(
+            || format!("{prefix}data.source.base64"),
+            Problem::InvalidBase64,
+        );
     }
 }
 

@@ -54,6 +54,8 @@ pub enum Problem {
     },
     #[error("expected a source: exactly one of {{base64}}, {{blob, size}} or {{url}}")]
     InvalidSource,
+    #[error("not valid base64 (standard alphabet, optional `=` padding)")]
+    InvalidBase64,
     #[error("invalid blob key {0:?}: expected blake3: followed by 64 lowercase hex characters")]
     InvalidBlobKey(String),
     #[error("mime type {found:?} does not fit kind {kind}: expected {expected}")]

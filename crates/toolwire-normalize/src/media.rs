@@ -16,33 +16,7 @@ const MIN_BARE_BASE64: usize = 64;
 /// checks for images, audio, video and documents.
 const SNIFF_CHARS: usize = 1024;
 
-/// Whether `s` is standard base64 (`A–Z a–z 0–9 + /`, optional `=` padding).
-pub fn is_base64(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    if bytes.is_empty() {
-        return false;
-    }
-    let body = match bytes {
-        [rest @ .., b'=', b'='] | [rest @ .., b'='] => {
-            if !bytes.len().is_multiple_of(4) {
-                return false;
-            }
-            rest
-        }
-        _ => {
-            if bytes.len() % 4 == 1 {
-                return false;
-            }
-            bytes
-        }
-    };
-    // Branch-free over each chunk so LLVM vectorizes the range checks.
-    body.chunks(256).all(|chunk| {
-        chunk.iter().fold(true, |ok, &b| {
-            ok & (b.is_ascii_alphanumeric() | (b == b'+') | (b == b'/'))
-        })
-    })
-}
+pub use toolwire_core::is_base64;
 
 /// Decodes just enough of `b64` to identify its format.
 fn sniff_base64(b64: &str) -> Option<&'static str> {
@@ -136,20 +110,37 @@ pub(crate) fn media_value(base64: String, mime: String, filename: Option<String>
     }
 }
 
+/// Inline media found in a string: its base64, its settled MIME type, and a note when a
+/// data URI's declared type was overruled by the bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Inline<'a> {
+    pub base64: &'a str,
+    pub mime: String,
+    pub note: Option<String>,
+}
+
 /// Recognizes a `data:<mime>;base64,<data>` URI or a bare base64 string whose bytes have
-/// a known format. Returns the base64 and its MIME type.
-pub(crate) fn detect_inline(s: &str) -> Option<(&str, String)> {
+/// a known format.
+pub(crate) fn detect_inline(s: &str) -> Option<Inline<'_>> {
     if let Some(rest) = s.strip_prefix("data:") {
         let (header, data) = rest.split_once(',')?;
         let mime = header.strip_suffix(";base64")?;
         let declared = (!mime.is_empty()).then_some(mime);
         let media = check(data, declared).ok()?;
-        return Some((data, media.mime));
+        return Some(Inline {
+            base64: data,
+            mime: media.mime,
+            note: media.note,
+        });
     }
     if s.len() < MIN_BARE_BASE64 || !is_base64(s) {
         return None;
     }
-    sniff_base64(s).map(|mime| (s, mime.to_owned()))
+    sniff_base64(s).map(|mime| Inline {
+        base64: s,
+        mime: mime.to_owned(),
+        note: None,
+    })
 }
 
 #[cfg(test)]
@@ -190,9 +181,17 @@ mod tests {
     #[test]
     fn inline_media_detection() {
         let uri = format!("data:image/png;base64,{PNG_1X1}");
-        assert_eq!(detect_inline(&uri), Some((PNG_1X1, "image/png".to_owned())));
         assert_eq!(
-            detect_inline(PNG_1X1),
+            detect_inline(&uri).map(|i| (i.base64, i.mime)),
+            Some((PNG_1X1, "image/png".to_owned()))
+        );
+        // A data URI that lies about its type is corrected, and says so.
+        let lying_uri = format!("data:image/jpeg;base64,{PNG_1X1}");
+        let lying = detect_inline(&lying_uri).unwrap();
+        assert_eq!(lying.mime, "image/png");
+        assert!(lying.note.unwrap().contains("declared image/jpeg"));
+        assert_eq!(
+            detect_inline(PNG_1X1).map(|i| (i.base64, i.mime)),
             Some((PNG_1X1, "image/png".to_owned()))
         );
         // Long valid base64 of plain text is not media.

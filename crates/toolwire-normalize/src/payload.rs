@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use toolwire_core::{Annotations, DisplayHints, Kind, Source, Value, WellKnown, is_valid_kind};
 
-use crate::media::{self, detect_inline, media_value};
+use crate::media::{self, Inline, detect_inline, media_value};
 use crate::{Diagnostics, Parts, Path, mcp};
 
 /// Keys a canonical value may have besides `kind` and `data`.
@@ -21,7 +21,7 @@ const VALUE_KEYS: [&str; 7] = [
 /// Appends the values `json` stands for to `parts`.
 pub(crate) fn values(json: Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
     match json {
-        Json::String(s) => parts.output.push(string_value(s)),
+        Json::String(s) => parts.output.push(string_value(s, path, diags)),
         Json::Array(items) if !items.is_empty() && items.iter().all(is_value_like) => {
             for (i, item) in items.into_iter().enumerate() {
                 if let Json::Object(map) = item {
@@ -39,11 +39,13 @@ fn is_value_like(item: &Json) -> bool {
     item.get("kind").is_some_and(Json::is_string) || mcp::is_block(item)
 }
 
-fn string_value(s: String) -> Value {
+fn string_value(s: String, path: &Path<'_>, diags: &mut Diagnostics) -> Value {
     match detect_inline(&s) {
-        Some((b64, mime)) => {
-            let b64 = b64.to_owned();
-            media_value(b64, mime, None)
+        Some(inline) => {
+            if let Some(note) = inline.note {
+                diags.push(path, note);
+            }
+            media_value(inline.base64.to_owned(), inline.mime, None)
         }
         None => Value::text(s),
     }
@@ -154,9 +156,10 @@ fn legacy_image(value: &mut Value) {
         }
     } else if let Some(Json::String(url)) = data.remove("url") {
         match detect_inline(&url) {
-            Some((b64, mime)) => {
-                value.mime_type.get_or_insert(mime);
-                Source::base64(b64)
+            // The legacy shape has no diagnostics to carry a note; the bytes still decide.
+            Some(inline) => {
+                value.mime_type.get_or_insert(inline.mime);
+                Source::base64(inline.base64)
             }
             None => Source::url(url),
         }
@@ -287,9 +290,12 @@ pub(crate) fn structured_with(
 fn extract_media(json: &mut Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
     match json {
         Json::String(s) => {
-            if let Some((b64, mime)) = detect_inline(s) {
+            if let Some(Inline { base64, mime, note }) = detect_inline(s) {
                 let index = parts.output.len();
-                let b64 = b64.to_owned();
+                let b64 = base64.to_owned();
+                if let Some(note) = note {
+                    diags.push(path, note);
+                }
                 diags.push(path, format!("inline {mime} moved to output[{index}]"));
                 *s = format!("[{mime} → output[{index}]]");
                 parts.output.push(media_value(b64, mime, None));

@@ -114,4 +114,22 @@ fn specific_hostile_payloads_get_clear_answers() {
     let out = run(&["validate", traversal.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid blob key"));
+    // Bytes that are not base64 are refused by validate as by normalize.
+    let bad = corpus.join("bad_base64.json");
+    let out = run(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("output[0].data.source.base64: not valid base64"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A data URI that lies about its type is corrected with a note, not silently.
+    let lying = corpus.join("lying_data_uri.json");
+    let out = run(&["normalize", lying.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("declared image/png but the bytes are"),
+        "{stderr}"
+    );
 }
