@@ -242,6 +242,12 @@ fn provider_message(body: &str) -> String {
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| body.trim().to_owned());
+    // The body is the server's text: control characters (escape sequences) are dropped
+    // here, so an error line can never carry one, whoever prints it.
+    let message: String = message
+        .chars()
+        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+        .collect();
     match message.char_indices().nth(MAX_ERROR_CHARS) {
         Some((i, _)) => format!("{}… ({} bytes in all)", &message[..i], message.len()),
         None => message,
@@ -280,4 +286,19 @@ fn transport_message(e: &reqwest::Error, url: &str) -> String {
 /// redirect loop or an undecodable body will fail again.
 fn transport_retryable(e: &reqwest::Error) -> bool {
     !(e.is_builder() || e.is_redirect() || e.is_decode())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_are_cut_and_cleaned() {
+        let body = format!("\u{1b}[2J{}", "x".repeat(5000));
+        let message = provider_message(&body);
+        assert!(!message.contains('\u{1b}'));
+        assert!(message.ends_with("(5004 bytes in all)"), "{message}");
+        let json = r#"{"error": {"message": "bad\u001b]52;c;x\u0007 key"}}"#;
+        assert_eq!(provider_message(json), "bad ]52;c;x  key");
+    }
 }

@@ -4,9 +4,10 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
 
-/// Rate limits and server errors are worth another try; other 4xx are not.
+/// Rate limits, request timeouts (408), conflicts a retry resolves (409, as Anthropic
+/// documents for overload) and server errors are worth another try; other 4xx are not.
 pub fn is_retryable(status: u16) -> bool {
-    status == 429 || (500..=599).contains(&status)
+    matches!(status, 408 | 409 | 429) || (500..=599).contains(&status)
 }
 
 /// The longest wait a server's header is taken at: a hostile or broken `Retry-After: 1e20`
@@ -67,6 +68,7 @@ mod tests {
         h.insert("retry-after-ms", HeaderValue::from_static("150"));
         assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
         assert!(is_retryable(429) && is_retryable(503) && !is_retryable(400));
+        assert!(is_retryable(408) && is_retryable(409) && !is_retryable(404));
     }
 
     #[test]
