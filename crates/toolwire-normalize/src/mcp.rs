@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value as Json};
 use toolwire_core::{
-    Annotations, ErrorInfo, MCP_APP_WIDGET, ResourceLinkData, Status, Value, Widget, WidgetApp,
+    Annotations, ErrorInfo, MCP_APP_WIDGET, ResourceLinkData, Status, Value, WellKnown, Widget,
+    WidgetApp,
 };
 
 use crate::media::{self, media_value};
@@ -221,7 +222,14 @@ fn block_with_fallback(
     if let Some(mut value) = value {
         value.annotations = annotations;
         value.meta = meta;
-        parts.output.push(value);
+        if value.is_kind(WellKnown::Structured) {
+            // A block kept as structured data is treated like any structured data: media
+            // inside it becomes values of its own now, so normalizing the result again
+            // finds nothing more to move (normalize is idempotent).
+            crate::payload::structured_with(value, path, diags, parts);
+        } else {
+            parts.output.push(value);
+        }
     }
 }
 
