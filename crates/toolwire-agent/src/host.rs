@@ -26,7 +26,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{CallRef, ErrorCode, Event, Message, Status, ToolCall, ToolResult};
+use toolwire_core::{Event, Message, ToolCall, ToolResult};
 use toolwire_model::Provider;
 use toolwire_model::client::{ClientConfig, ClientError, ProviderClient};
 use toolwire_runtime::{
@@ -36,9 +36,10 @@ use toolwire_store::{NewSession, Session, StoreConfig, StoreError, Stores};
 use toolwire_tool::Tool;
 use toolwire_tools::{Workspace, WorkspaceError, builtin_tools};
 
+use crate::approval::settle;
 use crate::{
-    Agent, AgentConfig, AgentError, ApprovalRequest, Approver, DEFAULT_MAX_ITERATIONS, TaskTool,
-    TurnOutcome, read_result,
+    Agent, AgentConfig, AgentError, Approver, DEFAULT_MAX_ITERATIONS, TaskTool, TurnOutcome,
+    read_result,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -321,32 +322,17 @@ impl Host {
         approver: &dyn Approver,
     ) -> Result<ToolResult, HostError> {
         let scope = Scope::new(session_id);
-        let mut result = self.executor.execute(&scope, call.clone()).await;
-        let mut suspended = Vec::new();
-        while result.status == Status::Suspended {
-            let Some(suspension) = result.suspension.clone() else {
-                break;
-            };
-            suspended.push(suspension.id.clone());
-            let request = ApprovalRequest {
-                session_id: session_id.to_owned(),
-                call: call.clone(),
-                suspension,
-            };
-            let resolution = approver.decide(&request).await;
-            result = match self
-                .executor
-                .resolve(&request.suspension.id, resolution)
-                .await
-            {
-                Ok(r) => r,
-                Err(e) => ToolResult::error_with_code(
-                    CallRef::new(&call.id, &call.name),
-                    ErrorCode::SuspensionFailed,
-                    format!("could not finish the suspended call: {e}"),
-                ),
-            };
-        }
+        let result = self.executor.execute(&scope, call.clone()).await;
+        // A person asked for this call, so nothing cancels it while they decide.
+        let (result, suspended) = settle(
+            &self.executor,
+            approver,
+            session_id,
+            &call,
+            result,
+            &CancellationToken::new(),
+        )
+        .await;
         let stored = self
             .stores
             .record_result_or_failure(session_id, result, None)

@@ -3,18 +3,14 @@
 use std::collections::HashSet;
 
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{
-    CallRef, ErrorCode, EventKind, Message, Resolution, Status, ToolCall, ToolResult,
-};
+use toolwire_core::{EventKind, Message, ToolCall, ToolResult};
 use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
 use toolwire_runtime::Scope;
 
+use crate::approval::settle;
 use crate::history::{conversation, tool_specs, turns_so_far};
 use crate::task::CHILD_SESSION_KEY;
-use crate::{Agent, AgentError, ApprovalRequest, StopReason, StoreBlobs, TurnOutcome};
-
-/// What the person is told when a turn is cancelled while a call waits for them.
-const CANCELLED_WHILE_WAITING: &str = "the turn was cancelled before the user answered";
+use crate::{Agent, AgentError, StopReason, StoreBlobs, TurnOutcome};
 
 /// How long a cancelled turn waits for its subagents to store their results.
 const CHILD_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
@@ -174,24 +170,24 @@ impl Agent {
             cancel: cancel.child_token(),
             ..Scope::new(session_id)
         };
-        let mut results = self.executor.execute_all(&scope, calls.clone()).await;
+        let results = self.executor.execute_all(&scope, calls.clone()).await;
+        let mut finished = Vec::with_capacity(results.len());
         let mut suspended = Vec::new();
-        for (result, call) in results.iter_mut().zip(&calls) {
-            if result.status != Status::Suspended {
-                continue;
-            }
-            let Some(suspension) = result.suspension.clone() else {
-                continue;
-            };
-            suspended.push(suspension.id.clone());
-            let request = ApprovalRequest {
-                session_id: session_id.to_owned(),
-                call: call.clone(),
-                suspension,
-            };
-            *result = self.settle(&request, cancel).await;
+        // In call order: the approver is asked about each suspended call in turn.
+        for (result, call) in results.into_iter().zip(&calls) {
+            let (result, ids) = settle(
+                &self.executor,
+                self.approver.as_ref(),
+                session_id,
+                call,
+                result,
+                cancel,
+            )
+            .await;
+            finished.push(result);
+            suspended.extend(ids);
         }
-        (results, suspended)
+        (finished, suspended)
     }
 
     /// Waits for the subagents of this batch to end (a cancelled `task` call's future is
@@ -208,50 +204,6 @@ impl Agent {
                     .entry(CHILD_SESSION_KEY.to_owned())
                     .or_insert_with(|| serde_json::Value::String(child.child_session.clone()));
             }
-        }
-    }
-
-    /// Asks the approver about one suspended call and finishes it through the executor.
-    async fn settle(&self, request: &ApprovalRequest, cancel: &CancellationToken) -> ToolResult {
-        let call_ref = CallRef::new(&request.call.id, &request.call.name);
-        let cancelled_deny = || Resolution::Deny {
-            reason: Some(CANCELLED_WHILE_WAITING.to_owned()),
-        };
-        let resolution = if cancel.is_cancelled() {
-            cancelled_deny()
-        } else {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => cancelled_deny(),
-                r = self.approver.decide(request) => r,
-            }
-        };
-        let deny_reason = match &resolution {
-            Resolution::Deny { reason } => Some(reason.clone()),
-            _ => None,
-        };
-        let resolved = tokio::select! {
-            biased;
-            // An approved call runs under the executor's own token; a cancel stops waiting
-            // for it and drops its future, which stops the tool.
-            _ = cancel.cancelled(), if deny_reason.is_none() => {
-                let result = ToolResult::error_with_code(
-                    call_ref.clone(),
-                    ErrorCode::Cancelled,
-                    "cancelled: interrupted before completion",
-                );
-                self.emit(&request.session_id, EventKind::ToolResult { result: Box::new(result.clone()), raw: None }).await;
-                Ok(result)
-            }
-            r = self.executor.resolve(&request.suspension.id, resolution) => r,
-        };
-        match resolved {
-            Ok(result) => result,
-            Err(e) => ToolResult::error_with_code(
-                call_ref,
-                ErrorCode::SuspensionFailed,
-                format!("could not finish the suspended call: {e}"),
-            ),
         }
     }
 }
