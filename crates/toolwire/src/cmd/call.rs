@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
-use toolwire_agent::Host;
-use toolwire_core::{EventKind, Status};
+use toolwire_core::Status;
 use toolwire_term::{LiveRenderer, TermOptions};
 
 use crate::Outcome;
-use crate::approve::{TermApprover, stdin_lines, summarize};
+use crate::approve::{TermApprover, stdin_lines};
 use crate::{data, out};
 
 #[derive(Debug, clap::Args)]
@@ -56,23 +55,10 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
     let live = LiveRenderer::with_results_to(opts.clone(), out::Stdout);
     let mut running = host.call(&session.id, &args.tool, input, approver).await?;
     while let Some(event) = running.next().await {
-        match event.kind {
-            EventKind::ToolCallStarted {
-                call_id,
-                tool_name,
-                input,
-            } => live.call_started(&call_id, &tool_name, &summarize(&input)),
-            EventKind::Progress {
-                call_id,
-                done,
-                total,
-                message,
-            } => live.progress(&call_id, done, total, message.as_deref()),
-            _ => {}
-        }
+        super::draw_call_progress(&live, &event.kind);
     }
     let result = running.finish().await??;
-    show_result(&host, &live, &opts, &result).await?;
+    live.call_finished(&data::for_display(&result, host.stores(), &opts).await?)?;
     out::eprintln(&format!(
         "stored in session {} (toolwire show {})",
         session.id, session.id
@@ -83,14 +69,4 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
     } else {
         Outcome::Ok
     })
-}
-
-async fn show_result(
-    host: &Host,
-    live: &LiveRenderer,
-    opts: &TermOptions,
-    result: &toolwire_core::ToolResult,
-) -> Result<()> {
-    live.call_finished(&data::for_display(result, host.stores(), opts).await?)?;
-    Ok(())
 }

@@ -14,7 +14,7 @@ use toolwire_store::NewSession;
 use toolwire_term::{LiveRenderer, TermOptions};
 
 use crate::Outcome;
-use crate::approve::{Lines, TermApprover, stdin_lines, summarize};
+use crate::approve::{Lines, TermApprover, stdin_lines};
 use crate::{data, out};
 
 #[derive(Debug, clap::Args)]
@@ -177,31 +177,19 @@ impl Chat {
     }
 
     fn show(&mut self, event: &Event) {
+        if matches!(event.kind, EventKind::ToolCallStarted { .. }) && self.streamed_text {
+            // The model's streamed text ends its line before the call's line starts.
+            out::line("");
+            self.streamed_text = false;
+        }
+        if super::draw_call_progress(&self.live, &event.kind) {
+            return;
+        }
         match &event.kind {
             EventKind::AssistantDelta { text } => {
                 out::text(text);
                 self.streamed_text = true;
             }
-            EventKind::ToolCallStarted {
-                call_id,
-                tool_name,
-                input,
-            } => {
-                if self.streamed_text {
-                    out::line("");
-                    self.streamed_text = false;
-                }
-                self.live
-                    .call_started(call_id, tool_name, &summarize(input));
-            }
-            EventKind::Progress {
-                call_id,
-                done,
-                total,
-                message,
-            } => self
-                .live
-                .progress(call_id, *done, *total, message.as_deref()),
             EventKind::ToolResult { result, .. } => {
                 // A suspended call is asked about right away; its final result follows.
                 if result.status != Status::Suspended
