@@ -275,16 +275,7 @@ impl Frame<'_> {
                 self.frame(lines, &detail, true, |out| file_list::render(out, &fl));
             }
             KnownView::Table(t) => {
-                let cols: Vec<ColSpec<'_>> = t
-                    .columns
-                    .iter()
-                    .map(|c| ColSpec {
-                        key: c.key,
-                        title: c.title(),
-                        align: c.align,
-                        column_type: c.column_type,
-                    })
-                    .collect();
+                let cols: Vec<ColSpec<'_>> = t.columns.iter().map(ColSpec::declared).collect();
                 let detail = format!(
                     "{} × {}",
                     fmt::plural(cols.len() as u64, "column", "columns"),
@@ -462,16 +453,7 @@ fn generic_table(out: &mut Out, data: &Json, expand: bool) {
     if data.get("columns").is_some() && data.get("rows").is_some() {
         let as_known = Value::new("table", data.clone());
         if let Ok(t) = as_known.as_table() {
-            let cols: Vec<ColSpec<'_>> = t
-                .columns
-                .iter()
-                .map(|c| ColSpec {
-                    key: c.key,
-                    title: c.title(),
-                    align: c.align,
-                    column_type: c.column_type,
-                })
-                .collect();
+            let cols: Vec<ColSpec<'_>> = t.columns.iter().map(ColSpec::declared).collect();
             table::render(out, &cols, t.rows, expand);
             return;
         }
@@ -490,15 +472,7 @@ fn generic_table(out: &mut Out, data: &Json, expand: bool) {
             }
         }
     }
-    let cols: Vec<ColSpec<'_>> = keys
-        .iter()
-        .map(|k| ColSpec {
-            key: k,
-            title: k,
-            align: None,
-            column_type: None,
-        })
-        .collect();
+    let cols: Vec<ColSpec<'_>> = keys.iter().map(|k| ColSpec::plain(k)).collect();
     table::render(out, &cols, rows, expand);
 }
 

@@ -19,6 +19,28 @@ pub(crate) struct ColSpec<'a> {
     pub column_type: Option<ColumnType>,
 }
 
+impl<'a> ColSpec<'a> {
+    /// A declared column of a `table` value, as the value describes it.
+    pub(crate) fn declared(c: &toolwire_core::view::ColumnView<'a>) -> Self {
+        ColSpec {
+            key: c.key,
+            title: c.title(),
+            align: c.align,
+            column_type: c.column_type,
+        }
+    }
+
+    /// A column titled by its key, aligned by its content.
+    pub(crate) fn plain(key: &'a str) -> Self {
+        ColSpec {
+            key,
+            title: key,
+            align: None,
+            column_type: None,
+        }
+    }
+}
+
 /// Longest cell text handed to comfy-table; a cell is one line anyway unless expanded.
 const CELL_CHARS: usize = 256;
 /// Lines a table takes besides its rows: top border, header, separator, bottom border.
@@ -225,15 +247,7 @@ mod tests {
     use serde_json::json;
 
     fn cols() -> Vec<ColSpec<'static>> {
-        ["id", "name"]
-            .iter()
-            .map(|k| ColSpec {
-                key: k,
-                title: k,
-                align: None,
-                column_type: None,
-            })
-            .collect()
+        ["id", "name"].into_iter().map(ColSpec::plain).collect()
     }
 
     #[test]
@@ -270,15 +284,7 @@ mod tests {
     #[test]
     fn only_the_columns_that_fit_are_laid_out() {
         let keys: Vec<String> = (0..200_000).map(|i| format!("c{i}")).collect();
-        let cols: Vec<ColSpec<'_>> = keys
-            .iter()
-            .map(|k| ColSpec {
-                key: k,
-                title: k,
-                align: None,
-                column_type: None,
-            })
-            .collect();
+        let cols: Vec<ColSpec<'_>> = keys.iter().map(|k| ColSpec::plain(k)).collect();
         let row: serde_json::Map<String, Json> =
             keys.iter().map(|k| (k.clone(), json!(1))).collect();
         let rows = vec![Json::Object(row)];
