@@ -36,6 +36,16 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// At most `max_chars` characters of `text`, cut on a character boundary; a cut says how
+/// long the whole was (`abc… (5004 bytes in all)`). For errors that quote input or a
+/// server's reply: a 200 MB value must not become a 200 MB message.
+pub fn excerpt(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((i, _)) => format!("{}… ({} bytes in all)", &text[..i], text.len()),
+        None => text.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,6 +56,12 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(12_345_678), "12,345,678");
+    }
+
+    #[test]
+    fn excerpts_cut_on_characters_and_say_how_long_the_whole_was() {
+        assert_eq!(excerpt("short", 10), "short");
+        assert_eq!(excerpt("ééééé", 2), "éé… (10 bytes in all)");
     }
 
     #[test]

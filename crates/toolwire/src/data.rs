@@ -47,8 +47,5 @@ const EXCERPT_CHARS: usize = 200;
 /// A short excerpt of input quoted in an error line: a 200 MB input must not become a
 /// 200 MB message.
 pub(crate) fn excerpt(text: &str) -> String {
-    match text.char_indices().nth(EXCERPT_CHARS) {
-        Some((i, _)) => format!("{}… ({} bytes in all)", &text[..i], text.len()),
-        None => text.to_owned(),
-    }
+    toolwire_core::humanize::excerpt(text, EXCERPT_CHARS)
 }

@@ -248,10 +248,7 @@ fn provider_message(body: &str) -> String {
         .chars()
         .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
         .collect();
-    match message.char_indices().nth(MAX_ERROR_CHARS) {
-        Some((i, _)) => format!("{}… ({} bytes in all)", &message[..i], message.len()),
-        None => message,
-    }
+    toolwire_core::humanize::excerpt(&message, MAX_ERROR_CHARS)
 }
 
 /// A transport failure as one clear line: what went wrong (the URL could not be used, no
