@@ -23,6 +23,9 @@ struct FastResult {
     is_error: Option<bool>,
     #[serde(default, rename = "_meta", deserialize_with = "present")]
     meta: Option<Json>,
+    /// Only `"complete"` is taken here; `input_required` and the rest go the generic way.
+    #[serde(default, rename = "resultType", deserialize_with = "present")]
+    result_type: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -61,6 +64,13 @@ const BLOCK_FIELD_DEPTH: usize = 3;
 
 pub(crate) fn try_mcp(raw: &[u8], diags: &mut Diagnostics) -> Option<Envelope> {
     let parsed: FastResult = serde_json::from_slice(raw).ok()?;
+    if parsed
+        .result_type
+        .as_deref()
+        .is_some_and(|t| t != "complete")
+    {
+        return None;
+    }
     let deep = |v: &Option<Json>, depth| v.as_ref().is_some_and(|v| exceeds_from(v, depth));
     if deep(&parsed.meta, 1)
         || parsed
@@ -121,9 +131,12 @@ pub(crate) fn try_mcp(raw: &[u8], diags: &mut Diagnostics) -> Option<Envelope> {
         value.meta = meta_of(block.meta);
         parts.output.push(value);
     }
-    Some(result_envelope(
-        parts,
-        error_text.map(|t| t.join("\n")),
-        parsed.meta,
-    ))
+    let mut envelope = result_envelope(parts, error_text.map(|t| t.join("\n")), parsed.meta);
+    if let Some(result_type) = parsed.result_type {
+        envelope.metadata.extra.insert(
+            crate::MCP_METADATA_KEY.into(),
+            serde_json::json!({ "resultType": result_type }),
+        );
+    }
+    Some(envelope)
 }

@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 use toolwire_core::{CallRef, Status, ToolResult, Value, Widget};
 
 pub use depth::{MAX_DEPTH, dismantle, to_string_iterative};
+pub use mcp::MCP_METADATA_KEY;
 
 /// The outcome of normalizing: a result that passes `validate()`, and what was noticed.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,6 +183,11 @@ fn finish(raw: Json, call: &CallRef, mut diags: Diagnostics) -> Normalized {
 
 /// The canonical result around an envelope, with the diagnostics recorded in it.
 fn assemble(mut result: Envelope, call: &CallRef, mut diags: Diagnostics) -> Normalized {
+    if let Some(s) = result.suspension.as_mut().filter(|s| s.id.is_empty()) {
+        // An MCP `input_required` carries no id of its own; one per call is enough, since
+        // the executor gives every recorded suspension a fresh id anyway.
+        s.id = format!("{}-input", call.call_id);
+    }
     if result.status == Status::Success && result.output.is_empty() {
         diags.push(
             &Path::Root,

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value as Json};
 use toolwire_core::{
-    Annotations, ErrorInfo, MCP_APP_WIDGET, ResourceLinkData, Status, Value, WellKnown, Widget,
-    WidgetApp,
+    Annotations, ErrorInfo, MCP_APP_WIDGET, ResourceLinkData, Status, Suspension, SuspensionReason,
+    Value, WellKnown, Widget, WidgetApp,
 };
 
 use crate::media::{self, media_value};
@@ -26,7 +26,17 @@ pub(crate) fn is_block_map(map: &Map<String, Json>) -> bool {
     }
 }
 
-/// A `CallToolResult` has `content` blocks or `structuredContent`, and no envelope keys.
+/// Where a `CallToolResult`'s protocol fields (`resultType`, `inputRequests`,
+/// `requestState`) and any unknown top-level fields are kept: `metadata.mcp`. They say how
+/// to read the result, or are not understood; either way they are not content, so they
+/// never reach `output`, the model or the person.
+pub const MCP_METADATA_KEY: &str = "mcp";
+
+/// The 2026-07-28 protocol fields of a `CallToolResult`.
+const PROTOCOL_FIELDS: [&str; 3] = ["resultType", "inputRequests", "requestState"];
+
+/// A `CallToolResult` has `content` blocks, `structuredContent` or a `resultType`, and no
+/// envelope keys.
 pub(crate) fn is_call_tool_result(map: &Map<String, Json>) -> bool {
     let blocks = map
         .get("content")
@@ -36,12 +46,20 @@ pub(crate) fn is_call_tool_result(map: &Map<String, Json>) -> bool {
                 .iter()
                 .all(|b| b.get("type").is_some_and(Json::is_string))
         });
-    (blocks || map.contains_key("structuredContent"))
+    (blocks
+        || map.contains_key("structuredContent")
+        || map.get("resultType").is_some_and(Json::is_string))
         && !map.contains_key("kind")
         && !map.contains_key("status")
 }
 
 pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnostics) -> Envelope {
+    let mut protocol = Map::new();
+    for field in PROTOCOL_FIELDS {
+        if let Some((k, v)) = map.remove_entry(field) {
+            protocol.insert(k, v);
+        }
+    }
     let is_error = match map.remove("isError") {
         Some(Json::Bool(b)) => b,
         None | Some(Json::Null) => false,
@@ -107,6 +125,11 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
             &mut parts,
         );
     }
+    if let Some(legacy) = map.remove("toolResult") {
+        // The 2024-11-05 compatibility form: `toolResult` stands for the content.
+        let path = Path::Root.key("toolResult");
+        structured(legacy, &path, diags, &mut parts);
+    }
     let meta = map.remove("_meta");
     // Everything mapped was removed above: what is left is unknown.
     let unknown = map;
@@ -114,11 +137,99 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
         let keys: Vec<&str> = unknown.keys().map(String::as_str).collect();
         diags.push(
             &Path::Root,
-            format!("fields {keys:?} are not part of CallToolResult; kept as structured"),
+            format!("fields {keys:?} are not part of CallToolResult; kept in metadata.mcp"),
         );
-        structured(Json::Object(unknown), &Path::Root, diags, &mut parts);
+        protocol.extend(unknown);
     }
-    result_envelope(parts, is_error.then_some(fallback), meta)
+    let input_required =
+        protocol.get("resultType").and_then(Json::as_str) == Some("input_required");
+    let mut envelope = result_envelope(parts, is_error.then_some(fallback), meta);
+    if input_required {
+        envelope.status = Status::Suspended;
+        envelope.error = None;
+        envelope.suspension = Some(input_suspension(protocol.get("inputRequests"), diags));
+    }
+    if !protocol.is_empty() {
+        envelope
+            .metadata
+            .extra
+            .insert(MCP_METADATA_KEY.into(), Json::Object(protocol));
+    }
+    envelope
+}
+
+/// The suspension of an `input_required` result (Multi Round-Trip Requests): what its
+/// elicitation requests ask, as one prompt and one schema. One request is asked as it is;
+/// several are asked together, the answer an object keyed like `inputRequests`. The id is
+/// left empty for the call's identity to fill in; `requestState` stays in `metadata.mcp`
+/// for the retry.
+fn input_suspension(requests: Option<&Json>, diags: &mut Diagnostics) -> Suspension {
+    let path = Path::Root.key("inputRequests");
+    let mut asked: Vec<(&str, String, Option<Json>)> = Vec::new();
+    let mut other_methods: Vec<&str> = Vec::new();
+    match requests {
+        Some(Json::Object(requests)) => {
+            for (key, request) in requests {
+                let method = request.get("method").and_then(Json::as_str).unwrap_or("");
+                let params = request.get("params");
+                if method != "elicitation/create" {
+                    other_methods.push(method);
+                    continue;
+                }
+                let message = params
+                    .and_then(|p| p.get("message"))
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let url = params
+                    .filter(|p| p.get("mode").and_then(Json::as_str) == Some("url"))
+                    .and_then(|p| p.get("url"))
+                    .and_then(Json::as_str);
+                let prompt = match url {
+                    Some(url) => format!("{message}\nThe server asks you to open {url}"),
+                    None => message,
+                };
+                let schema = params.and_then(|p| p.get("requestedSchema")).cloned();
+                asked.push((key, prompt, schema));
+            }
+        }
+        _ => diags.push(&path, "input_required without an inputRequests object"),
+    }
+    let (prompt, input_schema) = match asked.as_slice() {
+        [(_, prompt, schema)] => (prompt.clone(), schema.clone()),
+        [] => {
+            let methods = other_methods.join(", ");
+            (
+                format!("The MCP server needs more input to continue ({methods})."),
+                None,
+            )
+        }
+        many => {
+            let prompt: Vec<&str> = many.iter().map(|(_, p, _)| p.as_str()).collect();
+            let properties: Map<String, Json> = many
+                .iter()
+                .map(|(k, _, s)| ((*k).to_owned(), s.clone().unwrap_or(Json::Bool(true))))
+                .collect();
+            let required: Vec<&str> = many.iter().map(|(k, _, _)| *k).collect();
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": properties,
+                "required": required,
+            });
+            (prompt.join("\n"), Some(schema))
+        }
+    };
+    let prompt = if prompt.trim().is_empty() {
+        "The MCP server needs your input to continue.".to_owned()
+    } else {
+        prompt
+    };
+    Suspension {
+        id: String::new(),
+        reason: SuspensionReason::Input,
+        prompt,
+        input_schema,
+    }
 }
 
 /// The envelope of a mapped `CallToolResult`: an error when `error_text` is given (the

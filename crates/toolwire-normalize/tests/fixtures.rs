@@ -250,13 +250,13 @@ fn bytes_that_are_not_json() {
 
 #[test]
 fn unmapped_fields_are_kept_and_reported() {
-    let raw = json!({"content": [{"type": "text", "text": "x"}], "toolResult": {"legacy": 1}});
+    // `toolResult` (the 2024-11-05 compatibility form) is content; an unknown field is
+    // not, and is kept in metadata.mcp, never shown.
+    let raw = json!({"content": [{"type": "text", "text": "x"}], "toolResult": {"legacy": 1}, "serverNote": 7});
     let n = normalize(&raw, &CallRef::new("c", "t"));
     assert_eq!(kinds(&n.result), ["text", "structured"]);
-    assert_eq!(
-        n.result.output[1].data,
-        json!({"toolResult": {"legacy": 1}})
-    );
+    assert_eq!(n.result.output[1].data, json!({"legacy": 1}));
+    assert_eq!(n.result.metadata.extra["mcp"], json!({"serverNote": 7}));
     assert_eq!(
         n.result.metadata.extra["diagnostics"]
             .as_array()
@@ -318,4 +318,78 @@ fn normalized_fixtures_validate_against_the_committed_schema() {
     let bad = json!({"callId": "c", "toolName": "t", "status": "success",
                      "output": [{"kind": "table", "data": {"columns": [], "rows": 3}}]});
     assert!(!validator.is_valid(&bad));
+}
+
+/// 2026-07-28: `resultType` is a protocol field, kept in metadata and never shown.
+#[test]
+fn result_type_complete_is_not_content() {
+    let raw = json!({"resultType": "complete", "content": [{"type": "text", "text": "hi"}]});
+    for n in [
+        normalize(&raw, &CallRef::new("c", "t")),
+        normalize_bytes(raw.to_string().as_bytes(), &CallRef::new("c", "t")),
+    ] {
+        assert_eq!(kinds(&n.result), ["text"]);
+        assert_eq!(
+            n.result.metadata.extra["mcp"],
+            json!({"resultType": "complete"})
+        );
+        assert!(n.diagnostics.is_empty(), "{:?}", n.diagnostics);
+    }
+    assert!(toolwire_normalize::takes_fast_path(
+        raw.to_string().as_bytes()
+    ));
+}
+
+/// Multi Round-Trip Requests: `input_required` is a suspension asking for input, with the
+/// elicitation's message and schema, and `requestState` kept for the retry.
+#[test]
+fn input_required_is_a_suspension() {
+    let schema =
+        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+    let raw = json!({
+        "resultType": "input_required",
+        "inputRequests": {"who": {"method": "elicitation/create", "params": {"message": "Your name?", "requestedSchema": schema}}},
+        "requestState": "opaque-1",
+    });
+    let n = normalize(&raw, &CallRef::new("c9", "t"));
+    let r = &n.result;
+    assert_eq!(r.status, Status::Suspended);
+    assert!(r.output.is_empty());
+    let s = r.suspension.as_ref().unwrap();
+    assert_eq!(s.id, "c9-input");
+    assert_eq!(s.reason, toolwire_core::SuspensionReason::Input);
+    assert_eq!(s.prompt, "Your name?");
+    assert_eq!(s.input_schema.as_ref(), Some(&schema));
+    assert_eq!(r.metadata.extra["mcp"]["requestState"], "opaque-1");
+    assert_eq!(
+        r.metadata.extra["mcp"]["inputRequests"],
+        raw["inputRequests"]
+    );
+    assert!(r.validate().is_ok());
+    // The same bytes take the generic path and give the same result.
+    let b = normalize_bytes(raw.to_string().as_bytes(), &CallRef::new("c9", "t"));
+    assert_eq!(&b.result, r);
+
+    // Two questions at once: one prompt, one object schema keyed like inputRequests.
+    let two = json!({
+        "resultType": "input_required",
+        "inputRequests": {
+            "a": {"method": "elicitation/create", "params": {"message": "First?", "requestedSchema": {"type": "object"}}},
+            "b": {"method": "elicitation/create", "params": {"message": "Second?", "requestedSchema": {"type": "object"}}},
+        },
+        "requestState": "s2",
+    });
+    let n = normalize(&two, &CallRef::new("c", "t"));
+    let s = n.result.suspension.unwrap();
+    assert_eq!(s.prompt, "First?\nSecond?");
+    let schema = s.input_schema.unwrap();
+    assert_eq!(schema["required"], json!(["a", "b"]));
+    assert_eq!(schema["properties"]["b"], json!({"type": "object"}));
+
+    // No inputRequests at all: still a valid suspension, and said so.
+    let bare = json!({"resultType": "input_required"});
+    let n = normalize(&bare, &CallRef::new("c", "t"));
+    assert_eq!(n.result.status, Status::Suspended);
+    assert!(n.result.validate().is_ok());
+    assert_eq!(n.diagnostics.len(), 1);
 }
