@@ -17,6 +17,14 @@ pub struct PendingCall {
     pub trace_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    /// Set when the tool suspended itself mid-run: the state it asked to keep (null when
+    /// none). Such a call is finished by the tool's own `resume`, not by the executor.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::result::present_json"
+    )]
+    pub tool_state: Option<Json>,
     /// Set by the store: an answer was accepted and the call is being finished. Such a
     /// call stays listed until its result is stored, so a crash in between is visible.
     #[serde(skip)]

@@ -139,7 +139,9 @@ impl Metadata {
 /// as `None`, which would turn a stored `Some(Null)` into `None` on reload and break the
 /// round trip (docs/contracts.md, "Invariants", 3). An absent field is `None` through
 /// `#[serde(default)]`.
-fn present_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Json>, D::Error> {
+pub(crate) fn present_json<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Json>, D::Error> {
     Json::deserialize(d).map(Some)
 }
 

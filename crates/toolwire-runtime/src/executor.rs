@@ -7,6 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +17,9 @@ use toolwire_core::{
 };
 use toolwire_normalize::normalize_value;
 use toolwire_store::{MemorySuspensions, StoreError, SuspensionStore};
-use toolwire_tool::{ApprovalPolicy, ExecutionMode, Output, ProgressSink, ToolContext, ToolError};
+use toolwire_tool::{
+    ApprovalPolicy, ExecutionMode, Output, ProgressSink, Resume, ToolContext, ToolError,
+};
 
 use crate::events::{EventBus, now_rfc3339};
 use crate::registry::{Registered, Registry};
@@ -202,21 +205,34 @@ impl Executor {
             None
         };
         match suspension {
-            Some(s) => Ran::from(self.suspend(scope, call, s).await),
+            Some(s) => Ran::from(self.suspend(scope, call, s, None).await),
             None => self.run(scope, reg, call, false).await,
         }
     }
 
     /// Records the pending call, then returns the suspended result. If it cannot be
     /// recorded, the call fails: a suspension nobody can resume would hang the turn.
-    async fn suspend(&self, scope: &Scope, call: &ToolCall, suspension: Suspension) -> ToolResult {
+    /// `tool_state` is set when the tool suspended itself mid-run; such a suspension gets a
+    /// fresh id, since a tool that asks twice in one call (an MCP server's second round)
+    /// may well give the same one, and the first is still being settled.
+    async fn suspend(
+        &self,
+        scope: &Scope,
+        call: &ToolCall,
+        mut suspension: Suspension,
+        tool_state: Option<Json>,
+    ) -> ToolResult {
         let call_ref = CallRef::new(&call.id, &call.name);
+        if tool_state.is_some() {
+            suspension.id = new_suspension_id();
+        }
         let pending = PendingCall {
             suspension: suspension.clone(),
             call: call.clone(),
             session_id: scope.session_id.clone(),
             trace_id: scope.trace_id.clone(),
             user_id: scope.user_id.clone(),
+            tool_state,
             resolving: false,
         };
         if let Err(e) = self.suspensions.put_suspension(&pending).await {
@@ -269,6 +285,30 @@ impl Executor {
             },
         )
         .await;
+        if let Some(state) = &pending.tool_state {
+            // Only the tool knows how to carry on from where it stopped.
+            let Some(reg) = self.registry.get(&call.name) else {
+                let ran = Ran::from(ToolResult::error_with_code(
+                    call_ref,
+                    ErrorCode::UnknownTool,
+                    format!(
+                        "tool `{}` is no longer registered; the call cannot be resumed",
+                        call.name
+                    ),
+                ));
+                return Ok(self.finish(&scope, started, ran).await);
+            };
+            let resume = Resume {
+                suspension: pending.suspension.clone(),
+                state: Some(state.clone()),
+                resolution: resolution.clone(),
+            };
+            let ctx = self.context(&scope, call, true);
+            if let Some(fut) = reg.tool.resume(call.input.clone(), resume, ctx.clone()) {
+                let ran = self.run_future(&scope, reg, call, ctx, fut).await;
+                return Ok(self.finish(&scope, started, ran).await);
+            }
+        }
         let ran = match resolution {
             Resolution::Deny { reason } => Ran::from({
                 let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
@@ -308,8 +348,13 @@ impl Executor {
     /// Runs the tool: timeout, panic and cancel become error results; widgets are kept
     /// only on success (a failed call's widget would show what did not happen).
     async fn run(&self, scope: &Scope, reg: &Registered, call: &ToolCall, approved: bool) -> Ran {
-        let call_ref = CallRef::new(&call.id, &call.name);
-        let schema = reg.schema();
+        let ctx = self.context(scope, call, approved);
+        let fut = reg.tool.execute(call.input.clone(), ctx.clone());
+        self.run_future(scope, reg, call, ctx, fut).await
+    }
+
+    /// The context a call's tool runs with, cancelled with the scope.
+    fn context(&self, scope: &Scope, call: &ToolCall, approved: bool) -> ToolContext {
         let mut ctx = ToolContext::new(
             &call.id,
             &scope.session_id,
@@ -319,10 +364,23 @@ impl Executor {
         );
         ctx.approved = approved;
         ctx.cancel = scope.cancel.child_token();
+        ctx
+    }
+
+    /// Drives a tool's future (a run or a resume) to one result.
+    async fn run_future(
+        &self,
+        scope: &Scope,
+        reg: &Registered,
+        call: &ToolCall,
+        ctx: ToolContext,
+        fut: BoxFuture<'static, Result<Output, ToolError>>,
+    ) -> Ran {
+        let call_ref = CallRef::new(&call.id, &call.name);
+        let schema = reg.schema();
         let cancel = ctx.cancel.clone();
         let timeout = schema.timeout.unwrap_or(self.config.default_timeout);
-        let fut =
-            AssertUnwindSafe(reg.tool.execute(call.input.clone(), ctx.clone())).catch_unwind();
+        let fut = AssertUnwindSafe(fut).catch_unwind();
         let outcome = tokio::select! {
             biased;
             _ = scope.cancel.cancelled() => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Cancelled, "cancelled: interrupted before completion")),
@@ -336,7 +394,10 @@ impl Executor {
         cancel.cancel();
         match outcome {
             Err(failed) => Ran::from(failed),
-            Ok(Err(ToolError::Suspend(s))) => Ran::from(self.suspend(scope, call, s).await),
+            Ok(Err(ToolError::Suspend { suspension, state })) => Ran::from(
+                self.suspend(scope, call, *suspension, Some(state.unwrap_or(Json::Null)))
+                    .await,
+            ),
             Ok(Err(e)) => Ran::from(tool_error(call_ref, e)),
             Ok(Ok(output)) => {
                 // The raw payload rides along in the event only when debugging asks for it.
@@ -345,6 +406,16 @@ impl Executor {
                     _ => None,
                 };
                 let mut result = to_result(reg, &call_ref, output);
+                if let Some(suspension) = result
+                    .suspension
+                    .take()
+                    .filter(|_| result.status == Status::Suspended)
+                {
+                    // A suspended output (an MCP `input_required`) is recorded like a
+                    // mid-run suspension; its metadata is the state the tool resumes from.
+                    let state = serde_json::to_value(&result.metadata).unwrap_or(Json::Null);
+                    return Ran::from(self.suspend(scope, call, suspension, Some(state)).await);
+                }
                 if result.status == Status::Success {
                     result.widgets.extend(ctx.take_widgets());
                     if schema.execution_mode == ExecutionMode::Display {
@@ -453,7 +524,9 @@ fn to_result(reg: &Registered, call: &CallRef, output: Output) -> ToolResult {
             format!("invalid output: {why}"),
         )
     };
-    if reg.has_output_schema() {
+    // An `input_required` answer is checked when the final result arrives.
+    let input_required = matches!(&output, Output::Raw(raw) if raw.get("resultType").and_then(Json::as_str) == Some("input_required"));
+    if reg.has_output_schema() && !input_required {
         let structured = match &output {
             Output::Raw(raw) => Some(raw.get("structuredContent").unwrap_or(raw)),
             Output::Values(values) => first_structured(values),

@@ -16,6 +16,6 @@ pub use toolwire_core::{ErrorCode, Event, EventKind, PendingCall, Resolution, To
 pub use toolwire_store::{EventLog, MemoryEventLog, MemorySuspensions, SuspensionStore};
 /// The tool contract the executor runs, re-exported so that hosts need one import.
 pub use toolwire_tool::{
-    ApprovalPolicy, CancellationToken, ExecutionMode, FnTool, Output, ProgressSink, Tool,
+    ApprovalPolicy, CancellationToken, ExecutionMode, FnTool, Output, ProgressSink, Resume, Tool,
     ToolAnnotations, ToolContext, ToolError, ToolExample, ToolSchema, reconfigure, tool_fn,
 };

@@ -77,6 +77,7 @@ fn pending(id: &str) -> PendingCall {
         session_id: "s1".to_owned(),
         trace_id: "t1".to_owned(),
         user_id: None,
+        tool_state: None,
         resolving: false,
     }
 }

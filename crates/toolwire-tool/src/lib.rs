@@ -18,4 +18,4 @@ pub use schema::{
 };
 /// The cancel a tool watches, re-exported so tool crates need not name tokio-util.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{FnTool, Output, Tool, ToolError, tool_fn};
+pub use tool::{FnTool, Output, Resume, Tool, ToolError, tool_fn};

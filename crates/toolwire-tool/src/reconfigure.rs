@@ -56,4 +56,13 @@ impl Tool for Reconfigured {
     fn prompt(&self, input: &Json) -> String {
         self.inner.prompt(input)
     }
+
+    fn resume(
+        &self,
+        input: Json,
+        resume: crate::Resume,
+        ctx: ToolContext,
+    ) -> Option<BoxFuture<'static, Result<Output, ToolError>>> {
+        self.inner.resume(input, resume, ctx)
+    }
 }

@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
-use toolwire_core::{Suspension, ToolResult, Value};
+use toolwire_core::{Resolution, Suspension, ToolResult, Value};
 
 use crate::context::ToolContext;
 use crate::schema::ToolSchema;
@@ -32,6 +32,32 @@ pub trait Tool: Send + Sync + 'static {
             .map(str::to_owned)
             .unwrap_or_else(|| format!("{} needs your input: {input}", self.schema().name))
     }
+
+    /// Finishes a call that suspended itself mid-run ([`ToolError::Suspend`], or a result
+    /// whose status is `suspended`) once a person answered, in this process or another
+    /// after a restart. `None`, the default, leaves it to the executor: an answer becomes
+    /// the output, an approval runs the call again, a denial fails it. A tool that must
+    /// carry on where it stopped (an MCP server waiting for `inputResponses`) returns its
+    /// continuation, which may suspend again.
+    fn resume(
+        &self,
+        input: Json,
+        resume: Resume,
+        ctx: ToolContext,
+    ) -> Option<BoxFuture<'static, Result<Output, ToolError>>> {
+        let _ = (input, resume, ctx);
+        None
+    }
+}
+
+/// What [`Tool::resume`] is given: the suspension, the state the tool kept with it, and
+/// the person's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+    pub suspension: Suspension,
+    /// `state` of [`ToolError::Suspend`], or the `metadata` of a suspended result.
+    pub state: Option<Json>,
+    pub resolution: Resolution,
 }
 
 /// What a tool returns on success.
@@ -92,14 +118,26 @@ pub enum ToolError {
         code: Option<String>,
         details: Option<Json>,
     },
-    /// The tool needs a person mid-call (e.g. a confirmation it discovered it needs).
-    #[error("suspended: {}", .0.prompt)]
-    Suspend(Suspension),
+    /// The tool needs a person mid-call (e.g. a confirmation it discovered it needs, or
+    /// an MCP server's question). `state` is stored with the pending call and handed back
+    /// to [`Tool::resume`] with the answer.
+    #[error("suspended: {}", .suspension.prompt)]
+    Suspend {
+        suspension: Box<Suspension>,
+        state: Option<Json>,
+    },
     #[error("cancelled")]
     Cancelled,
 }
 
 impl ToolError {
+    pub fn suspend(suspension: Suspension, state: Option<Json>) -> Self {
+        ToolError::Suspend {
+            suspension: Box::new(suspension),
+            state,
+        }
+    }
+
     pub fn failed(message: impl Into<String>) -> Self {
         ToolError::Failed {
             message: message.into(),
