@@ -9,7 +9,9 @@ use toolwire_tool::{Tool, ToolSchema, is_valid_tool_name};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
-    #[error("tool name {0:?} is not snake_case (^[a-z][a-z0-9_]*$, at most 64 characters)")]
+    #[error(
+        "tool name {0:?} is not one every provider accepts (^[a-zA-Z_][a-zA-Z0-9_-]*$, at most 64 characters)"
+    )]
     InvalidName(String),
     #[error("tool {0:?} is already registered")]
     Duplicate(String),

@@ -100,13 +100,14 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
-/// Tool names are snake_case: `^[a-z][a-z0-9_]*$`, at most 64 characters, which
-/// every provider accepts as a function name.
+/// A tool name every provider accepts as a function name: 1 to 64 of `[a-zA-Z0-9_-]`,
+/// starting with a letter or `_` (Gemini wants that). Built-ins are snake_case; MCP
+/// tools keep their own spelling behind their server's prefix (`everything__get-tiny-image`).
 pub fn is_valid_tool_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     name.len() <= 64
-        && matches!(bytes.next(), Some(b'a'..=b'z'))
-        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+        && matches!(bytes.next(), Some(b'a'..=b'z' | b'A'..=b'Z' | b'_'))
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 #[cfg(test)]
@@ -115,17 +116,17 @@ mod tests {
 
     #[test]
     fn tool_names() {
-        for ok in ["read_file", "a", "git_status2"] {
+        for ok in [
+            "read_file",
+            "a",
+            "git_status2",
+            "ReadFile",
+            "fs__read-file",
+            "_x",
+        ] {
             assert!(is_valid_tool_name(ok), "{ok}");
         }
-        for bad in [
-            "",
-            "ReadFile",
-            "read-file",
-            "2fa",
-            "read file",
-            &"a".repeat(65),
-        ] {
+        for bad in ["", "-x", "a.b", "2fa", "read file", &"a".repeat(65)] {
             assert!(!is_valid_tool_name(bad), "{bad}");
         }
     }
