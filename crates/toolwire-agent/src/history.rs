@@ -17,10 +17,12 @@ pub fn conversation(system: &str, stored: &[StoredMessage]) -> Conversation {
     conv
 }
 
-/// Every registered tool as the model is told about it, in registration order.
+/// Every registered tool the model may call, as it is told about it, in registration
+/// order; tools meant for a person only (`hidden_from_model`) are left out.
 pub fn tool_specs(registry: &Registry) -> Vec<ToolSpec> {
     registry
         .schemas()
+        .filter(|s| !s.hidden_from_model)
         .map(|s| ToolSpec {
             name: s.name.clone(),
             description: s.description.clone(),

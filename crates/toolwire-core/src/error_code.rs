@@ -26,6 +26,9 @@ pub enum ErrorCode {
     StoreFailed,
     /// The process running the call stopped before it finished (found on a later load).
     Interrupted,
+    /// What serves the tool could not be reached: an MCP server that would not start,
+    /// died mid-call, or lost a question across a restart.
+    Unavailable,
     /// Any other code, kept verbatim.
     Other(String),
 }
@@ -43,6 +46,7 @@ impl ErrorCode {
             ErrorCode::SuspensionFailed => "suspension_failed",
             ErrorCode::StoreFailed => "store_failed",
             ErrorCode::Interrupted => "interrupted",
+            ErrorCode::Unavailable => "unavailable",
             ErrorCode::Other(code) => code,
         }
     }
@@ -58,6 +62,7 @@ impl ErrorCode {
             "cancelled" => ErrorCode::Cancelled,
             "denied" => ErrorCode::Denied,
             "suspension_failed" => ErrorCode::SuspensionFailed,
+            "unavailable" => ErrorCode::Unavailable,
             "store_failed" => ErrorCode::StoreFailed,
             "interrupted" => ErrorCode::Interrupted,
             other => ErrorCode::Other(other.to_owned()),
@@ -103,6 +108,7 @@ mod tests {
             ErrorCode::SuspensionFailed,
             ErrorCode::StoreFailed,
             ErrorCode::Interrupted,
+            ErrorCode::Unavailable,
             ErrorCode::Other("exit_status".into()),
         ] {
             assert_eq!(ErrorCode::parse(code.as_str()), code);

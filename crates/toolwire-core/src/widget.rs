@@ -42,9 +42,17 @@ pub struct WidgetApp {
     pub uri: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
-    /// The HTML, when the tool embedded it.
+    /// The HTML, when the tool embedded it or the host read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub html: Option<String>,
+    /// The resource's `_meta.ui.csp`: the origins it may reach, which the host's sandbox
+    /// turns into its Content-Security-Policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csp: Option<Json>,
+    /// The resource's `_meta.ui.permissions` (camera, microphone, ...), granted only if
+    /// the host agrees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Json>,
 }
 
 /// One externalized blob that an `output` value references, so a consumer can list or

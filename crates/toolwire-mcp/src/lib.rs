@@ -1,7 +1,48 @@
 //! MCP servers as toolwire tool sources: configuration, naming, connections and the tools
 //! that call them. rmcp is used here only, so that its churn stays in one crate.
 
+mod client;
 pub mod config;
 pub mod naming;
+mod schema;
+mod server;
+mod tool;
+
+use std::sync::Arc;
 
 pub use config::{ConfigError, ServerConfig, Transport};
+pub use server::{Limits, McpServer, ServerError};
+pub use tool::McpTool;
+
+/// The tools of every configured server, started together. A server that fails is
+/// reported beside the others' tools rather than failing them all.
+#[derive(Debug, Default)]
+pub struct Connected {
+    pub tools: Vec<Arc<McpTool>>,
+    pub failed: Vec<ServerError>,
+    /// Each server that answered, and the protocol revision it speaks.
+    pub servers: Vec<(Arc<McpServer>, String)>,
+}
+
+/// Starts `configs` (all at once) and lists their tools.
+pub async fn connect_all(configs: Vec<ServerConfig>, limits: Limits) -> Connected {
+    let started = futures::future::join_all(configs.into_iter().map(|config| {
+        let server = McpServer::new(config, limits.clone());
+        async move {
+            let listed = server.list_tools().await;
+            (server, listed)
+        }
+    }))
+    .await;
+    let mut out = Connected::default();
+    for (server, listed) in started {
+        match listed {
+            Ok((conn, defs)) => {
+                out.tools.extend(tool::tools_of(&server, defs).into_iter().map(Arc::new));
+                out.servers.push((Arc::clone(&server), conn.protocol.to_string()));
+            }
+            Err(e) => out.failed.push(e),
+        }
+    }
+    out
+}

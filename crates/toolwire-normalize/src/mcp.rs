@@ -453,7 +453,13 @@ fn is_app_uri(uri: &str) -> bool {
     uri.starts_with("ui://")
 }
 
-fn app_widget(uri: String, mime: Option<String>, html: Option<String>, fallback: &str) -> Widget {
+fn app_widget(
+    uri: String,
+    mime: Option<String>,
+    html: Option<String>,
+    ui_meta: Option<&Json>,
+    fallback: &str,
+) -> Widget {
     let fallback = if fallback.trim().is_empty() {
         format!("Interactive view {uri} (open it in the toolwire web app)")
     } else {
@@ -467,6 +473,8 @@ fn app_widget(uri: String, mime: Option<String>, html: Option<String>, fallback:
             uri,
             mime_type: mime,
             html,
+            csp: ui_meta.and_then(|m| m.get("csp")).cloned(),
+            permissions: ui_meta.and_then(|m| m.get("permissions")).cloned(),
         }),
     }
 }
@@ -475,7 +483,7 @@ fn resource_link(mut b: Map<String, Json>, fallback: &str, parts: &mut Parts) ->
     let mime = take_str(&mut b, "mimeType");
     let uri = take_str(&mut b, "uri").unwrap_or_default();
     if is_app_uri(&uri) {
-        parts.widgets.push(app_widget(uri, mime, None, fallback));
+        parts.widgets.push(app_widget(uri, mime, None, None, fallback));
         return None;
     }
     let link = ResourceLinkData {
@@ -520,7 +528,10 @@ fn embedded(
             }),
             (None, None) => None,
         };
-        parts.widgets.push(app_widget(uri, mime, html, fallback));
+        let ui_meta = r.get("_meta").and_then(|m| m.get("ui"));
+        parts
+            .widgets
+            .push(app_widget(uri, mime, html, ui_meta, fallback));
         return None;
     }
     let value = match (text, blob) {

@@ -30,6 +30,14 @@ pub struct ToolSchema {
     /// Per-tool limit; the executor's default applies when absent.
     #[serde(skip)]
     pub timeout: Option<Duration>,
+    /// Callable by a person (CLI, web app) but never offered to the model: an MCP App's
+    /// tool whose `visibility` leaves out `"model"`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden_from_model: bool,
+    /// What a tool source declared beyond the fields above (an MCP tool's `title`,
+    /// `icons`, `_meta`), kept as it came.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, Json>,
 }
 
 impl ToolSchema {
@@ -48,6 +56,8 @@ impl ToolSchema {
             examples: Vec::new(),
             annotations: None,
             timeout: None,
+            hidden_from_model: false,
+            extra: serde_json::Map::new(),
         }
     }
 }

@@ -343,6 +343,8 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         uri: "ui://charts/cpu".into(),
         mime_type: Some("text/html".into()),
         html: None,
+        csp: None,
+        permissions: None,
     });
     cases.push((
         "widget_mcp_app",

@@ -1,0 +1,322 @@
+//! One configured MCP server: started when first needed, restarted with backoff when it
+//! dies, its stderr kept (the tail) to explain failures.
+
+use std::collections::{HashMap, VecDeque};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{ProtocolVersion, Tool as McpToolDef};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::AsyncReadExt;
+
+use crate::client::{Handler, Router};
+use crate::config::{ServerConfig, Transport};
+
+/// Limits of one server's connection.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Starting the server and the protocol handshake.
+    pub connect_timeout: Duration,
+    /// One call, unless its tool says otherwise (progress does not extend it).
+    pub call_timeout: Duration,
+    /// The first wait before restarting a server that died or failed to start; it
+    /// doubles with each failure in a row.
+    pub first_backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            connect_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(300),
+            first_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+/// How much of a server's stderr is kept to explain why it failed.
+const STDERR_TAIL: usize = 4 * 1024;
+
+/// Why a server could not be used.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("MCP server `{server}` ({target}): {why}")]
+pub struct ServerError {
+    pub server: String,
+    pub target: String,
+    pub why: String,
+}
+
+/// A live connection.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    pub router: Arc<Router>,
+    pub protocol: ProtocolVersion,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+}
+
+impl Connection {
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.peer().is_transport_closed()
+    }
+
+    /// The last lines the server wrote to stderr, for error messages.
+    pub(crate) fn stderr_tail(&self) -> String {
+        tail_text(&self.stderr)
+    }
+}
+
+enum State {
+    Idle,
+    Up(Arc<Connection>),
+    Down {
+        failures: u32,
+        retry_at: Instant,
+        error: ServerError,
+    },
+}
+
+/// One MCP server.
+pub struct McpServer {
+    config: ServerConfig,
+    limits: Limits,
+    state: tokio::sync::Mutex<State>,
+    /// `ui://` resources read once per connection: an MCP App's HTML is static.
+    pub(crate) ui_cache: Mutex<HashMap<String, serde_json::Value>>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    pub fn new(config: ServerConfig, limits: Limits) -> Arc<Self> {
+        Arc::new(McpServer {
+            config,
+            limits,
+            state: tokio::sync::Mutex::new(State::Idle),
+            ui_cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub(crate) fn error(&self, why: impl Into<String>) -> ServerError {
+        ServerError {
+            server: self.config.name.clone(),
+            target: self.config.transport.describe(),
+            why: why.into(),
+        }
+    }
+
+    /// The live connection, started (or restarted) if need be. A server that failed
+    /// is not tried again before its backoff ends; until then the last error is given.
+    pub(crate) async fn connection(&self) -> Result<Arc<Connection>, ServerError> {
+        let mut state = self.state.lock().await;
+        let failures = match &*state {
+            State::Up(conn) if !conn.is_closed() => return Ok(Arc::clone(conn)),
+            // It died since the last call: restart now, with backoff if that fails.
+            State::Up(_) => 1,
+            State::Down {
+                failures,
+                retry_at,
+                error,
+            } => {
+                if Instant::now() < *retry_at {
+                    let wait = retry_at.saturating_duration_since(Instant::now());
+                    let mut error = error.clone();
+                    error.why = format!(
+                        "{} (next attempt in {} ms)",
+                        error.why,
+                        wait.as_millis()
+                    );
+                    return Err(error);
+                }
+                *failures
+            }
+            State::Idle => 0,
+        };
+        match self.connect().await {
+            Ok(conn) => {
+                let conn = Arc::new(conn);
+                *state = State::Up(Arc::clone(&conn));
+                if let Ok(mut cache) = self.ui_cache.lock() {
+                    cache.clear();
+                }
+                Ok(conn)
+            }
+            Err(error) => {
+                let exp = failures.min(16);
+                let backoff = self
+                    .limits
+                    .first_backoff
+                    .saturating_mul(1u32 << exp)
+                    .min(self.limits.max_backoff);
+                *state = State::Down {
+                    failures: failures + 1,
+                    retry_at: Instant::now() + backoff,
+                    error: error.clone(),
+                };
+                Err(error)
+            }
+        }
+    }
+
+    /// Forgets a connection that failed mid-call, so the next call starts afresh.
+    pub(crate) async fn drop_connection(&self, conn: &Arc<Connection>) {
+        let mut state = self.state.lock().await;
+        if let State::Up(current) = &*state
+            && Arc::ptr_eq(current, conn)
+        {
+            *state = State::Idle;
+        }
+    }
+
+    async fn connect(&self) -> Result<Connection, ServerError> {
+        let handler = Handler::new();
+        let router = Arc::clone(&handler.router);
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        // Either revision: `server/discover` first, the 2025-11-25 handshake if the
+        // server does not know it.
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        };
+        let started = match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).kill_on_drop(true);
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let (process, child_stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| self.error(spawn_error(command, &e)))?;
+                if let Some(mut pipe) = child_stderr {
+                    let keep = Arc::clone(&stderr);
+                    tokio::spawn(async move {
+                        let mut buf = [0u8; 1024];
+                        while let Ok(n) = pipe.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            if let Ok(mut tail) = keep.lock() {
+                                tail.extend(&buf[..n]);
+                                let excess = tail.len().saturating_sub(STDERR_TAIL);
+                                tail.drain(..excess);
+                            }
+                        }
+                    });
+                }
+                let fut = handler.serve_with_lifecycle(process, lifecycle);
+                tokio::time::timeout(self.limits.connect_timeout, fut).await
+            }
+            Transport::Http { url, headers } => {
+                let mut custom = HashMap::new();
+                for (k, v) in headers {
+                    let name = http::HeaderName::try_from(k.as_str())
+                        .map_err(|_| self.error(format!("header name {k:?} is not valid")))?;
+                    // The value is never quoted back: it is often a key.
+                    let value = http::HeaderValue::try_from(v.as_str())
+                        .map_err(|_| self.error(format!("the value of header {k:?} is not valid")))?;
+                    custom.insert(name, value);
+                }
+                let config =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let fut = handler.serve_with_lifecycle(transport, lifecycle);
+                tokio::time::timeout(self.limits.connect_timeout, fut).await
+            }
+        };
+        let service = match started {
+            Err(_) => {
+                let tail = tail_text(&stderr);
+                return Err(self.error(format!(
+                    "did not complete the MCP handshake within {} s{}",
+                    self.limits.connect_timeout.as_secs(),
+                    with_stderr(&tail)
+                )));
+            }
+            Ok(Err(e)) => {
+                // Give the stderr reader a moment: a server that exits at once usually
+                // says why there.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let tail = tail_text(&stderr);
+                return Err(self.error(format!("{e}{}", with_stderr(&tail))));
+            }
+            Ok(Ok(service)) => service,
+        };
+        let protocol = service
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.clone())
+            .unwrap_or(ProtocolVersion::V_2025_11_25);
+        Ok(Connection {
+            service,
+            router,
+            protocol,
+            stderr,
+        })
+    }
+
+    /// The server's tools, every page.
+    pub(crate) async fn list_tools(&self) -> Result<(Arc<Connection>, Vec<McpToolDef>), ServerError> {
+        let conn = self.connection().await?;
+        let listed = tokio::time::timeout(self.limits.connect_timeout, conn.peer().list_all_tools()).await;
+        match listed {
+            Ok(Ok(tools)) => Ok((conn, tools)),
+            Ok(Err(e)) => Err(self.error(format!("tools/list failed: {e}"))),
+            Err(_) => Err(self.error("tools/list did not answer in time")),
+        }
+    }
+}
+
+fn spawn_error(command: &str, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        format!("command {command:?} was not found (is it installed and on PATH?)")
+    } else {
+        format!("could not start {command:?}: {e}")
+    }
+}
+
+fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
+    let bytes: Vec<u8> = tail
+        .lock()
+        .map(|t| t.iter().copied().collect())
+        .unwrap_or_default();
+    String::from_utf8_lossy(&bytes).trim().to_owned()
+}
+
+fn with_stderr(tail: &str) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        let last: Vec<&str> = tail.lines().rev().take(5).collect();
+        let last: Vec<&str> = last.into_iter().rev().collect();
+        format!("; its stderr ends with: {}", last.join(" | "))
+    }
+}

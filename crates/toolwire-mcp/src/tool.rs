@@ -1,0 +1,421 @@
+//! An MCP server's tool as a toolwire [`Tool`]: the call, its progress, its cancellation,
+//! the server's questions turned into suspensions, and the MCP App it declares.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, JsonObject, ReadResourceRequestParams,
+    RequestId, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde_json::{Value as Json, json};
+use tokio::sync::{mpsc, oneshot};
+use toolwire_core::{ErrorCode, Resolution, Suspension, SuspensionReason};
+use toolwire_tool::{Output, Resume, Tool, ToolContext, ToolError, ToolSchema};
+
+use crate::client::{Ask, Registration};
+use crate::server::{Connection, McpServer};
+
+/// Calls parked while a person answers a server's question, per server. Bounded: a
+/// question nobody answers must not hold a connection's memory forever.
+const MAX_PARKED: usize = 64;
+
+/// Where a live call waits while its question is with a person.
+#[derive(Default)]
+pub(crate) struct Parked {
+    calls: Mutex<Vec<(String, LiveCall)>>,
+}
+
+impl Parked {
+    fn park(&self, call: LiveCall) -> String {
+        let id = toolwire_core::ids::new_id("mcpq");
+        if let Ok(mut calls) = self.calls.lock() {
+            if calls.len() >= MAX_PARKED {
+                // The oldest question is given up; dropping its call cancels it.
+                calls.remove(0);
+            }
+            calls.push((id.clone(), call));
+        }
+        id
+    }
+
+    fn take(&self, id: &str) -> Option<LiveCall> {
+        let mut calls = self.calls.lock().ok()?;
+        let at = calls.iter().position(|(k, _)| k == id)?;
+        Some(calls.remove(at).1)
+    }
+}
+
+/// One MCP tool.
+pub struct McpTool {
+    server: Arc<McpServer>,
+    /// The tool's own name on its server.
+    remote: String,
+    schema: ToolSchema,
+    /// The `ui://` resource of its MCP App, if it declares one.
+    app_uri: Option<String>,
+    parked: Arc<Parked>,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.schema.name)
+            .field("remote", &self.remote)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A `tools/call` in flight. Dropped before its answer, it tells the server the call is
+/// cancelled (`notifications/cancelled`), so a cancelled turn or a timeout stops the work.
+struct LiveCall {
+    conn: Arc<Connection>,
+    id: RequestId,
+    rx: oneshot::Receiver<Result<ServerResult, ServiceError>>,
+    asks: mpsc::Receiver<Ask>,
+    registration: Registration,
+    /// The person's answer goes here when the call is resumed.
+    reply: Option<oneshot::Sender<ElicitResult>>,
+    answered: bool,
+}
+
+impl Drop for LiveCall {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        let peer = self.conn.peer().clone();
+        let id = self.id.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let params = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the toolwire call was cancelled".to_owned()),
+                );
+                let _ = peer.notify_cancelled(params).await;
+            });
+        }
+    }
+}
+
+impl McpTool {
+    pub(crate) fn new(
+        server: Arc<McpServer>,
+        remote: String,
+        schema: ToolSchema,
+        app_uri: Option<String>,
+        parked: Arc<Parked>,
+    ) -> Self {
+        McpTool {
+            server,
+            remote,
+            schema,
+            app_uri,
+            parked,
+        }
+    }
+
+    pub fn remote_name(&self) -> &str {
+        &self.remote
+    }
+
+    /// Sends one `tools/call` and returns it in flight.
+    async fn start(
+        server: &McpServer,
+        params: CallToolRequestParams,
+        ctx: ToolContext,
+    ) -> Result<LiveCall, ToolError> {
+        let conn = server.connection().await.map_err(unavailable)?;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = conn
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| {
+                unavailable(server.error(format!("could not send the call: {e}")))
+            })?;
+        let (asks_tx, asks) = mpsc::channel(4);
+        let registration = conn.router.register(&handle.progress_token, ctx, asks_tx);
+        Ok(LiveCall {
+            id: handle.id,
+            rx: handle.rx,
+            conn,
+            asks,
+            registration,
+            reply: None,
+            answered: false,
+        })
+    }
+
+    /// Waits for the call's answer, a question from the server, or a cancel.
+    async fn drive(
+        server: Arc<McpServer>,
+        parked: Arc<Parked>,
+        app_uri: Option<String>,
+        mut live: LiveCall,
+        ctx: ToolContext,
+    ) -> Result<Output, ToolError> {
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
+            answer = &mut live.rx => {
+                live.answered = true;
+                match answer {
+                    Ok(Ok(result)) => {
+                        let json = serde_json::to_value(&result)
+                            .map_err(|e| ToolError::failed(format!("unreadable result: {e}")))?;
+                        Ok(Output::Raw(with_app(&server, app_uri.as_deref(), json).await))
+                    }
+                    Ok(Err(e)) => Err(call_error(&server, &live.conn, &e)),
+                    Err(_) => {
+                        server.drop_connection(&live.conn).await;
+                        Err(died(&server, &live.conn))
+                    }
+                }
+            }
+            Some(ask) = live.asks.recv() => {
+                let suspension = ask_suspension(&ask.params);
+                live.reply = Some(ask.reply);
+                let id = parked.park(live);
+                Err(ToolError::suspend(suspension, Some(json!({"live": id}))))
+            }
+        }
+    }
+
+    /// The call again, after an `input_required`, with the answers and the server's
+    /// `requestState` echoed as it came.
+    fn retry_params(&self, input: &Json, state: &Json, resolution: &Resolution) -> Result<CallToolRequestParams, ToolError> {
+        let mcp = &state["mcp"];
+        let request_state = mcp["requestState"].as_str().map(str::to_owned);
+        let requests = mcp["inputRequests"].as_object().cloned().unwrap_or_default();
+        let elicitations: Vec<&String> = requests
+            .iter()
+            .filter(|(_, r)| r["method"] == "elicitation/create")
+            .map(|(k, _)| k)
+            .collect();
+        let mut responses = std::collections::BTreeMap::new();
+        for (key, request) in &requests {
+            let response = match request["method"].as_str() {
+                Some("elicitation/create") => {
+                    // One question is answered by the whole answer; several by the
+                    // answer's field of the same key.
+                    let value = match resolution {
+                        Resolution::Answer { value } if elicitations.len() > 1 => {
+                            Some(value.get(key).cloned().unwrap_or(Json::Null))
+                        }
+                        Resolution::Answer { value } => Some(value.clone()),
+                        _ => None,
+                    };
+                    elicit_response(resolution, value)
+                }
+                Some("roots/list") => json!({"roots": []}),
+                // Sampling has no provider here; the server is told so in the response.
+                _ => json!({"error": {"code": -32601, "message": "toolwire does not serve sampling for this server"}}),
+            };
+            responses.insert(key.clone(), response);
+        }
+        let mut params = CallToolRequestParams::new(self.remote.clone());
+        params.arguments = arguments(input)?;
+        params.input_responses = Some(responses);
+        params.request_state = request_state;
+        Ok(params)
+    }
+}
+
+/// An elicitation's answer as the server expects it.
+fn elicit_response(resolution: &Resolution, content: Option<Json>) -> Json {
+    match resolution {
+        Resolution::Deny { .. } => json!({"action": "decline"}),
+        _ => match content {
+            Some(Json::Object(fields)) => json!({"action": "accept", "content": fields}),
+            // A URL-mode question, or a yes: accepted with nothing to add.
+            Some(Json::Null) | None => json!({"action": "accept"}),
+            Some(Json::Bool(false)) => json!({"action": "decline"}),
+            Some(other) => json!({"action": "accept", "content": {"value": other}}),
+        },
+    }
+}
+
+fn arguments(input: &Json) -> Result<Option<JsonObject>, ToolError> {
+    match input {
+        Json::Object(map) => Ok(Some(map.clone())),
+        Json::Null => Ok(None),
+        _ => Err(ToolError::InvalidInput("MCP tool arguments must be a JSON object".to_owned())),
+    }
+}
+
+/// What the person is asked for a legacy `elicitation/create`, read from its JSON so
+/// that a mode rmcp adds later still gets a prompt.
+fn ask_suspension(params: &ElicitRequestParams) -> Suspension {
+    let json = serde_json::to_value(params).unwrap_or(Json::Null);
+    let message = json["message"].as_str().unwrap_or_default();
+    let prompt = match json["url"].as_str() {
+        Some(url) => format!("{message}\nThe server asks you to open {url}"),
+        None => message.to_owned(),
+    };
+    Suspension {
+        id: String::new(),
+        reason: SuspensionReason::Input,
+        prompt: if prompt.trim().is_empty() {
+            "The MCP server needs your input to continue.".to_owned()
+        } else {
+            prompt
+        },
+        input_schema: json.get("requestedSchema").cloned(),
+    }
+}
+
+fn unavailable(e: crate::server::ServerError) -> ToolError {
+    ToolError::with_code(ErrorCode::Unavailable.as_str(), e.to_string())
+}
+
+fn died(server: &McpServer, conn: &Connection) -> ToolError {
+    let tail = conn.stderr_tail();
+    let mut why = "the server exited before answering the call".to_owned();
+    if !tail.is_empty() {
+        let last = tail.lines().last().unwrap_or_default();
+        why.push_str(&format!("; its stderr ends with: {last}"));
+    }
+    unavailable(server.error(why))
+}
+
+fn call_error(server: &McpServer, conn: &Connection, e: &ServiceError) -> ToolError {
+    match e {
+        ServiceError::McpError(data) => ToolError::Failed {
+            message: format!("the MCP server answered with an error: {}", data.message),
+            code: Some("mcp_error".to_owned()),
+            details: serde_json::to_value(data).ok(),
+        },
+        ServiceError::TransportClosed => died(server, conn),
+        other => unavailable(server.error(other.to_string())),
+    }
+}
+
+/// Adds the tool's MCP App to a complete result as an embedded `ui://` resource, which
+/// normalize turns into an app widget with the text content as its fallback.
+async fn with_app(server: &McpServer, app_uri: Option<&str>, mut result: Json) -> Json {
+    let Some(uri) = app_uri else {
+        return result;
+    };
+    if result.get("resultType").and_then(Json::as_str).is_some_and(|t| t != "complete")
+        || result.get("isError") == Some(&Json::Bool(true))
+    {
+        return result;
+    }
+    let resource = read_app(server, uri).await;
+    if let Some(Json::Array(content)) = result.get_mut("content") {
+        content.push(json!({"type": "resource", "resource": resource}));
+    }
+    result
+}
+
+/// An MCP App's HTML, read once per connection. A resource that cannot be read is still
+/// a widget (the app is named, and its fallback shown), just without HTML.
+async fn read_app(server: &McpServer, uri: &str) -> Json {
+    if let Some(hit) = server.ui_cache.lock().ok().and_then(|c| c.get(uri).cloned()) {
+        return hit;
+    }
+    let bare = json!({"uri": uri, "mimeType": crate::client::MCP_APP_MIME});
+    let Ok(conn) = server.connection().await else {
+        return bare;
+    };
+    let read = tokio::time::timeout(
+        server.limits().connect_timeout,
+        conn.peer().read_resource(ReadResourceRequestParams::new(uri)),
+    )
+    .await;
+    let contents = match read {
+        Ok(Ok(read)) => serde_json::to_value(&read)
+            .ok()
+            .and_then(|r| r["contents"].as_array().and_then(|c| c.first().cloned())),
+        _ => None,
+    };
+    let resource = contents.unwrap_or(bare);
+    if let Ok(mut cache) = server.ui_cache.lock() {
+        cache.insert(uri.to_owned(), resource.clone());
+    }
+    resource
+}
+
+impl Tool for McpTool {
+    fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    fn execute(&self, input: Json, ctx: ToolContext) -> BoxFuture<'static, Result<Output, ToolError>> {
+        let server = Arc::clone(&self.server);
+        let parked = Arc::clone(&self.parked);
+        let app_uri = self.app_uri.clone();
+        let remote = self.remote.clone();
+        Box::pin(async move {
+            let mut params = CallToolRequestParams::new(remote);
+            params.arguments = arguments(&input)?;
+            let live = McpTool::start(&server, params, ctx.clone()).await?;
+            McpTool::drive(server, parked, app_uri, live, ctx).await
+        })
+    }
+
+    fn resume(
+        &self,
+        input: Json,
+        resume: Resume,
+        ctx: ToolContext,
+    ) -> Option<BoxFuture<'static, Result<Output, ToolError>>> {
+        let server = Arc::clone(&self.server);
+        let parked = Arc::clone(&self.parked);
+        let app_uri = self.app_uri.clone();
+        let state = resume.state.unwrap_or(Json::Null);
+        if let Some(live_id) = state.get("live").and_then(Json::as_str) {
+            // A legacy question: the call is still in flight, waiting for this answer.
+            let live = parked.take(live_id);
+            let resolution = resume.resolution;
+            return Some(Box::pin(async move {
+                let Some(mut live) = live else {
+                    return Err(ToolError::with_code(
+                        ErrorCode::Unavailable.as_str(),
+                        "the MCP server's question was asked before toolwire restarted; \
+                         its call is gone, so call the tool again",
+                    ));
+                };
+                let content = match &resolution {
+                    Resolution::Answer { value } => Some(value.clone()),
+                    _ => None,
+                };
+                let reply: ElicitResult = serde_json::from_value(elicit_response(&resolution, content))
+                    .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
+                if let Some(tx) = live.reply.take() {
+                    let _ = tx.send(reply);
+                }
+                live.conn.router.rebind(&live.registration, ctx.clone());
+                McpTool::drive(server, parked, app_uri, live, ctx).await
+            }));
+        }
+        if state.get("mcp").is_some() {
+            // Multi Round-Trip Requests: the call again, with the answers.
+            let params = self.retry_params(&input, &state, &resume.resolution);
+            return Some(Box::pin(async move {
+                let live = McpTool::start(&server, params?, ctx.clone()).await?;
+                McpTool::drive(server, parked, app_uri, live, ctx).await
+            }));
+        }
+        None
+    }
+}
+
+/// The server's tools as toolwire tools, named `SERVER__TOOL`.
+pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<rmcp::model::Tool>) -> Vec<McpTool> {
+    let parked = Arc::new(Parked::default());
+    let remote: Vec<String> = defs.iter().map(|d| d.name.to_string()).collect();
+    let refs: Vec<&str> = remote.iter().map(String::as_str).collect();
+    let names = crate::naming::assign(server.name(), &refs);
+    defs.into_iter()
+        .zip(names)
+        .map(|(def, name)| {
+            let json = serde_json::to_value(&def).unwrap_or(Json::Null);
+            let (schema, app_uri) = crate::schema::tool_schema(&name, &json, server.limits().call_timeout);
+            McpTool::new(Arc::clone(server), def.name.to_string(), schema, app_uri, Arc::clone(&parked))
+        })
+        .collect()
+}
