@@ -147,7 +147,13 @@ impl ClientHandler for Handler {
     ) {
         if let Some(ctx) = self.router.context_of(&params.progress_token) {
             // Progress is a float in MCP; toolwire counts in whole steps.
-            let whole = |v: f64| if v.is_finite() && v > 0.0 { v as u64 } else { 0 };
+            let whole = |v: f64| {
+                if v.is_finite() && v > 0.0 {
+                    v as u64
+                } else {
+                    0
+                }
+            };
             ctx.progress(
                 whole(params.progress),
                 params.total.map(whole),

@@ -11,7 +11,7 @@ mod tool;
 use std::sync::Arc;
 
 pub use config::{ConfigError, ServerConfig, Transport};
-pub use server::{Limits, McpServer, ServerError};
+pub use server::{InProcess, Limits, McpServer, ServerError};
 pub use tool::McpTool;
 
 /// The tools of every configured server, started together. A server that fails is
@@ -26,20 +26,28 @@ pub struct Connected {
 
 /// Starts `configs` (all at once) and lists their tools.
 pub async fn connect_all(configs: Vec<ServerConfig>, limits: Limits) -> Connected {
-    let started = futures::future::join_all(configs.into_iter().map(|config| {
-        let server = McpServer::new(config, limits.clone());
-        async move {
-            let listed = server.list_tools().await;
-            (server, listed)
-        }
+    let servers = configs
+        .into_iter()
+        .map(|config| McpServer::new(config, limits.clone()))
+        .collect();
+    connect_servers(servers).await
+}
+
+/// Starts `servers` (all at once) and lists their tools.
+pub async fn connect_servers(servers: Vec<Arc<McpServer>>) -> Connected {
+    let started = futures::future::join_all(servers.into_iter().map(|server| async move {
+        let listed = server.list_tools().await;
+        (server, listed)
     }))
     .await;
     let mut out = Connected::default();
     for (server, listed) in started {
         match listed {
             Ok((conn, defs)) => {
-                out.tools.extend(tool::tools_of(&server, defs).into_iter().map(Arc::new));
-                out.servers.push((Arc::clone(&server), conn.protocol.to_string()));
+                out.tools
+                    .extend(tool::tools_of(&server, defs).into_iter().map(Arc::new));
+                out.servers
+                    .push((Arc::clone(&server), conn.protocol.to_string()));
             }
             Err(e) => out.failed.push(e),
         }

@@ -8,7 +8,11 @@ use serde_json::{Map, Value as Json};
 use toolwire_tool::{ToolAnnotations, ToolSchema};
 
 /// The schema of tool `name`, from its `tools/list` JSON, and its MCP App's `ui://` URI.
-pub(crate) fn tool_schema(name: &str, def: &Json, timeout: Duration) -> (ToolSchema, Option<String>) {
+pub(crate) fn tool_schema(
+    name: &str,
+    def: &Json,
+    timeout: Duration,
+) -> (ToolSchema, Option<String>) {
     let description = def["description"].as_str().unwrap_or_default().to_owned();
     let input_schema = match &def["inputSchema"] {
         Json::Object(s) => Json::Object(s.clone()),
@@ -72,6 +76,9 @@ mod tests {
         assert_eq!(app.as_deref(), Some("ui://flat"));
         assert!(!s.hidden_from_model);
         let not_ui = json!({"name": "t", "inputSchema": {}, "_meta": {"ui": {"resourceUri": "https://evil"}}});
-        assert_eq!(tool_schema("srv__t", &not_ui, Duration::from_secs(1)).1, None);
+        assert_eq!(
+            tool_schema("srv__t", &not_ui, Duration::from_secs(1)).1,
+            None
+        );
     }
 }

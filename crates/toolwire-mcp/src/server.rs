@@ -84,9 +84,15 @@ enum State {
     },
 }
 
+/// Makes the byte stream of an in-process server, once per connection.
+pub type InProcess = Arc<dyn Fn() -> tokio::io::DuplexStream + Send + Sync>;
+
 /// One MCP server.
 pub struct McpServer {
     config: ServerConfig,
+    /// Set for a server running in this process (tests, embedders): its stream replaces
+    /// the configured transport.
+    in_process: Option<InProcess>,
     limits: Limits,
     state: tokio::sync::Mutex<State>,
     /// `ui://` resources read once per connection: an MCP App's HTML is static.
@@ -105,6 +111,30 @@ impl McpServer {
     pub fn new(config: ServerConfig, limits: Limits) -> Arc<Self> {
         Arc::new(McpServer {
             config,
+            in_process: None,
+            limits,
+            state: tokio::sync::Mutex::new(State::Idle),
+            ui_cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A server running in this process, reached through the stream `connect` makes.
+    pub fn in_process(
+        name: &str,
+        limits: Limits,
+        connect: impl Fn() -> tokio::io::DuplexStream + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        Arc::new(McpServer {
+            config: ServerConfig {
+                name: name.to_owned(),
+                transport: Transport::Stdio {
+                    command: "(in process)".to_owned(),
+                    args: Vec::new(),
+                    env: Default::default(),
+                    cwd: None,
+                },
+            },
+            in_process: Some(Arc::new(connect)),
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
@@ -143,11 +173,7 @@ impl McpServer {
                 if Instant::now() < *retry_at {
                     let wait = retry_at.saturating_duration_since(Instant::now());
                     let mut error = error.clone();
-                    error.why = format!(
-                        "{} (next attempt in {} ms)",
-                        error.why,
-                        wait.as_millis()
-                    );
+                    error.why = format!("{} (next attempt in {} ms)", error.why, wait.as_millis());
                     return Err(error);
                 }
                 *failures
@@ -190,23 +216,44 @@ impl McpServer {
         }
     }
 
+    /// Either revision: `server/discover` first, the 2025-11-25 handshake if the server
+    /// does not know it. A server that answers `server/discover` but lists only older
+    /// revisions makes rmcp give up rather than fall back, so that case is retried with
+    /// the handshake.
     async fn connect(&self) -> Result<Connection, ServerError> {
-        let handler = Handler::new();
-        let router = Arc::clone(&handler.router);
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        // Either revision: `server/discover` first, the 2025-11-25 handshake if the
-        // server does not know it.
-        let lifecycle = ClientLifecycleMode::Auto {
+        let auto = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::V_2025_11_25),
         };
-        let started = match &self.config.transport {
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
+        match self.connect_with(auto).await {
+            Err(e) if e.why.contains("no compatible protocol version") => {
+                self.connect_with(ClientLifecycleMode::Initialize).await
+            }
+            other => other,
+        }
+    }
+
+    async fn connect_with(
+        &self,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<Connection, ServerError> {
+        let handler = Handler::new();
+        let router = Arc::clone(&handler.router);
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let started = match (&self.in_process, &self.config.transport) {
+            (Some(connect), _) => {
+                let fut = handler.serve_with_lifecycle(connect(), lifecycle);
+                tokio::time::timeout(self.limits.connect_timeout, fut).await
+            }
+            (
+                None,
+                Transport::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                },
+            ) => {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args).envs(env).kill_on_drop(true);
                 if let Some(dir) = cwd {
@@ -235,18 +282,19 @@ impl McpServer {
                 let fut = handler.serve_with_lifecycle(process, lifecycle);
                 tokio::time::timeout(self.limits.connect_timeout, fut).await
             }
-            Transport::Http { url, headers } => {
+            (None, Transport::Http { url, headers }) => {
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
                     let name = http::HeaderName::try_from(k.as_str())
                         .map_err(|_| self.error(format!("header name {k:?} is not valid")))?;
                     // The value is never quoted back: it is often a key.
-                    let value = http::HeaderValue::try_from(v.as_str())
-                        .map_err(|_| self.error(format!("the value of header {k:?} is not valid")))?;
+                    let value = http::HeaderValue::try_from(v.as_str()).map_err(|_| {
+                        self.error(format!("the value of header {k:?} is not valid"))
+                    })?;
                     custom.insert(name, value);
                 }
-                let config =
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let fut = handler.serve_with_lifecycle(transport, lifecycle);
                 tokio::time::timeout(self.limits.connect_timeout, fut).await
@@ -284,9 +332,12 @@ impl McpServer {
     }
 
     /// The server's tools, every page.
-    pub(crate) async fn list_tools(&self) -> Result<(Arc<Connection>, Vec<McpToolDef>), ServerError> {
+    pub(crate) async fn list_tools(
+        &self,
+    ) -> Result<(Arc<Connection>, Vec<McpToolDef>), ServerError> {
         let conn = self.connection().await?;
-        let listed = tokio::time::timeout(self.limits.connect_timeout, conn.peer().list_all_tools()).await;
+        let listed =
+            tokio::time::timeout(self.limits.connect_timeout, conn.peer().list_all_tools()).await;
         match listed {
             Ok(Ok(tools)) => Ok((conn, tools)),
             Ok(Err(e)) => Err(self.error(format!("tools/list failed: {e}"))),

@@ -133,9 +133,7 @@ impl McpTool {
             .peer()
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| {
-                unavailable(server.error(format!("could not send the call: {e}")))
-            })?;
+            .map_err(|e| unavailable(server.error(format!("could not send the call: {e}"))))?;
         let (asks_tx, asks) = mpsc::channel(4);
         let registration = conn.router.register(&handle.progress_token, ctx, asks_tx);
         Ok(LiveCall {
@@ -186,10 +184,18 @@ impl McpTool {
 
     /// The call again, after an `input_required`, with the answers and the server's
     /// `requestState` echoed as it came.
-    fn retry_params(&self, input: &Json, state: &Json, resolution: &Resolution) -> Result<CallToolRequestParams, ToolError> {
+    fn retry_params(
+        &self,
+        input: &Json,
+        state: &Json,
+        resolution: &Resolution,
+    ) -> Result<CallToolRequestParams, ToolError> {
         let mcp = &state["mcp"];
         let request_state = mcp["requestState"].as_str().map(str::to_owned);
-        let requests = mcp["inputRequests"].as_object().cloned().unwrap_or_default();
+        let requests = mcp["inputRequests"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         let elicitations: Vec<&String> = requests
             .iter()
             .filter(|(_, r)| r["method"] == "elicitation/create")
@@ -212,7 +218,9 @@ impl McpTool {
                 }
                 Some("roots/list") => json!({"roots": []}),
                 // Sampling has no provider here; the server is told so in the response.
-                _ => json!({"error": {"code": -32601, "message": "toolwire does not serve sampling for this server"}}),
+                _ => {
+                    json!({"error": {"code": -32601, "message": "toolwire does not serve sampling for this server"}})
+                }
             };
             responses.insert(key.clone(), response);
         }
@@ -242,7 +250,9 @@ fn arguments(input: &Json) -> Result<Option<JsonObject>, ToolError> {
     match input {
         Json::Object(map) => Ok(Some(map.clone())),
         Json::Null => Ok(None),
-        _ => Err(ToolError::InvalidInput("MCP tool arguments must be a JSON object".to_owned())),
+        _ => Err(ToolError::InvalidInput(
+            "MCP tool arguments must be a JSON object".to_owned(),
+        )),
     }
 }
 
@@ -299,7 +309,10 @@ async fn with_app(server: &McpServer, app_uri: Option<&str>, mut result: Json) -
     let Some(uri) = app_uri else {
         return result;
     };
-    if result.get("resultType").and_then(Json::as_str).is_some_and(|t| t != "complete")
+    if result
+        .get("resultType")
+        .and_then(Json::as_str)
+        .is_some_and(|t| t != "complete")
         || result.get("isError") == Some(&Json::Bool(true))
     {
         return result;
@@ -314,7 +327,12 @@ async fn with_app(server: &McpServer, app_uri: Option<&str>, mut result: Json) -
 /// An MCP App's HTML, read once per connection. A resource that cannot be read is still
 /// a widget (the app is named, and its fallback shown), just without HTML.
 async fn read_app(server: &McpServer, uri: &str) -> Json {
-    if let Some(hit) = server.ui_cache.lock().ok().and_then(|c| c.get(uri).cloned()) {
+    if let Some(hit) = server
+        .ui_cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(uri).cloned())
+    {
         return hit;
     }
     let bare = json!({"uri": uri, "mimeType": crate::client::MCP_APP_MIME});
@@ -323,7 +341,8 @@ async fn read_app(server: &McpServer, uri: &str) -> Json {
     };
     let read = tokio::time::timeout(
         server.limits().connect_timeout,
-        conn.peer().read_resource(ReadResourceRequestParams::new(uri)),
+        conn.peer()
+            .read_resource(ReadResourceRequestParams::new(uri)),
     )
     .await;
     let contents = match read {
@@ -344,7 +363,11 @@ impl Tool for McpTool {
         &self.schema
     }
 
-    fn execute(&self, input: Json, ctx: ToolContext) -> BoxFuture<'static, Result<Output, ToolError>> {
+    fn execute(
+        &self,
+        input: Json,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Output, ToolError>> {
         let server = Arc::clone(&self.server);
         let parked = Arc::clone(&self.parked);
         let app_uri = self.app_uri.clone();
@@ -383,8 +406,9 @@ impl Tool for McpTool {
                     Resolution::Answer { value } => Some(value.clone()),
                     _ => None,
                 };
-                let reply: ElicitResult = serde_json::from_value(elicit_response(&resolution, content))
-                    .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
+                let reply: ElicitResult =
+                    serde_json::from_value(elicit_response(&resolution, content))
+                        .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
                 if let Some(tx) = live.reply.take() {
                     let _ = tx.send(reply);
                 }
@@ -414,8 +438,15 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<rmcp::model::Tool>) ->
         .zip(names)
         .map(|(def, name)| {
             let json = serde_json::to_value(&def).unwrap_or(Json::Null);
-            let (schema, app_uri) = crate::schema::tool_schema(&name, &json, server.limits().call_timeout);
-            McpTool::new(Arc::clone(server), def.name.to_string(), schema, app_uri, Arc::clone(&parked))
+            let (schema, app_uri) =
+                crate::schema::tool_schema(&name, &json, server.limits().call_timeout);
+            McpTool::new(
+                Arc::clone(server),
+                def.name.to_string(),
+                schema,
+                app_uri,
+                Arc::clone(&parked),
+            )
         })
         .collect()
 }

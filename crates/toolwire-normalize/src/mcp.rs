@@ -483,7 +483,9 @@ fn resource_link(mut b: Map<String, Json>, fallback: &str, parts: &mut Parts) ->
     let mime = take_str(&mut b, "mimeType");
     let uri = take_str(&mut b, "uri").unwrap_or_default();
     if is_app_uri(&uri) {
-        parts.widgets.push(app_widget(uri, mime, None, None, fallback));
+        parts
+            .widgets
+            .push(app_widget(uri, mime, None, None, fallback));
         return None;
     }
     let link = ResourceLinkData {

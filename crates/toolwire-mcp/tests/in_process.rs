@@ -1,0 +1,427 @@
+//! The bridge against an rmcp server in this process: every content type, structured
+//! content with and without its twin, an error, progress, a legacy elicitation, MRTR
+//! input_required in one and two rounds, an MCP App, a server that dies mid-call.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
+    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value as Json, json};
+use toolwire_core::{ErrorCode, Status, SuspensionReason};
+use toolwire_mcp::{Limits, McpServer, connect_servers};
+use toolwire_runtime::{
+    EventBus, EventKind, Executor, ExecutorConfig, MemorySuspensions, Registry, Resolution, Scope,
+    ToolCall,
+};
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+
+/// A server whose tools return fixed results, one per case.
+#[derive(Clone)]
+struct Fixture {
+    /// Speak only 2025-11-25, as most servers today do (server-initiated requests).
+    legacy: bool,
+}
+
+fn tool(name: &str, meta: Json) -> Json {
+    json!({"name": name, "description": format!("{name} test"), "inputSchema": {"type": "object"}, "_meta": meta})
+}
+
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}, "resources": {}},
+            "serverInfo": {"name": "fixture", "version": "1"},
+        }))
+        .unwrap()
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.legacy {
+            std::borrow::Cow::Owned(vec![
+                ProtocolVersion::V_2025_06_18,
+                ProtocolVersion::V_2025_11_25,
+            ])
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools: Vec<Json> = [
+            "media",
+            "structured_twin",
+            "structured_alone",
+            "fails",
+            "progress",
+            "ask_legacy",
+            "book",
+            "two_rounds",
+            "dies",
+            "silent",
+        ]
+        .iter()
+        .map(|n| tool(n, json!({})))
+        .chain([tool(
+            "chart",
+            json!({"ui": {"resourceUri": "ui://chart/app.html"}}),
+        )])
+        .chain([tool("app_only", json!({"ui": {"visibility": ["app"]}}))])
+        .collect();
+        Ok(serde_json::from_value(json!({"tools": tools})).unwrap())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let result: ReadResourceResult = serde_json::from_value(json!({"contents": [{
+            "uri": request.uri, "mimeType": "text/html;profile=mcp-app",
+            "text": "<html><body>chart</body></html>",
+            "_meta": {"ui": {"csp": {"connectDomains": ["https://api.example"]}}},
+        }]}))
+        .unwrap();
+        Ok(ReadResourceResponse::Complete(result))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let complete = |j: Json| -> Result<CallToolResponse, ErrorData> {
+            Ok(CallToolResponse::Complete(
+                serde_json::from_value::<CallToolResult>(j).unwrap(),
+            ))
+        };
+        let input_required = |j: Json| -> Result<CallToolResponse, ErrorData> {
+            Ok(CallToolResponse::InputRequired(
+                serde_json::from_value::<InputRequiredResult>(j).unwrap(),
+            ))
+        };
+        let ask = |key: &str, message: &str| {
+            json!({key: {"method": "elicitation/create", "params": {"mode": "form", "message": message,
+                "requestedSchema": {"type": "object", "properties": {"v": {"type": "string"}}, "required": ["v"]}}}})
+        };
+        match request.name.as_ref() {
+            "media" => complete(json!({"content": [
+                {"type": "text", "text": "hello", "annotations": {"audience": ["user"], "priority": 0.5}},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+                {"type": "audio", "data": WAV, "mimeType": "audio/wav"},
+                {"type": "resource", "resource": {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "notes"}},
+                {"type": "resource_link", "uri": "file:///big.log", "name": "big.log", "mimeType": "text/plain"},
+            ]})),
+            "structured_twin" => complete(json!({
+                "content": [{"type": "text", "text": "{\"temp\":21}"}],
+                "structuredContent": {"temp": 21},
+            })),
+            "structured_alone" => complete(json!({"content": [], "structuredContent": [1, 2, 3]})),
+            "fails" => complete(
+                json!({"content": [{"type": "text", "text": "disk on fire"}], "isError": true}),
+            ),
+            "progress" => {
+                let token = context.meta.get_progress_token().unwrap();
+                for i in 1..=3 {
+                    let p: ProgressNotificationParam = serde_json::from_value(json!({
+                        "progressToken": token, "progress": i, "total": 3, "message": format!("step {i}")
+                    }))
+                    .unwrap();
+                    context.peer.notify_progress(p).await.unwrap();
+                }
+                complete(json!({"content": [{"type": "text", "text": "done"}]}))
+            }
+            "ask_legacy" => {
+                let params: ElicitRequestParams = serde_json::from_value(json!({
+                    "mode": "form", "message": "Your name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                }))
+                .unwrap();
+                let answer = context.peer.create_elicitation(params).await.unwrap();
+                let answer = serde_json::to_value(answer).unwrap();
+                complete(
+                    json!({"content": [{"type": "text", "text": format!("answer: {answer}")}]}),
+                )
+            }
+            "book" => match (&request.input_responses, &request.request_state) {
+                (Some(r), Some(state)) if state == "book-1" => {
+                    let v = r["who"]["content"]["v"].as_str().unwrap_or("?").to_owned();
+                    complete(
+                        json!({"content": [{"type": "text", "text": format!("booked for {v}")}]}),
+                    )
+                }
+                _ => input_required(
+                    json!({"resultType": "input_required", "inputRequests": ask("who", "Name for the booking?"), "requestState": "book-1"}),
+                ),
+            },
+            "two_rounds" => match request.request_state.as_deref() {
+                None => input_required(
+                    json!({"resultType": "input_required", "inputRequests": ask("a", "First?"), "requestState": "r1"}),
+                ),
+                Some("r1") => {
+                    let first = request.input_responses.as_ref().unwrap()["a"]["content"]["v"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned();
+                    input_required(
+                        json!({"resultType": "input_required", "inputRequests": ask("b", "Second?"), "requestState": format!("r2:{first}")}),
+                    )
+                }
+                Some(s) => {
+                    let second = request.input_responses.as_ref().unwrap()["b"]["content"]["v"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned();
+                    complete(
+                        json!({"content": [{"type": "text", "text": format!("{} then {second}", &s[3..])}]}),
+                    )
+                }
+            },
+            "chart" => complete(json!({"content": [{"type": "text", "text": "CPU at 42%"}]})),
+            "app_only" => complete(json!({"content": [{"type": "text", "text": "app"}]})),
+            // Never answers: the call's own timeout must end it.
+            "silent" => {
+                context.ct.cancelled().await;
+                complete(json!({"content": [{"type": "text", "text": "cancelled"}]}))
+            }
+            "dies" => Err(ErrorData::internal_error("unreachable", None)),
+            other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
+        }
+    }
+}
+
+/// A fixture server reached through an in-memory stream; `dies` closes the stream.
+fn fixture(legacy: bool, limits: Limits) -> Arc<McpServer> {
+    McpServer::in_process(
+        if legacy { "legacy" } else { "modern" },
+        limits,
+        move || {
+            let (client, server) = tokio::io::duplex(1 << 20);
+            tokio::spawn(async move {
+                let fixture = Fixture { legacy };
+                if let Ok(running) = fixture.serve(server).await {
+                    let _ = running.waiting().await;
+                }
+            });
+            client
+        },
+    )
+}
+
+async fn executor(server: Arc<McpServer>) -> (Executor, Vec<String>) {
+    let connected = connect_servers(vec![server]).await;
+    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
+    let mut registry = Registry::new();
+    let mut names = Vec::new();
+    for t in connected.tools {
+        names.push(toolwire_runtime::Tool::schema(&*t).name.clone());
+        registry.register_arc(t).unwrap();
+    }
+    let config = ExecutorConfig {
+        default_timeout: Duration::from_secs(10),
+        ..ExecutorConfig::default()
+    };
+    let ex = Executor::with(
+        Arc::new(registry),
+        EventBus::in_memory(),
+        Arc::new(MemorySuspensions::default()),
+        config,
+    );
+    (ex, names)
+}
+
+fn call(name: &str) -> ToolCall {
+    ToolCall::new(format!("call-{name}"), name, json!({}))
+}
+
+fn kinds(r: &toolwire_core::ToolResult) -> Vec<String> {
+    r.output.iter().map(|v| v.kind.to_string()).collect()
+}
+
+#[tokio::test]
+async fn every_content_type_and_structured_content_come_through() {
+    let (ex, names) = executor(fixture(false, Limits::default())).await;
+    assert!(names.contains(&"modern__media".to_owned()));
+    let scope = Scope::new("s");
+    let r = ex.execute(&scope, call("modern__media")).await;
+    assert_eq!(r.status, Status::Success, "{r:?}");
+    // Audio is a file value of an audio type, as every non-image medium is.
+    assert_eq!(
+        kinds(&r),
+        ["text", "image", "file", "file_content", "resource_link"]
+    );
+    assert!(
+        r.output[2]
+            .mime_type
+            .as_deref()
+            .unwrap()
+            .starts_with("audio/")
+    );
+    let audience = r.output[0].annotations.as_ref().unwrap().audience.clone();
+    assert_eq!(serde_json::to_value(audience).unwrap(), json!(["user"]));
+
+    let twin = ex.execute(&scope, call("modern__structured_twin")).await;
+    assert_eq!(kinds(&twin), ["structured"], "the text twin is dropped");
+    assert_eq!(twin.output[0].data, json!({"temp": 21}));
+    let alone = ex.execute(&scope, call("modern__structured_alone")).await;
+    assert_eq!(alone.output[0].data, json!([1, 2, 3]));
+
+    let failed = ex.execute(&scope, call("modern__fails")).await;
+    assert_eq!(failed.status, Status::Error);
+    assert_eq!(failed.error.unwrap().message, "disk on fire");
+}
+
+#[tokio::test]
+async fn progress_notifications_become_progress_events() {
+    let server = fixture(true, Limits::default());
+    let (ex, _) = executor(server).await;
+    let mut events = ex.events().subscribe("s", 0).await.unwrap();
+    let r = ex.execute(&Scope::new("s"), call("legacy__progress")).await;
+    assert_eq!(r.status, Status::Success, "{r:?}");
+    let mut seen = Vec::new();
+    while let Ok(Some(Ok(event))) =
+        tokio::time::timeout(Duration::from_millis(200), events.next()).await
+    {
+        if let EventKind::Progress {
+            done,
+            total,
+            message,
+            ..
+        } = event.kind
+        {
+            seen.push((done, total, message));
+        }
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[2], (3, Some(3), Some("step 3".to_owned())));
+}
+
+#[tokio::test]
+async fn a_legacy_elicitation_is_a_suspension_whose_answer_resumes_the_call() {
+    let (ex, _) = executor(fixture(true, Limits::default())).await;
+    let r = ex
+        .execute(&Scope::new("s"), call("legacy__ask_legacy"))
+        .await;
+    assert_eq!(r.status, Status::Suspended, "{r:?}");
+    let s = r.suspension.unwrap();
+    assert_eq!(s.reason, SuspensionReason::Input);
+    assert_eq!(s.prompt, "Your name?");
+    assert!(s.input_schema.unwrap()["properties"]["name"].is_object());
+    let done = ex
+        .resolve(
+            &s.id,
+            Resolution::Answer {
+                value: json!({"name": "Ada"}),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.status, Status::Success, "{done:?}");
+    let text = &done.output[0].as_text().unwrap().content;
+    assert!(
+        text.contains("\"accept\"") && text.contains("Ada"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn mrtr_input_required_in_one_and_two_rounds() {
+    let (ex, _) = executor(fixture(false, Limits::default())).await;
+    let scope = Scope::new("s");
+    let r = ex.execute(&scope, call("modern__book")).await;
+    assert_eq!(r.status, Status::Suspended, "{r:?}");
+    let s = r.suspension.unwrap();
+    assert_eq!(s.prompt, "Name for the booking?");
+    let done = ex
+        .resolve(
+            &s.id,
+            Resolution::Answer {
+                value: json!({"v": "Grace"}),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        done.output[0].as_text().unwrap().content,
+        "booked for Grace"
+    );
+
+    let r = ex.execute(&scope, call("modern__two_rounds")).await;
+    let s1 = r.suspension.unwrap();
+    let second = ex
+        .resolve(
+            &s1.id,
+            Resolution::Answer {
+                value: json!({"v": "soup"}),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(second.status, Status::Suspended, "{second:?}");
+    let s2 = second.suspension.unwrap();
+    assert_eq!(s2.prompt, "Second?");
+    let done = ex
+        .resolve(
+            &s2.id,
+            Resolution::Answer {
+                value: json!({"v": "fish"}),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.output[0].as_text().unwrap().content, "soup then fish");
+}
+
+#[tokio::test]
+async fn an_mcp_app_is_attached_as_a_widget_and_app_only_tools_are_hidden() {
+    let connected = connect_servers(vec![fixture(false, Limits::default())]).await;
+    let hidden: Vec<String> = connected
+        .tools
+        .iter()
+        .map(|t| toolwire_runtime::Tool::schema(&**t))
+        .filter(|s| s.hidden_from_model)
+        .map(|s| s.name.clone())
+        .collect();
+    assert_eq!(hidden, ["modern__app_only"]);
+    let (ex, _) = executor(fixture(false, Limits::default())).await;
+    let r = ex.execute(&Scope::new("s"), call("modern__chart")).await;
+    assert_eq!(r.status, Status::Success, "{r:?}");
+    assert_eq!(kinds(&r), ["text"]);
+    let w = &r.widgets[0];
+    assert_eq!(w.fallback, "CPU at 42%");
+    let app = w.app.as_ref().unwrap();
+    assert_eq!(app.uri, "ui://chart/app.html");
+    assert!(app.html.as_deref().unwrap().contains("chart"));
+    assert_eq!(
+        app.csp,
+        Some(json!({"connectDomains": ["https://api.example"]}))
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_and_stays_usable() {
+    let limits = Limits {
+        call_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let (ex, _) = executor(fixture(false, limits)).await;
+    let scope = Scope::new("s");
+    let r = ex.execute(&scope, call("modern__silent")).await;
+    assert_eq!(r.error_code(), Some(ErrorCode::Timeout), "{r:?}");
+    let after = ex.execute(&scope, call("modern__fails")).await;
+    assert_eq!(after.error.unwrap().message, "disk on fire");
+}
