@@ -2,9 +2,10 @@
 //! else the platform data directory), and small helpers the commands share.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use toolwire_agent::Host;
+use toolwire_agent::{Host, Tool};
 use toolwire_core::ToolResult;
 use toolwire_store::{DEFAULT_REHYDRATE_LIMIT, Stores, rehydrate_images};
 use toolwire_term::{ImageProtocol, TermOptions};
@@ -15,13 +16,17 @@ pub(crate) async fn open(data_dir: Option<&Path>) -> Result<Stores> {
 }
 
 /// The host with the built-in tools confined to `workspace` (default: the current
-/// directory).
-pub(crate) async fn host(data_dir: Option<&Path>, workspace: Option<&Path>) -> Result<Host> {
+/// directory), and `extra` tools (an MCP server's) beside them.
+pub(crate) async fn host(
+    data_dir: Option<&Path>,
+    workspace: Option<&Path>,
+    extra: Vec<Arc<dyn Tool>>,
+) -> Result<Host> {
     let workspace = match workspace {
         Some(dir) => dir.to_owned(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let mut builder = Host::builder().workspace(workspace);
+    let mut builder = Host::builder().workspace(workspace).tools(extra);
     if let Some(dir) = data_dir {
         builder = builder.data_dir(dir);
     }

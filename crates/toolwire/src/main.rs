@@ -4,6 +4,7 @@ mod approve;
 mod cmd;
 mod data;
 mod input;
+mod mcp;
 mod out;
 
 use std::path::PathBuf;
@@ -41,8 +42,10 @@ enum Command {
     Gc(cmd::gc::Args),
     /// Chat with a model that uses the tools (interactive, or one message with -p).
     Chat(cmd::chat::Args),
-    /// Run one tool (built-in), render its result and store it.
+    /// Run one tool (built-in or MCP), render its result and store it.
     Call(cmd::call::Args),
+    /// List the tools (built-in and MCP) with their descriptions, or their schemas as JSON.
+    Tools(cmd::tools::Args),
     /// Print the request body a provider would be sent for a session.
     Export(cmd::export::Args),
 }
@@ -101,6 +104,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Gc(args) => cmd::gc::run(args, data_dir).await,
         Command::Chat(args) => cmd::chat::run(args, data_dir).await,
         Command::Call(args) => cmd::call::run(args, data_dir).await,
+        Command::Tools(args) => cmd::tools::run(args, data_dir).await,
         Command::Export(args) => cmd::export::run(args, data_dir).await,
     }
 }

@@ -15,7 +15,7 @@ use crate::{data, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The tool's name, e.g. `read_file`.
+    /// The tool's name, e.g. `read_file`, or an MCP server's `NAME__TOOL`.
     tool: String,
     /// The tool's input as JSON (default `{}`).
     input: Option<String>,
@@ -28,6 +28,8 @@ pub(crate) struct Args {
     /// The session to record the call in (default: a new one).
     #[arg(long)]
     session: Option<String>,
+    #[command(flatten)]
+    mcp: crate::mcp::McpArgs,
 }
 
 pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
@@ -36,7 +38,9 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         Some(text) => serde_json::from_str(text)
             .with_context(|| format!("the input is not JSON: {}", data::excerpt(text)))?,
     };
-    let host = data::host(data_dir, args.workspace.as_deref()).await?;
+    // Only the server that serves this tool is started.
+    let mcp_tools = args.mcp.tools(data_dir, Some(&args.tool)).await?;
+    let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
     let session = host
         .session(args.session.as_deref(), &format!("call {}", args.tool))
         .await

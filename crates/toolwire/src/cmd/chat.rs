@@ -45,6 +45,8 @@ pub(crate) struct Args {
     /// Wait for whole replies instead of streaming text as it is written.
     #[arg(long)]
     no_stream: bool,
+    #[command(flatten)]
+    mcp: crate::mcp::McpArgs,
 }
 
 pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
@@ -63,7 +65,8 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         ),
         other => other.into(),
     })?;
-    let host = data::host(data_dir, args.workspace.as_deref()).await?;
+    let mcp_tools = args.mcp.tools(data_dir, None).await?;
+    let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
     let lines = stdin_lines();
     let approver = Arc::new(TermApprover {
         lines: Arc::clone(&lines),

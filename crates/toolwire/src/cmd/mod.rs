@@ -9,6 +9,7 @@ pub(crate) mod render;
 pub(crate) mod schema;
 pub(crate) mod sessions;
 pub(crate) mod show;
+pub(crate) mod tools;
 pub(crate) mod validate;
 
 use toolwire_core::EventKind;

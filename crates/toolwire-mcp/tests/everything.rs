@@ -1,0 +1,259 @@
+//! The real `@modelcontextprotocol/server-everything` (npm, installed into tests/mcp by
+//! `.ci/run`), over stdio and over streamable HTTP: every tool it lists is called with
+//! valid arguments, stored and reloaded unchanged, and the notable ones are checked.
+//!
+//! Without `tests/mcp/node_modules` the tests say so and pass under plain `cargo test`;
+//! under CI (`CI` set) they fail, so a missing server never passes for a working one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod peers;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{Value as Json, json};
+use toolwire_agent::{ApprovalRequest, Approver, EventKind, Host};
+use toolwire_core::{Resolution, Status};
+use toolwire_mcp::{Limits, ServerConfig, Transport};
+
+/// Approves calls and answers every question with `answer`, counting the questions.
+struct Answers {
+    answer: Json,
+    asked: std::sync::Mutex<Vec<String>>,
+}
+
+impl Approver for Answers {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Resolution> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push(request.suspension.prompt.clone());
+        let resolution = if request.is_question() {
+            Resolution::Answer {
+                value: self.answer.clone(),
+            }
+        } else {
+            Resolution::Approve
+        };
+        Box::pin(async move { resolution })
+    }
+}
+
+/// Valid arguments for each tool; the ones not named here take none.
+fn arguments(tool: &str) -> Json {
+    match tool {
+        "echo" => json!({"message": "hello from toolwire"}),
+        "get-annotated-message" => json!({"messageType": "success", "includeImage": true}),
+        "get-resource-links" => json!({"count": 2}),
+        "get-resource-reference" => json!({"resourceType": "Blob", "resourceId": 2}),
+        "get-structured-content" => json!({"location": "Chicago"}),
+        "get-sum" => json!({"a": 2, "b": 3}),
+        // A data URI: the default is a URL on the internet, which CI cannot reach.
+        "gzip-file-as-resource" => {
+            json!({"data": "data:text/plain;base64,aGVsbG8gd29ybGQ=", "name": "hello.gz", "outputType": "resource"})
+        }
+        "trigger-long-running-operation" => json!({"duration": 1, "steps": 3}),
+        "trigger-url-elicitation" => json!({"url": "https://example.com/consent"}),
+        "simulate-research-query" => json!({"topic": "rust"}),
+        _ => json!({}),
+    }
+}
+
+async fn host_with(config: ServerConfig, data: &std::path::Path) -> Host {
+    let limits = Limits {
+        call_timeout: Duration::from_secs(30),
+        ..Limits::default()
+    };
+    let connected = toolwire_mcp::connect_all(vec![config], limits).await;
+    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
+    assert!(!connected.tools.is_empty());
+    Host::builder()
+        .data_dir(data)
+        .without_builtins()
+        .tools(
+            connected
+                .tools
+                .into_iter()
+                .map(|t| t as Arc<dyn toolwire_agent::Tool>),
+        )
+        .build()
+        .await
+        .unwrap()
+}
+
+async fn exercise(config: ServerConfig) {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host_with(config, dir.path()).await;
+    let names: Vec<String> = host
+        .executor()
+        .registry()
+        .schemas()
+        .map(|s| s.name.clone())
+        .filter(|n| n.starts_with("ev__"))
+        .collect();
+    assert!(names.len() >= 10, "{names:?}");
+    let session = host.session(None, "everything").await.unwrap();
+    let answers = Arc::new(Answers {
+        answer: json!({"color": "blue", "number": 7, "pets": "cats", "name": "Ada", "check": true, "email": "ada@example.com", "integer": 3, "untitledSingleSelectEnum": "option1", "titledSingleSelectEnum": "value1", "legacyTitledEnum": "opt1", "untitledMultipleSelectEnum": ["option1"], "titledMultipleSelectEnum": ["value1"]}),
+        asked: std::sync::Mutex::new(Vec::new()),
+    });
+    let mut results = std::collections::BTreeMap::new();
+    for name in &names {
+        let remote = name.trim_start_matches("ev__");
+        let mut running = host
+            .call(
+                &session.id,
+                name,
+                arguments(remote),
+                Arc::clone(&answers) as Arc<dyn Approver>,
+            )
+            .await
+            .unwrap();
+        let mut progress = 0;
+        while let Some(event) = running.next().await {
+            if matches!(event.kind, EventKind::Progress { .. }) {
+                progress += 1;
+            }
+        }
+        let result = running.finish().await.unwrap().unwrap();
+        // Stored once, and the same when read back.
+        let stored = host
+            .stores()
+            .history
+            .find_result(&result.call_id)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{name}: no stored result"));
+        assert_eq!(stored.result, result, "{name}: the reloaded result differs");
+        assert!(result.validate().is_ok(), "{name}: {:?}", result.validate());
+        results.insert(remote.to_owned(), (result, progress));
+    }
+    let get = |n: &str| {
+        &results
+            .get(n)
+            .unwrap_or_else(|| panic!("{n} was not listed"))
+            .0
+    };
+
+    let echo = get("echo");
+    assert_eq!(echo.status, Status::Success, "{echo:?}");
+    assert!(
+        echo.output[0]
+            .as_text()
+            .unwrap()
+            .content
+            .contains("hello from toolwire")
+    );
+
+    let image = get("get-tiny-image");
+    let img = image
+        .output
+        .iter()
+        .find(|v| v.kind.to_string() == "image")
+        .expect("an image");
+    assert!(
+        img.data["source"]["blob"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("blake3:")),
+        "{img:?}"
+    );
+
+    let blob = get("get-resource-reference");
+    let file = blob
+        .output
+        .iter()
+        .find(|v| v.kind.to_string() == "file")
+        .expect("a file value");
+    // A blob resource is a file value; one this small stays inline (the store's
+    // threshold), larger ones become blobs like the image above.
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(
+            file.data["source"]["base64"]
+                .as_str()
+                .expect("inline base64"),
+        )
+        .unwrap();
+    assert!(
+        String::from_utf8(bytes).unwrap().starts_with("Resource 2"),
+        "{file:?}"
+    );
+
+    let structured = get("get-structured-content");
+    let kinds: Vec<String> = structured
+        .output
+        .iter()
+        .map(|v| v.kind.to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["structured"],
+        "one structured value and no text twin"
+    );
+    assert!(structured.output[0].data["temperature"].is_number());
+
+    let annotated = get("get-annotated-message");
+    let audiences: Vec<Json> = annotated
+        .output
+        .iter()
+        .filter_map(|v| v.annotations.as_ref())
+        .map(|a| serde_json::to_value(&a.audience).unwrap())
+        .collect();
+    assert!(
+        audiences
+            .iter()
+            .any(|a| a.as_array().is_some_and(|l| !l.is_empty())),
+        "{audiences:?}"
+    );
+
+    let (long, progress) = results.get("trigger-long-running-operation").unwrap();
+    assert_eq!(long.status, Status::Success);
+    assert!(*progress >= 2, "progress events: {progress}");
+
+    let elicited = get("trigger-elicitation-request");
+    assert_eq!(elicited.status, Status::Success, "{elicited:?}");
+    let text: String = elicited
+        .output
+        .iter()
+        .filter_map(|v| v.as_text().ok())
+        .map(|t| t.content.to_owned())
+        .collect();
+    assert!(text.contains("accept"), "{text}");
+    assert!(!answers.asked.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn server_everything_over_stdio() {
+    let Some(script) = peers::everything() else {
+        return;
+    };
+    exercise(ServerConfig {
+        name: "ev".into(),
+        transport: Transport::Stdio {
+            command: "node".into(),
+            args: vec![script.display().to_string(), "stdio".into()],
+            env: Default::default(),
+            cwd: None,
+        },
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let Some(script) = peers::everything() else {
+        return;
+    };
+    let port = peers::free_port();
+    let server = peers::spawn_http(&script, port).await;
+    exercise(ServerConfig {
+        name: "ev".into(),
+        transport: Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: Default::default(),
+        },
+    })
+    .await;
+    drop(server);
+}

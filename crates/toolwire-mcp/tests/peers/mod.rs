@@ -1,0 +1,77 @@
+//! Where the real MCP peers live (tests/mcp, installed by `.ci/run` with `npm ci`), and
+//! how a test starts one. Missing peers fail under CI and are skipped, said aloud, in a
+//! plain `cargo test`.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// tests/mcp at the repository root.
+pub fn peers_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp")
+}
+
+/// A file under tests/mcp, or `None` (after saying why) when it is not installed here.
+pub fn peer(relative: &str) -> Option<PathBuf> {
+    let path = peers_dir().join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    let why = format!(
+        "{} is missing: run `npm ci --prefix tests/mcp` (.ci/run does)",
+        path.display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{why}");
+    }
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+/// server-everything's entry point.
+pub fn everything() -> Option<PathBuf> {
+    peer("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// server-filesystem's entry point.
+pub fn filesystem() -> Option<PathBuf> {
+    peer("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child killed when dropped.
+pub struct Child(pub std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// server-everything over streamable HTTP on `port`, once it accepts connections.
+pub async fn spawn_http(script: &std::path::Path, port: u16) -> Child {
+    let child = std::process::Command::new("node")
+        .arg(script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("node runs");
+    let child = Child(child);
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return child;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("server-everything did not listen on port {port}");
+}

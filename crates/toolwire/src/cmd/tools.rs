@@ -1,0 +1,53 @@
+//! `toolwire tools [--mcp ...] [--json]`: the tools a call or a chat can use, built-in and
+//! MCP, with what they do, or their whole schemas as JSON.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::Outcome;
+use crate::{data, out};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Print every tool's schema (name, description, inputSchema, outputSchema, ...) as a
+    /// JSON array.
+    #[arg(long)]
+    json: bool,
+    /// Where file tools work (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: crate::mcp::McpArgs,
+}
+
+pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
+    let mcp_tools = args.mcp.tools(data_dir, None).await?;
+    let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
+    let registry = host.executor().registry();
+    if args.json {
+        let schemas: Vec<_> = registry.schemas().collect();
+        out::json(&schemas)?;
+        return Ok(Outcome::Ok);
+    }
+    let width = registry.schemas().map(|s| s.name.len()).max().unwrap_or(0);
+    for schema in registry.schemas() {
+        // The first line of a description is its summary; MCP servers write long ones.
+        let summary = schema.description.lines().next().unwrap_or_default();
+        let mut notes = Vec::new();
+        if schema.hidden_from_model {
+            notes.push("not offered to the model");
+        }
+        if schema.approval == toolwire_agent::ApprovalPolicy::Always {
+            notes.push("asks for approval");
+        }
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join(", "))
+        };
+        // Names and descriptions come from MCP servers too: sanitized on the way out.
+        out::line(&format!("{:width$}  {summary}{notes}", schema.name));
+    }
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,112 @@
+//! The `--mcp` and `--mcp-config` flags every tool-running command takes, toolwire's own
+//! config file, and the MCP tools they give.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use toolwire_agent::Tool;
+use toolwire_mcp::{Limits, ServerConfig, config};
+
+use crate::out;
+
+/// Environment variable naming toolwire's config file (default: `config.json` in the
+/// data directory). Its `mcpServers` are used by every command that runs tools.
+pub(crate) const CONFIG_ENV: &str = "TOOLWIRE_CONFIG";
+
+/// Environment variable bounding MCP calls and handshakes (e.g. `30s`, `2m`).
+pub(crate) const TIMEOUT_ENV: &str = "TOOLWIRE_MCP_TIMEOUT";
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct McpArgs {
+    /// An MCP server whose tools to use, as NAME=COMMAND or NAME=URL (repeatable). Its
+    /// tools are named NAME__TOOL.
+    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
+    pub servers: Vec<String>,
+    /// A JSON file of MCP servers, {"mcpServers": {...}}, as Claude Desktop, Cursor and
+    /// VS Code write it (repeatable).
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub config_files: Vec<PathBuf>,
+}
+
+impl McpArgs {
+    /// Every configured server: the config file's, then `--mcp-config` files', then flags.
+    pub(crate) fn configs(&self, data_dir: Option<&Path>) -> Result<Vec<ServerConfig>> {
+        let mut groups = Vec::new();
+        if let Some(file) = own_config_file(data_dir)
+            && file.exists()
+        {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let doc: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", file.display()))?;
+            // toolwire's own file may hold other settings; servers are optional there.
+            if doc.get("mcpServers").is_some() {
+                let base = file.parent().unwrap_or(Path::new("."));
+                groups.push(
+                    config::parse_servers_json(&doc, base)
+                        .with_context(|| format!("in {}", file.display()))?,
+                );
+            }
+        }
+        for file in &self.config_files {
+            groups.push(config::read_servers_file(file)?);
+        }
+        let flags: Result<Vec<ServerConfig>, _> =
+            self.servers.iter().map(|f| config::parse_flag(f)).collect();
+        groups.push(flags?);
+        Ok(config::merge(groups)?)
+    }
+
+    /// The tools of the configured servers. With `only`, just the server whose tools
+    /// that name belongs to is started (servers start when needed). A server that fails
+    /// is named on stderr; the others' tools are still given.
+    pub(crate) async fn tools(
+        &self,
+        data_dir: Option<&Path>,
+        only: Option<&str>,
+    ) -> Result<Vec<Arc<dyn Tool>>> {
+        let mut configs = self.configs(data_dir)?;
+        if let Some(tool) = only {
+            let prefix = tool
+                .split_once(toolwire_mcp::naming::SEPARATOR)
+                .map(|(p, _)| p);
+            configs.retain(|c| Some(c.name.as_str()) == prefix);
+        }
+        if configs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let connected = toolwire_mcp::connect_all(configs, limits()?).await;
+        for failed in &connected.failed {
+            out::eprintln(&format!("warning: {failed}"));
+        }
+        Ok(connected
+            .tools
+            .into_iter()
+            .map(|t| t as Arc<dyn Tool>)
+            .collect())
+    }
+}
+
+fn own_config_file(data_dir: Option<&Path>) -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(CONFIG_ENV) {
+        return Some(PathBuf::from(path));
+    }
+    let dir = match data_dir {
+        Some(d) => d.to_owned(),
+        None => toolwire_store::Stores::default_data_dir().ok()?,
+    };
+    Some(dir.join("config.json"))
+}
+
+fn limits() -> Result<Limits> {
+    let mut limits = Limits::default();
+    if let Ok(text) = std::env::var(TIMEOUT_ENV) {
+        let timeout: Duration = humantime::parse_duration(text.trim())
+            .with_context(|| format!("{TIMEOUT_ENV}={text:?} is not a duration like 30s"))?;
+        limits.call_timeout = timeout;
+        limits.connect_timeout = timeout;
+    }
+    Ok(limits)
+}
