@@ -75,3 +75,11 @@ pub async fn spawn_http(script: &std::path::Path, port: u16) -> Child {
     }
     panic!("server-everything did not listen on port {port}");
 }
+
+/// The Python SDK's 2026-07-28 server (tests/mcp/mrtr_server.py) in its venv, as a
+/// command and its arguments.
+pub fn python_mrtr() -> Option<(String, Vec<String>)> {
+    let python = peer("venv/bin/python")?;
+    let script = peers_dir().join("mrtr_server.py");
+    Some((python.display().to_string(), vec![script.display().to_string()]))
+}
