@@ -1,0 +1,107 @@
+//! Servers that misbehave give a clear error within the timeout and leave the rest
+//! usable: a command that does not exist, garbage on stdout, an exit mid-call, a 100 MB
+//! result. (A server that never answers is in in_process.rs.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod peers;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolwire_core::{ErrorCode, Status};
+use toolwire_mcp::{Limits, ServerConfig, Transport};
+use toolwire_runtime::{
+    EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry, Scope, ToolCall,
+};
+
+fn bad(mode: &str) -> ServerConfig {
+    let script = peers::peers_dir().join("bad_server.py");
+    ServerConfig {
+        name: "bad".into(),
+        transport: Transport::Stdio {
+            command: "python3".into(),
+            args: vec![script.display().to_string(), mode.into()],
+            env: Default::default(),
+            cwd: None,
+        },
+    }
+}
+
+fn limits() -> Limits {
+    Limits {
+        connect_timeout: Duration::from_secs(3),
+        call_timeout: Duration::from_secs(5),
+        first_backoff: Duration::from_millis(10),
+        max_backoff: Duration::from_millis(50),
+    }
+}
+
+async fn executor(config: ServerConfig) -> Executor {
+    let connected = toolwire_mcp::connect_all(vec![config], limits()).await;
+    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
+    let mut registry = Registry::new();
+    for tool in connected.tools {
+        registry.register_arc(tool).unwrap();
+    }
+    Executor::with(
+        Arc::new(registry),
+        EventBus::in_memory(),
+        Arc::new(MemorySuspensions::default()),
+        ExecutorConfig::default(),
+    )
+}
+
+#[tokio::test]
+async fn a_command_that_does_not_exist_is_named() {
+    let config = ServerConfig {
+        name: "nope".into(),
+        transport: Transport::Stdio {
+            command: "toolwire-no-such-mcp-server".into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        },
+    };
+    let connected = toolwire_mcp::connect_all(vec![config], limits()).await;
+    assert!(connected.tools.is_empty());
+    let message = connected.failed[0].to_string();
+    assert!(message.contains("toolwire-no-such-mcp-server") && message.contains("not found"), "{message}");
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_fails_the_handshake_in_time() {
+    let started = Instant::now();
+    let connected = toolwire_mcp::connect_all(vec![bad("garbage")], limits()).await;
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    let message = connected.failed[0].to_string();
+    assert!(message.contains("handshake"), "{message}");
+}
+
+#[tokio::test]
+async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
+    let ex = executor(bad("exit")).await;
+    let scope = Scope::new("s");
+    let r = ex.execute(&scope, ToolCall::new("c1", "bad__work", json!({}))).await;
+    assert_eq!(r.status, Status::Error);
+    assert_eq!(r.error_code(), Some(ErrorCode::Unavailable), "{r:?}");
+    let message = r.error.unwrap().message;
+    assert!(message.contains("exited") && message.contains("crashing on purpose"), "{message}");
+    // The next call starts the server again.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let ok = ex.execute(&scope, ToolCall::new("c2", "bad__fine", json!({}))).await;
+    assert_eq!(ok.status, Status::Success, "{ok:?}");
+}
+
+#[tokio::test]
+async fn a_100_mb_result_is_refused_within_the_timeout() {
+    let ex = executor(bad("huge")).await;
+    let scope = Scope::new("s");
+    let started = Instant::now();
+    let r = ex.execute(&scope, ToolCall::new("c1", "bad__work", json!({}))).await;
+    assert_eq!(r.status, Status::Error, "{:?}", r.status);
+    assert_eq!(r.error_code(), Some(ErrorCode::Timeout));
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    let ok = ex.execute(&scope, ToolCall::new("c2", "bad__fine", json!({}))).await;
+    assert_eq!(ok.output[0].as_text().unwrap().content, "fine");
+}
