@@ -66,14 +66,21 @@ async fn a_command_that_does_not_exist_is_named() {
     let connected = toolwire_mcp::connect_all(vec![config], limits()).await;
     assert!(connected.tools.is_empty());
     let message = connected.failed[0].to_string();
-    assert!(message.contains("toolwire-no-such-mcp-server") && message.contains("not found"), "{message}");
+    assert!(
+        message.contains("toolwire-no-such-mcp-server") && message.contains("not found"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
 async fn garbage_on_stdout_fails_the_handshake_in_time() {
     let started = Instant::now();
     let connected = toolwire_mcp::connect_all(vec![bad("garbage")], limits()).await;
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     let message = connected.failed[0].to_string();
     assert!(message.contains("handshake"), "{message}");
 }
@@ -82,14 +89,21 @@ async fn garbage_on_stdout_fails_the_handshake_in_time() {
 async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
     let ex = executor(bad("exit")).await;
     let scope = Scope::new("s");
-    let r = ex.execute(&scope, ToolCall::new("c1", "bad__work", json!({}))).await;
+    let r = ex
+        .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
+        .await;
     assert_eq!(r.status, Status::Error);
     assert_eq!(r.error_code(), Some(ErrorCode::Unavailable), "{r:?}");
     let message = r.error.unwrap().message;
-    assert!(message.contains("exited") && message.contains("crashing on purpose"), "{message}");
+    assert!(
+        message.contains("exited") && message.contains("crashing on purpose"),
+        "{message}"
+    );
     // The next call starts the server again.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let ok = ex.execute(&scope, ToolCall::new("c2", "bad__fine", json!({}))).await;
+    let ok = ex
+        .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
+        .await;
     assert_eq!(ok.status, Status::Success, "{ok:?}");
 }
 
@@ -98,10 +112,18 @@ async fn a_100_mb_result_is_refused_within_the_timeout() {
     let ex = executor(bad("huge")).await;
     let scope = Scope::new("s");
     let started = Instant::now();
-    let r = ex.execute(&scope, ToolCall::new("c1", "bad__work", json!({}))).await;
+    let r = ex
+        .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
+        .await;
     assert_eq!(r.status, Status::Error, "{:?}", r.status);
     assert_eq!(r.error_code(), Some(ErrorCode::Timeout));
-    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
-    let ok = ex.execute(&scope, ToolCall::new("c2", "bad__fine", json!({}))).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let ok = ex
+        .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
+        .await;
     assert_eq!(ok.output[0].as_text().unwrap().content, "fine");
 }

@@ -23,7 +23,9 @@ fn text_of(r: &toolwire_core::ToolResult) -> String {
 
 #[tokio::test]
 async fn server_filesystem_reads_and_writes_a_temp_dir() {
-    let Some(script) = peers::filesystem() else { return };
+    let Some(script) = peers::filesystem() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("hello.txt"), "hello from disk").unwrap();
@@ -43,7 +45,10 @@ async fn server_filesystem_reads_and_writes_a_temp_dir() {
         registry.register_arc(tool).unwrap();
     }
     let names: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
-    assert!(names.contains(&"fs__read_text_file".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"fs__read_text_file".to_owned()),
+        "{names:?}"
+    );
     let ex = Executor::with(
         Arc::new(registry),
         EventBus::in_memory(),
@@ -53,20 +58,36 @@ async fn server_filesystem_reads_and_writes_a_temp_dir() {
     let scope = Scope::new("s");
     let path = root.join("hello.txt").display().to_string();
     let read = ex
-        .execute(&scope, ToolCall::new("c1", "fs__read_text_file", json!({"path": path})))
+        .execute(
+            &scope,
+            ToolCall::new("c1", "fs__read_text_file", json!({"path": path})),
+        )
         .await;
     assert_eq!(read.status, Status::Success, "{read:?}");
     assert!(text_of(&read).contains("hello from disk"));
 
     let new = root.join("new.txt").display().to_string();
     let wrote = ex
-        .execute(&scope, ToolCall::new("c2", "fs__write_file", json!({"path": new, "content": "written"})))
+        .execute(
+            &scope,
+            ToolCall::new(
+                "c2",
+                "fs__write_file",
+                json!({"path": new, "content": "written"}),
+            ),
+        )
         .await;
     assert_eq!(wrote.status, Status::Success, "{wrote:?}");
-    assert_eq!(std::fs::read_to_string(root.join("new.txt")).unwrap(), "written");
+    assert_eq!(
+        std::fs::read_to_string(root.join("new.txt")).unwrap(),
+        "written"
+    );
 
     let outside = ex
-        .execute(&scope, ToolCall::new("c3", "fs__read_text_file", json!({"path": "/etc/passwd"})))
+        .execute(
+            &scope,
+            ToolCall::new("c3", "fs__read_text_file", json!({"path": "/etc/passwd"})),
+        )
         .await;
     assert_eq!(outside.status, Status::Error, "{outside:?}");
 }

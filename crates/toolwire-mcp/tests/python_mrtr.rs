@@ -17,7 +17,9 @@ use toolwire_runtime::{
 
 #[tokio::test]
 async fn input_required_suspends_and_the_answer_resumes_the_call() {
-    let Some((python, args)) = peers::python_mrtr() else { return };
+    let Some((python, args)) = peers::python_mrtr() else {
+        return;
+    };
     let config = ServerConfig {
         name: "py".into(),
         transport: Transport::Stdio {
@@ -29,7 +31,10 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
     };
     let connected = toolwire_mcp::connect_all(vec![config], Limits::default()).await;
     assert!(connected.failed.is_empty(), "{:?}", connected.failed);
-    assert_eq!(connected.servers[0].1, "2026-07-28", "the newest revision is negotiated");
+    assert_eq!(
+        connected.servers[0].1, "2026-07-28",
+        "the newest revision is negotiated"
+    );
     let mut registry = Registry::new();
     for tool in connected.tools {
         registry.register_arc(tool).unwrap();
@@ -46,31 +51,57 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
     let scope = Scope::new("s");
 
     let r = ex
-        .execute(&scope, ToolCall::new("c1", "py__book_table", json!({"restaurant": "Chez Rust"})))
+        .execute(
+            &scope,
+            ToolCall::new("c1", "py__book_table", json!({"restaurant": "Chez Rust"})),
+        )
         .await;
     assert_eq!(r.status, Status::Suspended, "{r:?}");
     let s = r.suspension.unwrap();
     assert_eq!(s.reason, SuspensionReason::Input);
     assert_eq!(s.prompt, "Who is the table at Chez Rust for?");
-    assert_eq!(s.input_schema.as_ref().unwrap()["required"], json!(["name", "guests"]));
+    assert_eq!(
+        s.input_schema.as_ref().unwrap()["required"],
+        json!(["name", "guests"])
+    );
     let done = ex
-        .resolve(&s.id, Resolution::Answer { value: json!({"name": "Ada", "guests": 2}) })
+        .resolve(
+            &s.id,
+            Resolution::Answer {
+                value: json!({"name": "Ada", "guests": 2}),
+            },
+        )
         .await
         .unwrap();
     assert_eq!(done.status, Status::Success, "{done:?}");
-    assert_eq!(done.output[0].as_text().unwrap().content, "Booked Chez Rust for Ada, 2 guests");
+    assert_eq!(
+        done.output[0].as_text().unwrap().content,
+        "Booked Chez Rust for Ada, 2 guests"
+    );
 
-    let r = ex.execute(&scope, ToolCall::new("c2", "py__two_rounds", json!({}))).await;
+    let r = ex
+        .execute(&scope, ToolCall::new("c2", "py__two_rounds", json!({})))
+        .await;
     let s1 = r.suspension.unwrap();
     assert_eq!(s1.prompt, "First course?");
     let round2 = ex
-        .resolve(&s1.id, Resolution::Answer { value: json!({"dish": "soup"}) })
+        .resolve(
+            &s1.id,
+            Resolution::Answer {
+                value: json!({"dish": "soup"}),
+            },
+        )
         .await
         .unwrap();
     let s2 = round2.suspension.expect("a second round");
     assert_eq!(s2.prompt, "Second course?");
     let done = ex
-        .resolve(&s2.id, Resolution::Answer { value: json!({"dish": "pie"}) })
+        .resolve(
+            &s2.id,
+            Resolution::Answer {
+                value: json!({"dish": "pie"}),
+            },
+        )
         .await
         .unwrap();
     assert_eq!(done.output[0].as_text().unwrap().content, "soup then pie");

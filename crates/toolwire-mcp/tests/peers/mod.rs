@@ -81,5 +81,8 @@ pub async fn spawn_http(script: &std::path::Path, port: u16) -> Child {
 pub fn python_mrtr() -> Option<(String, Vec<String>)> {
     let python = peer("venv/bin/python")?;
     let script = peers_dir().join("mrtr_server.py");
-    Some((python.display().to_string(), vec![script.display().to_string()]))
+    Some((
+        python.display().to_string(),
+        vec![script.display().to_string()],
+    ))
 }
