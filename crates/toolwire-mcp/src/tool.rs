@@ -78,6 +78,8 @@ struct LiveCall {
     registration: Registration,
     /// The person's answer goes here when the call is resumed.
     reply: Option<oneshot::Sender<ElicitResult>>,
+    /// The parked question's form, for its defaults.
+    form: Option<Json>,
     answered: bool,
 }
 
@@ -143,6 +145,7 @@ impl McpTool {
             asks,
             registration,
             reply: None,
+            form: None,
             answered: false,
         })
     }
@@ -175,6 +178,7 @@ impl McpTool {
             }
             Some(ask) = live.asks.recv() => {
                 let suspension = ask_suspension(&ask.params);
+                live.form = suspension.input_schema.clone();
                 live.reply = Some(ask.reply);
                 let id = parked.park(live);
                 Err(ToolError::suspend(suspension, Some(json!({"live": id}))))
@@ -214,7 +218,8 @@ impl McpTool {
                         Resolution::Answer { value } => Some(value.clone()),
                         _ => None,
                     };
-                    elicit_response(resolution, value)
+                    let schema = request.get("params").and_then(|p| p.get("requestedSchema"));
+                    elicit_response(resolution, value, schema)
                 }
                 Some("roots/list") => json!({"roots": []}),
                 // Sampling has no provider here; the server is told so in the response.
@@ -232,18 +237,69 @@ impl McpTool {
     }
 }
 
-/// An elicitation's answer as the server expects it.
-fn elicit_response(resolution: &Resolution, content: Option<Json>) -> Json {
-    match resolution {
-        Resolution::Deny { .. } => json!({"action": "decline"}),
-        _ => match content {
-            Some(Json::Object(fields)) => json!({"action": "accept", "content": fields}),
-            // A URL-mode question, or a yes: accepted with nothing to add.
-            Some(Json::Null) | None => json!({"action": "accept"}),
-            Some(Json::Bool(false)) => json!({"action": "decline"}),
-            Some(other) => json!({"action": "accept", "content": {"value": other}}),
-        },
+/// An elicitation's answer as the server expects it. `schema` is the form's
+/// `requestedSchema`: a field the person left out takes its default (SEP-1034), and a
+/// plain-text answer (a terminal's) fills a one-field form, typed as the field says.
+fn elicit_response(resolution: &Resolution, content: Option<Json>, schema: Option<&Json>) -> Json {
+    if matches!(resolution, Resolution::Deny { .. }) {
+        return json!({"action": "decline"});
     }
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Json::as_object);
+    let mut content = match (content, properties) {
+        (Some(Json::Bool(false)), _) => return json!({"action": "decline"}),
+        // A URL-mode question, or a plain yes: accepted with nothing to add.
+        (None | Some(Json::Null), None) => return json!({"action": "accept"}),
+        (Some(Json::Object(fields)), _) => fields,
+        (Some(Json::String(text)), Some(props)) => from_text(&text, props),
+        (None | Some(Json::Null), Some(_)) => serde_json::Map::new(),
+        (Some(other), _) => serde_json::Map::from_iter([("value".to_owned(), other)]),
+    };
+    for (name, prop) in properties.into_iter().flatten() {
+        if let Some(default) = prop.get("default")
+            && !content.contains_key(name)
+        {
+            content.insert(name.clone(), default.clone());
+        }
+    }
+    json!({"action": "accept", "content": content})
+}
+
+/// A typed answer to a form: JSON when it is an object, else the text for the form's one
+/// field (a number or a boolean when the field is one). Empty text leaves every field
+/// to its default.
+fn from_text(text: &str, props: &serde_json::Map<String, Json>) -> serde_json::Map<String, Json> {
+    let text = text.trim();
+    if let Ok(Json::Object(fields)) = serde_json::from_str::<Json>(text) {
+        return fields;
+    }
+    let mut out = serde_json::Map::new();
+    if text.is_empty() {
+        return out;
+    }
+    if let Some((name, prop)) = props.iter().next().filter(|_| props.len() == 1) {
+        let typed = match prop.get("type").and_then(Json::as_str) {
+            Some("integer") => text.parse::<i64>().map(Json::from).ok(),
+            Some("number") => text
+                .parse::<f64>()
+                .ok()
+                .and_then(|n| serde_json::Number::from_f64(n).map(Json::Number)),
+            Some("boolean") => match text.to_ascii_lowercase().as_str() {
+                "y" | "yes" | "true" => Some(Json::Bool(true)),
+                "n" | "no" | "false" => Some(Json::Bool(false)),
+                _ => None,
+            },
+            _ => None,
+        };
+        out.insert(
+            name.clone(),
+            typed.unwrap_or_else(|| Json::String(text.to_owned())),
+        );
+    } else {
+        out.insert("value".to_owned(), Json::String(text.to_owned()));
+    }
+    out
 }
 
 fn arguments(input: &Json) -> Result<Option<JsonObject>, ToolError> {
@@ -406,9 +462,12 @@ impl Tool for McpTool {
                     Resolution::Answer { value } => Some(value.clone()),
                     _ => None,
                 };
-                let reply: ElicitResult =
-                    serde_json::from_value(elicit_response(&resolution, content))
-                        .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
+                let reply: ElicitResult = serde_json::from_value(elicit_response(
+                    &resolution,
+                    content,
+                    live.form.as_ref(),
+                ))
+                .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Decline));
                 if let Some(tx) = live.reply.take() {
                     let _ = tx.send(reply);
                 }
@@ -449,4 +508,45 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<rmcp::model::Tool>) ->
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_take_defaults_and_plain_text_fills_a_one_field_form() {
+        let answer = |v: Json| Resolution::Answer { value: v };
+        let form = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John"},
+            "age": {"type": "integer", "default": 30},
+        }});
+        let ada = json!({"name": "Ada"});
+        let r = elicit_response(&answer(ada.clone()), Some(ada), Some(&form));
+        assert_eq!(
+            r,
+            json!({"action": "accept", "content": {"name": "Ada", "age": 30}})
+        );
+        let r = elicit_response(&answer(json!("")), Some(json!("")), Some(&form));
+        assert_eq!(r["content"], json!({"name": "John", "age": 30}));
+        let one = json!({"type": "object", "properties": {"guests": {"type": "integer"}}});
+        let r = elicit_response(&answer(json!("4")), Some(json!(" 4 ")), Some(&one));
+        assert_eq!(r["content"], json!({"guests": 4}));
+        let r = elicit_response(
+            &answer(json!("")),
+            Some(json!("{\"guests\": 2}")),
+            Some(&one),
+        );
+        assert_eq!(r["content"], json!({"guests": 2}));
+        let deny = Resolution::Deny { reason: None };
+        assert_eq!(
+            elicit_response(&deny, None, Some(&form)),
+            json!({"action": "decline"})
+        );
+        assert_eq!(
+            elicit_response(&answer(Json::Null), None, None),
+            json!({"action": "accept"})
+        );
+    }
 }
