@@ -8,7 +8,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
-    ProgressNotificationParam, ProgressToken,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::json;
@@ -129,7 +129,9 @@ pub(crate) fn client_config() -> ClientConfig {
     let mut info = Implementation::default();
     info.name = "toolwire".to_owned();
     info.version = env!("CARGO_PKG_VERSION").to_owned();
-    ClientConfig::new(capabilities, info)
+    // The revision offered in an `initialize` handshake: the newest that has one. The
+    // 2026-07-28 revision is asked for through `server/discover` instead.
+    ClientConfig::new(capabilities, info).with_protocol_version(ProtocolVersion::V_2025_11_25)
 }
 
 // Sampling is deprecated by SEP-2577, but 2025-11-25 servers still ask for it, and a

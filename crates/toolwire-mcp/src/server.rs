@@ -217,26 +217,25 @@ impl McpServer {
     }
 
     /// Either revision: `server/discover` first, the 2025-11-25 handshake if the server
-    /// does not know it. A server that answers `server/discover` but lists only older
-    /// revisions makes rmcp give up rather than fall back, so that case is retried with
-    /// the handshake.
+    /// does not know it. Servers answer an unknown `server/discover` in odd ways (an
+    /// empty result, a list of older revisions only) that rmcp does not read as "legacy",
+    /// so a handshake that fails after the server was reached is tried once more the
+    /// 2025-11-25 way.
     async fn connect(&self) -> Result<Connection, ServerError> {
         let auto = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::V_2025_11_25),
         };
         match self.connect_with(auto).await {
-            Err(e) if e.why.contains("no compatible protocol version") => {
-                self.connect_with(ClientLifecycleMode::Initialize).await
-            }
-            other => other,
+            Err(Failed::Handshake(_)) => self
+                .connect_with(ClientLifecycleMode::Initialize)
+                .await
+                .map_err(Failed::into_error),
+            other => other.map_err(Failed::into_error),
         }
     }
 
-    async fn connect_with(
-        &self,
-        lifecycle: ClientLifecycleMode,
-    ) -> Result<Connection, ServerError> {
+    async fn connect_with(&self, lifecycle: ClientLifecycleMode) -> Result<Connection, Failed> {
         let handler = Handler::new();
         let router = Arc::clone(&handler.router);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
@@ -262,7 +261,7 @@ impl McpServer {
                 let (process, child_stderr) = TokioChildProcess::builder(cmd)
                     .stderr(Stdio::piped())
                     .spawn()
-                    .map_err(|e| self.error(spawn_error(command, &e)))?;
+                    .map_err(|e| Failed::Start(self.error(spawn_error(command, &e))))?;
                 if let Some(mut pipe) = child_stderr {
                     let keep = Arc::clone(&stderr);
                     tokio::spawn(async move {
@@ -285,11 +284,12 @@ impl McpServer {
             (None, Transport::Http { url, headers }) => {
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
-                    let name = http::HeaderName::try_from(k.as_str())
-                        .map_err(|_| self.error(format!("header name {k:?} is not valid")))?;
+                    let name = http::HeaderName::try_from(k.as_str()).map_err(|_| {
+                        Failed::Start(self.error(format!("header name {k:?} is not valid")))
+                    })?;
                     // The value is never quoted back: it is often a key.
                     let value = http::HeaderValue::try_from(v.as_str()).map_err(|_| {
-                        self.error(format!("the value of header {k:?} is not valid"))
+                        Failed::Start(self.error(format!("the value of header {k:?} is not valid")))
                     })?;
                     custom.insert(name, value);
                 }
@@ -303,18 +303,20 @@ impl McpServer {
         let service = match started {
             Err(_) => {
                 let tail = tail_text(&stderr);
-                return Err(self.error(format!(
+                return Err(Failed::Timeout(self.error(format!(
                     "did not complete the MCP handshake within {} s{}",
                     self.limits.connect_timeout.as_secs(),
                     with_stderr(&tail)
-                )));
+                ))));
             }
             Ok(Err(e)) => {
                 // Give the stderr reader a moment: a server that exits at once usually
                 // says why there.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 let tail = tail_text(&stderr);
-                return Err(self.error(format!("{e}{}", with_stderr(&tail))));
+                return Err(Failed::Handshake(
+                    self.error(format!("{e}{}", with_stderr(&tail))),
+                ));
             }
             Ok(Ok(service)) => service,
         };
@@ -342,6 +344,23 @@ impl McpServer {
             Ok(Ok(tools)) => Ok((conn, tools)),
             Ok(Err(e)) => Err(self.error(format!("tools/list failed: {e}"))),
             Err(_) => Err(self.error("tools/list did not answer in time")),
+        }
+    }
+}
+
+/// How a connection attempt failed, which decides whether another is worth making.
+enum Failed {
+    /// The server could not be started or reached at all.
+    Start(ServerError),
+    /// The server answered, but the handshake failed.
+    Handshake(ServerError),
+    Timeout(ServerError),
+}
+
+impl Failed {
+    fn into_error(self) -> ServerError {
+        match self {
+            Failed::Start(e) | Failed::Handshake(e) | Failed::Timeout(e) => e,
         }
     }
 }
