@@ -6,6 +6,7 @@ pub mod config;
 pub mod naming;
 mod schema;
 mod server;
+mod task;
 mod tool;
 
 use std::sync::Arc;

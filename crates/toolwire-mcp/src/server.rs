@@ -6,10 +6,11 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{ProtocolVersion, Tool as McpToolDef};
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::Value as Json;
 use tokio::io::AsyncReadExt;
 
 use crate::client::{Handler, Router};
@@ -333,20 +334,42 @@ impl McpServer {
         })
     }
 
-    /// The server's tools, every page.
-    pub(crate) async fn list_tools(
-        &self,
-    ) -> Result<(Arc<Connection>, Vec<McpToolDef>), ServerError> {
+    /// The server's tools, every page, as the JSON they came in: rmcp's model leaves
+    /// out fields toolwire keeps (`execution`, newer ones).
+    pub(crate) async fn list_tools(&self) -> Result<(Arc<Connection>, Vec<Json>), ServerError> {
         let conn = self.connection().await?;
-        let listed =
-            tokio::time::timeout(self.limits.connect_timeout, conn.peer().list_all_tools()).await;
-        match listed {
-            Ok(Ok(tools)) => Ok((conn, tools)),
-            Ok(Err(e)) => Err(self.error(format!("tools/list failed: {e}"))),
-            Err(_) => Err(self.error("tools/list did not answer in time")),
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        // A server that pages forever is cut off rather than followed.
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = match &cursor {
+                Some(c) => serde_json::json!({"cursor": c}),
+                None => serde_json::json!({}),
+            };
+            let page = tokio::time::timeout(
+                self.limits.connect_timeout,
+                crate::task::request(&conn, "tools/list", params),
+            )
+            .await
+            .map_err(|_| self.error("tools/list did not answer in time"))?
+            .map_err(|e| self.error(e.to_string()))?;
+            if let Some(Json::Array(list)) = page.get("tools") {
+                tools.extend(list.iter().cloned());
+            }
+            cursor = page
+                .get("nextCursor")
+                .and_then(Json::as_str)
+                .map(str::to_owned);
+            if cursor.is_none() {
+                return Ok((conn, tools));
+            }
         }
+        Err(self.error(format!("tools/list gave more than {MAX_TOOL_PAGES} pages")))
     }
 }
+
+/// Pages of `tools/list` followed before giving up on a server.
+const MAX_TOOL_PAGES: usize = 100;
 
 /// How a connection attempt failed, which decides whether another is worth making.
 enum Failed {

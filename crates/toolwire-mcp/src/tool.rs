@@ -56,6 +56,8 @@ pub struct McpTool {
     schema: ToolSchema,
     /// The `ui://` resource of its MCP App, if it declares one.
     app_uri: Option<String>,
+    /// `execution.taskSupport: "required"`: it runs only as a task.
+    task_required: bool,
     parked: Arc<Parked>,
 }
 
@@ -108,6 +110,7 @@ impl McpTool {
         remote: String,
         schema: ToolSchema,
         app_uri: Option<String>,
+        task_required: bool,
         parked: Arc<Parked>,
     ) -> Self {
         McpTool {
@@ -115,6 +118,7 @@ impl McpTool {
             remote,
             schema,
             app_uri,
+            task_required,
             parked,
         }
     }
@@ -127,10 +131,20 @@ impl McpTool {
     async fn start(
         server: &McpServer,
         params: CallToolRequestParams,
+        task_required: bool,
         ctx: ToolContext,
     ) -> Result<LiveCall, ToolError> {
         let conn = server.connection().await.map_err(unavailable)?;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let request = if task_required && conn.protocol.has_initialize() {
+            // A 2025-11-25 tool that only runs as a task: the call asks for one. rmcp does
+            // not model that revision's task field, so the request is sent as JSON.
+            let mut json = serde_json::to_value(&params)
+                .map_err(|e| ToolError::failed(format!("unsendable call: {e}")))?;
+            json["task"] = json!({"ttl": crate::task::TASK_TTL_MS});
+            ClientRequest::CustomRequest(rmcp::model::CustomRequest::new("tools/call", Some(json)))
+        } else {
+            ClientRequest::CallToolRequest(CallToolRequest::new(params))
+        };
         let handle = conn
             .peer()
             .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -165,8 +179,13 @@ impl McpTool {
                 live.answered = true;
                 match answer {
                     Ok(Ok(result)) => {
-                        let json = serde_json::to_value(&result)
+                        let mut json = serde_json::to_value(&result)
                             .map_err(|e| ToolError::failed(format!("unreadable result: {e}")))?;
+                        if crate::task::is_task(&json) {
+                            // The registration stays alive meanwhile: the task's progress
+                            // keeps coming under the call's token.
+                            json = crate::task::finish(&live.conn, &json, &ctx).await?;
+                        }
                         Ok(Output::Raw(with_app(&server, app_uri.as_deref(), json).await))
                     }
                     Ok(Err(e)) => Err(call_error(&server, &live.conn, &e)),
@@ -333,6 +352,21 @@ fn ask_suspension(params: &ElicitRequestParams) -> Suspension {
     }
 }
 
+/// The refusal a 2025-11-25 server gives a plain call to a tool that runs only as a task
+/// (-32601, "requires task augmentation").
+fn needs_task(e: &ToolError) -> bool {
+    matches!(e, ToolError::Failed { details: Some(d), .. }
+        if d["code"] == -32601 && d["message"].as_str().is_some_and(|m| m.contains("task")))
+}
+
+/// The same refusal as an error result, as the TypeScript SDK sends it.
+fn refused_as_not_a_task(result: &Json) -> bool {
+    result["isError"] == true
+        && result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("-32601") && t.contains("requires task augmentation"))
+}
+
 fn unavailable(e: crate::server::ServerError) -> ToolError {
     ToolError::with_code(ErrorCode::Unavailable.as_str(), e.to_string())
 }
@@ -428,11 +462,32 @@ impl Tool for McpTool {
         let parked = Arc::clone(&self.parked);
         let app_uri = self.app_uri.clone();
         let remote = self.remote.clone();
+        let task_required = self.task_required;
         Box::pin(async move {
             let mut params = CallToolRequestParams::new(remote);
             params.arguments = arguments(&input)?;
-            let live = McpTool::start(&server, params, ctx.clone()).await?;
-            McpTool::drive(server, parked, app_uri, live, ctx).await
+            let live = McpTool::start(&server, params.clone(), task_required, ctx.clone()).await?;
+            let ran = McpTool::drive(
+                Arc::clone(&server),
+                Arc::clone(&parked),
+                app_uri.clone(),
+                live,
+                ctx.clone(),
+            )
+            .await;
+            match ran {
+                // rmcp's tool model drops `execution`, so a tool that runs only as a task
+                // is often known as one by this refusal; it is called again as a task.
+                Err(e) if !task_required && needs_task(&e) => {
+                    let live = McpTool::start(&server, params, true, ctx.clone()).await?;
+                    McpTool::drive(server, parked, app_uri, live, ctx).await
+                }
+                Ok(Output::Raw(r)) if !task_required && refused_as_not_a_task(&r) => {
+                    let live = McpTool::start(&server, params, true, ctx.clone()).await?;
+                    McpTool::drive(server, parked, app_uri, live, ctx).await
+                }
+                other => other,
+            }
         })
     }
 
@@ -478,8 +533,9 @@ impl Tool for McpTool {
         if state.get("mcp").is_some() {
             // Multi Round-Trip Requests: the call again, with the answers.
             let params = self.retry_params(&input, &state, &resume.resolution);
+            let task_required = self.task_required;
             return Some(Box::pin(async move {
-                let live = McpTool::start(&server, params?, ctx.clone()).await?;
+                let live = McpTool::start(&server, params?, task_required, ctx.clone()).await?;
                 McpTool::drive(server, parked, app_uri, live, ctx).await
             }));
         }
@@ -487,23 +543,28 @@ impl Tool for McpTool {
     }
 }
 
-/// The server's tools as toolwire tools, named `SERVER__TOOL`.
-pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<rmcp::model::Tool>) -> Vec<McpTool> {
+/// The server's tools as toolwire tools, named `SERVER__TOOL`, from their `tools/list`
+/// JSON. A definition without a name is skipped: nothing could call it.
+pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool> {
     let parked = Arc::new(Parked::default());
-    let remote: Vec<String> = defs.iter().map(|d| d.name.to_string()).collect();
-    let refs: Vec<&str> = remote.iter().map(String::as_str).collect();
+    let defs: Vec<(String, Json)> = defs
+        .into_iter()
+        .filter_map(|d| Some((d.get("name")?.as_str()?.to_owned(), d)))
+        .collect();
+    let refs: Vec<&str> = defs.iter().map(|(n, _)| n.as_str()).collect();
     let names = crate::naming::assign(server.name(), &refs);
-    defs.into_iter()
+    defs.iter()
         .zip(names)
-        .map(|(def, name)| {
-            let json = serde_json::to_value(&def).unwrap_or(Json::Null);
+        .map(|((remote, def), name)| {
             let (schema, app_uri) =
-                crate::schema::tool_schema(&name, &json, server.limits().call_timeout);
+                crate::schema::tool_schema(&name, def, server.limits().call_timeout);
+            let task_required = def["execution"]["taskSupport"] == "required";
             McpTool::new(
                 Arc::clone(server),
-                def.name.to_string(),
+                remote.clone(),
                 schema,
                 app_uri,
+                task_required,
                 Arc::clone(&parked),
             )
         })

@@ -211,6 +211,21 @@ async fn exercise(config: ServerConfig) {
     assert_eq!(long.status, Status::Success);
     assert!(*progress >= 2, "progress events: {progress}");
 
+    // A tool that runs only as a task: polled to completion, its status shown as progress.
+    let (research, research_progress) = results.get("simulate-research-query").unwrap();
+    assert_eq!(research.status, Status::Success, "{research:?}");
+    let report: String = research
+        .output
+        .iter()
+        .filter_map(|v| v.as_text().ok())
+        .map(|t| t.content.to_owned())
+        .collect();
+    assert!(report.contains("rust"), "{report}");
+    assert!(
+        *research_progress >= 1,
+        "task progress events: {research_progress}"
+    );
+
     let elicited = get("trigger-elicitation-request");
     assert_eq!(elicited.status, Status::Success, "{elicited:?}");
     let text: String = elicited
