@@ -117,13 +117,16 @@ impl Handler {
     }
 }
 
-/// What toolwire declares: form and URL elicitation, and MCP Apps. Sampling is not
+/// What toolwire declares: form and URL elicitation, MCP Apps, and tasks (polled). Sampling is not
 /// declared, since a session may have no provider; a server that asks anyway is
 /// answered with a clear error.
 pub(crate) fn client_config() -> ClientConfig {
     let capabilities: ClientCapabilities = serde_json::from_value(json!({
         "elicitation": {"form": {}, "url": {}},
-        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": [MCP_APP_MIME]}},
+        "extensions": {
+            "io.modelcontextprotocol/ui": {"mimeTypes": [MCP_APP_MIME]},
+            "io.modelcontextprotocol/tasks": {},
+        },
     }))
     .unwrap_or_default();
     let mut info = Implementation::default();

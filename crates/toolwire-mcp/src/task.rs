@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{ClientRequest, CustomRequest};
+use rmcp::model::{CancelTaskParams, ClientRequest, CustomRequest, GetTaskParams};
 use serde_json::{Value as Json, json};
 use toolwire_tool::{ToolContext, ToolError};
 
@@ -64,13 +64,13 @@ pub(crate) async fn finish(
             biased;
             _ = ctx.cancel.cancelled() => {
                 // Tell the server, then end as cancelled whatever it answers.
-                let _ = request(conn, "tasks/cancel", json!({"taskId": task_id})).await;
+                cancel(conn, &task_id).await;
                 return Err(ToolError::Cancelled);
             }
             _ = tokio::time::sleep(poll) => {}
         }
         polls += 1;
-        let got = request(conn, "tasks/get", json!({"taskId": task_id})).await?;
+        let got = get(conn, &task_id).await?;
         let state = got.get("task").unwrap_or(&got);
         poll = poll_interval(state);
         let message = state
@@ -121,6 +121,32 @@ pub(crate) async fn finish(
                 )));
             }
         }
+    }
+}
+
+/// `tasks/get`: typed for 2026-07-28, where rmcp routes it; as JSON for 2025-11-25, whose
+/// shape rmcp does not model.
+async fn get(conn: &Connection, task_id: &str) -> Result<Json, ToolError> {
+    if conn.protocol.has_initialize() {
+        return request(conn, "tasks/get", json!({"taskId": task_id})).await;
+    }
+    let got = conn
+        .peer()
+        .get_task(GetTaskParams::new(task_id))
+        .await
+        .map_err(|e| ToolError::failed(format!("tasks/get failed: {e}")))?;
+    serde_json::to_value(got).map_err(|e| ToolError::failed(format!("tasks/get: {e}")))
+}
+
+/// Asks the server to stop the task; its answer changes nothing here.
+async fn cancel(conn: &Connection, task_id: &str) {
+    if conn.protocol.has_initialize() {
+        let _ = request(conn, "tasks/cancel", json!({"taskId": task_id})).await;
+    } else {
+        let _ = conn
+            .peer()
+            .cancel_task(CancelTaskParams::new(task_id))
+            .await;
     }
 }
 

@@ -4,13 +4,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
-    InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult, ElicitRequestParams,
+    GetTaskParams, GetTaskResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -26,10 +27,14 @@ const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
 
 /// A server whose tools return fixed results, one per case.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct Fixture {
     /// Speak only 2025-11-25, as most servers today do (server-initiated requests).
     legacy: bool,
+    /// `tasks/get` calls so far.
+    polls: Arc<AtomicUsize>,
+    /// Set when the client cancels the `silent` call.
+    cancelled: Arc<AtomicBool>,
 }
 
 fn tool(name: &str, meta: Json) -> Json {
@@ -40,7 +45,7 @@ impl ServerHandler for Fixture {
     fn get_info(&self) -> ServerConfig {
         serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}, "resources": {}},
+            "capabilities": {"tools": {}, "resources": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
             "serverInfo": {"name": "fixture", "version": "1"},
         }))
         .unwrap()
@@ -73,6 +78,7 @@ impl ServerHandler for Fixture {
             "two_rounds",
             "dies",
             "silent",
+            "long_task",
         ]
         .iter()
         .map(|n| tool(n, json!({})))
@@ -83,6 +89,30 @@ impl ServerHandler for Fixture {
         .chain([tool("app_only", json!({"ui": {"visibility": ["app"]}}))])
         .collect();
         Ok(serde_json::from_value(json!({"tools": tools})).unwrap())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let poll = self.polls.fetch_add(1, Ordering::SeqCst);
+        let base = json!({
+            "taskId": request.task_id, "createdAt": "2026-11-23T00:00:00Z",
+            "lastUpdatedAt": "2026-11-23T00:00:01Z", "ttl": 60000, "pollInterval": 100,
+        });
+        let mut task = base.as_object().unwrap().clone();
+        if poll < 2 {
+            task.insert("status".into(), json!("working"));
+            task.insert("statusMessage".into(), json!(format!("step {}", poll + 1)));
+        } else {
+            task.insert("status".into(), json!("completed"));
+            task.insert(
+                "result".into(),
+                json!({"content": [{"type": "text", "text": "task done"}]}),
+            );
+        }
+        Ok(serde_json::from_value(Json::Object(task)).unwrap())
     }
 
     async fn read_resource(
@@ -194,8 +224,17 @@ impl ServerHandler for Fixture {
             "chart" => complete(json!({"content": [{"type": "text", "text": "CPU at 42%"}]})),
             "app_only" => complete(json!({"content": [{"type": "text", "text": "app"}]})),
             // Never answers: the call's own timeout must end it.
+            "long_task" => Ok(CallToolResponse::Task(
+                serde_json::from_value::<CreateTaskResult>(json!({
+                    "resultType": "task", "taskId": "task-1", "status": "working",
+                    "createdAt": "2026-11-23T00:00:00Z", "lastUpdatedAt": "2026-11-23T00:00:00Z",
+                    "ttl": 60000, "pollInterval": 100,
+                }))
+                .unwrap(),
+            )),
             "silent" => {
                 context.ct.cancelled().await;
+                self.cancelled.store(true, Ordering::SeqCst);
                 complete(json!({"content": [{"type": "text", "text": "cancelled"}]}))
             }
             "dies" => Err(ErrorData::internal_error("unreachable", None)),
@@ -204,22 +243,28 @@ impl ServerHandler for Fixture {
     }
 }
 
-/// A fixture server reached through an in-memory stream; `dies` closes the stream.
+/// A fixture server reached through an in-memory stream.
 fn fixture(legacy: bool, limits: Limits) -> Arc<McpServer> {
-    McpServer::in_process(
-        if legacy { "legacy" } else { "modern" },
-        limits,
-        move || {
-            let (client, server) = tokio::io::duplex(1 << 20);
-            tokio::spawn(async move {
-                let fixture = Fixture { legacy };
-                if let Ok(running) = fixture.serve(server).await {
-                    let _ = running.waiting().await;
-                }
-            });
-            client
-        },
-    )
+    let shared = Fixture {
+        legacy,
+        ..Fixture::default()
+    };
+    fixture_with(shared, limits)
+}
+
+/// A fixture whose counters the test keeps (`shared` is cloned per connection).
+fn fixture_with(shared: Fixture, limits: Limits) -> Arc<McpServer> {
+    let name = if shared.legacy { "legacy" } else { "modern" };
+    McpServer::in_process(name, limits, move || {
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let fixture = shared.clone();
+        tokio::spawn(async move {
+            if let Ok(running) = fixture.serve(server).await {
+                let _ = running.waiting().await;
+            }
+        });
+        client
+    })
 }
 
 async fn executor(server: Arc<McpServer>) -> (Executor, Vec<String>) {
@@ -418,10 +463,51 @@ async fn a_server_that_never_answers_times_out_and_stays_usable() {
         call_timeout: Duration::from_millis(300),
         ..Limits::default()
     };
-    let (ex, _) = executor(fixture(false, limits)).await;
+    let shared = Fixture::default();
+    let (ex, _) = executor(fixture_with(shared.clone(), limits)).await;
     let scope = Scope::new("s");
     let r = ex.execute(&scope, call("modern__silent")).await;
     assert_eq!(r.error_code(), Some(ErrorCode::Timeout), "{r:?}");
+    // The abandoned call was cancelled on the server (notifications/cancelled).
+    for _ in 0..50 {
+        if shared.cancelled.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        shared.cancelled.load(Ordering::SeqCst),
+        "the server was not told"
+    );
     let after = ex.execute(&scope, call("modern__fails")).await;
     assert_eq!(after.error.unwrap().message, "disk on fire");
+}
+
+#[tokio::test]
+async fn a_task_is_polled_to_completion_with_progress() {
+    let shared = Fixture::default();
+    let (ex, _) = executor(fixture_with(shared.clone(), Limits::default())).await;
+    let mut events = ex.events().subscribe("s", 0).await.unwrap();
+    let r = ex
+        .execute(&Scope::new("s"), call("modern__long_task"))
+        .await;
+    assert_eq!(r.status, Status::Success, "{r:?}");
+    assert_eq!(r.output[0].as_text().unwrap().content, "task done");
+    assert_eq!(
+        shared.polls.load(Ordering::SeqCst),
+        3,
+        "polled until completed, once more not"
+    );
+    let mut messages = Vec::new();
+    while let Ok(Some(Ok(event))) =
+        tokio::time::timeout(Duration::from_millis(200), events.next()).await
+    {
+        if let EventKind::Progress {
+            message: Some(m), ..
+        } = event.kind
+        {
+            messages.push(m);
+        }
+    }
+    assert_eq!(messages, ["step 1", "step 2"]);
 }
