@@ -150,7 +150,7 @@ async fn exercise(config: ServerConfig) {
     let img = image
         .output
         .iter()
-        .find(|v| v.kind.to_string() == "image")
+        .find(|v| v.kind == "image")
         .expect("an image");
     assert!(
         img.data["source"]["blob"]
@@ -163,7 +163,7 @@ async fn exercise(config: ServerConfig) {
     let file = blob
         .output
         .iter()
-        .find(|v| v.kind.to_string() == "file")
+        .find(|v| v.kind == "file")
         .expect("a file value");
     // A blob resource is a file value; one this small stays inline (the store's
     // threshold), larger ones become blobs like the image above.
