@@ -7,16 +7,16 @@
 //! `cargo bench -p toolwire-mcp --bench echo`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry, Scope, ToolCall,
-};
+use toolwire_mcp::Limits;
+use toolwire_runtime::{Scope, ToolCall};
 
 const CALLS: usize = 1000;
 const ROUNDS: usize = 3;
@@ -27,27 +27,12 @@ fn peers() -> PathBuf {
 
 async fn toolwire_ms() -> f64 {
     let script = peers().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let config = ServerConfig {
-        name: "ev".into(),
-        transport: Transport::Stdio {
-            command: "node".into(),
-            args: vec![script.display().to_string(), "stdio".into()],
-            env: Default::default(),
-            cwd: None,
-        },
-    };
-    let connected = toolwire_mcp::connect_all(vec![config], Limits::default()).await;
-    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
-    let mut registry = Registry::new();
-    for tool in connected.tools {
-        registry.register_arc(tool).unwrap();
-    }
-    let ex = Executor::with(
-        Arc::new(registry),
-        EventBus::in_memory(),
-        Arc::new(MemorySuspensions::default()),
-        ExecutorConfig::default(),
+    let config = support::stdio(
+        "ev",
+        "node",
+        &[script.display().to_string(), "stdio".into()],
     );
+    let (ex, _) = support::executor(vec![config], Limits::default()).await;
     let scope = Scope::new("bench");
     let call = |i: usize| {
         ToolCall::new(

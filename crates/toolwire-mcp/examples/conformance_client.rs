@@ -5,15 +5,15 @@
 //! an empty form, so the form's defaults apply, as a person pressing Enter would get.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::time::Duration;
 
 use serde_json::{Map, Value as Json};
 use toolwire_core::Status;
 use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry, Resolution, Scope, ToolCall,
-};
+use toolwire_runtime::{Resolution, Scope, ToolCall};
 
 /// A value of the property's type, for the tool's arguments.
 fn sample(prop: &Json) -> Json {
@@ -71,20 +71,13 @@ async fn main() {
         eprintln!("{failed}");
         std::process::exit(1);
     }
-    let mut registry = Registry::new();
-    for tool in connected.tools {
-        registry.register_arc(tool).unwrap();
-    }
-    let schemas: Vec<(String, Json)> = registry
-        .schemas()
+    let schemas: Vec<(String, Json)> = connected
+        .tools
+        .iter()
+        .map(|t| toolwire_runtime::Tool::schema(&**t))
         .map(|s| (s.name.clone(), s.input_schema.clone()))
         .collect();
-    let ex = Executor::with(
-        Arc::new(registry),
-        EventBus::in_memory(),
-        Arc::new(MemorySuspensions::default()),
-        ExecutorConfig::default(),
-    );
+    let (ex, _) = support::executor_of(connected);
     let scope = Scope::new("conformance");
     for (i, (name, schema)) in schemas.iter().enumerate() {
         let call = ToolCall::new(format!("c{i}"), name, arguments(schema));

@@ -4,28 +4,22 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod peers;
+mod support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolwire_core::{ErrorCode, Status};
 use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry, Scope, ToolCall,
-};
+use toolwire_runtime::{Executor, Scope, ToolCall};
 
 fn bad(mode: &str) -> ServerConfig {
     let script = peers::peers_dir().join("bad_server.py");
-    ServerConfig {
-        name: "bad".into(),
-        transport: Transport::Stdio {
-            command: "python3".into(),
-            args: vec![script.display().to_string(), mode.into()],
-            env: Default::default(),
-            cwd: None,
-        },
-    }
+    support::stdio(
+        "bad",
+        "python3",
+        &[script.display().to_string(), mode.into()],
+    )
 }
 
 fn limits() -> Limits {
@@ -38,18 +32,7 @@ fn limits() -> Limits {
 }
 
 async fn executor(config: ServerConfig) -> Executor {
-    let connected = toolwire_mcp::connect_all(vec![config], limits()).await;
-    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
-    let mut registry = Registry::new();
-    for tool in connected.tools {
-        registry.register_arc(tool).unwrap();
-    }
-    Executor::with(
-        Arc::new(registry),
-        EventBus::in_memory(),
-        Arc::new(MemorySuspensions::default()),
-        ExecutorConfig::default(),
-    )
+    support::executor(vec![config], limits()).await.0
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod peers;
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -243,15 +244,11 @@ async fn server_everything_over_stdio() {
     let Some(script) = peers::everything() else {
         return;
     };
-    exercise(ServerConfig {
-        name: "ev".into(),
-        transport: Transport::Stdio {
-            command: "node".into(),
-            args: vec![script.display().to_string(), "stdio".into()],
-            env: Default::default(),
-            cwd: None,
-        },
-    })
+    exercise(support::stdio(
+        "ev",
+        "node",
+        &[script.display().to_string(), "stdio".into()],
+    ))
     .await;
 }
 

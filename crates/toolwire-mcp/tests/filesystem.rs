@@ -3,15 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod peers;
-
-use std::sync::Arc;
+mod support;
 
 use serde_json::json;
 use toolwire_core::Status;
-use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry, Scope, ToolCall,
-};
+use toolwire_mcp::Limits;
+use toolwire_runtime::{Scope, ToolCall};
 
 fn text_of(r: &toolwire_core::ToolResult) -> String {
     r.output
@@ -29,31 +26,12 @@ async fn server_filesystem_reads_and_writes_a_temp_dir() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("hello.txt"), "hello from disk").unwrap();
-    let config = ServerConfig {
-        name: "fs".into(),
-        transport: Transport::Stdio {
-            command: "node".into(),
-            args: vec![script.display().to_string(), root.display().to_string()],
-            env: Default::default(),
-            cwd: None,
-        },
-    };
-    let connected = toolwire_mcp::connect_all(vec![config], Limits::default()).await;
-    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
-    let mut registry = Registry::new();
-    for tool in connected.tools {
-        registry.register_arc(tool).unwrap();
-    }
-    let names: Vec<String> = registry.names().iter().map(|n| n.to_string()).collect();
+    let args = [script.display().to_string(), root.display().to_string()];
+    let config = support::stdio("fs", "node", &args);
+    let (ex, names) = support::executor(vec![config], Limits::default()).await;
     assert!(
         names.contains(&"fs__read_text_file".to_owned()),
         "{names:?}"
-    );
-    let ex = Executor::with(
-        Arc::new(registry),
-        EventBus::in_memory(),
-        Arc::new(MemorySuspensions::default()),
-        ExecutorConfig::default(),
     );
     let scope = Scope::new("s");
     let path = root.join("hello.txt").display().to_string();

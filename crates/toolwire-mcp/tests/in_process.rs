@@ -3,6 +3,8 @@
 //! input_required in one and two rounds, an MCP App, a server that dies mid-call.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -18,10 +20,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value as Json, json};
 use toolwire_core::{ErrorCode, Status, SuspensionReason};
 use toolwire_mcp::{Limits, McpServer, connect_servers};
-use toolwire_runtime::{
-    EventBus, EventKind, Executor, ExecutorConfig, MemorySuspensions, Registry, Resolution, Scope,
-    ToolCall,
-};
+use toolwire_runtime::{EventKind, Executor, Resolution, Scope, ToolCall};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
@@ -268,25 +267,7 @@ fn fixture_with(shared: Fixture, limits: Limits) -> Arc<McpServer> {
 }
 
 async fn executor(server: Arc<McpServer>) -> (Executor, Vec<String>) {
-    let connected = connect_servers(vec![server]).await;
-    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
-    let mut registry = Registry::new();
-    let mut names = Vec::new();
-    for t in connected.tools {
-        names.push(toolwire_runtime::Tool::schema(&*t).name.clone());
-        registry.register_arc(t).unwrap();
-    }
-    let config = ExecutorConfig {
-        default_timeout: Duration::from_secs(10),
-        ..ExecutorConfig::default()
-    };
-    let ex = Executor::with(
-        Arc::new(registry),
-        EventBus::in_memory(),
-        Arc::new(MemorySuspensions::default()),
-        config,
-    );
-    (ex, names)
+    support::executor_over(vec![server]).await
 }
 
 fn call(name: &str) -> ToolCall {

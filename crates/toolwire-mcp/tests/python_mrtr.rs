@@ -4,50 +4,28 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod peers;
-
-use std::sync::Arc;
-use std::time::Duration;
+mod support;
 
 use serde_json::json;
 use toolwire_core::{Status, SuspensionReason};
-use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry, Resolution, Scope, ToolCall,
-};
+use toolwire_mcp::Limits;
+use toolwire_runtime::{Resolution, Scope, ToolCall};
 
 #[tokio::test]
 async fn input_required_suspends_and_the_answer_resumes_the_call() {
     let Some((python, args)) = peers::python_mrtr() else {
         return;
     };
-    let config = ServerConfig {
-        name: "py".into(),
-        transport: Transport::Stdio {
-            command: python,
-            args,
-            env: Default::default(),
-            cwd: None,
-        },
-    };
-    let connected = toolwire_mcp::connect_all(vec![config], Limits::default()).await;
-    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
+    let connected = toolwire_mcp::connect_all(
+        vec![support::stdio("py", &python, &args)],
+        Limits::default(),
+    )
+    .await;
     assert_eq!(
         connected.servers[0].1, "2026-07-28",
         "the newest revision is negotiated"
     );
-    let mut registry = Registry::new();
-    for tool in connected.tools {
-        registry.register_arc(tool).unwrap();
-    }
-    let ex = Executor::with(
-        Arc::new(registry),
-        EventBus::in_memory(),
-        Arc::new(MemorySuspensions::default()),
-        ExecutorConfig {
-            default_timeout: Duration::from_secs(20),
-            ..ExecutorConfig::default()
-        },
-    );
+    let (ex, _) = support::executor_of(connected);
     let scope = Scope::new("s");
 
     let r = ex
