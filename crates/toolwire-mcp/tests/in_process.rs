@@ -86,6 +86,11 @@ impl ServerHandler for Fixture {
             json!({"ui": {"resourceUri": "ui://chart/app.html"}}),
         )])
         .chain([tool("app_only", json!({"ui": {"visibility": ["app"]}}))])
+        .chain(["typed_right", "typed_wrong"].map(|n| {
+            let mut t = tool(n, json!({}));
+            t["outputSchema"] = json!({"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]});
+            t
+        }))
         .collect();
         Ok(serde_json::from_value(json!({"tools": tools})).unwrap())
     }
@@ -220,6 +225,8 @@ impl ServerHandler for Fixture {
                     )
                 }
             },
+            "typed_right" => complete(json!({"content": [], "structuredContent": {"temp": 21.5}})),
+            "typed_wrong" => complete(json!({"content": [], "structuredContent": {"temp": "hot"}})),
             "chart" => complete(json!({"content": [{"type": "text", "text": "CPU at 42%"}]})),
             "app_only" => complete(json!({"content": [{"type": "text", "text": "app"}]})),
             // Never answers: the call's own timeout must end it.
@@ -491,4 +498,19 @@ async fn a_task_is_polled_to_completion_with_progress() {
         }
     }
     assert_eq!(messages, ["step 1", "step 2"]);
+}
+
+#[tokio::test]
+async fn structured_content_is_checked_against_the_output_schema() {
+    let (ex, _) = executor(fixture(false, Limits::default())).await;
+    let scope = Scope::new("s");
+    let right = ex.execute(&scope, call("modern__typed_right")).await;
+    assert_eq!(right.status, Status::Success, "{right:?}");
+    let wrong = ex.execute(&scope, call("modern__typed_wrong")).await;
+    assert_eq!(
+        wrong.error_code(),
+        Some(ErrorCode::InvalidOutput),
+        "{wrong:?}"
+    );
+    assert!(wrong.error.unwrap().message.contains("temp"));
 }

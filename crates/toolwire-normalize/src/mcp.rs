@@ -83,10 +83,17 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
     };
     // The spec says servers SHOULD send structuredContent's JSON text as a text block
     // too; the model and the person need it once.
-    if let Some(sc) = &structured_content
-        && let Some(twin) = blocks.iter().position(|b| is_json_twin(b, sc))
-    {
-        blocks.remove(twin);
+    if let Some(sc) = &structured_content {
+        if let Some(twin) = blocks.iter().position(|b| is_json_twin(b, sc)) {
+            blocks.remove(twin);
+        } else if let Some(i) = blocks.iter().position(|b| parses_as_json(b).is_some()) {
+            // A JSON text block beside structuredContent is meant as its twin; one that
+            // says something else is kept (both are shown), and the mismatch recorded.
+            diags.push(
+                &Path::Root.key("content").index(i),
+                "this JSON text differs from structuredContent; both are kept",
+            );
+        }
     }
     // The text blocks, joined, are the error message or an app widget's fallback; only
     // then are they copied.
@@ -277,12 +284,20 @@ fn is_app_block(block: &Json) -> bool {
 }
 
 fn is_json_twin(block: &Json, structured_content: &Json) -> bool {
-    let Some(text) = block.get("text").and_then(Json::as_str) else {
-        return false;
-    };
+    parses_as_json(block).is_some_and(|parsed| &parsed == structured_content)
+}
+
+/// A text block's JSON object or array, if that is what its text is.
+fn parses_as_json(block: &Json) -> Option<Json> {
+    if block.get("type").and_then(Json::as_str) != Some("text") {
+        return None;
+    }
+    let text = block.get("text").and_then(Json::as_str)?;
     let trimmed = text.trim_start();
-    (trimmed.starts_with('{') || trimmed.starts_with('['))
-        && serde_json::from_str::<Json>(text).is_ok_and(|parsed| &parsed == structured_content)
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        return None;
+    }
+    serde_json::from_str::<Json>(text).ok()
 }
 
 /// A lone content block, outside a `CallToolResult` (e.g. an array of blocks).

@@ -87,6 +87,21 @@ fn structured_content_twin_is_kept_once() {
     let r = normalize(&raw, &CallRef::new("c", "get-structured-content")).result;
     assert_eq!(kinds(&r), ["structured"]);
     assert_eq!(r.output[0].data, raw["structuredContent"]);
+
+    // A JSON text that disagrees with structuredContent is no twin: both are kept, and
+    // the mismatch is said.
+    let differs = json!({
+        "content": [{"type": "text", "text": "{\"temp\": 30}"}],
+        "structuredContent": {"temp": 21},
+    });
+    let n = normalize(&differs, &CallRef::new("c", "t"));
+    assert_eq!(kinds(&n.result), ["text", "structured"]);
+    assert_eq!(n.diagnostics.len(), 1);
+    assert!(
+        n.diagnostics[0]
+            .message
+            .contains("differs from structuredContent")
+    );
 }
 
 #[test]
