@@ -20,6 +20,7 @@ pub mod host;
 mod prompt;
 pub mod read_result;
 mod run;
+pub mod sampling;
 pub mod task;
 
 use std::sync::Arc;
@@ -37,6 +38,7 @@ pub use host::{
 };
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
 pub use read_result::{ReadResultArgs, read_result};
+pub use sampling::ProviderSampler;
 pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
 /// The cancel a turn takes, re-exported so hosts need not depend on tokio-util.
 pub use tokio_util::sync::CancellationToken;

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{
@@ -103,32 +104,51 @@ impl Router {
     }
 }
 
+/// Answers a server's `sampling/createMessage`: the request's params in, its result out,
+/// as MCP JSON. A host sets one when the session has a model provider.
+pub trait Sampler: Send + Sync {
+    fn sample(&self, params: serde_json::Value)
+    -> BoxFuture<'_, Result<serde_json::Value, String>>;
+}
+
 /// The client handler of one connection.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Handler {
     pub router: Arc<Router>,
+    pub sampler: Option<Arc<dyn Sampler>>,
+}
+
+impl std::fmt::Debug for Handler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handler")
+            .field("sampling", &self.sampler.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Handler {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(sampler: Option<Arc<dyn Sampler>>) -> Self {
         Handler {
             router: Arc::new(Router::default()),
+            sampler,
         }
     }
 }
 
-/// What toolwire declares: form and URL elicitation, MCP Apps, and tasks (polled). Sampling is not
-/// declared, since a session may have no provider; a server that asks anyway is
-/// answered with a clear error.
-pub(crate) fn client_config() -> ClientConfig {
-    let capabilities: ClientCapabilities = serde_json::from_value(json!({
+/// What toolwire declares: form and URL elicitation, MCP Apps, tasks (polled), and
+/// sampling when a provider can serve it.
+pub(crate) fn client_config(sampling: bool) -> ClientConfig {
+    let mut declared = json!({
         "elicitation": {"form": {}, "url": {}},
         "extensions": {
             "io.modelcontextprotocol/ui": {"mimeTypes": [MCP_APP_MIME]},
             "io.modelcontextprotocol/tasks": {},
         },
-    }))
-    .unwrap_or_default();
+    });
+    if sampling {
+        declared["sampling"] = json!({});
+    }
+    let capabilities: ClientCapabilities = serde_json::from_value(declared).unwrap_or_default();
     let mut info = Implementation::default();
     info.name = "toolwire".to_owned();
     info.version = env!("CARGO_PKG_VERSION").to_owned();
@@ -142,7 +162,7 @@ pub(crate) fn client_config() -> ClientConfig {
 #[allow(deprecated)]
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        client_config()
+        client_config(self.sampler.is_some())
     }
 
     async fn on_progress(
@@ -190,13 +210,24 @@ impl ClientHandler for Handler {
 
     async fn create_message(
         &self,
-        _params: CreateMessageRequestParams,
+        params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        Err(ErrorData::invalid_request(
-            "toolwire does not serve sampling requests for this server: no model provider \
-             is configured for MCP sampling",
-            None,
-        ))
+        let Some(sampler) = &self.sampler else {
+            return Err(ErrorData::invalid_request(
+                "toolwire does not serve sampling requests for this server: no model provider \
+                 is configured for this session",
+                None,
+            ));
+        };
+        let params = serde_json::to_value(params)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let reply = sampler
+            .sample(params)
+            .await
+            .map_err(|why| ErrorData::internal_error(format!("sampling failed: {why}"), None))?;
+        serde_json::from_value(reply).map_err(|e| {
+            ErrorData::internal_error(format!("sampling gave no valid result: {e}"), None)
+        })
     }
 }

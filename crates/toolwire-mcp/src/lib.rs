@@ -11,6 +11,7 @@ mod tool;
 
 use std::sync::Arc;
 
+pub use client::Sampler;
 pub use config::{ConfigError, ServerConfig, Transport};
 pub use server::{InProcess, Limits, McpServer, ServerError};
 pub use tool::McpTool;
@@ -27,9 +28,24 @@ pub struct Connected {
 
 /// Starts `configs` (all at once) and lists their tools.
 pub async fn connect_all(configs: Vec<ServerConfig>, limits: Limits) -> Connected {
+    connect_all_with(configs, limits, None).await
+}
+
+/// [`connect_all`], with the servers' sampling requests served by `sampler`.
+pub async fn connect_all_with(
+    configs: Vec<ServerConfig>,
+    limits: Limits,
+    sampler: Option<Arc<dyn Sampler>>,
+) -> Connected {
     let servers = configs
         .into_iter()
-        .map(|config| McpServer::new(config, limits.clone()))
+        .map(|config| {
+            let server = McpServer::new(config, limits.clone());
+            match &sampler {
+                Some(s) => server.with_sampler(Arc::clone(s)),
+                None => server,
+            }
+        })
         .collect();
     connect_servers(servers).await
 }

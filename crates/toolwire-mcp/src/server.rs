@@ -13,7 +13,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value as Json;
 use tokio::io::AsyncReadExt;
 
-use crate::client::{Handler, Router};
+use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
 
 /// Limits of one server's connection.
@@ -96,6 +96,8 @@ pub struct McpServer {
     in_process: Option<InProcess>,
     limits: Limits,
     state: tokio::sync::Mutex<State>,
+    /// Serves the server's sampling requests; without one they are refused.
+    sampler: Option<Arc<dyn Sampler>>,
     /// `ui://` resources read once per connection: an MCP App's HTML is static.
     pub(crate) ui_cache: Mutex<HashMap<String, serde_json::Value>>,
 }
@@ -113,6 +115,7 @@ impl McpServer {
         Arc::new(McpServer {
             config,
             in_process: None,
+            sampler: None,
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
@@ -136,10 +139,19 @@ impl McpServer {
                 },
             },
             in_process: Some(Arc::new(connect)),
+            sampler: None,
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Sampling requests go to `sampler` (the session's model provider).
+    pub fn with_sampler(mut self: Arc<Self>, sampler: Arc<dyn Sampler>) -> Arc<Self> {
+        if let Some(server) = Arc::get_mut(&mut self) {
+            server.sampler = Some(sampler);
+        }
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -237,7 +249,7 @@ impl McpServer {
     }
 
     async fn connect_with(&self, lifecycle: ClientLifecycleMode) -> Result<Connection, Failed> {
-        let handler = Handler::new();
+        let handler = Handler::new(self.sampler.clone());
         let router = Arc::clone(&handler.router);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let started = match (&self.in_process, &self.config.transport) {
@@ -332,6 +344,20 @@ impl McpServer {
             protocol,
             stderr,
         })
+    }
+
+    /// Reads a resource the server offers (a `resource_link`'s target), as the
+    /// `resources/read` result's JSON (`contents`: text or base64 blobs), for a person
+    /// who asks to open it.
+    pub async fn read_resource(&self, uri: &str) -> Result<Json, ServerError> {
+        let conn = self.connection().await?;
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let read =
+            tokio::time::timeout(self.limits.call_timeout, conn.peer().read_resource(params))
+                .await
+                .map_err(|_| self.error(format!("resources/read of {uri} did not answer in time")))?
+                .map_err(|e| self.error(format!("resources/read of {uri} failed: {e}")))?;
+        serde_json::to_value(read).map_err(|e| self.error(e.to_string()))
     }
 
     /// The server's tools, every page, as the JSON they came in: rmcp's model leaves

@@ -1,7 +1,7 @@
 //! The bridge against an rmcp server in this process: every content type, structured
 //! content with and without its twin, an error, progress, a legacy elicitation, MRTR
 //! input_required in one and two rounds, an MCP App, a server that dies mid-call.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, deprecated)]
 
 mod support;
 
@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult, ElicitRequestParams,
-    GetTaskParams, GetTaskResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CreateMessageRequestParams,
+    CreateTaskResult, ElicitRequestParams, GetTaskParams, GetTaskResult, InputRequiredResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -78,6 +78,7 @@ impl ServerHandler for Fixture {
             "dies",
             "silent",
             "long_task",
+            "sample",
         ]
         .iter()
         .map(|n| tool(n, json!({})))
@@ -225,6 +226,24 @@ impl ServerHandler for Fixture {
                     )
                 }
             },
+            "sample" => {
+                let params: CreateMessageRequestParams = serde_json::from_value(json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+                    "maxTokens": 10,
+                }))
+                .unwrap();
+                match context.peer.create_message(params).await {
+                    Ok(reply) => {
+                        let reply = serde_json::to_value(reply).unwrap();
+                        complete(
+                            json!({"content": [{"type": "text", "text": format!("model said {}", reply["content"]["text"])}]}),
+                        )
+                    }
+                    Err(e) => complete(
+                        json!({"content": [{"type": "text", "text": format!("refused: {e}")}], "isError": true}),
+                    ),
+                }
+            }
             "typed_right" => complete(json!({"content": [], "structuredContent": {"temp": 21.5}})),
             "typed_wrong" => complete(json!({"content": [], "structuredContent": {"temp": "hot"}})),
             "chart" => complete(json!({"content": [{"type": "text", "text": "CPU at 42%"}]})),
@@ -443,6 +462,11 @@ async fn an_mcp_app_is_attached_as_a_widget_and_app_only_tools_are_hidden() {
         app.csp,
         Some(json!({"connectDomains": ["https://api.example"]}))
     );
+
+    // A linked resource is read on demand.
+    let server = fixture(false, Limits::default());
+    let read = server.read_resource("file:///big.log").await.unwrap();
+    assert_eq!(read["contents"][0]["uri"], "file:///big.log");
 }
 
 #[tokio::test]
@@ -513,4 +537,39 @@ async fn structured_content_is_checked_against_the_output_schema() {
         "{wrong:?}"
     );
     assert!(wrong.error.unwrap().message.contains("temp"));
+}
+
+/// Answers every sampling request with "4", counting them.
+struct Four(AtomicUsize);
+
+impl toolwire_mcp::Sampler for Four {
+    fn sample(&self, params: Json) -> futures::future::BoxFuture<'_, Result<Json, String>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(params["messages"][0]["content"]["text"], "2+2?");
+        Box::pin(async {
+            Ok(
+                json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m", "stopReason": "endTurn"}),
+            )
+        })
+    }
+}
+
+#[tokio::test]
+async fn sampling_is_served_by_the_sampler_and_refused_without_one() {
+    let sampler = Arc::new(Four(AtomicUsize::new(0)));
+    let server = fixture(true, Limits::default()).with_sampler(sampler.clone());
+    let (ex, _) = executor(server).await;
+    let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
+    assert_eq!(
+        r.output[0].as_text().unwrap().content,
+        "model said \"4\"",
+        "{r:?}"
+    );
+    assert_eq!(sampler.0.load(Ordering::SeqCst), 1);
+
+    let (ex, _) = executor(fixture(true, Limits::default())).await;
+    let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
+    assert_eq!(r.status, Status::Error);
+    let message = r.error.unwrap().message;
+    assert!(message.contains("no model provider"), "{message}");
 }

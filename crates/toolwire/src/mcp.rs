@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use toolwire_agent::Tool;
-use toolwire_mcp::{Limits, ServerConfig, config};
+use futures::future::BoxFuture;
+use toolwire_agent::{ProviderSampler, ProviderSettings, Tool};
+use toolwire_mcp::{Limits, Sampler, ServerConfig, config};
 
 use crate::out;
 
@@ -66,6 +67,7 @@ impl McpArgs {
         &self,
         data_dir: Option<&Path>,
         only: Option<&str>,
+        sampler: Option<Arc<dyn Sampler>>,
     ) -> Result<Vec<Arc<dyn Tool>>> {
         let mut configs = self.configs(data_dir)?;
         if let Some(tool) = only {
@@ -77,7 +79,7 @@ impl McpArgs {
         if configs.is_empty() {
             return Ok(Vec::new());
         }
-        let connected = toolwire_mcp::connect_all(configs, limits()?).await;
+        let connected = toolwire_mcp::connect_all_with(configs, limits()?, sampler).await;
         for failed in &connected.failed {
             out::eprintln(&format!("warning: {failed}"));
         }
@@ -109,4 +111,23 @@ fn limits() -> Result<Limits> {
         limits.connect_timeout = timeout;
     }
     Ok(limits)
+}
+
+/// MCP servers' sampling requests answered by the chat's provider.
+struct Sampling(ProviderSampler);
+
+impl Sampler for Sampling {
+    fn sample(
+        &self,
+        params: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, String>> {
+        Box::pin(async move { self.0.sample(&params).await })
+    }
+}
+
+/// The sampler for a session whose provider is `settings` (none when it cannot connect).
+pub(crate) fn sampler(settings: &ProviderSettings) -> Option<Arc<dyn Sampler>> {
+    ProviderSampler::new(settings)
+        .ok()
+        .map(|s| Arc::new(Sampling(s)) as Arc<dyn Sampler>)
 }

@@ -39,7 +39,7 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
             .with_context(|| format!("the input is not JSON: {}", data::excerpt(text)))?,
     };
     // Only the server that serves this tool is started.
-    let mcp_tools = args.mcp.tools(data_dir, Some(&args.tool)).await?;
+    let mcp_tools = args.mcp.tools(data_dir, Some(&args.tool), None).await?;
     let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
     let session = host
         .session(args.session.as_deref(), &format!("call {}", args.tool))

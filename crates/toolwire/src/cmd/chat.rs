@@ -65,7 +65,9 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         ),
         other => other.into(),
     })?;
-    let mcp_tools = args.mcp.tools(data_dir, None).await?;
+    // The servers' sampling requests go to the chat's own provider.
+    let sampler = crate::mcp::sampler(&settings);
+    let mcp_tools = args.mcp.tools(data_dir, None, sampler).await?;
     let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
     let lines = stdin_lines();
     let approver = Arc::new(TermApprover {

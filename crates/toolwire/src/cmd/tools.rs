@@ -22,7 +22,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let mcp_tools = args.mcp.tools(data_dir, None).await?;
+    let mcp_tools = args.mcp.tools(data_dir, None, None).await?;
     let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
     let registry = host.executor().registry();
     if args.json {

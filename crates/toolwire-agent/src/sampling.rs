@@ -1,0 +1,110 @@
+//! An MCP server's sampling request (`sampling/createMessage`) answered by the session's
+//! provider: the request's messages as a conversation, the model's text as the reply.
+//! JSON in and out, in MCP's shapes, so this crate needs no MCP types.
+
+use serde_json::{Value as Json, json};
+use toolwire_core::Message;
+use toolwire_model::blob::MemoryBlobs;
+use toolwire_model::client::ProviderClient;
+use toolwire_model::{Conversation, EncodeOptions, Provider, encode_request};
+
+use crate::{HostError, ProviderSettings};
+
+/// The most tokens a sampling reply may ask for, whatever the server requests.
+const MAX_SAMPLING_TOKENS: u32 = 4096;
+
+/// Answers sampling requests with one provider and model.
+#[derive(Debug)]
+pub struct ProviderSampler {
+    client: ProviderClient,
+    provider: Provider,
+    model: String,
+}
+
+impl ProviderSampler {
+    pub fn new(settings: &ProviderSettings) -> Result<Self, HostError> {
+        let client = ProviderClient::new(settings.client_config()?)?;
+        Ok(ProviderSampler {
+            client,
+            provider: settings.provider(),
+            model: settings.agent_config().model,
+        })
+    }
+
+    /// `params` are a `sampling/createMessage` request's; the answer is its result
+    /// (`role`, `content`, `model`, `stopReason`). Text is sampled; other content (an
+    /// image a server sends) is named in the text rather than dropped silently.
+    pub async fn sample(&self, params: &Json) -> Result<Json, String> {
+        let mut messages = Vec::new();
+        if let Some(system) = params.get("systemPrompt").and_then(Json::as_str) {
+            messages.push(Message::System {
+                text: system.to_owned(),
+            });
+        }
+        for m in params
+            .get("messages")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let text = content_text(&m["content"]);
+            messages.push(match m["role"].as_str() {
+                Some("assistant") => Message::Assistant {
+                    text,
+                    tool_calls: Vec::new(),
+                },
+                _ => Message::User { text },
+            });
+        }
+        if !messages.iter().any(|m| matches!(m, Message::User { .. })) {
+            return Err("the sampling request has no user message".to_owned());
+        }
+        let max_tokens = params
+            .get("maxTokens")
+            .and_then(Json::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(MAX_SAMPLING_TOKENS)
+            .min(MAX_SAMPLING_TOKENS);
+        let options = EncodeOptions {
+            model: self.model.clone(),
+            max_tokens,
+            ..EncodeOptions::default()
+        };
+        let (body, _) = encode_request(
+            self.provider,
+            &Conversation::new(messages),
+            &options,
+            &MemoryBlobs::default(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        let reply = self
+            .client
+            .send(&self.model, &body)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": reply.text},
+            "model": self.model,
+            "stopReason": reply.stop_reason.unwrap_or_else(|| "endTurn".to_owned()),
+        }))
+    }
+}
+
+/// A sampling message's content (one block or a list) as text.
+fn content_text(content: &Json) -> String {
+    let blocks: Vec<&Json> = match content {
+        Json::Array(list) => list.iter().collect(),
+        one => vec![one],
+    };
+    let parts: Vec<String> = blocks
+        .into_iter()
+        .map(|b| match b["type"].as_str() {
+            Some("text") => b["text"].as_str().unwrap_or_default().to_owned(),
+            Some(other) => format!("[{other} content not sent to the model]"),
+            None => String::new(),
+        })
+        .collect();
+    parts.join("\n")
+}
