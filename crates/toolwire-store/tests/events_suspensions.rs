@@ -108,3 +108,48 @@ async fn a_suspension_is_claimed_once_listed_until_finished_and_survives_a_reope
     assert_eq!(h.suspensions("s1").await.unwrap(), [pending("susp_b")]);
     assert!(h.claim_suspension("a/b").await.is_err());
 }
+
+#[tokio::test]
+async fn deleting_a_session_removes_it_its_subagents_and_their_records() {
+    use toolwire_core::Message;
+    use toolwire_store::{HistoryStore, NewSession};
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqliteHistory::open(&dir.path().join("history.db"))
+        .await
+        .unwrap();
+    let parent = db.create_session(NewSession::default()).await.unwrap();
+    let child = db
+        .create_session(NewSession::child_of(parent.id.clone()))
+        .await
+        .unwrap();
+    let other = db.create_session(NewSession::default()).await.unwrap();
+    for s in [&parent.id, &child.id, &other.id] {
+        db.append(s, Message::User { text: "hi".into() })
+            .await
+            .unwrap();
+        db.append_event(s, at(), EventKind::TurnStarted { turn: 1 })
+            .await
+            .unwrap();
+    }
+    db.put_suspension(&PendingCall {
+        session_id: child.id.clone(),
+        ..pending("p1")
+    })
+    .await
+    .unwrap();
+
+    assert!(db.delete_session(&parent.id).await.unwrap());
+    for gone in [&parent.id, &child.id] {
+        assert!(db.session(gone).await.unwrap().is_none());
+        assert!(matches!(
+            db.load(gone).await,
+            Err(toolwire_store::StoreError::SessionNotFound { .. })
+        ));
+        assert!(db.events_since(gone, 0).await.unwrap().is_empty());
+    }
+    assert!(db.suspensions(&child.id).await.unwrap().is_empty());
+    // Another session is untouched, and deleting twice says there was nothing.
+    assert_eq!(db.load(&other.id).await.unwrap().len(), 1);
+    assert!(!db.delete_session(&parent.id).await.unwrap());
+    assert!(db.delete_session("../etc").await.is_err());
+}

@@ -54,6 +54,10 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
     /// Every message of a session, in order.
     async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>>;
 
+    /// Deletes a session with its subagents' sessions, messages, events and pending
+    /// calls; `false` when there was none. Blobs stay until `gc` finds them unreferenced.
+    async fn delete_session(&self, id: &str) -> Result<bool>;
+
     /// The newest stored result with this call id.
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>>;
 

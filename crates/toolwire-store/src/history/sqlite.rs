@@ -118,6 +118,10 @@ enum Stmt {
         body: String,
         now: i64,
     },
+    /// A session, its subagents' sessions, and everything recorded in them.
+    DeleteSession {
+        id: String,
+    },
     ClaimSuspension {
         id: String,
     },
@@ -354,6 +358,15 @@ impl HistoryStore for SqliteHistory {
                 content,
             })
             .collect())
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<bool> {
+        validate_id("session id", id)?;
+        let stmt = Stmt::DeleteSession { id: id.to_owned() };
+        match self.submit(|reply| WriteOp::Exec { stmt, reply }).await? {
+            Returned::Seq(deleted) => Ok(deleted > 0),
+            _ => Ok(false),
+        }
     }
 
     async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
@@ -691,6 +704,34 @@ async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
             .fetch_optional(&mut *conn)
             .await?;
             Ok(Returned::Body(row.map(|(body,)| body)))
+        }
+        // One savepoint, so a delete is all or nothing; blobs stay for `gc`.
+        Stmt::DeleteSession { id } => {
+            // The session and its descendants (subagent sessions), as a static statement.
+            macro_rules! in_tree {
+                ($stmt:literal) => {
+                    concat!(
+                        "WITH RECURSIVE tree(id) AS (SELECT $1 UNION ALL ",
+                        "SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id) ",
+                        $stmt
+                    )
+                };
+            }
+            let mut found = 0;
+            for stmt in [
+                in_tree!(
+                    "DELETE FROM message_blobs WHERE message_id IN \
+                     (SELECT id FROM messages WHERE session_id IN (SELECT id FROM tree))"
+                ),
+                in_tree!("DELETE FROM messages WHERE session_id IN (SELECT id FROM tree)"),
+                in_tree!("DELETE FROM events WHERE session_id IN (SELECT id FROM tree)"),
+                in_tree!("DELETE FROM suspensions WHERE session_id IN (SELECT id FROM tree)"),
+                in_tree!("DELETE FROM sessions WHERE id IN (SELECT id FROM tree)"),
+            ] {
+                let done = sqlx::query(stmt).bind(&id).execute(&mut *conn).await?;
+                found = done.rows_affected();
+            }
+            Ok(Returned::Seq(i64::try_from(found).unwrap_or(i64::MAX)))
         }
         Stmt::FinishSuspension { id } => {
             sqlx::query("DELETE FROM suspensions WHERE id = $1")
