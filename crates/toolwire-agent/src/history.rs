@@ -71,3 +71,21 @@ mod signature_tests {
         }
     }
 }
+
+/// A stored session as `provider` would be sent it (`toolwire export`, the server's
+/// `/export`): its request body and the notes on what was cut or changed.
+pub async fn export_request(
+    stores: &toolwire_store::Stores,
+    session_id: &str,
+    provider: toolwire_model::Provider,
+    options: &toolwire_model::EncodeOptions,
+    system: &str,
+) -> Result<(serde_json::Value, Vec<toolwire_model::Diagnostic>), crate::HostError> {
+    if stores.history.session(session_id).await?.is_none() {
+        return Err(crate::HostError::NoSession(session_id.to_owned()));
+    }
+    let messages = stores.history.load(session_id).await?;
+    let conv = conversation(system, &messages);
+    let blobs = crate::StoreBlobs(std::sync::Arc::clone(&stores.blobs));
+    Ok(toolwire_model::encode_request(provider, &conv, options, &blobs).await?)
+}

@@ -70,6 +70,10 @@ pub enum HostError {
     NoDataDir,
     #[error("the run stopped unexpectedly: {0}")]
     Aborted(String),
+    #[error(transparent)]
+    Resolve(#[from] toolwire_runtime::ResolveError),
+    #[error("cannot encode the session: {0}")]
+    Encode(#[from] toolwire_model::EncodeError),
 }
 
 /// Builds a [`Host`]; see the module example.
@@ -342,6 +346,39 @@ impl Host {
             // a row that lists as resolving, which is harmless.
             let _ = self.executor.settled(&id).await;
         }
+        match stored.content {
+            Message::ToolResult(result) => Ok(result),
+            _ => Err(HostError::Aborted(
+                "the store returned a message that is not a tool result".into(),
+            )),
+        }
+    }
+
+    /// Answers a pending call that no running turn or call is waiting on (the process
+    /// that suspended it ended, or nobody was asked): the call is finished through the
+    /// executor and its result stored, once. A call that suspends again (an MCP server's
+    /// second question) is returned suspended and stays pending under its new id.
+    pub async fn resolve_pending(
+        &self,
+        session_id: &str,
+        suspension_id: &str,
+        resolution: toolwire_core::Resolution,
+    ) -> Result<ToolResult, HostError> {
+        // The id must be one of this session's, so a caller cannot answer another's.
+        let listed = self.executor.pending(session_id).await?;
+        if !listed.iter().any(|p| p.suspension.id == suspension_id) {
+            return Err(toolwire_runtime::ResolveError::NotFound(suspension_id.to_owned()).into());
+        }
+        let pending = self.executor.resolve(suspension_id, resolution).await?;
+        if pending.status == toolwire_core::Status::Suspended {
+            let _ = self.executor.settled(suspension_id).await;
+            return Ok(pending);
+        }
+        let stored = self
+            .stores
+            .record_result_or_failure(session_id, pending, None)
+            .await?;
+        let _ = self.executor.settled(suspension_id).await;
         match stored.content {
             Message::ToolResult(result) => Ok(result),
             _ => Err(HostError::Aborted(

@@ -32,7 +32,7 @@ use toolwire_store::{NewSession, Session, StoreError, Stores};
 
 pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
 pub use blobs::StoreBlobs;
-pub use history::{conversation, tool_specs};
+pub use history::{conversation, export_request, tool_specs};
 pub use host::{
     Host, HostAgent, HostBuilder, HostError, ProviderSettings, Running, TurnEvents, open_stores,
 };
@@ -45,7 +45,7 @@ pub use tokio_util::sync::CancellationToken;
 /// The conversation and event vocabulary, re-exported so an embedder needs one crate.
 pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
 /// The tool contract, for hosts that bring their own tools (an MCP server's).
-pub use toolwire_runtime::{ApprovalPolicy, Tool, ToolSchema};
+pub use toolwire_runtime::{ApprovalPolicy, ResolveError, Tool, ToolSchema};
 
 /// The default limit on model requests per user message.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 100;

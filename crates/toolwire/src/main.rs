@@ -48,6 +48,8 @@ enum Command {
     Tools(cmd::tools::Args),
     /// Print the request body a provider would be sent for a session.
     Export(cmd::export::Args),
+    /// Serve the HTTP API and live events (loopback by default; a token for anything else).
+    Serve(cmd::serve::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -106,5 +108,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Call(args) => cmd::call::run(args, data_dir).await,
         Command::Tools(args) => cmd::tools::run(args, data_dir).await,
         Command::Export(args) => cmd::export::run(args, data_dir).await,
+        Command::Serve(args) => cmd::serve::run(args, data_dir).await,
     }
 }

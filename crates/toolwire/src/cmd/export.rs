@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use toolwire_agent::{StoreBlobs, conversation};
-use toolwire_model::{EncodeOptions, Provider, encode_request};
+use toolwire_agent::{HostError, export_request};
+use toolwire_model::{EncodeOptions, Provider};
 
 use crate::{Outcome, data, out};
 
@@ -28,11 +28,6 @@ pub(crate) struct Args {
 
 pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
     let stores = data::open(data_dir).await?;
-    if stores.history.session(&args.session).await?.is_none() {
-        bail!("no session {:?} (see `toolwire sessions`)", args.session);
-    }
-    let messages = stores.history.load(&args.session).await?;
-    let conv = conversation(&args.system, &messages);
     let mut options = EncodeOptions::for_model(
         args.model
             .unwrap_or_else(|| args.provider.default_model().to_owned()),
@@ -40,13 +35,18 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
     if let Some(n) = args.max_chars {
         options.budget.max_chars = n;
     }
-    let (body, diagnostics) = encode_request(
+    let (body, diagnostics) = match export_request(
+        &stores,
+        &args.session,
         args.provider,
-        &conv,
         &options,
-        &StoreBlobs(stores.blobs.clone()),
+        &args.system,
     )
-    .await?;
+    .await
+    {
+        Err(HostError::NoSession(id)) => bail!("no session {id:?} (see `toolwire sessions`)"),
+        other => other?,
+    };
     out::json(&body)?;
     for d in diagnostics {
         out::eprintln(&format!("note: {d}"));

@@ -7,6 +7,7 @@ pub(crate) mod gc;
 pub(crate) mod normalize;
 pub(crate) mod render;
 pub(crate) mod schema;
+pub(crate) mod serve;
 pub(crate) mod sessions;
 pub(crate) mod show;
 pub(crate) mod tools;

@@ -1,0 +1,299 @@
+//! The REST handlers under `/api`: sessions, messages (agent turns), direct tool calls,
+//! tools, pending calls and their answers, and the model view of a session.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json_;
+use toolwire_agent::{Approver, HostError};
+use toolwire_core::{PendingCall, Resolution, ToolResult};
+use toolwire_model::{EncodeOptions, Provider};
+use toolwire_store::{NewSession, Page, Session, StoredMessage};
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// Most sessions one page lists.
+const MAX_PAGE: u32 = 200;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListQuery {
+    /// Sessions skipped (default 0).
+    #[serde(default)]
+    pub offset: u32,
+    /// Sessions listed, at most 200 (default 50).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionList {
+    #[schemars(with = "Vec<Json_>")]
+    pub sessions: Vec<Session>,
+    pub offset: u32,
+    pub limit: u32,
+}
+
+pub async fn list_sessions(
+    State(state): State<AppState>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<SessionList>, ApiError> {
+    let limit = q.limit.unwrap_or(50).clamp(1, MAX_PAGE);
+    let sessions = state
+        .host
+        .stores()
+        .history
+        .list_sessions(Page {
+            offset: q.offset,
+            limit,
+        })
+        .await?;
+    Ok(Json(SessionList {
+        sessions,
+        offset: q.offset,
+        limit,
+    }))
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct CreateSession {
+    pub title: Option<String>,
+}
+
+pub async fn create_session(
+    State(state): State<AppState>,
+    body: Option<Json<CreateSession>>,
+) -> Result<(StatusCode, Json<Json_>), ApiError> {
+    let title = body.and_then(|b| b.0.title);
+    let session = state
+        .host
+        .stores()
+        .history
+        .create_session(NewSession {
+            title,
+            ..NewSession::default()
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(to_json(&session)?)))
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionWithMessages {
+    #[schemars(with = "Json_")]
+    pub session: Session,
+    #[schemars(with = "Vec<Json_>")]
+    pub messages: Vec<StoredMessage>,
+}
+
+pub async fn get_session(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SessionWithMessages>, ApiError> {
+    let history = &state.host.stores().history;
+    let session = history
+        .session(&id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no session {id:?}")))?;
+    let messages = history.load(&id).await?;
+    Ok(Json(SessionWithMessages { session, messages }))
+}
+
+pub async fn delete_session(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    if state.host.stores().history.delete_session(&id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!("no session {id:?}")))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PostMessage {
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Accepted {
+    pub session_id: String,
+    /// Follow the work on `/api/sessions/{id}/events`.
+    pub events: String,
+}
+
+fn accepted(session_id: &str) -> (StatusCode, Json<Accepted>) {
+    (
+        StatusCode::ACCEPTED,
+        Json(Accepted {
+            session_id: session_id.to_owned(),
+            events: format!("/api/sessions/{session_id}/events"),
+        }),
+    )
+}
+
+async fn existing_session(state: &AppState, id: &str) -> Result<(), ApiError> {
+    match state.host.stores().history.session(id).await? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::not_found(format!("no session {id:?}"))),
+    }
+}
+
+/// Starts an agent turn; its events stream on the session's event feed.
+pub async fn post_message(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<PostMessage>,
+) -> Result<(StatusCode, Json<Accepted>), ApiError> {
+    existing_session(&state, &id).await?;
+    let Some(settings) = state.provider.clone() else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "no_provider",
+            "no model provider is configured: start the server with --provider and the \
+             provider's API key in its usual variable",
+        ));
+    };
+    if body.text.trim().is_empty() {
+        return Err(ApiError::bad_request("the message is empty"));
+    }
+    let approver = Arc::clone(&state.approver) as Arc<dyn Approver>;
+    let agent = state.host.agent(&settings, approver)?;
+    let session = id.clone();
+    state.spawn(async move {
+        if let Ok(running) = agent.turn(&session, &body.text).await {
+            drain(running).await;
+        }
+    });
+    Ok(accepted(&id))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PostCall {
+    pub tool: String,
+    #[serde(default)]
+    pub input: Option<Json_>,
+}
+
+/// Runs one tool in the session; its result streams on the event feed and is stored.
+pub async fn post_call(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<PostCall>,
+) -> Result<(StatusCode, Json<Accepted>), ApiError> {
+    existing_session(&state, &id).await?;
+    if state.host.executor().registry().get(&body.tool).is_none() {
+        return Err(ApiError::not_found(format!("no tool {:?}", body.tool)));
+    }
+    let input = body.input.unwrap_or_else(|| serde_json::json!({}));
+    let approver = Arc::clone(&state.approver) as Arc<dyn Approver>;
+    let running = state.host.call(&id, &body.tool, input, approver).await?;
+    state.spawn(drain(running));
+    Ok(accepted(&id))
+}
+
+/// Takes a run's events until it ends; they are in the event log already, so the
+/// feed's readers get them whether or not anyone reads them here.
+async fn drain<T>(mut running: toolwire_agent::Running<T>) {
+    while running.next().await.is_some() {}
+    let _ = running.finish().await;
+}
+
+pub async fn list_tools(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
+    let schemas: Vec<_> = state.host.executor().registry().schemas().collect();
+    Ok(Json(to_json(&schemas)?))
+}
+
+pub async fn list_suspensions(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Json_>, ApiError> {
+    existing_session(&state, &id).await?;
+    let pending: Vec<PendingCall> = state
+        .host
+        .executor()
+        .pending(&id)
+        .await
+        .map_err(HostError::from)?;
+    Ok(Json(to_json(&pending)?))
+}
+
+/// Approves, denies or answers a pending call: the call waiting in this process gets the
+/// answer; else (after a restart) the answer finishes the call here and stores its result.
+pub async fn resolve(
+    State(state): State<AppState>,
+    Path((id, suspension)): Path<(String, String)>,
+    Json(resolution): Json<Resolution>,
+) -> Result<(StatusCode, Json<Json_>), ApiError> {
+    existing_session(&state, &id).await?;
+    let listed = state
+        .host
+        .executor()
+        .pending(&id)
+        .await
+        .map_err(HostError::from)?;
+    if !listed
+        .iter()
+        .any(|p| p.suspension.id == suspension && !p.resolving)
+    {
+        return Err(ApiError::not_found(format!(
+            "no call waiting with suspension id {suspension:?} in this session"
+        )));
+    }
+    match state.approver.answer(&suspension, resolution) {
+        Ok(()) => Ok((
+            StatusCode::ACCEPTED,
+            Json(serde_json::json!({"delivered": true})),
+        )),
+        Err(resolution) => {
+            let result: ToolResult = state
+                .host
+                .resolve_pending(&id, &suspension, resolution)
+                .await?;
+            Ok((StatusCode::OK, Json(to_json(&result)?)))
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExportQuery {
+    /// anthropic, openai-chat, openai-responses or gemini.
+    pub provider: String,
+    pub model: Option<String>,
+    /// The truncation budget per result, in characters.
+    pub max_chars: Option<usize>,
+}
+
+pub async fn export(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> Result<Json<Json_>, ApiError> {
+    let provider: Provider = q
+        .provider
+        .parse()
+        .map_err(|e| ApiError::bad_request(format!("provider: {e}")))?;
+    let mut options = EncodeOptions::for_model(
+        q.model
+            .unwrap_or_else(|| provider.default_model().to_owned()),
+    );
+    if let Some(n) = q.max_chars {
+        options.budget.max_chars = n;
+    }
+    let (body, _) =
+        toolwire_agent::export_request(state.host.stores(), &id, provider, &options, "").await?;
+    Ok(Json(body))
+}
+
+fn to_json(value: &impl Serialize) -> Result<Json_, ApiError> {
+    serde_json::to_value(value).map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("cannot serialize the answer: {e}"),
+        )
+    })
+}

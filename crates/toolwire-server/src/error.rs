@@ -1,0 +1,84 @@
+//! The API's errors: `{"error": {"code", "message"}}` with the status that says what went
+//! wrong, and the mapping from the host's errors to them.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use toolwire_agent::HostError;
+use toolwire_store::StoreError;
+
+/// An error answer. Messages never quote a token, and text from tools is JSON-escaped
+/// like any other string.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::FORBIDDEN, code, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<HostError> for ApiError {
+    fn from(e: HostError) -> Self {
+        match e {
+            HostError::NoSession(id) => ApiError::not_found(format!("no session {id:?}")),
+            HostError::Resolve(toolwire_agent::ResolveError::NotFound(id)) => {
+                ApiError::not_found(format!("no pending call {id:?} in this session"))
+            }
+            HostError::Store(store) => store.into(),
+            other => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                other.to_string(),
+            ),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::SessionNotFound { id } => ApiError::not_found(format!("no session {id:?}")),
+            StoreError::InvalidId { .. } | StoreError::InvalidBlobKey { .. } => {
+                ApiError::bad_request(e.to_string())
+            }
+            StoreError::SessionExists { .. } => {
+                ApiError::new(axum::http::StatusCode::CONFLICT, "conflict", e.to_string())
+            }
+            StoreError::BlobNotFound { .. } => ApiError::not_found(e.to_string()),
+            other => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "store",
+                other.to_string(),
+            ),
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! toolwire's HTTP server: the REST API under `/api`, live events over SSE and WebSocket,
+//! and the guards of a safe local server, on the `Host` every front end shares.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let host = toolwire_agent::Host::builder().build().await?;
+//! let config = toolwire_server::ServeConfig::new("127.0.0.1:7777".parse()?);
+//! let server = toolwire_server::Server::bind(host, config).await?;
+//! println!("{}", server.url());
+//! server.run(std::future::pending()).await?;
+//! # Ok(()) }
+//! ```
+
+mod api;
+mod approver;
+mod error;
+mod events;
+pub mod guard;
+pub mod openapi;
+mod resources;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use tokio::task::JoinSet;
+use toolwire_agent::{Host, ProviderSettings};
+
+pub use approver::WebApprover;
+pub use error::ApiError;
+pub use guard::Guard;
+pub use resources::parse_range;
+
+/// Largest request body: the API takes small JSON documents only.
+pub const MAX_BODY: usize = 1024 * 1024;
+
+/// Longest a request may take to answer (streams only need to start in time).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a shutdown waits for turns and calls still running to store their results.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub addr: SocketAddr,
+    /// Required on any address but loopback; checked on every API request when set.
+    pub token: Option<String>,
+    /// The provider agent turns use; without one, posting a message answers 409.
+    pub provider: Option<ProviderSettings>,
+}
+
+impl ServeConfig {
+    pub fn new(addr: SocketAddr) -> Self {
+        ServeConfig {
+            addr,
+            token: None,
+            provider: None,
+        }
+    }
+}
+
+/// Why the server did not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "{0} is not a loopback address: anyone who can reach it could run tools, so a token is \
+         required (pass --token or set TOOLWIRE_TOKEN)"
+    )]
+    TokenRequired(SocketAddr),
+    #[error("a token must be at least 16 characters")]
+    WeakToken,
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub host: Host,
+    pub provider: Option<ProviderSettings>,
+    pub approver: Arc<WebApprover>,
+    pub guard: Arc<Guard>,
+    /// Turns and calls started by requests, awaited at shutdown.
+    tasks: Arc<Mutex<JoinSet<()>>>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("provider", &self.provider.as_ref().map(|p| p.provider()))
+            .field("hosts", &self.guard.hosts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    pub fn new(host: Host, provider: Option<ProviderSettings>, guard: Guard) -> Self {
+        AppState {
+            host,
+            provider,
+            approver: Arc::new(WebApprover::default()),
+            guard: Arc::new(guard),
+            tasks: Arc::new(Mutex::new(JoinSet::new())),
+        }
+    }
+
+    /// Runs work past the request that started it, to be awaited at shutdown.
+    fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
+        if let Ok(mut tasks) = self.tasks.lock() {
+            // Finished tasks are collected as new ones come, so the set stays small.
+            while tasks.try_join_next().is_some() {}
+            tasks.spawn(work);
+        }
+    }
+
+    /// Waits (up to `grace`) for the work still running to end and store its results.
+    pub async fn drain(&self, grace: Duration) {
+        let mut tasks = match self.tasks.lock() {
+            Ok(mut t) => std::mem::take(&mut *t),
+            Err(_) => return,
+        };
+        let _ =
+            tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
+    }
+}
+
+/// Every route: the REST API, the event feeds, resources, OpenAPI and the page, behind
+/// the guards, body limit and timeout.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route(
+            "/api/sessions",
+            get(api::list_sessions).post(api::create_session),
+        )
+        .route(
+            "/api/sessions/{id}",
+            get(api::get_session).delete(api::delete_session),
+        )
+        .route("/api/sessions/{id}/messages", post(api::post_message))
+        .route("/api/sessions/{id}/calls", post(api::post_call))
+        .route("/api/sessions/{id}/suspensions", get(api::list_suspensions))
+        .route(
+            "/api/sessions/{id}/suspensions/{suspension}",
+            post(api::resolve),
+        )
+        .route("/api/sessions/{id}/events", get(events::sse))
+        .route("/api/sessions/{id}/export", get(api::export))
+        .route("/api/tools", get(api::list_tools))
+        .route("/api/resources/{blob}/content", get(resources::content))
+        .route("/api/ws", get(events::ws))
+        .route("/api/openapi.json", get(openapi::serve_document))
+        .route("/", get(page))
+        .fallback(no_route);
+    api.layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        guard::check,
+    ))
+    .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY))
+    .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+        StatusCode::REQUEST_TIMEOUT,
+        REQUEST_TIMEOUT,
+    ))
+    .with_state(state)
+}
+
+async fn no_route() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no_route", "no such route")
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct PageQuery {
+    token: Option<String>,
+}
+
+/// The app's page: a placeholder until the web app lands, served with a policy that
+/// allows no inline script and nothing from elsewhere. `/?token=...` (the URL the server
+/// prints) trades the token for an HttpOnly cookie and redirects, so the token leaves
+/// the address bar and the history.
+async fn page(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    axum::extract::Query(q): axum::extract::Query<PageQuery>,
+) -> Response {
+    if let (Some(given), Some(_)) = (q.token, &state.guard.token) {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_str(&format!("Bearer {given}"))
+                .unwrap_or(HeaderValue::from_static("")),
+        );
+        if !state.guard.accepts(&headers) {
+            return ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "wrong token")
+                .into_response();
+        }
+        let cookie = format!(
+            "{}={given}; HttpOnly; SameSite=Strict; Path=/",
+            guard::TOKEN_COOKIE
+        );
+        let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        return response;
+    }
+    let html = "<!doctype html><meta charset=utf-8><title>toolwire</title>\
+                <h1>toolwire</h1><p>The API is at <a href=/api/openapi.json>/api/openapi.json</a>.</p>";
+    let mut response = Html(html).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// A bound server, ready to run.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    url: String,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("url", &self.url).finish()
+    }
+}
+
+impl Server {
+    /// Checks the configuration and binds. A non-loopback address without a token is
+    /// refused here, before anything listens.
+    pub async fn bind(host: Host, config: ServeConfig) -> Result<Self, ServeError> {
+        if !config.addr.ip().is_loopback() && config.token.is_none() {
+            return Err(ServeError::TokenRequired(config.addr));
+        }
+        if config.token.as_ref().is_some_and(|t| t.len() < 16) {
+            return Err(ServeError::WeakToken);
+        }
+        let listener = tokio::net::TcpListener::bind(config.addr)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: config.addr,
+                source,
+            })?;
+        let addr = listener.local_addr()?;
+        let guard = Guard::for_addr(addr, config.token.clone());
+        let url = format!("http://{addr}/");
+        Ok(Server {
+            listener,
+            state: AppState::new(host, config.provider, guard),
+            url,
+        })
+    }
+
+    /// The address to open; with a token, the one-time URL is `url()?token=...`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    /// Serves until `shutdown` resolves, then stops taking requests and waits for the
+    /// turns and calls still running to store their results.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let state = self.state.clone();
+        axum::serve(self.listener, router(self.state))
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        state.drain(SHUTDOWN_GRACE).await;
+        Ok(())
+    }
+}

@@ -1,0 +1,244 @@
+//! The OpenAPI 3.1 document at `/api/openapi.json`, built from [`ROUTES`], the table the
+//! router is checked against (a test calls every entry and fails on "no such route"),
+//! with request schemas derived from the handlers' own types by schemars.
+
+use axum::Json;
+use schemars::{JsonSchema, schema_for};
+use serde_json::{Map, Value as Json_, json};
+
+use crate::api::{CreateSession, PostCall, PostMessage};
+
+/// One documented route.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteDoc {
+    pub method: &'static str,
+    /// axum's syntax: `{id}` is a path parameter.
+    pub path: &'static str,
+    pub summary: &'static str,
+    /// The request body's schema, for routes that take one.
+    pub body: Option<fn() -> Json_>,
+    /// The statuses it answers with, besides the guards' 401, 403, 408 and 413.
+    pub statuses: &'static [u16],
+    /// Query parameters: (name, JSON type, description).
+    pub query: &'static [(&'static str, &'static str, &'static str)],
+}
+
+fn schema<T: JsonSchema>() -> Json_ {
+    serde_json::to_value(schema_for!(T)).unwrap_or(Json_::Null)
+}
+
+fn resolution_schema() -> Json_ {
+    json!({
+        "oneOf": [
+            {"type": "object", "required": ["type"], "properties": {"type": {"const": "approve"}}},
+            {"type": "object", "required": ["type"], "properties": {"type": {"const": "deny"}, "reason": {"type": "string"}}},
+            {"type": "object", "required": ["type", "value"], "properties": {"type": {"const": "answer"}, "value": {}}},
+        ]
+    })
+}
+
+/// Every route the server has.
+pub const ROUTES: &[RouteDoc] = &[
+    RouteDoc {
+        method: "get",
+        path: "/api/sessions",
+        summary: "Sessions, most recently updated first.",
+        body: None,
+        statuses: &[200, 400],
+        query: &[
+            ("offset", "integer", "sessions skipped"),
+            ("limit", "integer", "at most 200"),
+        ],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/sessions",
+        summary: "Create a session.",
+        body: Some(schema::<CreateSession>),
+        statuses: &[201, 400, 415, 422],
+        query: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/sessions/{id}",
+        summary: "A session and its messages.",
+        body: None,
+        statuses: &[200, 400, 404],
+        query: &[],
+    },
+    RouteDoc {
+        method: "delete",
+        path: "/api/sessions/{id}",
+        summary: "Delete a session and its subagents' sessions (blobs are left to gc).",
+        body: None,
+        statuses: &[204, 400, 404],
+        query: &[],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/sessions/{id}/messages",
+        summary: "Post a user message: starts an agent turn (409 without a provider).",
+        body: Some(schema::<PostMessage>),
+        statuses: &[202, 400, 404, 409, 415, 422],
+        query: &[],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/sessions/{id}/calls",
+        summary: "Run one tool in the session.",
+        body: Some(schema::<PostCall>),
+        statuses: &[202, 400, 404, 415, 422],
+        query: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/sessions/{id}/suspensions",
+        summary: "Calls waiting for a person (also after a restart).",
+        body: None,
+        statuses: &[200, 400, 404],
+        query: &[],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/sessions/{id}/suspensions/{suspension}",
+        summary: "Approve, deny or answer a waiting call.",
+        body: Some(resolution_schema),
+        statuses: &[200, 202, 400, 404, 415, 422],
+        query: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/sessions/{id}/events",
+        summary: "Server-sent events with stored sequence numbers; resume with Last-Event-ID or after.",
+        body: None,
+        statuses: &[200, 400, 404],
+        query: &[("after", "integer", "resume after this event number")],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/sessions/{id}/export",
+        summary: "The request body a provider would be sent for the session.",
+        body: None,
+        statuses: &[200, 400, 404],
+        query: &[
+            (
+                "provider",
+                "string",
+                "anthropic, openai-chat, openai-responses or gemini",
+            ),
+            ("model", "string", "the model"),
+            ("max_chars", "integer", "truncation budget per result"),
+        ],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/tools",
+        summary: "The tools, with their schemas.",
+        body: None,
+        statuses: &[200],
+        query: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/resources/{blob}/content",
+        summary: "A stored blob's bytes, with Range and an immutable ETag.",
+        body: None,
+        statuses: &[200, 206, 304, 400, 404, 413, 416],
+        query: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/ws",
+        summary: "WebSocket of a session's events: send {\"sessionId\", \"after\"} first.",
+        body: None,
+        statuses: &[101, 400, 426],
+        query: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/openapi.json",
+        summary: "This document.",
+        body: None,
+        statuses: &[200],
+        query: &[],
+    },
+];
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        101 => "Switching to a WebSocket",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted: follow the session's events",
+        204 => "Deleted",
+        206 => "Part of the resource",
+        304 => "Not modified",
+        400 => "Bad request",
+        404 => "Not found",
+        409 => "Conflict",
+        413 => "Too large",
+        415 => "Not JSON",
+        416 => "Range not satisfiable",
+        422 => "Invalid JSON body",
+        426 => "Upgrade required",
+        _ => "See the error",
+    }
+}
+
+/// The document.
+pub fn document() -> Json_ {
+    let error = json!({
+        "type": "object",
+        "required": ["error"],
+        "properties": {"error": {"type": "object", "required": ["code", "message"],
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}
+    });
+    let mut paths = Map::new();
+    for route in ROUTES {
+        let mut op = Map::new();
+        op.insert("summary".into(), json!(route.summary));
+        let mut params: Vec<Json_> = route
+            .path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        params.extend(route.query.iter().map(|(name, kind, about)| {
+            json!({"name": name, "in": "query", "required": false, "description": about, "schema": {"type": kind}})
+        }));
+        if !params.is_empty() {
+            op.insert("parameters".into(), Json_::Array(params));
+        }
+        if let Some(body) = route.body {
+            op.insert(
+                "requestBody".into(),
+                json!({"required": true, "content": {"application/json": {"schema": body()}}}),
+            );
+        }
+        let mut responses = Map::new();
+        for status in route.statuses.iter().chain(&[401, 403, 408, 413]) {
+            let mut response = json!({"description": reason(*status)});
+            if *status >= 400 {
+                response["content"] = json!({"application/json": {"schema": error.clone()}});
+            }
+            responses.insert(status.to_string(), response);
+        }
+        op.insert("responses".into(), Json_::Object(responses));
+        let entry = paths
+            .entry(route.path.to_owned())
+            .or_insert_with(|| json!({}));
+        entry[route.method] = Json_::Object(op);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "toolwire", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "Sessions, tool calls and their results, live events."},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{}, {"bearer": []}],
+        "paths": paths,
+    })
+}
+
+pub async fn serve_document() -> Json<Json_> {
+    Json(document())
+}
