@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,6 +15,7 @@ use toolwire_store::{NewSession, Page, Session, StoredMessage};
 
 use crate::AppState;
 use crate::error::ApiError;
+use crate::extract::{Json, Path, Query};
 
 /// Most sessions one page lists.
 const MAX_PAGE: u32 = 200;
@@ -65,9 +65,9 @@ pub struct CreateSession {
 
 pub async fn create_session(
     State(state): State<AppState>,
-    body: Option<Json<CreateSession>>,
+    Json(body): Json<CreateSession>,
 ) -> Result<(StatusCode, Json<Json_>), ApiError> {
-    let title = body.and_then(|b| b.0.title);
+    let title = body.title;
     let session = state
         .host
         .stores()

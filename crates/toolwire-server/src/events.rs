@@ -6,8 +6,8 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
+use axum::extract::State;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -18,6 +18,7 @@ use toolwire_core::Event;
 
 use crate::AppState;
 use crate::error::ApiError;
+use crate::extract::{Path, Query};
 
 /// How long a WebSocket client may take to say which session it wants.
 const SUBSCRIBE_WAIT: Duration = Duration::from_secs(30);

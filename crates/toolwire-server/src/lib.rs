@@ -15,6 +15,7 @@ mod api;
 mod approver;
 mod error;
 mod events;
+mod extract;
 pub mod guard;
 pub mod openapi;
 mod resources;
@@ -53,6 +54,10 @@ pub struct ServeConfig {
     pub token: Option<String>,
     /// The provider agent turns use; without one, posting a message answers 409.
     pub provider: Option<ProviderSettings>,
+    /// How long a shutdown waits for running turns and calls to store their results.
+    /// Calls still waiting for a person then are dropped, and stay pending in the store,
+    /// to be answered after a restart.
+    pub shutdown_grace: Duration,
 }
 
 impl ServeConfig {
@@ -61,6 +66,7 @@ impl ServeConfig {
             addr,
             token: None,
             provider: None,
+            shutdown_grace: SHUTDOWN_GRACE,
         }
     }
 }
@@ -233,6 +239,7 @@ pub struct Server {
     listener: tokio::net::TcpListener,
     state: AppState,
     url: String,
+    grace: Duration,
 }
 
 impl std::fmt::Debug for Server {
@@ -264,6 +271,7 @@ impl Server {
             listener,
             state: AppState::new(host, config.provider, guard),
             url,
+            grace: config.shutdown_grace,
         })
     }
 
@@ -286,7 +294,7 @@ impl Server {
         axum::serve(self.listener, router(self.state))
             .with_graceful_shutdown(shutdown)
             .await?;
-        state.drain(SHUTDOWN_GRACE).await;
+        state.drain(self.grace).await;
         Ok(())
     }
 }

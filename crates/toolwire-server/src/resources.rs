@@ -3,13 +3,14 @@
 //! sniffing, and HTML or SVG is a sandboxed download.
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use toolwire_store::BlobKey;
 
 use crate::AppState;
 use crate::error::ApiError;
+use crate::extract::Path;
 
 /// The most bytes one response carries; a larger blob is read in ranges.
 pub const MAX_RANGE: u64 = 64 * 1024 * 1024;

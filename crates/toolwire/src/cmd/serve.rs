@@ -53,11 +53,9 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
     let sampler = provider.as_ref().and_then(crate::mcp::sampler);
     let mcp_tools = args.mcp.tools(data_dir, None, sampler).await?;
     let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
-    let config = ServeConfig {
-        addr: args.addr,
-        token: args.token.clone(),
-        provider,
-    };
+    let mut config = ServeConfig::new(args.addr);
+    config.token = args.token.clone();
+    config.provider = provider;
     let server = Server::bind(host, config).await?;
     let url = server.url().to_owned();
     match &args.token {

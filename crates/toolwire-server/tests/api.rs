@@ -1,0 +1,466 @@
+//! Every endpoint against a real server on loopback, with its success and error statuses:
+//! sessions, calls, messages, pending calls (live and after a restart), export, tools,
+//! and resources with Range.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use serde_json::{Value as Json, json};
+use support::{error_code, start, start_in, wait_for};
+
+async fn put(blobs: &dyn toolwire_store::BlobStore, bytes: Vec<u8>) -> toolwire_store::BlobKey {
+    let chunk: Result<bytes::Bytes, toolwire_store::StoreError> = Ok(bytes.into());
+    toolwire_store::put_stream(blobs, futures::stream::iter([chunk]), None)
+        .await
+        .unwrap()
+        .key
+}
+
+/// A final result (a suspended call's first result is a `tool_result` event too).
+fn has_result(events: &[Json]) -> bool {
+    events
+        .iter()
+        .any(|e| e["type"] == "tool_result" && e["result"]["status"] != "suspended")
+}
+
+#[tokio::test]
+async fn sessions_are_created_listed_paged_read_and_deleted() {
+    let f = start().await;
+    let s = &f.server;
+    let ids = [s.session().await, s.session().await, s.session().await];
+    let page = s.json("/api/sessions?limit=2").await;
+    assert_eq!(page["sessions"].as_array().unwrap().len(), 2);
+    let rest = s.json("/api/sessions?limit=2&offset=2").await;
+    assert_eq!(rest["sessions"].as_array().unwrap().len(), 1);
+    let one = s.json(&format!("/api/sessions/{}", ids[0])).await;
+    assert_eq!(one["session"]["id"], ids[0].as_str());
+    assert_eq!(one["messages"], json!([]));
+
+    assert_eq!(
+        error_code(s.get("/api/sessions/s_nothere").send().await.unwrap()).await,
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        error_code(s.get("/api/sessions/a..b").send().await.unwrap())
+            .await
+            .0,
+        400
+    );
+    assert_eq!(
+        error_code(s.get("/api/sessions?limit=x").send().await.unwrap())
+            .await
+            .0,
+        400
+    );
+
+    let del = s
+        .delete(&format!("/api/sessions/{}", ids[1]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(del.status(), 204);
+    assert_eq!(
+        error_code(
+            s.delete(&format!("/api/sessions/{}", ids[1]))
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        404
+    );
+    assert_eq!(
+        s.json("/api/sessions").await["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // A body that is not JSON, or JSON of the wrong shape, is a client error.
+    let r = s
+        .client
+        .post(s.url("/api/sessions"))
+        .body("{")
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let r = s
+        .post("/api/sessions", json!({"title": 7}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+}
+
+#[tokio::test]
+async fn a_call_runs_its_result_is_stored_and_streamed() {
+    let f = start().await;
+    let s = &f.server;
+    std::fs::write(
+        f.dirs.1.path().join("notes.txt"),
+        "hello from the workspace",
+    )
+    .unwrap();
+    let id = s.session().await;
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/calls"),
+            json!({"tool": "read_file", "input": {"path": "notes.txt"}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let body: Json = r.json().await.unwrap();
+    assert_eq!(body["events"], format!("/api/sessions/{id}/events"));
+    let events = wait_for(s, &id, has_result).await;
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["result"]["status"], "success");
+    let session = s.json(&format!("/api/sessions/{id}")).await;
+    let text = session["messages"].to_string();
+    assert!(text.contains("hello from the workspace"), "{text}");
+
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/calls"),
+            json!({"tool": "no_such_tool"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await.0, 404);
+    let r = s
+        .post(
+            "/api/sessions/s_nothere/calls",
+            json!({"tool": "read_file"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await.0, 404);
+    let tools = s.json("/api/tools").await;
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "read_file" && t["inputSchema"].is_object())
+    );
+}
+
+#[tokio::test]
+async fn a_message_without_a_provider_is_409_and_with_one_runs_a_turn() {
+    let f = start().await;
+    let id = f.server.session().await;
+    let r = f
+        .server
+        .post(
+            &format!("/api/sessions/{id}/messages"),
+            json!({"text": "hi"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (409, "no_provider".into()));
+
+    // With a provider (a local server answering like Anthropic's API).
+    let api = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(json!({
+            "id": "msg", "type": "message", "role": "assistant", "model": "m",
+            "content": [{"type": "text", "text": "Hello from the model"}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}
+        })))
+        .mount(&api)
+        .await;
+    let settings = toolwire_agent::ProviderSettings {
+        provider: Some(toolwire_model::Provider::Anthropic),
+        base_url: Some(api.uri()),
+        stream: false,
+        ..Default::default()
+    };
+    let data = tempfile::tempdir().unwrap();
+    let s = start_in(data.path(), f.dirs.1.path(), None, Some(settings)).await;
+    let id = s.session().await;
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/messages"),
+            json!({"text": "hi"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let events = wait_for(&s, &id, |e| e.iter().any(|e| e["type"] == "turn_ended")).await;
+    assert!(events.iter().any(|e| e["type"] == "turn_started"));
+    let session = s.json(&format!("/api/sessions/{id}")).await;
+    assert!(
+        session["messages"]
+            .to_string()
+            .contains("Hello from the model")
+    );
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/messages"),
+            json!({"text": "  "}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await.0, 400);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_waiting_call_is_approved_live_and_answered_after_a_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let s = start_in(data.path(), workspace.path(), None, None).await;
+    let id = s.session().await;
+    // write_file asks for approval.
+    s.post(
+        &format!("/api/sessions/{id}/calls"),
+        json!({"tool": "write_file", "input": {"path": "a.txt", "content": "approved"}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    let events = wait_for(&s, &id, |e| e.iter().any(|e| e["type"] == "suspended")).await;
+    let sid = events.iter().find(|e| e["type"] == "suspended").unwrap()["suspension"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let pending = s.json(&format!("/api/sessions/{id}/suspensions")).await;
+    assert_eq!(pending[0]["suspension"]["id"], sid.as_str());
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/suspensions/{sid}"),
+            json!({"type": "approve"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    wait_for(&s, &id, has_result).await;
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(),
+        "approved"
+    );
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/suspensions/{sid}"),
+            json!({"type": "approve"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await.0, 404, "answered once only");
+
+    // A question asked, then the server restarts before anyone answers.
+    s.post(
+        &format!("/api/sessions/{id}/calls"),
+        json!({"tool": "ask_user", "input": {"question": "Which branch?"}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    wait_for(&s, &id, |e| {
+        e.iter().filter(|e| e["type"] == "suspended").count() == 2
+    })
+    .await;
+    s.stop().await;
+
+    let s = start_in(data.path(), workspace.path(), None, None).await;
+    let pending = s.json(&format!("/api/sessions/{id}/suspensions")).await;
+    assert_eq!(pending.as_array().unwrap().len(), 1, "{pending}");
+    assert_eq!(pending[0]["suspension"]["prompt"], "Which branch?");
+    let sid = pending[0]["suspension"]["id"].as_str().unwrap();
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/suspensions/{sid}"),
+            json!({"type": "answer", "value": "main"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let result: Json = r.json().await.unwrap();
+    assert_eq!(result["status"], "success");
+    assert!(
+        s.json(&format!("/api/sessions/{id}/suspensions"))
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let stored = s.json(&format!("/api/sessions/{id}")).await;
+    assert!(stored["messages"].to_string().contains("main"));
+
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/suspensions/susp_nope"),
+            json!({"type": "deny"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await.0, 404);
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/suspensions/{sid}"),
+            json!({"type": "maybe"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn export_gives_the_model_view() {
+    let f = start().await;
+    let s = &f.server;
+    std::fs::write(f.dirs.1.path().join("n.txt"), "x").unwrap();
+    let id = s.session().await;
+    s.post(
+        &format!("/api/sessions/{id}/calls"),
+        json!({"tool": "read_file", "input": {"path": "n.txt"}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    wait_for(s, &id, has_result).await;
+    let body = s
+        .json(&format!("/api/sessions/{id}/export?provider=anthropic"))
+        .await;
+    assert!(
+        body["messages"].as_array().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    let r = s
+        .get(&format!("/api/sessions/{id}/export?provider=nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await.0, 400);
+    let r = s
+        .get("/api/sessions/s_nothere/export?provider=gemini")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await.0, 404);
+}
+
+#[tokio::test]
+async fn resources_are_served_with_range_etag_and_a_sandbox_for_markup() {
+    let f = start().await;
+    let s = &f.server;
+    let blobs = &s.host.stores().blobs;
+    let png: Vec<u8> = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a]
+        .into_iter()
+        .chain(0..=255u8)
+        .cycle()
+        .take(1000)
+        .collect();
+    let key = put(blobs.as_ref(), png.clone()).await;
+    let path = format!("/api/resources/{key}/content");
+
+    let r = s.get(&path).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let h = r.headers().clone();
+    assert_eq!(h["content-type"], "image/png");
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert!(h["cache-control"].to_str().unwrap().contains("immutable"));
+    let etag = h["etag"].to_str().unwrap().to_owned();
+    assert!(etag.contains(key.hex()));
+    assert_eq!(r.bytes().await.unwrap().as_ref(), png.as_slice());
+
+    let r = s
+        .get(&path)
+        .header("range", "bytes=0-99")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 206);
+    assert_eq!(r.headers()["content-range"], "bytes 0-99/1000");
+    assert_eq!(r.bytes().await.unwrap().as_ref(), &png[..100]);
+    let r = s
+        .get(&path)
+        .header("range", "bytes=-10")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 206);
+    assert_eq!(r.bytes().await.unwrap().as_ref(), &png[990..]);
+    let r = s
+        .get(&path)
+        .header("range", "bytes=5000-")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 416);
+    assert_eq!(r.headers()["content-range"], "bytes */1000");
+    let r = s
+        .get(&path)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 304);
+
+    let html = put(
+        blobs.as_ref(),
+        b"<!doctype html><script>alert(1)</script>".to_vec(),
+    )
+    .await;
+    let r = s
+        .get(&format!("/api/resources/{html}/content"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-security-policy"], "sandbox");
+    assert_eq!(r.headers()["content-disposition"], "attachment");
+
+    let missing = format!("blake3:{}", "0".repeat(64));
+    assert_eq!(
+        error_code(
+            s.get(&format!("/api/resources/{missing}/content"))
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        404
+    );
+    for bad in [
+        "not-a-key",
+        "blake3:zz",
+        "..%2f..%2fetc%2fpasswd",
+        "%2e%2e",
+        "blake3:..%2f..%2f",
+    ] {
+        let r = s
+            .get(&format!("/api/resources/{bad}/content"))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            matches!(r.status().as_u16(), 400 | 404),
+            "{bad}: {}",
+            r.status()
+        );
+    }
+    let r = s
+        .client
+        .get(format!("{}api/resources/../../etc/passwd", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert!(matches!(r.status().as_u16(), 400 | 404));
+}
