@@ -1,0 +1,192 @@
+//! The guards of a local server: a non-loopback address needs a token, a wrong Host is
+//! refused (DNS rebinding), cross-origin writes and WebSocket upgrades are refused, the
+//! token is checked on every API request (header, or the cookie a one-time URL sets), and
+//! a huge body is refused from its Content-Length alone.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use serde_json::json;
+use support::{error_code, host_in, start, start_in};
+use toolwire_server::{ServeConfig, ServeError, Server};
+
+const TOKEN: &str = "0123456789abcdef-test-token";
+
+#[tokio::test]
+async fn a_non_loopback_address_without_a_token_is_refused_at_start() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let host = host_in(data.path(), ws.path()).await;
+    let err = Server::bind(host.clone(), ServeConfig::new("0.0.0.0:0".parse().unwrap()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ServeError::TokenRequired(_)), "{err}");
+    assert!(err.to_string().contains("token"));
+    let mut weak = ServeConfig::new("127.0.0.1:0".parse().unwrap());
+    weak.token = Some("short".into());
+    assert!(matches!(
+        Server::bind(host, weak).await.unwrap_err(),
+        ServeError::WeakToken
+    ));
+}
+
+#[tokio::test]
+async fn a_wrong_host_is_refused() {
+    let f = start().await;
+    let s = &f.server;
+    for host in ["evil.example", "evil.example:80", "127.0.0.1.evil.example"] {
+        let r = s
+            .get("/api/sessions")
+            .header("host", host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            error_code(r).await,
+            (403, "forbidden_host".into()),
+            "{host}"
+        );
+    }
+    let ok = s
+        .get("/api/sessions")
+        .header("host", format!("localhost:{}", s.addr.port()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+}
+
+#[tokio::test]
+async fn cross_origin_writes_and_websocket_upgrades_are_refused() {
+    let f = start().await;
+    let s = &f.server;
+    let r = s
+        .post("/api/sessions", json!({}))
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden_origin".into()));
+    let same = s
+        .post("/api/sessions", json!({}))
+        .header("origin", format!("http://127.0.0.1:{}", s.addr.port()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(same.status(), 201);
+    // A cross-origin read is allowed by the guard (the browser keeps its answer from the
+    // other site); a cross-origin WebSocket is not, since the browser would let it read.
+    let upgrade = s
+        .get("/api/ws")
+        .header("origin", "https://evil.example")
+        .header("connection", "upgrade")
+        .header("upgrade", "websocket")
+        .header("sec-websocket-version", "13")
+        .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(upgrade.status(), 403);
+}
+
+#[tokio::test]
+async fn the_token_is_required_by_header_or_cookie() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let s = start_in(data.path(), ws.path(), Some(TOKEN), None).await;
+    let bare = s.client.get(s.url("/api/sessions")).send().await.unwrap();
+    assert_eq!(error_code(bare).await, (401, "unauthorized".into()));
+    let wrong = s
+        .client
+        .get(s.url("/api/sessions"))
+        .bearer_auth("x".repeat(TOKEN.len()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(s.get("/api/sessions").send().await.unwrap().status(), 200);
+    for path in [
+        "/api/tools",
+        "/api/openapi.json",
+        "/api/sessions/s_x/events",
+        "/api/resources/blake3:00/content",
+    ] {
+        let r = s.client.get(s.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+    }
+
+    // The one-time URL: a cookie, and a redirect that takes the token out of the address.
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = no_redirect
+        .get(s.url(&format!("/?token={TOKEN}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/");
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap().to_owned();
+    let with_cookie = s
+        .client
+        .get(s.url("/api/sessions"))
+        .header("cookie", pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_cookie.status(), 200);
+    let r = no_redirect
+        .get(s.url("/?token=wrong"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_huge_body_is_refused_before_it_is_read() {
+    let f = start().await;
+    let addr = f.server.addr;
+    // Only the headers are sent: the answer must come from Content-Length alone.
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(
+            tcp,
+            "POST /api/sessions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{{"
+        )
+        .unwrap();
+        let mut buf = [0u8; 512];
+        let n = tcp.read(&mut buf).unwrap();
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+}
+
+#[tokio::test]
+async fn pages_and_resources_carry_their_policies() {
+    let f = start().await;
+    let s = &f.server;
+    let page = s.get("/").send().await.unwrap();
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(csp.contains("default-src 'self'"), "{csp}");
+    let html = page.text().await.unwrap();
+    assert!(!html.contains("<script"), "no inline script");
+    let r = s.get("/api/no/such/route").send().await.unwrap();
+    assert_eq!(error_code(r).await, (404, "no_route".into()));
+}
