@@ -40,6 +40,24 @@ pub fn turns_so_far(stored: &[StoredMessage]) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// A stored session as `provider` would be sent it (`toolwire export`, the server's
+/// `/export`): its request body and the notes on what was cut or changed.
+pub async fn export_request(
+    stores: &toolwire_store::Stores,
+    session_id: &str,
+    provider: toolwire_model::Provider,
+    options: &toolwire_model::EncodeOptions,
+    system: &str,
+) -> Result<(serde_json::Value, Vec<toolwire_model::Diagnostic>), crate::HostError> {
+    if stores.history.session(session_id).await?.is_none() {
+        return Err(crate::HostError::NoSession(session_id.to_owned()));
+    }
+    let messages = stores.history.load(session_id).await?;
+    let conv = conversation(system, &messages);
+    let blobs = crate::StoreBlobs(std::sync::Arc::clone(&stores.blobs));
+    Ok(toolwire_model::encode_request(provider, &conv, options, &blobs).await?)
+}
+
 #[cfg(test)]
 mod signature_tests {
     use super::*;
@@ -70,22 +88,4 @@ mod signature_tests {
             other => panic!("not an assistant message: {other:?}"),
         }
     }
-}
-
-/// A stored session as `provider` would be sent it (`toolwire export`, the server's
-/// `/export`): its request body and the notes on what was cut or changed.
-pub async fn export_request(
-    stores: &toolwire_store::Stores,
-    session_id: &str,
-    provider: toolwire_model::Provider,
-    options: &toolwire_model::EncodeOptions,
-    system: &str,
-) -> Result<(serde_json::Value, Vec<toolwire_model::Diagnostic>), crate::HostError> {
-    if stores.history.session(session_id).await?.is_none() {
-        return Err(crate::HostError::NoSession(session_id.to_owned()));
-    }
-    let messages = stores.history.load(session_id).await?;
-    let conv = conversation(system, &messages);
-    let blobs = crate::StoreBlobs(std::sync::Arc::clone(&stores.blobs));
-    Ok(toolwire_model::encode_request(provider, &conv, options, &blobs).await?)
 }

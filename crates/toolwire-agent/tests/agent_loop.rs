@@ -531,6 +531,10 @@ impl toolwire_store::HistoryStore for CountingLoads {
     ) -> toolwire_store::Result<Vec<toolwire_store::StoredMessage>> {
         self.0.append_many(session_id, contents).await
     }
+    async fn delete_session(&self, id: &str) -> toolwire_store::Result<bool> {
+        self.0.delete_session(id).await
+    }
+
     async fn load(
         &self,
         session_id: &str,
