@@ -128,7 +128,10 @@ fn check_value(value: &Value, prefix: &str, errs: &mut Collector) {
     }
     // Inline bytes must decode: normalize refuses bad base64, so validate does too. Done
     // here, not in the views, so a renderer does not rescan megabytes on every draw.
-    if let Some(b64) = value
+    // Structured data is any JSON: a `source.base64` there is the tool's own field (or
+    // normalize's placeholder for media it moved out), not bytes to decode.
+    if value.kind.well_known() != Some(crate::WellKnown::Structured)
+        && let Some(b64) = value
         .data
         .get("source")
         .and_then(|s| s.get("base64"))
