@@ -132,10 +132,10 @@ fn check_value(value: &Value, prefix: &str, errs: &mut Collector) {
     // normalize's placeholder for media it moved out), not bytes to decode.
     if value.kind.well_known() != Some(crate::WellKnown::Structured)
         && let Some(b64) = value
-        .data
-        .get("source")
-        .and_then(|s| s.get("base64"))
-        .and_then(serde_json::Value::as_str)
+            .data
+            .get("source")
+            .and_then(|s| s.get("base64"))
+            .and_then(serde_json::Value::as_str)
         && !is_base64(b64)
     {
         errs.push(

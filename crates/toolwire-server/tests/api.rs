@@ -88,11 +88,7 @@ async fn sessions_are_created_listed_paged_read_and_deleted() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
-    let r = s
-        .post("/api/sessions", json!({"title": 7}))
-        .send()
-        .await
-        .unwrap();
+    let r = s.send_post("/api/sessions", json!({"title": 7})).await;
     assert_eq!(r.status(), 422);
 }
 
@@ -107,13 +103,11 @@ async fn a_call_runs_its_result_is_stored_and_streamed() {
     .unwrap();
     let id = s.session().await;
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/calls"),
             json!({"tool": "read_file", "input": {"path": "notes.txt"}}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(r.status(), 202);
     let body: Json = r.json().await.unwrap();
     assert_eq!(body["events"], format!("/api/sessions/{id}/events"));
@@ -125,22 +119,18 @@ async fn a_call_runs_its_result_is_stored_and_streamed() {
     assert!(text.contains("hello from the workspace"), "{text}");
 
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/calls"),
             json!({"tool": "no_such_tool"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(error_code(r).await.0, 404);
     let r = s
-        .post(
+        .send_post(
             "/api/sessions/s_nothere/calls",
             json!({"tool": "read_file"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(error_code(r).await.0, 404);
     let tools = s.json("/api/tools").await;
     assert!(
@@ -158,13 +148,11 @@ async fn a_message_without_a_provider_is_409_and_with_one_runs_a_turn() {
     let id = f.server.session().await;
     let r = f
         .server
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/messages"),
             json!({"text": "hi"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(error_code(r).await, (409, "no_provider".into()));
 
     // With a provider (a local server answering like Anthropic's API).
@@ -187,13 +175,11 @@ async fn a_message_without_a_provider_is_409_and_with_one_runs_a_turn() {
     let s = start_in(data.path(), f.dirs.1.path(), None, Some(settings)).await;
     let id = s.session().await;
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/messages"),
             json!({"text": "hi"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(r.status(), 202);
     let events = wait_for(&s, &id, |e| e.iter().any(|e| e["type"] == "turn_ended")).await;
     assert!(events.iter().any(|e| e["type"] == "turn_started"));
@@ -204,13 +190,11 @@ async fn a_message_without_a_provider_is_409_and_with_one_runs_a_turn() {
             .contains("Hello from the model")
     );
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/messages"),
             json!({"text": "  "}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(error_code(r).await.0, 400);
     s.stop().await;
 }
@@ -222,13 +206,11 @@ async fn a_waiting_call_is_approved_live_and_answered_after_a_restart() {
     let s = start_in(data.path(), workspace.path(), None, None).await;
     let id = s.session().await;
     // write_file asks for approval.
-    s.post(
+    s.send_post(
         &format!("/api/sessions/{id}/calls"),
         json!({"tool": "write_file", "input": {"path": "a.txt", "content": "approved"}}),
     )
-    .send()
-    .await
-    .unwrap();
+    .await;
     let events = wait_for(&s, &id, |e| e.iter().any(|e| e["type"] == "suspended")).await;
     let sid = events.iter().find(|e| e["type"] == "suspended").unwrap()["suspension"]["id"]
         .as_str()
@@ -237,13 +219,11 @@ async fn a_waiting_call_is_approved_live_and_answered_after_a_restart() {
     let pending = s.json(&format!("/api/sessions/{id}/suspensions")).await;
     assert_eq!(pending[0]["suspension"]["id"], sid.as_str());
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/suspensions/{sid}"),
             json!({"type": "approve"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(r.status(), 202);
     wait_for(&s, &id, has_result).await;
     assert_eq!(
@@ -251,23 +231,19 @@ async fn a_waiting_call_is_approved_live_and_answered_after_a_restart() {
         "approved"
     );
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/suspensions/{sid}"),
             json!({"type": "approve"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(error_code(r).await.0, 404, "answered once only");
 
     // A question asked, then the server restarts before anyone answers.
-    s.post(
+    s.send_post(
         &format!("/api/sessions/{id}/calls"),
         json!({"tool": "ask_user", "input": {"question": "Which branch?"}}),
     )
-    .send()
-    .await
-    .unwrap();
+    .await;
     wait_for(&s, &id, |e| {
         e.iter().filter(|e| e["type"] == "suspended").count() == 2
     })
@@ -280,13 +256,11 @@ async fn a_waiting_call_is_approved_live_and_answered_after_a_restart() {
     assert_eq!(pending[0]["suspension"]["prompt"], "Which branch?");
     let sid = pending[0]["suspension"]["id"].as_str().unwrap();
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/suspensions/{sid}"),
             json!({"type": "answer", "value": "main"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(r.status(), 200);
     let result: Json = r.json().await.unwrap();
     assert_eq!(result["status"], "success");
@@ -301,22 +275,18 @@ async fn a_waiting_call_is_approved_live_and_answered_after_a_restart() {
     assert!(stored["messages"].to_string().contains("main"));
 
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/suspensions/susp_nope"),
             json!({"type": "deny"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(error_code(r).await.0, 404);
     let r = s
-        .post(
+        .send_post(
             &format!("/api/sessions/{id}/suspensions/{sid}"),
             json!({"type": "maybe"}),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(r.status(), 422);
     s.stop().await;
 }
@@ -327,13 +297,11 @@ async fn export_gives_the_model_view() {
     let s = &f.server;
     std::fs::write(f.dirs.1.path().join("n.txt"), "x").unwrap();
     let id = s.session().await;
-    s.post(
+    s.send_post(
         &format!("/api/sessions/{id}/calls"),
         json!({"tool": "read_file", "input": {"path": "n.txt"}}),
     )
-    .send()
-    .await
-    .unwrap();
+    .await;
     wait_for(s, &id, has_result).await;
     let body = s
         .json(&format!("/api/sessions/{id}/export?provider=anthropic"))

@@ -6,6 +6,7 @@ mod data;
 mod input;
 mod mcp;
 mod out;
+mod provider;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -41,6 +41,11 @@ impl Running {
         self.auth(self.client.post(self.url(path)).json(&body))
     }
 
+    /// Posts `body` as JSON and gives the answer.
+    pub async fn send_post(&self, path: &str, body: Json) -> Response {
+        self.post(path, body).send().await.unwrap()
+    }
+
     pub fn delete(&self, path: &str) -> RequestBuilder {
         self.auth(self.client.delete(self.url(path)))
     }

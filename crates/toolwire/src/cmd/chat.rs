@@ -6,10 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
-use toolwire_agent::{CancellationToken, HostAgent, ProviderSettings, StopReason, TurnOutcome};
+use toolwire_agent::{CancellationToken, HostAgent, StopReason, TurnOutcome};
 use toolwire_core::{Event, EventKind, Status};
-use toolwire_model::Provider;
-use toolwire_model::client::ClientError;
 use toolwire_store::NewSession;
 use toolwire_term::{LiveRenderer, TermOptions};
 
@@ -19,17 +17,8 @@ use crate::{data, out};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// anthropic, openai-chat, openai-responses or gemini (default: the first whose API
-    /// key is set, else anthropic).
-    #[arg(long, env = "TOOLWIRE_PROVIDER")]
-    provider: Option<Provider>,
-    /// The model (default per provider, e.g. claude-sonnet-4-5, gpt-4.1, gemini-2.5-flash).
-    #[arg(long, env = "TOOLWIRE_MODEL")]
-    model: Option<String>,
-    /// Another endpoint for the provider, e.g. a local OpenAI-compatible server
-    /// (http://127.0.0.1:11434/v1); no API key is then required.
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
+    #[command(flatten)]
+    provider: crate::provider::ProviderArgs,
     /// One message, answered, then exit (else read messages from stdin, one per line).
     #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
     prompt: Option<String>,
@@ -50,21 +39,10 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let settings = ProviderSettings {
-        provider: args.provider,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        max_iterations: args.max_iterations,
-        stream: !args.no_stream,
-    };
-    // The provider is checked before anything is opened: a missing key is the most
-    // common mistake, and its message says which variable to set.
-    settings.client_config().map_err(|e| match e {
-        ClientError::MissingKey { provider, var } => anyhow::anyhow!(
-            "no API key for {provider}: set {var} (or pass --base-url for a local server)"
-        ),
-        other => other.into(),
-    })?;
+    // The provider is checked before anything is opened.
+    let settings = args
+        .provider
+        .settings(args.max_iterations, !args.no_stream)?;
     // The servers' sampling requests go to the chat's own provider.
     let sampler = crate::mcp::sampler(&settings);
     let mcp_tools = args.mcp.tools(data_dir, None, sampler).await?;

@@ -5,8 +5,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use toolwire_agent::ProviderSettings;
-use toolwire_model::Provider;
 use toolwire_server::{ServeConfig, Server};
 
 use crate::{Outcome, data, out};
@@ -21,13 +19,8 @@ pub(crate) struct Args {
     token: Option<String>,
     /// The provider agent turns use (keys from the provider's usual variable); without
     /// one, posting a message answers 409.
-    #[arg(long, env = "TOOLWIRE_PROVIDER")]
-    provider: Option<Provider>,
-    #[arg(long, env = "TOOLWIRE_MODEL")]
-    model: Option<String>,
-    /// Another endpoint for the provider, e.g. a local OpenAI-compatible server.
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
+    #[command(flatten)]
+    provider: crate::provider::ProviderArgs,
     /// Where file tools work (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
@@ -36,19 +29,13 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let provider = match (args.provider, &args.base_url) {
-        (None, None) => None,
-        _ => {
-            let settings = ProviderSettings {
-                provider: args.provider,
-                model: args.model.clone(),
-                base_url: args.base_url.clone(),
-                ..ProviderSettings::default()
-            };
-            // A missing key is found now, not at the first message.
-            settings.client_config()?;
-            Some(settings)
-        }
+    let provider = if args.provider.given() {
+        Some(
+            args.provider
+                .settings(toolwire_agent::DEFAULT_MAX_ITERATIONS, true)?,
+        )
+    } else {
+        None
     };
     let sampler = provider.as_ref().and_then(crate::mcp::sampler);
     let mcp_tools = args.mcp.tools(data_dir, None, sampler).await?;
