@@ -114,6 +114,8 @@ pub async fn delete_session(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PostMessage {
+    /// Not blank.
+    #[schemars(regex(pattern = r"\S"))]
     pub text: String,
 }
 

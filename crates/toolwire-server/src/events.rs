@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::State;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -110,10 +111,22 @@ struct Subscribe {
 
 /// The WebSocket: the client's first message is `{"sessionId": ..., "after": N}`; every
 /// event follows as one JSON text message, `seq` included.
-pub async fn ws(State(state): State<AppState>, upgrade: WebSocketUpgrade) -> Response {
-    upgrade
-        .max_message_size(64 * 1024)
-        .on_upgrade(move |socket| serve_socket(state, socket))
+pub async fn ws(
+    State(state): State<AppState>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    match upgrade {
+        Ok(upgrade) => upgrade
+            .max_message_size(64 * 1024)
+            .on_upgrade(move |socket| serve_socket(state, socket)),
+        // A plain GET: said in the API's own error shape.
+        Err(rejection) => ApiError::new(
+            axum::http::StatusCode::UPGRADE_REQUIRED,
+            "upgrade_required",
+            rejection.body_text(),
+        )
+        .into_response(),
+    }
 }
 
 async fn serve_socket(state: AppState, mut socket: WebSocket) {

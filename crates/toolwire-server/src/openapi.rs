@@ -19,8 +19,8 @@ pub struct RouteDoc {
     pub body: Option<fn() -> Json_>,
     /// The statuses it answers with, besides the guards' 401, 403, 408 and 413.
     pub statuses: &'static [u16],
-    /// Query parameters: (name, JSON type, description).
-    pub query: &'static [(&'static str, &'static str, &'static str)],
+    /// Query parameters: (name, JSON Schema as text, required, description).
+    pub query: &'static [(&'static str, &'static str, bool, &'static str)],
 }
 
 fn schema<T: JsonSchema>() -> Json_ {
@@ -37,6 +37,18 @@ fn resolution_schema() -> Json_ {
     })
 }
 
+/// A count or position.
+const NON_NEGATIVE: &str = r#"{"type": "integer", "minimum": 0}"#;
+
+/// The ids the server makes (`s_...`, `susp_...`); others may be accepted, but these are
+/// the ones a client has.
+fn path_schema(name: &str) -> Json_ {
+    match name {
+        "blob" => json!({"type": "string", "pattern": "^blake3:[0-9a-f]{64}$"}),
+        _ => json!({"type": "string", "pattern": "^[A-Za-z0-9_-]{1,128}$"}),
+    }
+}
+
 /// Every route the server has.
 pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
@@ -46,8 +58,13 @@ pub const ROUTES: &[RouteDoc] = &[
         body: None,
         statuses: &[200, 400],
         query: &[
-            ("offset", "integer", "sessions skipped"),
-            ("limit", "integer", "at most 200"),
+            ("offset", NON_NEGATIVE, false, "sessions skipped"),
+            (
+                "limit",
+                r#"{"type": "integer", "minimum": 1, "maximum": 200}"#,
+                false,
+                "sessions listed",
+            ),
         ],
     },
     RouteDoc {
@@ -112,7 +129,12 @@ pub const ROUTES: &[RouteDoc] = &[
         summary: "Server-sent events with stored sequence numbers; resume with Last-Event-ID or after.",
         body: None,
         statuses: &[200, 400, 404],
-        query: &[("after", "integer", "resume after this event number")],
+        query: &[(
+            "after",
+            NON_NEGATIVE,
+            false,
+            "resume after this event number",
+        )],
     },
     RouteDoc {
         method: "get",
@@ -123,11 +145,22 @@ pub const ROUTES: &[RouteDoc] = &[
         query: &[
             (
                 "provider",
-                "string",
-                "anthropic, openai-chat, openai-responses or gemini",
+                r#"{"type": "string", "enum": ["anthropic", "openai-chat", "openai-responses", "gemini"]}"#,
+                true,
+                "the provider format",
             ),
-            ("model", "string", "the model"),
-            ("max_chars", "integer", "truncation budget per result"),
+            (
+                "model",
+                r#"{"type": "string", "minLength": 1}"#,
+                false,
+                "the model",
+            ),
+            (
+                "max_chars",
+                r#"{"type": "integer", "minimum": 1}"#,
+                false,
+                "truncation budget per result",
+            ),
         ],
     },
     RouteDoc {
@@ -201,10 +234,11 @@ pub fn document() -> Json_ {
             .path
             .split('/')
             .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
-            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": path_schema(name)}))
             .collect();
-        params.extend(route.query.iter().map(|(name, kind, about)| {
-            json!({"name": name, "in": "query", "required": false, "description": about, "schema": {"type": kind}})
+        params.extend(route.query.iter().map(|(name, schema, required, about)| {
+            let schema: Json_ = serde_json::from_str(schema).unwrap_or(json!({}));
+            json!({"name": name, "in": "query", "required": required, "description": about, "schema": schema})
         }));
         if !params.is_empty() {
             op.insert("parameters".into(), Json_::Array(params));
