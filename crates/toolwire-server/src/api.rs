@@ -41,7 +41,12 @@ pub async fn list_sessions(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> Result<Json<SessionList>, ApiError> {
-    let limit = q.limit.unwrap_or(50).clamp(1, MAX_PAGE);
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit: {limit} is outside 1..={MAX_PAGE}"
+        )));
+    }
     let sessions = state
         .host
         .stores()
@@ -278,12 +283,18 @@ pub async fn export(
         .provider
         .parse()
         .map_err(|e| ApiError::bad_request(format!("provider: {e}")))?;
-    let mut options = EncodeOptions::for_model(
-        q.model
-            .unwrap_or_else(|| provider.default_model().to_owned()),
-    );
-    if let Some(n) = q.max_chars {
-        options.budget.max_chars = n;
+    let model = match q.model {
+        Some(m) if m.trim().is_empty() => {
+            return Err(ApiError::bad_request("model: must not be empty"));
+        }
+        Some(m) => m,
+        None => provider.default_model().to_owned(),
+    };
+    let mut options = EncodeOptions::for_model(model);
+    match q.max_chars {
+        Some(0) => return Err(ApiError::bad_request("max_chars: must be at least 1")),
+        Some(n) => options.budget.max_chars = n,
+        None => {}
     }
     let (body, _) =
         toolwire_agent::export_request(state.host.stores(), &id, provider, &options, "").await?;

@@ -37,8 +37,11 @@ fn resolution_schema() -> Json_ {
     })
 }
 
-/// A count or position.
-const NON_NEGATIVE: &str = r#"{"type": "integer", "minimum": 0}"#;
+/// An event position: JSON numbers stay exact up to 2^53 - 1, in browsers too.
+const POSITION: &str = r#"{"type": "integer", "minimum": 0, "maximum": 9007199254740991}"#;
+
+/// A count of sessions skipped (stored as 32 bits).
+const OFFSET: &str = r#"{"type": "integer", "minimum": 0, "maximum": 4294967295}"#;
 
 /// The ids the server makes (`s_...`, `susp_...`); others may be accepted, but these are
 /// the ones a client has.
@@ -58,7 +61,7 @@ pub const ROUTES: &[RouteDoc] = &[
         body: None,
         statuses: &[200, 400],
         query: &[
-            ("offset", NON_NEGATIVE, false, "sessions skipped"),
+            ("offset", OFFSET, false, "sessions skipped"),
             (
                 "limit",
                 r#"{"type": "integer", "minimum": 1, "maximum": 200}"#,
@@ -131,7 +134,7 @@ pub const ROUTES: &[RouteDoc] = &[
         statuses: &[200, 400, 404],
         query: &[(
             "after",
-            NON_NEGATIVE,
+            POSITION,
             false,
             "resume after this event number",
         )],
@@ -151,13 +154,13 @@ pub const ROUTES: &[RouteDoc] = &[
             ),
             (
                 "model",
-                r#"{"type": "string", "minLength": 1}"#,
+                r#"{"type": "string", "pattern": "\\S"}"#,
                 false,
                 "the model",
             ),
             (
                 "max_chars",
-                r#"{"type": "integer", "minimum": 1}"#,
+                r#"{"type": "integer", "minimum": 1, "maximum": 9007199254740991}"#,
                 false,
                 "truncation budget per result",
             ),
