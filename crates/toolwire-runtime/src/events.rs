@@ -27,6 +27,11 @@ impl std::fmt::Debug for EventBus {
 /// Live subscribers that fall this far behind re-read from the log instead.
 const LIVE_BUFFER: usize = 1024;
 
+/// How long an idle subscriber waits before looking in the log for events another
+/// process wrote (a CLI `call` beside a server, or a second server on the same store):
+/// those never pass this process's broadcast.
+pub const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl EventBus {
     pub fn new(log: Arc<dyn EventLog>) -> Arc<Self> {
         let (live, _) = broadcast::channel(LIVE_BUFFER);
@@ -88,6 +93,17 @@ impl std::fmt::Debug for Subscription {
 }
 
 impl Subscription {
+    /// Reads what this subscriber has not had yet from the log, which has everything.
+    async fn refill(&mut self) -> Result<(), StoreError> {
+        let events = self
+            .bus
+            .log
+            .events_since(&self.session_id, self.next - 1)
+            .await?;
+        self.backlog = events.into();
+        Ok(())
+    }
+
     /// The next event, or `None` when the bus is gone.
     pub async fn next(&mut self) -> Option<Result<Event, StoreError>> {
         loop {
@@ -95,7 +111,16 @@ impl Subscription {
                 self.next = e.seq + 1;
                 return Some(Ok(e));
             }
-            match self.rx.recv().await {
+            let received = match tokio::time::timeout(IDLE_POLL, self.rx.recv()).await {
+                Ok(received) => received,
+                Err(_idle) => {
+                    if let Err(e) = self.refill().await {
+                        return Some(Err(e));
+                    }
+                    continue;
+                }
+            };
+            match received {
                 Ok(e) if e.session_id != self.session_id || e.seq < self.next => continue,
                 Ok(e) if e.seq == self.next => {
                     self.next += 1;
@@ -103,14 +128,8 @@ impl Subscription {
                 }
                 // A gap (or a lag): refill from the log, which has everything.
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                    match self
-                        .bus
-                        .log
-                        .events_since(&self.session_id, self.next - 1)
-                        .await
-                    {
-                        Ok(events) => self.backlog = events.into(),
-                        Err(e) => return Some(Err(e)),
+                    if let Err(e) = self.refill().await {
+                        return Some(Err(e));
                     }
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,

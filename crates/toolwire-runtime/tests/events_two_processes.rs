@@ -56,3 +56,35 @@ async fn numbering_recovers_after_another_process_logs_to_the_session() {
         .collect();
     assert_eq!(all, (1..=7).collect::<Vec<_>>());
 }
+
+/// A live subscriber on one bus gets events the other process logged, although they
+/// never pass its broadcast: an idle subscriber looks in the log.
+#[tokio::test]
+async fn a_subscriber_sees_events_another_process_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Stores::open(dir.path(), StoreConfig::default())
+        .await
+        .unwrap();
+    let b = Stores::open(dir.path(), StoreConfig::default())
+        .await
+        .unwrap();
+    let bus_a = EventBus::new(Arc::clone(&a.events));
+    let bus_b = EventBus::new(Arc::clone(&b.events));
+    let mut sub = bus_a.subscribe("s1", 0).await.unwrap();
+    for turn in 1..=3 {
+        bus_b
+            .emit("s1", EventKind::TurnStarted { turn })
+            .await
+            .unwrap();
+    }
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(5), sub.next())
+            .await
+            .expect("the other process's events arrive")
+            .unwrap()
+            .unwrap();
+        got.push(next.seq);
+    }
+    assert_eq!(got, [1, 2, 3]);
+}

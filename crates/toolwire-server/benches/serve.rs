@@ -186,7 +186,14 @@ async fn session_reads(server: &Running, data: &std::path::Path) {
     fill(server, &session, RESULTS).await;
     let url = server.url(&format!("/api/sessions/{session}"));
     let client = server.client.clone();
-    let sample = client.get(&url).send().await.unwrap().bytes().await.unwrap();
+    let sample = client
+        .get(&url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
     let http = {
         let (client, url) = (client.clone(), url.clone());
         rate(move || {
@@ -241,7 +248,11 @@ async fn session_reads(server: &Running, data: &std::path::Path) {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let f = start().await;
-    std::fs::write(f.dirs.1.path().join("note.txt"), "a short note\n".repeat(20)).unwrap();
+    std::fs::write(
+        f.dirs.1.path().join("note.txt"),
+        "a short note\n".repeat(20),
+    )
+    .unwrap();
     event_latency(&f.server).await;
     session_reads(&f.server, f.dirs.0.path()).await;
     f.server.stop().await;

@@ -86,11 +86,15 @@ pub async fn create_session(
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionWithMessages {
     #[schemars(with = "Json_")]
     pub session: Session,
     #[schemars(with = "Vec<Json_>")]
     pub messages: Vec<StoredMessage>,
+    /// The session's last event number when the messages were read: follow the events
+    /// after it and nothing is missed (some may repeat what the messages already hold).
+    pub last_event_seq: u64,
 }
 
 pub async fn get_session(
@@ -102,8 +106,14 @@ pub async fn get_session(
         .session(&id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no session {id:?}")))?;
+    // Read before the messages, so no event falls between the two.
+    let last_event_seq = state.host.stores().events.last_event_seq(&id).await?;
     let messages = history.load(&id).await?;
-    Ok(Json(SessionWithMessages { session, messages }))
+    Ok(Json(SessionWithMessages {
+        session,
+        messages,
+        last_event_seq,
+    }))
 }
 
 pub async fn delete_session(
@@ -308,5 +318,26 @@ fn to_json(value: &impl Serialize) -> Result<Json_, ApiError> {
             "internal",
             format!("cannot serialize the answer: {e}"),
         )
+    })
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Info {
+    /// The server's version.
+    pub version: String,
+    /// The provider agent turns use, if one is configured: posting a message needs it.
+    pub provider: Option<String>,
+    /// The model agent turns use, if a provider is configured.
+    pub model: Option<String>,
+}
+
+/// What the app needs to know to choose its views: a chat box needs a provider.
+pub async fn info(State(state): State<AppState>) -> Json<Info> {
+    let provider = state.provider.as_ref();
+    Json(Info {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        provider: provider.map(|p| p.provider().to_string()),
+        model: provider.map(|p| p.agent_config().model),
     })
 }

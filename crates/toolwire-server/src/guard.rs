@@ -109,8 +109,12 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
         }
     }
     let path = request.uri().path();
-    // The page itself carries no data; `/?token=` is how a browser gets its cookie.
-    let public = path == "/" || path == "/favicon.ico";
+    // The app's pages and assets carry no data; `/?token=` is how a browser gets its
+    // cookie, and the script it loads then calls the API with it.
+    let public = path == "/"
+        || path == "/favicon.ico"
+        || path.starts_with("/web/")
+        || path.starts_with("/sessions/");
     if !public && !guard.accepts(headers) {
         return ApiError::new(
             axum::http::StatusCode::UNAUTHORIZED,

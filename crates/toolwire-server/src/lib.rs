@@ -19,6 +19,7 @@ mod extract;
 pub mod guard;
 pub mod openapi;
 mod resources;
+pub mod web;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -27,7 +28,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use tokio::task::JoinSet;
 use toolwire_agent::{Host, ProviderSettings};
@@ -167,7 +168,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/resources/{blob}/content", get(resources::content))
         .route("/api/ws", get(events::ws))
         .route("/api/openapi.json", get(openapi::serve_document))
+        .route("/api/info", get(api::info))
         .route("/", get(page))
+        .route("/sessions/{id}", get(web::session_page))
+        .route("/web/{*path}", get(web::serve_asset))
         .fallback(no_route);
     api.layer(axum::middleware::from_fn_with_state(
         state.clone(),
@@ -190,8 +194,8 @@ struct PageQuery {
     token: Option<String>,
 }
 
-/// The app's page: a placeholder until the web app lands, served with a policy that
-/// allows no inline script and nothing from elsewhere. `/?token=...` (the URL the server
+/// The app's page, served with a policy that allows no inline script and nothing from
+/// elsewhere. `/?token=...` (the URL the server
 /// prints) trades the token for an HttpOnly cookie and redirects, so the token leaves
 /// the address bar and the history.
 async fn page(
@@ -219,19 +223,7 @@ async fn page(
         }
         return response;
     }
-    let html = "<!doctype html><meta charset=utf-8><title>toolwire</title>\
-                <h1>toolwire</h1><p>The API is at <a href=/api/openapi.json>/api/openapi.json</a>.</p>";
-    let mut response = Html(html).into_response();
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
+    web::page()
 }
 
 /// A bound server, ready to run.

@@ -132,12 +132,7 @@ pub const ROUTES: &[RouteDoc] = &[
         summary: "Server-sent events with stored sequence numbers; resume with Last-Event-ID or after.",
         body: None,
         statuses: &[200, 400, 404],
-        query: &[(
-            "after",
-            POSITION,
-            false,
-            "resume after this event number",
-        )],
+        query: &[("after", POSITION, false, "resume after this event number")],
     },
     RouteDoc {
         method: "get",
@@ -188,6 +183,14 @@ pub const ROUTES: &[RouteDoc] = &[
         summary: "WebSocket of a session's events: send {\"sessionId\", \"after\"} first.",
         body: None,
         statuses: &[101, 400, 426],
+        query: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/info",
+        summary: "The server's version, and the provider and model agent turns use, if any.",
+        body: None,
+        statuses: &[200],
         query: &[],
     },
     RouteDoc {

@@ -47,7 +47,13 @@ async fn sessions_are_created_listed_paged_read_and_deleted() {
         400
     );
     // Out-of-range pages are refused as the OpenAPI document says, not clamped.
-    for bad in ["limit=x", "limit=0", "limit=201", "offset=-1", "offset=4294967296"] {
+    for bad in [
+        "limit=x",
+        "limit=0",
+        "limit=201",
+        "offset=-1",
+        "offset=4294967296",
+    ] {
         let r = s.get(&format!("/api/sessions?{bad}")).send().await.unwrap();
         assert_eq!(error_code(r).await.0, 400, "{bad}");
     }
@@ -309,7 +315,11 @@ async fn export_gives_the_model_view() {
         body["messages"].as_array().is_some_and(|m| !m.is_empty()),
         "{body}"
     );
-    for bad in ["provider=nope", "provider=gemini&model=", "provider=gemini&max_chars=0"] {
+    for bad in [
+        "provider=nope",
+        "provider=gemini&model=",
+        "provider=gemini&max_chars=0",
+    ] {
         let r = s
             .get(&format!("/api/sessions/{id}/export?{bad}"))
             .send()

@@ -186,7 +186,42 @@ async fn pages_and_resources_carry_their_policies() {
         .to_owned();
     assert!(csp.contains("default-src 'self'"), "{csp}");
     let html = page.text().await.unwrap();
-    assert!(!html.contains("<script"), "no inline script");
+    for tag in html.split("<script").skip(1) {
+        let open = tag.split('>').next().unwrap_or_default();
+        assert!(open.contains("src="), "an inline script: <script{open}>");
+    }
+    // A session's page is the same document, under the same policy.
+    let session_page = s.get("/sessions/s_anything").send().await.unwrap();
+    assert!(
+        session_page.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("default-src 'self'")
+    );
+    assert_eq!(session_page.text().await.unwrap(), html);
+    // Assets come from the embedded table, typed, and nothing else is reachable.
+    let js = s.get("/web/app.js").send().await.unwrap();
+    assert_eq!(js.status(), 200);
+    assert!(
+        js.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/javascript")
+    );
+    assert_eq!(js.headers()["x-content-type-options"], "nosniff");
+    for bad in [
+        "/web/nothere.js",
+        "/web/../Cargo.toml",
+        "/web/%2e%2e/%2e%2e/Cargo.toml",
+        "/web//etc/passwd",
+    ] {
+        let r = s.get(bad).send().await.unwrap();
+        assert!(
+            matches!(r.status().as_u16(), 400 | 404),
+            "{bad}: {}",
+            r.status()
+        );
+    }
     let r = s.get("/api/no/such/route").send().await.unwrap();
     assert_eq!(error_code(r).await, (404, "no_route".into()));
 }

@@ -1,0 +1,582 @@
+//! toolwire's web app: the session list at `/`, and a session at `/sessions/{id}` where
+//! each tool call is a card (`data-call-id`, `data-state`) filled from the stored messages
+//! and then kept live by the session's event feed, which resumes after a drop without
+//! loss. Everything a tool, a model or a server sent is put in the page as text or through
+//! the renderer, never as markup.
+//!
+//! Card states, as the AI SDK's tool parts name them: input-available (running),
+//! approval-requested, approval-responded, output-available, output-error, output-denied,
+//! and input-requested (a question or form waits for the person).
+
+import { renderResult } from './toolwire-render.js';
+
+/** @typedef {import('./toolwire.d.ts').ToolResult} ToolResult */
+
+const ID = /^[A-Za-z0-9_-]{1,128}$/;
+const BLOB = /^blake3:[0-9a-f]{64}$/;
+
+// ---- small DOM helpers: text only, never HTML -------------------------------------------
+
+/** An element with attributes and children; strings become text nodes. */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+/** A URL for a stored blob; anything that is not a blob key gets no URL. */
+export function resourceUrl(ref) {
+  const key = typeof ref === 'string' ? ref : ref && (ref.blob || ref.uri);
+  return BLOB.test(key || '') ? `/api/resources/${key}/content` : null;
+}
+
+/** Calls the API; an error answer becomes an Error carrying its message. */
+async function api(path, options = {}) {
+  const init = { credentials: 'same-origin', headers: {}, ...options };
+  if (options.json !== undefined) {
+    init.method = init.method || 'POST';
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(options.json);
+  }
+  const r = await fetch(path, init);
+  if (r.status === 204) return null;
+  const body = await r.json().catch(() => null);
+  if (!r.ok) {
+    const msg = body && body.error ? body.error.message : `${r.status} ${r.statusText}`;
+    const err = new Error(msg);
+    err.status = r.status;
+    throw err;
+  }
+  return body;
+}
+
+function showError(where, err) {
+  where.append(h('p', { class: 'error', role: 'alert' }, String(err && err.message ? err.message : err)));
+}
+
+function when(ms) {
+  try {
+    return new Date(ms).toLocaleString();
+  } catch {
+    return '';
+  }
+}
+
+// ---- the session list ---------------------------------------------------------------------
+
+async function listView(main) {
+  document.title = 'toolwire';
+  main.replaceChildren(h('h1', {}, 'Sessions'));
+  const form = h('form', { class: 'new-session' },
+    h('input', { name: 'title', placeholder: 'title of a new session', maxlength: 200 }),
+    h('button', { type: 'submit' }, 'New session'));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const s = await api('/api/sessions', { json: { title: form.title.value } });
+      location.assign(`/sessions/${s.id}`);
+    } catch (err) {
+      showError(main, err);
+    }
+  });
+  main.append(form);
+  try {
+    const { sessions } = await api('/api/sessions?limit=200');
+    const list = h('ul', { class: 'sessions' });
+    for (const s of sessions) {
+      if (!ID.test(s.id)) continue;
+      list.append(h('li', { 'data-session-id': s.id },
+        h('a', { href: `/sessions/${s.id}` }, s.title || s.id),
+        h('span', { class: 'muted' }, ` ${s.messageCount} messages · ${when(s.updatedAtMs)}`)));
+    }
+    if (!sessions.length) list.append(h('li', { class: 'muted' }, 'No sessions yet.'));
+    main.append(list);
+  } catch (err) {
+    showError(main, err);
+  }
+}
+
+// ---- a tool call's card -------------------------------------------------------------------
+
+const STATUS_STATE = {
+  success: 'output-available',
+  partial: 'output-available',
+  error: 'output-error',
+  denied: 'output-denied',
+  cancelled: 'output-error',
+  timeout: 'output-error',
+};
+
+class Card {
+  constructor(view, callId, name, input) {
+    this.view = view;
+    this.callId = callId;
+    this.name = name;
+    this.result = null;
+    this.el = h('article', { class: 'card', 'data-call-id': callId, 'data-state': 'input-available', 'data-tool': name });
+    this.statusEl = h('span', { class: 'status' }, 'running');
+    this.durationEl = h('span', { class: 'duration muted' });
+    this.progressEl = h('progress', { hidden: true, max: 1, value: 0 });
+    this.progressText = h('span', { class: 'progress-text muted' });
+    this.suspensionEl = h('div', { class: 'suspension' });
+    this.resultEl = h('div', { class: 'result' });
+    this.detailEl = h('pre', { class: 'detail', hidden: true });
+    this.linksEl = h('span', { class: 'links' });
+    const detailButton = (label, what) => h('button', { type: 'button', 'data-show': what, onclick: () => this.toggleDetail(what) }, label);
+    this.el.append(
+      h('header', {}, h('span', { class: 'tool' }, name), this.statusEl, this.durationEl, this.linksEl),
+      h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', {}, pretty(input))),
+      h('div', { class: 'progress' }, this.progressEl, this.progressText),
+      this.suspensionEl,
+      this.resultEl,
+      h('footer', {},
+        detailButton('stored JSON', 'json'),
+        detailButton('diagnostics', 'diagnostics'),
+        detailButton('_meta', 'meta'),
+        h('span', { class: 'schema-check muted' })),
+      this.detailEl);
+  }
+
+  setState(state, label) {
+    this.el.dataset.state = state;
+    this.statusEl.textContent = label || state;
+  }
+
+  progress(done, total, message) {
+    this.progressEl.hidden = false;
+    if (total) {
+      this.progressEl.max = total;
+      this.progressEl.value = Math.min(done, total);
+    } else {
+      this.progressEl.removeAttribute('value');
+    }
+    this.progressText.textContent = `${done}${total ? ` / ${total}` : ''}${message ? ` ${message}` : ''}`;
+  }
+
+  /** The suspension's controls: approve and deny, or a form for the answer. */
+  suspend(suspension) {
+    if (!suspension || !ID.test(suspension.id || '')) return;
+    this.suspension = suspension;
+    const approval = suspension.reason === 'approval';
+    this.setState(approval ? 'approval-requested' : 'input-requested', approval ? 'needs approval' : 'needs an answer');
+    const box = h('div', { class: 'ask', 'data-suspension-id': suspension.id },
+      h('p', { class: 'prompt' }, suspension.prompt || ''));
+    const send = async (resolution) => {
+      for (const b of box.querySelectorAll('button, input, select, textarea')) b.disabled = true;
+      try {
+        await api(`/api/sessions/${this.view.id}/suspensions/${suspension.id}`, { json: resolution });
+        this.setState('approval-responded', resolution.type === 'deny' ? 'denied, waiting' : 'answered, running');
+        box.remove();
+      } catch (err) {
+        for (const b of box.querySelectorAll('button, input, select, textarea')) b.disabled = false;
+        showError(box, err);
+      }
+    };
+    if (approval) {
+      box.append(
+        h('button', { type: 'button', class: 'approve', onclick: () => send({ type: 'approve' }) }, 'Approve'),
+        h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'denied in the web app' }) }, 'Deny'));
+    } else {
+      const form = schemaForm(suspension.inputSchema, 'answer');
+      form.el.addEventListener('submit', (e) => {
+        e.preventDefault();
+        const value = form.value();
+        if (value instanceof Error) return showError(box, value);
+        send({ type: 'answer', value });
+      });
+      form.el.append(
+        h('button', { type: 'submit', class: 'answer' }, 'Answer'),
+        h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'declined in the web app' }) }, 'Decline'));
+      box.append(form.el);
+    }
+    this.suspensionEl.replaceChildren(box);
+  }
+
+  resolved() {
+    this.suspensionEl.replaceChildren();
+    if (this.el.dataset.state !== 'output-available') this.setState('approval-responded', 'answered, running');
+  }
+
+  /** @param {ToolResult} result */
+  setResult(result) {
+    this.result = result;
+    if (result.status === 'suspended') {
+      this.suspend(result.suspension);
+      return;
+    }
+    this.suspensionEl.replaceChildren();
+    this.progressEl.hidden = true;
+    this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
+    const ms = result.metadata && result.metadata.durationMs;
+    this.durationEl.textContent = typeof ms === 'number' ? ` ${ms} ms` : '';
+    const child = result.metadata && result.metadata.childSessionId;
+    this.linksEl.replaceChildren();
+    if (typeof child === 'string' && ID.test(child)) {
+      this.linksEl.append(h('a', { href: `/sessions/${child}`, class: 'child-session' }, 'open the subagent session'));
+    }
+    try {
+      renderResult(this.resultEl, result, { resourceUrl });
+    } catch (err) {
+      this.resultEl.replaceChildren();
+      showError(this.resultEl, `cannot show this result: ${err.message}`);
+    }
+    this.el.querySelector('.schema-check').textContent = schemaCheck(result, this.view.tools.get(this.name));
+    if (!this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
+  }
+
+  toggleDetail(what, keep) {
+    if (!keep && !this.detailEl.hidden && this.detailEl.dataset.what === what) {
+      this.detailEl.hidden = true;
+      return;
+    }
+    const r = this.result || {};
+    const value = what === 'json' ? r
+      : what === 'diagnostics' ? (r.diagnostics || [])
+        : ((r.metadata && r.metadata.mcp) || {});
+    this.detailEl.dataset.what = what;
+    this.detailEl.textContent = pretty(value);
+    this.detailEl.hidden = false;
+  }
+}
+
+function pretty(value) {
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}
+
+/** Whether the result's structured value matches the tool's outputSchema, as far as the
+ * stored result says: normalize records a mismatch as a diagnostic. */
+function schemaCheck(result, tool) {
+  if (!tool || !tool.outputSchema) return '';
+  const diags = result.diagnostics || [];
+  const bad = diags.some((d) => /outputSchema|output schema/i.test(`${d.code || ''} ${d.message || ''}`));
+  return bad ? 'structured content does not match outputSchema' : 'outputSchema: matched';
+}
+
+// ---- forms built from a JSON Schema ---------------------------------------------------------
+
+/** A form for `schema`: one field per property of an object schema, else one field.
+ * Returns the form and a function that reads its value (or an Error). */
+export function schemaForm(schema, name) {
+  const el = h('form', { class: 'schema-form' });
+  const props = schema && schema.type === 'object' && schema.properties && typeof schema.properties === 'object'
+    ? schema.properties : null;
+  const required = new Set(Array.isArray(schema && schema.required) ? schema.required : []);
+  const fields = [];
+  const add = (key, prop, label) => {
+    const f = field(key, prop || {}, required.has(key));
+    fields.push([key, f]);
+    el.append(h('label', {}, h('span', {}, label, required.has(key) ? ' *' : ''), f.input,
+      prop && prop.description ? h('small', { class: 'muted' }, prop.description) : null));
+  };
+  if (props) {
+    for (const [key, prop] of Object.entries(props)) add(key, prop, (prop && prop.title) || key);
+  } else {
+    add(name, schema || { type: 'string' }, name);
+  }
+  const value = () => {
+    const out = {};
+    for (const [key, f] of fields) {
+      const v = f.read();
+      if (v instanceof Error) return new Error(`${key}: ${v.message}`);
+      if (v !== undefined) out[key] = v;
+      else if (required.has(key)) return new Error(`${key} is required`);
+    }
+    return props ? out : out[name];
+  };
+  return { el, value };
+}
+
+function field(key, prop, required) {
+  const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== 'null') : prop.type;
+  const choices = Array.isArray(prop.enum) ? prop.enum
+    : Array.isArray(prop.oneOf) && prop.oneOf.every((o) => o && 'const' in o) ? prop.oneOf.map((o) => o.const) : null;
+  if (choices) {
+    const input = h('select', { name: key }, required ? null : h('option', { value: '' }, ''),
+      choices.map((c, i) => h('option', { value: String(i) }, String(c))));
+    if (prop.default !== undefined) input.value = String(choices.indexOf(prop.default));
+    return { input, read: () => (input.value === '' ? undefined : choices[Number(input.value)]) };
+  }
+  if (type === 'boolean') {
+    const input = h('input', { type: 'checkbox', name: key });
+    input.checked = prop.default === true;
+    return { input, read: () => input.checked };
+  }
+  if (type === 'integer' || type === 'number') {
+    const input = h('input', { type: 'number', name: key, step: type === 'integer' ? 1 : 'any' });
+    if (prop.default !== undefined) input.value = String(prop.default);
+    return {
+      input,
+      read: () => {
+        if (input.value === '') return undefined;
+        const n = Number(input.value);
+        return Number.isFinite(n) ? n : new Error('not a number');
+      },
+    };
+  }
+  if (type === 'string' || type === undefined && !prop.properties) {
+    const long = (prop.maxLength || 0) > 200 || /command|text|content|body/i.test(key);
+    const input = long ? h('textarea', { name: key, rows: 3 }) : h('input', { name: key });
+    if (typeof prop.default === 'string') input.value = prop.default;
+    return { input, read: () => (input.value === '' && !required ? undefined : input.value) };
+  }
+  // Objects and arrays: JSON text.
+  const input = h('textarea', { name: key, rows: 3, placeholder: 'JSON' });
+  if (prop.default !== undefined) input.value = pretty(prop.default);
+  return {
+    input,
+    read: () => {
+      if (input.value.trim() === '') return undefined;
+      try {
+        return JSON.parse(input.value);
+      } catch {
+        return new Error('not valid JSON');
+      }
+    },
+  };
+}
+
+// ---- a session ------------------------------------------------------------------------------
+
+class SessionView {
+  constructor(main, id) {
+    this.main = main;
+    this.id = id;
+    this.cards = new Map();
+    this.tools = new Map();
+    this.timeline = h('div', { class: 'timeline', 'aria-live': 'polite' });
+    this.streaming = null;
+    this.source = null;
+    this.after = 0;
+  }
+
+  async start() {
+    const [info, tools] = await Promise.all([api('/api/info'), api('/api/tools')]);
+    for (const t of tools) this.tools.set(t.name, t);
+    this.info = info;
+    this.main.replaceChildren(
+      h('p', {}, h('a', { href: '/' }, '← sessions')),
+      h('h1', { class: 'title' }),
+      this.timeline,
+      info.provider ? this.chatBox() : this.playground());
+    await this.load();
+    this.follow();
+  }
+
+  /** Draws the timeline from the stored messages. */
+  async load() {
+    const { session, messages, lastEventSeq } = await api(`/api/sessions/${this.id}`);
+    document.title = `${session.title || session.id} · toolwire`;
+    this.main.querySelector('.title').textContent = session.title || session.id;
+    document.getElementById('where').textContent = session.id;
+    this.cards.clear();
+    this.streaming = null;
+    this.timeline.replaceChildren();
+    for (const m of messages) this.message(m);
+    // Pending calls whose result is not stored yet (e.g. waiting for approval after a
+    // restart) still get their controls.
+    const pending = await api(`/api/sessions/${this.id}/suspensions`);
+    for (const p of pending) {
+      const card = this.card(p.call.id, p.call.name, p.call.input);
+      card.suspend(p.suspension);
+    }
+    this.after = Math.max(this.after, lastEventSeq || 0);
+  }
+
+  message(m) {
+    const c = m.content || {};
+    if (m.role === 'user') {
+      if (/^toolwire call /.test(c.text || '')) return; // the record of a direct call
+      this.timeline.append(h('div', { class: 'msg user' }, c.text || ''));
+    } else if (m.role === 'assistant') {
+      if (c.text) this.timeline.append(h('div', { class: 'msg assistant' }, c.text));
+      for (const call of c.toolCalls || []) this.card(call.id, call.name, call.input);
+    } else if (m.role === 'tool_result') {
+      this.card(c.callId, c.toolName, undefined).setResult(c);
+    } else if (m.role === 'widget') {
+      this.widget(c.widget);
+    }
+  }
+
+  card(callId, name, input) {
+    let card = this.cards.get(callId);
+    if (!card) {
+      card = new Card(this, callId, name || 'tool', input === undefined ? {} : input);
+      this.cards.set(callId, card);
+      this.timeline.append(card.el);
+    }
+    return card;
+  }
+
+  widget(widget) {
+    if (!widget) return;
+    const box = h('div', { class: 'msg widget' });
+    try {
+      renderResult(box, { callId: 'widget', toolName: 'widget', status: 'success', output: [], widgets: [widget] }, { resourceUrl });
+    } catch {
+      box.textContent = widget.fallback || widget.text || '';
+    }
+    this.timeline.append(box);
+  }
+
+  /** The event feed, resumed from the last event seen after any drop. */
+  follow() {
+    const conn = document.getElementById('conn');
+    const open = () => {
+      if (this.source) this.source.close();
+      const source = new EventSource(`/api/sessions/${this.id}/events?after=${this.after}`);
+      this.source = source;
+      conn.dataset.state = 'connecting';
+      source.onopen = () => { conn.dataset.state = 'live'; };
+      source.onerror = () => {
+        conn.dataset.state = 'reconnecting';
+        // EventSource retries with Last-Event-ID on its own unless the server closed it
+        // for good; then open afresh from the last event applied.
+        if (source.readyState === EventSource.CLOSED) setTimeout(open, 1000);
+      };
+      const onEvent = (e) => {
+        let ev;
+        try {
+          ev = JSON.parse(e.data);
+        } catch {
+          return;
+        }
+        if (typeof ev.seq !== 'number' || ev.seq <= this.after) return;
+        this.after = ev.seq;
+        this.apply(ev);
+      };
+      for (const type of ['tool_call_started', 'progress', 'tool_result', 'suspended', 'resolved',
+        'assistant_delta', 'turn_started', 'turn_ended', 'widget', 'session_started', 'session_ended', 'message']) {
+        source.addEventListener(type, onEvent);
+      }
+    };
+    this.reconnect = open;
+    open();
+  }
+
+  apply(ev) {
+    switch (ev.type) {
+      case 'tool_call_started':
+        this.card(ev.callId, ev.toolName, ev.input);
+        break;
+      case 'progress':
+        this.card(ev.callId).progress(ev.done, ev.total, ev.message);
+        break;
+      case 'tool_result':
+        if (ev.result) this.card(ev.result.callId, ev.result.toolName).setResult(ev.result);
+        break;
+      case 'suspended':
+        this.card(ev.callId).suspend(ev.suspension);
+        break;
+      case 'resolved':
+        this.card(ev.callId).resolved();
+        break;
+      case 'widget':
+        this.widget(ev.widget);
+        break;
+      case 'turn_started':
+        this.streaming = h('div', { class: 'msg assistant streaming' });
+        this.timeline.append(this.streaming);
+        break;
+      case 'assistant_delta':
+        if (!this.streaming) {
+          this.streaming = h('div', { class: 'msg assistant streaming' });
+          this.timeline.append(this.streaming);
+        }
+        this.streaming.append(document.createTextNode(ev.text || ''));
+        break;
+      case 'turn_ended':
+        // The stored messages are the record: redraw from them once the turn is done.
+        this.load().catch((err) => showError(this.timeline, err));
+        break;
+      default:
+        break;
+    }
+  }
+
+  chatBox() {
+    const form = h('form', { class: 'chat' },
+      h('textarea', { name: 'text', rows: 3, placeholder: `Message ${this.info.model || 'the model'}` }),
+      h('button', { type: 'submit' }, 'Send'));
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const text = form.text.value;
+      if (!text.trim()) return;
+      form.text.value = '';
+      this.timeline.append(h('div', { class: 'msg user pending' }, text));
+      try {
+        await api(`/api/sessions/${this.id}/messages`, { json: { text } });
+      } catch (err) {
+        showError(this.timeline, err);
+      }
+    });
+    return form;
+  }
+
+  /** Without a model: pick a tool, fill a form built from its inputSchema, call it. */
+  playground() {
+    const box = h('section', { class: 'playground' }, h('h2', {}, 'Call a tool'));
+    const select = h('select', { name: 'tool' },
+      [...this.tools.values()].map((t) => h('option', { value: t.name }, t.name)));
+    const description = h('p', { class: 'muted' });
+    const holder = h('div');
+    let form = null;
+    const pick = () => {
+      const tool = this.tools.get(select.value);
+      description.textContent = tool ? tool.description || '' : '';
+      form = schemaForm(tool && tool.inputSchema, 'input');
+      form.el.append(h('button', { type: 'submit' }, 'Call'));
+      form.el.addEventListener('submit', async (e) => {
+        e.preventDefault();
+        const input = form.value();
+        if (input instanceof Error) return showError(holder, input);
+        try {
+          await api(`/api/sessions/${this.id}/calls`, { json: { tool: select.value, input: input || {} } });
+        } catch (err) {
+          showError(holder, err);
+        }
+      });
+      holder.replaceChildren(form.el);
+    };
+    select.addEventListener('change', pick);
+    box.append(h('label', {}, 'Tool ', select), description, holder);
+    if (this.tools.size) pick();
+    return box;
+  }
+}
+
+// ---- routing --------------------------------------------------------------------------------
+
+async function main() {
+  const main = document.getElementById('main');
+  const path = location.pathname;
+  const m = path.match(/^\/sessions\/([^/]+)$/);
+  try {
+    if (path === '/') await listView(main);
+    else if (m && ID.test(m[1])) {
+      const view = new SessionView(main, m[1]);
+      window.toolwireView = view;
+      await view.start();
+    } else {
+      main.replaceChildren(h('p', { class: 'error' }, 'No such page.'));
+    }
+  } catch (err) {
+    main.replaceChildren();
+    showError(main, err);
+  }
+  document.body.dataset.ready = 'true';
+}
+
+main();
