@@ -8,7 +8,7 @@
 //! approval-requested, approval-responded, output-available, output-error, output-denied,
 //! and input-requested (a question or form waits for the person).
 
-import { renderResult } from './toolwire-render.js';
+import { renderResult, renderWidget } from './toolwire-render.js';
 
 /** @typedef {import('./toolwire.d.ts').ToolResult} ToolResult */
 
@@ -174,7 +174,10 @@ class Card {
       for (const b of box.querySelectorAll('button, input, select, textarea')) b.disabled = true;
       try {
         await api(`/api/sessions/${this.view.id}/suspensions/${suspension.id}`, { json: resolution });
-        this.setState('approval-responded', resolution.type === 'deny' ? 'denied, waiting' : 'answered, running');
+        // The result may have arrived on the feed before this answer did.
+        if (/requested$/.test(this.el.dataset.state)) {
+          this.setState('approval-responded', resolution.type === 'deny' ? 'denied, waiting' : 'answered, running');
+        }
         box.remove();
       } catch (err) {
         for (const b of box.querySelectorAll('button, input, select, textarea')) b.disabled = false;
@@ -223,14 +226,22 @@ class Card {
     if (typeof child === 'string' && ID.test(child)) {
       this.linksEl.append(h('a', { href: `/sessions/${child}`, class: 'child-session' }, 'open the subagent session'));
     }
+    // Drawn when the card nears the viewport: a long session costs only what shows.
+    this.drawn = false;
+    this.view.whenVisible(this, () => this.draw());
+    this.el.querySelector('.schema-check').textContent = schemaCheck(result, this.view.tools.get(this.name));
+    if (!this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
+  }
+
+  draw() {
+    if (this.drawn || !this.result) return;
+    this.drawn = true;
     try {
-      renderResult(this.resultEl, result, { resourceUrl });
+      renderResult(this.resultEl, this.result, { resourceUrl });
     } catch (err) {
       this.resultEl.replaceChildren();
       showError(this.resultEl, `cannot show this result: ${err.message}`);
     }
-    this.el.querySelector('.schema-check').textContent = schemaCheck(result, this.view.tools.get(this.name));
-    if (!this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
   }
 
   toggleDetail(what, keep) {
@@ -360,6 +371,22 @@ class SessionView {
     this.streaming = null;
     this.source = null;
     this.after = 0;
+    this.pendingDraw = new Map();
+    this.observer = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (!e.isIntersecting) continue;
+        const draw = this.pendingDraw.get(e.target);
+        this.pendingDraw.delete(e.target);
+        this.observer.unobserve(e.target);
+        if (draw) draw();
+      }
+    }, { rootMargin: '2000px 0px' });
+  }
+
+  /** Runs `draw` once `card` is within two thousand pixels of the viewport. */
+  whenVisible(card, draw) {
+    this.pendingDraw.set(card.el, draw);
+    this.observer.observe(card.el);
   }
 
   async start() {
@@ -382,6 +409,8 @@ class SessionView {
     this.main.querySelector('.title').textContent = session.title || session.id;
     document.getElementById('where').textContent = session.id;
     this.cards.clear();
+    this.observer.disconnect();
+    this.pendingDraw.clear();
     this.streaming = null;
     this.timeline.replaceChildren();
     for (const m of messages) this.message(m);
@@ -422,13 +451,7 @@ class SessionView {
 
   widget(widget) {
     if (!widget) return;
-    const box = h('div', { class: 'msg widget' });
-    try {
-      renderResult(box, { callId: 'widget', toolName: 'widget', status: 'success', output: [], widgets: [widget] }, { resourceUrl });
-    } catch {
-      box.textContent = widget.fallback || widget.text || '';
-    }
-    this.timeline.append(box);
+    this.timeline.append(h('div', { class: 'msg widget' }, renderWidget(widget, { resourceUrl })));
   }
 
   /** The event feed, resumed from the last event seen after any drop. */
@@ -576,6 +599,8 @@ async function main() {
     main.replaceChildren();
     showError(main, err);
   }
+  // Tests and people measuring first render read this mark.
+  performance.mark('toolwire-rendered');
   document.body.dataset.ready = 'true';
 }
 

@@ -44,7 +44,7 @@ fn resume_point(headers: &HeaderMap, after: Option<u64>) -> Result<u64, ApiError
 }
 
 /// The stored events of `session` after `after`, then live ones; ends when the log fails
-/// (the client resumes from the last number it saw).
+/// or the server shuts down (the client resumes from the last number it saw).
 async fn feed(
     state: &AppState,
     session: &str,
@@ -61,12 +61,17 @@ async fn feed(
         return Err(ApiError::not_found(format!("no session {session:?}")));
     }
     let subscription = state.host.events().subscribe(session, after).await?;
+    // The feed ends at shutdown; the client resumes from its last number elsewhere.
+    let closing = Box::pin(state.closing());
     Ok(futures::stream::unfold(
-        subscription,
-        |mut sub| async move {
-            match sub.next().await {
-                Some(Ok(event)) => Some((event, sub)),
-                _ => None,
+        (subscription, closing),
+        |(mut sub, mut closing)| async move {
+            tokio::select! {
+                next = sub.next() => match next {
+                    Some(Ok(event)) => Some((event, (sub, closing))),
+                    _ => None,
+                },
+                () = &mut closing => None,
             }
         },
     ))

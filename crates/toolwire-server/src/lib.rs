@@ -101,6 +101,9 @@ pub struct AppState {
     pub guard: Arc<Guard>,
     /// Turns and calls started by requests, awaited at shutdown.
     tasks: Arc<Mutex<JoinSet<()>>>,
+    /// Set when the server begins to shut down: event feeds end then, or the graceful
+    /// shutdown would wait forever for streams that never finish by themselves.
+    closing: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -120,6 +123,15 @@ impl AppState {
             approver: Arc::new(WebApprover::default()),
             guard: Arc::new(guard),
             tasks: Arc::new(Mutex::new(JoinSet::new())),
+            closing: Arc::new(tokio::sync::watch::Sender::new(false)),
+        }
+    }
+
+    /// Resolves when the server begins to shut down.
+    pub(crate) fn closing(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut rx = self.closing.subscribe();
+        async move {
+            let _ = rx.wait_for(|closing| *closing).await;
         }
     }
 
@@ -283,6 +295,11 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
         let state = self.state.clone();
+        let closing = Arc::clone(&state.closing);
+        let shutdown = async move {
+            shutdown.await;
+            closing.send_replace(true);
+        };
         axum::serve(self.listener, router(self.state))
             .with_graceful_shutdown(shutdown)
             .await?;

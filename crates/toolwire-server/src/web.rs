@@ -12,10 +12,13 @@ mod files {
     include!(concat!(env!("OUT_DIR"), "/web_files.rs"));
 }
 
-/// The app page's policy: scripts, styles and media from this origin only, nothing
-/// inline, no plugins, and the page itself never framed.
-pub const PAGE_POLICY: &str = "default-src 'self'; object-src 'none'; base-uri 'none'; \
-                               form-action 'self'; frame-ancestors 'none'";
+/// The app page's policy: scripts and styles from this origin only, nothing inline, no
+/// plugins, and the page itself never framed. Images and media may also be `blob:` URLs,
+/// which the renderer makes from a result's inline base64 (typed by the result, never
+/// sniffed; an SVG in an `<img>` runs no script).
+pub const PAGE_POLICY: &str = "default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; \
+                               object-src 'none'; base-uri 'none'; form-action 'self'; \
+                               frame-ancestors 'none'";
 
 /// An embedded file's bytes.
 pub fn asset(path: &str) -> Option<&'static [u8]> {

@@ -185,3 +185,27 @@ async fn the_websocket_carries_the_same_events_and_resumes() {
     let error: Json = serde_json::from_str(msg.to_text().unwrap()).unwrap();
     assert_eq!(error["error"]["code"], "not_found");
 }
+
+/// An open feed does not hold the server up: shutdown ends it, and the client sees the
+/// stream close (to resume elsewhere) instead of hanging.
+#[tokio::test]
+async fn shutdown_ends_open_feeds() {
+    let f = start().await;
+    let s = f.server;
+    let id = s.session().await;
+    let response = s
+        .get(&format!("/api/sessions/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let reader = tokio::spawn(sse_events(response, usize::MAX));
+    tokio::time::timeout(Duration::from_secs(10), s.stop())
+        .await
+        .expect("the server stops with a feed open");
+    let events = tokio::time::timeout(Duration::from_secs(5), reader)
+        .await
+        .expect("the feed ends")
+        .unwrap();
+    assert!(events.is_empty());
+}

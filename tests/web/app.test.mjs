@@ -1,0 +1,232 @@
+// The web app in Chromium against a real `toolwire serve`: every kind renders, media play
+// live, after a reload and after a restart, results from another process arrive live and
+// survive a dropped feed, approval from the page resumes the tool, hostile results never
+// run script, and first render stays under a second for big sessions.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { launchBrowser, dirs, serve, api, cli, store, until, shot } from './lib.mjs';
+import { png, wav, webm } from './media.mjs';
+
+let d;
+let server;
+let browser;
+let page;
+const sessions = {};
+
+const b64 = (buf) => buf.toString('base64');
+
+/** The page's visible text of the timeline, which reloads and restarts must keep. */
+const timelineText = () => page.locator('.timeline').innerText();
+
+async function open(path) {
+  await page.goto(`${server.base}${path}`);
+  await page.waitForSelector('body[data-ready="true"]');
+}
+
+before(async () => {
+  d = dirs();
+  writeFileSync(join(d.workspace, 'main.rs'), 'fn main() {\n    println!("hello");\n}\n');
+  writeFileSync(join(d.workspace, 'pic.png'), png());
+  const csv = ['city,population,country'];
+  for (let i = 0; i < 60; i += 1) csv.push(`city${String(i).padStart(2, '0')},${(i * 7919) % 1000},c${i % 3}`);
+  writeFileSync(join(d.workspace, 'cities.csv'), `${csv.join('\n')}\n`);
+  server = await serve(d);
+  browser = await launchBrowser();
+  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page.on('pageerror', (e) => console.log('page error:', e.message));
+
+  const s = await api(server.base, '/api/sessions', { title: 'every kind' });
+  sessions.kinds = s.id;
+  for (const [tool, input] of [
+    ['read_file', { path: 'main.rs' }],
+    ['list_dir', {}],
+    ['query_csv', { path: 'cities.csv' }],
+    ['view_image', { path: 'pic.png' }],
+  ]) await api(server.base, `/api/sessions/${s.id}/calls`, { tool, input });
+  store(d, s.id, {
+    content: [
+      { type: 'audio', data: b64(wav()), mimeType: 'audio/wav' },
+      { type: 'resource', resource: { uri: 'file:///clip.webm', mimeType: 'video/webm', blob: b64(webm()) } },
+    ],
+  }, 'media');
+  store(d, s.id, {
+    callId: 'call_md', toolName: 'notes', status: 'success',
+    output: [
+      { kind: 'text', mimeType: 'text/markdown', data: { content: '# Notes\n\n**bold** and a [link](https://example.com)\n\n```rust\nfn x() {}\n```\n' } },
+      { kind: 'diff', data: { path: 'a.txt', original: 'one\ntwo\nthree\n', modified: 'one\n2\nthree\nfour\n', isNew: false } },
+      { kind: 'structured', data: { nested: { deep: [1, 2, { k: 'v' }] }, flag: true } },
+      { kind: 'text', data: { content: 'for the model only' }, annotations: { audience: ['assistant'] } },
+    ],
+  });
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.filter((m) => m.role === 'tool_result').length >= 6, 10000, 'seeded results');
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.stop();
+});
+
+test('a session with every kind renders', async () => {
+  await open(`/sessions/${sessions.kinds}`);
+  const kinds = await page.$$eval('.tw-value', (els) => els.map((e) => e.dataset.kind));
+  for (const k of ['file_content', 'file_list', 'table', 'image', 'file', 'text', 'diff', 'structured']) assert.ok(kinds.includes(k), `${k} in ${kinds}`);
+  // Images decode.
+  await page.waitForFunction(() => [...document.querySelectorAll('img.tw-image')].every((i) => i.complete && i.naturalWidth > 0));
+  // Audio and video load their metadata through the resource route (Range).
+  await page.waitForFunction(() => {
+    const m = [...document.querySelectorAll('audio, video')];
+    return m.length === 2 && m.every((x) => x.readyState >= 1 && x.duration > 0);
+  }, null, { timeout: 10000 });
+  // Code is highlighted, with line numbers.
+  assert.equal(await page.locator('.tw-gutter').first().innerText(), '1\n2\n3');
+  // The table sorts on a header click, then filters.
+  const table = page.locator('.tw-value[data-kind="table"]');
+  const firstCell = () => table.locator('.tw-window .tw-tr').first().locator('.tw-td').nth(1).innerText();
+  await table.locator('[data-role="sort"][data-key="population"]').click();
+  const asc = Number(await firstCell());
+  await table.locator('[data-role="sort"][data-key="population"]').click();
+  const desc = Number(await firstCell());
+  assert.ok(desc > asc, `sorted ${asc} then ${desc}`);
+  await table.locator('[data-role="filter"]').fill('city07');
+  assert.equal(await table.locator('.tw-window .tw-tr').count(), 1);
+  assert.match(await table.locator('.tw-count').innerText(), /^1 of 60/);
+  // The JSON tree collapses.
+  const node = page.locator('.tw-value[data-kind="structured"] details.tw-node').first();
+  assert.equal(await node.getAttribute('open'), '');
+  await node.locator('> summary').click();
+  assert.equal(await node.getAttribute('open'), null);
+  // The diff toggles between unified and side by side.
+  const diff = page.locator('.tw-diff');
+  assert.equal(await diff.getAttribute('data-mode'), 'unified');
+  await diff.locator('[data-role="diff-toggle"]').click();
+  assert.equal(await diff.getAttribute('data-mode'), 'split');
+  assert.ok(await diff.locator('.tw-diff-split').isVisible());
+  // Markdown renders, as elements.
+  assert.equal(await page.locator('.tw-markdown h1').innerText(), 'Notes');
+  assert.equal(await page.locator('.tw-markdown strong').innerText(), 'bold');
+  // Assistant-only values are behind a toggle.
+  assert.equal(await page.locator('details.tw-assistant-only').getAttribute('open'), null);
+  await shot(page, 'session-kinds');
+});
+
+test('reloading and restarting the server give the same page', async () => {
+  await open(`/sessions/${sessions.kinds}`);
+  const before = await timelineText();
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  assert.equal(await timelineText(), before);
+  await server.stop();
+  server = await serve(d, server.port);
+  await open(`/sessions/${sessions.kinds}`);
+  assert.equal(await timelineText(), before);
+  // Media still play after the restart.
+  await page.waitForFunction(() => [...document.querySelectorAll('audio, video')].every((x) => x.readyState >= 1), null, { timeout: 10000 });
+  await page.waitForFunction(() => [...document.querySelectorAll('img.tw-image')].every((i) => i.complete && i.naturalWidth > 0));
+});
+
+test('the session list links to sessions', async () => {
+  await open('/');
+  assert.ok(await page.locator(`li[data-session-id="${sessions.kinds}"] a`).isVisible());
+  await shot(page, 'session-list');
+});
+
+test('a result from another process arrives live, and a dropped feed loses nothing', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'live' });
+  await open(`/sessions/${s.id}`);
+  await until(() => page.evaluate(() => document.getElementById('conn').dataset.state === 'live'), 5000, 'feed open');
+  cli(d, ['call', '--data-dir', '@data', '--workspace', '@ws', '--session', s.id, 'read_file', '{"path":"main.rs"}']);
+  await page.waitForSelector('.card[data-tool="read_file"][data-state="output-available"]', { timeout: 5000 });
+  // Drop the feed, add two results meanwhile, reconnect: both arrive, once each.
+  await page.evaluate(() => window.toolwireView.source.close());
+  cli(d, ['call', '--data-dir', '@data', '--workspace', '@ws', '--session', s.id, 'list_dir', '{}']);
+  cli(d, ['call', '--data-dir', '@data', '--workspace', '@ws', '--session', s.id, 'read_file', '{"path":"cities.csv"}']);
+  await page.evaluate(() => window.toolwireView.reconnect());
+  await page.waitForFunction(() => document.querySelectorAll('.card[data-state="output-available"]').length === 3, null, { timeout: 5000 });
+  const ids = await page.$$eval('.card', (cs) => cs.map((c) => c.dataset.callId));
+  assert.equal(new Set(ids).size, ids.length, 'no card twice');
+  assert.equal(ids.length, 3);
+});
+
+test('approving in the page resumes the tool', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'approval' });
+  await open(`/sessions/${s.id}`);
+  // The playground builds a form from write_file's inputSchema.
+  await page.selectOption('.playground select[name="tool"]', 'write_file');
+  await page.fill('.playground [name="path"]', 'approved.txt');
+  await page.fill('.playground [name="content"]', 'written after approval\n');
+  await page.click('.playground button[type="submit"]');
+  const card = page.locator('.card[data-tool="write_file"]');
+  await card.locator('button.approve').waitFor({ timeout: 5000 });
+  assert.equal(await card.getAttribute('data-state'), 'approval-requested');
+  await shot(page, 'approval');
+  await card.locator('button.approve').click();
+  await page.waitForSelector('.card[data-tool="write_file"][data-state="output-available"]', { timeout: 5000 });
+  assert.ok(await card.locator('.tw-value[data-kind="diff"]').isVisible());
+  const read = cli(d, ['call', '--data-dir', '@data', '--workspace', '@ws', 'read_file', '{"path":"approved.txt"}']);
+  assert.ok(read.includes('written after approval'), read);
+});
+
+test('hostile results never run script', async () => {
+  const s = await api(server.base, '/api/sessions', { title: '<img src=x onerror="window.__pwned=1">' });
+  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" onload="window.__pwned=1"><script>window.__pwned=1</script><rect width="10" height="10"/></svg>');
+  const evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
+  store(d, s.id, {
+    callId: 'call_evil', toolName: 'evil', status: 'success',
+    output: [
+      { kind: 'text', mimeType: 'text/markdown', data: { content: `${evil}\n\n[click](javascript:window.__pwned=1) <a href="javascript:window.__pwned=1">x</a> <iframe src="javascript:window.__pwned=1"></iframe>` } },
+      { kind: 'text', data: { content: evil } },
+      { kind: 'table', data: { columns: [{ key: evil, label: evil }], rows: [{ [evil]: evil }] } },
+      { kind: 'file_list', data: { path: evil, entries: [{ name: evil, type: 'file', size: 1 }] } },
+      { kind: 'file_content', data: { path: `${evil}.html`, content: evil, size: evil.length } },
+      { kind: 'image', mimeType: 'image/svg+xml', data: { source: { base64: b64(svg) } } },
+      { kind: 'resource_link', data: { uri: 'javascript:window.__pwned=1', name: evil } },
+      { kind: evil.replace(/[^a-z]/g, '') || 'custom', data: { html: evil } },
+    ],
+    widgets: [{ widget: evil, data: { html: evil }, fallback: evil }],
+  }, 'evil');
+  store(d, s.id, { content: [{ type: 'image', data: b64(svg), mimeType: 'image/svg+xml' }] }, 'evil_svg');
+  await open(`/sessions/${s.id}`);
+  await page.waitForSelector('.card[data-tool="evil_svg"] .tw-value');
+  // Click every link and the image; nothing may run.
+  for (const a of await page.locator('.tw-result a').all()) await a.click({ modifiers: ['Control'] }).catch(() => {});
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.equal(await page.locator('.tw-result script, .tw-result iframe, .tw-result [onerror]').count(), 0);
+  assert.equal(await page.locator('.tw-result a[href^="javascript:"]').count(), 0);
+  // The text is shown as text.
+  assert.ok((await page.locator('.card[data-tool="evil"]').innerText()).includes('<script>'));
+  await shot(page, 'hostile');
+});
+
+test('first render of a 1,000-result session and of a 100,000-row table, each under 1 s', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'a thousand results' });
+  const batch = [];
+  for (let i = 0; i < 1000; i += 1) {
+    batch.push(api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'read_file', input: { path: 'main.rs' } }));
+    if (batch.length === 50) await Promise.all(batch.splice(0));
+  }
+  await Promise.all(batch);
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.filter((m) => m.role === 'tool_result').length === 1000, 60000, '1,000 results');
+  const measure = async (path) => {
+    await open(path);
+    return page.evaluate(() => performance.getEntriesByName('toolwire-rendered')[0].startTime);
+  };
+  const thousand = await measure(`/sessions/${s.id}`);
+  assert.equal(await page.locator('.card').count(), 1000);
+
+  const t = await api(server.base, '/api/sessions', { title: 'a big table' });
+  const rows = [];
+  for (let i = 0; i < 100000; i += 1) rows.push({ id: i, name: `row ${i}`, value: (i * 7919) % 100003 });
+  store(d, t.id, {
+    callId: 'call_big', toolName: 'big', status: 'success',
+    output: [{ kind: 'table', data: { columns: [{ key: 'id', type: 'number' }, { key: 'name' }, { key: 'value', type: 'number' }], rows } }],
+  }, 'big');
+  const table = await measure(`/sessions/${t.id}`);
+  assert.match(await page.locator('.tw-count').innerText(), /^100000 of 100000/);
+  console.log(`first render (navigation start to rendered): 1,000 results ${thousand.toFixed(0)} ms; 100,000-row table ${table.toFixed(0)} ms`);
+  await shot(page, 'big-table');
+  assert.ok(thousand < 1000, `1,000 results took ${thousand} ms`);
+  assert.ok(table < 1000, `100,000 rows took ${table} ms`);
+});

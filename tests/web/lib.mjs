@@ -1,0 +1,110 @@
+// Shared pieces of the browser tests: a real `toolwire serve` on a free loopback port over
+// temp dirs, the CLI beside it, and Debian's chromium driven by playwright-core.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+import { chromium } from 'playwright-core';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const SCREENSHOTS = join(process.env.CARGO_TARGET_DIR || join(ROOT, 'target'), 'screenshots');
+
+export function toolwireBin() {
+  const bin = process.env.TOOLWIRE_BIN;
+  if (!bin || !existsSync(bin)) throw new Error('set TOOLWIRE_BIN to a built toolwire binary (cargo test runs this with it set)');
+  return bin;
+}
+
+export function chromiumPath() {
+  const path = process.env.TOOLWIRE_CHROMIUM || '/usr/bin/chromium';
+  if (!existsSync(path)) throw new Error(`no chromium at ${path}: apt-get install chromium (or set TOOLWIRE_CHROMIUM)`);
+  return path;
+}
+
+export async function launchBrowser() {
+  return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--headless', '--autoplay-policy=no-user-gesture-required'] });
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Temp data and workspace dirs, shared by the server and the CLI. */
+export function dirs() {
+  const base = mkdtempSync(join(tmpdir(), 'toolwire-web-'));
+  const data = join(base, 'data');
+  const workspace = join(base, 'ws');
+  mkdirSync(workspace, { recursive: true });
+  return { base, data, workspace };
+}
+
+/** Starts `toolwire serve` on `d` and waits until it answers. */
+export async function serve(d, port) {
+  port = port || await freePort();
+  const child = spawn(toolwireBin(), ['--data-dir', d.data, 'serve', '--addr', `127.0.0.1:${port}`, '--workspace', d.workspace], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout.on('data', (b) => { log += b; });
+  child.stderr.on('data', (b) => { log += b; });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i += 1) {
+    try {
+      const r = await fetch(`${base}/api/info`);
+      if (r.ok) break;
+    } catch { /* not up yet */ }
+    if (child.exitCode !== null) throw new Error(`toolwire serve exited: ${log}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+  return { base, port, child, stop, log: () => log };
+}
+
+/** Calls the API as a client (a tool, not a browser: no Origin). */
+export async function api(base, path, body) {
+  const init = body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  const r = await fetch(`${base}${path}`, init);
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** Runs the CLI on the same data dir, as another process would. */
+export function cli(d, args, input) {
+  return execFileSync(toolwireBin(), args.map((a) => (a === '@data' ? d.data : a === '@ws' ? d.workspace : a)),
+    { input, cwd: d.workspace, env: { ...process.env, TOOLWIRE_DATA_DIR: d.data }, maxBuffer: 64 << 20 }).toString();
+}
+
+/** Stores a canonical or raw result in `session` through `toolwire normalize --store`. */
+export function store(d, session, payload, tool = 'seeded') {
+  const file = join(d.base, `payload-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify(payload));
+  return cli(d, ['normalize', '--data-dir', '@data', '--store', '--session', session, '--tool', tool, '--compact', file]);
+}
+
+/** Waits until `check()` is truthy (or throws after `ms`). */
+export async function until(check, ms = 10000, what = 'condition') {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function shot(page, name) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}

@@ -1,0 +1,560 @@
+//! toolwire's browser renderer for ToolResult values, usable in any page:
+//! `renderResult(el, result, {resourceUrl})`, `registerRenderer(kind, fn)`,
+//! `registerWidget(id, fn)`. The dispatch is the terminal's: a registered renderer for the
+//! kind, else `display.preferredView`, else the well-known kind, else the MIME type, else a
+//! JSON tree. Everything in a result is untrusted: it reaches the page as text nodes,
+//! through DOMPurify (markdown), or as a URL of this origin (media); never as markup.
+//!
+//! Hooks for tests and styles: every value's root has `class="tw-value"` and `data-kind`;
+//! `data-view` says which view drew it; tables have `data-role="filter"` and header cells
+//! `data-role="sort"`; diffs a `data-role="diff-toggle"` button and `data-mode`; JSON trees
+//! `details.tw-node`; download cards `.tw-download`; assistant-only values sit in
+//! `details.tw-assistant-only`.
+
+import { marked } from './vendor/marked.esm.js';
+import DOMPurify from './vendor/purify.es.mjs';
+import hljs from './vendor/highlight.min.js';
+
+/** @typedef {import('./toolwire.d.ts').ToolResult} ToolResult */
+
+const renderers = new Map();
+const widgets = new Map();
+
+/** Draws values of `kind` with `fn(el, value, opts)` instead of the built-in view. */
+export function registerRenderer(kind, fn) {
+  renderers.set(String(kind), fn);
+}
+
+/** Draws widgets named `id` with `fn(el, widget, opts)`; others show their fallback text. */
+export function registerWidget(id, fn) {
+  widgets.set(String(id), fn);
+}
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+function bytes(n) {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return '';
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) {
+    n /= 1000;
+    i += 1;
+  }
+  return `${i ? n.toFixed(1) : n} ${units[i]}`;
+}
+
+/** Only http(s) and same-origin relative URLs may become links. */
+function safeHref(url) {
+  if (typeof url !== 'string') return null;
+  try {
+    const u = new URL(url, location.href);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+const SAFE_MEDIA = /^(image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml)|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+)$/;
+
+/** A URL for a value's bytes: the caller's blob URL, or an object URL for inline base64
+ * (typed with the value's own MIME type, so the browser never sniffs it). */
+function sourceUrl(source, mime, opts) {
+  if (!source || typeof source !== 'object') return null;
+  if (typeof source.blob === 'string') return opts.resourceUrl ? opts.resourceUrl(source.blob) : null;
+  if (typeof source.base64 === 'string') {
+    try {
+      const bin = atob(source.base64);
+      const buf = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i += 1) buf[i] = bin.charCodeAt(i);
+      const type = SAFE_MEDIA.test(mime || '') ? mime : 'application/octet-stream';
+      return URL.createObjectURL(new Blob([buf], { type }));
+    } catch {
+      return null;
+    }
+  }
+  if (typeof source.url === 'string') return safeHref(source.url);
+  return null;
+}
+
+/**
+ * Renders `result` into `el`, replacing what was there.
+ * @param {HTMLElement} el
+ * @param {ToolResult} result
+ * @param {{resourceUrl?: (blob: string) => string|null}} [opts]
+ */
+export function renderResult(el, result, opts = {}) {
+  el.replaceChildren();
+  const root = h('div', { class: 'tw-result', 'data-status': (result && result.status) || '' });
+  el.append(root);
+  if (!result || typeof result !== 'object') {
+    root.append(h('p', { class: 'tw-note' }, 'not a tool result'));
+    return;
+  }
+  if (result.error) {
+    root.append(h('div', { class: 'tw-error', role: 'alert' },
+      result.error.code ? h('code', {}, result.error.code) : null, ' ', String(result.error.message || '')));
+  }
+  if (result.suspension) {
+    root.append(h('p', { class: 'tw-suspension' }, String(result.suspension.prompt || '')));
+  }
+  const values = (Array.isArray(result.output) ? result.output : [])
+    .map((v, i) => [v, i])
+    .filter(([v]) => v && (v.display || {}).preferredView !== 'hidden')
+    .sort(([a, i], [b, j]) => ((b.display || {}).priority || 0) - ((a.display || {}).priority || 0) || i - j)
+    .map(([v]) => v);
+  for (const v of values) root.append(renderValue(v, opts));
+  for (const w of Array.isArray(result.widgets) ? result.widgets : []) root.append(renderWidget(w, opts));
+}
+
+/** One value with its header, hints and audience. */
+export function renderValue(v, opts = {}) {
+  const display = v.display || {};
+  const kind = typeof v.kind === 'string' ? v.kind : 'unknown';
+  const body = h('div', { class: 'tw-body' });
+  const root = h('section', { class: 'tw-value', 'data-kind': kind });
+  try {
+    const custom = renderers.get(kind);
+    if (custom) {
+      body.dataset.view = 'custom';
+      custom(body, v, opts);
+    } else {
+      body.dataset.view = draw(body, v, opts);
+    }
+  } catch (err) {
+    body.replaceChildren(h('p', { class: 'tw-note' }, `cannot show this ${kind} value (${err.message}); its data:`), tree(v.data));
+    body.dataset.view = 'tree';
+  }
+  if (typeof display.maxHeight === 'number' && display.maxHeight > 0) {
+    body.classList.add('tw-capped');
+    body.style.maxHeight = `${Math.min(display.maxHeight, 10000) * 1.4}em`;
+  }
+  const title = v.summary ? String(v.summary) : kind;
+  let shown;
+  if (display.collapsed) {
+    shown = h('details', { class: 'tw-collapsed' }, h('summary', {}, title), body);
+  } else {
+    shown = h('div', {}, v.summary ? h('div', { class: 'tw-summary' }, String(v.summary)) : null, body);
+  }
+  const audience = v.annotations && Array.isArray(v.annotations.audience) ? v.annotations.audience : null;
+  if (audience && audience.length && !audience.includes('user')) {
+    // Meant for the model only: kept, behind a toggle.
+    root.append(h('details', { class: 'tw-assistant-only' }, h('summary', {}, `for the model: ${title}`), shown));
+  } else {
+    root.append(shown);
+  }
+  return root;
+}
+
+function isMarkdownMime(m) {
+  return typeof m === 'string' && m.split(';')[0].trim().toLowerCase() === 'text/markdown';
+}
+
+/** Chooses and draws a view; returns its name. */
+function draw(el, v, opts) {
+  const data = v.data;
+  const view = (v.display || {}).preferredView;
+  const text = data && typeof data === 'object' && typeof (data.content ?? data.text) === 'string' ? (data.content ?? data.text) : null;
+  switch (view) {
+    case 'markdown': if (text !== null) return markdown(el, text); break;
+    case 'code': if (text !== null) return code(el, text, (v.display || {}).language); break;
+    case 'text': if (text !== null) return plain(el, text); break;
+    case 'diff': if (data && typeof data.modified === 'string') return diff(el, data); break;
+    case 'table': if (data && Array.isArray(data.rows)) return table(el, data); break;
+    case 'image': if (data && data.source) return image(el, data, v.mimeType, opts); break;
+    case 'tree': case 'raw': el.append(tree(data)); return 'tree';
+    default: break;
+  }
+  switch (kind(v)) {
+    case 'text': if (text !== null) return isMarkdownMime(v.mimeType) ? markdown(el, text) : plain(el, text); break;
+    case 'file_content': if (data && typeof data.content === 'string') return fileContent(el, data, v); break;
+    case 'diff': if (data && typeof data.modified === 'string') return diff(el, data); break;
+    case 'file_list': if (data && Array.isArray(data.entries)) return fileList(el, data); break;
+    case 'table': if (data && Array.isArray(data.columns) && Array.isArray(data.rows)) return table(el, data); break;
+    case 'image': if (data && data.source) return image(el, data, v.mimeType, opts); break;
+    case 'file': if (data && data.source) return file(el, data, v.mimeType, opts); break;
+    case 'resource_link': if (data && typeof data.uri === 'string') return resourceLink(el, data, v.mimeType, opts); break;
+    default: break;
+  }
+  if (isMarkdownMime(v.mimeType) && text !== null) return markdown(el, text);
+  if (typeof v.mimeType === 'string' && v.mimeType.startsWith('text/') && text !== null) return plain(el, text);
+  el.append(tree(data));
+  return 'tree';
+}
+
+function kind(v) {
+  return typeof v.kind === 'string' ? v.kind : '';
+}
+
+function plain(el, text) {
+  el.append(h('pre', { class: 'tw-text' }, text));
+  return 'text';
+}
+
+// ---- markdown: rendered, then sanitized ----------------------------------------------------
+
+const PURIFY = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed', 'svg', 'math'],
+  FORBID_ATTR: ['style'],
+  ALLOW_DATA_ATTR: false,
+};
+
+function markdown(el, text) {
+  const html = marked.parse(text, { async: false, gfm: true });
+  const clean = DOMPurify.sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: true });
+  for (const a of clean.querySelectorAll('a')) {
+    const href = safeHref(a.getAttribute('href'));
+    if (href) {
+      a.setAttribute('href', href);
+      a.setAttribute('rel', 'noopener noreferrer nofollow');
+      a.setAttribute('target', '_blank');
+    } else {
+      a.removeAttribute('href');
+    }
+  }
+  // Images in model or tool markdown would fetch from anywhere: only this origin's.
+  for (const img of clean.querySelectorAll('img')) {
+    const src = safeHref(img.getAttribute('src'));
+    if (!src || new URL(src).origin !== location.origin) img.replaceWith(document.createTextNode(img.getAttribute('alt') || ''));
+  }
+  for (const c of clean.querySelectorAll('pre code')) highlightInPlace(c, (c.className.match(/language-([\w+-]+)/) || [])[1]);
+  el.append(h('div', { class: 'tw-markdown' }, clean));
+  return 'markdown';
+}
+
+// ---- code and files ------------------------------------------------------------------------
+
+const EXT_LANG = { rs: 'rust', js: 'javascript', mjs: 'javascript', ts: 'typescript', py: 'python', rb: 'ruby', go: 'go',
+  java: 'java', c: 'c', h: 'c', cpp: 'cpp', cs: 'csharp', sh: 'bash', json: 'json', toml: 'ini', yml: 'yaml', yaml: 'yaml',
+  md: 'markdown', html: 'xml', xml: 'xml', css: 'css', sql: 'sql', kt: 'kotlin', swift: 'swift', php: 'php' };
+
+function languageOf(path, hint) {
+  if (hint && hljs.getLanguage(hint)) return hint;
+  const ext = typeof path === 'string' ? (path.split('.').pop() || '').toLowerCase() : '';
+  return EXT_LANG[ext] && hljs.getLanguage(EXT_LANG[ext]) ? EXT_LANG[ext] : null;
+}
+
+/** Highlights `codeEl`'s own text; highlight.js escapes what it emits. */
+function highlightInPlace(codeEl, lang) {
+  if (!lang || !hljs.getLanguage(lang) || codeEl.textContent.length > 200000) return;
+  const out = hljs.highlight(codeEl.textContent, { language: lang, ignoreIllegals: true });
+  codeEl.innerHTML = DOMPurify.sanitize(out.value, { ALLOWED_TAGS: ['span'], ALLOWED_ATTR: ['class'] });
+  codeEl.classList.add('hljs');
+}
+
+function numbered(text, lang) {
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const gutter = h('pre', { class: 'tw-gutter', 'aria-hidden': 'true' }, lines.map((_, i) => `${i + 1}`).join('\n'));
+  const codeEl = h('code', {}, lines.join('\n'));
+  highlightInPlace(codeEl, lang);
+  return h('div', { class: 'tw-code' }, gutter, h('pre', { class: 'tw-source' }, codeEl));
+}
+
+function code(el, text, lang) {
+  el.append(numbered(text, languageOf('', lang)));
+  return 'code';
+}
+
+function fileContent(el, data, v) {
+  el.append(h('div', { class: 'tw-file-head' }, h('code', {}, String(data.path || '')),
+    typeof data.size === 'number' ? h('span', { class: 'tw-muted' }, ` ${bytes(data.size)}`) : null));
+  el.append(numbered(data.content, languageOf(data.path, (v.display || {}).language)));
+  return 'file_content';
+}
+
+// ---- diffs: unified and side by side --------------------------------------------------------
+
+/** Unified-diff lines of `data`: its hunks, else a whole-file diff of original/modified. */
+function diffLines(data) {
+  if (Array.isArray(data.hunks) && data.hunks.length) {
+    const out = [];
+    for (const hk of data.hunks) {
+      out.push(`@@ -${hk.oldStart},${hk.oldLines} +${hk.newStart},${hk.newLines} @@`);
+      for (const l of Array.isArray(hk.lines) ? hk.lines : []) out.push(String(l));
+    }
+    return out;
+  }
+  const a = typeof data.original === 'string' ? data.original.split('\n') : [];
+  const b = data.modified.split('\n');
+  return lcsDiff(a, b);
+}
+
+/** A small LCS line diff, for results that carry both texts but no hunks. */
+function lcsDiff(a, b) {
+  if (a.length * b.length > 4e6) return [...a.map((l) => `-${l}`), ...b.map((l) => `+${l}`)];
+  const n = a.length;
+  const m = b.length;
+  const dp = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i -= 1) for (let j = m - 1; j >= 0; j -= 1) {
+    dp[i][j] = a[i] === b[j] ? dp[i + 1][j + 1] + 1 : Math.max(dp[i + 1][j], dp[i][j + 1]);
+  }
+  const out = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) { out.push(` ${a[i]}`); i += 1; j += 1; }
+    else if (j < m && (i === n || dp[i][j + 1] >= dp[i + 1][j])) { out.push(`+${b[j]}`); j += 1; }
+    else { out.push(`-${a[i]}`); i += 1; }
+  }
+  return out;
+}
+
+function lineClass(l) {
+  if (l.startsWith('@@')) return 'tw-hunk';
+  if (l.startsWith('+')) return 'tw-add';
+  if (l.startsWith('-')) return 'tw-del';
+  return 'tw-ctx';
+}
+
+function diff(el, data) {
+  const lines = diffLines(data);
+  const unified = h('pre', { class: 'tw-diff-unified' }, lines.map((l) => h('div', { class: lineClass(l) }, l)));
+  const left = h('pre', { class: 'tw-diff-old' });
+  const right = h('pre', { class: 'tw-diff-new' });
+  let pendingDel = [];
+  const flush = () => {
+    for (const l of pendingDel) { left.append(h('div', { class: 'tw-del' }, l.slice(1))); right.append(h('div', { class: 'tw-pad' }, '')); }
+    pendingDel = [];
+  };
+  for (const l of lines) {
+    const c = lineClass(l);
+    if (c === 'tw-del') { pendingDel.push(l); continue; }
+    if (c === 'tw-add' && pendingDel.length) {
+      const d = pendingDel.shift();
+      left.append(h('div', { class: 'tw-del' }, d.slice(1)));
+      right.append(h('div', { class: 'tw-add' }, l.slice(1)));
+      continue;
+    }
+    flush();
+    if (c === 'tw-add') { left.append(h('div', { class: 'tw-pad' }, '')); right.append(h('div', { class: 'tw-add' }, l.slice(1))); }
+    else { left.append(h('div', { class: c }, c === 'tw-hunk' ? l : l.slice(1))); right.append(h('div', { class: c }, c === 'tw-hunk' ? l : l.slice(1))); }
+  }
+  flush();
+  const split = h('div', { class: 'tw-diff-split', hidden: true }, left, right);
+  const box = h('div', { class: 'tw-diff', 'data-mode': 'unified' });
+  const toggle = h('button', { type: 'button', 'data-role': 'diff-toggle' }, 'side by side');
+  toggle.addEventListener('click', () => {
+    const side = box.dataset.mode === 'unified';
+    box.dataset.mode = side ? 'split' : 'unified';
+    unified.hidden = side;
+    split.hidden = !side;
+    toggle.textContent = side ? 'unified' : 'side by side';
+  });
+  box.append(h('div', { class: 'tw-file-head' }, h('code', {}, String(data.path || '')), data.isNew ? ' (new file) ' : ' ', toggle), unified, split);
+  el.append(box);
+  return 'diff';
+}
+
+// ---- tables: typed, sortable, filterable, virtually scrolled ---------------------------------
+
+const ROW_PX = 26;
+const VISIBLE_ROWS = 20;
+
+function cellText(v) {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+function table(el, data, columnsOverride) {
+  const rows = data.rows;
+  let columns = columnsOverride || (Array.isArray(data.columns) ? data.columns : []);
+  if (!columns.length && rows.length && rows[0] && typeof rows[0] === 'object' && !Array.isArray(rows[0])) {
+    columns = Object.keys(rows[0]).map((key) => ({ key }));
+  }
+  columns = columns.filter((c) => c && typeof c.key === 'string');
+  const get = (row, c, i) => (Array.isArray(row) ? row[i] : row && typeof row === 'object' ? row[c.key] : undefined);
+  const numeric = columns.map((c, i) => c.type === 'number' || (!c.type && rows.length > 0
+    && rows.slice(0, 50).every((r) => { const v = get(r, c, i); return v === null || v === undefined || typeof v === 'number'; })
+    && rows.slice(0, 50).some((r) => typeof get(r, c, i) === 'number')));
+  let order = rows.map((_, i) => i);
+  let shown = order;
+  let sortBy = -1;
+  let desc = false;
+  const filter = h('input', { type: 'search', placeholder: 'filter rows', 'data-role': 'filter', 'aria-label': 'filter rows' });
+  const count = h('span', { class: 'tw-muted tw-count' });
+  const head = h('div', { class: 'tw-tr tw-th-row', role: 'row' });
+  const widths = columns.map((c) => Math.min(24, Math.max(6, (c.label || c.key).length + 2)));
+  const template = widths.map((w) => `minmax(${w}ch, 1fr)`).join(' ');
+  head.style.gridTemplateColumns = template;
+  columns.forEach((c, i) => {
+    const th = h('div', { class: `tw-th${numeric[i] ? ' tw-num' : ''}`, role: 'columnheader', 'data-role': 'sort', 'data-key': c.key, tabindex: 0, title: c.type || (numeric[i] ? 'number' : 'string') }, c.label || c.key);
+    const sort = () => {
+      desc = sortBy === i ? !desc : false;
+      sortBy = i;
+      for (const o of head.children) o.removeAttribute('aria-sort');
+      th.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
+      const cmp = numeric[i]
+        ? (x, y) => (Number(get(rows[x], c, i)) || 0) - (Number(get(rows[y], c, i)) || 0)
+        : (x, y) => cellText(get(rows[x], c, i)).localeCompare(cellText(get(rows[y], c, i)));
+      order = rows.map((_, k) => k).sort((x, y) => (desc ? -cmp(x, y) : cmp(x, y)) || x - y);
+      apply();
+    };
+    th.addEventListener('click', sort);
+    th.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sort(); } });
+    head.append(th);
+  });
+  const viewport = h('div', { class: 'tw-viewport', role: 'rowgroup' });
+  const spacer = h('div', { class: 'tw-spacer' });
+  const windowEl = h('div', { class: 'tw-window' });
+  viewport.append(spacer, windowEl);
+  viewport.style.maxHeight = `${VISIBLE_ROWS * ROW_PX}px`;
+  const paint = () => {
+    const first = Math.max(0, Math.floor(viewport.scrollTop / ROW_PX) - 5);
+    const last = Math.min(shown.length, first + VISIBLE_ROWS + 10);
+    const frag = document.createDocumentFragment();
+    for (let k = first; k < last; k += 1) {
+      const row = rows[shown[k]];
+      const tr = h('div', { class: 'tw-tr', role: 'row', 'data-row': shown[k] });
+      tr.style.gridTemplateColumns = template;
+      columns.forEach((c, i) => tr.append(h('div', { class: `tw-td${numeric[i] || c.align === 'right' ? ' tw-num' : ''}`, role: 'cell' }, cellText(get(row, c, i)))));
+      frag.append(tr);
+    }
+    windowEl.style.transform = `translateY(${first * ROW_PX}px)`;
+    windowEl.replaceChildren(frag);
+  };
+  const apply = () => {
+    const q = filter.value.trim().toLowerCase();
+    shown = q ? order.filter((k) => columns.some((c, i) => cellText(get(rows[k], c, i)).toLowerCase().includes(q))) : order;
+    spacer.style.height = `${shown.length * ROW_PX}px`;
+    count.textContent = `${shown.length} of ${rows.length} rows`;
+    paint();
+  };
+  let frame = 0;
+  viewport.addEventListener('scroll', () => {
+    if (!frame) frame = requestAnimationFrame(() => { frame = 0; paint(); });
+  });
+  filter.addEventListener('input', apply);
+  el.append(h('div', { class: 'tw-table', role: 'table', 'aria-rowcount': rows.length }, h('div', { class: 'tw-table-tools' }, filter, count), h('div', { class: 'tw-scroll-x' }, head, viewport)));
+  apply();
+  return 'table';
+}
+
+function fileList(el, data) {
+  const rows = data.entries.filter((e) => e && typeof e === 'object').map((e) => ({
+    name: String(e.name ?? '') + (e.type === 'directory' ? '/' : ''),
+    type: e.type ?? '',
+    size: typeof e.size === 'number' ? e.size : null,
+    modified: e.modified ?? '',
+  }));
+  el.append(h('div', { class: 'tw-file-head' }, h('code', {}, String(data.path || '')), data.truncated ? ' (truncated)' : ''));
+  table(el, { rows }, [{ key: 'name', label: 'name' }, { key: 'type', label: 'type' }, { key: 'size', label: 'size', type: 'number' }, { key: 'modified', label: 'modified' }]);
+  return 'file_list';
+}
+
+// ---- media, files, links ------------------------------------------------------------------
+
+function image(el, data, mime, opts) {
+  const src = sourceUrl(data.source, mime || 'image/png', opts);
+  if (!src) {
+    el.append(h('p', { class: 'tw-note' }, 'image not available'));
+    return 'image';
+  }
+  const img = h('img', { class: 'tw-image', src, alt: String(data.alt || ''), loading: 'lazy', decoding: 'async' });
+  img.addEventListener('click', () => img.classList.toggle('tw-zoomed'));
+  el.append(img);
+  return 'image';
+}
+
+function file(el, data, mime, opts) {
+  const src = sourceUrl(data.source, mime, opts);
+  const name = String(data.filename || 'file');
+  if (src && data.mediaKind === 'audio') {
+    el.append(h('audio', { class: 'tw-audio', controls: true, preload: 'metadata', src }));
+    return 'audio';
+  }
+  if (src && data.mediaKind === 'video') {
+    el.append(h('video', { class: 'tw-video', controls: true, preload: 'metadata', src }));
+    return 'video';
+  }
+  const size = data.source && typeof data.source.size === 'number' ? data.source.size : null;
+  el.append(h('div', { class: 'tw-download' },
+    h('span', { class: 'tw-file-name' }, name),
+    h('span', { class: 'tw-muted' }, ` ${mime || data.mediaKind || ''} ${size !== null ? bytes(size) : ''}`),
+    src ? h('a', { href: src, download: name, rel: 'noopener' }, 'download') : h('span', { class: 'tw-muted' }, ' not stored')));
+  return 'download';
+}
+
+function resourceLink(el, data, mime, opts) {
+  const uri = data.uri;
+  const href = /^blake3:[0-9a-f]{64}$/.test(uri) && opts.resourceUrl ? opts.resourceUrl(uri) : safeHref(uri);
+  el.append(h('div', { class: 'tw-link' },
+    href ? h('a', { href, rel: 'noopener noreferrer', target: '_blank' }, String(data.name || uri)) : h('code', {}, String(data.name || uri)),
+    data.description ? h('span', { class: 'tw-muted' }, ` ${data.description}`) : null,
+    typeof data.size === 'number' ? h('span', { class: 'tw-muted' }, ` ${bytes(data.size)}`) : null,
+    href ? null : h('span', { class: 'tw-muted' }, ` ${uri}`)));
+  return 'resource_link';
+}
+
+// ---- JSON tree ------------------------------------------------------------------------------
+
+const TREE_CHILDREN = 500;
+
+/** A collapsible tree of any JSON value, with a copy button at the root. */
+export function tree(value) {
+  const root = h('div', { class: 'tw-tree' });
+  const copy = h('button', { type: 'button', class: 'tw-copy', 'data-role': 'copy' }, 'copy JSON');
+  copy.addEventListener('click', () => {
+    const text = JSON.stringify(value, null, 2);
+    if (navigator.clipboard) navigator.clipboard.writeText(text).then(() => { copy.textContent = 'copied'; }, () => {});
+  });
+  root.append(copy, node(value, null, 0));
+  return root;
+}
+
+function leaf(v) {
+  if (typeof v === 'string') return h('span', { class: 'tw-str' }, JSON.stringify(v));
+  return h('span', { class: `tw-${v === null ? 'null' : typeof v}` }, String(v));
+}
+
+function node(v, key, depth) {
+  const label = key === null ? null : h('span', { class: 'tw-key' }, `${key}: `);
+  if (v === null || typeof v !== 'object') return h('div', { class: 'tw-leaf' }, label, leaf(v));
+  const entries = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
+  const brief = Array.isArray(v) ? `[${entries.length}]` : `{${entries.length}}`;
+  const details = h('details', { class: 'tw-node' }, h('summary', {}, label, brief));
+  if (depth < 2) details.open = true;
+  // Children are built when first opened: a huge value costs nothing until looked at.
+  let built = false;
+  const build = () => {
+    if (built) return;
+    built = true;
+    for (const [k, x] of entries.slice(0, TREE_CHILDREN)) details.append(node(x, k, depth + 1));
+    if (entries.length > TREE_CHILDREN) details.append(h('div', { class: 'tw-muted' }, `… ${entries.length - TREE_CHILDREN} more`));
+  };
+  if (details.open) build();
+  details.addEventListener('toggle', build);
+  return details;
+}
+
+// ---- widgets --------------------------------------------------------------------------------
+
+/** A widget: its registered renderer, else its fallback text. */
+export function renderWidget(w, opts = {}) {
+  const box = h('section', { class: 'tw-widget', 'data-widget': String((w && w.widget) || '') });
+  const fn = w && widgets.get(String(w.widget));
+  if (fn) {
+    try {
+      fn(box, w, opts);
+      return box;
+    } catch (err) {
+      box.replaceChildren(h('p', { class: 'tw-note' }, `widget failed: ${err.message}`));
+    }
+  }
+  box.append(h('p', { class: 'tw-fallback' }, String((w && w.fallback) || '')));
+  return box;
+}
