@@ -32,7 +32,7 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
-fn main() {
+fn main() -> std::io::Result<()> {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let web = manifest.join("../../web");
     println!("cargo:rerun-if-changed={}", web.display());
@@ -49,7 +49,5 @@ fn main() {
     }
     code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("web_files.rs");
-    if let Err(e) = std::fs::write(&out, code) {
-        panic!("cannot write {}: {e}", out.display());
-    }
+    std::fs::write(&out, code)
 }
