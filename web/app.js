@@ -310,15 +310,40 @@ export function schemaForm(schema, name) {
   return { el, value };
 }
 
+/** The choices a schema offers: `enum` (labelled by `enumNames`), or `oneOf`/`anyOf` of
+ * `const`s (labelled by their titles); null when it offers none. */
+function choicesOf(prop) {
+  if (!prop || typeof prop !== 'object') return null;
+  if (Array.isArray(prop.enum)) {
+    const names = Array.isArray(prop.enumNames) ? prop.enumNames : [];
+    return prop.enum.map((value, i) => ({ value, label: String(names[i] ?? value) }));
+  }
+  const alts = Array.isArray(prop.oneOf) ? prop.oneOf : Array.isArray(prop.anyOf) ? prop.anyOf : null;
+  if (alts && alts.length && alts.every((o) => o && typeof o === 'object' && 'const' in o)) {
+    return alts.map((o) => ({ value: o.const, label: String(o.title ?? o.const) }));
+  }
+  return null;
+}
+
+const FORMAT_INPUT = { email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' };
+
 function field(key, prop, required) {
   const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== 'null') : prop.type;
-  const choices = Array.isArray(prop.enum) ? prop.enum
-    : Array.isArray(prop.oneOf) && prop.oneOf.every((o) => o && 'const' in o) ? prop.oneOf.map((o) => o.const) : null;
+  const multi = type === 'array' ? choicesOf(prop.items) : null;
+  if (multi) {
+    const input = h('select', { name: key, multiple: true, size: Math.min(multi.length, 6) },
+      multi.map((c, i) => h('option', { value: String(i) }, c.label)));
+    const defaults = Array.isArray(prop.default) ? prop.default : [];
+    for (const [i, c] of multi.entries()) input.options[i].selected = defaults.includes(c.value);
+    return { input, read: () => [...input.selectedOptions].map((o) => multi[Number(o.value)].value) };
+  }
+  const choices = choicesOf(prop);
   if (choices) {
     const input = h('select', { name: key }, required ? null : h('option', { value: '' }, ''),
-      choices.map((c, i) => h('option', { value: String(i) }, String(c))));
-    if (prop.default !== undefined) input.value = String(choices.indexOf(prop.default));
-    return { input, read: () => (input.value === '' ? undefined : choices[Number(input.value)]) };
+      choices.map((c, i) => h('option', { value: String(i) }, c.label)));
+    const at = choices.findIndex((c) => c.value === prop.default);
+    if (at >= 0) input.value = String(at);
+    return { input, read: () => (input.value === '' ? undefined : choices[Number(input.value)].value) };
   }
   if (type === 'boolean') {
     const input = h('input', { type: 'checkbox', name: key });
@@ -339,7 +364,8 @@ function field(key, prop, required) {
   }
   if (type === 'string' || type === undefined && !prop.properties) {
     const long = (prop.maxLength || 0) > 200 || /command|text|content|body/i.test(key);
-    const input = long ? h('textarea', { name: key, rows: 3 }) : h('input', { name: key });
+    const input = long ? h('textarea', { name: key, rows: 3 })
+      : h('input', { name: key, type: FORMAT_INPUT[prop.format] || 'text' });
     if (typeof prop.default === 'string') input.value = prop.default;
     return { input, read: () => (input.value === '' && !required ? undefined : input.value) };
   }

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchBrowser, dirs, serve, api, cli, store, until, shot } from './lib.mjs';
+import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
 import { png, wav, webm } from './media.mjs';
 
 let d;
@@ -229,4 +229,36 @@ test('first render of a 1,000-result session and of a 100,000-row table, each un
   await shot(page, 'big-table');
   assert.ok(thousand < 1000, `1,000 results took ${thousand} ms`);
   assert.ok(table < 1000, `100,000 rows took ${table} ms`);
+});
+
+test('an MCP elicitation form answered in the page resumes the call', async () => {
+  const e = dirs();
+  const mcp = await serve(e, undefined, everythingMcp());
+  try {
+    const s = await api(mcp.base, '/api/sessions', { title: 'elicitation' });
+    await page.goto(`${mcp.base}/sessions/${s.id}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.selectOption('.playground select[name="tool"]', 'ev__trigger-elicitation-request');
+    await page.click('.playground button[type="submit"]');
+    const card = page.locator('.card[data-tool="ev__trigger-elicitation-request"]');
+    const approve = card.locator('button.approve');
+    const form = card.locator('.ask form');
+    await Promise.race([approve.waitFor({ timeout: 15000 }), form.waitFor({ timeout: 15000 })]);
+    if (await approve.isVisible()) await approve.click();
+    await form.waitFor({ timeout: 15000 });
+    assert.equal(await card.getAttribute('data-state'), 'input-requested');
+    // The form is built from the server's requestedSchema, defaults and choices included.
+    assert.equal(await form.locator('[name="integer"]').inputValue(), '42');
+    assert.equal(await form.locator('[name="email"]').getAttribute('type'), 'email');
+    await form.locator('[name="name"]').fill('Ada Lovelace');
+    await form.locator('[name="legacyTitledEnum"]').selectOption({ label: 'Dogs' });
+    await shot(page, 'elicitation');
+    await form.locator('button.answer').click();
+    await page.waitForSelector('.card[data-tool="ev__trigger-elicitation-request"][data-state="output-available"]', { timeout: 15000 });
+    const text = await card.locator('.result').innerText();
+    assert.match(text, /Name: Ada Lovelace/);
+    assert.match(text, /Favorite Integer: 42/);
+  } finally {
+    await mcp.stop();
+  }
 });

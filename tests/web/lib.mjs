@@ -48,9 +48,9 @@ export function dirs() {
 }
 
 /** Starts `toolwire serve` on `d` and waits until it answers. */
-export async function serve(d, port) {
+export async function serve(d, port, extra = []) {
   port = port || await freePort();
-  const child = spawn(toolwireBin(), ['--data-dir', d.data, 'serve', '--addr', `127.0.0.1:${port}`, '--workspace', d.workspace], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(toolwireBin(), ['--data-dir', d.data, 'serve', '--addr', `127.0.0.1:${port}`, '--workspace', d.workspace, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout.on('data', (b) => { log += b; });
   child.stderr.on('data', (b) => { log += b; });
@@ -69,6 +69,13 @@ export async function serve(d, port) {
     child.kill('SIGTERM');
   });
   return { base, port, child, stop, log: () => log };
+}
+
+/** server-everything from tests/mcp (npm ci --prefix tests/mcp), as a --mcp argument. */
+export function everythingMcp(name = 'ev') {
+  const script = join(ROOT, 'tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+  if (!existsSync(script)) throw new Error(`no ${script}: npm ci --prefix tests/mcp`);
+  return ['--mcp', `${name}=node ${script} stdio`];
 }
 
 /** Calls the API as a client (a tool, not a browser: no Origin). */
