@@ -8,7 +8,14 @@
 //! approval-requested, approval-responded, output-available, output-error, output-denied,
 //! and input-requested (a question or form waits for the person).
 
-import { renderResult, renderWidget } from './toolwire-render.js';
+import { renderResult, renderWidget, registerWidget } from './toolwire-render.js';
+import { mountApp } from './mcp-app.js';
+
+// MCP Apps: drawn by the host bridge when the page lends one (a tool call's card does).
+registerWidget('mcp_app', (box, widget, opts) => {
+  const handle = mountApp(box, widget, opts && opts.app);
+  if (opts && opts.app && opts.app.mounted) opts.app.mounted(handle);
+});
 
 /** @typedef {import('./toolwire.d.ts').ToolResult} ToolResult */
 
@@ -121,6 +128,7 @@ class Card {
     this.view = view;
     this.callId = callId;
     this.name = name;
+    this.input = input;
     this.result = null;
     this.el = h('article', { class: 'card', 'data-call-id': callId, 'data-state': 'input-available', 'data-tool': name });
     this.statusEl = h('span', { class: 'status' }, 'running');
@@ -237,7 +245,7 @@ class Card {
     if (this.drawn || !this.result) return;
     this.drawn = true;
     try {
-      renderResult(this.resultEl, this.result, { resourceUrl });
+      renderResult(this.resultEl, this.result, { resourceUrl, app: this.view.appHost(this) });
     } catch (err) {
       this.resultEl.replaceChildren();
       showError(this.resultEl, `cannot show this result: ${err.message}`);
@@ -398,6 +406,9 @@ class SessionView {
     this.source = null;
     this.after = 0;
     this.pendingDraw = new Map();
+    this.waiters = new Map();
+    this.apps = [];
+    this.modelContext = new Map();
     this.observer = new IntersectionObserver((entries) => {
       for (const e of entries) {
         if (!e.isIntersecting) continue;
@@ -416,6 +427,9 @@ class SessionView {
   }
 
   async start() {
+    // The session is fetched at once, beside what the view needs first.
+    this.first = api(`/api/sessions/${this.id}`);
+    this.first.catch(() => {});
     const [info, tools] = await Promise.all([api('/api/info'), api('/api/tools')]);
     for (const t of tools) this.tools.set(t.name, t);
     this.info = info;
@@ -430,10 +444,14 @@ class SessionView {
 
   /** Draws the timeline from the stored messages. */
   async load() {
-    const { session, messages, lastEventSeq } = await api(`/api/sessions/${this.id}`);
+    const first = this.first;
+    this.first = null;
+    const { session, messages, lastEventSeq } = await (first || api(`/api/sessions/${this.id}`));
     document.title = `${session.title || session.id} · toolwire`;
     this.main.querySelector('.title').textContent = session.title || session.id;
     document.getElementById('where').textContent = session.id;
+    const apps = this.apps.splice(0);
+    await Promise.all(apps.map((a) => a.teardown('redrawn')));
     this.cards.clear();
     this.observer.disconnect();
     this.pendingDraw.clear();
@@ -524,7 +542,14 @@ class SessionView {
         this.card(ev.callId).progress(ev.done, ev.total, ev.message);
         break;
       case 'tool_result':
-        if (ev.result) this.card(ev.result.callId, ev.result.toolName).setResult(ev.result);
+        if (ev.result) {
+          this.card(ev.result.callId, ev.result.toolName).setResult(ev.result);
+          const waiter = this.waiters.get(ev.result.callId);
+          if (waiter && ev.result.status !== 'suspended') {
+            this.waiters.delete(ev.result.callId);
+            waiter(ev.result);
+          }
+        }
         break;
       case 'suspended':
         this.card(ev.callId).suspend(ev.suspension);
@@ -553,6 +578,55 @@ class SessionView {
       default:
         break;
     }
+  }
+
+  /** What an MCP App in `card` may ask of the page: tools of its own server that apps
+   * may call (through the same approvals as any call), links the person agrees to open,
+   * messages to the model when there is one, and logs. */
+  appHost(card) {
+    const sep = card.name.indexOf('__');
+    const prefix = sep > 0 ? card.name.slice(0, sep + 2) : null;
+    const tool = this.tools.get(card.name);
+    return {
+      sandboxOrigin: this.info.sandboxOrigin,
+      version: this.info.version,
+      tool: tool ? { ...tool, name: prefix ? tool.name.slice(prefix.length) : tool.name } : undefined,
+      input: card.input,
+      result: card.result,
+      mounted: (handle) => this.apps.push(handle),
+      callTool: async (name, args) => {
+        const full = prefix ? `${prefix}${name}` : null;
+        const schema = full && this.tools.get(full);
+        if (!schema) throw new Error(`no tool ${name} on this app's server`);
+        const visibility = schema._meta && schema._meta.ui && schema._meta.ui.visibility;
+        if (Array.isArray(visibility) && !visibility.includes('app')) throw new Error(`${name} is not callable by apps`);
+        const accepted = await api(`/api/sessions/${this.id}/calls`, { json: { tool: full, input: args } });
+        return new Promise((resolve) => this.waiters.set(accepted.callId, resolve));
+      },
+      openLink: (url) => {
+        let u;
+        try {
+          u = new URL(url);
+        } catch {
+          return false;
+        }
+        if (u.protocol !== 'https:' && u.protocol !== 'http:') return false;
+        // eslint-disable-next-line no-alert
+        if (!window.confirm(`An app asks to open ${u.href}. Open it?`)) return false;
+        window.open(u.href, '_blank', 'noopener,noreferrer');
+        return true;
+      },
+      sendMessage: async (params) => {
+        if (!this.info.provider) return false;
+        const text = (Array.isArray(params.content) ? params.content : [])
+          .filter((c) => c && c.type === 'text' && typeof c.text === 'string').map((c) => c.text).join('\n');
+        if (!text.trim()) return false;
+        await api(`/api/sessions/${this.id}/messages`, { json: { text } });
+        return true;
+      },
+      updateModelContext: (params) => this.modelContext.set(card.callId, params),
+      log: (params) => console.info('MCP App', card.callId, params),
+    };
   }
 
   chatBox() {

@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { ROOT } from './lib.mjs';
 import { join } from 'node:path';
 import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
 import { png, wav, webm } from './media.mjs';
@@ -260,5 +261,53 @@ test('an MCP elicitation form answered in the page resumes the call', async () =
     assert.match(text, /Favorite Integer: 42/);
   } finally {
     await mcp.stop();
+  }
+});
+
+test('an MCP App gets tool input and result, resizes, calls a tool through the host, and is walled off', async () => {
+  const e = dirs();
+  const apps = await serve(e, undefined, ['--mcp', `app=node ${join(ROOT, 'tests/web/app_server.mjs')}`]);
+  try {
+    const info = await api(apps.base, '/api/info');
+    assert.match(info.sandboxOrigin, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(info.sandboxOrigin, apps.base);
+    const s = await api(apps.base, '/api/sessions', { title: 'apps' });
+    await page.goto(`${apps.base}/sessions/${s.id}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.selectOption('.playground select[name="tool"]', 'app__show_app');
+    await page.fill('.playground [name="api"]', apps.base);
+    await page.click('.playground button[type="submit"]');
+    const card = page.locator('.card[data-tool="app__show_app"]');
+    const approve = card.locator('button.approve');
+    await Promise.race([approve.waitFor({ timeout: 15000 }).catch(() => {}), card.locator('iframe.tw-app-frame').waitFor({ timeout: 15000 })]);
+    if (await approve.isVisible()) await approve.click();
+    const frame = card.locator('iframe.tw-app-frame');
+    await frame.waitFor({ timeout: 15000 });
+    const log = page.frameLocator('.card[data-tool="app__show_app"] iframe.tw-app-frame').frameLocator('iframe').locator('#log');
+    // The app's own call goes through the page like any call: approve it if asked.
+    const deadline = Date.now() + 20000;
+    while (!(await log.innerText().catch(() => '')).includes('done')) {
+      const pending = page.locator('.card[data-tool="app__app_only"] button.approve');
+      if (await pending.isVisible().catch(() => false)) await pending.click();
+      if (Date.now() > deadline) throw new Error(`the app did not finish: ${await log.innerText().catch(() => '')}`);
+      await page.waitForTimeout(100);
+    }
+    const text = await log.innerText();
+    assert.match(text, /^context \{"theme":"(light|dark)","displayMode":"inline","locale":"string","width":"number"\}$/m);
+    assert.match(text, new RegExp(`^input \\{"api":"${apps.base.replace(/[.]/g, '\\.')}"\\}$`, 'm'));
+    assert.match(text, /^result \{"count":3\} the app is shown$/m);
+    assert.match(text, /^parent: blocked$/m);
+    assert.match(text, /^fetch: blocked$/m);
+    assert.match(text, /^call pong ping$/m);
+    assert.match(text, /^model_only: (refused|error)$/m);
+    // The host resized the frame to the grown view, and stored the app's call as a card.
+    const height = await frame.evaluate((f) => f.getBoundingClientRect().height);
+    assert.ok(height > 600, `frame height ${height}`);
+    assert.equal(await page.locator('.card[data-tool="app__app_only"][data-state="output-available"]').count(), 1);
+    assert.equal(await page.locator('.card[data-tool="app__model_only"]').count(), 0);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    await shot(page, 'mcp-app');
+  } finally {
+    await apps.stop();
   }
 });

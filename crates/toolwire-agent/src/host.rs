@@ -300,6 +300,17 @@ impl Host {
         approver: Arc<dyn Approver>,
     ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
         let call = ToolCall::new(toolwire_core::ids::new_id("call"), tool, input);
+        self.call_as(session_id, call, approver).await
+    }
+
+    /// [`Host::call`] with the caller's own call id, for callers that wait for that call's
+    /// result on the event feed (the web app's MCP Apps host does).
+    pub async fn call_as(
+        &self,
+        session_id: &str,
+        call: ToolCall,
+        approver: Arc<dyn Approver>,
+    ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
         self.stores
             .append(
                 session_id,

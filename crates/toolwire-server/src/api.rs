@@ -140,14 +140,18 @@ pub struct Accepted {
     pub session_id: String,
     /// Follow the work on `/api/sessions/{id}/events`.
     pub events: String,
+    /// The call's id, for a direct call: its result event carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
-fn accepted(session_id: &str) -> (StatusCode, Json<Accepted>) {
+fn accepted(session_id: &str, call_id: Option<String>) -> (StatusCode, Json<Accepted>) {
     (
         StatusCode::ACCEPTED,
         Json(Accepted {
             session_id: session_id.to_owned(),
             events: format!("/api/sessions/{session_id}/events"),
+            call_id,
         }),
     )
 }
@@ -185,7 +189,7 @@ pub async fn post_message(
             drain(running).await;
         }
     });
-    Ok(accepted(&id))
+    Ok(accepted(&id, None))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -207,9 +211,11 @@ pub async fn post_call(
     }
     let input = body.input.unwrap_or_else(|| serde_json::json!({}));
     let approver = Arc::clone(&state.approver) as Arc<dyn Approver>;
-    let running = state.host.call(&id, &body.tool, input, approver).await?;
+    let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &body.tool, input);
+    let call_id = call.id.clone();
+    let running = state.host.call_as(&id, call, approver).await?;
     state.spawn(drain(running));
-    Ok(accepted(&id))
+    Ok(accepted(&id, Some(call_id)))
 }
 
 /// Takes a run's events until it ends; they are in the event log already, so the
@@ -330,6 +336,8 @@ pub struct Info {
     pub provider: Option<String>,
     /// The model agent turns use, if a provider is configured.
     pub model: Option<String>,
+    /// The MCP Apps sandbox proxy's origin: the page frames `{sandboxOrigin}/sandbox`.
+    pub sandbox_origin: Option<String>,
 }
 
 /// What the app needs to know to choose its views: a chat box needs a provider.
@@ -339,5 +347,6 @@ pub async fn info(State(state): State<AppState>) -> Json<Info> {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         provider: provider.map(|p| p.provider().to_string()),
         model: provider.map(|p| p.agent_config().model),
+        sandbox_origin: state.sandbox_origin.clone(),
     })
 }

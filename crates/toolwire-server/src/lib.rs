@@ -19,6 +19,7 @@ mod extract;
 pub mod guard;
 pub mod openapi;
 mod resources;
+pub mod sandbox;
 pub mod web;
 
 use std::future::Future;
@@ -59,6 +60,9 @@ pub struct ServeConfig {
     /// Calls still waiting for a person then are dropped, and stay pending in the store,
     /// to be answered after a restart.
     pub shutdown_grace: Duration,
+    /// The port of the MCP Apps sandbox proxy, on the same address (0: any free port).
+    /// Another port is another origin, which the MCP Apps extension requires.
+    pub sandbox_port: u16,
 }
 
 impl ServeConfig {
@@ -68,6 +72,7 @@ impl ServeConfig {
             token: None,
             provider: None,
             shutdown_grace: SHUTDOWN_GRACE,
+            sandbox_port: 0,
         }
     }
 }
@@ -104,6 +109,8 @@ pub struct AppState {
     /// Set when the server begins to shut down: event feeds end then, or the graceful
     /// shutdown would wait forever for streams that never finish by themselves.
     closing: Arc<tokio::sync::watch::Sender<bool>>,
+    /// The MCP Apps sandbox proxy's origin (`http://127.0.0.1:P`), once bound.
+    pub sandbox_origin: Option<String>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -124,6 +131,7 @@ impl AppState {
             guard: Arc::new(guard),
             tasks: Arc::new(Mutex::new(JoinSet::new())),
             closing: Arc::new(tokio::sync::watch::Sender::new(false)),
+            sandbox_origin: None,
         }
     }
 
@@ -235,12 +243,14 @@ async fn page(
         }
         return response;
     }
-    web::page()
+    web::page(state.sandbox_origin.as_deref())
 }
 
 /// A bound server, ready to run.
 pub struct Server {
     listener: tokio::net::TcpListener,
+    sandbox_listener: tokio::net::TcpListener,
+    sandbox: sandbox::SandboxState,
     state: AppState,
     url: String,
     grace: Duration,
@@ -269,11 +279,28 @@ impl Server {
                 source,
             })?;
         let addr = listener.local_addr()?;
+        let sandbox_at = SocketAddr::new(addr.ip(), config.sandbox_port);
+        let sandbox_listener =
+            tokio::net::TcpListener::bind(sandbox_at)
+                .await
+                .map_err(|source| ServeError::Bind {
+                    addr: sandbox_at,
+                    source,
+                })?;
+        let sandbox_addr = sandbox_listener.local_addr()?;
         let guard = Guard::for_addr(addr, config.token.clone());
+        let sandbox = sandbox::SandboxState {
+            guard: Guard::for_addr(sandbox_addr, None),
+            app_origins: guard.origins.clone(),
+        };
         let url = format!("http://{addr}/");
+        let mut state = AppState::new(host, config.provider, guard);
+        state.sandbox_origin = Some(format!("http://{sandbox_addr}"));
         Ok(Server {
             listener,
-            state: AppState::new(host, config.provider, guard),
+            sandbox_listener,
+            sandbox,
+            state,
             url,
             grace: config.shutdown_grace,
         })
@@ -300,9 +327,14 @@ impl Server {
             shutdown.await;
             closing.send_replace(true);
         };
-        axum::serve(self.listener, router(self.state))
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        // The sandbox serves two static files; it stops with the app.
+        let sandbox_stop = state.closing();
+        let sandbox = axum::serve(self.sandbox_listener, sandbox::router(self.sandbox))
+            .with_graceful_shutdown(sandbox_stop);
+        let app = axum::serve(self.listener, router(self.state)).with_graceful_shutdown(shutdown);
+        let (app, sandbox) = tokio::join!(app, sandbox);
+        app?;
+        sandbox?;
         state.drain(self.grace).await;
         Ok(())
     }

@@ -48,12 +48,21 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
-fn with_policy(mut response: Response) -> Response {
+fn with_policy(mut response: Response, sandbox_origin: Option<&str>) -> Response {
     let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(PAGE_POLICY),
-    );
+    // The one frame the page may hold is the MCP Apps sandbox proxy, on its own origin.
+    let policy = match sandbox_origin {
+        Some(origin) => format!("{PAGE_POLICY}; frame-src {origin}"),
+        None => format!("{PAGE_POLICY}; frame-src 'none'"),
+    };
+    if let Ok(v) = HeaderValue::from_str(&policy) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    } else {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(PAGE_POLICY),
+        );
+    }
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -64,10 +73,11 @@ fn with_policy(mut response: Response) -> Response {
 }
 
 /// The app's HTML document.
-pub fn page() -> Response {
+pub fn page(sandbox_origin: Option<&str>) -> Response {
     match asset("index.html") {
         Some(html) => with_policy(
             ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
+            sandbox_origin,
         ),
         None => ApiError::new(
             StatusCode::NOT_FOUND,
@@ -81,14 +91,18 @@ pub fn page() -> Response {
 /// `GET /web/{*path}`: an embedded asset.
 pub async fn serve_asset(Path(path): Path<String>) -> Response {
     match asset(&path) {
-        Some(bytes) => {
-            with_policy(([(header::CONTENT_TYPE, content_type(&path))], bytes).into_response())
-        }
+        Some(bytes) => with_policy(
+            ([(header::CONTENT_TYPE, content_type(&path))], bytes).into_response(),
+            None,
+        ),
         None => ApiError::not_found("no such file in the web app").into_response(),
     }
 }
 
 /// `GET /sessions/{id}`: the same document; the script shows the session.
-pub async fn session_page(Path(_id): Path<String>) -> Response {
-    page()
+pub async fn session_page(
+    axum::extract::State(state): axum::extract::State<crate::AppState>,
+    Path(_id): Path<String>,
+) -> Response {
+    page(state.sandbox_origin.as_deref())
 }

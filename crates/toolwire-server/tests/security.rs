@@ -225,3 +225,73 @@ async fn pages_and_resources_carry_their_policies() {
     let r = s.get("/api/no/such/route").send().await.unwrap();
     assert_eq!(error_code(r).await, (404, "no_route".into()));
 }
+
+/// The MCP Apps sandbox proxy lives on another origin, serves only its two files, takes
+/// only this server's app origins as its host, and turns declared domains into a policy
+/// without letting one inject a directive.
+#[tokio::test]
+async fn the_app_sandbox_is_another_origin_with_a_policy_from_declared_domains() {
+    let f = start().await;
+    let s = &f.server;
+    let info = s.json("/api/info").await;
+    let sandbox = info["sandboxOrigin"].as_str().unwrap().to_owned();
+    assert_ne!(format!("{sandbox}/"), s.base, "another origin");
+    let page_csp = s.get("/").send().await.unwrap().headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        page_csp.ends_with(&format!("frame-src {sandbox}")),
+        "{page_csp}"
+    );
+
+    let host = s.base.trim_end_matches('/').to_owned();
+    let client = reqwest::Client::new();
+    let get = |q: String| client.get(format!("{sandbox}/sandbox?{q}")).send();
+    let enc = |v: &str| v.bytes().map(|b| format!("%{b:02X}")).collect::<String>();
+    let ok = get(format!("host={}", enc(&host))).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    let csp = ok.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(csp.starts_with("default-src 'none';"), "{csp}");
+    assert!(csp.contains("connect-src 'none'"), "{csp}");
+    assert!(csp.contains(&format!("frame-ancestors {host}")), "{csp}");
+    let declared = r#"{"connectDomains":["https://api.example.com"]}"#;
+    let widened = get(format!("host={}&csp={}", enc(&host), enc(declared)))
+        .await
+        .unwrap();
+    assert!(
+        widened.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("connect-src https://api.example.com;")
+    );
+    for bad in [
+        format!("host={}", enc("http://evil.example")),
+        format!(
+            "host={}&csp={}",
+            enc(&host),
+            enc(r#"{"connectDomains":["https://a.com; script-src *"]}"#)
+        ),
+        format!("host={}&csp={}", enc(&host), enc("not json")),
+        String::new(),
+    ] {
+        let r = get(bad.clone()).await.unwrap();
+        assert_eq!(r.status(), 400, "{bad}");
+    }
+    for path in ["/api/sessions", "/", "/web/app.js"] {
+        let r = client.get(format!("{sandbox}{path}")).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{path} on the sandbox");
+    }
+    assert_eq!(
+        client
+            .get(format!("{sandbox}/sandbox.js"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}

@@ -1,0 +1,241 @@
+//! The MCP Apps sandbox proxy: a second listener on another port, so another origin than
+//! the app's, serving only the proxy page and its script. The page's Content Security
+//! Policy is built from the app's declared `_meta.ui.csp` domains (never more) and is
+//! inherited by the app's `srcdoc` frame inside it; only the app's own pages may frame it.
+
+use axum::Router;
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+
+use crate::error::ApiError;
+use crate::guard::Guard;
+use crate::web;
+
+/// What the sandbox listener knows: the names it answers to, and the app origins that
+/// may frame it.
+#[derive(Debug, Clone)]
+pub struct SandboxState {
+    pub guard: Guard,
+    pub app_origins: Vec<String>,
+}
+
+/// The domains an app declared, in the MCP Apps `McpUiResourceCsp` shape.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeclaredCsp {
+    #[serde(default)]
+    pub connect_domains: Vec<String>,
+    #[serde(default)]
+    pub resource_domains: Vec<String>,
+    #[serde(default)]
+    pub frame_domains: Vec<String>,
+    #[serde(default)]
+    pub base_uri_domains: Vec<String>,
+}
+
+/// An origin an app may name: a scheme, a host (a leading `*.` allowed) and a port;
+/// nothing that could end a directive or add a keyword.
+fn valid_domain(d: &str) -> bool {
+    let Some((scheme, rest)) = d.split_once("://") else {
+        return false;
+    };
+    if !matches!(scheme, "http" | "https" | "ws" | "wss") || rest.is_empty() || rest.len() > 253 {
+        return false;
+    }
+    let host = rest.strip_prefix("*.").unwrap_or(rest);
+    let (name, port) = match host.rsplit_once(':') {
+        Some((n, p)) => (n, Some(p)),
+        None => (host, None),
+    };
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && port
+            .is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+fn sources(list: &[String], empty: &str) -> Result<String, ApiError> {
+    if let Some(bad) = list.iter().find(|d| !valid_domain(d)) {
+        let shown: String = bad.chars().take(80).collect();
+        return Err(ApiError::bad_request(format!(
+            "csp: {shown:?} is not an origin (scheme://host[:port])"
+        )));
+    }
+    Ok(if list.is_empty() {
+        empty.to_owned()
+    } else {
+        list.join(" ")
+    })
+}
+
+/// The policy for an app that declared `csp`: the spec's restrictive default widened only
+/// by declared domains, with plugins, forms and foreign framing off.
+pub fn app_policy(csp: &DeclaredCsp, frame_ancestors: &[String]) -> Result<String, ApiError> {
+    let resources = sources(&csp.resource_domains, "")?;
+    let with = |base: &str| format!("{base} {resources}").trim_end().to_owned();
+    Ok(format!(
+        "default-src 'none'; script-src {}; style-src {}; img-src {}; font-src {}; \
+         media-src {}; connect-src {}; frame-src {}; base-uri {}; object-src 'none'; \
+         form-action 'none'; frame-ancestors {}",
+        with("'self' 'unsafe-inline'"),
+        with("'self' 'unsafe-inline'"),
+        with("'self' data:"),
+        with("'self'"),
+        with("'self' data:"),
+        sources(&csp.connect_domains, "'none'")?,
+        sources(&csp.frame_domains, "'none'")?,
+        sources(&csp.base_uri_domains, "'self'")?,
+        if frame_ancestors.is_empty() {
+            "'none'".to_owned()
+        } else {
+            frame_ancestors.join(" ")
+        },
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ProxyQuery {
+    /// The app page's origin, which the proxy talks to; one of the server's own.
+    host: String,
+    /// The app's declared `McpUiResourceCsp`, as JSON.
+    csp: Option<String>,
+}
+
+async fn proxy_page(
+    State(state): State<SandboxState>,
+    Query(q): Query<ProxyQuery>,
+) -> Result<Response, ApiError> {
+    if !state.app_origins.iter().any(|o| o == &q.host) {
+        return Err(ApiError::bad_request(
+            "host: not an origin of this server's app",
+        ));
+    }
+    let csp: DeclaredCsp = match q.csp.as_deref() {
+        None | Some("") => DeclaredCsp::default(),
+        Some(text) => {
+            serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("csp: {e}")))?
+        }
+    };
+    let policy = app_policy(&csp, &state.app_origins)?;
+    let html = web::asset("sandbox.html").ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_app",
+            "this build has no sandbox page",
+        )
+    })?;
+    let mut response = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+    let h = response.headers_mut();
+    let policy = HeaderValue::from_str(&policy)
+        .map_err(|_| ApiError::bad_request("csp: not a valid header value"))?;
+    h.insert(header::CONTENT_SECURITY_POLICY, policy);
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+async fn proxy_script() -> Response {
+    match web::asset("sandbox.js") {
+        Some(js) => (
+            [
+                (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            ],
+            js,
+        )
+            .into_response(),
+        None => ApiError::not_found("this build has no sandbox script").into_response(),
+    }
+}
+
+/// Only the sandbox's own names (against DNS rebinding, as on the main listener).
+async fn check_host(State(state): State<SandboxState>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !state
+        .guard
+        .hosts
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(host))
+    {
+        return ApiError::forbidden("forbidden_host", "Host header refused").into_response();
+    }
+    next.run(request).await
+}
+
+async fn nothing_else() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no_route", "no such route")
+}
+
+/// The sandbox listener's routes: `/sandbox` and `/sandbox.js`, nothing else.
+pub fn router(state: SandboxState) -> Router {
+    Router::new()
+        .route("/sandbox", get(proxy_page))
+        .route("/sandbox.js", get(proxy_script))
+        .fallback(nothing_else)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            check_host,
+        ))
+        .with_state(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_is_the_specs_restrictive_policy() {
+        let p = app_policy(&DeclaredCsp::default(), &["http://127.0.0.1:7777".into()])
+            .unwrap_or_default();
+        assert!(p.starts_with("default-src 'none'; script-src 'self' 'unsafe-inline';"));
+        assert!(p.contains("connect-src 'none'"));
+        assert!(p.contains("frame-src 'none'"));
+        assert!(p.contains("base-uri 'self'"));
+        assert!(p.contains("frame-ancestors http://127.0.0.1:7777"));
+    }
+
+    #[test]
+    fn declared_domains_widen_only_their_directives() {
+        let csp = DeclaredCsp {
+            connect_domains: vec!["https://api.example.com".into()],
+            resource_domains: vec!["https://*.cdn.example.com".into()],
+            ..DeclaredCsp::default()
+        };
+        let p = app_policy(&csp, &[]).unwrap_or_default();
+        assert!(p.contains("connect-src https://api.example.com;"));
+        assert!(p.contains("img-src 'self' data: https://*.cdn.example.com;"));
+        assert!(p.contains("frame-src 'none'"));
+        assert!(p.contains("frame-ancestors 'none'"));
+    }
+
+    #[test]
+    fn a_declared_domain_cannot_inject_a_directive() {
+        for bad in [
+            "https://a.com; script-src *",
+            "'unsafe-eval'",
+            "*",
+            "https://a.com 'unsafe-eval'",
+            "javascript://x",
+            "https://",
+            "https://a.com:99999999",
+        ] {
+            let csp = DeclaredCsp {
+                connect_domains: vec![bad.into()],
+                ..DeclaredCsp::default()
+            };
+            assert!(app_policy(&csp, &[]).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,66 @@
+// An MCP server (the official TypeScript SDK, from tests/mcp) with an MCP App whose view
+// runs the official app SDK (@modelcontextprotocol/ext-apps, from tests/web) inside the
+// host's sandbox: it logs what the host sends, grows (so it must be resized), calls
+// tools through the host, and tries to reach the host page and the API.
+import { readFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const sdk = join(here, '../mcp/node_modules/@modelcontextprotocol/sdk/dist/esm');
+const { McpServer } = await import(join(sdk, 'server/mcp.js'));
+const { StdioServerTransport } = await import(join(sdk, 'server/stdio.js'));
+const { z } = await import(join(here, '../mcp/node_modules/zod/index.js'));
+
+// The app SDK's browser bundle, its final export turned into a global the view can use.
+const bundle = readFileSync(join(here, 'node_modules/@modelcontextprotocol/ext-apps/dist/src/app-with-deps.js'), 'utf8');
+const lastExport = bundle.lastIndexOf('export{');
+const names = bundle.slice(lastExport + 'export{'.length, bundle.indexOf('}', lastExport)).split(',')
+  .map((pair) => pair.trim().split(/\s+as\s+/)).map(([local, name]) => `${JSON.stringify(name || local)}:${local}`);
+const sdkScript = `${bundle.slice(0, lastExport)}\nwindow.__extApps={${names.join(',')}};`;
+
+const view = `<!doctype html>
+<html><head><meta charset="utf-8"><title>test app</title></head>
+<body><pre id="log"></pre><div id="grow"></div>
+<script type="module">${sdkScript.replaceAll('</script', '<\\/script')}</script>
+<script type="module">
+const log = (s) => { document.getElementById('log').textContent += s + '\\n'; };
+const { App } = window.__extApps;
+const app = new App({ name: 'toolwire-test-app', version: '1.0.0' });
+let input = null;
+const gotInput = new Promise((resolve) => { app.ontoolinput = (p) => { input = p.arguments; log('input ' + JSON.stringify(p.arguments)); resolve(); }; });
+app.ontoolresult = (r) => log('result ' + JSON.stringify(r.structuredContent ?? null) + ' ' + (r.content?.[0]?.text ?? ''));
+await app.connect();
+const ctx = app.getHostContext() || {};
+log('context ' + JSON.stringify({ theme: ctx.theme, displayMode: ctx.displayMode, locale: typeof ctx.locale, width: typeof ctx.containerDimensions?.width }));
+await gotInput;
+try { void window.parent.document.title; log('parent: reachable'); } catch { log('parent: blocked'); }
+try { await fetch(input.api + '/api/sessions'); log('fetch: reachable'); } catch { log('fetch: blocked'); }
+document.getElementById('grow').style.height = '640px';
+const r = await app.callServerTool({ name: 'app_only', arguments: { word: 'ping' } });
+log('call ' + (r.content?.[0]?.text ?? JSON.stringify(r)));
+try {
+  const r2 = await app.callServerTool({ name: 'model_only', arguments: {} });
+  log('model_only: ' + (r2.isError ? 'error' : 'ran'));
+} catch (e) { log('model_only: refused'); }
+log('done');
+</script></body></html>`;
+
+const server = new McpServer({ name: 'toolwire-test-apps', version: '1.0.0' });
+server.registerResource('test app', 'ui://test/app', { mimeType: 'text/html;profile=mcp-app' },
+  async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/html;profile=mcp-app', text: view }] }));
+server.registerTool('show_app', {
+  description: 'Shows the test app.',
+  inputSchema: { api: z.string() },
+  _meta: { ui: { resourceUri: 'ui://test/app' } },
+}, async () => ({ content: [{ type: 'text', text: 'the app is shown' }], structuredContent: { count: 3 } }));
+server.registerTool('app_only', {
+  description: 'Only the app calls this.',
+  inputSchema: { word: z.string() },
+  _meta: { ui: { resourceUri: 'ui://test/app', visibility: ['app'] } },
+}, async ({ word }) => ({ content: [{ type: 'text', text: `pong ${word}` }] }));
+server.registerTool('model_only', {
+  description: 'Apps may not call this.',
+  _meta: { ui: { visibility: ['model'] } },
+}, async () => ({ content: [{ type: 'text', text: 'should never run for an app' }] }));
+await server.connect(new StdioServerTransport());
