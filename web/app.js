@@ -275,13 +275,12 @@ function pretty(value) {
   }
 }
 
-/** Whether the result's structured value matches the tool's outputSchema, as far as the
- * stored result says: normalize records a mismatch as a diagnostic. */
+/** Whether the result's structured value matched the tool's outputSchema. The executor
+ * checks it before storing: a mismatch is stored as an `invalid_output` error. */
 function schemaCheck(result, tool) {
   if (!tool || !tool.outputSchema) return '';
-  const diags = result.diagnostics || [];
-  const bad = diags.some((d) => /outputSchema|output schema/i.test(`${d.code || ''} ${d.message || ''}`));
-  return bad ? 'structured content does not match outputSchema' : 'outputSchema: matched';
+  if (result.error && result.error.code === 'invalid_output') return `outputSchema: does not match (${result.error.message})`;
+  return result.status === 'success' || result.status === 'partial' ? 'outputSchema: matched' : '';
 }
 
 // ---- forms built from a JSON Schema ---------------------------------------------------------
