@@ -602,6 +602,7 @@ class SessionView {
         const accepted = await api(`/api/sessions/${this.id}/calls`, { json: { tool: full, input: args } });
         return new Promise((resolve) => this.waiters.set(accepted.callId, resolve));
       },
+      readResource: (uri) => api(`/api/tools/${encodeURIComponent(card.name)}/resource`, { json: { uri } }),
       openLink: (url) => {
         let u;
         try {

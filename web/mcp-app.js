@@ -6,7 +6,8 @@
 //! tool-result once the view says `initialized`, size changes, host-context changes, and
 //! teardown; and it answers the view's `tools/call` (the same approval rules as any call,
 //! refused for tools whose visibility leaves out "app" or that belong to another server),
-//! `ui/open-link` (asks the person), `ui/message`, `ui/update-model-context` and logs.
+//! `resources/read` (on the app's own server), `ui/open-link` (asks the person),
+//! `ui/message`, `ui/update-model-context` and logs.
 
 const PROTOCOL = '2026-01-26';
 const MAX_HEIGHT = 2000;
@@ -124,6 +125,7 @@ export function mountApp(box, widget, host) {
       hostCapabilities: {
         openLinks: {},
         serverTools: {},
+        serverResources: {},
         logging: {},
         message: { text: {} },
         updateModelContext: { text: {} },
@@ -137,6 +139,14 @@ export function mountApp(box, widget, host) {
       const args = params.arguments && typeof params.arguments === 'object' ? params.arguments : {};
       try {
         return toCallToolResult(await host.callTool(params.name, args));
+      } catch (err) {
+        throw new RpcError(REFUSED, err.message);
+      }
+    },
+    'resources/read': async (params) => {
+      if (!params || typeof params.uri !== 'string') throw new RpcError(INVALID_PARAMS, 'resources/read needs a uri');
+      try {
+        return await host.readResource(params.uri);
       } catch (err) {
         throw new RpcError(REFUSED, err.message);
       }

@@ -298,7 +298,10 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
     assert.match(text, /^result \{"count":3\} the app is shown$/m);
     assert.match(text, /^parent: blocked$/m);
     assert.match(text, /^fetch: blocked$/m);
+    // Blocked by the sandbox's policy (connect-src 'none'), not merely by CORS.
+    assert.match(text, /^violation connect-src$/m);
     assert.match(text, /^call pong ping$/m);
+    assert.match(text, /^read text\/html;profile=mcp-app$/m);
     assert.match(text, /^model_only: (refused|error)$/m);
     // The host resized the frame to the grown view, and stored the app's call as a card.
     const height = await frame.evaluate((f) => f.getBoundingClientRect().height);
@@ -309,5 +312,53 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
     await shot(page, 'mcp-app');
   } finally {
     await apps.stop();
+  }
+});
+
+test('media a tool returns play live, after a reload and after a restart', async () => {
+  const e = dirs();
+  writeFileSync(join(e.base, 'tone.wav'), wav(2));
+  writeFileSync(join(e.base, 'clip.webm'), webm());
+  let media = await serve(e, undefined, ['--mcp', `app=node ${join(ROOT, 'tests/web/app_server.mjs')}`]);
+  const plays = async () => {
+    const card = page.locator('.card[data-tool="app__media"][data-state="output-available"]');
+    await card.waitFor({ timeout: 15000 });
+    // Each player loads through the resource route and actually advances when played.
+    await page.waitForFunction(() => {
+      const m = [...document.querySelectorAll('.card[data-tool="app__media"] audio, .card[data-tool="app__media"] video')];
+      return m.length === 2 && m.every((x) => x.readyState >= 1 && x.duration > 0);
+    }, null, { timeout: 10000 });
+    await page.evaluate(() => Promise.all([...document.querySelectorAll('.card[data-tool="app__media"] audio, .card[data-tool="app__media"] video')]
+      .map((x) => { x.muted = true; return x.play(); })));
+    await page.waitForFunction(() => [...document.querySelectorAll('.card[data-tool="app__media"] audio, .card[data-tool="app__media"] video')]
+      .every((x) => x.currentTime > 0.2), null, { timeout: 10000 });
+    // Seeking works: the server answers Range requests.
+    const seekable = await page.evaluate(() => [...document.querySelectorAll('.card[data-tool="app__media"] audio, .card[data-tool="app__media"] video')]
+      .every((x) => x.seekable.length > 0));
+    assert.ok(seekable, 'media are seekable');
+  };
+  try {
+    const s = await api(media.base, '/api/sessions', { title: 'media' });
+    await page.goto(`${media.base}/sessions/${s.id}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await until(() => page.evaluate(() => document.getElementById('conn').dataset.state === 'live'), 5000, 'feed open');
+    await page.selectOption('.playground select[name="tool"]', 'app__media');
+    await page.fill('.playground [name="audio"]', join(e.base, 'tone.wav'));
+    await page.fill('.playground [name="video"]', join(e.base, 'clip.webm'));
+    await page.click('.playground button[type="submit"]');
+    const approve = page.locator('.card[data-tool="app__media"] button.approve');
+    if (await approve.isVisible().catch(() => false)) await approve.click();
+    await plays();
+    await shot(page, 'media-live');
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await plays();
+    await media.stop();
+    media = await serve(e, media.port, ['--mcp', `app=node ${join(ROOT, 'tests/web/app_server.mjs')}`]);
+    await page.goto(`${media.base}/sessions/${s.id}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await plays();
+  } finally {
+    await media.stop();
   }
 });

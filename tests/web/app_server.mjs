@@ -25,6 +25,7 @@ const view = `<!doctype html>
 <script type="module">${sdkScript.replaceAll('</script', '<\\/script')}</script>
 <script type="module">
 const log = (s) => { document.getElementById('log').textContent += s + '\\n'; };
+document.addEventListener('securitypolicyviolation', (e) => log('violation ' + e.effectiveDirective));
 const { App } = window.__extApps;
 const app = new App({ name: 'toolwire-test-app', version: '1.0.0' });
 let input = null;
@@ -37,6 +38,8 @@ await gotInput;
 try { void window.parent.document.title; log('parent: reachable'); } catch { log('parent: blocked'); }
 try { await fetch(input.api + '/api/sessions'); log('fetch: reachable'); } catch { log('fetch: blocked'); }
 document.getElementById('grow').style.height = '640px';
+const own = await app.readServerResource({ uri: 'ui://test/app' }).catch((e) => ({ error: String(e) }));
+log('read ' + (own.contents?.[0]?.mimeType ?? JSON.stringify(own)));
 const r = await app.callServerTool({ name: 'app_only', arguments: { word: 'ping' } });
 log('call ' + (r.content?.[0]?.text ?? JSON.stringify(r)));
 try {
@@ -47,6 +50,16 @@ log('done');
 </script></body></html>`;
 
 const server = new McpServer({ name: 'toolwire-test-apps', version: '1.0.0' });
+// Media the test made (a WAV and a WebM), returned as MCP audio and an embedded resource.
+server.registerTool('media', {
+  description: 'Returns the test clip and tone.',
+  inputSchema: { audio: z.string(), video: z.string() },
+}, async ({ audio, video }) => ({
+  content: [
+    { type: 'audio', data: readFileSync(audio).toString('base64'), mimeType: 'audio/wav' },
+    { type: 'resource', resource: { uri: 'file:///clip.webm', mimeType: 'video/webm', blob: readFileSync(video).toString('base64') } },
+  ],
+}));
 server.registerResource('test app', 'ui://test/app', { mimeType: 'text/html;profile=mcp-app' },
   async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/html;profile=mcp-app', text: view }] }));
 server.registerTool('show_app', {

@@ -9,7 +9,8 @@ import net from 'node:net';
 import { chromium } from 'playwright-core';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SCREENSHOTS = join(process.env.CARGO_TARGET_DIR || join(ROOT, 'target'), 'screenshots');
+// Under the checkout's target/, wherever cargo's own build output goes.
+export const SCREENSHOTS = join(ROOT, 'target', 'screenshots');
 
 export function toolwireBin() {
   const bin = process.env.TOOLWIRE_BIN;

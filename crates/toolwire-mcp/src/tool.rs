@@ -491,6 +491,17 @@ impl Tool for McpTool {
         })
     }
 
+    fn read_resource(&self, uri: &str) -> Option<BoxFuture<'static, Result<Json, ToolError>>> {
+        let server = Arc::clone(&self.server);
+        let uri = uri.to_owned();
+        Some(Box::pin(async move {
+            server
+                .read_resource(&uri)
+                .await
+                .map_err(|e| ToolError::with_code(ErrorCode::Unavailable.as_str(), e.to_string()))
+        }))
+    }
+
     fn resume(
         &self,
         input: Json,

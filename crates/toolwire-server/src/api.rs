@@ -225,6 +225,43 @@ async fn drain<T>(mut running: toolwire_agent::Running<T>) {
     let _ = running.finish().await;
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadResource {
+    /// The resource's URI on the tool's source, e.g. an MCP App's `ui://...`.
+    #[schemars(length(min = 1, max = 4096))]
+    pub uri: String,
+}
+
+/// `resources/read` on the source of tool `name` (its MCP server): what an MCP App's view
+/// asks the page for. Tools without a source of resources answer 404.
+pub async fn read_tool_resource(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Json(body): Json<ReadResource>,
+) -> Result<Json<Json_>, ApiError> {
+    if body.uri.is_empty() || body.uri.len() > 4096 {
+        return Err(ApiError::bad_request("uri: 1 to 4096 characters"));
+    }
+    let tool = state
+        .host
+        .executor()
+        .registry()
+        .get(&name)
+        .ok_or_else(|| ApiError::not_found(format!("no tool {name:?}")))?;
+    let read = tool
+        .tool
+        .read_resource(&body.uri)
+        .ok_or_else(|| ApiError::not_found(format!("tool {name:?} has no resources")))?;
+    match read.await {
+        Ok(json) => Ok(Json(json)),
+        Err(e) => Err(ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "resource_unavailable",
+            e.to_string(),
+        )),
+    }
+}
+
 pub async fn list_tools(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
     let schemas: Vec<_> = state.host.executor().registry().schemas().collect();
     Ok(Json(to_json(&schemas)?))

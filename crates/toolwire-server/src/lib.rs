@@ -185,6 +185,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/events", get(events::sse))
         .route("/api/sessions/{id}/export", get(api::export))
         .route("/api/tools", get(api::list_tools))
+        .route("/api/tools/{name}/resource", post(api::read_tool_resource))
         .route("/api/resources/{blob}/content", get(resources::content))
         .route("/api/ws", get(events::ws))
         .route("/api/openapi.json", get(openapi::serve_document))

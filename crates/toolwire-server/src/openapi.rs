@@ -186,6 +186,14 @@ pub const ROUTES: &[RouteDoc] = &[
         query: &[],
     },
     RouteDoc {
+        method: "post",
+        path: "/api/tools/{name}/resource",
+        summary: "resources/read on the tool's source (its MCP server), for an MCP App's view.",
+        body: Some(schema::<crate::api::ReadResource>),
+        statuses: &[200, 400, 404, 502],
+        query: &[],
+    },
+    RouteDoc {
         method: "get",
         path: "/api/info",
         summary: "The server's version, and the provider and model agent turns use, if any.",
@@ -220,6 +228,7 @@ fn reason(status: u16) -> &'static str {
         416 => "Range not satisfiable",
         422 => "Invalid JSON body",
         426 => "Upgrade required",
+        502 => "The tool's source failed to answer",
         _ => "See the error",
     }
 }

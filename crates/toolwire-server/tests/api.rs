@@ -145,6 +145,20 @@ async fn a_call_runs_its_result_is_stored_and_streamed() {
             .iter()
             .any(|t| t["name"] == "read_file" && t["inputSchema"].is_object())
     );
+    // resources/read goes to a tool's source; built-ins have none, and a bad body is 400.
+    for (path, body, want) in [
+        (
+            "/api/tools/read_file/resource",
+            json!({"uri": "ui://x"}),
+            404,
+        ),
+        ("/api/tools/nothere/resource", json!({"uri": "ui://x"}), 404),
+        ("/api/tools/read_file/resource", json!({"uri": ""}), 400),
+        ("/api/tools/read_file/resource", json!({}), 422),
+    ] {
+        let r = s.send_post(path, body.clone()).await;
+        assert_eq!(error_code(r).await.0, want, "{path} {body}");
+    }
 }
 
 #[tokio::test]

@@ -65,4 +65,8 @@ impl Tool for Reconfigured {
     ) -> Option<BoxFuture<'static, Result<Output, ToolError>>> {
         self.inner.resume(input, resume, ctx)
     }
+
+    fn read_resource(&self, uri: &str) -> Option<BoxFuture<'static, Result<Json, ToolError>>> {
+        self.inner.read_resource(uri)
+    }
 }

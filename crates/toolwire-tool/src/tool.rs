@@ -48,6 +48,14 @@ pub trait Tool: Send + Sync + 'static {
         let _ = (input, resume, ctx);
         None
     }
+
+    /// Reads a resource of this tool's source (an MCP server's `resources/read`, for an
+    /// MCP App's view or a person opening a link), as that source's JSON. `None`, the
+    /// default: the tool has no resources.
+    fn read_resource(&self, uri: &str) -> Option<BoxFuture<'static, Result<Json, ToolError>>> {
+        let _ = uri;
+        None
+    }
 }
 
 /// What [`Tool::resume`] is given: the suspension, the state the tool kept with it, and
