@@ -61,7 +61,15 @@ before(async () => {
       { kind: 'text', data: { content: 'for the model only' }, annotations: { audience: ['assistant'] } },
     ],
   });
-  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.filter((m) => m.role === 'tool_result').length >= 6, 10000, 'seeded results');
+  // A subagent's result names its child session, which the card opens.
+  const child = await api(server.base, '/api/sessions', { title: 'the subagent' });
+  sessions.child = child.id;
+  store(d, s.id, {
+    callId: 'call_task', toolName: 'task', status: 'success',
+    output: [{ kind: 'text', data: { content: 'the subagent is done' } }],
+    metadata: { childSessionId: child.id },
+  }, 'task');
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.filter((m) => m.role === 'tool_result').length >= 7, 10000, 'seeded results');
 });
 
 after(async () => {
@@ -110,6 +118,11 @@ test('a session with every kind renders', async () => {
   // Assistant-only values are behind a toggle.
   assert.equal(await page.locator('details.tw-assistant-only').getAttribute('open'), null);
   await shot(page, 'session-kinds');
+  // A task call opens its child session.
+  await page.locator('.card[data-tool="task"] a.child-session').click();
+  await page.waitForURL(`**/sessions/${sessions.child}`);
+  await page.waitForSelector('body[data-ready="true"]');
+  assert.equal(await page.locator('h1.title').innerText(), 'the subagent');
 });
 
 test('reloading and restarting the server give the same page', async () => {
