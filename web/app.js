@@ -476,7 +476,11 @@ class SessionView {
       if (c.text) this.timeline.append(h('div', { class: 'msg assistant' }, c.text));
       for (const call of c.toolCalls || []) this.card(call.id, call.name, call.input);
     } else if (m.role === 'tool_result') {
-      this.card(c.callId, c.toolName, undefined).setResult(c);
+      // A stored result for a call that already has one (a reused id: a hostile model or
+      // tool) gets its own card; nothing stored is hidden.
+      const had = this.cards.get(c.callId);
+      if (had && had.result) this.cards.delete(c.callId);
+      this.card(c.callId, c.toolName, had && had.result ? had.input : undefined).setResult(c);
     } else if (m.role === 'widget') {
       this.widget(c.widget);
     }

@@ -4,7 +4,7 @@
 // run script, and first render stays under a second for big sessions.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { writeFileSync, readdirSync } from 'node:fs';
 import { ROOT } from './lib.mjs';
 import { join } from 'node:path';
 import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
@@ -374,4 +374,35 @@ test('media a tool returns play live, after a reload and after a restart', async
   } finally {
     await media.stop();
   }
+});
+
+test('the hostile corpus (tests/hostile) through the server and the page', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'hostile corpus' });
+  const dir = join(ROOT, 'tests/hostile');
+  let stored = 0;
+  for (const name of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    try {
+      cli(d, ['normalize', '--data-dir', '@data', '--store', '--session', s.id, '--tool', name.replace(/\W/g, '_'), '--compact', join(dir, name)]);
+      stored += 1;
+    } catch {
+      // Refused with a clear error (e.g. JSON nested 100,000 deep): nothing to show.
+    }
+  }
+  assert.ok(stored >= 5, `${stored} payloads stored`);
+  // The API serves the session and every model view of it.
+  for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+    const r = await fetch(`${server.base}/api/sessions/${s.id}/export?provider=${provider}`);
+    assert.equal(r.status, 200, provider);
+  }
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await open(`/sessions/${s.id}`);
+  assert.equal(await page.locator('.card').count(), stored);
+  // Draw every card (results are drawn as they near the viewport).
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.equal(await page.locator('.tw-result script, .tw-result iframe, .tw-result [onerror], .tw-result [onload]').count(), 0);
+  assert.deepEqual(errors, []);
+  await shot(page, 'hostile-corpus');
 });
