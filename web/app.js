@@ -8,7 +8,7 @@
 //! approval-requested, approval-responded, output-available, output-error, output-denied,
 //! and input-requested (a question or form waits for the person).
 
-import { renderResult, renderWidget, registerWidget } from './toolwire-render.js';
+import { h, renderResult, renderWidget, registerWidget } from './toolwire-render.js';
 import { mountApp } from './mcp-app.js';
 
 // MCP Apps: drawn by the host bridge when the page lends one (a tool call's card does).
@@ -23,22 +23,6 @@ const ID = /^[A-Za-z0-9_-]{1,128}$/;
 const BLOB = /^blake3:[0-9a-f]{64}$/;
 
 // ---- small DOM helpers: text only, never HTML -------------------------------------------
-
-/** An element with attributes and children; strings become text nodes. */
-export function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') el.className = v;
-    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else el.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of children.flat()) {
-    if (c === undefined || c === null || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
 
 /** A URL for a stored blob; anything that is not a blob key gets no URL. */
 export function resourceUrl(ref) {

@@ -30,7 +30,8 @@ export function registerWidget(id, fn) {
   widgets.set(String(id), fn);
 }
 
-function h(tag, attrs = {}, ...children) {
+/** An element with attributes and children; strings become text nodes, never markup. */
+export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;

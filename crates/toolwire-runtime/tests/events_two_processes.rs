@@ -7,8 +7,8 @@ use std::sync::Arc;
 use toolwire_runtime::{EventBus, EventKind};
 use toolwire_store::{StoreConfig, Stores};
 
-#[tokio::test]
-async fn numbering_recovers_after_another_process_logs_to_the_session() {
+/// Two stores on one temp dir, as two processes have, each with its own bus.
+async fn two_buses() -> (tempfile::TempDir, Stores, Arc<EventBus>, Arc<EventBus>) {
     let dir = tempfile::tempdir().unwrap();
     let a = Stores::open(dir.path(), StoreConfig::default())
         .await
@@ -18,6 +18,12 @@ async fn numbering_recovers_after_another_process_logs_to_the_session() {
         .unwrap();
     let bus_a = EventBus::new(Arc::clone(&a.events));
     let bus_b = EventBus::new(Arc::clone(&b.events));
+    (dir, a, bus_a, bus_b)
+}
+
+#[tokio::test]
+async fn numbering_recovers_after_another_process_logs_to_the_session() {
+    let (_dir, a, bus_a, bus_b) = two_buses().await;
     assert_eq!(
         bus_a
             .emit("s1", EventKind::TurnStarted { turn: 1 })
@@ -61,15 +67,7 @@ async fn numbering_recovers_after_another_process_logs_to_the_session() {
 /// never pass its broadcast: an idle subscriber looks in the log.
 #[tokio::test]
 async fn a_subscriber_sees_events_another_process_logged() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = Stores::open(dir.path(), StoreConfig::default())
-        .await
-        .unwrap();
-    let b = Stores::open(dir.path(), StoreConfig::default())
-        .await
-        .unwrap();
-    let bus_a = EventBus::new(Arc::clone(&a.events));
-    let bus_b = EventBus::new(Arc::clone(&b.events));
+    let (_dir, _a, bus_a, bus_b) = two_buses().await;
     let mut sub = bus_a.subscribe("s1", 0).await.unwrap();
     for turn in 1..=3 {
         bus_b
