@@ -623,10 +623,19 @@ class SessionView {
       h('button', { type: 'submit' }, 'Send'));
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
-      const text = form.text.value;
-      if (!text.trim()) return;
+      const typed = form.text.value;
+      if (!typed.trim()) return;
       form.text.value = '';
-      this.timeline.append(h('div', { class: 'msg user pending' }, text));
+      // What MCP Apps asked to put in the model's context since the last message goes
+      // with this one (the extension lets a host defer it until then).
+      const context = [...this.modelContext.entries()].map(([callId, p]) => {
+        const blocks = (Array.isArray(p.content) ? p.content : []).filter((c) => c && c.type === 'text').map((c) => c.text);
+        const data = p.structuredContent ? JSON.stringify(p.structuredContent) : '';
+        return `[Context from the app of call ${callId}: ${[...blocks, data].filter(Boolean).join(' ')}]`;
+      });
+      this.modelContext.clear();
+      const text = [...context, typed].join('\n');
+      this.timeline.append(h('div', { class: 'msg user pending' }, typed));
       try {
         await api(`/api/sessions/${this.id}/messages`, { json: { text } });
       } catch (err) {

@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, readdirSync } from 'node:fs';
+import http from 'node:http';
 import { ROOT } from './lib.mjs';
 import { join } from 'node:path';
 import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
@@ -19,7 +20,19 @@ const sessions = {};
 const b64 = (buf) => buf.toString('base64');
 
 /** The page's visible text of the timeline, which reloads and restarts must keep. */
-const timelineText = () => page.locator('.timeline').innerText();
+// The whole timeline's text, once every card is drawn. Cards draw as they near the viewport
+// and are `content-visibility: auto`, so innerText would depend on the scroll position and
+// on timing: each pending card is scrolled to until none is left, and textContent (which
+// ignores layout) is read one block per line.
+async function timelineText() {
+  await page.waitForFunction(() => {
+    const view = window.toolwireView;
+    const next = view.pendingDraw.keys().next();
+    if (!next.done) next.value.scrollIntoView();
+    return view.pendingDraw.size === 0;
+  }, null, { timeout: 10000, polling: 50 });
+  return page.locator('.timeline').evaluate((t) => [...t.children].map((c) => c.textContent).join('\n'));
+}
 
 async function open(path) {
   await page.goto(`${server.base}${path}`);
@@ -405,4 +418,49 @@ test('the hostile corpus (tests/hostile) through the server and the page', async
   assert.equal(await page.locator('.tw-result script, .tw-result iframe, .tw-result [onerror], .tw-result [onload]').count(), 0);
   assert.deepEqual(errors, []);
   await shot(page, 'hostile-corpus');
+});
+
+test('with a provider, the chat box runs a turn and its reply streams into the page', async () => {
+  // A local stand-in for the OpenAI chat completions API: the wire format, streamed.
+  const asked = [];
+  const mock = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      asked.push(JSON.parse(body));
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (delta, finish) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'mock', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      res.write(chunk({ role: 'assistant', content: 'Hello ' }, null));
+      res.write(chunk({ content: 'from the <b>mock</b>' }, null));
+      res.write(chunk({}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise((r) => mock.listen(0, '127.0.0.1', r));
+  const e = dirs();
+  const chat = await serve(e, undefined, ['--provider', 'openai-chat', '--base-url', `http://127.0.0.1:${mock.address().port}`, '--model', 'mock-model']);
+  try {
+    const info = await api(chat.base, '/api/info');
+    assert.equal(info.provider, 'openai-chat');
+    const s = await api(chat.base, '/api/sessions', { title: 'chat' });
+    await page.goto(`${chat.base}/sessions/${s.id}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    assert.equal(await page.locator('.playground').count(), 0);
+    await page.fill('form.chat textarea', 'Say hello');
+    await page.click('form.chat button[type="submit"]');
+    await page.waitForFunction(() => [...document.querySelectorAll('.msg.assistant')].some((m) => m.textContent === 'Hello from the <b>mock</b>'), null, { timeout: 10000 });
+    assert.equal(await page.locator('.msg.assistant b').count(), 0, 'model text is text');
+    const last = asked[asked.length - 1];
+    assert.equal(last.model, 'mock-model');
+    assert.ok(last.messages.some((m) => m.role === 'user' && JSON.stringify(m.content).includes('Say hello')));
+    // After the turn the page is drawn from the stored messages: the same text, once.
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    assert.equal(await page.locator('.msg.assistant').count(), 1);
+    assert.equal(await page.locator('.msg.user').innerText(), 'Say hello');
+    await shot(page, 'chat');
+  } finally {
+    await chat.stop();
+    mock.close();
+  }
 });
