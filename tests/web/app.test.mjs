@@ -223,6 +223,7 @@ test('hostile results never run script', async () => {
   assert.equal(await page.locator('.tw-result script, .tw-result iframe, .tw-result [onerror]').count(), 0);
   assert.equal(await page.locator('.tw-result a[href^="javascript:"]').count(), 0);
   // The text is shown as text.
+  await page.locator('.card[data-tool="evil"] .tw-value').first().waitFor({ timeout: 5000 });
   assert.ok((await page.locator('.card[data-tool="evil"]').innerText()).includes('<script>'));
   await shot(page, 'hostile');
 });
@@ -282,6 +283,8 @@ test('an MCP elicitation form answered in the page resumes the call', async () =
     await shot(page, 'elicitation');
     await form.locator('button.answer').click();
     await page.waitForSelector('.card[data-tool="ev__trigger-elicitation-request"][data-state="output-available"]', { timeout: 15000 });
+    // The result is drawn when its card nears the viewport: wait for it, not for the state.
+    await card.locator('.result').filter({ hasText: 'Name: Ada Lovelace' }).waitFor({ timeout: 5000 });
     const text = await card.locator('.result').innerText();
     assert.match(text, /Name: Ada Lovelace/);
     assert.match(text, /Favorite Integer: 42/);

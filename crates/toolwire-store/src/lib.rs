@@ -28,8 +28,8 @@ pub use blob::{BlobInfo, BlobLimits, BlobRef, BlobStore, BlobWriter, ObjectBlobS
 pub use error::{Result, StoreError};
 pub use gc::{GcOptions, GcReport, gc};
 pub use history::{
-    EventLog, HistoryStore, NewSession, Page, Session, SqliteHistory, StoredMessage, StoredResult,
-    SuspensionStore,
+    EVENTS_CHANNEL, EventLog, EventWake, HistoryStore, NewSession, Page, PgHistory, Session,
+    SqliteHistory, StoredMessage, StoredResult, SuspensionStore, redact,
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use memory::{MemoryEventLog, MemorySuspensions};

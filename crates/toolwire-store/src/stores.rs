@@ -8,7 +8,9 @@ use toolwire_core::{ErrorCode, Message, ToolResult};
 use crate::blob::{BlobLimits, BlobStore, ObjectBlobStore};
 use crate::error::{Result, StoreError};
 use crate::gc::{GcOptions, GcReport};
-use crate::history::{EventLog, HistoryStore, SqliteHistory, StoredMessage, SuspensionStore};
+use crate::history::{
+    EventLog, HistoryStore, PgHistory, SqliteHistory, StoredMessage, SuspensionStore,
+};
 use crate::ids::BlobKey;
 use crate::persist::PersistConfig;
 use crate::refs::{malformed_blob_refs, message_blob_refs};
@@ -68,30 +70,35 @@ impl Stores {
         Ok(Stores::sqlite(Arc::new(blobs), history, config))
     }
 
-    /// Stores chosen by URL: `sqlite://PATH` (later `postgres://`) and `file:///DIR`
-    /// (later `s3://`).
+    /// Stores chosen by URL: history at `sqlite://PATH` or `postgres://…`, blobs at
+    /// `file:///DIR` or `s3://BUCKET/PREFIX`.
     pub async fn open_urls(history_url: &str, blob_url: &str, config: StoreConfig) -> Result<Self> {
-        let history = if history_url.starts_with("sqlite:") {
-            SqliteHistory::open_url(history_url).await?
+        let blobs = Arc::new(ObjectBlobStore::open_url(blob_url, config.limits).await?);
+        if history_url.starts_with("sqlite:") {
+            let history = SqliteHistory::open_url(history_url).await?;
+            Ok(Stores::sqlite(blobs, history, config))
+        } else if history_url.starts_with("postgres://") || history_url.starts_with("postgresql://")
+        {
+            let history = PgHistory::open_url(history_url).await?;
+            Ok(Stores::from_parts(blobs, history, config))
         } else {
-            let reason = if history_url.starts_with("postgres://")
-                || history_url.starts_with("postgresql://")
-            {
-                "the Postgres backend is not built yet"
-            } else {
-                "expected sqlite:// (or, later, postgres://)"
-            };
-            return Err(StoreError::UnsupportedUrl {
-                url: history_url.to_owned(),
-                reason: reason.into(),
-            });
-        };
-        let blobs = ObjectBlobStore::open_url(blob_url, config.limits).await?;
-        Ok(Stores::sqlite(Arc::new(blobs), history, config))
+            Err(StoreError::UnsupportedUrl {
+                url: crate::history::redact(history_url),
+                reason: "expected sqlite://PATH or postgres://USER@HOST/DATABASE".into(),
+            })
+        }
     }
 
     /// One SQLite database behind the history, the event log and the suspensions.
     pub fn sqlite(blobs: Arc<dyn BlobStore>, history: SqliteHistory, config: StoreConfig) -> Self {
+        Stores::from_parts(blobs, history, config)
+    }
+
+    /// One database (any backend) behind the history, the event log and the suspensions.
+    pub fn from_parts<H>(blobs: Arc<dyn BlobStore>, history: H, config: StoreConfig) -> Self
+    where
+        H: HistoryStore + EventLog + SuspensionStore + Clone + 'static,
+    {
         Stores {
             blobs,
             history: Arc::new(history.clone()),

@@ -10,94 +10,90 @@ use toolwire_store::{NewSession, StoreConfig, Stores};
 const TASKS: usize = 8;
 const PER_TASK: usize = 10_000;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn eight_tasks_append_ten_thousand_each() {
-    let dir = tempfile::tempdir().unwrap();
-    let stores = Stores::open(dir.path(), StoreConfig::default())
-        .await
-        .unwrap();
-    let shared = stores
-        .history
-        .create_session(NewSession::default())
-        .await
-        .unwrap();
-    let mut tasks = Vec::new();
-    for t in 0..TASKS {
-        let history = stores.history.clone();
-        let session = shared.id.clone();
-        tasks.push(tokio::spawn(async move {
-            for i in 0..PER_TASK {
-                let result = ToolResult::success(
-                    CallRef::new(format!("t{t}-{i}"), "n"),
-                    Value::text(format!("{t}/{i}")),
-                );
-                // Any error, "database is locked" included, fails the test here.
-                history
-                    .append(&session, Message::ToolResult(result))
-                    .await
-                    .unwrap();
-            }
-        }));
+on_every_backend! {
+    async fn eight_tasks_append_ten_thousand_each(backend) {
+        let stores = backend.open().await;
+        let shared = stores
+            .history
+            .create_session(NewSession::default())
+            .await
+            .unwrap();
+        let mut tasks = Vec::new();
+        for t in 0..TASKS {
+            let history = stores.history.clone();
+            let session = shared.id.clone();
+            tasks.push(tokio::spawn(async move {
+                for i in 0..PER_TASK {
+                    let result = ToolResult::success(
+                        CallRef::new(format!("t{t}-{i}"), "n"),
+                        Value::text(format!("{t}/{i}")),
+                    );
+                    // Any error, "database is locked" included, fails the test here.
+                    history
+                        .append(&session, Message::ToolResult(result))
+                        .await
+                        .unwrap();
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let loaded = stores.history.load(&shared.id).await.unwrap();
+        assert_eq!(loaded.len(), TASKS * PER_TASK);
+        let seqs: Vec<i64> = loaded.iter().map(|m| m.seq).collect();
+        assert_eq!(seqs, (1..=(TASKS * PER_TASK) as i64).collect::<Vec<_>>());
+        let ids: HashSet<&str> = loaded
+            .iter()
+            .map(|m| m.content.as_tool_result().unwrap().call_id.as_str())
+            .collect();
+        assert_eq!(ids.len(), TASKS * PER_TASK);
+        assert!(ids.contains("t7-9999") && ids.contains("t0-0"));
     }
-    for task in tasks {
-        task.await.unwrap();
-    }
-    let loaded = stores.history.load(&shared.id).await.unwrap();
-    assert_eq!(loaded.len(), TASKS * PER_TASK);
-    let seqs: Vec<i64> = loaded.iter().map(|m| m.seq).collect();
-    assert_eq!(seqs, (1..=(TASKS * PER_TASK) as i64).collect::<Vec<_>>());
-    let ids: HashSet<&str> = loaded
-        .iter()
-        .map(|m| m.content.as_tool_result().unwrap().call_id.as_str())
-        .collect();
-    assert_eq!(ids.len(), TASKS * PER_TASK);
-    assert!(ids.contains("t7-9999") && ids.contains("t0-0"));
 }
 
-#[tokio::test]
-async fn append_many_is_ordered_and_all_or_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let stores = Stores::open(dir.path(), StoreConfig::default())
-        .await
-        .unwrap();
-    let session = stores
-        .history
-        .create_session(NewSession::default())
-        .await
-        .unwrap();
-    let batch = |n: usize| -> Vec<Message> {
-        (0..n)
-            .map(|i| {
-                Message::ToolResult(ToolResult::success(
-                    CallRef::new(format!("b{i}"), "n"),
-                    Value::text("x"),
-                ))
-            })
-            .collect()
-    };
-    let stored = stores
-        .history
-        .append_many(&session.id, batch(1000))
-        .await
-        .unwrap();
-    assert_eq!(stored.last().unwrap().seq, 1000);
-    assert!(
-        stores
+on_every_backend! {
+    async fn append_many_is_ordered_and_all_or_nothing(backend) {
+        let stores = backend.open().await;
+        let session = stores
             .history
-            .append_many("missing", batch(10))
+            .create_session(NewSession::default())
             .await
-            .is_err()
-    );
-    let mut bad = batch(5);
-    bad.push(Message::ToolResult(ToolResult::success(
-        CallRef::new("../x", "n"),
-        Value::text("x"),
-    )));
-    assert!(stores.history.append_many(&session.id, bad).await.is_err());
-    let loaded = stores.history.load(&session.id).await.unwrap();
-    assert_eq!(loaded.len(), 1000);
-    assert_eq!(
-        loaded.iter().map(|m| m.seq).collect::<Vec<_>>(),
-        (1..=1000).collect::<Vec<_>>()
-    );
+            .unwrap();
+        let batch = |n: usize| -> Vec<Message> {
+            (0..n)
+                .map(|i| {
+                    Message::ToolResult(ToolResult::success(
+                        CallRef::new(format!("b{i}"), "n"),
+                        Value::text("x"),
+                    ))
+                })
+                .collect()
+        };
+        let stored = stores
+            .history
+            .append_many(&session.id, batch(1000))
+            .await
+            .unwrap();
+        assert_eq!(stored.last().unwrap().seq, 1000);
+        assert!(
+            stores
+                .history
+                .append_many("missing", batch(10))
+                .await
+                .is_err()
+        );
+        let mut bad = batch(5);
+        bad.push(Message::ToolResult(ToolResult::success(
+            CallRef::new("../x", "n"),
+            Value::text("x"),
+        )));
+        assert!(stores.history.append_many(&session.id, bad).await.is_err());
+        let loaded = stores.history.load(&session.id).await.unwrap();
+        assert_eq!(loaded.len(), 1000);
+        assert_eq!(
+            loaded.iter().map(|m| m.seq).collect::<Vec<_>>(),
+            (1..=1000).collect::<Vec<_>>()
+        );
+    }
 }

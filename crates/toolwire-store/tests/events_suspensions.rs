@@ -1,64 +1,70 @@
-//! Runtime events and pending suspensions in SQLite: numbering assigned by the store,
+//! Runtime events and pending suspensions, on every backend: numbering assigned by the
+//! store (also with two handles writing at once, as two processes or instances would),
 //! ordered replay, claim-once, a claimed call still listed until it is finished, and all
-//! of it surviving a reopen of the database.
+//! of it surviving a reopen of the database. On Postgres, another instance's events
+//! arrive as wake-ups.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use serde_json::json;
 use toolwire_core::{EventKind, PendingCall, Suspension, SuspensionReason, ToolCall};
-use toolwire_store::{EventLog, SqliteHistory, SuspensionStore};
 
 fn at() -> String {
     "2026-11-22T10:00:00Z".to_owned()
 }
 
-#[tokio::test]
-async fn events_are_numbered_by_the_store_replay_in_order_and_survive_a_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("history.db");
-    {
-        let h = SqliteHistory::open(&db).await.unwrap();
-        for turn in 1..=3 {
-            let e = h
-                .append_event("s1", at(), EventKind::TurnStarted { turn })
-                .await
-                .unwrap();
-            assert_eq!(e.seq, u64::from(turn));
+on_every_backend! {
+    async fn events_are_numbered_by_the_store_replay_in_order_and_survive_a_reopen(backend) {
+        {
+            let stores = backend.open().await;
+            let h = &stores.events;
+            for turn in 1..=3 {
+                let e = h
+                    .append_event("s1", at(), EventKind::TurnStarted { turn })
+                    .await
+                    .unwrap();
+                assert_eq!(e.seq, u64::from(turn));
+            }
+            assert_eq!(
+                h.append_event("s2", at(), EventKind::SessionEnded)
+                    .await
+                    .unwrap()
+                    .seq,
+                1
+            );
+            // Two writers at once on one session, through two handles (two processes or
+            // two instances): both numbered, neither renumbered.
+            let other = backend.open().await;
+            let (a, b) = tokio::join!(
+                h.append_event("s1", at(), EventKind::TurnStarted { turn: 4 }),
+                other.events.append_event("s1", at(), EventKind::TurnStarted { turn: 5 })
+            );
+            let mut seqs = [a.unwrap().seq, b.unwrap().seq];
+            seqs.sort_unstable();
+            assert_eq!(seqs, [4, 5]);
         }
-        assert_eq!(
-            h.append_event("s2", at(), EventKind::SessionEnded)
-                .await
-                .unwrap()
-                .seq,
-            1
-        );
-        // Two writers at once on one session: both numbered, neither renumbered.
-        let (a, b) = tokio::join!(
-            h.append_event("s1", at(), EventKind::TurnStarted { turn: 4 }),
-            h.append_event("s1", at(), EventKind::TurnStarted { turn: 5 })
-        );
-        let mut seqs = [a.unwrap().seq, b.unwrap().seq];
-        seqs.sort_unstable();
-        assert_eq!(seqs, [4, 5]);
-    }
-    let h = SqliteHistory::open(&db).await.unwrap();
-    assert_eq!(h.last_event_seq("s1").await.unwrap(), 5);
-    assert_eq!(h.last_event_seq("nobody").await.unwrap(), 0);
-    let since: Vec<u64> = h
-        .events_since("s1", 2)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.seq)
-        .collect();
-    assert_eq!(since, [3, 4, 5]);
-    let third = &h.events_since("s1", 2).await.unwrap()[0];
-    assert_eq!(third.kind, EventKind::TurnStarted { turn: 3 });
-    assert_eq!(third.session_id, "s1");
-    assert!(
-        h.append_event("../x", at(), EventKind::SessionEnded)
+        let stores = backend.open().await;
+        let h = &stores.events;
+        assert_eq!(h.last_event_seq("s1").await.unwrap(), 5);
+        assert_eq!(h.last_event_seq("nobody").await.unwrap(), 0);
+        let since: Vec<u64> = h
+            .events_since("s1", 2)
             .await
-            .is_err()
-    );
+            .unwrap()
+            .into_iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(since, [3, 4, 5]);
+        let third = &h.events_since("s1", 2).await.unwrap()[0];
+        assert_eq!(third.kind, EventKind::TurnStarted { turn: 3 });
+        assert_eq!(third.session_id, "s1");
+        assert!(
+            h.append_event("../x", at(), EventKind::SessionEnded)
+                .await
+                .is_err()
+        );
+    }
 }
 
 fn pending(id: &str) -> PendingCall {
@@ -82,41 +88,44 @@ fn pending(id: &str) -> PendingCall {
     }
 }
 
-#[tokio::test]
-async fn a_suspension_is_claimed_once_listed_until_finished_and_survives_a_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("history.db");
-    {
-        let h = SqliteHistory::open(&db).await.unwrap();
-        h.put_suspension(&pending("susp_a")).await.unwrap();
-        h.put_suspension(&pending("susp_b")).await.unwrap();
+on_every_backend! {
+    async fn a_suspension_is_claimed_once_listed_until_finished_and_survives_a_reopen(backend) {
+        {
+            let stores = backend.open().await;
+            stores.suspensions.put_suspension(&pending("susp_a")).await.unwrap();
+            stores.suspensions.put_suspension(&pending("susp_b")).await.unwrap();
+        }
+        // A second process (here: a second handle after reopening) lists and claims them;
+        // a third claims at the same moment.
+        let stores = backend.open().await;
+        let rival = backend.open().await;
+        let h = &stores.suspensions;
+        let listed = h.suspensions("s1").await.unwrap();
+        assert_eq!(listed, [pending("susp_a"), pending("susp_b")]);
+        let (a, b) = tokio::join!(
+            h.claim_suspension("susp_a"),
+            rival.suspensions.claim_suspension("susp_a")
+        );
+        let got: Vec<_> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
+        assert_eq!(got.len(), 1, "claimed twice: {got:?}");
+        assert_eq!(got[0].call.id, "call_susp_a");
+        assert_eq!(h.claim_suspension("susp_a").await.unwrap(), None);
+        // Claimed but not finished: still listed, marked, so a crash here is visible.
+        let listed = h.suspensions("s1").await.unwrap();
+        assert_eq!(listed.len(), 2);
+        assert!(listed[0].resolving && !listed[1].resolving);
+        h.finish_suspension("susp_a").await.unwrap();
+        assert_eq!(h.suspensions("s1").await.unwrap(), [pending("susp_b")]);
+        assert!(h.claim_suspension("a/b").await.is_err());
     }
-    // A second process (here: a second handle after reopening) lists and claims them.
-    let h = SqliteHistory::open(&db).await.unwrap();
-    let listed = h.suspensions("s1").await.unwrap();
-    assert_eq!(listed, [pending("susp_a"), pending("susp_b")]);
-    let (a, b) = tokio::join!(h.claim_suspension("susp_a"), h.claim_suspension("susp_a"));
-    let got: Vec<_> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
-    assert_eq!(got.len(), 1, "claimed twice: {got:?}");
-    assert_eq!(got[0].call.id, "call_susp_a");
-    assert_eq!(h.claim_suspension("susp_a").await.unwrap(), None);
-    // Claimed but not finished: still listed, marked, so a crash here is visible.
-    let listed = h.suspensions("s1").await.unwrap();
-    assert_eq!(listed.len(), 2);
-    assert!(listed[0].resolving && !listed[1].resolving);
-    h.finish_suspension("susp_a").await.unwrap();
-    assert_eq!(h.suspensions("s1").await.unwrap(), [pending("susp_b")]);
-    assert!(h.claim_suspension("a/b").await.is_err());
 }
 
-#[tokio::test]
-async fn deleting_a_session_removes_it_its_subagents_and_their_records() {
+on_every_backend! {
+async fn deleting_a_session_removes_it_its_subagents_and_their_records(backend) {
     use toolwire_core::Message;
-    use toolwire_store::{HistoryStore, NewSession};
-    let dir = tempfile::tempdir().unwrap();
-    let db = SqliteHistory::open(&dir.path().join("history.db"))
-        .await
-        .unwrap();
+    use toolwire_store::NewSession;
+    let stores = backend.open().await;
+    let (db, events, pending_calls) = (&stores.history, &stores.events, &stores.suspensions);
     let parent = db.create_session(NewSession::default()).await.unwrap();
     let child = db
         .create_session(NewSession::child_of(parent.id.clone()))
@@ -127,11 +136,11 @@ async fn deleting_a_session_removes_it_its_subagents_and_their_records() {
         db.append(s, Message::User { text: "hi".into() })
             .await
             .unwrap();
-        db.append_event(s, at(), EventKind::TurnStarted { turn: 1 })
+        events.append_event(s, at(), EventKind::TurnStarted { turn: 1 })
             .await
             .unwrap();
     }
-    db.put_suspension(&PendingCall {
+    pending_calls.put_suspension(&PendingCall {
         session_id: child.id.clone(),
         ..pending("p1")
     })
@@ -145,11 +154,43 @@ async fn deleting_a_session_removes_it_its_subagents_and_their_records() {
             db.load(gone).await,
             Err(toolwire_store::StoreError::SessionNotFound { .. })
         ));
-        assert!(db.events_since(gone, 0).await.unwrap().is_empty());
+        assert!(events.events_since(gone, 0).await.unwrap().is_empty());
     }
-    assert!(db.suspensions(&child.id).await.unwrap().is_empty());
+    assert!(pending_calls.suspensions(&child.id).await.unwrap().is_empty());
     // Another session is untouched, and deleting twice says there was nothing.
     assert_eq!(db.load(&other.id).await.unwrap().len(), 1);
     assert!(!db.delete_session(&parent.id).await.unwrap());
     assert!(db.delete_session("../etc").await.is_err());
+}
+}
+
+/// Two instances on one Postgres: events one logs wake the other's subscribers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_another_instances_events_arrive_as_wakeups() {
+    let Some(backend) = common::backends::postgres_s3().await else {
+        return;
+    };
+    let a = backend.open().await;
+    let b = backend.open().await;
+    let mut wakeups = a.events.wakeups().expect("Postgres has wake-ups");
+    for turn in 1..=3 {
+        b.events
+            .append_event("s_shared", at(), EventKind::TurnStarted { turn })
+            .await
+            .unwrap();
+    }
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        let w = tokio::time::timeout(std::time::Duration::from_secs(5), wakeups.recv())
+            .await
+            .expect("a wake-up within 5 s")
+            .unwrap();
+        if w.session_id == "s_shared" {
+            seen.push(w.seq);
+        }
+    }
+    assert_eq!(seen, [1, 2, 3]);
+    // SQLite has no channel: its subscribers poll.
+    let sqlite = common::backends::sqlite().open().await;
+    assert!(sqlite.events.wakeups().is_none());
 }

@@ -7,63 +7,61 @@ mod common;
 use toolwire_core::{CallRef, Source, ToolResult, Value};
 use toolwire_store::{BlobKey, StoreConfig, Stores, rehydrate_images};
 
-#[tokio::test]
-async fn persisted_images_come_back_inline_within_the_limit() {
-    let dir = tempfile::tempdir().unwrap();
-    let stores = Stores::open(dir.path(), StoreConfig::default())
-        .await
-        .unwrap();
-    let mut png = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
-    png.extend(common::media_bytes(7, 4000));
-    let original = ToolResult::success(
-        CallRef::new("c1", "shot"),
-        vec![
-            Value::text("here"),
-            Value::image(Source::base64(common::b64(&png)), "image/png"),
-        ],
-    );
-    let stored = stores.persist(original.clone(), None).await.unwrap();
-    assert!(
-        stored.output[1].data["source"]["blob"].is_string(),
-        "persisted to a blob"
-    );
+on_every_backend! {
+    async fn persisted_images_come_back_inline_within_the_limit(backend) {
+        let stores = backend.open().await;
+        let mut png = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+        png.extend(common::media_bytes(7, 4000));
+        let original = ToolResult::success(
+            CallRef::new("c1", "shot"),
+            vec![
+                Value::text("here"),
+                Value::image(Source::base64(common::b64(&png)), "image/png"),
+            ],
+        );
+        let stored = stores.persist(original.clone(), None).await.unwrap();
+        assert!(
+            stored.output[1].data["source"]["blob"].is_string(),
+            "persisted to a blob"
+        );
 
-    let back = rehydrate_images(&stored, stores.blobs.as_ref(), 1 << 20)
-        .await
-        .unwrap();
-    assert_eq!(
-        back.output[1].data["source"],
-        original.output[1].data["source"]
-    );
-    assert_eq!(back.output[0], stored.output[0]);
+        let back = rehydrate_images(&stored, stores.blobs.as_ref(), 1 << 20)
+            .await
+            .unwrap();
+        assert_eq!(
+            back.output[1].data["source"],
+            original.output[1].data["source"]
+        );
+        assert_eq!(back.output[0], stored.output[0]);
 
-    // Over the limit: left as a reference.
-    let kept = rehydrate_images(&stored, stores.blobs.as_ref(), 100)
-        .await
-        .unwrap();
-    assert_eq!(kept, stored);
+        // Over the limit: left as a reference.
+        let kept = rehydrate_images(&stored, stores.blobs.as_ref(), 100)
+            .await
+            .unwrap();
+        assert_eq!(kept, stored);
 
-    // A result that lies about the size (10 bytes for a 4 KB blob) is judged by the
-    // blob store's figure, not its claim.
-    let mut lying = stored.clone();
-    lying.output[1].data["source"]["size"] = 10.into();
-    let kept = rehydrate_images(&lying, stores.blobs.as_ref(), 100)
-        .await
-        .unwrap();
-    assert_eq!(kept, lying);
+        // A result that lies about the size (10 bytes for a 4 KB blob) is judged by the
+        // blob store's figure, not its claim.
+        let mut lying = stored.clone();
+        lying.output[1].data["source"]["size"] = 10.into();
+        let kept = rehydrate_images(&lying, stores.blobs.as_ref(), 100)
+            .await
+            .unwrap();
+        assert_eq!(kept, lying);
 
-    // A blob that is gone: still a reference, no error.
-    let key = stored.output[1].data["source"]["blob"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    stores
-        .blobs
-        .delete(&BlobKey::parse(&key).unwrap())
-        .await
-        .unwrap();
-    let missing = rehydrate_images(&stored, stores.blobs.as_ref(), 1 << 20)
-        .await
-        .unwrap();
-    assert_eq!(missing, stored);
+        // A blob that is gone: still a reference, no error.
+        let key = stored.output[1].data["source"]["blob"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        stores
+            .blobs
+            .delete(&BlobKey::parse(&key).unwrap())
+            .await
+            .unwrap();
+        let missing = rehydrate_images(&stored, stores.blobs.as_ref(), 1 << 20)
+            .await
+            .unwrap();
+        assert_eq!(missing, stored);
+    }
 }

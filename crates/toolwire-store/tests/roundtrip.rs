@@ -6,10 +6,11 @@ mod common;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use common::backends::Backend;
 use proptest::prelude::*;
 use toolwire_core::Message;
 use toolwire_core::{ResourceKind, ToolResult};
-use toolwire_store::{NewSession, StoreConfig, Stores};
+use toolwire_store::NewSession;
 
 /// Every inline source in the result before persisting, by output index.
 fn inline_media(result: &ToolResult) -> Vec<(usize, Vec<u8>)> {
@@ -24,11 +25,15 @@ fn inline_media(result: &ToolResult) -> Vec<(usize, Vec<u8>)> {
         .collect()
 }
 
+/// On every backend: SQLite + files, and Postgres + S3 where they run.
 async fn round_trip(messages: Vec<Message>) {
-    let dir = tempfile::tempdir().unwrap();
-    let stores = Stores::open(dir.path(), StoreConfig::default())
-        .await
-        .unwrap();
+    for backend in common::backends::all().await {
+        round_trip_on(&backend, messages.clone()).await;
+    }
+}
+
+async fn round_trip_on(backend: &Backend, messages: Vec<Message>) {
+    let stores = backend.open().await;
     let parent = stores
         .history
         .create_session(NewSession::default())
@@ -54,9 +59,7 @@ async fn round_trip(messages: Vec<Message>) {
     }
     drop(stores);
 
-    let stores = Stores::open(dir.path(), StoreConfig::default())
-        .await
-        .unwrap();
+    let stores = backend.open().await;
     let loaded = stores.history.load(&session.id).await.unwrap();
     assert_eq!(loaded.len(), appended.len());
     for (a, l) in appended.iter().zip(&loaded) {

@@ -58,8 +58,9 @@ impl ObjectBlobStore {
         Ok(this)
     }
 
-    /// A blob store from a URL: `file:///abs/dir` today; `s3://bucket/prefix` is not built
-    /// yet and will be this same type over another `ObjectStore`.
+    /// A blob store from a URL: `file:///abs/dir`, or `s3://bucket/prefix` with the
+    /// standard `AWS_*` environment variables (keys, region, `AWS_ENDPOINT_URL`), which
+    /// query parameters override (`?endpoint=http://127.0.0.1:9000&region=us-east-1`).
     pub async fn open_url(url: &str, limits: BlobLimits) -> Result<Self> {
         if let Some(path) = url.strip_prefix("file://") {
             if !path.starts_with('/') {
@@ -70,14 +71,12 @@ impl ObjectBlobStore {
             }
             return Self::open_local(&PathBuf::from(path), limits).await;
         }
-        let reason = if url.starts_with("s3://") {
-            "the S3 backend is not built yet"
-        } else {
-            "expected file:// (or, later, s3://)"
-        };
+        if url.starts_with("s3://") {
+            return Self::new(s3_store(url)?, limits).await;
+        }
         Err(StoreError::UnsupportedUrl {
-            url: url.to_owned(),
-            reason: reason.into(),
+            url: crate::history::redact(url),
+            reason: "expected file:///DIR or s3://BUCKET/PREFIX".into(),
         })
     }
 
@@ -141,6 +140,58 @@ impl Inner {
         })
         .await;
     }
+}
+
+/// Retries of one S3 request: enough to ride out a blip, few enough that an unavailable
+/// store fails the result within seconds rather than object_store's default minutes.
+const S3_RETRIES: usize = 3;
+const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// An S3 (or S3-compatible) store for `s3://bucket/prefix?key=value…`.
+fn s3_store(url: &str) -> Result<Arc<dyn ObjectStore>> {
+    use object_store::RetryConfig;
+    use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+    use object_store::prefix::PrefixStore;
+    use std::str::FromStr;
+
+    let bad = |reason: String| StoreError::UnsupportedUrl {
+        url: crate::history::redact(url.split('?').next().unwrap_or(url)),
+        reason,
+    };
+    let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+    let bucket = parsed
+        .host_str()
+        .filter(|b| !b.is_empty())
+        .ok_or_else(|| bad("the URL names no bucket (s3://BUCKET/PREFIX)".into()))?;
+    let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    for (key, value) in parsed.query_pairs() {
+        // Only the key is named in the error: a value may be a secret.
+        let key = AmazonS3ConfigKey::from_str(&key)
+            .map_err(|_| bad(format!("unknown S3 setting {key:?}")))?;
+        builder = builder.with_config(key, value);
+    }
+    // An http:// endpoint (a local MinIO or moto) is allowed when it is chosen explicitly.
+    if builder
+        .get_config_value(&AmazonS3ConfigKey::Endpoint)
+        .is_some_and(|e| e.starts_with("http://"))
+    {
+        builder = builder.with_allow_http(true);
+    }
+    let retry = RetryConfig {
+        max_retries: S3_RETRIES,
+        retry_timeout: S3_RETRY_TIMEOUT,
+        ..RetryConfig::default()
+    };
+    let store = builder
+        .with_retry(retry)
+        .build()
+        .map_err(|e| bad(e.to_string()))?;
+    let prefix = parsed.path().trim_matches('/');
+    Ok(if prefix.is_empty() {
+        Arc::new(store)
+    } else {
+        Arc::new(PrefixStore::new(store, prefix))
+    })
 }
 
 fn blob_path(key: &BlobKey) -> Path {

@@ -3,6 +3,8 @@
 //! waiting for a person). One database backs all three.
 
 mod model;
+mod postgres;
+mod rows;
 mod sqlite;
 
 use std::collections::BTreeSet;
@@ -15,6 +17,7 @@ use crate::error::Result;
 use crate::ids::BlobKey;
 
 pub use model::{NewSession, Page, Session, StoredMessage};
+pub use postgres::{EVENTS_CHANNEL, PgHistory, redact};
 pub use sqlite::SqliteHistory;
 
 /// A stored tool result found by its call id.
@@ -26,7 +29,7 @@ pub struct StoredResult {
     pub result: ToolResult,
 }
 
-/// Durable, ordered session history. Implementations: SQLite now, Postgres later; both
+/// Durable, ordered session history. Implementations: SQLite and Postgres; both
 /// store a tool result as its canonical JSON text, so a load returns the same bytes.
 #[async_trait]
 pub trait HistoryStore: Send + Sync + fmt::Debug {
@@ -78,6 +81,20 @@ pub trait EventLog: Send + Sync + fmt::Debug {
 
     /// The highest event number of a session, 0 if none.
     async fn last_event_seq(&self, session_id: &str) -> Result<u64>;
+
+    /// Word of events other processes logged, for a log shared between machines
+    /// (Postgres: LISTEN/NOTIFY). `None` when the log has no such channel; subscribers
+    /// then find other processes' events by polling.
+    fn wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<EventWake>> {
+        None
+    }
+}
+
+/// An event was logged, maybe by another process: `seq` of `session_id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventWake {
+    pub session_id: String,
+    pub seq: u64,
 }
 
 /// Calls waiting for a person, durable so that any process can finish them.

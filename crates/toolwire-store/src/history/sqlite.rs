@@ -9,26 +9,25 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::Connection;
+use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
-use sqlx::{Connection, SqlSafeStr};
 use tokio::sync::{mpsc, oneshot};
 
 use toolwire_core::{Event, EventKind, Message, PendingCall};
 
-use super::model::{ROLE_TOOL_RESULT, body_json, corrupt_row, from_row, role, validate_ids};
+use super::rows::{self, NewRow, STATE_RESOLVING, now_ms};
 use super::{
     EventLog, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
-use crate::refs::message_blob_refs;
 
 /// Most operations committed in one transaction.
 const MAX_BATCH: usize = 512;
@@ -37,27 +36,18 @@ const READERS: u32 = 4;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn migrator() -> Migrator {
-    let migration = |version, name: &str, sql: &'static str| {
-        Migration::new(
-            version,
-            name.to_owned().into(),
-            MigrationType::Simple,
-            sql.into_sql_str(),
-            false,
-        )
-    };
-    Migrator::with_migrations(vec![
-        migration(
+    rows::migrator(&[
+        (
             1,
             "init",
             include_str!("../../migrations/sqlite/0001_init.sql"),
         ),
-        migration(
+        (
             2,
             "events_suspensions",
             include_str!("../../migrations/sqlite/0002_events_suspensions.sql"),
         ),
-        migration(
+        (
             3,
             "suspension_state",
             include_str!("../../migrations/sqlite/0003_suspension_state.sql"),
@@ -113,9 +103,8 @@ enum Stmt {
         now: i64,
     },
     PutSuspension {
-        id: String,
-        session_id: String,
-        body: String,
+        /// Id, session id and body.
+        row: (String, String, String),
         now: i64,
     },
     /// A session, its subagents' sessions, and everything recorded in them.
@@ -128,24 +117,6 @@ enum Stmt {
     FinishSuspension {
         id: String,
     },
-}
-
-/// An append, serialized on the caller's task so the writer only writes.
-#[derive(Debug)]
-struct NewRow {
-    session_id: String,
-    role: &'static str,
-    call_id: Option<String>,
-    body: String,
-    blobs: BTreeSet<String>,
-    now: i64,
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
 }
 
 /// SQLite reports a damaged or foreign file by these primary result codes.
@@ -238,46 +209,12 @@ impl SqliteHistory {
     }
 }
 
-fn generated_session_id() -> String {
-    toolwire_core::ids::new_id("s")
-}
-
-type SessionRow = (String, Option<String>, Option<String>, i64, i64, i64);
-
-fn session_from_row(row: SessionRow) -> Session {
-    let (id, parent_id, title, created_at_ms, updated_at_ms, message_count) = row;
-    Session {
-        id,
-        parent_id,
-        title,
-        created_at_ms,
-        updated_at_ms,
-        message_count,
-    }
-}
+rows::statements!(SqliteConnection, SqlitePool);
 
 #[async_trait]
 impl HistoryStore for SqliteHistory {
     async fn create_session(&self, new: NewSession) -> Result<Session> {
-        let id = match new.id {
-            Some(id) => {
-                validate_id("session id", &id)?;
-                id
-            }
-            None => generated_session_id(),
-        };
-        if let Some(parent) = &new.parent_id {
-            validate_id("parent session id", parent)?;
-        }
-        let now = now_ms();
-        let session = Session {
-            id,
-            parent_id: new.parent_id,
-            title: new.title,
-            created_at_ms: now,
-            updated_at_ms: now,
-            message_count: 0,
-        };
+        let session = rows::new_session(new)?;
         let copy = session.clone();
         self.submit(|reply| WriteOp::Create {
             session: copy,
@@ -288,35 +225,15 @@ impl HistoryStore for SqliteHistory {
     }
 
     async fn session(&self, id: &str) -> Result<Option<Session>> {
-        validate_id("session id", id)?;
-        let sql = "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions WHERE id = $1";
-        let row: Option<SessionRow> = sqlx::query_as(sql)
-            .bind(id)
-            .fetch_optional(&self.inner.read)
-            .await?;
-        Ok(row.map(session_from_row))
+        read_session(&self.inner.read, id).await
     }
 
     async fn list_sessions(&self, page: Page) -> Result<Vec<Session>> {
-        let sql = "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions \
-                   ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2";
-        let rows: Vec<SessionRow> = sqlx::query_as(sql)
-            .bind(i64::from(page.limit))
-            .bind(i64::from(page.offset))
-            .fetch_all(&self.inner.read)
-            .await?;
-        Ok(rows.into_iter().map(session_from_row).collect())
+        read_sessions(&self.inner.read, page).await
     }
 
     async fn child_sessions(&self, parent_id: &str) -> Result<Vec<Session>> {
-        validate_id("session id", parent_id)?;
-        let sql = "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions \
-                   WHERE parent_id = $1 ORDER BY created_at, id";
-        let rows: Vec<SessionRow> = sqlx::query_as(sql)
-            .bind(parent_id)
-            .fetch_all(&self.inner.read)
-            .await?;
-        Ok(rows.into_iter().map(session_from_row).collect())
+        read_children(&self.inner.read, parent_id).await
     }
 
     async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {
@@ -329,35 +246,15 @@ impl HistoryStore for SqliteHistory {
         session_id: &str,
         contents: Vec<Message>,
     ) -> Result<Vec<StoredMessage>> {
-        validate_id("session id", session_id)?;
         let now = now_ms();
-        let mut rows = Vec::with_capacity(contents.len());
-        for content in &contents {
-            validate_ids(content)?;
-            rows.push(NewRow {
-                session_id: session_id.to_owned(),
-                role: role(content),
-                call_id: content.call_id().map(str::to_owned),
-                body: body_json(content)?,
-                blobs: message_blob_refs(content),
-                now,
-            });
-        }
-        if rows.is_empty() {
+        let new = rows::new_rows(session_id, &contents, now)?;
+        if new.is_empty() {
             return Ok(Vec::new());
         }
-        let ids = self.submit(|reply| WriteOp::Append { rows, reply }).await?;
-        Ok(contents
-            .into_iter()
-            .zip(ids)
-            .map(|(content, (id, seq))| StoredMessage {
-                id,
-                session_id: session_id.to_owned(),
-                seq,
-                created_at_ms: now,
-                content,
-            })
-            .collect())
+        let ids = self
+            .submit(|reply| WriteOp::Append { rows: new, reply })
+            .await?;
+        Ok(rows::stored_messages(session_id, contents, ids, now))
     }
 
     async fn delete_session(&self, id: &str) -> Result<bool> {
@@ -370,80 +267,25 @@ impl HistoryStore for SqliteHistory {
     }
 
     async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
-        validate_id("session id", session_id)?;
-        let sql = "SELECT id, seq, role, body, created_at FROM messages WHERE session_id = $1 ORDER BY seq";
-        let rows: Vec<(i64, i64, String, String, i64)> = sqlx::query_as(sql)
-            .bind(session_id)
-            .fetch_all(&self.inner.read)
-            .await?;
-        if rows.is_empty() && self.session(session_id).await?.is_none() {
-            return Err(StoreError::SessionNotFound {
-                id: session_id.to_owned(),
-            });
-        }
-        rows.into_iter()
-            .map(|(id, seq, role, body, created_at_ms)| {
-                let content =
-                    from_row(&role, &body).map_err(|m| corrupt_row(session_id, seq, m))?;
-                Ok(StoredMessage {
-                    id,
-                    session_id: session_id.to_owned(),
-                    seq,
-                    created_at_ms,
-                    content,
-                })
-            })
-            .collect()
+        read_messages(&self.inner.read, session_id).await
     }
 
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
-        validate_id("call id", call_id)?;
-        let sql = "SELECT id, session_id, seq, body FROM messages \
-                   WHERE call_id = $1 AND role = $2 ORDER BY id DESC LIMIT 1";
-        let row: Option<(i64, String, i64, String)> = sqlx::query_as(sql)
-            .bind(call_id)
-            .bind(ROLE_TOOL_RESULT)
-            .fetch_optional(&self.inner.read)
-            .await?;
-        let Some((message_id, session_id, seq, body)) = row else {
-            return Ok(None);
-        };
-        let result = serde_json::from_str(&body)
-            .map_err(|e| corrupt_row(&session_id, seq, e.to_string()))?;
-        Ok(Some(StoredResult {
-            message_id,
-            session_id,
-            seq,
-            result,
-        }))
+        read_result(&self.inner.read, call_id).await
     }
 
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
-        let rows: Vec<(String,)> = sqlx::query_as("SELECT DISTINCT blob FROM message_blobs")
-            .fetch_all(&self.inner.read)
-            .await?;
-        // A key that fails to parse was never written by us; skipping it cannot lose data
-        // because gc only deletes blobs it lists from the store itself.
-        Ok(rows
-            .into_iter()
-            .filter_map(|(k,)| BlobKey::parse(&k).ok())
-            .collect())
+        read_blob_refs(&self.inner.read).await
     }
 }
 
 #[async_trait]
 impl EventLog for SqliteHistory {
     async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event> {
-        validate_id("session id", session_id)?;
-        let mut event = Event {
-            session_id: session_id.to_owned(),
-            seq: 0,
-            at,
-            kind,
-        };
+        let (mut event, body) = rows::new_event(session_id, at, kind)?;
         let stmt = Stmt::AppendEvent {
             session_id: session_id.to_owned(),
-            body: serde_json::to_string(&event)?,
+            body,
             now: now_ms(),
         };
         match self.submit(|reply| WriteOp::Exec { stmt, reply }).await? {
@@ -454,64 +296,19 @@ impl EventLog for SqliteHistory {
     }
 
     async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>> {
-        validate_id("session id", session_id)?;
-        let rows: Vec<(i64, String)> = sqlx::query_as(
-            "SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq",
-        )
-        .bind(session_id)
-        .bind(i64::try_from(after).unwrap_or(i64::MAX))
-        .fetch_all(&self.inner.read)
-        .await?;
-        rows.into_iter()
-            .map(|(seq, body)| {
-                let mut event: Event =
-                    serde_json::from_str(&body).map_err(|e| StoreError::CorruptEvent {
-                        session_id: session_id.to_owned(),
-                        seq,
-                        message: e.to_string(),
-                    })?;
-                // The row's number is the truth; the body's is the placeholder it was
-                // written with.
-                event.seq = u64::try_from(seq).unwrap_or_default();
-                Ok(event)
-            })
-            .collect()
+        read_events(&self.inner.read, session_id, after).await
     }
 
     async fn last_event_seq(&self, session_id: &str) -> Result<u64> {
-        validate_id("session id", session_id)?;
-        let row: (Option<i64>,) =
-            sqlx::query_as("SELECT MAX(seq) FROM events WHERE session_id = $1")
-                .bind(session_id)
-                .fetch_one(&self.inner.read)
-                .await?;
-        Ok(row.0.and_then(|s| u64::try_from(s).ok()).unwrap_or(0))
+        read_last_event(&self.inner.read, session_id).await
     }
 }
-
-fn pending_from_row(id: &str, body: &str, state: &str) -> Result<PendingCall> {
-    let mut pending: PendingCall =
-        serde_json::from_str(body).map_err(|e| StoreError::CorruptSuspension {
-            id: id.to_owned(),
-            message: e.to_string(),
-        })?;
-    pending.resolving = state == STATE_RESOLVING;
-    Ok(pending)
-}
-
-const STATE_RESOLVING: &str = "resolving";
 
 #[async_trait]
 impl SuspensionStore for SqliteHistory {
     async fn put_suspension(&self, pending: &PendingCall) -> Result<()> {
-        validate_id("suspension id", &pending.suspension.id)?;
-        validate_id("session id", &pending.session_id)?;
-        let stmt = Stmt::PutSuspension {
-            id: pending.suspension.id.clone(),
-            session_id: pending.session_id.clone(),
-            body: serde_json::to_string(pending)?,
-            now: now_ms(),
-        };
+        let row = rows::suspension_row(pending)?;
+        let stmt = Stmt::PutSuspension { row, now: now_ms() };
         self.submit(|reply| WriteOp::Exec { stmt, reply })
             .await
             .map(drop)
@@ -521,7 +318,9 @@ impl SuspensionStore for SqliteHistory {
         validate_id("suspension id", id)?;
         let stmt = Stmt::ClaimSuspension { id: id.to_owned() };
         match self.submit(|reply| WriteOp::Exec { stmt, reply }).await? {
-            Returned::Body(Some(body)) => pending_from_row(id, &body, STATE_RESOLVING).map(Some),
+            Returned::Body(Some(body)) => {
+                rows::pending_from_row(id, &body, STATE_RESOLVING).map(Some)
+            }
             _ => Ok(None),
         }
     }
@@ -535,16 +334,7 @@ impl SuspensionStore for SqliteHistory {
     }
 
     async fn suspensions(&self, session_id: &str) -> Result<Vec<PendingCall>> {
-        validate_id("session id", session_id)?;
-        let rows: Vec<(String, String, String)> = sqlx::query_as(
-            "SELECT id, body, state FROM suspensions WHERE session_id = $1 ORDER BY created_at, id",
-        )
-        .bind(session_id)
-        .fetch_all(&self.inner.read)
-        .await?;
-        rows.iter()
-            .map(|(id, body, state)| pending_from_row(id, body, state))
-            .collect()
+        read_suspensions(&self.inner.read, session_id).await
     }
 }
 
@@ -625,164 +415,28 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
     }
 }
 
-async fn create(conn: &mut SqliteConnection, s: &Session) -> Result<()> {
-    if let Some(parent) = &s.parent_id {
-        let found: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM sessions WHERE id = $1")
-            .bind(parent)
-            .fetch_optional(&mut *conn)
-            .await?;
-        if found.is_none() {
-            return Err(StoreError::ParentNotFound { id: parent.clone() });
-        }
-    }
-    let sql = "INSERT INTO sessions (id, parent_id, title, created_at, updated_at, last_seq) \
-               VALUES ($1, $2, $3, $4, $5, 0)";
-    let inserted = sqlx::query(sql)
-        .bind(&s.id)
-        .bind(&s.parent_id)
-        .bind(&s.title)
-        .bind(s.created_at_ms)
-        .bind(s.updated_at_ms)
-        .execute(&mut *conn)
-        .await;
-    match inserted {
-        Ok(_) => Ok(()),
-        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-            Err(StoreError::SessionExists { id: s.id.clone() })
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
 async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
-    match stmt {
-        // The number is the session's last plus one, computed by the insert itself, so
-        // writers in several processes never collide or leave a gap.
+    Ok(match stmt {
+        // The number is computed by the insert under SQLite's write lock, so writers in
+        // several processes never collide or leave a gap.
         Stmt::AppendEvent {
             session_id,
             body,
             now,
-        } => {
-            let (seq,): (i64,) = sqlx::query_as(
-                "INSERT INTO events (session_id, seq, body, created_at) \
-                 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3 FROM events WHERE session_id = $1 \
-                 RETURNING seq",
-            )
-            .bind(&session_id)
-            .bind(body)
-            .bind(now)
-            .fetch_one(&mut *conn)
-            .await?;
-            Ok(Returned::Seq(seq))
+        } => Returned::Seq(insert_event(conn, &session_id, &body, now).await?),
+        Stmt::PutSuspension { row, now } => {
+            put_suspension_row(conn, row, now).await?;
+            Returned::Nothing
         }
-        Stmt::PutSuspension {
-            id,
-            session_id,
-            body,
-            now,
-        } => {
-            sqlx::query(
-                "INSERT INTO suspensions (id, session_id, body, created_at, state) \
-                 VALUES ($1, $2, $3, $4, 'pending') \
-                 ON CONFLICT (id) DO UPDATE SET body = excluded.body",
-            )
-            .bind(id)
-            .bind(session_id)
-            .bind(body)
-            .bind(now)
-            .execute(&mut *conn)
-            .await?;
-            Ok(Returned::Nothing)
-        }
-        // One statement, so two processes answering at once cannot both claim it.
-        Stmt::ClaimSuspension { id } => {
-            let row: Option<(String,)> = sqlx::query_as(
-                "UPDATE suspensions SET state = 'resolving' \
-                 WHERE id = $1 AND state = 'pending' RETURNING body",
-            )
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
-            Ok(Returned::Body(row.map(|(body,)| body)))
-        }
-        // One savepoint, so a delete is all or nothing; blobs stay for `gc`.
+        Stmt::ClaimSuspension { id } => Returned::Body(claim_suspension_row(conn, &id).await?),
+        // Inside this op's savepoint, so a delete is all or nothing.
         Stmt::DeleteSession { id } => {
-            // The session and its descendants (subagent sessions), as a static statement.
-            macro_rules! in_tree {
-                ($stmt:literal) => {
-                    concat!(
-                        "WITH RECURSIVE tree(id) AS (SELECT $1 UNION ALL ",
-                        "SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id) ",
-                        $stmt
-                    )
-                };
-            }
-            let mut found = 0;
-            for stmt in [
-                in_tree!(
-                    "DELETE FROM message_blobs WHERE message_id IN \
-                     (SELECT id FROM messages WHERE session_id IN (SELECT id FROM tree))"
-                ),
-                in_tree!("DELETE FROM messages WHERE session_id IN (SELECT id FROM tree)"),
-                in_tree!("DELETE FROM events WHERE session_id IN (SELECT id FROM tree)"),
-                in_tree!("DELETE FROM suspensions WHERE session_id IN (SELECT id FROM tree)"),
-                in_tree!("DELETE FROM sessions WHERE id IN (SELECT id FROM tree)"),
-            ] {
-                let done = sqlx::query(stmt).bind(&id).execute(&mut *conn).await?;
-                found = done.rows_affected();
-            }
-            Ok(Returned::Seq(i64::try_from(found).unwrap_or(i64::MAX)))
+            let found = delete_tree(conn, &id).await?;
+            Returned::Seq(i64::try_from(found).unwrap_or(i64::MAX))
         }
         Stmt::FinishSuspension { id } => {
-            sqlx::query("DELETE FROM suspensions WHERE id = $1")
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
-            Ok(Returned::Nothing)
+            finish_suspension_row(conn, &id).await?;
+            Returned::Nothing
         }
-    }
-}
-
-async fn append_rows(conn: &mut SqliteConnection, rows: &[NewRow]) -> Result<Vec<(i64, i64)>> {
-    let mut ids = Vec::with_capacity(rows.len());
-    for row in rows {
-        ids.push(append(conn, row).await?);
-    }
-    Ok(ids)
-}
-
-async fn append(conn: &mut SqliteConnection, row: &NewRow) -> Result<(i64, i64)> {
-    let seq: Option<(i64,)> =
-        sqlx::query_as("UPDATE sessions SET last_seq = last_seq + 1, updated_at = $2 WHERE id = $1 RETURNING last_seq")
-            .bind(&row.session_id)
-            .bind(row.now)
-            .fetch_optional(&mut *conn)
-            .await?;
-    let Some((seq,)) = seq else {
-        return Err(StoreError::SessionNotFound {
-            id: row.session_id.clone(),
-        });
-    };
-    let (id,): (i64,) = sqlx::query_as(
-        "INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-    )
-    .bind(&row.session_id)
-    .bind(seq)
-    .bind(row.role)
-    .bind(&row.call_id)
-    .bind(&row.body)
-    .bind(row.now)
-    .fetch_one(&mut *conn)
-    .await?;
-    for blob in &row.blobs {
-        sqlx::query(
-            "INSERT INTO message_blobs (message_id, blob) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-        )
-        .bind(id)
-        .bind(blob)
-        .execute(&mut *conn)
-        .await?;
-    }
-    Ok((id, seq))
+    })
 }

@@ -199,3 +199,4 @@ pub fn arb_message() -> impl Strategy<Value = Message> {
             .prop_map(|(call_id, widget)| Message::Widget { call_id, widget }),
     ]
 }
+pub mod backends;

@@ -1,0 +1,519 @@
+//! What both history backends share: the SQL of every read, the checks and serialization
+//! before a write, and the decoding of rows back into sessions, messages, events and
+//! pending calls. The schema is the same on SQLite and Postgres, so only the write paths
+//! (one writer task there, row locks here) differ.
+
+use std::collections::BTreeSet;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use toolwire_core::{Event, EventKind, Message, PendingCall};
+
+use super::model::{body_json, corrupt_row, from_row, role, validate_ids};
+use super::{NewSession, Session, StoredMessage, StoredResult};
+use crate::error::{Result, StoreError};
+use crate::ids::validate_id;
+use crate::refs::message_blob_refs;
+
+pub(crate) const SELECT_SESSION: &str =
+    "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions WHERE id = $1";
+pub(crate) const LIST_SESSIONS: &str = "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions \
+     ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2";
+pub(crate) const CHILD_SESSIONS: &str = "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions \
+     WHERE parent_id = $1 ORDER BY created_at, id";
+pub(crate) const LOAD_MESSAGES: &str =
+    "SELECT id, seq, role, body, created_at FROM messages WHERE session_id = $1 ORDER BY seq";
+pub(crate) const FIND_RESULT: &str = "SELECT id, session_id, seq, body FROM messages \
+     WHERE call_id = $1 AND role = $2 ORDER BY id DESC LIMIT 1";
+pub(crate) const REFERENCED_BLOBS: &str = "SELECT DISTINCT blob FROM message_blobs";
+pub(crate) const EVENTS_SINCE: &str =
+    "SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq";
+pub(crate) const LAST_EVENT_SEQ: &str = "SELECT MAX(seq) FROM events WHERE session_id = $1";
+pub(crate) const SUSPENSIONS: &str =
+    "SELECT id, body, state FROM suspensions WHERE session_id = $1 ORDER BY created_at, id";
+pub(crate) const PARENT_EXISTS: &str = "SELECT CAST(1 AS BIGINT) FROM sessions WHERE id = $1";
+pub(crate) const INSERT_SESSION: &str = "INSERT INTO sessions (id, parent_id, title, created_at, updated_at, last_seq) \
+     VALUES ($1, $2, $3, $4, $5, 0)";
+pub(crate) const BUMP_SESSION: &str = "UPDATE sessions SET last_seq = last_seq + 1, updated_at = $2 \
+     WHERE id = $1 RETURNING last_seq";
+pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
+pub(crate) const INSERT_MESSAGE_BLOB: &str =
+    "INSERT INTO message_blobs (message_id, blob) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+/// The number is the session's last plus one, computed by the insert itself. SQLite runs
+/// it under its single write lock; Postgres under a per-session advisory lock.
+pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (session_id, seq, body, created_at) \
+     SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3 FROM events WHERE session_id = $1 \
+     RETURNING seq";
+pub(crate) const PUT_SUSPENSION: &str = "INSERT INTO suspensions (id, session_id, body, created_at, state) \
+     VALUES ($1, $2, $3, $4, 'pending') \
+     ON CONFLICT (id) DO UPDATE SET body = excluded.body";
+/// One statement, so two processes answering at once cannot both claim it.
+pub(crate) const CLAIM_SUSPENSION: &str = "UPDATE suspensions SET state = 'resolving' \
+     WHERE id = $1 AND state = 'pending' RETURNING body";
+pub(crate) const FINISH_SUSPENSION: &str = "DELETE FROM suspensions WHERE id = $1";
+
+/// The session and its descendants (subagent sessions), as a static statement.
+macro_rules! in_tree {
+    ($stmt:literal) => {
+        concat!(
+            "WITH RECURSIVE tree(id) AS (SELECT CAST($1 AS TEXT) UNION ALL ",
+            "SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id) ",
+            $stmt
+        )
+    };
+}
+
+/// A session's delete, in order (children rows before the rows they reference); run in
+/// one transaction. The last statement's row count says whether the session existed.
+pub(crate) const DELETE_SESSION: [&str; 5] = [
+    in_tree!(
+        "DELETE FROM message_blobs WHERE message_id IN \
+         (SELECT id FROM messages WHERE session_id IN (SELECT id FROM tree))"
+    ),
+    in_tree!("DELETE FROM messages WHERE session_id IN (SELECT id FROM tree)"),
+    in_tree!("DELETE FROM events WHERE session_id IN (SELECT id FROM tree)"),
+    in_tree!("DELETE FROM suspensions WHERE session_id IN (SELECT id FROM tree)"),
+    in_tree!("DELETE FROM sessions WHERE id IN (SELECT id FROM tree)"),
+];
+
+pub(crate) const STATE_RESOLVING: &str = "resolving";
+
+/// A migrator over embedded `(version, name, sql)` steps: no migrations directory is
+/// needed at run time.
+pub(crate) fn migrator(steps: &[(i64, &str, &'static str)]) -> sqlx::migrate::Migrator {
+    use sqlx::SqlSafeStr;
+    use sqlx::migrate::{Migration, MigrationType, Migrator};
+    Migrator::with_migrations(
+        steps
+            .iter()
+            .map(|&(version, name, sql)| {
+                Migration::new(
+                    version,
+                    name.to_owned().into(),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+pub(crate) type SessionRow = (String, Option<String>, Option<String>, i64, i64, i64);
+pub(crate) type MessageRow = (i64, i64, String, String, i64);
+pub(crate) type ResultRow = (i64, String, i64, String);
+
+pub(crate) fn session_from_row(row: SessionRow) -> Session {
+    let (id, parent_id, title, created_at_ms, updated_at_ms, message_count) = row;
+    Session {
+        id,
+        parent_id,
+        title,
+        created_at_ms,
+        updated_at_ms,
+        message_count,
+    }
+}
+
+/// The session to insert, its ids checked (generated when not given).
+pub(crate) fn new_session(new: NewSession) -> Result<Session> {
+    let id = match new.id {
+        Some(id) => {
+            validate_id("session id", &id)?;
+            id
+        }
+        None => toolwire_core::ids::new_id("s"),
+    };
+    if let Some(parent) = &new.parent_id {
+        validate_id("parent session id", parent)?;
+    }
+    let now = now_ms();
+    Ok(Session {
+        id,
+        parent_id: new.parent_id,
+        title: new.title,
+        created_at_ms: now,
+        updated_at_ms: now,
+        message_count: 0,
+    })
+}
+
+/// An append, checked and serialized on the caller's task so the write path only writes.
+#[derive(Debug)]
+pub(crate) struct NewRow {
+    pub session_id: String,
+    pub role: &'static str,
+    pub call_id: Option<String>,
+    pub body: String,
+    pub blobs: BTreeSet<String>,
+    pub now: i64,
+}
+
+pub(crate) fn new_rows(session_id: &str, contents: &[Message], now: i64) -> Result<Vec<NewRow>> {
+    validate_id("session id", session_id)?;
+    contents
+        .iter()
+        .map(|content| {
+            validate_ids(content)?;
+            Ok(NewRow {
+                session_id: session_id.to_owned(),
+                role: role(content),
+                call_id: content.call_id().map(str::to_owned),
+                body: body_json(content)?,
+                blobs: message_blob_refs(content),
+                now,
+            })
+        })
+        .collect()
+}
+
+/// The appended messages, given the (id, seq) each row got.
+pub(crate) fn stored_messages(
+    session_id: &str,
+    contents: Vec<Message>,
+    ids: Vec<(i64, i64)>,
+    now: i64,
+) -> Vec<StoredMessage> {
+    contents
+        .into_iter()
+        .zip(ids)
+        .map(|(content, (id, seq))| StoredMessage {
+            id,
+            session_id: session_id.to_owned(),
+            seq,
+            created_at_ms: now,
+            content,
+        })
+        .collect()
+}
+
+pub(crate) fn messages_from_rows(
+    session_id: &str,
+    rows: Vec<MessageRow>,
+) -> Result<Vec<StoredMessage>> {
+    rows.into_iter()
+        .map(|(id, seq, role, body, created_at_ms)| {
+            let content = from_row(&role, &body).map_err(|m| corrupt_row(session_id, seq, m))?;
+            Ok(StoredMessage {
+                id,
+                session_id: session_id.to_owned(),
+                seq,
+                created_at_ms,
+                content,
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn result_from_row(row: Option<ResultRow>) -> Result<Option<StoredResult>> {
+    let Some((message_id, session_id, seq, body)) = row else {
+        return Ok(None);
+    };
+    let result =
+        serde_json::from_str(&body).map_err(|e| corrupt_row(&session_id, seq, e.to_string()))?;
+    Ok(Some(StoredResult {
+        message_id,
+        session_id,
+        seq,
+        result,
+    }))
+}
+
+/// A new event with a placeholder number, and its body; the store assigns the number.
+pub(crate) fn new_event(session_id: &str, at: String, kind: EventKind) -> Result<(Event, String)> {
+    validate_id("session id", session_id)?;
+    let event = Event {
+        session_id: session_id.to_owned(),
+        seq: 0,
+        at,
+        kind,
+    };
+    let body = serde_json::to_string(&event)?;
+    Ok((event, body))
+}
+
+pub(crate) fn events_from_rows(session_id: &str, rows: Vec<(i64, String)>) -> Result<Vec<Event>> {
+    rows.into_iter()
+        .map(|(seq, body)| {
+            let mut event: Event =
+                serde_json::from_str(&body).map_err(|e| StoreError::CorruptEvent {
+                    session_id: session_id.to_owned(),
+                    seq,
+                    message: e.to_string(),
+                })?;
+            // The row's number is the truth; the body's is the placeholder it was
+            // written with.
+            event.seq = u64::try_from(seq).unwrap_or_default();
+            Ok(event)
+        })
+        .collect()
+}
+
+pub(crate) fn after_bound(after: u64) -> i64 {
+    i64::try_from(after).unwrap_or(i64::MAX)
+}
+
+pub(crate) fn last_seq(max: Option<i64>) -> u64 {
+    max.and_then(|s| u64::try_from(s).ok()).unwrap_or(0)
+}
+
+/// A pending call's id, session and body, checked.
+pub(crate) fn suspension_row(pending: &PendingCall) -> Result<(String, String, String)> {
+    validate_id("suspension id", &pending.suspension.id)?;
+    validate_id("session id", &pending.session_id)?;
+    Ok((
+        pending.suspension.id.clone(),
+        pending.session_id.clone(),
+        serde_json::to_string(pending)?,
+    ))
+}
+
+pub(crate) fn pending_from_row(id: &str, body: &str, state: &str) -> Result<PendingCall> {
+    let mut pending: PendingCall =
+        serde_json::from_str(body).map_err(|e| StoreError::CorruptSuspension {
+            id: id.to_owned(),
+            message: e.to_string(),
+        })?;
+    pending.resolving = state == STATE_RESOLVING;
+    Ok(pending)
+}
+
+pub(crate) fn pendings_from_rows(rows: &[(String, String, String)]) -> Result<Vec<PendingCall>> {
+    rows.iter()
+        .map(|(id, body, state)| pending_from_row(id, body, state))
+        .collect()
+}
+
+/// A key that fails to parse was never written by us; skipping it cannot lose data
+/// because gc only deletes blobs it lists from the store itself.
+pub(crate) fn blob_keys(rows: Vec<(String,)>) -> BTreeSet<crate::ids::BlobKey> {
+    rows.into_iter()
+        .filter_map(|(k,)| crate::ids::BlobKey::parse(&k).ok())
+        .collect()
+}
+
+/// The statements both backends run, as functions over one backend's connection (writes)
+/// and pool (reads). A macro rather than generics over `sqlx::Database`: the bounds for
+/// binding and decoding each column would outweigh the code they save.
+macro_rules! statements {
+    ($conn:ty, $pool:ty) => {
+        use $crate::history::rows as sql;
+
+        async fn create(conn: &mut $conn, s: &Session) -> Result<()> {
+            if let Some(parent) = &s.parent_id {
+                let found: Option<(i64,)> = sqlx::query_as(sql::PARENT_EXISTS)
+                    .bind(parent)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                if found.is_none() {
+                    return Err(StoreError::ParentNotFound { id: parent.clone() });
+                }
+            }
+            let inserted = sqlx::query(sql::INSERT_SESSION)
+                .bind(&s.id)
+                .bind(&s.parent_id)
+                .bind(&s.title)
+                .bind(s.created_at_ms)
+                .bind(s.updated_at_ms)
+                .execute(&mut *conn)
+                .await;
+            match inserted {
+                Ok(_) => Ok(()),
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                    Err(StoreError::SessionExists { id: s.id.clone() })
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+
+        /// Each row takes the session's next seq under the session row's lock.
+        async fn append_rows(conn: &mut $conn, rows: &[sql::NewRow]) -> Result<Vec<(i64, i64)>> {
+            let mut ids = Vec::with_capacity(rows.len());
+            for row in rows {
+                let seq: Option<(i64,)> = sqlx::query_as(sql::BUMP_SESSION)
+                    .bind(&row.session_id)
+                    .bind(row.now)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                let Some((seq,)) = seq else {
+                    return Err(StoreError::SessionNotFound {
+                        id: row.session_id.clone(),
+                    });
+                };
+                let (id,): (i64,) = sqlx::query_as(sql::INSERT_MESSAGE)
+                    .bind(&row.session_id)
+                    .bind(seq)
+                    .bind(row.role)
+                    .bind(&row.call_id)
+                    .bind(&row.body)
+                    .bind(row.now)
+                    .fetch_one(&mut *conn)
+                    .await?;
+                for blob in &row.blobs {
+                    sqlx::query(sql::INSERT_MESSAGE_BLOB)
+                        .bind(id)
+                        .bind(blob)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                ids.push((id, seq));
+            }
+            Ok(ids)
+        }
+
+        async fn insert_event(
+            conn: &mut $conn,
+            session_id: &str,
+            body: &str,
+            now: i64,
+        ) -> Result<i64> {
+            let (seq,): (i64,) = sqlx::query_as(sql::INSERT_EVENT)
+                .bind(session_id)
+                .bind(body)
+                .bind(now)
+                .fetch_one(&mut *conn)
+                .await?;
+            Ok(seq)
+        }
+
+        async fn put_suspension_row(
+            conn: &mut $conn,
+            (id, session_id, body): (String, String, String),
+            now: i64,
+        ) -> Result<()> {
+            sqlx::query(sql::PUT_SUSPENSION)
+                .bind(id)
+                .bind(session_id)
+                .bind(body)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        }
+
+        /// The claimed call's body, or `None` when it was not pending.
+        async fn claim_suspension_row(conn: &mut $conn, id: &str) -> Result<Option<String>> {
+            let row: Option<(String,)> = sqlx::query_as(sql::CLAIM_SUSPENSION)
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await?;
+            Ok(row.map(|(body,)| body))
+        }
+
+        async fn finish_suspension_row(conn: &mut $conn, id: &str) -> Result<()> {
+            sqlx::query(sql::FINISH_SUSPENSION)
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        }
+
+        /// Run inside one transaction, so a delete is all or nothing; blobs stay for `gc`.
+        /// Returns how many sessions went.
+        async fn delete_tree(conn: &mut $conn, id: &str) -> Result<u64> {
+            let mut found = 0;
+            for stmt in sql::DELETE_SESSION {
+                found = sqlx::query(stmt)
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?
+                    .rows_affected();
+            }
+            Ok(found)
+        }
+
+        async fn read_session(pool: &$pool, id: &str) -> Result<Option<Session>> {
+            $crate::ids::validate_id("session id", id)?;
+            let row: Option<sql::SessionRow> = sqlx::query_as(sql::SELECT_SESSION)
+                .bind(id)
+                .fetch_optional(pool)
+                .await?;
+            Ok(row.map(sql::session_from_row))
+        }
+
+        async fn read_sessions(pool: &$pool, page: Page) -> Result<Vec<Session>> {
+            let found: Vec<sql::SessionRow> = sqlx::query_as(sql::LIST_SESSIONS)
+                .bind(i64::from(page.limit))
+                .bind(i64::from(page.offset))
+                .fetch_all(pool)
+                .await?;
+            Ok(found.into_iter().map(sql::session_from_row).collect())
+        }
+
+        async fn read_children(pool: &$pool, parent_id: &str) -> Result<Vec<Session>> {
+            $crate::ids::validate_id("session id", parent_id)?;
+            let found: Vec<sql::SessionRow> = sqlx::query_as(sql::CHILD_SESSIONS)
+                .bind(parent_id)
+                .fetch_all(pool)
+                .await?;
+            Ok(found.into_iter().map(sql::session_from_row).collect())
+        }
+
+        async fn read_messages(pool: &$pool, session_id: &str) -> Result<Vec<StoredMessage>> {
+            $crate::ids::validate_id("session id", session_id)?;
+            let found: Vec<sql::MessageRow> = sqlx::query_as(sql::LOAD_MESSAGES)
+                .bind(session_id)
+                .fetch_all(pool)
+                .await?;
+            if found.is_empty() && read_session(pool, session_id).await?.is_none() {
+                return Err(StoreError::SessionNotFound {
+                    id: session_id.to_owned(),
+                });
+            }
+            sql::messages_from_rows(session_id, found)
+        }
+
+        async fn read_result(pool: &$pool, call_id: &str) -> Result<Option<StoredResult>> {
+            $crate::ids::validate_id("call id", call_id)?;
+            let row: Option<sql::ResultRow> = sqlx::query_as(sql::FIND_RESULT)
+                .bind(call_id)
+                .bind($crate::history::model::ROLE_TOOL_RESULT)
+                .fetch_optional(pool)
+                .await?;
+            sql::result_from_row(row)
+        }
+
+        async fn read_blob_refs(pool: &$pool) -> Result<BTreeSet<BlobKey>> {
+            let found: Vec<(String,)> = sqlx::query_as(sql::REFERENCED_BLOBS)
+                .fetch_all(pool)
+                .await?;
+            Ok(sql::blob_keys(found))
+        }
+
+        async fn read_events(pool: &$pool, session_id: &str, after: u64) -> Result<Vec<Event>> {
+            $crate::ids::validate_id("session id", session_id)?;
+            let found: Vec<(i64, String)> = sqlx::query_as(sql::EVENTS_SINCE)
+                .bind(session_id)
+                .bind(sql::after_bound(after))
+                .fetch_all(pool)
+                .await?;
+            sql::events_from_rows(session_id, found)
+        }
+
+        async fn read_last_event(pool: &$pool, session_id: &str) -> Result<u64> {
+            $crate::ids::validate_id("session id", session_id)?;
+            let row: (Option<i64>,) = sqlx::query_as(sql::LAST_EVENT_SEQ)
+                .bind(session_id)
+                .fetch_one(pool)
+                .await?;
+            Ok(sql::last_seq(row.0))
+        }
+
+        async fn read_suspensions(pool: &$pool, session_id: &str) -> Result<Vec<PendingCall>> {
+            $crate::ids::validate_id("session id", session_id)?;
+            let found: Vec<(String, String, String)> = sqlx::query_as(sql::SUSPENSIONS)
+                .bind(session_id)
+                .fetch_all(pool)
+                .await?;
+            sql::pendings_from_rows(&found)
+        }
+    };
+}
+pub(crate) use statements;

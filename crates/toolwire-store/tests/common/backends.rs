@@ -1,0 +1,123 @@
+//! The backends every store suite runs on: SQLite + a local blob directory always, and
+//! Postgres + S3 (moto) when `tests/services/start` has pointed the tests at them. In CI
+//! a missing server fails the suite; elsewhere it is skipped, saying so.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use toolwire_store::{StoreConfig, Stores};
+
+pub const POSTGRES_ENV: &str = "TOOLWIRE_TEST_POSTGRES_URL";
+pub const S3_ENV: &str = "TOOLWIRE_TEST_S3_URL";
+
+/// One place to keep data: open it, drop the stores, open it again.
+pub struct Backend {
+    pub name: &'static str,
+    pub history_url: String,
+    pub blob_url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Backend {
+    pub async fn open(&self) -> Stores {
+        self.open_with(StoreConfig::default()).await
+    }
+
+    pub async fn open_with(&self, config: StoreConfig) -> Stores {
+        Stores::open_urls(&self.history_url, &self.blob_url, config)
+            .await
+            .unwrap_or_else(|e| panic!("{}: cannot open the stores: {e}", self.name))
+    }
+
+    pub fn is_sqlite(&self) -> bool {
+        self.history_url.starts_with("sqlite:")
+    }
+}
+
+/// SQLite + local blobs, in a fresh temporary directory.
+pub fn sqlite() -> Backend {
+    let dir = tempfile::tempdir().unwrap();
+    Backend {
+        name: "sqlite+file",
+        history_url: format!("sqlite://{}", dir.path().join("history.db").display()),
+        blob_url: format!("file://{}", dir.path().join("blobs").display()),
+        _dir: dir,
+    }
+}
+
+/// A server URL from the environment; in CI its absence fails the test.
+pub fn server_url(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{var} is not set: CI must run {what} (eval \"$(tests/services/start)\")"
+            );
+            eprintln!(
+                "SKIPPED on {what}: {var} is not set (eval \"$(tests/services/start)\" to run it)"
+            );
+            None
+        }
+    }
+}
+
+/// A fresh name for one test's schema and bucket prefix.
+fn fresh_name() -> String {
+    format!(
+        "t{}",
+        toolwire_core::ids::new_id("x").replace(['-', '_'], "")
+    )
+    .to_ascii_lowercase()
+    .chars()
+    .take(40)
+    .collect()
+}
+
+/// Postgres in a schema of its own + S3 under a prefix of its own, so tests running at
+/// once never see each other's rows or blobs.
+pub async fn postgres_s3() -> Option<Backend> {
+    let pg = server_url(POSTGRES_ENV, "Postgres")?;
+    let s3 = server_url(S3_ENV, "S3")?;
+    let name = fresh_name();
+    let admin = sqlx::PgPool::connect(&pg)
+        .await
+        .unwrap_or_else(|e| panic!("Postgres at {pg}: {e}"));
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}")))
+        .execute(&admin)
+        .await
+        .unwrap();
+    admin.close().await;
+    let sep = if pg.contains('?') { '&' } else { '?' };
+    let history_url = format!("{pg}{sep}options=-c%20search_path%3D{name}");
+    let (base, query) = s3.split_once('?').unwrap_or((&s3, ""));
+    let blob_url = format!("{}/{name}?{query}", base.trim_end_matches('/'));
+    Some(Backend {
+        name: "postgres+s3",
+        history_url,
+        blob_url,
+        _dir: tempfile::tempdir().unwrap(),
+    })
+}
+
+/// Every backend this machine can run, SQLite first.
+pub async fn all() -> Vec<Backend> {
+    let mut out = vec![sqlite()];
+    out.extend(postgres_s3().await);
+    out
+}
+
+/// A test that runs its body once per backend, `$b` naming the [`Backend`]:
+/// `on_every_backend! { async fn name(backend) { ... } }`.
+#[macro_export]
+macro_rules! on_every_backend {
+    ($(#[$m:meta])* async fn $name:ident($b:ident) $body:block) => {
+        $(#[$m])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            for backend in $crate::common::backends::all().await {
+                eprintln!("{} on {}", stringify!($name), backend.name);
+                let $b = &backend;
+                $body
+            }
+        }
+    };
+}
