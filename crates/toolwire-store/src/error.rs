@@ -77,6 +77,11 @@ pub enum StoreError {
     #[error("unsupported store URL {url:?}: {reason}")]
     UnsupportedUrl { url: String, reason: String },
 
+    /// A store server (Postgres, S3) that cannot be reached or refuses us; the URL is
+    /// shown without its password.
+    #[error("cannot open {url}: {message}")]
+    Unreachable { url: String, message: String },
+
     #[error("no data directory: set TOOLWIRE_DATA_DIR or pass --data-dir")]
     NoDataDir,
 

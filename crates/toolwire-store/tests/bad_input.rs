@@ -303,29 +303,41 @@ async fn invalid_base64_is_a_clear_error() {
 }
 
 #[tokio::test]
-async fn unsupported_urls_say_what_is_expected() {
-    let err = Stores::open_urls("postgres://db/x", "file:///tmp/x", StoreConfig::default())
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("Postgres backend is not built yet"),
-        "{err}"
-    );
+async fn bad_store_urls_say_what_is_expected_and_never_show_a_secret() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("h.db").display());
-    let err = Stores::open_urls(&db, "s3://bucket/p", StoreConfig::default())
-        .await
-        .unwrap_err();
+    let blobs = format!("file://{}", dir.path().join("b").display());
+    let open = |history: String, blob: String| async move {
+        Stores::open_urls(&history, &blob, StoreConfig::default())
+            .await
+            .unwrap_err()
+            .to_string()
+    };
+    // Nothing listens on port 1: a clear error naming the server, password hidden.
+    let err = open("postgres://me:hunter2@127.0.0.1:1/x".into(), blobs.clone()).await;
     assert!(
-        err.to_string().contains("S3 backend is not built yet"),
+        err.starts_with("cannot open postgres://me:***@127.0.0.1:1/x"),
         "{err}"
     );
-    let err = Stores::open_urls(&db, "ftp://x", StoreConfig::default())
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("expected file://"), "{err}");
-    let blobs = format!("file://{}", dir.path().join("b").display());
+    assert!(!err.contains("hunter2"), "{err}");
+    let err = open("mysql://db/x".into(), blobs.clone()).await;
+    assert!(
+        err.contains("expected sqlite://PATH or postgres://"),
+        "{err}"
+    );
+    let err = open(db.clone(), "s3:///prefix".into()).await;
+    assert!(err.contains("names no bucket"), "{err}");
+    let err = open(
+        db.clone(),
+        "s3://b/p?secret_access_key=hunter2&colour=blue".into(),
+    )
+    .await;
+    assert!(err.contains(r#"unknown S3 setting "colour""#), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    let err = open(db.clone(), "ftp://x".into()).await;
+    assert!(err.contains("expected file:///DIR or s3://"), "{err}");
+    let err = open(db.clone(), "file://relative/dir".into()).await;
+    assert!(err.contains("needs an absolute path"), "{err}");
     let stores = Stores::open_urls(&db, &blobs, StoreConfig::default())
         .await
         .unwrap();

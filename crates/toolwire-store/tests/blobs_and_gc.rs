@@ -8,9 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use toolwire_core::Message;
 use toolwire_core::{CallRef, ResourceKind, Source, ToolResult, Value};
-use toolwire_store::{
-    GcOptions, NewSession, PersistConfig, StoreConfig, StoreError, Stores, persist, put_stream,
-};
+use toolwire_store::{GcOptions, NewSession, PersistConfig, StoreError, persist, put_stream};
 
 on_every_backend! {
     async fn same_bytes_make_one_blob_and_ranges_read_back(backend) {

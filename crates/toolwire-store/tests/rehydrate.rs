@@ -5,7 +5,7 @@
 mod common;
 
 use toolwire_core::{CallRef, Source, ToolResult, Value};
-use toolwire_store::{BlobKey, StoreConfig, Stores, rehydrate_images};
+use toolwire_store::{BlobKey, rehydrate_images};
 
 on_every_backend! {
     async fn persisted_images_come_back_inline_within_the_limit(backend) {

@@ -20,9 +20,10 @@ use super::{BlobInfo, BlobLimits, BlobRef, BlobStore, BlobWriter};
 use crate::error::{Result, StoreError};
 use crate::ids::BlobKey;
 
-/// Bytes buffered before a part is handed to the object store: big enough that a local
-/// write is one syscall per few MiB, small enough that a video is never held whole.
-const PART_SIZE: usize = 4 << 20;
+/// Bytes buffered before a part is handed to the object store: S3's minimum part size
+/// (every part but the last must be at least 5 MiB), which also makes a local write one
+/// syscall per few MiB, and small enough that a video is never held whole.
+const PART_SIZE: usize = 5 << 20;
 /// Parts in flight at once per writer.
 const MAX_PARTS_IN_FLIGHT: usize = 2;
 const TEMP_DIR: &str = "tmp";

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use sqlx::Connection;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
 use tokio::sync::{broadcast, oneshot};
@@ -59,16 +60,25 @@ impl PgHistory {
             url: redact(url),
             reason: e.to_string(),
         })?;
-        Self::open_with(opts).await
+        Self::open_with(opts).await.map_err(|e| match e {
+            StoreError::Database(e) => StoreError::Unreachable {
+                url: redact(url),
+                message: e.to_string(),
+            },
+            other => other,
+        })
     }
 
     pub async fn open_with(opts: PgConnectOptions) -> Result<Self> {
+        // One connection first: a wrong address or password fails at once, where a pool
+        // would retry until its acquire timeout.
+        let mut first = PgConnection::connect_with(&opts).await?;
+        migrator().run(&mut first).await?;
+        first.close().await?;
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(opts)
-            .await?;
-        migrator().run(&pool).await?;
+            .connect_lazy_with(opts);
         let (wake, _) = broadcast::channel(WAKE_BUFFER);
         let mut listener = PgListener::connect_with(&pool).await?;
         listener.listen(EVENTS_CHANNEL).await?;
