@@ -66,6 +66,12 @@ pub enum HostError {
         #[source]
         source: StoreError,
     },
+    /// A database or blob URL (Postgres, S3) could not be opened; the error names it.
+    #[error("cannot open the stores: {source}")]
+    OpenStoreUrls {
+        #[source]
+        source: StoreError,
+    },
     #[error("no data directory: pass --data-dir or set TOOLWIRE_DATA_DIR")]
     NoDataDir,
     #[error("the run stopped unexpectedly: {0}")]
@@ -79,7 +85,7 @@ pub enum HostError {
 /// Builds a [`Host`]; see the module example.
 #[derive(Default)]
 pub struct HostBuilder {
-    data_dir: Option<PathBuf>,
+    location: StoreLocation,
     stores: Option<Stores>,
     workspace: Option<PathBuf>,
     tools: Vec<Arc<dyn Tool>>,
@@ -90,7 +96,7 @@ pub struct HostBuilder {
 impl std::fmt::Debug for HostBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostBuilder")
-            .field("data_dir", &self.data_dir)
+            .field("location", &self.location)
             .field("workspace", &self.workspace)
             .field("tools", &self.tools.len())
             .finish_non_exhaustive()
@@ -101,7 +107,13 @@ impl HostBuilder {
     /// Where the SQLite history and the blob directory live (default: `$TOOLWIRE_DATA_DIR`,
     /// else the platform data directory).
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.data_dir = Some(dir.into());
+        self.location.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Where the stores are, by directory and URLs; see [`StoreLocation`].
+    pub fn location(mut self, location: StoreLocation) -> Self {
+        self.location = location;
         self
     }
 
@@ -139,7 +151,7 @@ impl HostBuilder {
     pub async fn build(self) -> Result<Host, HostError> {
         let stores = match self.stores {
             Some(stores) => stores,
-            None => open_stores(self.data_dir.as_deref()).await?,
+            None => self.location.open().await?,
         };
         let mut registry = Registry::new();
         if let (Some(dir), false) = (&self.workspace, self.no_builtins) {
@@ -171,13 +183,65 @@ impl HostBuilder {
 /// The embedded default stores (SQLite history, local blobs) under `data_dir`, else
 /// `$TOOLWIRE_DATA_DIR`, else the platform data directory.
 pub async fn open_stores(data_dir: Option<&Path>) -> Result<Stores, HostError> {
-    let dir = match data_dir {
-        Some(dir) => dir.to_owned(),
-        None => Stores::default_data_dir().map_err(|_| HostError::NoDataDir)?,
-    };
-    Stores::open(&dir, StoreConfig::from_env())
-        .await
-        .map_err(|source| HostError::OpenStores { dir, source })
+    StoreLocation {
+        data_dir: data_dir.map(Path::to_owned),
+        ..StoreLocation::default()
+    }
+    .open()
+    .await
+}
+
+/// Where history and blobs live. By default both under one data directory (SQLite +
+/// `blobs/`); either can be moved elsewhere by URL: the history to `postgres://…`, the
+/// blobs to `s3://bucket/prefix`, so several machines share them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreLocation {
+    /// Default: `$TOOLWIRE_DATA_DIR`, else the platform data directory.
+    pub data_dir: Option<PathBuf>,
+    /// `sqlite://PATH` or `postgres://…` (default: `history.db` in the data directory).
+    pub database_url: Option<String>,
+    /// `file:///DIR` or `s3://BUCKET/PREFIX` (default: `blobs/` in the data directory).
+    pub blob_url: Option<String>,
+}
+
+impl StoreLocation {
+    pub async fn open(&self) -> Result<Stores, HostError> {
+        let dir = match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None if self.database_url.is_some() && self.blob_url.is_some() => PathBuf::new(),
+            None => Stores::default_data_dir().map_err(|_| HostError::NoDataDir)?,
+        };
+        if self.database_url.is_none() && self.blob_url.is_none() {
+            return Stores::open(&dir, StoreConfig::from_env())
+                .await
+                .map_err(|source| HostError::OpenStores { dir, source });
+        }
+        let absolute = std::path::absolute(&dir).unwrap_or(dir);
+        let database = self.database_url.clone().unwrap_or_else(|| {
+            format!(
+                "sqlite://{}",
+                absolute.join(toolwire_store::HISTORY_FILE).display()
+            )
+        });
+        let blobs = self.blob_url.clone().unwrap_or_else(|| {
+            format!(
+                "file://{}",
+                absolute.join(toolwire_store::BLOB_DIR).display()
+            )
+        });
+        if self.database_url.is_none() || self.blob_url.is_none() {
+            std::fs::create_dir_all(&absolute).map_err(|e| HostError::OpenStores {
+                dir: absolute.clone(),
+                source: StoreError::Io {
+                    path: absolute.clone(),
+                    source: e,
+                },
+            })?;
+        }
+        Stores::open_urls(&database, &blobs, StoreConfig::from_env())
+            .await
+            .map_err(|source| HostError::OpenStoreUrls { source })
+    }
 }
 
 /// Stores, tools and the executor over them. Cheap to clone; clones share everything.

@@ -34,7 +34,8 @@ pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
 pub use blobs::StoreBlobs;
 pub use history::{conversation, export_request, tool_specs};
 pub use host::{
-    Host, HostAgent, HostBuilder, HostError, ProviderSettings, Running, TurnEvents, open_stores,
+    Host, HostAgent, HostBuilder, HostError, ProviderSettings, Running, StoreLocation, TurnEvents,
+    open_stores,
 };
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
 pub use read_result::{ReadResultArgs, read_result};

@@ -1,24 +1,25 @@
 //! The host and stores under the data directory (`--data-dir`, else `$TOOLWIRE_DATA_DIR`,
-//! else the platform data directory), and small helpers the commands share.
+//! else the platform data directory) or at `--database-url`/`--blob-url`, and small helpers
+//! the commands share.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use toolwire_agent::{Host, Tool};
+use toolwire_agent::{Host, StoreLocation, Tool};
 use toolwire_core::ToolResult;
 use toolwire_store::{DEFAULT_REHYDRATE_LIMIT, Stores, rehydrate_images};
 use toolwire_term::{ImageProtocol, TermOptions};
 
 /// The stores alone, for commands that only read or tidy them.
-pub(crate) async fn open(data_dir: Option<&Path>) -> Result<Stores> {
-    Ok(toolwire_agent::open_stores(data_dir).await?)
+pub(crate) async fn open(place: &StoreLocation) -> Result<Stores> {
+    Ok(place.open().await?)
 }
 
 /// The host with the built-in tools confined to `workspace` (default: the current
 /// directory), and `extra` tools (an MCP server's) beside them.
 pub(crate) async fn host(
-    data_dir: Option<&Path>,
+    place: &StoreLocation,
     workspace: Option<&Path>,
     extra: Vec<Arc<dyn Tool>>,
 ) -> Result<Host> {
@@ -26,10 +27,10 @@ pub(crate) async fn host(
         Some(dir) => dir.to_owned(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let mut builder = Host::builder().workspace(workspace).tools(extra);
-    if let Some(dir) = data_dir {
-        builder = builder.data_dir(dir);
-    }
+    let builder = Host::builder()
+        .workspace(workspace)
+        .tools(extra)
+        .location(place.clone());
     Ok(builder.build().await?)
 }
 

@@ -21,6 +21,28 @@ struct Cli {
     #[arg(long, global = true, env = "TOOLWIRE_DATA_DIR", value_name = "DIR")]
     data_dir: Option<PathBuf>,
 
+    /// The history database: sqlite://PATH or postgres://USER@HOST/DB (default: history.db
+    /// in the data dir). Postgres lets several machines share one history.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLWIRE_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    database_url: Option<String>,
+
+    /// The blob store: file:///DIR or s3://BUCKET/PREFIX, with the standard AWS_*
+    /// variables (default: blobs/ in the data dir).
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLWIRE_BLOB_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    blob_url: Option<String>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -96,19 +118,23 @@ pub(crate) fn error_line(err: &anyhow::Error) -> String {
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
-    let data_dir = cli.data_dir.as_deref();
+    let place = toolwire_agent::StoreLocation {
+        data_dir: cli.data_dir,
+        database_url: cli.database_url,
+        blob_url: cli.blob_url,
+    };
     match cli.command {
-        Command::Normalize(args) => cmd::normalize::run(args, data_dir).await,
+        Command::Normalize(args) => cmd::normalize::run(args, &place).await,
         Command::Validate(args) => cmd::validate::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Schema => cmd::schema::run(),
-        Command::Sessions(args) => cmd::sessions::run(args, data_dir).await,
-        Command::Show(args) => cmd::show::run(args, data_dir).await,
-        Command::Gc(args) => cmd::gc::run(args, data_dir).await,
-        Command::Chat(args) => cmd::chat::run(args, data_dir).await,
-        Command::Call(args) => cmd::call::run(args, data_dir).await,
-        Command::Tools(args) => cmd::tools::run(args, data_dir).await,
-        Command::Export(args) => cmd::export::run(args, data_dir).await,
-        Command::Serve(args) => cmd::serve::run(args, data_dir).await,
+        Command::Sessions(args) => cmd::sessions::run(args, &place).await,
+        Command::Show(args) => cmd::show::run(args, &place).await,
+        Command::Gc(args) => cmd::gc::run(args, &place).await,
+        Command::Chat(args) => cmd::chat::run(args, &place).await,
+        Command::Call(args) => cmd::call::run(args, &place).await,
+        Command::Tools(args) => cmd::tools::run(args, &place).await,
+        Command::Export(args) => cmd::export::run(args, &place).await,
+        Command::Serve(args) => cmd::serve::run(args, &place).await,
     }
 }

@@ -1,8 +1,9 @@
 //! `toolwire call TOOL [JSON]`: runs one tool through the host, renders its result as it
 //! lands (progress drives a bar meanwhile), and stores it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
+use toolwire_agent::StoreLocation;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
@@ -32,15 +33,18 @@ pub(crate) struct Args {
     mcp: crate::mcp::McpArgs,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let input: Json = match &args.input {
         None => Json::Object(Default::default()),
         Some(text) => serde_json::from_str(text)
             .with_context(|| format!("the input is not JSON: {}", data::excerpt(text)))?,
     };
     // Only the server that serves this tool is started.
-    let mcp_tools = args.mcp.tools(data_dir, Some(&args.tool), None).await?;
-    let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
+    let mcp_tools = args
+        .mcp
+        .tools(place.data_dir.as_deref(), Some(&args.tool), None)
+        .await?;
+    let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let session = host
         .session(args.session.as_deref(), &format!("call {}", args.tool))
         .await

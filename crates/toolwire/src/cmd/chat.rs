@@ -2,8 +2,9 @@
 //! of stdin per message) or one-shot with `-p`. Results are rendered as they land;
 //! approvals are asked on the terminal.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
+use toolwire_agent::StoreLocation;
 
 use anyhow::Result;
 use toolwire_agent::{CancellationToken, HostAgent, StopReason, TurnOutcome};
@@ -38,15 +39,18 @@ pub(crate) struct Args {
     mcp: crate::mcp::McpArgs,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     // The provider is checked before anything is opened.
     let settings = args
         .provider
         .settings(args.max_iterations, !args.no_stream)?;
     // The servers' sampling requests go to the chat's own provider.
     let sampler = crate::mcp::sampler(&settings);
-    let mcp_tools = args.mcp.tools(data_dir, None, sampler).await?;
-    let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
+    let mcp_tools = args
+        .mcp
+        .tools(place.data_dir.as_deref(), None, sampler)
+        .await?;
+    let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let lines = stdin_lines();
     let approver = Arc::new(TermApprover {
         lines: Arc::clone(&lines),

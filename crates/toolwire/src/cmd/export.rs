@@ -1,6 +1,6 @@
 //! `toolwire export SESSION --provider P`: the exact request body that would be sent.
 
-use std::path::Path;
+use toolwire_agent::StoreLocation;
 
 use anyhow::{Result, bail};
 use toolwire_agent::{HostError, export_request};
@@ -26,8 +26,8 @@ pub(crate) struct Args {
     system: String,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let stores = data::open(data_dir).await?;
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
+    let stores = data::open(place).await?;
     let mut options = EncodeOptions::for_model(
         args.model
             .unwrap_or_else(|| args.provider.default_model().to_owned()),

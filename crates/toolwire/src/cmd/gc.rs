@@ -1,7 +1,7 @@
 //! `toolwire gc`: removes blobs that no stored message references.
 
-use std::path::Path;
 use std::time::Duration;
+use toolwire_agent::StoreLocation;
 
 use anyhow::Result;
 use toolwire_store::GcOptions;
@@ -19,8 +19,8 @@ pub(crate) struct Args {
     min_age_secs: u64,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let stores = data::open(data_dir).await?;
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
+    let stores = data::open(place).await?;
     let report = stores
         .gc(GcOptions {
             dry_run: args.dry_run,

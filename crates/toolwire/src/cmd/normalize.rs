@@ -2,11 +2,12 @@
 
 use anyhow::Result;
 use serde_json::Value as Json;
+use toolwire_agent::StoreLocation;
 use toolwire_core::CallRef;
 use toolwire_normalize::normalize_value;
 
 use crate::Outcome;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use toolwire_store::NewSession;
 
@@ -40,7 +41,7 @@ pub(crate) struct Args {
     session: Option<String>,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let input = input::read(args.file.as_deref())?;
     let raw = if args.text {
         Json::String(
@@ -66,7 +67,7 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
     );
     let mut normalized = normalize_value(raw, &call);
     if args.store {
-        let stores = data::open(data_dir).await?;
+        let stores = data::open(place).await?;
         let raw = stores
             .config
             .persist

@@ -2,7 +2,8 @@
 //! SIGTERM; work still running then is given time to store its results.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use toolwire_agent::StoreLocation;
 
 use anyhow::Result;
 use toolwire_server::{ServeConfig, Server};
@@ -28,7 +29,7 @@ pub(crate) struct Args {
     mcp: crate::mcp::McpArgs,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let provider = if args.provider.given() {
         Some(
             args.provider
@@ -38,8 +39,11 @@ pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> 
         None
     };
     let sampler = provider.as_ref().and_then(crate::mcp::sampler);
-    let mcp_tools = args.mcp.tools(data_dir, None, sampler).await?;
-    let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
+    let mcp_tools = args
+        .mcp
+        .tools(place.data_dir.as_deref(), None, sampler)
+        .await?;
+    let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let mut config = ServeConfig::new(args.addr);
     config.token = args.token.clone();
     config.provider = provider;

@@ -1,6 +1,6 @@
 //! `toolwire sessions`: stored sessions, most recently updated first.
 
-use std::path::Path;
+use toolwire_agent::StoreLocation;
 
 use anyhow::Result;
 use toolwire_store::Page;
@@ -20,8 +20,8 @@ pub(crate) struct Args {
     json: bool,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let stores = data::open(data_dir).await?;
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
+    let stores = data::open(place).await?;
     let sessions = stores
         .history
         .list_sessions(Page {

@@ -1,6 +1,6 @@
 //! `toolwire show SESSION`: a session's messages, rendered (or as JSON).
 
-use std::path::Path;
+use toolwire_agent::StoreLocation;
 
 use anyhow::{Result, bail};
 use toolwire_core::Message;
@@ -20,8 +20,8 @@ pub(crate) struct Args {
     expand: bool,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let stores = data::open(data_dir).await?;
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
+    let stores = data::open(place).await?;
     if stores.history.session(&args.session).await?.is_none() {
         bail!("no session {:?} (see `toolwire sessions`)", args.session);
     }

@@ -1,7 +1,8 @@
 //! `toolwire tools [--mcp ...] [--json]`: the tools a call or a chat can use, built-in and
 //! MCP, with what they do, or their whole schemas as JSON.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use toolwire_agent::StoreLocation;
 
 use anyhow::Result;
 
@@ -21,9 +22,12 @@ pub(crate) struct Args {
     mcp: crate::mcp::McpArgs,
 }
 
-pub(crate) async fn run(args: Args, data_dir: Option<&Path>) -> Result<Outcome> {
-    let mcp_tools = args.mcp.tools(data_dir, None, None).await?;
-    let host = data::host(data_dir, args.workspace.as_deref(), mcp_tools).await?;
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
+    let mcp_tools = args
+        .mcp
+        .tools(place.data_dir.as_deref(), None, None)
+        .await?;
+    let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let registry = host.executor().registry();
     if args.json {
         let schemas: Vec<_> = registry.schemas().collect();
