@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tokio::sync::broadcast;
 use toolwire_core::{Event, EventKind};
-use toolwire_store::{EventLog, MemoryEventLog, StoreError};
+use toolwire_store::{EventLog, EventWake, MemoryEventLog, StoreError};
 use toolwire_tool::ProgressSink;
 
 /// Logs and broadcasts events. The log assigns each number in the transaction that
@@ -29,7 +29,8 @@ const LIVE_BUFFER: usize = 1024;
 
 /// How long an idle subscriber waits before looking in the log for events another
 /// process wrote (a CLI `call` beside a server, or a second server on the same store):
-/// those never pass this process's broadcast.
+/// those never pass this process's broadcast. A log with wake-ups (Postgres NOTIFY) says
+/// so at once; the poll still covers wake-ups lost while its listener reconnects.
 pub const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl EventBus {
@@ -61,6 +62,7 @@ impl EventBus {
     ) -> Result<Subscription, StoreError> {
         // Subscribe before reading the backlog, so nothing falls between the two.
         let rx = self.live.subscribe();
+        let wakeups = self.log.wakeups();
         let backlog: VecDeque<Event> = self.log.events_since(session_id, after).await?.into();
         let next = backlog.back().map_or(after, |e| e.seq) + 1;
         Ok(Subscription {
@@ -68,6 +70,7 @@ impl EventBus {
             session_id: session_id.to_owned(),
             backlog,
             rx,
+            wakeups,
             next,
         })
     }
@@ -79,6 +82,8 @@ pub struct Subscription {
     session_id: String,
     backlog: VecDeque<Event>,
     rx: broadcast::Receiver<Event>,
+    /// Word from a shared log (Postgres) that another process logged an event.
+    wakeups: Option<broadcast::Receiver<EventWake>>,
     /// The next `seq` this subscriber expects.
     next: u64,
 }
@@ -111,9 +116,27 @@ impl Subscription {
                 self.next = e.seq + 1;
                 return Some(Ok(e));
             }
-            let received = match tokio::time::timeout(IDLE_POLL, self.rx.recv()).await {
-                Ok(received) => received,
-                Err(_idle) => {
+            let received = tokio::select! {
+                received = self.rx.recv() => received,
+                woken = next_wake(&mut self.wakeups) => {
+                    // Another process logged an event of this session that this one has
+                    // not had (or the wake-ups lagged): read it from the log now.
+                    let wanted = match &woken {
+                        Ok(w) => w.session_id == self.session_id && w.seq >= self.next,
+                        Err(broadcast::error::RecvError::Lagged(_)) => true,
+                        Err(broadcast::error::RecvError::Closed) => {
+                            self.wakeups = None;
+                            false
+                        }
+                    };
+                    if wanted {
+                        if let Err(e) = self.refill().await {
+                            return Some(Err(e));
+                        }
+                    }
+                    continue;
+                }
+                () = tokio::time::sleep(IDLE_POLL) => {
                     if let Err(e) = self.refill().await {
                         return Some(Err(e));
                     }
@@ -135,6 +158,16 @@ impl Subscription {
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
+    }
+}
+
+/// The next wake-up, or never when the log sends none.
+async fn next_wake(
+    wakeups: &mut Option<broadcast::Receiver<EventWake>>,
+) -> Result<EventWake, broadcast::error::RecvError> {
+    match wakeups {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 
