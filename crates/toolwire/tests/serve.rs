@@ -46,8 +46,10 @@ fn serve_prints_its_url_answers_and_stops_on_sigterm() {
         "GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
-    let mut answer = String::new();
-    tcp.read_to_string(&mut answer).unwrap();
+    let mut bytes = Vec::new();
+    tcp.read_to_end(&mut bytes).unwrap();
+    // Media bodies are not text; they are only checked by status and length here.
+    let answer = String::from_utf8_lossy(&bytes).into_owned();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
     let pid = child.id().to_string();
@@ -97,8 +99,10 @@ fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, String
         body.len()
     )
     .unwrap();
-    let mut answer = String::new();
-    tcp.read_to_string(&mut answer).unwrap();
+    let mut bytes = Vec::new();
+    tcp.read_to_end(&mut bytes).unwrap();
+    // Media bodies are not text; they are only checked by status and length here.
+    let answer = String::from_utf8_lossy(&bytes).into_owned();
     let status = answer[9..12].parse().unwrap();
     let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
     // Chunked bodies (axum's JSON is not chunked, but be safe) are left as they came.
@@ -111,7 +115,18 @@ fn json(text: &str) -> serde_json::Value {
 }
 
 fn start_serve(data: &std::path::Path, ws: &std::path::Path, port: u16) -> std::process::Child {
+    start_serve_with(data, ws, port, &[])
+}
+
+/// `serve` with more global options first (e.g. `--database-url`).
+fn start_serve_with(
+    data: &std::path::Path,
+    ws: &std::path::Path,
+    port: u16,
+    global: &[&str],
+) -> std::process::Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(global)
         .args(["--data-dir", data.to_str().unwrap(), "serve", "--addr"])
         .arg(format!("127.0.0.1:{port}"))
         .args(["--workspace", ws.to_str().unwrap()])
@@ -234,4 +249,249 @@ fn a_server_killed_mid_call_loses_nothing_after_a_restart() {
     );
     server.kill().unwrap();
     server.wait().unwrap();
+}
+
+/// The Postgres and S3 the scale-out tests share, from `tests/services/start`; in CI their
+/// absence fails the test, elsewhere it is skipped, saying so.
+fn scale_out_services() -> Option<(String, String)> {
+    let get = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
+    match (
+        get("TOOLWIRE_TEST_POSTGRES_URL"),
+        get("TOOLWIRE_TEST_S3_URL"),
+    ) {
+        (Some(pg), Some(s3)) => Some((pg, s3)),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run the scale-out tests: eval \"$(tests/services/start)\""
+            );
+            eprintln!(
+                "SKIPPED: TOOLWIRE_TEST_POSTGRES_URL / TOOLWIRE_TEST_S3_URL are not set \
+                 (eval \"$(tests/services/start)\" to run the two-instance test)"
+            );
+            None
+        }
+    }
+}
+
+/// An SSE feed read by `curl -N` (which undoes the chunked encoding): `(id, event)` pairs.
+struct Feed {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Feed {
+    fn open(port: u16, session: &str, last_event_id: Option<u64>) -> Feed {
+        let mut cmd = Command::new("curl");
+        cmd.args(["-sN", "--max-time", "120"]);
+        if let Some(id) = last_event_id {
+            cmd.args(["-H", &format!("Last-Event-ID: {id}")]);
+        }
+        let mut child = cmd
+            .arg(format!(
+                "http://127.0.0.1:{port}/api/sessions/{session}/events"
+            ))
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("curl runs");
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Feed { child, lines }
+    }
+
+    /// Events until `results` tool results have come: each `(id, event name, data)`.
+    fn until_results(&self, results: usize) -> Vec<(u64, String, serde_json::Value)> {
+        let mut out = Vec::new();
+        let (mut id, mut name) = (None, String::new());
+        let mut seen = 0;
+        while seen < results {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("{seen} of {results} results after 20 s: {out:?}"));
+            if let Some(v) = line
+                .strip_prefix("id: ")
+                .or_else(|| line.strip_prefix("id:"))
+            {
+                id = v.trim().parse().ok();
+            } else if let Some(v) = line
+                .strip_prefix("event: ")
+                .or_else(|| line.strip_prefix("event:"))
+            {
+                name = v.trim().to_owned();
+            } else if let Some(v) = line
+                .strip_prefix("data: ")
+                .or_else(|| line.strip_prefix("data:"))
+            {
+                let data = json(v);
+                if name == "tool_result" {
+                    seen += 1;
+                }
+                out.push((
+                    id.take().expect("every event has an id"),
+                    name.clone(),
+                    data,
+                ));
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Scale-out: two instances on one Postgres and one S3 bucket. A subscriber on A sees, in
+/// order and without gaps, the results B produces (media stored in S3 included), also
+/// after A is killed and restarted and the subscriber resumes with Last-Event-ID.
+#[test]
+fn a_subscriber_on_one_instance_sees_another_instances_results_across_a_restart() {
+    let Some((pg, s3)) = scale_out_services() else {
+        return;
+    };
+    let (base, query) = s3.split_once('?').unwrap_or((&s3, ""));
+    let prefix = format!(
+        "serve-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    );
+    let blob_url = format!("{}/{prefix}?{query}", base.trim_end_matches('/'));
+    let global = [
+        "--database-url",
+        pg.as_str(),
+        "--blob-url",
+        blob_url.as_str(),
+    ];
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "from instance B\n").unwrap();
+    // An image big enough to be stored as a blob (in S3), not inline.
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend((0..20_000u32).map(|i| (i % 251) as u8));
+    std::fs::write(ws.path().join("pic.png"), &png).unwrap();
+    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (port_a, port_b) = (free_port(), free_port());
+    let mut a = Running(start_serve_with(data_a.path(), ws.path(), port_a, &global));
+    let _b = Running(start_serve_with(data_b.path(), ws.path(), port_b, &global));
+
+    let (status, body) = http(port_b, "POST", "/api/sessions", Some(r#"{"title":"two"}"#));
+    assert_eq!(status, 201, "{body}");
+    let id = json(&body)["id"].as_str().unwrap().to_owned();
+    let call = |input: &str| {
+        let (status, body) = http(
+            port_b,
+            "POST",
+            &format!("/api/sessions/{id}/calls"),
+            Some(input),
+        );
+        assert_eq!(status, 202, "{body}");
+        json(&body)["callId"].as_str().unwrap().to_owned()
+    };
+    let feed = Feed::open(port_a, &id, None);
+    let mut calls = Vec::new();
+    for i in 0..5 {
+        calls.push(if i == 2 {
+            call(r#"{"tool":"view_image","input":{"path":"pic.png"}}"#)
+        } else {
+            call(r#"{"tool":"read_file","input":{"path":"a.txt"}}"#)
+        });
+    }
+    let first = feed.until_results(5);
+    drop(feed);
+    let ids: Vec<u64> = first.iter().map(|e| e.0).collect();
+    assert_eq!(
+        ids,
+        (1..=ids.len() as u64).collect::<Vec<_>>(),
+        "in order, no gaps"
+    );
+    let results: Vec<&serde_json::Value> = first
+        .iter()
+        .filter(|e| e.1 == "tool_result")
+        .map(|e| &e.2["result"])
+        .collect();
+    let got: Vec<&str> = results
+        .iter()
+        .map(|r| r["callId"].as_str().unwrap())
+        .collect();
+    let mut want = calls.clone();
+    want.sort();
+    let mut sorted = got.clone();
+    sorted.sort();
+    assert_eq!(sorted, want, "every call's result once");
+    // The blob B stored (the event carries the result before it is persisted; the
+    // history has it as stored) is served by A, from the shared bucket.
+    let stored_blob = || {
+        let (status, body) = http(port_a, "GET", &format!("/api/sessions/{id}"), None);
+        assert_eq!(status, 200, "{body}");
+        json(&body)["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|m| {
+                m["content"]["resources"][0]["uri"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+    };
+    let mut blob = None;
+    for _ in 0..100 {
+        blob = stored_blob();
+        if blob.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let blob = blob.expect("the image is stored as a blob");
+
+    // A dies and comes back on another port; the subscriber resumes where it was.
+    // B goes on while A is down: those results reach the resumed feed from the log.
+    a.0.kill().unwrap();
+    a.0.wait().unwrap();
+    for _ in 0..2 {
+        calls.push(call(r#"{"tool":"read_file","input":{"path":"a.txt"}}"#));
+    }
+    let port_a = free_port();
+    let _a = Running(start_serve_with(data_a.path(), ws.path(), port_a, &global));
+    let last = *ids.last().unwrap();
+    let feed = Feed::open(port_a, &id, Some(last));
+    calls.push(call(r#"{"tool":"read_file","input":{"path":"a.txt"}}"#));
+    let second = feed.until_results(3);
+    let ids: Vec<u64> = second.iter().map(|e| e.0).collect();
+    assert_eq!(
+        ids,
+        ((last + 1)..=(last + ids.len() as u64)).collect::<Vec<_>>(),
+        "resumed after {last}, no gap and no repeat"
+    );
+    let (status, body) = http(
+        port_a,
+        "GET",
+        &format!("/api/resources/{blob}/content"),
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with("\u{fffd}PNG"), "the image's bytes");
+}
+
+/// A server process that is killed when the test ends, passed or failed (a live child
+/// would keep the test's output pipe open).
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
