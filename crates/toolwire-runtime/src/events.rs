@@ -129,10 +129,8 @@ impl Subscription {
                             false
                         }
                     };
-                    if wanted {
-                        if let Err(e) = self.refill().await {
-                            return Some(Err(e));
-                        }
+                    if wanted && let Err(e) = self.refill().await {
+                        return Some(Err(e));
                     }
                     continue;
                 }
