@@ -190,7 +190,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/tools/{name}/resource",
         summary: "resources/read on the tool's source (its MCP server), for an MCP App's view.",
         body: Some(schema::<crate::api::ReadResource>),
-        statuses: &[200, 400, 404, 502],
+        statuses: &[200, 400, 404, 415, 422, 502],
         query: &[],
     },
     RouteDoc {

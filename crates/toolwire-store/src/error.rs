@@ -82,6 +82,12 @@ pub enum StoreError {
     #[error("cannot open {url}: {message}")]
     Unreachable { url: String, message: String },
 
+    #[error("cannot migrate session {session_id}: {message}")]
+    MigrateConflict { session_id: String, message: String },
+
+    #[error("blob {key} is damaged in the source: its bytes hash to {actual}")]
+    BlobHashMismatch { key: String, actual: String },
+
     #[error("no data directory: set TOOLWIRE_DATA_DIR or pass --data-dir")]
     NoDataDir,
 

@@ -19,6 +19,7 @@ pub mod gc;
 pub mod history;
 mod ids;
 mod memory;
+pub mod migrate;
 pub mod persist;
 mod refs;
 pub mod rehydrate;
@@ -33,6 +34,7 @@ pub use history::{
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use memory::{MemoryEventLog, MemorySuspensions};
+pub use migrate::{MigrateReport, migrate};
 pub use persist::{PersistConfig, RAW_ENV, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
 pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};

@@ -71,6 +71,8 @@ enum Command {
     Tools(cmd::tools::Args),
     /// Print the request body a provider would be sent for a session.
     Export(cmd::export::Args),
+    /// Copy a store into another (SQLite + files to Postgres + S3), verified and resumable.
+    Migrate(cmd::migrate::Args),
     /// Serve the HTTP API and live events (loopback by default; a token for anything else).
     Serve(cmd::serve::Args),
 }
@@ -135,6 +137,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Call(args) => cmd::call::run(args, &place).await,
         Command::Tools(args) => cmd::tools::run(args, &place).await,
         Command::Export(args) => cmd::export::run(args, &place).await,
+        Command::Migrate(args) => cmd::migrate::run(args).await,
         Command::Serve(args) => cmd::serve::run(args, &place).await,
     }
 }

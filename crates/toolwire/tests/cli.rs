@@ -608,3 +608,80 @@ fn a_refused_normalize_store_leaves_no_session() {
     let sessions = toolwire_in(dir.path(), &["sessions", "--json"]);
     assert_eq!(String::from_utf8_lossy(&sessions.stdout).trim(), "[]");
 }
+
+/// `migrate` copies a data directory's store into another and `show` reads it there,
+/// image included; a second run copies nothing; a bad source is one line.
+#[test]
+fn migrate_copies_a_store_and_a_second_run_copies_nothing() {
+    let (src, dst) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let image = fixture("mcp/get-tiny-image.json");
+    let out = toolwire_in(
+        src.path(),
+        &["normalize", "--store", &image, "--tool", "get-tiny-image"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let from = format!("sqlite://{}", src.path().join("history.db").display());
+    let to = format!("sqlite://{}", dst.path().join("history.db").display());
+    let blobs_to = format!("file://{}", dst.path().join("blobs").display());
+    let args = [
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        &to,
+        "--blobs-to",
+        &blobs_to,
+    ];
+    let out = toolwire(&args, "");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("1 sessions (1 new)") && said.contains("1 blobs"),
+        "{said}"
+    );
+    let again = String::from_utf8_lossy(&toolwire(&args, "").stdout).into_owned();
+    assert!(
+        again.contains("0 messages copied") && again.contains("0 blobs"),
+        "{again}"
+    );
+    // The target, opened as a data directory, holds the session and its image.
+    let listed = toolwire_in(dst.path(), &["sessions"]);
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let id = listed
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no session: {listed}"))
+        .to_owned();
+    let shown = toolwire_in(dst.path(), &["show", &id]);
+    assert_eq!(
+        shown.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let out = toolwire(
+        &[
+            "migrate",
+            "--from",
+            "mysql://x/y",
+            "--to",
+            &to,
+            "--from-blobs",
+            &blobs_to,
+        ],
+        "",
+    );
+    assert_one_line_error(
+        &out,
+        &[
+            "cannot open the source",
+            "expected sqlite://PATH or postgres://",
+        ],
+    );
+}

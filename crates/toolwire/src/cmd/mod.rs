@@ -4,6 +4,7 @@ pub(crate) mod call;
 pub(crate) mod chat;
 pub(crate) mod export;
 pub(crate) mod gc;
+pub(crate) mod migrate;
 pub(crate) mod normalize;
 pub(crate) mod render;
 pub(crate) mod schema;

@@ -1,0 +1,209 @@
+//! `migrate` copies a SQLite + files store into every backend (another SQLite, Postgres +
+//! S3): sessions parents first, messages byte for byte, blobs by hash, events with their
+//! numbers, pending calls; a second run copies only what is new; a disagreeing target
+//! and a damaged source blob stop it with a clear error.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use serde_json::json;
+use toolwire_core::{
+    CallRef, EventKind, Message, PendingCall, Source, Suspension, SuspensionReason, ToolCall,
+    ToolResult, Value,
+};
+use toolwire_store::{NewSession, StoreError, Stores, migrate};
+
+fn pending(id: &str, session: &str) -> PendingCall {
+    PendingCall {
+        suspension: Suspension {
+            id: id.to_owned(),
+            reason: SuspensionReason::Approval,
+            prompt: format!("Allow {id}?"),
+            input_schema: None,
+        },
+        call: ToolCall::new(format!("call_{id}"), "run", json!({"command": "ls"})),
+        session_id: session.to_owned(),
+        trace_id: "t".to_owned(),
+        user_id: None,
+        tool_state: None,
+        resolving: false,
+    }
+}
+
+/// A parent session with text, a call, an image result (a blob), events and two pending
+/// calls (one being answered), and a subagent's session under it.
+async fn fill(src: &Stores) -> (String, String) {
+    let parent = src
+        .history
+        .create_session(NewSession {
+            title: Some("the parent".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let child = src
+        .history
+        .create_session(NewSession::child_of(&parent.id))
+        .await
+        .unwrap();
+    src.append(
+        &parent.id,
+        Message::User {
+            text: "look".into(),
+        },
+    )
+    .await
+    .unwrap();
+    src.append(
+        &parent.id,
+        Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall::new("c1", "view_image", json!({"path": "a.png"}))],
+        },
+    )
+    .await
+    .unwrap();
+    let image = common::media_bytes(9, 50_000);
+    let result = ToolResult::success(
+        CallRef::new("c1", "view_image"),
+        Value::image(Source::base64(common::b64(&image)), "image/png"),
+    );
+    src.record_result(&parent.id, result, None).await.unwrap();
+    src.append(&child.id, Message::User { text: "sub".into() })
+        .await
+        .unwrap();
+    for turn in 1..=3 {
+        src.events
+            .append_event(
+                &parent.id,
+                format!("2026-11-23T10:00:0{turn}Z"),
+                EventKind::TurnStarted { turn },
+            )
+            .await
+            .unwrap();
+    }
+    src.suspensions
+        .put_suspension(&pending("p_wait", &parent.id))
+        .await
+        .unwrap();
+    src.suspensions
+        .put_suspension(&pending("p_busy", &parent.id))
+        .await
+        .unwrap();
+    src.suspensions.claim_suspension("p_busy").await.unwrap();
+    (parent.id, child.id)
+}
+
+async fn assert_same(src: &Stores, dst: &Stores, sessions: &[&str]) {
+    for id in sessions {
+        let a = src.history.load(id).await.unwrap();
+        let b = dst.history.load(id).await.unwrap();
+        assert_eq!(a.len(), b.len(), "{id}");
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.seq, y.seq);
+            assert_eq!(
+                serde_json::to_string(&x.content).unwrap(),
+                serde_json::to_string(&y.content).unwrap()
+            );
+            for key in toolwire_store::message_blob_refs(&y.content) {
+                assert_eq!(src.blob(&key).await.unwrap(), dst.blob(&key).await.unwrap());
+            }
+        }
+        let (ea, eb) = (
+            src.events.events_since(id, 0).await.unwrap(),
+            dst.events.events_since(id, 0).await.unwrap(),
+        );
+        assert_eq!(ea, eb);
+        let sa = src.history.session(id).await.unwrap().unwrap();
+        let sb = dst.history.session(id).await.unwrap().unwrap();
+        assert_eq!((sa.parent_id, sa.title), (sb.parent_id, sb.title));
+    }
+}
+
+on_every_backend! {
+    async fn a_store_migrates_whole_and_a_second_run_copies_only_what_is_new(backend) {
+        let source = common::backends::sqlite();
+        let src = source.open().await;
+        let (parent, child) = fill(&src).await;
+        let dst = backend.open().await;
+
+        let first = migrate(&src, &dst).await.unwrap();
+        assert_eq!(first.sessions_created, 2, "{first:?}");
+        assert_eq!(first.messages_copied, 4, "{first:?}");
+        assert_eq!((first.blobs_copied, first.blob_bytes_copied), (1, 50_000));
+        assert_eq!(first.events_copied, 3);
+        assert_eq!((first.suspensions_copied, first.suspensions_skipped), (1, 1));
+        assert_same(&src, &dst, &[&parent, &child]).await;
+        let waiting = dst.suspensions.suspensions(&parent).await.unwrap();
+        assert_eq!(waiting, [pending("p_wait", &parent)]);
+
+        // Nothing new: everything is verified, nothing copied.
+        let again = migrate(&src, &dst).await.unwrap();
+        assert_eq!(
+            (again.messages_copied, again.events_copied, again.blobs_copied, again.sessions_created),
+            (0, 0, 0, 0)
+        );
+        assert_eq!(again.messages_verified, 4);
+
+        // The source goes on (or the first run was interrupted): only the rest is copied.
+        src.append(&parent, Message::User { text: "more".into() }).await.unwrap();
+        src.events
+            .append_event(&parent, "2026-11-23T10:00:09Z".into(), EventKind::SessionEnded)
+            .await
+            .unwrap();
+        let rest = migrate(&src, &dst).await.unwrap();
+        assert_eq!((rest.messages_copied, rest.events_copied), (1, 1), "{rest:?}");
+        assert_same(&src, &dst, &[&parent, &child]).await;
+
+        // A target that disagrees stops the copy with a clear error.
+        dst.history
+            .append(&child, Message::User { text: "only on the target".into() })
+            .await
+            .unwrap();
+        src.append(&child, Message::User { text: "only on the source".into() })
+            .await
+            .unwrap();
+        let err = migrate(&src, &dst).await.unwrap_err();
+        assert!(matches!(err, StoreError::MigrateConflict { .. }), "{err}");
+        assert!(err.to_string().contains("differs between source and target"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_source_blob_is_not_copied_and_its_message_stays_behind() {
+    let source = common::backends::sqlite();
+    let src = source.open().await;
+    let (parent, _) = fill(&src).await;
+    // Flip the bytes of the one blob on disk.
+    let blobs = source.blob_url.strip_prefix("file://").unwrap();
+    let blob = walk(std::path::Path::new(blobs));
+    let mut bytes = std::fs::read(&blob).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(&blob, bytes).unwrap();
+    let target = common::backends::sqlite();
+    let dst = target.open().await;
+    let err = migrate(&src, &dst).await.unwrap_err();
+    assert!(matches!(err, StoreError::BlobHashMismatch { .. }), "{err}");
+    // The messages before the damaged one's chunk were not copied either: nothing in the
+    // target points at a missing blob.
+    for m in dst.history.load(&parent).await.unwrap() {
+        for key in toolwire_store::message_blob_refs(&m.content) {
+            assert!(dst.blob(&key).await.is_ok());
+        }
+    }
+}
+
+/// The one blob file under a local store.
+fn walk(dir: &std::path::Path) -> std::path::PathBuf {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir()
+            && name.len() == 2
+            && let Some(file) = std::fs::read_dir(&path).unwrap().flatten().next()
+        {
+            return file.path();
+        }
+    }
+    panic!("no blob under {}", dir.display());
+}
