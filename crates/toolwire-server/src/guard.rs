@@ -43,6 +43,25 @@ impl Guard {
         }
     }
 
+    /// Also answers to `origin` (`https://tw.example.com[:port]`), the name a reverse
+    /// proxy serves this instance under. `None` when it is not such an origin.
+    pub fn allow_origin(&mut self, origin: &str) -> Option<()> {
+        let origin = origin.trim_end_matches('/').to_ascii_lowercase();
+        let (scheme, authority) = origin.split_once("://")?;
+        let valid = matches!(scheme, "http" | "https")
+            && !authority.is_empty()
+            && authority
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c));
+        if !valid {
+            return None;
+        }
+        // Browsers leave the default port out of both Host and Origin.
+        self.hosts.push(authority.to_owned());
+        self.origins.push(origin.clone());
+        Some(())
+    }
+
     /// Whether `headers` carry the token (always, when there is none).
     pub fn accepts(&self, headers: &HeaderMap) -> bool {
         let Some(token) = &self.token else {

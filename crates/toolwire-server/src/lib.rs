@@ -63,6 +63,10 @@ pub struct ServeConfig {
     /// The port of the MCP Apps sandbox proxy, on the same address (0: any free port).
     /// Another port is another origin, which the MCP Apps extension requires.
     pub sandbox_port: u16,
+    /// The origins a reverse proxy serves this instance under (`https://tw.example.com`):
+    /// their host passes the Host allowlist and they pass the Origin check. Setting one
+    /// requires a token, since the instance is then reachable beyond this machine.
+    pub public_origins: Vec<String>,
 }
 
 impl ServeConfig {
@@ -73,6 +77,7 @@ impl ServeConfig {
             provider: None,
             shutdown_grace: SHUTDOWN_GRACE,
             sandbox_port: 0,
+            public_origins: Vec::new(),
         }
     }
 }
@@ -87,6 +92,13 @@ pub enum ServeError {
     TokenRequired(SocketAddr),
     #[error("a token must be at least 16 characters")]
     WeakToken,
+    #[error(
+        "a public origin makes the server reachable by others, so a token is required \
+         (pass --token or set TOOLWIRE_TOKEN)"
+    )]
+    TokenRequiredForPublicOrigin,
+    #[error("public origin {0:?}: expected http(s)://HOST[:PORT], with no path")]
+    BadPublicOrigin(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -273,6 +285,9 @@ impl Server {
         if config.token.as_ref().is_some_and(|t| t.len() < 16) {
             return Err(ServeError::WeakToken);
         }
+        if !config.public_origins.is_empty() && config.token.is_none() {
+            return Err(ServeError::TokenRequiredForPublicOrigin);
+        }
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .map_err(|source| ServeError::Bind {
@@ -289,7 +304,12 @@ impl Server {
                     source,
                 })?;
         let sandbox_addr = sandbox_listener.local_addr()?;
-        let guard = Guard::for_addr(addr, config.token.clone());
+        let mut guard = Guard::for_addr(addr, config.token.clone());
+        for origin in &config.public_origins {
+            guard
+                .allow_origin(origin)
+                .ok_or_else(|| ServeError::BadPublicOrigin(origin.clone()))?;
+        }
         let sandbox = sandbox::SandboxState {
             guard: Guard::for_addr(sandbox_addr, None),
             app_origins: guard.origins.clone(),

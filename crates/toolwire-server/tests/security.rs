@@ -295,3 +295,69 @@ async fn the_app_sandbox_is_another_origin_with_a_policy_from_declared_domains()
         200
     );
 }
+
+/// Behind a reverse proxy: `public_origins` lets the proxy's name through the Host and
+/// Origin checks (and only it), needs a token, and refuses what is not an origin.
+#[tokio::test]
+async fn a_public_origin_passes_the_guards_and_needs_a_token() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let host = host_in(data.path(), ws.path()).await;
+    let mut config = ServeConfig::new("127.0.0.1:0".parse().unwrap());
+    config.public_origins = vec!["https://tw.example.com".into()];
+    let err = Server::bind(host.clone(), config.clone())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ServeError::TokenRequiredForPublicOrigin),
+        "{err}"
+    );
+    config.token = Some(TOKEN.into());
+    for bad in [
+        "tw.example.com",
+        "https://tw.example.com/app",
+        "ftp://x",
+        "https://",
+    ] {
+        config.public_origins = vec![bad.into()];
+        let err = Server::bind(host.clone(), config.clone())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ServeError::BadPublicOrigin(_)),
+            "{bad}: {err}"
+        );
+    }
+    config.public_origins = vec!["https://TW.example.com/".into()];
+    let server = Server::bind(host, config).await.unwrap();
+    let addr = server.local_addr().unwrap();
+    let task = tokio::spawn(server.run(std::future::pending()));
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/api/sessions");
+    let post = |host: &'static str, origin: &'static str| {
+        client
+            .post(&url)
+            .header("host", host)
+            .header("origin", origin)
+            .bearer_auth(TOKEN)
+            .json(&json!({"title": "via the proxy"}))
+            .send()
+    };
+    assert_eq!(
+        post("tw.example.com", "https://tw.example.com")
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    // Another name, or the right name from another site, is still refused.
+    let r = post("evil.example", "https://tw.example.com")
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden_host".into()));
+    let r = post("tw.example.com", "https://evil.example")
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden_origin".into()));
+    task.abort();
+}

@@ -15,6 +15,10 @@ pub(crate) struct Args {
     /// Where to listen. Any address but loopback needs --token.
     #[arg(long, default_value = "127.0.0.1:7777", env = "TOOLWIRE_ADDR")]
     addr: SocketAddr,
+    /// The origin a reverse proxy serves this instance under, e.g.
+    /// https://toolwire.example.com (repeatable; needs --token).
+    #[arg(long, value_name = "URL")]
+    public_origin: Vec<String>,
     /// The token every request must carry (at least 16 characters).
     #[arg(long, env = "TOOLWIRE_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -46,6 +50,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let mut config = ServeConfig::new(args.addr);
     config.token = args.token.clone();
+    config.public_origins = args.public_origin.clone();
     config.provider = provider;
     let server = Server::bind(host, config).await?;
     let url = server.url().to_owned();
