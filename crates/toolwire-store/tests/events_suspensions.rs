@@ -7,8 +7,7 @@
 
 mod common;
 
-use serde_json::json;
-use toolwire_core::{EventKind, PendingCall, Suspension, SuspensionReason, ToolCall};
+use toolwire_core::{EventKind, PendingCall};
 
 fn at() -> String {
     "2026-11-22T10:00:00Z".to_owned()
@@ -68,24 +67,7 @@ on_every_backend! {
 }
 
 fn pending(id: &str) -> PendingCall {
-    PendingCall {
-        suspension: Suspension {
-            id: id.to_owned(),
-            reason: SuspensionReason::Approval,
-            prompt: format!("Allow {id}?"),
-            input_schema: None,
-        },
-        call: ToolCall::new(
-            format!("call_{id}"),
-            "delete_branch",
-            json!({"branch": "old"}),
-        ),
-        session_id: "s1".to_owned(),
-        trace_id: "t1".to_owned(),
-        user_id: None,
-        tool_state: None,
-        resolving: false,
-    }
+    common::pending(id, "s1")
 }
 
 on_every_backend! {

@@ -7,28 +7,8 @@
 mod common;
 
 use serde_json::json;
-use toolwire_core::{
-    CallRef, EventKind, Message, PendingCall, Source, Suspension, SuspensionReason, ToolCall,
-    ToolResult, Value,
-};
+use toolwire_core::{CallRef, EventKind, Message, Source, ToolCall, ToolResult, Value};
 use toolwire_store::{NewSession, StoreError, Stores, migrate};
-
-fn pending(id: &str, session: &str) -> PendingCall {
-    PendingCall {
-        suspension: Suspension {
-            id: id.to_owned(),
-            reason: SuspensionReason::Approval,
-            prompt: format!("Allow {id}?"),
-            input_schema: None,
-        },
-        call: ToolCall::new(format!("call_{id}"), "run", json!({"command": "ls"})),
-        session_id: session.to_owned(),
-        trace_id: "t".to_owned(),
-        user_id: None,
-        tool_state: None,
-        resolving: false,
-    }
-}
 
 /// A parent session with text, a call, an image result (a blob), events and two pending
 /// calls (one being answered), and a subagent's session under it.
@@ -83,11 +63,11 @@ async fn fill(src: &Stores) -> (String, String) {
             .unwrap();
     }
     src.suspensions
-        .put_suspension(&pending("p_wait", &parent.id))
+        .put_suspension(&common::pending("p_wait", &parent.id))
         .await
         .unwrap();
     src.suspensions
-        .put_suspension(&pending("p_busy", &parent.id))
+        .put_suspension(&common::pending("p_busy", &parent.id))
         .await
         .unwrap();
     src.suspensions.claim_suspension("p_busy").await.unwrap();
@@ -135,7 +115,7 @@ on_every_backend! {
         assert_eq!((first.suspensions_copied, first.suspensions_skipped), (1, 1));
         assert_same(&src, &dst, &[&parent, &child]).await;
         let waiting = dst.suspensions.suspensions(&parent).await.unwrap();
-        assert_eq!(waiting, [pending("p_wait", &parent)]);
+        assert_eq!(waiting, [common::pending("p_wait", &parent)]);
 
         // Nothing new: everything is verified, nothing copied.
         let again = migrate(&src, &dst).await.unwrap();

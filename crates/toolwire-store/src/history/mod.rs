@@ -45,7 +45,10 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
     async fn child_sessions(&self, parent_id: &str) -> Result<Vec<Session>>;
 
     /// Appends a message. When this returns `Ok`, the message is on disk.
-    async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage>;
+    async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {
+        let mut appended = self.append_many(session_id, vec![content]).await?;
+        appended.pop().ok_or(crate::error::StoreError::WriterGone)
+    }
 
     /// Appends several messages atomically: all are stored, in order, or none.
     async fn append_many(

@@ -170,11 +170,6 @@ impl HistoryStore for PgHistory {
         read_children(&self.pool, parent_id).await
     }
 
-    async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {
-        let mut appended = self.append_many(session_id, vec![content]).await?;
-        appended.pop().ok_or(StoreError::WriterGone)
-    }
-
     async fn append_many(
         &self,
         session_id: &str,

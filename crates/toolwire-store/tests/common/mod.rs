@@ -200,3 +200,25 @@ pub fn arb_message() -> impl Strategy<Value = Message> {
     ]
 }
 pub mod backends;
+
+/// A call waiting for approval in `session`.
+pub fn pending(id: &str, session: &str) -> toolwire_core::PendingCall {
+    toolwire_core::PendingCall {
+        suspension: Suspension {
+            id: id.to_owned(),
+            reason: SuspensionReason::Approval,
+            prompt: format!("Allow {id}?"),
+            input_schema: None,
+        },
+        call: ToolCall::new(
+            format!("call_{id}"),
+            "delete_branch",
+            json!({"branch": "old"}),
+        ),
+        session_id: session.to_owned(),
+        trace_id: "t1".to_owned(),
+        user_id: None,
+        tool_state: None,
+        resolving: false,
+    }
+}
