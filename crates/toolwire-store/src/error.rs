@@ -106,6 +106,11 @@ pub enum StoreError {
     #[error("blob storage error: {0}")]
     Object(#[from] object_store::Error),
 
+    /// The blob store failed (unreachable, refusing) while a result's media was stored:
+    /// names which media, so the stored error says what was lost.
+    #[error("could not store the media at {path}: {message}")]
+    MediaNotStored { path: String, message: String },
+
     #[error("I/O error on {path}: {source}")]
     Io {
         path: PathBuf,

@@ -209,7 +209,32 @@ fn clean_base64(b64: &str) -> Cow<'_, str> {
     }
 }
 
+/// A failure of the blob store itself, named by the media it was storing; limits and bad
+/// input keep their own errors.
+fn media_error(path: &str) -> impl Fn(StoreError) -> StoreError + '_ {
+    move |e| match e {
+        StoreError::Object(_) | StoreError::Io { .. } | StoreError::WriterGone => {
+            StoreError::MediaNotStored {
+                path: path.to_owned(),
+                message: e.to_string(),
+            }
+        }
+        other => other,
+    }
+}
+
 async fn decode_into(
+    blobs: &dyn BlobStore,
+    b64: &str,
+    engine: &GeneralPurpose,
+    path: &str,
+) -> Result<(BlobRef, Option<&'static str>)> {
+    decode_and_store(blobs, b64, engine, path)
+        .await
+        .map_err(media_error(path))
+}
+
+async fn decode_and_store(
     blobs: &dyn BlobStore,
     b64: &str,
     engine: &GeneralPurpose,
