@@ -30,7 +30,7 @@ pub use error::{Result, StoreError};
 pub use gc::{GcOptions, GcReport, gc};
 pub use history::{
     EVENTS_CHANNEL, EventLog, EventWake, HistoryStore, NewSession, Page, PgHistory, Session,
-    SqliteHistory, StoredMessage, StoredResult, SuspensionStore, redact,
+    SqliteHistory, StoredMessage, StoredResult, SuspensionStore,
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use memory::{MemoryEventLog, MemorySuspensions};
@@ -38,4 +38,4 @@ pub use migrate::{MigrateReport, migrate};
 pub use persist::{PersistConfig, RAW_ENV, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
 pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};
-pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores};
+pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores, redact};

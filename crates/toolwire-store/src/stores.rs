@@ -83,7 +83,7 @@ impl Stores {
             Ok(Stores::from_parts(blobs, history, config))
         } else {
             Err(StoreError::UnsupportedUrl {
-                url: crate::history::redact(history_url),
+                url: redact(history_url),
                 reason: "expected sqlite://PATH or postgres://USER@HOST/DATABASE".into(),
             })
         }
@@ -176,5 +176,33 @@ impl Stores {
     /// Resolves a blob source for display or a model request.
     pub async fn blob(&self, key: &str) -> Result<bytes::Bytes> {
         self.blobs.get(&BlobKey::parse(key)?).await
+    }
+}
+
+/// A URL with its password replaced, fit for an error message or a log.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let Some((userinfo, host)) = rest.split_once('@') else {
+        return url.to_owned();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redact("postgres://u:secret@db:5432/x"),
+            "postgres://u:***@db:5432/x"
+        );
+        assert_eq!(redact("postgres://db/x"), "postgres://db/x");
     }
 }

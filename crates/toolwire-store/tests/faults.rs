@@ -55,6 +55,19 @@ impl Relay {
     }
 }
 
+/// The stores at these URLs, and a new session in them.
+async fn open_with_session(history: &str, blobs: &str) -> (Stores, toolwire_store::Session) {
+    let stores = Stores::open_urls(history, blobs, StoreConfig::default())
+        .await
+        .unwrap();
+    let session = stores
+        .history
+        .create_session(NewSession::default())
+        .await
+        .unwrap();
+    (stores, session)
+}
+
 fn image_result(call: &str, seed: u64) -> ToolResult {
     let bytes = common::media_bytes(seed, 40_000);
     ToolResult::success(
@@ -81,14 +94,7 @@ async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_
     let blob_url = format!("{base}/{prefix}?{query}");
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("history.db").display());
-    let stores = Stores::open_urls(&db, &blob_url, StoreConfig::default())
-        .await
-        .unwrap();
-    let session = stores
-        .history
-        .create_session(NewSession::default())
-        .await
-        .unwrap();
+    let (stores, session) = open_with_session(&db, &blob_url).await;
     let ok = stores
         .record_result_or_failure(&session.id, image_result("before", 1), None)
         .await
@@ -145,14 +151,7 @@ async fn postgres_going_away_mid_run_fails_appends_cleanly_and_recovers() {
     let url = format!("{scheme}://{user}@127.0.0.1:{}/{path}", relay.port);
     let dir = tempfile::tempdir().unwrap();
     let blobs = format!("file://{}", dir.path().join("blobs").display());
-    let stores = Stores::open_urls(&url, &blobs, StoreConfig::default())
-        .await
-        .unwrap();
-    let session = stores
-        .history
-        .create_session(NewSession::default())
-        .await
-        .unwrap();
+    let (stores, session) = open_with_session(&url, &blobs).await;
     let text = |n: usize| Message::User {
         text: format!("message {n}"),
     };

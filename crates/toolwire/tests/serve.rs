@@ -316,20 +316,16 @@ impl Feed {
                 .lines
                 .recv_timeout(Duration::from_secs(20))
                 .unwrap_or_else(|_| panic!("{seen} of {results} results after 20 s: {out:?}"));
-            if let Some(v) = line
-                .strip_prefix("id: ")
-                .or_else(|| line.strip_prefix("id:"))
-            {
-                id = v.trim().parse().ok();
-            } else if let Some(v) = line
-                .strip_prefix("event: ")
-                .or_else(|| line.strip_prefix("event:"))
-            {
-                name = v.trim().to_owned();
-            } else if let Some(v) = line
-                .strip_prefix("data: ")
-                .or_else(|| line.strip_prefix("data:"))
-            {
+            let field = |name: &str| {
+                line.strip_prefix(name)
+                    .and_then(|rest| rest.strip_prefix(':'))
+                    .map(str::trim)
+            };
+            if let Some(v) = field("id") {
+                id = v.parse().ok();
+            } else if let Some(v) = field("event") {
+                name = v.to_owned();
+            } else if let Some(v) = field("data") {
                 let data = json(v);
                 if name == "tool_result" {
                     seen += 1;

@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::ids::BlobKey;
 
 pub use model::{NewSession, Page, Session, StoredMessage};
-pub use postgres::{EVENTS_CHANNEL, PgHistory, redact};
+pub use postgres::{EVENTS_CHANNEL, PgHistory};
 pub use sqlite::SqliteHistory;
 
 /// A stored tool result found by its call id.

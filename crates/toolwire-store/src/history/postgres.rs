@@ -27,6 +27,7 @@ use super::{
 };
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
+use crate::stores::redact;
 
 /// The channel every instance listens on; the payload is `<seq> <session id>`.
 pub const EVENTS_CHANNEL: &str = "toolwire_events";
@@ -89,25 +90,6 @@ impl PgHistory {
             wake,
             _stop: Arc::new(stop),
         })
-    }
-
-    /// The pool, for tests and tools that inspect the database.
-    pub fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-}
-
-/// A URL with its password replaced, fit for an error message or a log.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let Some((userinfo, host)) = rest.split_once('@') else {
-        return url.to_owned();
-    };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
     }
 }
 
@@ -280,14 +262,5 @@ mod tests {
         assert_eq!((w.seq, w.session_id.as_str()), (12, "s_abc"));
         assert!(parse_wake("x s_abc").is_none());
         assert!(parse_wake("12").is_none());
-    }
-
-    #[test]
-    fn passwords_never_reach_messages() {
-        assert_eq!(
-            redact("postgres://u:secret@db:5432/x"),
-            "postgres://u:***@db:5432/x"
-        );
-        assert_eq!(redact("postgres://db/x"), "postgres://db/x");
     }
 }

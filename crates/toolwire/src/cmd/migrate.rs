@@ -3,7 +3,7 @@
 //! interruption and it copies only the rest.
 
 use anyhow::{Context, Result};
-use toolwire_store::{StoreConfig, Stores, migrate, redact};
+use toolwire_store::{StoreConfig, Stores, migrate};
 
 use crate::{Outcome, out};
 
@@ -32,10 +32,11 @@ pub(crate) async fn run(args: Args) -> Result<Outcome> {
     let blobs_to = args.blobs_to.unwrap_or_else(|| from_blobs.clone());
     let from = Stores::open_urls(&args.from, &from_blobs, StoreConfig::from_env())
         .await
-        .with_context(|| format!("cannot open the source {}", redact(&args.from)))?;
+        // The store's error names the URL (password hidden); it is not repeated here.
+        .context("cannot open the source")?;
     let to = Stores::open_urls(&args.to, &blobs_to, StoreConfig::from_env())
         .await
-        .with_context(|| format!("cannot open the target {}", redact(&args.to)))?;
+        .context("cannot open the target")?;
     let r = migrate(&from, &to).await.context(
         "the copy stopped; what was copied is kept, and running the command again goes on",
     )?;
