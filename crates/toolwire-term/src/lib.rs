@@ -83,6 +83,22 @@ pub fn render<R: Render + ?Sized>(item: &R, opts: &TermOptions) -> String {
     join(lines)
 }
 
+/// [`render`] straight into `out`, each line freed once written: a 200 MB result is not
+/// held a second time as one joined string.
+pub fn render_to<R: Render + ?Sized>(
+    item: &R,
+    opts: &TermOptions,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut lines = Vec::new();
+    item.render_lines(opts, &mut lines);
+    for line in lines {
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
 fn join(lines: Vec<String>) -> String {
     let len = lines.iter().map(|l| l.len() + 1).sum();
     let mut s = String::with_capacity(len);

@@ -113,8 +113,12 @@ impl Out {
             .width
             .saturating_sub(prefix_width(first).max(prefix_width(cont)))
             .max(1);
-        let rows = wrap(spans, avail, mode, self.remaining());
-        for (i, row) in rows.into_iter().enumerate() {
+        // Each row becomes its line as soon as it is cut, so a 200 MB text is never held
+        // as rows and as lines at once.
+        let max_rows = self.remaining();
+        let mut fitted = true;
+        let mut i = 0;
+        wrap_each(spans, avail, mode, max_rows, |row| {
             let mut line = Line::new(self.mode);
             for s in if i == 0 { first } else { cont } {
                 line.push(&s.text, s.style);
@@ -122,11 +126,11 @@ impl Out {
             for s in &row {
                 line.push(&s.text, s.style);
             }
-            if !self.push(line.finish()) {
-                return false;
-            }
-        }
-        true
+            i += 1;
+            fitted = self.push(line.finish());
+            fitted
+        });
+        fitted
     }
 }
 
@@ -178,17 +182,39 @@ pub(crate) fn truncate(s: &str, width: usize) -> String {
 
 /// Splits styled text into rows of at most `width` columns. With `max_rows`, stops after
 /// one row more than that, so a caller can tell the text did not fit.
+#[cfg(test)]
 pub(crate) fn wrap(
     spans: &[Span],
     width: usize,
     mode: Wrap,
     max_rows: Option<usize>,
 ) -> Vec<Vec<Span>> {
+    let mut rows = Vec::new();
+    wrap_each(spans, width, mode, max_rows, |row| {
+        rows.push(row);
+        true
+    });
+    rows
+}
+
+/// Hands each row to `emit` as soon as it is cut, stopping when `emit` says `false` or
+/// after `max_rows` + 1 rows (one more, so a caller can tell the text did not fit).
+pub(crate) fn wrap_each(
+    spans: &[Span],
+    width: usize,
+    mode: Wrap,
+    max_rows: Option<usize>,
+    mut emit: impl FnMut(Vec<Span>) -> bool,
+) {
     let width = width.max(1);
-    let mut rows: Vec<Vec<Span>> = Vec::new();
+    let mut emitted = 0usize;
+    // `true` while more rows are wanted.
+    let mut push_row = |row: Vec<Span>, emitted: &mut usize| {
+        *emitted += 1;
+        emit(row) && max_rows.is_none_or(|m| *emitted <= m)
+    };
     let mut row: Vec<Span> = Vec::new();
     let mut row_width = 0usize;
-    let full = |rows: &Vec<Vec<Span>>| max_rows.is_some_and(|m| rows.len() > m);
 
     let push_str = |row: &mut Vec<Span>, text: &str, style: Style| match row.last_mut() {
         Some(last) if last.style == style => last.text.push_str(text),
@@ -202,10 +228,9 @@ pub(crate) fn wrap(
                 for c in span.text.chars() {
                     let cw = c.width().unwrap_or(0);
                     if row_width + cw > width && row_width > 0 {
-                        rows.push(std::mem::take(&mut row));
                         row_width = 0;
-                        if full(&rows) {
-                            return rows;
+                        if !push_row(std::mem::take(&mut row), &mut emitted) {
+                            return;
                         }
                     }
                     push_str(&mut row, c.encode_utf8(&mut buf), span.style);
@@ -217,23 +242,21 @@ pub(crate) fn wrap(
             for word in words(spans) {
                 let ww: usize = word.pieces.iter().map(|(t, _)| str_width(t)).sum();
                 if word.space {
-                    if row_width == 0 && !rows.is_empty() {
+                    if row_width == 0 && emitted > 0 {
                         continue;
                     }
                     if row_width + ww > width {
-                        rows.push(std::mem::take(&mut row));
                         row_width = 0;
-                        if full(&rows) {
-                            return rows;
+                        if !push_row(std::mem::take(&mut row), &mut emitted) {
+                            return;
                         }
                         continue;
                     }
                 } else if row_width + ww > width && row_width > 0 {
                     trim_trailing_spaces(&mut row);
-                    rows.push(std::mem::take(&mut row));
                     row_width = 0;
-                    if full(&rows) {
-                        return rows;
+                    if !push_row(std::mem::take(&mut row), &mut emitted) {
+                        return;
                     }
                 }
                 for (text, style) in &word.pieces {
@@ -247,10 +270,9 @@ pub(crate) fn wrap(
                     for c in text.chars() {
                         let cw = c.width().unwrap_or(0);
                         if row_width + cw > width && row_width > 0 {
-                            rows.push(std::mem::take(&mut row));
                             row_width = 0;
-                            if full(&rows) {
-                                return rows;
+                            if !push_row(std::mem::take(&mut row), &mut emitted) {
+                                return;
                             }
                         }
                         push_str(&mut row, c.encode_utf8(&mut buf), *style);
@@ -260,10 +282,9 @@ pub(crate) fn wrap(
             }
         }
     }
-    if !row.is_empty() || rows.is_empty() {
-        rows.push(row);
+    if !row.is_empty() || emitted == 0 {
+        push_row(row, &mut emitted);
     }
-    rows
 }
 
 fn trim_trailing_spaces(row: &mut Vec<Span>) {

@@ -2,12 +2,13 @@
 //! else the platform data directory) or at `--database-url`/`--blob-url`, and small helpers
 //! the commands share.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use toolwire_agent::{Host, StoreLocation, Tool};
-use toolwire_core::ToolResult;
+use toolwire_core::{ToolResult, WellKnown};
 use toolwire_store::{DEFAULT_REHYDRATE_LIMIT, Stores, rehydrate_images};
 use toolwire_term::{ImageProtocol, TermOptions};
 
@@ -36,15 +37,20 @@ pub(crate) async fn host(
 
 /// The result as the terminal should draw it: when it can draw images, blob-backed ones
 /// are read back inline, so a reloaded image is shown, not just named.
-pub(crate) async fn for_display(
-    result: &ToolResult,
+/// Borrowed when nothing is to be read back, so a large text result is not copied.
+pub(crate) async fn for_display<'a>(
+    result: &'a ToolResult,
     stores: &Stores,
     opts: &TermOptions,
-) -> Result<ToolResult> {
-    if opts.images == ImageProtocol::None {
-        return Ok(result.clone());
+) -> Result<Cow<'a, ToolResult>> {
+    if opts.images == ImageProtocol::None
+        || !result.output.iter().any(|v| v.is_kind(WellKnown::Image))
+    {
+        return Ok(Cow::Borrowed(result));
     }
-    Ok(rehydrate_images(result, stores.blobs.as_ref(), DEFAULT_REHYDRATE_LIMIT).await?)
+    Ok(Cow::Owned(
+        rehydrate_images(result, stores.blobs.as_ref(), DEFAULT_REHYDRATE_LIMIT).await?,
+    ))
 }
 
 /// At most this many characters of an input are quoted back in an error.

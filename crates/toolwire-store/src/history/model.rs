@@ -1,6 +1,8 @@
 //! The stored side of the conversation: sessions, paging, and how each shared
 //! [`Message`] is kept as a row (a role and a canonical JSON body).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use toolwire_core::{Message, ToolCall, Widget};
 
@@ -75,27 +77,28 @@ pub(crate) const ROLE_TOOL_RESULT: &str = "tool_result";
 pub(crate) const ROLE_WIDGET: &str = "widget";
 
 /// Row bodies of the non-result roles; a tool result's body is the ToolResult itself,
-/// so a load returns the exact bytes that were stored.
+/// so a load returns the exact bytes that were stored. Borrowed when written, so a large
+/// message is not copied to be serialized.
 #[derive(Serialize, Deserialize)]
-struct TextBody {
-    text: String,
+struct TextBody<'a> {
+    text: Cow<'a, str>,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct AssistantBody {
+struct AssistantBody<'a> {
     #[serde(default)]
-    text: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    tool_calls: Vec<ToolCall>,
+    text: Cow<'a, str>,
+    #[serde(default, skip_serializing_if = "<[ToolCall]>::is_empty")]
+    tool_calls: Cow<'a, [ToolCall]>,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct WidgetBody {
+struct WidgetBody<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    call_id: Option<String>,
-    widget: Widget,
+    call_id: Option<Cow<'a, str>>,
+    widget: Cow<'a, Widget>,
 }
 
 /// The row kind a message is stored as.
@@ -113,16 +116,16 @@ pub(crate) fn role(message: &Message) -> &'static str {
 pub(crate) fn body_json(message: &Message) -> Result<String> {
     Ok(match message {
         Message::System { text } | Message::User { text } => {
-            serde_json::to_string(&TextBody { text: text.clone() })?
+            serde_json::to_string(&TextBody { text: text.into() })?
         }
         Message::Assistant { text, tool_calls } => serde_json::to_string(&AssistantBody {
-            text: text.clone(),
-            tool_calls: tool_calls.clone(),
+            text: text.into(),
+            tool_calls: tool_calls.into(),
         })?,
         Message::ToolResult(result) => serde_json::to_string(result)?,
         Message::Widget { call_id, widget } => serde_json::to_string(&WidgetBody {
-            call_id: call_id.clone(),
-            widget: widget.clone(),
+            call_id: call_id.as_deref().map(Cow::Borrowed),
+            widget: Cow::Borrowed(widget),
         })?,
     })
 }
@@ -131,24 +134,30 @@ pub(crate) fn from_row(role: &str, body: &str) -> Result<Message, String> {
     let err = |e: serde_json::Error| e.to_string();
     Ok(match role {
         ROLE_SYSTEM => Message::System {
-            text: serde_json::from_str::<TextBody>(body).map_err(err)?.text,
+            text: serde_json::from_str::<TextBody>(body)
+                .map_err(err)?
+                .text
+                .into_owned(),
         },
         ROLE_USER => Message::User {
-            text: serde_json::from_str::<TextBody>(body).map_err(err)?.text,
+            text: serde_json::from_str::<TextBody>(body)
+                .map_err(err)?
+                .text
+                .into_owned(),
         },
         ROLE_ASSISTANT => {
             let b: AssistantBody = serde_json::from_str(body).map_err(err)?;
             Message::Assistant {
-                text: b.text,
-                tool_calls: b.tool_calls,
+                text: b.text.into_owned(),
+                tool_calls: b.tool_calls.into_owned(),
             }
         }
         ROLE_TOOL_RESULT => Message::ToolResult(serde_json::from_str(body).map_err(err)?),
         ROLE_WIDGET => {
             let b: WidgetBody = serde_json::from_str(body).map_err(err)?;
             Message::Widget {
-                call_id: b.call_id,
-                widget: b.widget,
+                call_id: b.call_id.map(Cow::into_owned),
+                widget: b.widget.into_owned(),
             }
         }
         other => return Err(format!("unknown role {other:?}")),

@@ -163,7 +163,7 @@ impl HistoryStore for PgHistory {
             return Ok(Vec::new());
         }
         let mut tx = self.pool.begin().await?;
-        let ids = append_rows(&mut tx, &new).await?;
+        let ids = append_rows(&mut tx, new).await?;
         tx.commit().await?;
         Ok(rows::stored_messages(session_id, contents, ids, now))
     }

@@ -334,7 +334,8 @@ macro_rules! statements {
         }
 
         /// Each row takes the session's next seq under the session row's lock.
-        async fn append_rows(conn: &mut $conn, rows: &[sql::NewRow]) -> Result<Vec<(i64, i64)>> {
+        /// Takes the rows by value: each body moves into its statement uncopied.
+        async fn append_rows(conn: &mut $conn, rows: Vec<sql::NewRow>) -> Result<Vec<(i64, i64)>> {
             let mut ids = Vec::with_capacity(rows.len());
             for row in rows {
                 let seq: Option<(i64,)> = sqlx::query_as(sql::BUMP_SESSION)
@@ -352,7 +353,7 @@ macro_rules! statements {
                     .bind(seq)
                     .bind(row.role)
                     .bind(&row.call_id)
-                    .bind(&row.body)
+                    .bind(row.body)
                     .bind(row.now)
                     .fetch_one(&mut *conn)
                     .await?;

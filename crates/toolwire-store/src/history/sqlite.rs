@@ -384,7 +384,7 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
                     (Outcome::Created(reply, r), ok)
                 }
                 WriteOp::Append { rows, reply } => {
-                    let r = append_rows(&mut sp, &rows).await;
+                    let r = append_rows(&mut sp, rows).await;
                     let ok = r.is_ok();
                     (Outcome::Appended(reply, r), ok)
                 }

@@ -66,7 +66,11 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         super::draw_call_progress(&live, &event.kind);
     }
     let result = running.finish().await??;
-    live.call_finished(&data::for_display(&result, host.stores(), &opts).await?)?;
+    live.call_finished(
+        data::for_display(&result, host.stores(), &opts)
+            .await?
+            .as_ref(),
+    )?;
     out::eprintln(&format!(
         "stored in session {} (toolwire show {})",
         session.id, session.id

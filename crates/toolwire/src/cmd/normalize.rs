@@ -42,7 +42,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
-    let input = input::read(args.file.as_deref())?;
+    let mut input = input::read(args.file.as_deref())?;
     let raw = if args.text {
         Json::String(
             String::from_utf8(input.bytes.clone())
@@ -51,6 +51,12 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     } else {
         input.json()?
     };
+    // The payload's bytes are only kept for `keep_raw`; a 200 MB input is not held
+    // beside its parsed form while it is stored and printed.
+    let keep_raw = args.store && toolwire_store::PersistConfig::from_env().keep_raw;
+    if !keep_raw {
+        input.bytes = Vec::new();
+    }
     let own = |key: &str| {
         raw.get(key)
             .and_then(Json::as_str)
@@ -68,11 +74,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let mut normalized = normalize_value(raw, &call);
     if args.store {
         let stores = data::open(place).await?;
-        let raw = stores
-            .config
-            .persist
-            .keep_raw
-            .then_some(input.bytes.as_slice());
+        let raw = keep_raw.then_some(input.bytes.as_slice());
         let existing =
             match &args.session {
                 Some(id) => Some(stores.history.session(id).await?.ok_or_else(|| {
@@ -110,7 +112,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         ));
     }
     if args.compact {
-        out::json_doc(&serde_json::to_string(&normalized.result)?);
+        out::json_compact(&normalized.result)?;
     } else {
         out::json(&normalized.result)?;
     }

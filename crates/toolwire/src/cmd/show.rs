@@ -4,7 +4,7 @@ use toolwire_agent::StoreLocation;
 
 use anyhow::{Result, bail};
 use toolwire_core::Message;
-use toolwire_term::{TermOptions, render};
+use toolwire_term::TermOptions;
 
 use crate::{Outcome, data, out};
 
@@ -46,7 +46,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                 out::text(&s);
             }
             Message::ToolResult(r) => {
-                out::rendered(&render(&data::for_display(r, &stores, &opts).await?, &opts))
+                out::render(data::for_display(r, &stores, &opts).await?.as_ref(), &opts)
             }
             Message::Widget { widget, .. } => {
                 out::text(&format!("▣ {}\n{}\n", widget.widget, widget.fallback))
