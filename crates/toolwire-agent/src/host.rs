@@ -169,7 +169,11 @@ impl HostBuilder {
         }
         let executor = Executor::with(
             Arc::new(registry),
-            EventBus::new(Arc::clone(&stores.events)),
+            EventBus::with_media(
+                Arc::clone(&stores.events),
+                Arc::clone(&stores.blobs),
+                stores.config.persist.clone(),
+            ),
             Arc::clone(&stores.suspensions),
             self.executor.unwrap_or_else(ExecutorConfig::from_env),
         );

@@ -3,9 +3,10 @@
 use std::collections::HashSet;
 
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{EventKind, Message, ToolCall, ToolResult};
+use toolwire_core::{EventKind, Message, Status, ToolCall, ToolResult};
 use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
 use toolwire_runtime::Scope;
+use toolwire_store::StoredMessage;
 
 use crate::approval::settle;
 use crate::history::{conversation, tool_specs, turns_so_far};
@@ -105,17 +106,9 @@ impl Agent {
                 outcome.stop = StopReason::Done;
                 return Ok(outcome);
             }
-            let (mut results, suspended) = self.execute(session_id, calls, &cancel).await;
-            self.settle_children(session_id, &mut results).await;
-            for result in results {
-                // A refused result becomes a `store_failed` one: every call keeps exactly
-                // one stored result, and the rest of the batch is stored too.
-                stored.push(
-                    self.stores
-                        .record_result_or_failure(session_id, result, None)
-                        .await?,
-                );
-            }
+            let suspended = self
+                .execute(session_id, calls, &cancel, &mut stored)
+                .await?;
             // Only now, with every result stored, are the batch's suspensions forgotten:
             // however a call ended (answered, denied, cancelled while waiting), its row
             // goes, and a crash before this point leaves it listed.
@@ -157,37 +150,64 @@ impl Agent {
         Ok(reply?)
     }
 
-    /// Runs the calls, then settles every suspended one with the approver, in call order.
-    /// The results come back in call order, none suspended, with the ids of the
-    /// suspensions the batch made.
+    /// Runs the calls and stores their results: the finished ones at once, then each
+    /// suspended one as the approver settles it, in call order. A crash while a call waits
+    /// for its answer so loses none of the results that were already there (the model
+    /// view puts results in call order whatever order they were stored in). Returns the
+    /// ids of the suspensions the batch made, to be forgotten once all is stored.
     async fn execute(
         &self,
         session_id: &str,
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
-    ) -> (Vec<ToolResult>, Vec<String>) {
+        stored: &mut Vec<StoredMessage>,
+    ) -> Result<Vec<String>, AgentError> {
         let scope = Scope {
             cancel: cancel.child_token(),
             ..Scope::new(session_id)
         };
         let results = self.executor.execute_all(&scope, calls.clone()).await;
-        let mut finished = Vec::with_capacity(results.len());
+        let (mut finished, waiting): (Vec<_>, Vec<_>) = results
+            .into_iter()
+            .zip(calls)
+            .partition(|(result, _)| result.status != Status::Suspended);
+        let mut ready: Vec<ToolResult> = finished.drain(..).map(|(r, _)| r).collect();
+        self.settle_children(session_id, &mut ready).await;
+        self.store_results(session_id, ready, stored).await?;
         let mut suspended = Vec::new();
         // In call order: the approver is asked about each suspended call in turn.
-        for (result, call) in results.into_iter().zip(&calls) {
+        for (result, call) in waiting {
             let (result, ids) = settle(
                 &self.executor,
                 self.approver.as_ref(),
                 session_id,
-                call,
+                &call,
                 result,
                 cancel,
             )
             .await;
-            finished.push(result);
             suspended.extend(ids);
+            self.store_results(session_id, vec![result], stored).await?;
         }
-        (finished, suspended)
+        Ok(suspended)
+    }
+
+    /// A refused result becomes a `store_failed` one: every call keeps exactly one stored
+    /// result, and the rest of the batch is stored too.
+    async fn store_results(
+        &self,
+        session_id: &str,
+        results: Vec<ToolResult>,
+        stored: &mut Vec<StoredMessage>,
+    ) -> Result<(), AgentError> {
+        for result in results {
+            stored.push(
+                self.stores
+                    .record_result_or_failure(session_id, result, None)
+                    .await?,
+            );
+        }
+        Ok(())
     }
 
     /// Waits for the subagents of this batch to end (a cancelled `task` call's future is

@@ -7,7 +7,10 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tokio::sync::broadcast;
 use toolwire_core::{Event, EventKind};
-use toolwire_store::{EventLog, EventWake, MemoryEventLog, StoreError};
+use toolwire_store::{
+    BlobStore, EventLog, EventWake, MemoryEventLog, PersistConfig, StoreError, has_inline_media,
+    persist, store_failed,
+};
 use toolwire_tool::ProgressSink;
 
 /// Logs and broadcasts events. The log assigns each number in the transaction that
@@ -16,6 +19,8 @@ use toolwire_tool::ProgressSink;
 pub struct EventBus {
     log: Arc<dyn EventLog>,
     live: broadcast::Sender<Event>,
+    /// Where a result event's inline media goes before the event is logged.
+    media: Option<(Arc<dyn BlobStore>, PersistConfig)>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -36,7 +41,29 @@ pub const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500)
 impl EventBus {
     pub fn new(log: Arc<dyn EventLog>) -> Arc<Self> {
         let (live, _) = broadcast::channel(LIVE_BUFFER);
-        Arc::new(EventBus { log, live })
+        Arc::new(EventBus {
+            log,
+            live,
+            media: None,
+        })
+    }
+
+    /// A bus whose result events carry their media as blob references, as the history
+    /// does: the tool's inline bytes go to `blobs` first (content-addressed, so storing
+    /// the result afterwards writes nothing again). Logged inline, every image would sit
+    /// in the database twice, as base64, and be replayed to every subscriber; a 6 MB one
+    /// filled a small disk before its blob was even written.
+    pub fn with_media(
+        log: Arc<dyn EventLog>,
+        blobs: Arc<dyn BlobStore>,
+        config: PersistConfig,
+    ) -> Arc<Self> {
+        let (live, _) = broadcast::channel(LIVE_BUFFER);
+        Arc::new(EventBus {
+            log,
+            live,
+            media: Some((blobs, config)),
+        })
     }
 
     pub fn in_memory() -> Arc<Self> {
@@ -45,6 +72,23 @@ impl EventBus {
 
     /// Logs and broadcasts one event; returns it with its number.
     pub async fn emit(&self, session_id: &str, kind: EventKind) -> Result<Event, StoreError> {
+        let kind = match (kind, &self.media) {
+            (EventKind::ToolResult { result, raw }, Some((blobs, config)))
+                if has_inline_media(&result) =>
+            {
+                // When the blob store refuses (full, unreachable), the event says so, as
+                // the stored result will: logging the media inline instead would put it
+                // where it was refused from (a full disk holds the database too).
+                let call = result.call();
+                let result = match persist(*result, None, blobs.as_ref(), config).await {
+                    Ok(persisted) => persisted,
+                    Err(e) => store_failed(call, &e),
+                };
+                let result = Box::new(result);
+                EventKind::ToolResult { result, raw }
+            }
+            (kind, _) => kind,
+        };
         log_and_send(&*self.log, &self.live, session_id, kind).await
     }
 
@@ -260,5 +304,44 @@ mod tests {
         assert_eq!(j["callId"], "c");
         assert_eq!(j["sessionId"], "s");
         assert_eq!(serde_json::from_value::<Event>(j).unwrap(), e);
+    }
+
+    #[tokio::test]
+    async fn result_events_carry_media_as_blob_references() {
+        use base64::Engine;
+        use toolwire_core::{CallRef, Source, ToolResult, Value};
+        use toolwire_store::{BlobKey, BlobLimits, ObjectBlobStore};
+
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = Arc::new(
+            ObjectBlobStore::open_local(dir.path(), BlobLimits::default())
+                .await
+                .unwrap(),
+        );
+        let log = Arc::new(MemoryEventLog::default());
+        let bus = EventBus::with_media(log.clone(), blobs.clone(), PersistConfig::default());
+        let png = [b"\x89PNG\r\n\x1a\n".as_slice(), &[7u8; 5_000]].concat();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+        let result = ToolResult::success(
+            CallRef::new("c1", "shot"),
+            vec![Value::image(Source::base64(b64.clone()), "image/png")],
+        );
+        bus.emit(
+            "s1",
+            EventKind::ToolResult {
+                result: Box::new(result),
+                raw: None,
+            },
+        )
+        .await
+        .unwrap();
+        let logged = log.events_since("s1", 0).await.unwrap();
+        let body = serde_json::to_string(&logged).unwrap();
+        assert!(!body.contains(&b64[..100]), "no inline media in the log");
+        let EventKind::ToolResult { result, .. } = &logged[0].kind else {
+            panic!("a result event");
+        };
+        let key = BlobKey::parse(&result.resources[0].uri).unwrap();
+        assert_eq!(blobs.get(&key).await.unwrap().as_ref(), png.as_slice());
     }
 }

@@ -35,7 +35,7 @@ pub use history::{
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use memory::{MemoryEventLog, MemorySuspensions};
 pub use migrate::{MigrateReport, migrate};
-pub use persist::{PersistConfig, RAW_ENV, persist};
+pub use persist::{PersistConfig, RAW_ENV, has_inline_media, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
 pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};
-pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores, redact};
+pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores, redact, store_failed};

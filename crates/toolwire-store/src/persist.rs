@@ -130,6 +130,21 @@ pub async fn persist(
     Ok(result)
 }
 
+/// Whether [`persist`] would move anything of `result` to the blob store: an image or a
+/// file whose bytes are inline. A cheap look, so callers can skip copying results
+/// without media (a 200 MB log) just to persist nothing.
+pub fn has_inline_media(result: &ToolResult) -> bool {
+    result.output.iter().any(|value| {
+        (value.is_kind(WellKnown::Image) || value.is_kind(WellKnown::File))
+            && value
+                .data
+                .get("source")
+                .and_then(Json::as_object)
+                .and_then(inline_base64)
+                .is_some()
+    })
+}
+
 fn file_kind(data: &Json, mime: Option<&str>) -> ResourceKind {
     let media = data
         .get("mediaKind")

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolwire_core::{ErrorCode, Message, ToolResult};
+use toolwire_core::{CallRef, ErrorCode, Message, ToolResult};
 
 use crate::blob::{BlobLimits, BlobStore, ObjectBlobStore};
 use crate::error::{Result, StoreError};
@@ -159,12 +159,8 @@ impl Stores {
         match self.record_result(session_id, result, raw).await {
             Ok(stored) => Ok(stored),
             Err(e) => {
-                let failed = ToolResult::error_with_code(
-                    call,
-                    ErrorCode::StoreFailed,
-                    format!("the tool ran, but its result could not be stored: {e}"),
-                );
-                self.record_result(session_id, failed, None).await
+                self.record_result(session_id, store_failed(call, &e), None)
+                    .await
             }
         }
     }
@@ -177,6 +173,16 @@ impl Stores {
     pub async fn blob(&self, key: &str) -> Result<bytes::Bytes> {
         self.blobs.get(&BlobKey::parse(key)?).await
     }
+}
+
+/// The result a call gets when its own could not be stored: every call keeps exactly one
+/// result, and this one says why.
+pub fn store_failed(call: CallRef, error: &StoreError) -> ToolResult {
+    ToolResult::error_with_code(
+        call,
+        ErrorCode::StoreFailed,
+        format!("the tool ran, but its result could not be stored: {error}"),
+    )
 }
 
 /// A URL with its password replaced, fit for an error message or a log.

@@ -28,7 +28,7 @@ fn result_for(writer: &str, i: u64) -> ToolResult {
     // Every fourth result carries media over the inline threshold, so blob writes and
     // their rows race too.
     let mut output = vec![Value::text(format!("{writer} {i}"))];
-    if i % 4 == 0 {
+    if i.is_multiple_of(4) {
         let bytes = common::media_bytes(i * 7 + writer.len() as u64, 3_000);
         output.push(Value::file(
             Source::base64(common::b64(&bytes)),

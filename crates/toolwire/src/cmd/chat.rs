@@ -12,6 +12,8 @@ use toolwire_core::{Event, EventKind, Status};
 use toolwire_store::NewSession;
 use toolwire_term::{LiveRenderer, TermOptions};
 
+use std::borrow::Cow;
+
 use crate::Outcome;
 use crate::approve::{Lines, TermApprover, stdin_lines};
 use crate::{data, out};
@@ -58,9 +60,12 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         terminal_only: false,
     });
     let agent = host.agent(&settings, approver)?;
+    let opts = TermOptions::detect();
     let mut chat = Chat {
         agent,
-        live: LiveRenderer::with_results_to(TermOptions::detect(), out::Stdout),
+        stores: host.stores().clone(),
+        opts: opts.clone(),
+        live: LiveRenderer::with_results_to(opts, out::Stdout),
         session: None,
         streamed_text: false,
     };
@@ -74,6 +79,10 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
 
 struct Chat {
     agent: HostAgent,
+    /// To read a result's images back for a terminal that can draw them (events name
+    /// media by blob, as the history does).
+    stores: toolwire_store::Stores,
+    opts: TermOptions,
     live: LiveRenderer,
     session: Option<String>,
     /// Whether text of the current model reply was printed as it streamed.
@@ -119,7 +128,15 @@ impl Chat {
         loop {
             tokio::select! {
                 event = turn.next() => match event {
-                    Some(event) => self.show(&event),
+                    Some(mut event) => {
+                        if let EventKind::ToolResult { result, .. } = &mut event.kind
+                            && let Ok(Cow::Owned(shown)) =
+                                data::for_display(result, &self.stores, &self.opts).await
+                        {
+                            **result = shown;
+                        }
+                        self.show(&event);
+                    }
                     None => break,
                 },
                 _ = tokio::signal::ctrl_c(), if !cancel.is_cancelled() => {
