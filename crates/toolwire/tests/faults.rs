@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Running, free_port, http, json, spawn_serve};
+use common::{Running, approve, free_port, http, json, spawn_serve};
 use serde_json::{Value as Json, json};
 
 /// What the provider answers to one request.
@@ -277,26 +277,11 @@ fn a_full_disk_during_a_blob_write_is_an_error_result_and_the_server_goes_on() {
     let _server = Running(spawn_serve(&data, &ws, port, &[], &[]));
     let id = new_session(port);
 
-    let (status, body) = http(
+    let (result, _) = call_and_wait(
         port,
-        "POST",
-        &format!("/api/sessions/{id}/calls"),
-        Some(r#"{"tool":"view_image","input":{"path":"big.png"}}"#),
+        &id,
+        r#"{"tool":"view_image","input":{"path":"big.png"}}"#,
     );
-    assert_eq!(status, 202, "{body}");
-    let big_call = json(&body)["callId"].as_str().unwrap().to_owned();
-    let stored = wait_for("the big image's result", || {
-        let s = session(port, &id);
-        let (_, results) = calls_and_results(&s);
-        results.contains(&big_call).then_some(s)
-    });
-    let result = stored["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["content"]["callId"] == big_call.as_str())
-        .unwrap()["content"]
-        .clone();
     assert_eq!(result["status"], "error", "{result}");
     let error = result["error"].to_string();
     assert!(
@@ -317,26 +302,11 @@ fn a_full_disk_during_a_blob_write_is_an_error_result_and_the_server_goes_on() {
     );
 
     // The server still answers, and media that fits is stored and served.
-    let (status, body) = http(
+    let (small, stored) = call_and_wait(
         port,
-        "POST",
-        &format!("/api/sessions/{id}/calls"),
-        Some(r#"{"tool":"view_image","input":{"path":"small.png"}}"#),
+        &id,
+        r#"{"tool":"view_image","input":{"path":"small.png"}}"#,
     );
-    assert_eq!(status, 202, "{body}");
-    let small_call = json(&body)["callId"].as_str().unwrap().to_owned();
-    let stored = wait_for("the small image's result", || {
-        let s = session(port, &id);
-        let (_, results) = calls_and_results(&s);
-        results.contains(&small_call).then_some(s)
-    });
-    let small = stored["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["content"]["callId"] == small_call.as_str())
-        .unwrap()["content"]
-        .clone();
     assert_eq!(small["status"], "success", "{small}");
     assert_eq!(
         small["resources"].as_array().map(Vec::len),
@@ -344,6 +314,31 @@ fn a_full_disk_during_a_blob_write_is_an_error_result_and_the_server_goes_on() {
         "{small}"
     );
     assert_blobs_served(port, &stored);
+}
+
+/// Runs one tool directly and waits for its stored result: the result, and the session.
+fn call_and_wait(port: u16, id: &str, call: &str) -> (Json, Json) {
+    let (status, body) = http(
+        port,
+        "POST",
+        &format!("/api/sessions/{id}/calls"),
+        Some(call),
+    );
+    assert_eq!(status, 202, "{body}");
+    let call_id = json(&body)["callId"].as_str().unwrap().to_owned();
+    let stored = wait_for("the call's result", || {
+        let s = session(port, id);
+        let (_, results) = calls_and_results(&s);
+        results.contains(&call_id).then_some(s)
+    });
+    let result = stored["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["content"]["callId"] == call_id.as_str())
+        .unwrap()["content"]
+        .clone();
+    (result, stored)
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -531,13 +526,7 @@ fn a_server_killed_mid_turn_keeps_finished_results_and_pairs_every_call() {
             .as_str()
             .map(str::to_owned)
     });
-    let (status, body) = http(
-        port,
-        "POST",
-        &format!("/api/sessions/{id}/suspensions/{suspension}"),
-        Some(r#"{"type":"approve"}"#),
-    );
-    assert!(status < 300, "{status} {body}");
+    approve(port, &id, &suspension);
     std::thread::sleep(Duration::from_millis(500));
     server.0.kill().unwrap();
     server.0.wait().unwrap();

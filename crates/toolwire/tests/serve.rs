@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Running, free_port, http, json, start_serve, start_serve_with};
+use common::{Running, approve, free_port, http, json, start_serve, start_serve_with};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
@@ -119,13 +119,7 @@ fn a_server_killed_mid_call_loses_nothing_after_a_restart() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let suspension = pending[0]["suspension"]["id"].as_str().unwrap().to_owned();
-    let (status, body) = http(
-        port,
-        "POST",
-        &format!("/api/sessions/{id}/suspensions/{suspension}"),
-        Some(r#"{"type":"approve"}"#),
-    );
-    assert!(status < 300, "{status} {body}");
+    approve(port, &id, &suspension);
     std::thread::sleep(Duration::from_millis(500));
     let (_, before) = http(port, "GET", &format!("/api/sessions/{id}"), None);
     let last_seq = json(&before)["lastEventSeq"].as_u64().unwrap();

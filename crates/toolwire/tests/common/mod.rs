@@ -95,3 +95,14 @@ impl Drop for Running {
         let _ = self.0.wait();
     }
 }
+
+/// Approves a waiting call through the API.
+pub fn approve(port: u16, session: &str, suspension: &str) {
+    let (status, body) = http(
+        port,
+        "POST",
+        &format!("/api/sessions/{session}/suspensions/{suspension}"),
+        Some(r#"{"type":"approve"}"#),
+    );
+    assert!(status < 300, "{status} {body}");
+}
