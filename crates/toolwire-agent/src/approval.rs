@@ -3,10 +3,11 @@
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{
-    CallRef, ErrorCode, EventKind, Resolution, Status, Suspension, SuspensionReason, ToolCall,
-    ToolResult,
+    CallRef, ErrorCode, EventKind, Message, Resolution, Status, Suspension, SuspensionReason,
+    ToolCall, ToolResult,
 };
-use toolwire_runtime::Executor;
+use toolwire_runtime::{Executor, ResolveError};
+use toolwire_store::{StoreError, StoredMessage, Stores};
 
 /// What the person is told when a turn is cancelled while a call waits for them.
 const CANCELLED_WHILE_WAITING: &str = "the turn was cancelled before the user answered";
@@ -70,6 +71,10 @@ impl Approver for DenyAll {
 ///
 /// `cancel` stops the wait: a call still waiting is denied, an approved call still running
 /// ends as `cancelled` (its future is dropped, which stops the tool).
+///
+/// `None` for the result when another instance claimed the call (answered there): that
+/// instance runs it and stores its result, which [`finished_elsewhere`] waits for (the
+/// last suspension id is the claimed one).
 pub(crate) async fn settle(
     executor: &Executor,
     approver: &dyn Approver,
@@ -77,7 +82,7 @@ pub(crate) async fn settle(
     call: &ToolCall,
     mut result: ToolResult,
     cancel: &CancellationToken,
-) -> (ToolResult, Vec<String>) {
+) -> (Option<ToolResult>, Vec<String>) {
     let mut suspended = Vec::new();
     while result.status == Status::Suspended {
         let Some(suspension) = result.suspension.clone() else {
@@ -89,18 +94,78 @@ pub(crate) async fn settle(
             call: call.clone(),
             suspension,
         };
-        result = settle_once(executor, approver, &request, cancel).await;
+        match settle_once(executor, approver, &request, cancel).await {
+            Some(next) => result = next,
+            None => return (None, suspended),
+        }
     }
-    (result, suspended)
+    (Some(result), suspended)
 }
 
-/// Asks the approver about one suspended call and finishes it through the executor.
+/// How often a call finished by another instance is looked for in the history.
+const ELSEWHERE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How a wait for a call another instance claimed ended.
+pub(crate) enum Elsewhere {
+    /// Its result, as stored there.
+    Stored(StoredMessage),
+    /// The turn was cancelled first: the result still comes, and until then the model
+    /// views answer the call as interrupted.
+    Cancelled,
+    /// Nobody holds the claim any more and no result was stored (the other instance died
+    /// mid-call): the caller stores an error for the call.
+    Lost(ToolResult),
+}
+
+/// The result another instance stored for a call it claimed, once it is there (the call
+/// may still be running there), so this turn goes on with it and nothing is stored twice.
+pub(crate) async fn finished_elsewhere(
+    stores: &Stores,
+    request: (&str, &str, &ToolCall),
+    cancel: &CancellationToken,
+) -> Result<Elsewhere, StoreError> {
+    let (session_id, suspension_id, call) = request;
+    loop {
+        // Read the claim before the history: a result stored and its row forgotten
+        // between the two reads is then still found.
+        let claimed = stores
+            .suspensions
+            .suspensions(session_id)
+            .await?
+            .iter()
+            .any(|p| p.suspension.id == suspension_id);
+        if let Some(found) = stores.history.find_result(&call.id).await? {
+            return Ok(Elsewhere::Stored(StoredMessage {
+                id: found.message_id,
+                session_id: found.session_id,
+                seq: found.seq,
+                // Not kept by `find_result`, and not read by a turn or a call's caller.
+                created_at_ms: 0,
+                content: Message::ToolResult(found.result),
+            }));
+        }
+        if !claimed {
+            return Ok(Elsewhere::Lost(ToolResult::error_with_code(
+                CallRef::new(&call.id, &call.name),
+                ErrorCode::SuspensionFailed,
+                "the call was answered elsewhere, but no result was stored there",
+            )));
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return Ok(Elsewhere::Cancelled),
+            () = tokio::time::sleep(ELSEWHERE_POLL) => {}
+        }
+    }
+}
+
+/// Asks the approver about one suspended call and finishes it through the executor;
+/// `None` when another instance has claimed it.
 async fn settle_once(
     executor: &Executor,
     approver: &dyn Approver,
     request: &ApprovalRequest,
     cancel: &CancellationToken,
-) -> ToolResult {
+) -> Option<ToolResult> {
     let call_ref = CallRef::new(&request.call.id, &request.call.name);
     let cancelled_deny = || Resolution::Deny {
         reason: Some(CANCELLED_WHILE_WAITING.to_owned()),
@@ -132,11 +197,14 @@ async fn settle_once(
         r = executor.resolve(&request.suspension.id, resolution) => r,
     };
     match resolved {
-        Ok(result) => result,
-        Err(e) => ToolResult::error_with_code(
+        Ok(result) => Some(result),
+        // Claimed by someone else (another instance, answered there): its result is
+        // theirs to store; storing an error here would give the call a second result.
+        Err(ResolveError::NotFound(_)) => None,
+        Err(e) => Some(ToolResult::error_with_code(
             call_ref,
             ErrorCode::SuspensionFailed,
             format!("could not finish the suspended call: {e}"),
-        ),
+        )),
     }
 }

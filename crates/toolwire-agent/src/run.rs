@@ -8,7 +8,7 @@ use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
 use toolwire_runtime::Scope;
 use toolwire_store::StoredMessage;
 
-use crate::approval::settle;
+use crate::approval::{Elsewhere, finished_elsewhere, settle};
 use crate::history::{conversation, tool_specs, turns_so_far};
 use crate::task::CHILD_SESSION_KEY;
 use crate::{Agent, AgentError, StopReason, StoreBlobs, TurnOutcome};
@@ -186,7 +186,25 @@ impl Agent {
                 cancel,
             )
             .await;
+            let claimed = ids.last().cloned().unwrap_or_default();
             suspended.extend(ids);
+            let result = match result {
+                Some(result) => result,
+                // Answered on another instance, which runs the call and stores its
+                // result: the turn goes on with that one.
+                None => {
+                    match finished_elsewhere(&self.stores, (session_id, &claimed, &call), cancel)
+                        .await?
+                    {
+                        Elsewhere::Stored(message) => {
+                            stored.push(message);
+                            continue;
+                        }
+                        Elsewhere::Cancelled => continue,
+                        Elsewhere::Lost(error) => error,
+                    }
+                }
+            };
             self.store_results(session_id, vec![result], stored).await?;
         }
         Ok(suspended)

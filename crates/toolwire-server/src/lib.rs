@@ -136,10 +136,12 @@ impl std::fmt::Debug for AppState {
 
 impl AppState {
     pub fn new(host: Host, provider: Option<ProviderSettings>, guard: Guard) -> Self {
+        // Waits end when another instance on the same store claims the call.
+        let approver = Arc::new(WebApprover::shared(Arc::clone(&host.stores().suspensions)));
         AppState {
             host,
             provider,
-            approver: Arc::new(WebApprover::default()),
+            approver,
             guard: Arc::new(guard),
             tasks: Arc::new(Mutex::new(JoinSet::new())),
             closing: Arc::new(tokio::sync::watch::Sender::new(false)),

@@ -579,3 +579,77 @@ fn a_server_killed_mid_turn_keeps_finished_results_and_pairs_every_call() {
         "every call is answered, in call order: {last}"
     );
 }
+
+/// Two `serve` instances on one store: a turn on A waits for approval of a call, the
+/// person answers on B. B runs the call (its claim wins) and stores its result; A's wait
+/// sees the claim, takes that result, and the turn goes on there. The call runs once and
+/// has exactly one result, and the model sees it.
+#[test]
+fn a_call_waiting_on_one_instance_is_answered_on_another_and_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let provider = Provider::start(vec![
+        Reply::Whole(vec![
+            calls(&[(
+                "call_run",
+                "run",
+                json!({"command": "echo ran >> runs.txt; echo done"}),
+            )]),
+            finish("tool_calls"),
+        ]),
+        Reply::Whole(vec![text("It ran."), finish("stop")]),
+    ]);
+    let url = provider.url();
+    let serve_args = [
+        "--provider",
+        "openai-chat",
+        "--model",
+        "mock-model",
+        "--base-url",
+        url.as_str(),
+    ];
+    let (port_a, port_b) = (free_port(), free_port());
+    let _a = Running(spawn_serve(&data, &ws, port_a, &[], &serve_args));
+    let _b = Running(spawn_serve(&data, &ws, port_b, &[], &serve_args));
+    let id = new_session(port_a);
+    let (status, body) = http(
+        port_a,
+        "POST",
+        &format!("/api/sessions/{id}/messages"),
+        Some(r#"{"text":"run it"}"#),
+    );
+    assert_eq!(status, 202, "{body}");
+    // B lists the call A waits on: the suspension is in the shared store.
+    let suspension = wait_for("the call's approval request, seen on B", || {
+        let (_, body) = http(
+            port_b,
+            "GET",
+            &format!("/api/sessions/{id}/suspensions"),
+            None,
+        );
+        json(&body)[0]["suspension"]["id"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    approve(port_b, &id, &suspension);
+    let stored = wait_for("the turn to finish on A", || {
+        let s = session(port_a, &id);
+        s.to_string().contains("It ran.").then_some(s)
+    });
+    let (calls, results) = calls_and_results(&stored);
+    assert_eq!(calls, ["call_run"], "{stored}");
+    assert_eq!(results, ["call_run"], "exactly one result: {stored}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("runs.txt")).unwrap(),
+        "ran\n",
+        "the call ran once"
+    );
+    let bodies = provider.bodies();
+    let last = bodies.last().unwrap();
+    assert_eq!(sent_calls_and_answers(last).1, ["call_run"], "{last}");
+    assert!(
+        last.to_string().contains("done"),
+        "the model sees B's output: {last}"
+    );
+}
