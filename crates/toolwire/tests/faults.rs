@@ -600,38 +600,8 @@ fn a_call_waiting_on_one_instance_is_answered_on_another_and_runs_once() {
         ]),
         Reply::Whole(vec![text("It ran."), finish("stop")]),
     ]);
-    let url = provider.url();
-    let serve_args = [
-        "--provider",
-        "openai-chat",
-        "--model",
-        "mock-model",
-        "--base-url",
-        url.as_str(),
-    ];
-    let (port_a, port_b) = (free_port(), free_port());
-    let _a = Running(spawn_serve(&data, &ws, port_a, &[], &serve_args));
-    let _b = Running(spawn_serve(&data, &ws, port_b, &[], &serve_args));
-    let id = new_session(port_a);
-    let (status, body) = http(
-        port_a,
-        "POST",
-        &format!("/api/sessions/{id}/messages"),
-        Some(r#"{"text":"run it"}"#),
-    );
-    assert_eq!(status, 202, "{body}");
-    // B lists the call A waits on: the suspension is in the shared store.
-    let suspension = wait_for("the call's approval request, seen on B", || {
-        let (_, body) = http(
-            port_b,
-            "GET",
-            &format!("/api/sessions/{id}/suspensions"),
-            None,
-        );
-        json(&body)[0]["suspension"]["id"]
-            .as_str()
-            .map(str::to_owned)
-    });
+    let (_a, port_a, _b, port_b) = two_instances(&data, &ws, &provider);
+    let (id, suspension) = turn_waiting_on(port_a, port_b);
     approve(port_b, &id, &suspension);
     let stored = wait_for("the turn to finish on A", || {
         let s = session(port_a, &id);
@@ -652,4 +622,107 @@ fn a_call_waiting_on_one_instance_is_answered_on_another_and_runs_once() {
         last.to_string().contains("done"),
         "the model sees B's output: {last}"
     );
+}
+
+/// Two `serve` instances on one data directory (one SQLite file and blob directory; the
+/// same holds on Postgres + S3), both talking to `provider`.
+fn two_instances(data: &Path, ws: &Path, provider: &Provider) -> (Running, u16, Running, u16) {
+    let url = provider.url();
+    let serve_args = [
+        "--provider",
+        "openai-chat",
+        "--model",
+        "mock-model",
+        "--base-url",
+        url.as_str(),
+    ];
+    let (port_a, port_b) = (free_port(), free_port());
+    let a = Running(spawn_serve(data, ws, port_a, &[], &serve_args));
+    let b = Running(spawn_serve(data, ws, port_b, &[], &serve_args));
+    (a, port_a, b, port_b)
+}
+
+/// Starts a turn on A and waits until B lists its call as waiting: the session and the
+/// suspension id.
+fn turn_waiting_on(port_a: u16, port_b: u16) -> (String, String) {
+    let id = new_session(port_a);
+    let (status, body) = http(
+        port_a,
+        "POST",
+        &format!("/api/sessions/{id}/messages"),
+        Some(r#"{"text":"run it"}"#),
+    );
+    assert_eq!(status, 202, "{body}");
+    let suspension = wait_for("the call's approval request, seen on B", || {
+        let (_, body) = http(
+            port_b,
+            "GET",
+            &format!("/api/sessions/{id}/suspensions"),
+            None,
+        );
+        json(&body)[0]["suspension"]["id"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    (id, suspension)
+}
+
+/// Fault: the instance running a turn is killed while a call waits for approval. The
+/// call stays answerable on the other instance, which runs it once and stores its one
+/// result; the conversation goes on there and the model sees every call answered.
+#[test]
+fn a_call_waiting_on_a_killed_instance_is_answered_and_run_on_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let provider = Provider::start(vec![
+        Reply::Whole(vec![
+            calls(&[(
+                "call_run",
+                "run",
+                json!({"command": "echo ran >> runs.txt; echo done"}),
+            )]),
+            finish("tool_calls"),
+        ]),
+        Reply::Whole(vec![text("Carried on."), finish("stop")]),
+    ]);
+    let (mut a, port_a, _b, port_b) = two_instances(&data, &ws, &provider);
+    let (id, suspension) = turn_waiting_on(port_a, port_b);
+    a.0.kill().unwrap();
+    a.0.wait().unwrap();
+
+    approve(port_b, &id, &suspension);
+    let stored = session(port_b, &id);
+    let (calls, results) = calls_and_results(&stored);
+    assert_eq!(calls, ["call_run"], "{stored}");
+    assert_eq!(results, ["call_run"], "exactly one result: {stored}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("runs.txt")).unwrap(),
+        "ran\n"
+    );
+    let (_, body) = http(
+        port_b,
+        "GET",
+        &format!("/api/sessions/{id}/suspensions"),
+        None,
+    );
+    assert_eq!(json(&body), json!([]), "nothing left waiting");
+
+    let (status, body) = http(
+        port_b,
+        "POST",
+        &format!("/api/sessions/{id}/messages"),
+        Some(r#"{"text":"and then?"}"#),
+    );
+    assert_eq!(status, 202, "{body}");
+    wait_for("the next turn on B", || {
+        session(port_b, &id)
+            .to_string()
+            .contains("Carried on.")
+            .then_some(())
+    });
+    let bodies = provider.bodies();
+    let last = bodies.last().unwrap();
+    assert_eq!(sent_calls_and_answers(last).1, ["call_run"], "{last}");
+    assert!(last.to_string().contains("done"), "{last}");
 }
