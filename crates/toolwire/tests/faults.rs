@@ -557,22 +557,8 @@ fn a_server_killed_mid_turn_keeps_finished_results_and_pairs_every_call() {
         }
     }
 
-    let (status, body) = http(
-        port,
-        "POST",
-        &format!("/api/sessions/{id}/messages"),
-        Some(r#"{"text":"and now?"}"#),
-    );
-    assert_eq!(status, 202, "{body}");
-    wait_for("the reply after the restart", || {
-        session(port, &id)
-            .to_string()
-            .contains("Back again.")
-            .then_some(())
-    });
-    let bodies = provider.bodies();
-    let last = bodies.last().unwrap();
-    let (calls, answers) = sent_calls_and_answers(last);
+    let last = next_turn(port, &id, "and now?", &provider, "Back again.");
+    let (calls, answers) = sent_calls_and_answers(&last);
     assert_eq!(calls, ["call_img", "call_run"], "{last}");
     assert_eq!(
         answers, calls,
@@ -587,19 +573,7 @@ fn a_server_killed_mid_turn_keeps_finished_results_and_pairs_every_call() {
 #[test]
 fn a_call_waiting_on_one_instance_is_answered_on_another_and_runs_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
-    std::fs::create_dir_all(&ws).unwrap();
-    let provider = Provider::start(vec![
-        Reply::Whole(vec![
-            calls(&[(
-                "call_run",
-                "run",
-                json!({"command": "echo ran >> runs.txt; echo done"}),
-            )]),
-            finish("tool_calls"),
-        ]),
-        Reply::Whole(vec![text("It ran."), finish("stop")]),
-    ]);
+    let (data, ws, provider) = run_call_script(dir.path(), "It ran.");
     let (_a, port_a, _b, port_b) = two_instances(&data, &ws, &provider);
     let (id, suspension) = turn_waiting_on(port_a, port_b);
     approve(port_b, &id, &suspension);
@@ -673,19 +647,7 @@ fn turn_waiting_on(port_a: u16, port_b: u16) -> (String, String) {
 #[test]
 fn a_call_waiting_on_a_killed_instance_is_answered_and_run_on_another() {
     let dir = tempfile::tempdir().unwrap();
-    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
-    std::fs::create_dir_all(&ws).unwrap();
-    let provider = Provider::start(vec![
-        Reply::Whole(vec![
-            calls(&[(
-                "call_run",
-                "run",
-                json!({"command": "echo ran >> runs.txt; echo done"}),
-            )]),
-            finish("tool_calls"),
-        ]),
-        Reply::Whole(vec![text("Carried on."), finish("stop")]),
-    ]);
+    let (data, ws, provider) = run_call_script(dir.path(), "Carried on.");
     let (mut a, port_a, _b, port_b) = two_instances(&data, &ws, &provider);
     let (id, suspension) = turn_waiting_on(port_a, port_b);
     a.0.kill().unwrap();
@@ -708,21 +670,42 @@ fn a_call_waiting_on_a_killed_instance_is_answered_and_run_on_another() {
     );
     assert_eq!(json(&body), json!([]), "nothing left waiting");
 
+    let last = next_turn(port_b, &id, "and then?", &provider, "Carried on.");
+    assert_eq!(sent_calls_and_answers(&last).1, ["call_run"], "{last}");
+    assert!(last.to_string().contains("done"), "{last}");
+}
+
+/// Posts a message and waits until the model's `reply` is stored: the last request the
+/// provider got.
+fn next_turn(port: u16, id: &str, text: &str, provider: &Provider, reply: &str) -> Json {
     let (status, body) = http(
-        port_b,
+        port,
         "POST",
         &format!("/api/sessions/{id}/messages"),
-        Some(r#"{"text":"and then?"}"#),
+        Some(&json!({ "text": text }).to_string()),
     );
     assert_eq!(status, 202, "{body}");
-    wait_for("the next turn on B", || {
-        session(port_b, &id)
-            .to_string()
-            .contains("Carried on.")
-            .then_some(())
+    wait_for(reply, || {
+        session(port, id).to_string().contains(reply).then_some(())
     });
-    let bodies = provider.bodies();
-    let last = bodies.last().unwrap();
-    assert_eq!(sent_calls_and_answers(last).1, ["call_run"], "{last}");
-    assert!(last.to_string().contains("done"), "{last}");
+    provider.bodies().pop().unwrap()
+}
+
+/// A workspace and a provider that asks for one `run` call (which appends to
+/// `runs.txt`, so a second run shows) and then answers `reply`.
+fn run_call_script(dir: &Path, reply: &'static str) -> (PathBuf, PathBuf, Provider) {
+    let (data, ws) = (dir.join("data"), dir.join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let provider = Provider::start(vec![
+        Reply::Whole(vec![
+            calls(&[(
+                "call_run",
+                "run",
+                json!({"command": "echo ran >> runs.txt; echo done"}),
+            )]),
+            finish("tool_calls"),
+        ]),
+        Reply::Whole(vec![text(reply), finish("stop")]),
+    ]);
+    (data, ws, provider)
 }
