@@ -72,9 +72,9 @@ impl Approver for DenyAll {
 /// `cancel` stops the wait: a call still waiting is denied, an approved call still running
 /// ends as `cancelled` (its future is dropped, which stops the tool).
 ///
-/// `None` for the result when another instance claimed the call (answered there): that
-/// instance runs it and stores its result, which [`finished_elsewhere`] waits for (the
-/// last suspension id is the claimed one).
+/// When another instance claimed the call (answered there), that instance runs it and
+/// stores its result: [`Settled::Elsewhere`] names the claimed suspension, and
+/// [`store_settled`] waits for that result instead of storing one.
 pub(crate) async fn settle(
     executor: &Executor,
     approver: &dyn Approver,
@@ -82,7 +82,7 @@ pub(crate) async fn settle(
     call: &ToolCall,
     mut result: ToolResult,
     cancel: &CancellationToken,
-) -> (Option<ToolResult>, Vec<String>) {
+) -> (Settled, Vec<String>) {
     let mut suspended = Vec::new();
     while result.status == Status::Suspended {
         let Some(suspension) = result.suspension.clone() else {
@@ -96,35 +96,48 @@ pub(crate) async fn settle(
         };
         match settle_once(executor, approver, &request, cancel).await {
             Some(next) => result = next,
-            None => return (None, suspended),
+            None => {
+                let claimed = request.suspension.id;
+                return (Settled::Elsewhere(claimed), suspended);
+            }
         }
     }
-    (Some(result), suspended)
+    (Settled::Here(Box::new(result)), suspended)
+}
+
+/// How a suspended call ended for this instance.
+pub(crate) enum Settled {
+    /// With this result, to be stored.
+    Here(Box<ToolResult>),
+    /// Claimed by another instance under this suspension id; the result is theirs.
+    Elsewhere(String),
 }
 
 /// How often a call finished by another instance is looked for in the history.
 const ELSEWHERE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// How a wait for a call another instance claimed ended.
-pub(crate) enum Elsewhere {
-    /// Its result, as stored there.
-    Stored(StoredMessage),
-    /// The turn was cancelled first: the result still comes, and until then the model
-    /// views answer the call as interrupted.
-    Cancelled,
-    /// Nobody holds the claim any more and no result was stored (the other instance died
-    /// mid-call): the caller stores an error for the call.
-    Lost(ToolResult),
-}
-
-/// The result another instance stored for a call it claimed, once it is there (the call
-/// may still be running there), so this turn goes on with it and nothing is stored twice.
-pub(crate) async fn finished_elsewhere(
+/// Stores a settled call's result and returns it as stored: `record_result_or_failure`
+/// for one settled here; for one claimed elsewhere, the result stored there once it is
+/// there (the call may still be running), so nothing is stored twice. `None` when
+/// `cancel` ends that wait first: the result still comes, and until then the model views
+/// answer the call as interrupted. If nobody holds the claim any more and no result was
+/// stored (the other instance died mid-call), the call gets a `suspension_failed` result.
+pub(crate) async fn store_settled(
     stores: &Stores,
-    request: (&str, &str, &ToolCall),
+    session_id: &str,
+    call: &ToolCall,
+    settled: Settled,
     cancel: &CancellationToken,
-) -> Result<Elsewhere, StoreError> {
-    let (session_id, suspension_id, call) = request;
+) -> Result<Option<StoredMessage>, StoreError> {
+    let suspension_id = match settled {
+        Settled::Here(result) => {
+            return stores
+                .record_result_or_failure(session_id, *result, None)
+                .await
+                .map(Some);
+        }
+        Settled::Elsewhere(id) => id,
+    };
     loop {
         // Read the claim before the history: a result stored and its row forgotten
         // between the two reads is then still found.
@@ -135,7 +148,7 @@ pub(crate) async fn finished_elsewhere(
             .iter()
             .any(|p| p.suspension.id == suspension_id);
         if let Some(found) = stores.history.find_result(&call.id).await? {
-            return Ok(Elsewhere::Stored(StoredMessage {
+            return Ok(Some(StoredMessage {
                 id: found.message_id,
                 session_id: found.session_id,
                 seq: found.seq,
@@ -145,14 +158,18 @@ pub(crate) async fn finished_elsewhere(
             }));
         }
         if !claimed {
-            return Ok(Elsewhere::Lost(ToolResult::error_with_code(
+            let lost = ToolResult::error_with_code(
                 CallRef::new(&call.id, &call.name),
                 ErrorCode::SuspensionFailed,
                 "the call was answered elsewhere, but no result was stored there",
-            )));
+            );
+            return stores
+                .record_result_or_failure(session_id, lost, None)
+                .await
+                .map(Some);
         }
         tokio::select! {
-            () = cancel.cancelled() => return Ok(Elsewhere::Cancelled),
+            () = cancel.cancelled() => return Ok(None),
             () = tokio::time::sleep(ELSEWHERE_POLL) => {}
         }
     }

@@ -36,7 +36,7 @@ use toolwire_store::{NewSession, Session, StoreConfig, StoreError, Stores};
 use toolwire_tool::Tool;
 use toolwire_tools::{Workspace, WorkspaceError, builtin_tools};
 
-use crate::approval::{Elsewhere, finished_elsewhere, settle};
+use crate::approval::{settle, store_settled};
 use crate::{
     Agent, AgentConfig, AgentError, Approver, DEFAULT_MAX_ITERATIONS, TaskTool, TurnOutcome,
     read_result,
@@ -408,31 +408,13 @@ impl Host {
         let result = self.executor.execute(&scope, call.clone()).await;
         // A person asked for this call, so nothing cancels it while they decide.
         let never = CancellationToken::new();
-        let (result, suspended) =
+        let (settled, suspended) =
             settle(&self.executor, approver, session_id, &call, result, &never).await;
-        let claimed = suspended.last().cloned().unwrap_or_default();
-        let stored = match result {
-            Some(result) => {
-                self.stores
-                    .record_result_or_failure(session_id, result, None)
-                    .await?
-            }
-            // Answered on another instance: its stored result is this call's. The wait
-            // here is never cancelled.
-            None => match finished_elsewhere(&self.stores, (session_id, &claimed, &call), &never)
-                .await?
-            {
-                Elsewhere::Stored(message) => message,
-                Elsewhere::Lost(error) => {
-                    self.stores
-                        .record_result_or_failure(session_id, error, None)
-                        .await?
-                }
-                Elsewhere::Cancelled => {
-                    return Err(HostError::Aborted("the call was cancelled".into()));
-                }
-            },
-        };
+        // A call answered on another instance: its stored result is this call's. The
+        // wait is never cancelled, so there always is one.
+        let stored = store_settled(&self.stores, session_id, &call, settled, &never)
+            .await?
+            .ok_or_else(|| HostError::Aborted("the call was cancelled".into()))?;
         for id in suspended {
             // The result is stored: the pending call is done with. A failure here leaves
             // a row that lists as resolving, which is harmless.

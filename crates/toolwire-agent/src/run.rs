@@ -8,7 +8,7 @@ use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
 use toolwire_runtime::Scope;
 use toolwire_store::StoredMessage;
 
-use crate::approval::{Elsewhere, finished_elsewhere, settle};
+use crate::approval::{settle, store_settled};
 use crate::history::{conversation, tool_specs, turns_so_far};
 use crate::task::CHILD_SESSION_KEY;
 use crate::{Agent, AgentError, StopReason, StoreBlobs, TurnOutcome};
@@ -167,17 +167,17 @@ impl Agent {
             ..Scope::new(session_id)
         };
         let results = self.executor.execute_all(&scope, calls.clone()).await;
-        let (mut finished, waiting): (Vec<_>, Vec<_>) = results
+        let (finished, waiting): (Vec<_>, Vec<_>) = results
             .into_iter()
             .zip(calls)
             .partition(|(result, _)| result.status != Status::Suspended);
-        let mut ready: Vec<ToolResult> = finished.drain(..).map(|(r, _)| r).collect();
+        let mut ready: Vec<ToolResult> = finished.into_iter().map(|(r, _)| r).collect();
         self.settle_children(session_id, &mut ready).await;
         self.store_results(session_id, ready, stored).await?;
         let mut suspended = Vec::new();
         // In call order: the approver is asked about each suspended call in turn.
         for (result, call) in waiting {
-            let (result, ids) = settle(
+            let (settled, ids) = settle(
                 &self.executor,
                 self.approver.as_ref(),
                 session_id,
@@ -186,26 +186,13 @@ impl Agent {
                 cancel,
             )
             .await;
-            let claimed = ids.last().cloned().unwrap_or_default();
             suspended.extend(ids);
-            let result = match result {
-                Some(result) => result,
-                // Answered on another instance, which runs the call and stores its
-                // result: the turn goes on with that one.
-                None => {
-                    match finished_elsewhere(&self.stores, (session_id, &claimed, &call), cancel)
-                        .await?
-                    {
-                        Elsewhere::Stored(message) => {
-                            stored.push(message);
-                            continue;
-                        }
-                        Elsewhere::Cancelled => continue,
-                        Elsewhere::Lost(error) => error,
-                    }
-                }
-            };
-            self.store_results(session_id, vec![result], stored).await?;
+            // A call answered on another instance goes on with the result stored there.
+            if let Some(message) =
+                store_settled(&self.stores, session_id, &call, settled, cancel).await?
+            {
+                stored.push(message);
+            }
         }
         Ok(suspended)
     }

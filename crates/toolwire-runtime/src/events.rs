@@ -40,12 +40,7 @@ pub const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500)
 
 impl EventBus {
     pub fn new(log: Arc<dyn EventLog>) -> Arc<Self> {
-        let (live, _) = broadcast::channel(LIVE_BUFFER);
-        Arc::new(EventBus {
-            log,
-            live,
-            media: None,
-        })
+        EventBus::build(log, None)
     }
 
     /// A bus whose result events carry their media as blob references, as the history
@@ -58,12 +53,15 @@ impl EventBus {
         blobs: Arc<dyn BlobStore>,
         config: PersistConfig,
     ) -> Arc<Self> {
+        EventBus::build(log, Some((blobs, config)))
+    }
+
+    fn build(
+        log: Arc<dyn EventLog>,
+        media: Option<(Arc<dyn BlobStore>, PersistConfig)>,
+    ) -> Arc<Self> {
         let (live, _) = broadcast::channel(LIVE_BUFFER);
-        Arc::new(EventBus {
-            log,
-            live,
-            media: Some((blobs, config)),
-        })
+        Arc::new(EventBus { log, live, media })
     }
 
     pub fn in_memory() -> Arc<Self> {

@@ -83,16 +83,21 @@ pub(crate) fn prompt(s: &str) {
 /// streamed through the escaping, never held whole: a 200 MB result is printed without a
 /// second and third copy of itself.
 pub(crate) fn json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    let mut out = JsonEscaper::new(io::BufWriter::new(Stdout));
-    serde_json::to_writer_pretty(&mut out, value)?;
-    out.finish()?;
-    Ok(())
+    stream_json(value, true)
 }
 
 /// Compact JSON on stdout, escaped and streamed as [`json`] does.
 pub(crate) fn json_compact(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    stream_json(value, false)
+}
+
+fn stream_json(value: &impl serde::Serialize, pretty: bool) -> anyhow::Result<()> {
     let mut out = JsonEscaper::new(io::BufWriter::new(Stdout));
-    serde_json::to_writer(&mut out, value)?;
+    if pretty {
+        serde_json::to_writer_pretty(&mut out, value)?;
+    } else {
+        serde_json::to_writer(&mut out, value)?;
+    }
     out.finish()?;
     Ok(())
 }

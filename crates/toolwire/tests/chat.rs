@@ -3,9 +3,12 @@
 //! approvals; and the one-line message when no API key is set.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::with_stdin;
+
 use std::collections::VecDeque;
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use serde_json::{Value as Json, json};
@@ -14,11 +17,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 /// Runs the binary with no provider variables from the outer environment.
 fn toolwire(args: &[String], stdin: &str, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwire"));
-    cmd.args(args)
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args).env("RUST_BACKTRACE", "1");
     for var in [
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
@@ -35,14 +34,7 @@ fn toolwire(args: &[String], stdin: &str, env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    with_stdin(&mut cmd, stdin)
 }
 
 /// Runs the binary off the runtime, so the mock server keeps answering meanwhile.

@@ -2,26 +2,20 @@
 //! with one line saying what and where, never a panic (exit 101) or a backtrace.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
+mod common;
+
+use common::with_stdin;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn toolwire(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_toolwire"))
+            .args(args)
+            .env("RUST_BACKTRACE", "1"),
+        stdin,
+    )
 }
 
 fn fixture(rel: &str) -> String {

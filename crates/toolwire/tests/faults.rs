@@ -14,11 +14,11 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Running, approve, free_port, http, json, spawn_serve};
+use common::{Running, approve, free_port, http, json, spawn_serve, with_stdin};
 use serde_json::{Value as Json, json};
 
 /// What the provider answers to one request.
@@ -360,21 +360,11 @@ fn chat(data: &Path, ws: &Path, provider: &Provider, stdin: &str) -> std::proces
     cmd.args(["--data-dir", data.to_str().unwrap(), "chat", "--yes"])
         .args(["--provider", "openai-chat", "--model", "mock-model"])
         .args(["--base-url", &provider.url()])
-        .args(["--workspace", ws.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .args(["--workspace", ws.to_str().unwrap()]);
     for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "TOOLWIRE_PROVIDER"] {
         cmd.env_remove(var);
     }
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    with_stdin(&mut cmd, stdin)
 }
 
 /// The tool calls and tool answers of an OpenAI chat request body, in order.
@@ -507,25 +497,7 @@ fn a_server_killed_mid_turn_keeps_finished_results_and_pairs_every_call() {
     ];
     let port = free_port();
     let mut server = Running(spawn_serve(&data, &ws, port, &[], &serve_args));
-    let id = new_session(port);
-    let (status, body) = http(
-        port,
-        "POST",
-        &format!("/api/sessions/{id}/messages"),
-        Some(r#"{"text":"look, then wait"}"#),
-    );
-    assert_eq!(status, 202, "{body}");
-    let suspension = wait_for("the run call's approval request", || {
-        let (_, body) = http(
-            port,
-            "GET",
-            &format!("/api/sessions/{id}/suspensions"),
-            None,
-        );
-        json(&body)[0]["suspension"]["id"]
-            .as_str()
-            .map(str::to_owned)
-    });
+    let (id, suspension) = turn_waiting_on(port, port);
     approve(port, &id, &suspension);
     std::thread::sleep(Duration::from_millis(500));
     server.0.kill().unwrap();
@@ -616,8 +588,8 @@ fn two_instances(data: &Path, ws: &Path, provider: &Provider) -> (Running, u16, 
     (a, port_a, b, port_b)
 }
 
-/// Starts a turn on A and waits until B lists its call as waiting: the session and the
-/// suspension id.
+/// Starts a turn on A and waits until B (or A itself) lists its call as waiting: the
+/// session and the suspension id.
 fn turn_waiting_on(port_a: u16, port_b: u16) -> (String, String) {
     let id = new_session(port_a);
     let (status, body) = http(
@@ -627,7 +599,7 @@ fn turn_waiting_on(port_a: u16, port_b: u16) -> (String, String) {
         Some(r#"{"text":"run it"}"#),
     );
     assert_eq!(status, 202, "{body}");
-    let suspension = wait_for("the call's approval request, seen on B", || {
+    let suspension = wait_for("the call's approval request", || {
         let (_, body) = http(
             port_b,
             "GET",

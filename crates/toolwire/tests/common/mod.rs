@@ -3,7 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 pub fn free_port() -> u16 {
@@ -105,4 +105,21 @@ pub fn approve(port: u16, session: &str, suspension: &str) {
         Some(r#"{"type":"approve"}"#),
     );
     assert!(status < 300, "{status} {body}");
+}
+
+/// Runs `cmd` with `stdin` as its input (stdout and stderr captured) to its end.
+pub fn with_stdin(cmd: &mut Command, stdin: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
