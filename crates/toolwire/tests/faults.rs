@@ -486,17 +486,8 @@ fn a_server_killed_mid_turn_keeps_finished_results_and_pairs_every_call() {
         ]),
         Reply::Whole(vec![text("Back again."), finish("stop")]),
     ]);
-    let url = provider.url();
-    let serve_args = [
-        "--provider",
-        "openai-chat",
-        "--model",
-        "mock-model",
-        "--base-url",
-        url.as_str(),
-    ];
     let port = free_port();
-    let mut server = Running(spawn_serve(&data, &ws, port, &[], &serve_args));
+    let mut server = serve_with(&data, &ws, port, &provider);
     let (id, suspension) = turn_waiting_on(port, port);
     approve(port, &id, &suspension);
     std::thread::sleep(Duration::from_millis(500));
@@ -504,7 +495,7 @@ fn a_server_killed_mid_turn_keeps_finished_results_and_pairs_every_call() {
     server.0.wait().unwrap();
 
     let port = free_port();
-    let _server = Running(spawn_serve(&data, &ws, port, &[], &serve_args));
+    let _server = serve_with(&data, &ws, port, &provider);
     let stored = session(port, &id);
     let (calls, results) = calls_and_results(&stored);
     assert_eq!(calls, ["call_img", "call_run"], "{stored}");
@@ -573,18 +564,9 @@ fn a_call_waiting_on_one_instance_is_answered_on_another_and_runs_once() {
 /// Two `serve` instances on one data directory (one SQLite file and blob directory; the
 /// same holds on Postgres + S3), both talking to `provider`.
 fn two_instances(data: &Path, ws: &Path, provider: &Provider) -> (Running, u16, Running, u16) {
-    let url = provider.url();
-    let serve_args = [
-        "--provider",
-        "openai-chat",
-        "--model",
-        "mock-model",
-        "--base-url",
-        url.as_str(),
-    ];
     let (port_a, port_b) = (free_port(), free_port());
-    let a = Running(spawn_serve(data, ws, port_a, &[], &serve_args));
-    let b = Running(spawn_serve(data, ws, port_b, &[], &serve_args));
+    let a = serve_with(data, ws, port_a, provider);
+    let b = serve_with(data, ws, port_b, provider);
     (a, port_a, b, port_b)
 }
 
@@ -680,4 +662,18 @@ fn run_call_script(dir: &Path, reply: &'static str) -> (PathBuf, PathBuf, Provid
         Reply::Whole(vec![text(reply), finish("stop")]),
     ]);
     (data, ws, provider)
+}
+
+/// `serve` on `port` with `provider` as its model.
+fn serve_with(data: &Path, ws: &Path, port: u16, provider: &Provider) -> Running {
+    let url = provider.url();
+    let args = [
+        "--provider",
+        "openai-chat",
+        "--model",
+        "mock-model",
+        "--base-url",
+        url.as_str(),
+    ];
+    Running(spawn_serve(data, ws, port, &[], &args))
 }
