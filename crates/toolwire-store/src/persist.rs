@@ -22,6 +22,10 @@ pub const RAW_ENV: &str = "TOOLWIRE_DEBUG_TOOL_RESULT_RAW";
 /// Base64 characters decoded per slice: a multiple of 4, so every slice but the last is
 /// whole quanta without padding.
 const SLICE_CHARS: usize = 1 << 20;
+/// Media up to this size is decoded whole and stored with one `put`; larger media is
+/// streamed in slices, so memory stays bounded whatever a tool sends. 5 MiB is one
+/// multipart part: below it, a streamed S3 upload has no parallelism to gain.
+const WHOLE_PUT_BYTES: u64 = 5 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PersistConfig {
@@ -256,6 +260,18 @@ async fn decode_and_store(
     path: &str,
 ) -> Result<(BlobRef, Option<&'static str>)> {
     let size_hint = toolwire_core::source::base64_decoded_len(b64);
+    if size_hint <= WHOLE_PUT_BYTES {
+        // One PUT (after a HEAD that finds a blob already stored) instead of a streamed
+        // upload: on S3 a stream is a multipart upload to a temporary key, then a copy
+        // and a delete, six requests where two do; and a blob stored before costs no
+        // upload at all.
+        let bytes = engine.decode(b64).map_err(|e| StoreError::InvalidBase64 {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let sniffed = infer::get(&bytes).map(|t| t.mime_type());
+        return Ok((blobs.put(&bytes).await?, sniffed));
+    }
     let mut writer = blobs.writer(Some(size_hint)).await?;
     let mut buf = vec![0u8; SLICE_CHARS / 4 * 3];
     let mut sniffed = None;

@@ -677,3 +677,206 @@ fn serve_with(data: &Path, ws: &Path, port: u16, provider: &Provider) -> Running
     ];
     Running(spawn_serve(data, ws, port, &[], &args))
 }
+
+/// One exchange that tolerates a server that answers badly: `None` when the connection
+/// broke or the answer was not HTTP.
+fn try_http(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
+    let mut tcp = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    write!(
+        tcp,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut bytes = Vec::new();
+    tcp.read_to_end(&mut bytes).ok()?;
+    let answer = String::from_utf8_lossy(&bytes).into_owned();
+    let status = answer.get(9..12)?.parse().ok()?;
+    let (_, rest) = answer.split_once("\r\n\r\n")?;
+    Some((status, rest.to_owned()))
+}
+
+/// Restarts the services' Postgres for real: `pg_ctl restart` on the cluster
+/// `tests/services/start` made (as the `postgres` user when run by root).
+fn restart_postgres() {
+    let dir =
+        std::env::var("TOOLWIRE_SERVICES_DIR").unwrap_or_else(|_| "/tmp/toolwire-services".into());
+    let pgdata = Path::new(&dir).join("pg");
+    let pg_ctl = std::fs::read_dir("/usr/lib/postgresql")
+        .unwrap()
+        .filter_map(|v| v.ok().map(|v| v.path().join("bin/pg_ctl")))
+        .find(|p| p.exists())
+        .expect("Debian's PostgreSQL (apt-get install postgresql)");
+    let id = Command::new("id").arg("-u").output().unwrap();
+    // Postgres refuses to run as root; tests/services/start runs it as `postgres`.
+    let mut cmd = if String::from_utf8_lossy(&id.stdout).trim() == "0" {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(&pg_ctl);
+        c
+    } else {
+        Command::new(&pg_ctl)
+    };
+    // The new server logs to its file: given our pipes, it would hold them open and
+    // `output()` would wait for it forever.
+    let status = cmd
+        .arg("-D")
+        .arg(&pgdata)
+        .arg("-l")
+        .arg(pgdata.join("server.log"))
+        .args(["-m", "fast", "-w", "-t", "60", "restart"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "pg_ctl restart failed: see {}/server.log",
+        pgdata.display()
+    );
+}
+
+/// Fault: Postgres restarted (a real `pg_ctl restart`) while two instances store results
+/// from four clients. Every POST is answered, accepted or refused with an error that says
+/// what failed; no result is stored twice or half; the instances live through it, and
+/// calls made after the restart store normally.
+#[test]
+fn postgres_restarted_mid_load_fails_calls_clearly_and_stores_nothing_twice() {
+    let Some((pg, s3)) = common::scale_out_services() else {
+        return;
+    };
+    let args = common::scale_out_args(&pg, &s3, "restart");
+    let global: Vec<&str> = args.iter().map(String::as_str).collect();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "a small result\n").unwrap();
+    std::fs::write(ws.path().join("pic.png"), png(30_000)).unwrap();
+    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ports = [free_port(), free_port()];
+    let mut instances = [
+        Running(spawn_serve(
+            data_a.path(),
+            ws.path(),
+            ports[0],
+            &global,
+            &[],
+        )),
+        Running(spawn_serve(
+            data_b.path(),
+            ws.path(),
+            ports[1],
+            &global,
+            &[],
+        )),
+    ];
+    let sessions: Vec<(u16, String)> = (0..4)
+        .map(|i| (ports[i % 2], new_session(ports[i % 2])))
+        .collect();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = sessions
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, (port, id))| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut answers = Vec::new();
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    n += 1;
+                    let file = if (i + n) % 5 == 0 {
+                        r#"{"tool":"view_image","input":{"path":"pic.png"}}"#
+                    } else {
+                        r#"{"tool":"read_file","input":{"path":"a.txt"}}"#
+                    };
+                    answers.push(try_http(
+                        port,
+                        "POST",
+                        &format!("/api/sessions/{id}/calls"),
+                        file,
+                    ));
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                answers
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    restart_postgres();
+    eprintln!("Postgres restarted in {:?}", t.elapsed());
+    std::thread::sleep(Duration::from_millis(2500));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    for (client, (_, id)) in clients.into_iter().zip(&sessions) {
+        for answer in client.join().unwrap() {
+            let (status, body) = answer.expect("every POST is answered, none dropped");
+            if status == 202 {
+                accepted.push((
+                    id.clone(),
+                    json(&body)["callId"].as_str().unwrap().to_owned(),
+                ));
+            } else {
+                // Refused while the database was away: a JSON error that says so.
+                assert!(status >= 500, "{status} {body}");
+                let message = json(&body)["error"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                assert!(!message.is_empty(), "{status} {body}");
+                if refused == 0 {
+                    eprintln!("refused: {status} {message}");
+                }
+                refused += 1;
+            }
+        }
+    }
+    eprintln!("clients done after {:?}", t.elapsed());
+    for instance in &mut instances {
+        assert!(
+            instance.0.try_wait().unwrap().is_none(),
+            "an instance died with the database"
+        );
+    }
+    // After the restart, both instances store again (their pools reconnect).
+    for (port, id) in &sessions[..2] {
+        wait_for("the instance reading the database again", || {
+            try_http(*port, "GET", &format!("/api/sessions/{id}"), "").filter(|a| a.0 == 200)
+        });
+        let (result, _) = call_and_wait(
+            *port,
+            id,
+            r#"{"tool":"read_file","input":{"path":"a.txt"}}"#,
+        );
+        assert_eq!(result["status"], "success", "{result}");
+    }
+    // No call has two results; a call accepted just before the restart either finished
+    // or had its result write refused by it: a few at most (clients post every 20 ms).
+    let mut unanswered = 0;
+    for (port, id) in &sessions {
+        let stored = session(*port, id);
+        let (_, results) = calls_and_results(&stored);
+        let mut unique = results.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            results.len(),
+            "a call stored twice: {results:?}"
+        );
+        unanswered += accepted
+            .iter()
+            .filter(|(s, c)| s == id && !results.contains(c))
+            .count();
+    }
+    assert!(
+        unanswered <= sessions.len(),
+        "{unanswered} accepted calls without a result"
+    );
+    eprintln!(
+        "{} calls accepted, {refused} refused while Postgres restarted, {unanswered} cut",
+        accepted.len()
+    );
+}

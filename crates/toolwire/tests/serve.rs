@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{Running, approve, free_port, http, json, start_serve, start_serve_with};
+use common::{
+    Running, approve, free_port, http, json, scale_out_args, scale_out_services, start_serve,
+    start_serve_with,
+};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
@@ -182,29 +185,6 @@ fn a_server_killed_mid_call_loses_nothing_after_a_restart() {
     server.wait().unwrap();
 }
 
-/// The Postgres and S3 the scale-out tests share, from `tests/services/start`; in CI their
-/// absence fails the test, elsewhere it is skipped, saying so.
-fn scale_out_services() -> Option<(String, String)> {
-    let get = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
-    match (
-        get("TOOLWIRE_TEST_POSTGRES_URL"),
-        get("TOOLWIRE_TEST_S3_URL"),
-    ) {
-        (Some(pg), Some(s3)) => Some((pg, s3)),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must run the scale-out tests: eval \"$(tests/services/start)\""
-            );
-            eprintln!(
-                "SKIPPED: TOOLWIRE_TEST_POSTGRES_URL / TOOLWIRE_TEST_S3_URL are not set \
-                 (eval \"$(tests/services/start)\" to run the two-instance test)"
-            );
-            None
-        }
-    }
-}
-
 /// An SSE feed read by `curl -N` (which undoes the chunked encoding): `(id, event)` pairs.
 struct Feed {
     child: std::process::Child,
@@ -287,22 +267,8 @@ fn a_subscriber_on_one_instance_sees_another_instances_results_across_a_restart(
     let Some((pg, s3)) = scale_out_services() else {
         return;
     };
-    let (base, query) = s3.split_once('?').unwrap_or((&s3, ""));
-    let prefix = format!(
-        "serve-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    );
-    let blob_url = format!("{}/{prefix}?{query}", base.trim_end_matches('/'));
-    let global = [
-        "--database-url",
-        pg.as_str(),
-        "--blob-url",
-        blob_url.as_str(),
-    ];
+    let args = scale_out_args(&pg, &s3, "serve");
+    let global: Vec<&str> = args.iter().map(String::as_str).collect();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("a.txt"), "from instance B\n").unwrap();
     // An image big enough to be stored as a blob (in S3), not inline.

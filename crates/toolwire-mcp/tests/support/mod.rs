@@ -1,4 +1,4 @@
-//! What the MCP tests, the benchmark and the conformance client share: a stdio server's
+//! What the MCP tests and the conformance client share: a stdio server's
 //! configuration, and an executor over the tools of connected servers.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

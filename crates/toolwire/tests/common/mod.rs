@@ -123,3 +123,46 @@ pub fn with_stdin(cmd: &mut Command, stdin: &str) -> Output {
         .unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// The Postgres and S3 the scale-out tests share, from `tests/services/start`; in CI their
+/// absence fails the test, elsewhere it is skipped, saying so.
+pub fn scale_out_services() -> Option<(String, String)> {
+    let get = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
+    match (
+        get("TOOLWIRE_TEST_POSTGRES_URL"),
+        get("TOOLWIRE_TEST_S3_URL"),
+    ) {
+        (Some(pg), Some(s3)) => Some((pg, s3)),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run the scale-out tests: eval \"$(tests/services/start)\""
+            );
+            eprintln!(
+                "SKIPPED: TOOLWIRE_TEST_POSTGRES_URL / TOOLWIRE_TEST_S3_URL are not set \
+                 (eval \"$(tests/services/start)\" to run the two-instance test)"
+            );
+            None
+        }
+    }
+}
+
+/// `--database-url` and `--blob-url` on the scale-out services, the blobs under a prefix
+/// of their own (`name` plus the time).
+pub fn scale_out_args(pg: &str, s3: &str, name: &str) -> Vec<String> {
+    let (base, query) = s3.split_once('?').unwrap_or((s3, ""));
+    let prefix = format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    );
+    vec![
+        "--database-url".into(),
+        pg.into(),
+        "--blob-url".into(),
+        format!("{}/{prefix}?{query}", base.trim_end_matches('/')),
+    ]
+}

@@ -1,0 +1,120 @@
+//! 1,000 sequential MCP `tools/call` round trips to server-everything's `echo` over stdio,
+//! through toolwire's executor (rmcp + normalize), beside the official TypeScript SDK
+//! client doing the same to the same server in the same run (tests/mcp/bench_echo.mjs).
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, bail, ensure};
+use serde_json::json;
+use toolwire_mcp::{Limits, ServerConfig, Transport};
+use toolwire_runtime::{
+    EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry, Scope, ToolCall,
+};
+
+use crate::Ctx;
+use crate::measure::ms;
+use crate::report::{Row, Target, Unit};
+
+const WARM: usize = 20;
+
+async fn toolwire_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
+    let server = ctx
+        .root
+        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    ensure!(
+        server.exists(),
+        "needs tests/mcp installed (npm ci --prefix tests/mcp)"
+    );
+    let config = ServerConfig {
+        name: "ev".into(),
+        transport: Transport::Stdio {
+            command: "node".into(),
+            args: vec![server.display().to_string(), "stdio".into()],
+            env: Default::default(),
+            cwd: None,
+        },
+    };
+    let connected = toolwire_mcp::connect_all(vec![config], Limits::default()).await;
+    if let Some(failed) = connected.failed.first() {
+        bail!("server-everything did not start: {failed:?}");
+    }
+    let mut registry = Registry::new();
+    for tool in connected.tools {
+        registry.register_arc(tool)?;
+    }
+    let ex = Executor::with(
+        Arc::new(registry),
+        EventBus::in_memory(),
+        Arc::new(MemorySuspensions::default()),
+        ExecutorConfig::default(),
+    );
+    let scope = Scope::new("bench");
+    let call = |i: usize| {
+        ToolCall::new(
+            format!("c{i}"),
+            "ev__echo",
+            json!({"message": format!("call {i}")}),
+        )
+    };
+    for i in 0..WARM {
+        ex.execute(&scope, call(i)).await;
+    }
+    let t = Instant::now();
+    for i in 0..calls {
+        let r = ex.execute(&scope, call(i)).await;
+        ensure!(
+            r.status == toolwire_core::Status::Success,
+            "echo failed: {:?}",
+            r.error
+        );
+    }
+    Ok(ms(t.elapsed()))
+}
+
+fn typescript_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
+    let out = Command::new("node")
+        .arg(ctx.root.join("tests/mcp/bench_echo.mjs"))
+        .arg(calls.to_string())
+        .output()
+        .context("running node")?;
+    ensure!(
+        out.status.success(),
+        "bench_echo.mjs: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    line["ms"].as_f64().context("bench_echo.mjs gave no ms")
+}
+
+pub fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let calls = ((1000.0 * size) as usize).max(1);
+    // Interleaved rounds, best of each: the machine is shared and noisy.
+    let (mut ours, mut theirs) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        ours = ours.min(ctx.rt.block_on(toolwire_ms(ctx, calls))?);
+        theirs = theirs.min(typescript_ms(ctx, calls)?);
+    }
+    Ok(vec![
+        Row::new(
+            "1,000 sequential MCP tools/call to server-everything's echo over stdio",
+            size,
+            format!("{calls} calls"),
+            Unit::Ms,
+            ours,
+        )
+        .note(format!(
+            "{:.0} µs/call: executor + rmcp + normalize",
+            ours * 1e3 / calls as f64
+        ))
+        .peer("the MCP TypeScript SDK client, same server", theirs)
+        .target(Target::RatioAtMost(1.0))
+        .behind(
+            "both wait on the same Node.js server for every round trip, so the difference is \
+             client overhead per call: rmcp's framing and toolwire's normalize and result \
+             checks. Idea: skip re-validating the server's JSON-RPC envelope twice (rmcp, \
+             then normalize).",
+        ),
+    ])
+}

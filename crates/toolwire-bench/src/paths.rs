@@ -1,0 +1,602 @@
+//! The in-process paths, each beside its physical floor and, where one exists, the peer
+//! users would pick instead: normalize, persist, history, truncation, provider encoding,
+//! terminal rendering. Sizes are relative to the size issue 14 names (×1).
+
+use std::hint::black_box;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, ensure};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value as Json, json};
+use toolwire_core::{CallRef, Source, ToolResult, Value};
+use toolwire_store::{NewSession, StoreConfig, Stores};
+
+use crate::Ctx;
+use crate::measure::{best_of, interleaved, mib, ms};
+use crate::payloads;
+use crate::peers;
+use crate::report::{Row, Target, Unit};
+
+fn mb(size: f64, base: f64) -> usize {
+    (base * size * 1024.0 * 1024.0) as usize
+}
+
+fn count(size: f64, base: f64) -> usize {
+    ((base * size) as usize).max(1)
+}
+
+fn label_mb(bytes: usize) -> String {
+    format!("{:.1} MB", bytes as f64 / 1024.0 / 1024.0)
+}
+
+fn label_n(n: usize, what: &str) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{out} {what}")
+}
+
+const PARSE_BEHIND: &str = "V8's JSON.parse is a tuned C++ parser and the SDK's schema \
+    only walks the parsed tree; toolwire parses, validates and builds typed values with \
+    diagnostics in one pass. Idea: parse small results with a borrowed (zero-copy) \
+    deserializer into the typed model directly, skipping the serde_json::Value tree.";
+
+/// normalize (parse + validate + classify) of one MCP result with a 20 MB image.
+pub fn normalize_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let payload = payloads::image_result(mb(size, 15.0));
+    let call = CallRef::new("call_1", "screenshot");
+    let rounds = if size > 1.0 { 3 } else { 10 };
+    let (floor, ours) = interleaved(
+        rounds,
+        || drop(black_box(serde_json::from_slice::<Json>(&payload))),
+        || {
+            drop(black_box(toolwire_normalize::normalize_bytes(
+                &payload, &call,
+            )))
+        },
+    );
+    let file = ctx.tmp.path().join(format!("image-{size}.json"));
+    std::fs::write(&file, &payload)?;
+    let mut rows = vec![
+        Row::new(
+            "normalize an MCP result holding a 20 MB base64 image",
+            size,
+            label_mb(payload.len()),
+            Unit::Ms,
+            ours,
+        )
+        .floor("serde_json parse of the same bytes", floor)
+        .target(Target::RatioAtMost(1.5)),
+    ];
+    if ctx.peers.is_some() {
+        let peer = peers::ms(&peers::run(
+            ctx,
+            &["parse", &peers::path_str(&file), &rounds.to_string()],
+        )?)?;
+        rows.push(
+            Row::new(
+                "normalize a 20 MB image result, beside the MCP TypeScript SDK",
+                size,
+                label_mb(payload.len()),
+                Unit::Ms,
+                ours,
+            )
+            .peer("JSON.parse + CallToolResultSchema.parse", peer)
+            .behind(PARSE_BEHIND),
+        );
+    }
+    let _ = std::fs::remove_file(file);
+    Ok(rows)
+}
+
+/// normalize of 100,000 small MCP text results.
+pub fn normalize_small(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let n = count(size, 100_000.0);
+    let payloads = payloads::small_results(n);
+    let call = CallRef::new("call_1", "git_status");
+    let (floor, ours) = interleaved(
+        5,
+        || {
+            for p in &payloads {
+                drop(black_box(serde_json::from_slice::<Json>(p)));
+            }
+        },
+        || {
+            for p in &payloads {
+                drop(black_box(toolwire_normalize::normalize_bytes(p, &call)));
+            }
+        },
+    );
+    let label = label_n(n, "results");
+    let mut rows = vec![
+        Row::new(
+            "normalize 100,000 small MCP text results",
+            size,
+            label.clone(),
+            Unit::Ms,
+            ours,
+        )
+        .floor("serde_json parse of the same bytes", floor)
+        .target(Target::RatioAtMost(1.6)),
+    ];
+    if ctx.peers.is_some() {
+        let file = ctx.tmp.path().join(format!("small-{size}.jsonl"));
+        let mut lines = Vec::new();
+        for p in &payloads {
+            lines.extend_from_slice(p);
+            lines.push(b'\n');
+        }
+        std::fs::write(&file, lines)?;
+        let peer = peers::ms(&peers::run(ctx, &["parse", &peers::path_str(&file), "5"])?)?;
+        rows.push(
+            Row::new(
+                "normalize 100,000 small results, beside the MCP TypeScript SDK",
+                size,
+                label,
+                Unit::Ms,
+                ours,
+            )
+            .peer("JSON.parse + CallToolResultSchema.parse", peer)
+            .behind(PARSE_BEHIND),
+        );
+        let _ = std::fs::remove_file(file);
+    }
+    Ok(rows)
+}
+
+/// Persisting a result's 20 MB image: decode, hash, a synced content-addressed file.
+pub fn persist_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let raw = payloads::png(mb(size, 20.0), 2);
+    let b64 = STANDARD.encode(&raw);
+    let dir = tempfile::tempdir_in(ctx.tmp.path())?;
+    let stores = ctx
+        .rt
+        .block_on(Stores::open(dir.path(), StoreConfig::default()))?;
+    let result = ToolResult::success(
+        CallRef::new("c", "screenshot"),
+        Value::image(Source::base64(b64.clone()), "image/png"),
+    );
+    let key = toolwire_store::BlobKey::parse(&format!("blake3:{}", blake3::hash(&raw).to_hex()))?;
+    let failure = std::cell::RefCell::new(None);
+    let (floor, ours) = interleaved(
+        5,
+        || {
+            let out = (|| -> std::io::Result<()> {
+                let tmp = dir.path().join("floor.tmp");
+                let decoded = STANDARD.decode(&b64).map_err(std::io::Error::other)?;
+                let hash = blake3::hash(&decoded);
+                let mut f = std::fs::File::create(&tmp)?;
+                f.write_all(&decoded)?;
+                f.sync_all()?;
+                let path = dir.path().join(hash.to_hex().as_str());
+                std::fs::rename(&tmp, &path)?;
+                std::fs::remove_file(path)
+            })();
+            if let Err(e) = out {
+                *failure.borrow_mut() = Some(anyhow::Error::from(e));
+            }
+        },
+        || {
+            let out = ctx.rt.block_on(async {
+                let stored = stores.persist(result.clone(), None).await?;
+                ensure!(
+                    stored.output[0].data["source"]["blob"].is_string(),
+                    "not stored as a blob"
+                );
+                stores.blobs.delete(&key).await?;
+                Ok(())
+            });
+            if let Err(e) = out {
+                *failure.borrow_mut() = Some(e);
+            }
+        },
+    );
+    if let Some(e) = failure.into_inner() {
+        return Err(e);
+    }
+    Ok(vec![
+        Row::new(
+            "persist a 20 MB base64 image",
+            size,
+            label_mb(raw.len()),
+            Unit::Ms,
+            ours,
+        )
+        .floor("base64 decode + blake3 + write + fsync + rename", floor)
+        .target(Target::RatioAtMost(1.4)),
+    ])
+}
+
+fn small_result(i: usize) -> ToolResult {
+    ToolResult::success(
+        CallRef::new(format!("call_{i}"), "echo"),
+        Value::text(format!("result number {i}")),
+    )
+}
+
+/// 100,000 small results appended by 64 concurrent callers, each durable when it returns.
+pub fn append(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let n = count(size, 100_000.0);
+    let dir = tempfile::tempdir_in(ctx.tmp.path())?;
+    let (ours, floor) = ctx.rt.block_on(async {
+        use sqlx::Connection;
+        let stores = Stores::open(dir.path(), StoreConfig::default()).await?;
+        let session = Arc::new(
+            stores
+                .history
+                .create_session(NewSession::default())
+                .await?
+                .id,
+        );
+        let t = Instant::now();
+        let tasks: Vec<_> = (0..64)
+            .map(|c| {
+                let (history, session) = (stores.history.clone(), Arc::clone(&session));
+                tokio::spawn(async move {
+                    for i in (c..n).step_by(64) {
+                        history
+                            .append(
+                                &session,
+                                toolwire_core::Message::ToolResult(small_result(i)),
+                            )
+                            .await?;
+                    }
+                    anyhow::Ok(())
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await??;
+        }
+        let ours = ms(t.elapsed());
+        let url = format!(
+            "sqlite://{}?mode=rwc",
+            dir.path().join("floor.db").display()
+        );
+        let mut conn = sqlx::SqliteConnection::connect(&url).await?;
+        sqlx::query("CREATE TABLE m (id INTEGER PRIMARY KEY, call_id TEXT, body TEXT)")
+            .execute(&mut conn)
+            .await?;
+        let t = Instant::now();
+        let mut tx = conn.begin().await?;
+        for i in 0..n {
+            let r = small_result(i);
+            sqlx::query("INSERT INTO m (call_id, body) VALUES ($1, $2)")
+                .bind(r.call_id.clone())
+                .bind(serde_json::to_string(&r)?)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        anyhow::Ok((ours, ms(t.elapsed())))
+    })?;
+    let rate = |ms: f64| n as f64 / (ms / 1e3);
+    Ok(vec![
+        Row::new(
+            "append small results, each durable when it returns (64 callers)",
+            size,
+            label_n(n, "results"),
+            Unit::PerSec,
+            rate(ours),
+        )
+        .floor(
+            "the same rows in one transaction (durable once)",
+            rate(floor),
+        ),
+    ])
+}
+
+/// A 10,000-message session: loaded in-process beside a plain SELECT, and shown by the
+/// binary (whole process, peak memory).
+pub fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    use sqlx::Connection;
+    let n = count(size, 10_000.0);
+    let dir = tempfile::tempdir_in(ctx.tmp.path())?;
+    let (id, load, select) = ctx.rt.block_on(async {
+        let stores = Stores::open(dir.path(), StoreConfig::default()).await?;
+        let id = stores.history.create_session(NewSession::default()).await?.id;
+        let messages = (0..n)
+            .map(|i| match i % 4 {
+                0 => toolwire_core::Message::User { text: format!("please do {i}") },
+                _ => toolwire_core::Message::ToolResult(small_result(i)),
+            })
+            .collect::<Vec<_>>();
+        for chunk in messages.chunks(1000) {
+            stores.history.append_many(&id, chunk.to_vec()).await?;
+        }
+        let url = format!("sqlite://{}", dir.path().join(toolwire_store::HISTORY_FILE).display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await?;
+        let (mut load, mut select) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..7 {
+            let t = Instant::now();
+            let rows: Vec<(i64, i64, String, String, i64)> = sqlx::query_as(
+                "SELECT id, seq, role, body, created_at FROM messages WHERE session_id = $1 ORDER BY seq",
+            )
+            .bind(&id)
+            .fetch_all(&mut conn)
+            .await?;
+            select = select.min(ms(t.elapsed()));
+            ensure!(rows.len() == n, "SELECT found {} rows", rows.len());
+            let t = Instant::now();
+            let loaded = stores.history.load(&id).await?;
+            load = load.min(ms(t.elapsed()));
+            ensure!(loaded.len() == n, "load found {} messages", loaded.len());
+        }
+        anyhow::Ok((id, load, select))
+    })?;
+    let bin = ctx.toolwire_bin.display().to_string();
+    let data = dir.path().display().to_string();
+    let show = crate::measure::best_process(3, &[&bin, "--data-dir", &data, "show", &id], None)?;
+    let label = label_n(n, "messages");
+    Ok(vec![
+        Row::new(
+            "load a 10,000-message session",
+            size,
+            label.clone(),
+            Unit::Ms,
+            load,
+        )
+        .floor("plain SELECT of the same rows", select)
+        .target(Target::MsAtMost(100.0)),
+        Row::new(
+            "`toolwire show` of a 10,000-message session (whole process)",
+            size,
+            label,
+            Unit::Ms,
+            show.ms,
+        )
+        .note(format!("peak {}", mib(show.peak_kb)))
+        .target(Target::MsAtMost(1000.0)),
+    ])
+}
+
+/// A 100 MB log cut to 60,000 characters, keeping its tail: the cost must follow the
+/// budget, not the input.
+pub fn cut(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    use toolwire_model::truncate::{CutContext, Weight, cut_text};
+    let line = "2026-01-01T00:00:00Z INFO compiling crate number 12345 of the build — ok\n";
+    let big = line.repeat(mb(size, 100.0) / line.len());
+    let at = CutContext {
+        call_id: "call_1",
+        part: 0,
+    };
+    let ours = best_of(20, || {
+        drop(black_box(cut_text("", &big, 60_000, Weight::Tail, at)))
+    });
+    let floor = best_of(3, || drop(black_box(big.as_bytes().to_vec())));
+    Ok(vec![
+        Row::new("cut a 100 MB text result to 60,000 chars", size, label_mb(big.len()), Unit::Ms, ours)
+            .floor("memcpy of the whole input", floor)
+            .note("up to 16 MB the omitted middle's chars and lines are counted exactly, O(size); above, it is told in bytes, O(budget)")
+            .target(Target::MsAtMost(2.0)),
+    ])
+}
+
+fn conversation(neutral: &Json) -> anyhow::Result<toolwire_model::Conversation> {
+    use toolwire_model::{Conversation, Message, ToolCall};
+    let mut messages = vec![Message::system(
+        neutral["system"].as_str().unwrap_or_default(),
+    )];
+    for turn in neutral["turns"].as_array().context("turns")? {
+        messages.push(Message::user(turn["user"].as_str().unwrap_or_default()));
+        let calls = turn["calls"].as_array().context("calls")?;
+        messages.push(Message::assistant(
+            turn["assistant"].as_str().unwrap_or_default(),
+            calls
+                .iter()
+                .map(|c| {
+                    ToolCall::new(
+                        c["id"].as_str().unwrap_or_default(),
+                        c["name"].as_str().unwrap_or_default(),
+                        c["input"].clone(),
+                    )
+                })
+                .collect(),
+        ));
+        for c in calls {
+            messages.push(Message::tool(ToolResult::success(
+                CallRef::new(
+                    c["id"].as_str().unwrap_or_default(),
+                    c["name"].as_str().unwrap_or_default(),
+                ),
+                Value::text(c["output"].as_str().unwrap_or_default()),
+            )));
+        }
+    }
+    Ok(Conversation::new(messages))
+}
+
+/// A 200-turn session encoded into each provider's request body, to its bytes.
+pub fn encode(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    use toolwire_model::{EncodeOptions, NoBlobs, Provider, encode_request};
+    let turns = count(size, 200.0);
+    let neutral = payloads::conversation(turns);
+    let conv = conversation(&neutral)?;
+    let file = ctx.tmp.path().join(format!("conversation-{size}.json"));
+    std::fs::write(&file, neutral.to_string())?;
+    let options = EncodeOptions::for_model("m");
+    let floor = best_of(20, || drop(black_box(serde_json::to_vec(&conv))));
+    let mut rows = Vec::new();
+    for (provider, peer_name) in
+        Provider::ALL
+            .into_iter()
+            .zip(["anthropic", "openai-chat", "openai-responses", "gemini"])
+    {
+        let mut failed = None;
+        // To the request body's bytes, as the peer's figure includes its JSON.stringify.
+        let ours = best_of(20, || {
+            match ctx
+                .rt
+                .block_on(encode_request(provider, &conv, &options, &NoBlobs))
+            {
+                Ok((body, _)) => drop(black_box(serde_json::to_vec(&body))),
+                Err(e) => failed = Some(e),
+            }
+        });
+        if let Some(e) = failed {
+            anyhow::bail!("encoding for {}: {e}", provider.name());
+        }
+        let path = format!("encode a 200-turn session for {}", provider.name());
+        let mut row = Row::new(&path, size, label_n(turns, "turns"), Unit::Ms, ours).note(format!(
+            "serde_json serialize of the session: {floor:.2} ms"
+        ));
+        if ctx.peers.is_some() {
+            let peer = peers::ms(&peers::run(
+                ctx,
+                &["convert", &peers::path_str(&file), peer_name, "50"],
+            )?)?;
+            row = row
+                .peer(
+                    "Vercel AI SDK: messages to the provider's request body",
+                    peer,
+                )
+                .behind(
+                    "toolwire's encoder pairs every call with its result, applies the truncation \
+                 budget and resolves media references, and goes through two serde_json trees \
+                 (the provider-neutral view, then the body) before writing bytes; the AI SDK \
+                 maps messages one to one and V8 stringifies its objects directly. Profiled \
+                 at 2,000 turns (a 9 MB body): a third of the time is malloc and free of the \
+                 trees' nodes, and glibc's allocator slows as the heap grows, which is the \
+                 super-linear part. Idea: write each provider's body straight to bytes from \
+                 the view (a streaming serializer per format, as `toolwire show` already \
+                 streams its JSON), so no body tree is built.",
+                );
+        } else {
+            row = row.floor("serde_json serialize of the session", floor);
+        }
+        rows.push(row);
+    }
+    let _ = std::fs::remove_file(file);
+    Ok(rows)
+}
+
+/// A 1,000,000-row table rendered for the terminal with maxHeight 40.
+pub fn render(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    use toolwire_term::{ColorMode, TermOptions};
+    let n = count(size, 1_000_000.0) as u64;
+    let rows = (0..n).map(|i| json!({"id": i, "path": format!("src/module_{i}.rs"), "bytes": i * 37 % 100_000, "ok": i % 3 != 0}));
+    let table = Value::table(["id", "path", "bytes", "ok"], rows).max_height(40);
+    let opts = TermOptions::plain(100).with_color(ColorMode::Ansi256);
+    let shown = toolwire_term::render(&table, &opts);
+    let ours = best_of(11, || drop(black_box(toolwire_term::render(&table, &opts))));
+    let floor = best_of(11, || drop(black_box(shown.as_bytes().to_vec())));
+    let line = "    let value = compute(&input, 42).unwrap_or_default(); // a comment\n";
+    let file =
+        Value::file_content("src/big.rs", line.repeat(mb(size, 50.0) / line.len())).max_height(40);
+    let shown_file = toolwire_term::render(&file, &opts);
+    let ours_file = best_of(11, || drop(black_box(toolwire_term::render(&file, &opts))));
+    let floor_file = best_of(11, || drop(black_box(shown_file.as_bytes().to_vec())));
+    Ok(vec![
+        Row::new(
+            "render a 1,000,000-row table, maxHeight 40",
+            size,
+            label_n(n as usize, "rows"),
+            Unit::Ms,
+            ours,
+        )
+        .floor("copy of the shown bytes", floor)
+        .target(Target::MsAtMost(20.0)),
+        Row::new(
+            "render a 50 MB file_content, maxHeight 40",
+            size,
+            label_mb(mb(size, 50.0)),
+            Unit::Ms,
+            ours_file,
+        )
+        .floor("copy of the shown bytes", floor_file)
+        .target(Target::MsAtMost(20.0)),
+    ])
+}
+
+/// What a user waits for before anything happens: the binary starting and answering.
+pub fn start(ctx: &Ctx, _size: f64) -> anyhow::Result<Vec<Row>> {
+    let bin = ctx.toolwire_bin.display().to_string();
+    let ours = crate::measure::best_process(10, &[&bin, "--version"], None)?;
+    let floor = crate::measure::best_process(10, &["true"], None)?;
+    let mut row = Row::new(
+        "CLI start: `toolwire --version` (whole process)",
+        1.0,
+        "",
+        Unit::Ms,
+        ours.ms,
+    )
+    .note(format!("peak {}", mib(ours.peak_kb)))
+    .target(Target::MsAtMost(50.0));
+    if ctx.peers.is_some() {
+        let node = crate::measure::best_process(5, &["node", "-e", "0"], None)?;
+        row = row.peer(
+            "an empty Node.js process (`node -e 0`), before any SDK loads",
+            node.ms,
+        );
+    } else {
+        row = row.floor("`true`", floor.ms);
+    }
+    Ok(vec![row])
+}
+
+/// A large result persisted by a whole process: `toolwire normalize --store` beside the
+/// same done by Node.js with the MCP TypeScript SDK.
+pub fn persist_process(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let payload = payloads::image_result(mb(size, 15.0));
+    let file = ctx.tmp.path().join(format!("process-{size}.json"));
+    std::fs::write(&file, &payload)?;
+    let data = tempfile::tempdir_in(ctx.tmp.path())?;
+    let bin = ctx.toolwire_bin.display().to_string();
+    let ours = crate::measure::best_process(
+        3,
+        &[
+            &bin,
+            "--data-dir",
+            &peers::path_str(data.path()),
+            "normalize",
+            "--store",
+            "--compact",
+            &peers::path_str(&file),
+        ],
+        None,
+    )?;
+    let mut row = Row::new(
+        "persist an MCP result holding a 15 MB PNG (whole process: start, parse, validate, decode, hash, fsync)",
+        size,
+        label_mb(payload.len()),
+        Unit::Ms,
+        ours.ms,
+    )
+    .note(format!("peak {}", mib(ours.peak_kb)));
+    if ctx.peers.is_some() {
+        let out = data.path().join("peer");
+        std::fs::create_dir_all(&out)?;
+        let script = peers::script(ctx)?;
+        // The whole process is timed, so the peer persists once: no warm-up round.
+        let peer = crate::measure::best_process(
+            3,
+            &[
+                "env",
+                "PEERS_NO_WARMUP=1",
+                "node",
+                &script,
+                "persist",
+                &peers::path_str(&file),
+                &peers::path_str(&out),
+                "1",
+            ],
+            None,
+        )?;
+        row = row
+            .peer(
+                "node + CallToolResultSchema.parse + base64 + sha256 + fsync",
+                peer.ms,
+            )
+            .base_note(format!("peak {}", mib(peer.peak_kb)));
+    }
+    let _ = std::fs::remove_file(file);
+    Ok(vec![row])
+}
