@@ -33,15 +33,22 @@ fn label_mb(bytes: usize) -> String {
 }
 
 fn label_n(n: usize, what: &str) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    format!("{out} {what}")
+    format!("{} {what}", crate::report::thousands(n as f64))
+}
+
+/// The same payloads through the MCP TypeScript SDK (`file`: one document or JSON Lines).
+fn parse_peer(
+    ctx: &Ctx,
+    path: &str,
+    (size, label, ours): (f64, String, f64),
+    file: &std::path::Path,
+    rounds: usize,
+) -> anyhow::Result<Row> {
+    let args = ["parse", &peers::path_str(file), &rounds.to_string()];
+    let peer = peers::ms(&peers::run(ctx, &args)?)?;
+    Ok(Row::new(path, size, label, Unit::Ms, ours)
+        .peer("JSON.parse + CallToolResultSchema.parse", peer)
+        .behind(PARSE_BEHIND))
 }
 
 const PARSE_BEHIND: &str = "V8's JSON.parse is a tuned C++ parser and the SDK's schema \
@@ -77,21 +84,9 @@ pub fn normalize_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         .target(Target::RatioAtMost(1.5)),
     ];
     if ctx.peers.is_some() {
-        let peer = peers::ms(&peers::run(
-            ctx,
-            &["parse", &peers::path_str(&file), &rounds.to_string()],
-        )?)?;
-        rows.push(
-            Row::new(
-                "normalize a 20 MB image result, beside the MCP TypeScript SDK",
-                size,
-                label_mb(payload.len()),
-                Unit::Ms,
-                ours,
-            )
-            .peer("JSON.parse + CallToolResultSchema.parse", peer)
-            .behind(PARSE_BEHIND),
-        );
+        let path = "normalize a 20 MB image result, beside the MCP TypeScript SDK";
+        let figures = (size, label_mb(payload.len()), ours);
+        rows.push(parse_peer(ctx, path, figures, &file, rounds)?);
     }
     let _ = std::fs::remove_file(file);
     Ok(rows)
@@ -135,18 +130,8 @@ pub fn normalize_small(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             lines.push(b'\n');
         }
         std::fs::write(&file, lines)?;
-        let peer = peers::ms(&peers::run(ctx, &["parse", &peers::path_str(&file), "5"])?)?;
-        rows.push(
-            Row::new(
-                "normalize 100,000 small results, beside the MCP TypeScript SDK",
-                size,
-                label,
-                Unit::Ms,
-                ours,
-            )
-            .peer("JSON.parse + CallToolResultSchema.parse", peer)
-            .behind(PARSE_BEHIND),
-        );
+        let path = "normalize 100,000 small results, beside the MCP TypeScript SDK";
+        rows.push(parse_peer(ctx, path, (size, label, ours), &file, 5)?);
         let _ = std::fs::remove_file(file);
     }
     Ok(rows)

@@ -30,7 +30,8 @@ impl Unit {
     }
 }
 
-fn thousands(v: f64) -> String {
+/// `1234567` as `1,234,567`.
+pub fn thousands(v: f64) -> String {
     let n = v.round() as u64;
     let digits = n.to_string();
     let mut out = String::new();
