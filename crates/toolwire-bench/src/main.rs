@@ -59,7 +59,6 @@ enum Command {
 /// What every workload may use.
 #[derive(Debug)]
 pub struct Ctx {
-    pub quick: bool,
     pub root: PathBuf,
     pub toolwire_bin: PathBuf,
     pub peers: Option<PathBuf>,
@@ -274,7 +273,6 @@ fn main() -> anyhow::Result<()> {
         );
     }
     let ctx = Ctx {
-        quick: cli.quick,
         toolwire_bin: std::fs::canonicalize(&cli.toolwire_bin)?,
         peers: cli.peers.as_ref().map(std::fs::canonicalize).transpose()?,
         root,

@@ -1,7 +1,6 @@
 //! Timing on a shared, noisy machine: best of several rounds, floor and subject
 //! interleaved so drift hits both alike; percentiles; whole-process time and peak memory.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -54,14 +53,14 @@ pub struct ProcessRun {
 
 /// Runs `cmd` through this binary's `rss` shim, whose only child it is, so the shim's
 /// `RUSAGE_CHILDREN` peak is that process's own. Fails if the command fails.
-pub fn process(cmd: &[&str], cwd: Option<&Path>) -> anyhow::Result<ProcessRun> {
+pub fn process(cmd: &[&str]) -> anyhow::Result<ProcessRun> {
     let me = std::env::current_exe().context("locating toolwire-bench")?;
-    let mut shim = Command::new(me);
-    shim.arg("rss").arg("--").args(cmd);
-    if let Some(dir) = cwd {
-        shim.current_dir(dir);
-    }
-    let out = shim.output().with_context(|| format!("running {cmd:?}"))?;
+    let out = Command::new(me)
+        .arg("rss")
+        .arg("--")
+        .args(cmd)
+        .output()
+        .with_context(|| format!("running {cmd:?}"))?;
     if !out.status.success() {
         bail!(
             "{cmd:?} failed: {}",
@@ -77,10 +76,10 @@ pub fn process(cmd: &[&str], cwd: Option<&Path>) -> anyhow::Result<ProcessRun> {
 }
 
 /// Best of `rounds` whole-process runs (least time, and the peak of that run).
-pub fn best_process(rounds: usize, cmd: &[&str], cwd: Option<&Path>) -> anyhow::Result<ProcessRun> {
+pub fn best_process(rounds: usize, cmd: &[&str]) -> anyhow::Result<ProcessRun> {
     let mut best: Option<ProcessRun> = None;
     for _ in 0..rounds.max(1) {
-        let run = process(cmd, cwd)?;
+        let run = process(cmd)?;
         if best.is_none_or(|b| run.ms < b.ms) {
             best = Some(run);
         }

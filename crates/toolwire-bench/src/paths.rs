@@ -319,7 +319,7 @@ pub fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     })?;
     let bin = ctx.toolwire_bin.display().to_string();
     let data = dir.path().display().to_string();
-    let show = crate::measure::best_process(3, &[&bin, "--data-dir", &data, "show", &id], None)?;
+    let show = crate::measure::best_process(3, &[&bin, "--data-dir", &data, "show", &id])?;
     let label = label_n(n, "messages");
     Ok(vec![
         Row::new(
@@ -504,8 +504,7 @@ pub fn render(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 /// What a user waits for before anything happens: the binary starting and answering.
 pub fn start(ctx: &Ctx, _size: f64) -> anyhow::Result<Vec<Row>> {
     let bin = ctx.toolwire_bin.display().to_string();
-    let ours = crate::measure::best_process(10, &[&bin, "--version"], None)?;
-    let floor = crate::measure::best_process(10, &["true"], None)?;
+    let ours = crate::measure::best_process(10, &[&bin, "--version"])?;
     let mut row = Row::new(
         "CLI start: `toolwire --version` (whole process)",
         1.0,
@@ -516,12 +515,13 @@ pub fn start(ctx: &Ctx, _size: f64) -> anyhow::Result<Vec<Row>> {
     .note(format!("peak {}", mib(ours.peak_kb)))
     .target(Target::MsAtMost(50.0));
     if ctx.peers.is_some() {
-        let node = crate::measure::best_process(5, &["node", "-e", "0"], None)?;
+        let node = crate::measure::best_process(5, &["node", "-e", "0"])?;
         row = row.peer(
             "an empty Node.js process (`node -e 0`), before any SDK loads",
             node.ms,
         );
     } else {
+        let floor = crate::measure::best_process(10, &["true"])?;
         row = row.floor("`true`", floor.ms);
     }
     Ok(vec![row])
@@ -546,7 +546,6 @@ pub fn persist_process(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             "--compact",
             &peers::path_str(&file),
         ],
-        None,
     )?;
     let mut row = Row::new(
         "persist an MCP result holding a 15 MB PNG (whole process: start, parse, validate, decode, hash, fsync)",
@@ -573,7 +572,6 @@ pub fn persist_process(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
                 &peers::path_str(&out),
                 "1",
             ],
-            None,
         )?;
         row = row
             .peer(

@@ -22,8 +22,8 @@ pub const RAW_ENV: &str = "TOOLWIRE_DEBUG_TOOL_RESULT_RAW";
 /// Base64 characters decoded per slice: a multiple of 4, so every slice but the last is
 /// whole quanta without padding.
 const SLICE_CHARS: usize = 1 << 20;
-/// Media up to this size is decoded whole and stored with one `put`; larger media is
-/// streamed in slices, so memory stays bounded whatever a tool sends. 5 MiB is one
+/// Media (and raw payloads) up to this size are stored whole with one `put`; larger
+/// ones are streamed in slices, so memory stays bounded whatever a tool sends. 5 MiB is one
 /// multipart part: below it, a streamed S3 upload has no parallelism to gain.
 const WHOLE_PUT_BYTES: u64 = 5 << 20;
 
@@ -175,9 +175,10 @@ fn blob_source(stored: &BlobRef) -> Map<String, Json> {
     map
 }
 
-/// Stores bytes already in memory, in slices when large so they are not copied whole.
+/// Stores bytes already in memory: up to [`WHOLE_PUT_BYTES`] with one `put`, larger ones
+/// in slices so they are not copied whole.
 pub async fn store_bytes(blobs: &dyn BlobStore, bytes: &[u8]) -> Result<BlobRef> {
-    if bytes.len() <= SLICE_CHARS {
+    if bytes.len() as u64 <= WHOLE_PUT_BYTES {
         return blobs.put(bytes).await;
     }
     let mut writer = blobs.writer(Some(bytes.len() as u64)).await?;
@@ -270,7 +271,7 @@ async fn decode_and_store(
             message: e.to_string(),
         })?;
         let sniffed = infer::get(&bytes).map(|t| t.mime_type());
-        return Ok((blobs.put(&bytes).await?, sniffed));
+        return Ok((store_bytes(blobs, &bytes).await?, sniffed));
     }
     let mut writer = blobs.writer(Some(size_hint)).await?;
     let mut buf = vec![0u8; SLICE_CHARS / 4 * 3];

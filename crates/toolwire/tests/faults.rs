@@ -18,7 +18,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Running, approve, free_port, http, json, spawn_serve, with_stdin};
+use common::{Running, approve, free_port, http, json, spawn_serve, try_http, with_stdin};
 use serde_json::{Value as Json, json};
 
 /// What the provider answers to one request.
@@ -678,25 +678,8 @@ fn serve_with(data: &Path, ws: &Path, port: u16, provider: &Provider) -> Running
     Running(spawn_serve(data, ws, port, &[], &args))
 }
 
-/// One exchange that tolerates a server that answers badly: `None` when the connection
-/// broke or the answer was not HTTP.
-fn try_http(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
-    let mut tcp = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
-    write!(
-        tcp,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .ok()?;
-    let mut bytes = Vec::new();
-    tcp.read_to_end(&mut bytes).ok()?;
-    let answer = String::from_utf8_lossy(&bytes).into_owned();
-    let status = answer.get(9..12)?.parse().ok()?;
-    let (_, rest) = answer.split_once("\r\n\r\n")?;
-    Some((status, rest.to_owned()))
-}
+/// Long enough for a request that waits on the database pool while Postgres restarts.
+const PATIENT: Duration = Duration::from_secs(30);
 
 /// Restarts the services' Postgres for real: `pg_ctl restart` on the cluster
 /// `tests/services/start` made (as the `postgres` user when run by root).
@@ -794,7 +777,8 @@ fn postgres_restarted_mid_load_fails_calls_clearly_and_stores_nothing_twice() {
                         port,
                         "POST",
                         &format!("/api/sessions/{id}/calls"),
-                        file,
+                        Some(file),
+                        PATIENT,
                     ));
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -843,7 +827,8 @@ fn postgres_restarted_mid_load_fails_calls_clearly_and_stores_nothing_twice() {
     // After the restart, both instances store again (their pools reconnect).
     for (port, id) in &sessions[..2] {
         wait_for("the instance reading the database again", || {
-            try_http(*port, "GET", &format!("/api/sessions/{id}"), "").filter(|a| a.0 == 200)
+            try_http(*port, "GET", &format!("/api/sessions/{id}"), None, PATIENT)
+                .filter(|a| a.0 == 200)
         });
         let (result, _) = call_and_wait(
             *port,

@@ -16,8 +16,21 @@ pub fn free_port() -> u16 {
 
 /// One HTTP/1.1 exchange over a fresh connection: the status and the body.
 pub fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    try_http(port, method, path, body, Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("{method} {path}: no HTTP answer"))
+}
+
+/// The same exchange, `None` when the connection broke or the answer was not HTTP (a
+/// server under a fault may answer badly); `timeout` bounds each read.
+pub fn try_http(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    timeout: Duration,
+) -> Option<(u16, String)> {
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    tcp.set_read_timeout(Some(timeout)).ok()?;
     let body = body.unwrap_or("");
     write!(
         tcp,
@@ -25,16 +38,15 @@ pub fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, St
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
-    .unwrap();
+    .ok()?;
     let mut bytes = Vec::new();
-    tcp.read_to_end(&mut bytes).unwrap();
+    tcp.read_to_end(&mut bytes).ok()?;
     // Media bodies are not text; they are only checked by status and length here.
     let answer = String::from_utf8_lossy(&bytes).into_owned();
-    let status = answer[9..12].parse().unwrap();
-    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
+    let status = answer.get(9..12)?.parse().ok()?;
     // Chunked bodies (axum's JSON is not chunked, but be safe) are left as they came.
-    let _ = head;
-    (status, rest.to_owned())
+    let (_, rest) = answer.split_once("\r\n\r\n")?;
+    Some((status, rest.to_owned()))
 }
 
 pub fn json(text: &str) -> serde_json::Value {
