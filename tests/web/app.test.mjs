@@ -1,7 +1,7 @@
 // The web app in Chromium against a real `toolwire serve`: every kind renders, media play
 // live, after a reload and after a restart, results from another process arrive live and
 // survive a dropped feed, approval from the page resumes the tool, hostile results never
-// run script, and first render stays under a second for big sessions.
+// run script, and big sessions render whole (how fast: scripts/bench --only web_render).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, readdirSync } from 'node:fs';
@@ -228,7 +228,7 @@ test('hostile results never run script', async () => {
   await shot(page, 'hostile');
 });
 
-test('first render of a 1,000-result session and of a 100,000-row table, each under 1 s', async () => {
+test('a 1,000-result session and a 100,000-row table render whole', async () => {
   const s = await api(server.base, '/api/sessions', { title: 'a thousand results' });
   const batch = [];
   for (let i = 0; i < 1000; i += 1) {
@@ -237,27 +237,10 @@ test('first render of a 1,000-result session and of a 100,000-row table, each un
   }
   await Promise.all(batch);
   await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.filter((m) => m.role === 'tool_result').length === 1000, 60000, '1,000 results');
-  // Best of three loads: the machine is shared, and the figure should be what the page
-  // costs, not what a neighbouring compile cost it. The server under test is a debug
-  // build, whose JSON for a 100,000-row session alone takes a few hundred ms (a release
-  // server a few tens), so the bound holds the page's own part: from the session's data
-  // arriving to the page drawn. The whole figure is printed beside it.
-  const measure = async (path) => {
-    let best = { total: Infinity, page: Infinity };
-    for (let i = 0; i < 3; i += 1) {
-      await open(path);
-      const m = await page.evaluate(() => {
-        const rendered = performance.getEntriesByName('toolwire-rendered')[0].startTime;
-        const data = performance.getEntriesByType('resource')
-          .filter((e) => /\/api\/sessions\/[^/?]+$/.test(new URL(e.name).pathname))
-          .map((e) => e.responseEnd);
-        return { total: rendered, page: rendered - Math.max(0, ...data) };
-      });
-      best = { total: Math.min(best.total, m.total), page: Math.min(best.page, m.page) };
-    }
-    return best;
-  };
-  const thousand = await measure(`/sessions/${s.id}`);
+  // How fast is measured by `scripts/bench --only web_render` (tests/web/bench_render.mjs)
+  // against a release server, beside a static page of the same text; here, only that
+  // every card and every row is there.
+  await open(`/sessions/${s.id}`);
   assert.equal(await page.locator('.card').count(), 1000);
 
   const t = await api(server.base, '/api/sessions', { title: 'a big table' });
@@ -267,13 +250,9 @@ test('first render of a 1,000-result session and of a 100,000-row table, each un
     callId: 'call_big', toolName: 'big', status: 'success',
     output: [{ kind: 'table', data: { columns: [{ key: 'id', type: 'number' }, { key: 'name' }, { key: 'value', type: 'number' }], rows } }],
   }, 'big');
-  const table = await measure(`/sessions/${t.id}`);
+  await open(`/sessions/${t.id}`);
   assert.match(await page.locator('.tw-count').innerText(), /^100000 of 100000/);
-  const ms = (m) => `${m.total.toFixed(0)} ms (${m.page.toFixed(0)} ms after the data arrived)`;
-  console.log(`first render (navigation start to rendered, best of 3): 1,000 results ${ms(thousand)}; 100,000-row table ${ms(table)}`);
   await shot(page, 'big-table');
-  assert.ok(thousand.total < 1000, `1,000 results took ${ms(thousand)}`);
-  assert.ok(table.page < 1000, `100,000 rows took ${ms(table)}`);
 });
 
 test('an MCP elicitation form answered in the page resumes the call', async () => {

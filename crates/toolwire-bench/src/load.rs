@@ -58,7 +58,7 @@ impl Planned {
 
 /// Where the instances keep their data.
 #[derive(Debug, Clone)]
-enum Backend {
+pub(crate) enum Backend {
     /// The default: one data directory (SQLite history + local blobs).
     Sqlite(PathBuf),
     /// `--database-url` + `--blob-url`.
@@ -100,7 +100,7 @@ impl Outcome {
 }
 
 /// `toolwire serve` processes, stopped when dropped.
-struct Instances(Vec<Child>);
+pub(crate) struct Instances(Vec<Child>);
 
 impl Drop for Instances {
     fn drop(&mut self) {
@@ -122,7 +122,7 @@ fn free_port() -> anyhow::Result<u16> {
         .port())
 }
 
-fn start(
+pub(crate) fn start(
     ctx: &Ctx,
     backend: &Backend,
     count: usize,
@@ -198,7 +198,7 @@ fn workspace(ws: &Path, images: usize) -> anyhow::Result<Vec<String>> {
         .collect()
 }
 
-async fn create_session(http: &reqwest::Client, port: u16) -> anyhow::Result<String> {
+pub(crate) async fn create_session(http: &reqwest::Client, port: u16) -> anyhow::Result<String> {
     let answer: Json = http
         .post(format!("http://127.0.0.1:{port}/api/sessions"))
         .json(&json!({"title": "load"}))
@@ -389,7 +389,7 @@ async fn drive(
 }
 
 /// A name unique to this run, for a database, a bucket prefix, a folder.
-fn ids() -> String {
+pub(crate) fn ids() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());

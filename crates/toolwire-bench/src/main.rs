@@ -2,6 +2,7 @@
 //! figure beside its physical floor or the peer users would pick instead, measured in the
 //! same run. `scripts/bench` builds it, installs the peers and runs it.
 
+mod executor;
 mod load;
 mod mcp;
 mod measure;
@@ -9,6 +10,7 @@ mod paths;
 mod payloads;
 mod peers;
 mod report;
+mod serve;
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +27,7 @@ struct Cli {
     /// run, under 5 minutes on 2 cores.
     #[arg(long)]
     quick: bool,
-    /// Run only workloads whose name contains this (repeatable); the table written to
+    /// Run only the workload of this name (repeatable); the table written to
     /// --json and --readme keeps the other rows of the last run.
     #[arg(long)]
     only: Vec<String>,
@@ -153,6 +155,31 @@ const WORKLOADS: &[Workload] = &[
         quick: &[0.1, 1.0],
         full: &[1.0, 10.0],
         run: mcp::echo,
+    },
+    Workload {
+        name: "executor",
+        quick: &[0.1, 1.0],
+        full: &[0.1, 1.0, 10.0],
+        run: executor::run,
+    },
+    Workload {
+        name: "fanout",
+        quick: &[0.1, 1.0],
+        full: &[0.1, 1.0, 10.0],
+        run: serve::fanout,
+    },
+    Workload {
+        name: "session_get",
+        quick: &[0.1, 1.0],
+        full: &[0.1, 1.0, 10.0],
+        run: serve::session_get,
+    },
+    Workload {
+        name: "web_render",
+        quick: &[0.1, 1.0],
+        // The static page of a 1,000,000-row table takes Chromium minutes: ×1 is the top.
+        full: &[0.01, 0.1, 1.0],
+        run: serve::web_render,
     },
     Workload {
         name: "load",
@@ -285,7 +312,7 @@ fn main() -> anyhow::Result<()> {
     let mut rows: Vec<Row> = Vec::new();
     let mut errors = Vec::new();
     for w in WORKLOADS {
-        if !cli.only.is_empty() && !cli.only.iter().any(|o| w.name.contains(o.as_str())) {
+        if !cli.only.is_empty() && !cli.only.iter().any(|o| o == w.name) {
             continue;
         }
         for &size in if cli.quick { w.quick } else { w.full } {

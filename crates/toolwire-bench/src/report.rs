@@ -273,23 +273,31 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
-/// Rows behind a peer, at any size, each with its explanation.
+/// Rows behind a peer, at any size, under their explanation: rows sharing one (the same
+/// cause at several sizes or providers) are listed together, the reason written once.
 pub fn behind_peers(rows: &[Row]) -> String {
-    let mut out = String::new();
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
     for row in rows.iter().filter(|r| r.behind_peer()) {
         let why = if row.behind.is_empty() {
             "no explanation written yet"
         } else {
-            &row.behind
+            row.behind.as_str()
         };
-        out.push_str(&format!(
-            "- **{}**, {} ({:.2}× the peer): {why}\n",
+        let item = format!(
+            "**{}**, {} ({:.2}× the peer)",
             row.path,
             row.size_label,
             row.ratio().unwrap_or(0.0)
-        ));
+        );
+        match groups.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, items)) => items.push(item),
+            None => groups.push((why, vec![item])),
+        }
     }
-    out
+    groups
+        .into_iter()
+        .map(|(why, items)| format!("- {}: {why}\n", items.join("; ")))
+        .collect()
 }
 
 pub const BEGIN: &str =
@@ -365,5 +373,25 @@ mod tests {
         let out = splice(&readme, "new\n").unwrap_or_default();
         assert_eq!(out, format!("intro\n{BEGIN}\nnew\n{END}\nafter\n"));
         assert!(splice("no markers", "x").is_err());
+    }
+
+    #[test]
+    fn rows_behind_for_one_reason_share_one_explanation() {
+        let behind = |path, size, why| {
+            Row::new(path, size, format!("×{size}"), Unit::Ms, 2.0)
+                .peer("q", 1.0)
+                .behind(why)
+        };
+        let rows = vec![
+            behind("a", 1.0, "same cause"),
+            behind("a", 10.0, "same cause"),
+            behind("b", 1.0, "another"),
+            Row::new("c", 1.0, "x", Unit::Ms, 1.0).peer("q", 2.0),
+        ];
+        let text = behind_peers(&rows);
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert_eq!(text.matches("same cause").count(), 1);
+        assert!(text.contains("**a**, ×10 (2.00× the peer)"));
+        assert!(!text.contains("**c**"));
     }
 }

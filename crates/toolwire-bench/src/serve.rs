@@ -1,0 +1,355 @@
+//! What a user of `toolwire serve` waits for, on the release binary over loopback: a tool
+//! result's event reaching 100 SSE subscribers (beside one subscriber), `GET` of a
+//! 1,000-result session (beside a plain SELECT of the same rows), and the web app's first
+//! render in Chromium (beside the same text as a static page, tests/web/bench_render.mjs).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{Value as Json, json};
+
+use crate::Ctx;
+use crate::load::{Backend, Instances, create_session, ids, start};
+use crate::measure::{ms, percentile};
+use crate::report::{Row, Target, Unit, thousands};
+
+/// Subscribers at size 1, as the issue names.
+const SUBSCRIBERS: f64 = 100.0;
+/// Calls whose result events are timed, one every `PACE`: a busy turn, not a flood.
+const EVENTS: usize = 100;
+/// Calls made first and not timed: the session's first writes and the feeds' first frames.
+const WARM: usize = 10;
+const PACE: Duration = Duration::from_millis(5);
+/// Results in the session read back, at size 1.
+const RESULTS: f64 = 1000.0;
+const IN_FLIGHT: usize = 4;
+const WINDOW: Duration = Duration::from_secs(3);
+
+/// One release `serve` on the SQLite + files default, over a workspace with a small file.
+struct Server {
+    _instance: Instances,
+    port: u16,
+    data: std::path::PathBuf,
+    http: reqwest::Client,
+}
+
+impl Server {
+    fn start(ctx: &Ctx) -> anyhow::Result<Server> {
+        let run = ctx.tmp.path().join(format!("serve-{}", ids()));
+        let (ws, data) = (run.join("ws"), run.join("data"));
+        std::fs::create_dir_all(&ws)?;
+        std::fs::write(ws.join("note.txt"), "a short note\n".repeat(20))?;
+        let (instance, ports) = start(ctx, &Backend::Sqlite(data.clone()), 1, &ws, &run)?;
+        Ok(Server {
+            _instance: instance,
+            port: ports[0],
+            data,
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(64)
+                .build()?,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Posts a read_file call; returns its call id once accepted.
+    async fn call(&self, session: &str) -> anyhow::Result<String> {
+        let accepted: Json = self
+            .http
+            .post(self.url(&format!("/api/sessions/{session}/calls")))
+            .json(&json!({"tool": "read_file", "input": {"path": "note.txt"}}))
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        accepted["callId"]
+            .as_str()
+            .map(str::to_owned)
+            .context("no callId")
+    }
+
+    /// A session holding `n` read_file results, posted 50 at a time.
+    async fn filled(&self, n: usize) -> anyhow::Result<String> {
+        let session = create_session(&self.http, self.port).await?;
+        for chunk in (0..n).collect::<Vec<_>>().chunks(50) {
+            let posts = chunk.iter().map(|_| self.call(&session));
+            for posted in futures::future::join_all(posts).await {
+                posted?;
+            }
+        }
+        let end = Instant::now() + Duration::from_secs(600);
+        loop {
+            let got: Json = self
+                .http
+                .get(self.url(&format!("/api/sessions/{session}")))
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            let results = got["messages"].as_array().map_or(0, |m| {
+                m.iter().filter(|m| m["role"] == "tool_result").count()
+            });
+            if results == n {
+                return Ok(session);
+            }
+            ensure!(Instant::now() < end, "{results} of {n} results after 600 s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// One subscriber: when each result event (by call id) arrived.
+async fn subscriber(
+    feed: reqwest::Response,
+    want: usize,
+) -> anyhow::Result<HashMap<String, Instant>> {
+    let mut events = feed.bytes_stream().eventsource();
+    let mut got = HashMap::with_capacity(want);
+    while got.len() < want {
+        let Some(event) = events.next().await else {
+            bail!("the feed ended after {} of {want} results", got.len());
+        };
+        let event = event.context("the feed broke")?;
+        if event.event == "tool_result" {
+            let now = Instant::now();
+            let data: Json = serde_json::from_str(&event.data)?;
+            let id = data["result"]["callId"].as_str().unwrap_or_default();
+            got.insert(id.to_owned(), now);
+        }
+    }
+    Ok(got)
+}
+
+/// Latencies (ms) from each POST to its result event at each of `subscribers` feeds.
+async fn fanout_latencies(server: &Server, subscribers: usize) -> anyhow::Result<Vec<f64>> {
+    let session = create_session(&server.http, server.port).await?;
+    let mut readers = Vec::with_capacity(subscribers);
+    for _ in 0..subscribers {
+        // The response (its headers) means the server has subscribed this feed.
+        let feed = server
+            .http
+            .get(server.url(&format!("/api/sessions/{session}/events")))
+            .send()
+            .await?
+            .error_for_status()?;
+        readers.push(tokio::spawn(subscriber(feed, WARM + EVENTS)));
+    }
+    let mut sent = HashMap::with_capacity(EVENTS);
+    for i in 0..WARM + EVENTS {
+        let start = Instant::now();
+        let id = server.call(&session).await?;
+        if i >= WARM {
+            sent.insert(id, start);
+        }
+        tokio::time::sleep(PACE).await;
+    }
+    let mut latencies = Vec::with_capacity(EVENTS * subscribers);
+    for reader in readers {
+        let got = tokio::time::timeout(Duration::from_secs(120), reader)
+            .await
+            .context("a subscriber waited 120 s for its events")???;
+        for (id, start) in &sent {
+            let at = got
+                .get(id)
+                .with_context(|| format!("a subscriber missed {id}"))?;
+            latencies.push(ms(at.duration_since(*start)));
+        }
+    }
+    Ok(latencies)
+}
+
+/// A tool result's event reaching `100 × size` SSE subscribers, beside one subscriber.
+pub fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let n = (SUBSCRIBERS * size).round().max(1.0) as usize;
+    let server = Server::start(ctx)?;
+    let (mut one, mut many) = ctx.rt.block_on(async {
+        let one = fanout_latencies(&server, 1).await?;
+        let many = fanout_latencies(&server, n).await?;
+        Ok::<_, anyhow::Error>((one, many))
+    })?;
+    let samples = many.len();
+    let (p50, max) = (percentile(&mut many, 0.5), percentile(&mut many, 1.0));
+    Ok(vec![
+        Row::new(
+            "event fan-out: POST of a tool call to its result event at every SSE subscriber, p99",
+            size,
+            format!("{n} subscribers"),
+            Unit::Ms,
+            percentile(&mut many, 0.99),
+        )
+        .note(format!(
+            "p50 {p50:.2} ms, max {max:.1} ms, {} samples",
+            thousands(samples as f64)
+        ))
+        .floor("the same with 1 subscriber", percentile(&mut one, 0.99))
+        .base_note(format!("p50 {:.2} ms", percentile(&mut one, 0.5)))
+        .target(Target::MsAtMost(50.0)),
+    ])
+}
+
+/// Runs `one` from `IN_FLIGHT` tasks for `WINDOW`; completions per second.
+async fn rate<F, Fut>(one: F) -> anyhow::Result<f64>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
+    let start = Instant::now();
+    let end = start + WINDOW;
+    let tasks: Vec<_> = (0..IN_FLIGHT)
+        .map(|_| {
+            let one = one.clone();
+            tokio::spawn(async move {
+                let mut n = 0u64;
+                while Instant::now() < end {
+                    one().await?;
+                    n += 1;
+                }
+                Ok::<_, anyhow::Error>(n)
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for t in tasks {
+        total += t.await??;
+    }
+    Ok(total as f64 / start.elapsed().as_secs_f64())
+}
+
+/// `GET /api/sessions/{id}` of a session of `1,000 × size` results, 4 in flight, beside a
+/// plain SELECT of the same rows from the same SQLite file.
+pub fn session_get(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let n = (RESULTS * size) as usize;
+    let server = Server::start(ctx)?;
+    ctx.rt.block_on(async {
+        let session = server.filled(n).await?;
+        let url = server.url(&format!("/api/sessions/{session}"));
+        let bytes = server.http.get(&url).send().await?.bytes().await?.len();
+        let http = {
+            let client = server.http.clone();
+            rate(move || {
+                let (client, url) = (client.clone(), url.clone());
+                async move {
+                    client
+                        .get(&url)
+                        .send()
+                        .await?
+                        .error_for_status()?
+                        .bytes()
+                        .await?;
+                    Ok(())
+                }
+            })
+            .await?
+        };
+        let select = select_rate(&server.data.join("history.db"), &session, n).await?;
+        // Rates of whole responses, shown as time per response (4 in flight) so that
+        // growth reads against the session's size.
+        Ok(vec![
+            Row::new(
+                "`GET /api/sessions/{id}` of a 1,000-result session, 4 in flight, per response",
+                size,
+                format!("{} results", thousands(n as f64)),
+                Unit::Ms,
+                1000.0 / http,
+            )
+            .note(format!(
+                "{http:.0} responses/s, {:.2} MB each",
+                bytes as f64 / 1e6
+            ))
+            .floor(
+                "a plain SELECT of the same rows, same file, 4 in flight",
+                1000.0 / select,
+            )
+            .base_note(format!("{select:.0} queries/s")),
+        ])
+    })
+}
+
+async fn select_rate(db: &Path, session: &str, results: usize) -> anyhow::Result<f64> {
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(db)
+        .read_only(true);
+    let pool = sqlx::sqlite::SqlitePoolOptions::new()
+        .max_connections(IN_FLIGHT as u32)
+        .connect_with(options)
+        .await?;
+    let session = session.to_owned();
+    rate(move || {
+        let (pool, session) = (pool.clone(), session.clone());
+        async move {
+            let rows: Vec<(i64, i64, String, String, i64)> = sqlx::query_as(
+                "SELECT id, seq, role, body, created_at FROM messages \
+                 WHERE session_id = $1 ORDER BY seq",
+            )
+            .bind(&session)
+            .fetch_all(&pool)
+            .await?;
+            ensure!(rows.len() >= results, "{} rows", rows.len());
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// The web app's first render of `1,000 × size` results and of a `100,000 × size`-row
+/// table in Chromium, beside the same content as a static page with no script.
+pub fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let web = ctx.root.join("tests/web");
+    ensure!(
+        web.join("node_modules/playwright-core").exists(),
+        "needs tests/web installed (npm ci --prefix tests/web) and Debian's chromium"
+    );
+    let (results, rows) = ((RESULTS * size) as usize, (100_000.0 * size) as usize);
+    let out = Command::new("node")
+        .arg(web.join("bench_render.mjs"))
+        .args([results.to_string(), rows.to_string()])
+        .env("TOOLWIRE_BIN", &ctx.toolwire_bin)
+        .output()
+        .context("running node tests/web/bench_render.mjs")?;
+    if !out.status.success() {
+        bail!(
+            "tests/web/bench_render.mjs failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rfind(|l| l.starts_with('{')).unwrap_or("");
+    let m: Json = serde_json::from_str(last)
+        .with_context(|| format!("bench_render.mjs printed {stdout:?}"))?;
+    let figure = |key: &str, part: &str| m[key][part].as_f64().unwrap_or(f64::NAN);
+    let row = |path: &str, label: String, key: &str, statics: &str| {
+        Row::new(path, size, label, Unit::Ms, figure(key, "total"))
+            .note(format!(
+                "{:.0} ms of it after the session's data arrived",
+                figure(key, "page")
+            ))
+            .floor(
+                "the same text as a static HTML page, no script",
+                figure(statics, "total"),
+            )
+            .target(Target::MsAtMost(1000.0))
+    };
+    Ok(vec![
+        row(
+            "web app first render of a 1,000-result session in Chromium (navigation to drawn, best of 3)",
+            format!("{} results", thousands(results as f64)),
+            "results",
+            "resultsStatic",
+        ),
+        row(
+            "web app first render of a 100,000-row table in Chromium (navigation to drawn, best of 3)",
+            format!("{} rows", thousands(rows as f64)),
+            "table",
+            "tableStatic",
+        ),
+    ])
+}
