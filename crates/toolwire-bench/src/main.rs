@@ -87,8 +87,8 @@ struct Workload {
     run: Run,
 }
 
-/// Every workload, with its sizes: `quick` (CI) stays at or below the size,
-/// `full` grows it ×10 (and ×100 where that fits in memory and time).
+/// Every workload, with its sizes: `quick` (CI) stays at or below the size; `full`
+/// runs three sizes, ×0.1, ×1 and ×10, where they fit in memory and time.
 const WORKLOADS: &[Workload] = &[
     Workload {
         name: "start",
@@ -99,61 +99,61 @@ const WORKLOADS: &[Workload] = &[
     Workload {
         name: "normalize_image",
         quick: &[0.01, 0.1, 1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: paths::normalize_image,
     },
     Workload {
         name: "normalize_small",
         quick: &[0.01, 0.1, 1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: paths::normalize_small,
     },
     Workload {
         name: "persist_image",
         quick: &[0.1, 1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: paths::persist_image,
     },
     Workload {
         name: "persist_process",
         quick: &[1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: paths::persist_process,
     },
     Workload {
         name: "append",
         quick: &[0.01, 0.1],
-        full: &[0.1, 1.0],
+        full: &[0.01, 0.1, 1.0],
         run: paths::append,
     },
     Workload {
         name: "session",
         quick: &[0.1, 1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: paths::session,
     },
     Workload {
         name: "cut",
         quick: &[0.01, 0.1, 1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: paths::cut,
     },
     Workload {
         name: "encode",
         quick: &[0.1, 1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: paths::encode,
     },
     Workload {
         name: "render",
         quick: &[0.01, 0.1, 1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: paths::render,
     },
     Workload {
         name: "mcp_echo",
         quick: &[0.1, 1.0],
-        full: &[1.0, 10.0],
+        full: &[0.1, 1.0, 10.0],
         run: mcp::echo,
     },
     Workload {
@@ -184,7 +184,8 @@ const WORKLOADS: &[Workload] = &[
     Workload {
         name: "load",
         quick: &[0.1],
-        full: &[1.0],
+        // ×10 (500,000 results) would take most of an hour here.
+        full: &[0.1, 1.0],
         run: load::run,
     },
 ];
