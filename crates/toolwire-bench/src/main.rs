@@ -243,18 +243,25 @@ fn generated(rows: &[Row], quick: bool) -> String {
     )
 }
 
-/// The last run's rows (at `json`) with those of the paths measured now replaced, so
-/// re-running one workload (`--only`) keeps the rest of the table.
+/// The last run's rows (at `json`) with those of the paths measured now replaced in place,
+/// so re-running one workload (`--only`) keeps the rest of the table and its order.
 fn merged(json: &Path, fresh: Vec<Row>) -> Vec<Row> {
     let old: Vec<Row> = std::fs::read(json)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or_default();
-    let mut out: Vec<Row> = old
-        .into_iter()
-        .filter(|o| !fresh.iter().any(|f| f.path == o.path))
-        .collect();
-    out.extend(fresh);
+    let mut out = Vec::with_capacity(old.len() + fresh.len());
+    let mut fresh = Some(fresh);
+    for row in old {
+        match &fresh {
+            Some(f) if f.iter().any(|n| n.path == row.path) => {
+                out.extend(fresh.take().unwrap_or_default());
+            }
+            None if out.iter().any(|n: &Row| n.path == row.path) => {}
+            _ => out.push(row),
+        }
+    }
+    out.extend(fresh.unwrap_or_default());
     out
 }
 
