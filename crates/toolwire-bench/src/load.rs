@@ -199,18 +199,29 @@ fn workspace(ws: &Path, images: usize) -> anyhow::Result<Vec<String>> {
 }
 
 pub(crate) async fn create_session(http: &reqwest::Client, port: u16) -> anyhow::Result<String> {
+    let url = format!("http://127.0.0.1:{port}/api/sessions");
+    post_for(http, &url, &json!({"title": "load"}), "id").await
+}
+
+/// POSTs `body` as JSON to `url`; the answer's string `field` (a session or call id).
+pub(crate) async fn post_for(
+    http: &reqwest::Client,
+    url: &str,
+    body: &Json,
+    field: &str,
+) -> anyhow::Result<String> {
     let answer: Json = http
-        .post(format!("http://127.0.0.1:{port}/api/sessions"))
-        .json(&json!({"title": "load"}))
+        .post(url)
+        .json(body)
         .send()
         .await?
         .error_for_status()?
         .json()
         .await?;
-    answer["id"]
+    answer[field]
         .as_str()
         .map(str::to_owned)
-        .context("no session id")
+        .with_context(|| format!("{url} answered no {field}"))
 }
 
 /// One session: follows its feed on `feed_port`, posts its calls one after another to

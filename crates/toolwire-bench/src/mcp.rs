@@ -74,17 +74,12 @@ async fn toolwire_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
 }
 
 fn typescript_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
-    let out = Command::new("node")
-        .arg(ctx.root.join("tests/mcp/bench_echo.mjs"))
-        .arg(calls.to_string())
-        .output()
-        .context("running node")?;
-    ensure!(
-        out.status.success(),
-        "bench_echo.mjs: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    let line: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let line = crate::peers::node_json(
+        Command::new("node")
+            .arg(ctx.root.join("tests/mcp/bench_echo.mjs"))
+            .arg(calls.to_string()),
+        "tests/mcp/bench_echo.mjs",
+    )?;
     line["ms"].as_f64().context("bench_echo.mjs gave no ms")
 }
 

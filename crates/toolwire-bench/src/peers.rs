@@ -9,22 +9,34 @@ use serde_json::Value as Json;
 
 use crate::Ctx;
 
-/// `node peers.mjs ARGS`: its answer, `{"ms", "peak_rss_kb", ...}`.
-pub fn run(ctx: &Ctx, args: &[&str]) -> anyhow::Result<Json> {
-    let dir = ctx.peers()?;
-    let out = Command::new("node")
-        .arg(dir.join("peers.mjs"))
-        .args(args)
-        .current_dir(dir)
+/// Runs a Node.js script (`cmd`, named `what` in errors) and reads its answer: the last
+/// line of its output that is a JSON object (the scripts may log before it).
+pub fn node_json(cmd: &mut Command, what: &str) -> anyhow::Result<Json> {
+    let out = cmd
         .output()
-        .context("running node (Node.js 20+ must be on PATH)")?;
+        .with_context(|| format!("running {what} (Node.js 20+ must be on PATH)"))?;
     if !out.status.success() {
         bail!(
-            "peers.mjs {args:?}: {}",
+            "{what} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    serde_json::from_slice(&out.stdout).context("peers.mjs answered something that is not JSON")
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rfind(|l| l.starts_with('{')).unwrap_or("");
+    serde_json::from_str(last)
+        .with_context(|| format!("{what} answered no JSON object: {stdout:?}"))
+}
+
+/// `node peers.mjs ARGS`: its answer, `{"ms", "peak_rss_kb", ...}`.
+pub fn run(ctx: &Ctx, args: &[&str]) -> anyhow::Result<Json> {
+    let dir = ctx.peers()?;
+    node_json(
+        Command::new("node")
+            .arg(dir.join("peers.mjs"))
+            .args(args)
+            .current_dir(dir),
+        &format!("peers.mjs {args:?}"),
+    )
 }
 
 /// The peer's best time, in ms.

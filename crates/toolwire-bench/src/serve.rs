@@ -14,7 +14,7 @@ use futures::StreamExt;
 use serde_json::{Value as Json, json};
 
 use crate::Ctx;
-use crate::load::{Backend, Instances, create_session, ids, start};
+use crate::load::{Backend, Instances, create_session, ids, post_for, start};
 use crate::measure::{ms, percentile};
 use crate::report::{Row, Target, Unit, thousands};
 
@@ -61,26 +61,20 @@ impl Server {
 
     /// Posts a read_file call; returns its call id once accepted.
     async fn call(&self, session: &str) -> anyhow::Result<String> {
-        let accepted: Json = self
-            .http
-            .post(self.url(&format!("/api/sessions/{session}/calls")))
-            .json(&json!({"tool": "read_file", "input": {"path": "note.txt"}}))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        accepted["callId"]
-            .as_str()
-            .map(str::to_owned)
-            .context("no callId")
+        post_for(
+            &self.http,
+            &self.url(&format!("/api/sessions/{session}/calls")),
+            &json!({"tool": "read_file", "input": {"path": "note.txt"}}),
+            "callId",
+        )
+        .await
     }
 
     /// A session holding `n` read_file results, posted 50 at a time.
     async fn filled(&self, n: usize) -> anyhow::Result<String> {
         let session = create_session(&self.http, self.port).await?;
-        for chunk in (0..n).collect::<Vec<_>>().chunks(50) {
-            let posts = chunk.iter().map(|_| self.call(&session));
+        for start in (0..n).step_by(50) {
+            let posts = (start..n.min(start + 50)).map(|_| self.call(&session));
             for posted in futures::future::join_all(posts).await {
                 posted?;
             }
@@ -309,22 +303,13 @@ pub fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         "needs tests/web installed (npm ci --prefix tests/web) and Debian's chromium"
     );
     let (results, rows) = ((RESULTS * size) as usize, (100_000.0 * size) as usize);
-    let out = Command::new("node")
-        .arg(web.join("bench_render.mjs"))
-        .args([results.to_string(), rows.to_string()])
-        .env("TOOLWIRE_BIN", &ctx.toolwire_bin)
-        .output()
-        .context("running node tests/web/bench_render.mjs")?;
-    if !out.status.success() {
-        bail!(
-            "tests/web/bench_render.mjs failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().rfind(|l| l.starts_with('{')).unwrap_or("");
-    let m: Json = serde_json::from_str(last)
-        .with_context(|| format!("bench_render.mjs printed {stdout:?}"))?;
+    let m = crate::peers::node_json(
+        Command::new("node")
+            .arg(web.join("bench_render.mjs"))
+            .args([results.to_string(), rows.to_string()])
+            .env("TOOLWIRE_BIN", &ctx.toolwire_bin),
+        "tests/web/bench_render.mjs",
+    )?;
     let figure = |key: &str, part: &str| m[key][part].as_f64().unwrap_or(f64::NAN);
     let row = |path: &str, label: String, key: &str, statics: &str| {
         Row::new(path, size, label, Unit::Ms, figure(key, "total"))
