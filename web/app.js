@@ -21,6 +21,8 @@ registerWidget('mcp_app', (box, widget, opts) => {
 
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
 const BLOB = /^blake3:[0-9a-f]{64}$/;
+/** How long after its last link dialog closed an app must wait to ask again. */
+const LINK_GAP_MS = 2000;
 
 // ---- small DOM helpers: text only, never HTML -------------------------------------------
 
@@ -229,7 +231,7 @@ class Card {
     if (this.drawn || !this.result) return;
     this.drawn = true;
     try {
-      renderResult(this.resultEl, this.result, { resourceUrl, app: this.view.appHost(this) });
+      renderResult(this.resultEl, this.result, { resourceUrl, sandboxOrigin: this.view.info.sandboxOrigin, app: this.view.appHost(this) });
     } catch (err) {
       this.resultEl.replaceChildren();
       showError(this.resultEl, `cannot show this result: ${err.message}`);
@@ -391,6 +393,9 @@ class SessionView {
     this.pendingDraw = new Map();
     this.waiters = new Map();
     this.apps = [];
+    // Link dialogs: whether one is open, and when each app's last one closed.
+    this.linkDialogOpen = false;
+    this.linkClosedAt = new Map();
     this.modelContext = new Map();
     this.observer = new IntersectionObserver((entries) => {
       for (const e of entries) {
@@ -465,6 +470,7 @@ class SessionView {
       const had = this.cards.get(c.callId);
       if (had && had.result) this.cards.delete(c.callId);
       this.card(c.callId, c.toolName, had && had.result ? had.input : undefined).setResult(c);
+      this.settle(c);
     } else if (m.role === 'widget') {
       this.widget(c.widget);
     }
@@ -531,11 +537,7 @@ class SessionView {
       case 'tool_result':
         if (ev.result) {
           this.card(ev.result.callId, ev.result.toolName).setResult(ev.result);
-          const waiter = this.waiters.get(ev.result.callId);
-          if (waiter && ev.result.status !== 'suspended') {
-            this.waiters.delete(ev.result.callId);
-            waiter(ev.result);
-          }
+          this.settle(ev.result);
         }
         break;
       case 'suspended':
@@ -567,6 +569,75 @@ class SessionView {
     }
   }
 
+  /** Hands a final result to whoever waits for its call (an MCP App's tools/call). */
+  settle(result) {
+    const waiter = result && this.waiters.get(result.callId);
+    if (waiter && result.status !== 'suspended') {
+      this.waiters.delete(result.callId);
+      waiter(result);
+    }
+  }
+
+  /** The final result of call `callId`. The POST that started the call answers only once
+   * the call runs, and a fast call's result event can come first: then its card holds the
+   * result already, and it is taken from there instead of waiting for an event that has
+   * passed. */
+  resultOf(callId) {
+    const card = this.cards.get(callId);
+    if (card && card.result && card.result.status !== 'suspended') return Promise.resolve(card.result);
+    return new Promise((resolve) => this.waiters.set(callId, resolve));
+  }
+
+  /** Whether `u` is one of this server's own: the page's origin or the sandbox's, under
+   * any name of a loopback address (`localhost`, `127.x.y.z`, `[::1]`) with the same port.
+   * A link there would open a stored document or an API route with the page's rights. */
+  ownOrigin(u) {
+    const port = (x) => x.port || (x.protocol === 'https:' ? '443' : '80');
+    const own = [location];
+    try {
+      if (this.info.sandboxOrigin) own.push(new URL(this.info.sandboxOrigin));
+    } catch { /* no sandbox: nothing more is ours */ }
+    const host = u.hostname.replace(/\.$/, '').toLowerCase();
+    const loopback = host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host)
+      || host === '[::1]' || host === '0.0.0.0' || host === '[::]' || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
+    return own.some((o) => u.origin === o.origin || (loopback && port(u) === port(o)));
+  }
+
+  /** Opens a link that the MCP App in `card` asked for, once the person agrees in a dialog
+   * that names the app. Refused without asking: anything but http(s), a URL with
+   * credentials (`https://trusted.example@elsewhere`), and this server's own origins (its
+   * pages and everything under /api). Refused too while a link dialog is open, and for
+   * LINK_GAP_MS after the app's last one closed: an app cannot stack dialogs or ask again
+   * and again until the person clicks OK. */
+  openLink(card, url) {
+    let u;
+    try {
+      u = new URL(url);
+    } catch {
+      return false;
+    }
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') return false;
+    if (u.username || u.password || this.ownOrigin(u)) return false;
+    const sep = card.name.indexOf('__');
+    const server = sep > 0 ? card.name.slice(0, sep) : null;
+    // Limited per server: one server's apps in several cards share the limit.
+    const who = server || card.name;
+    if (this.linkDialogOpen || Date.now() - (this.linkClosedAt.get(who) || 0) < LINK_GAP_MS) return false;
+    this.linkDialogOpen = true;
+    let yes = false;
+    try {
+      const app = server ? `The app of the tool "${card.name.slice(sep + 2)}" (MCP server "${server}")` : `The app of the tool "${card.name}"`;
+      // eslint-disable-next-line no-alert
+      yes = window.confirm(`${app} asks to open this link in a new tab:\n\n${u.href}\n\nOpen it?`);
+    } finally {
+      this.linkDialogOpen = false;
+      this.linkClosedAt.set(who, Date.now());
+    }
+    if (!yes) return false;
+    window.open(u.href, '_blank', 'noopener,noreferrer');
+    return true;
+  }
+
   /** What an MCP App in `card` may ask of the page: tools of its own server that apps
    * may call (through the same approvals as any call), links the person agrees to open,
    * messages to the model when there is one, and logs. */
@@ -588,22 +659,10 @@ class SessionView {
         const visibility = schema._meta && schema._meta.ui && schema._meta.ui.visibility;
         if (Array.isArray(visibility) && !visibility.includes('app')) throw new Error(`${name} is not callable by apps`);
         const accepted = await api(`/api/sessions/${this.id}/calls`, { json: { tool: full, input: args } });
-        return new Promise((resolve) => this.waiters.set(accepted.callId, resolve));
+        return this.resultOf(accepted.callId);
       },
       readResource: (uri) => api(`/api/tools/${encodeURIComponent(card.name)}/resource`, { json: { uri } }),
-      openLink: (url) => {
-        let u;
-        try {
-          u = new URL(url);
-        } catch {
-          return false;
-        }
-        if (u.protocol !== 'https:' && u.protocol !== 'http:') return false;
-        // eslint-disable-next-line no-alert
-        if (!window.confirm(`An app asks to open ${u.href}. Open it?`)) return false;
-        window.open(u.href, '_blank', 'noopener,noreferrer');
-        return true;
-      },
+      openLink: (url) => this.openLink(card, url),
       sendMessage: async (params) => {
         if (!this.info.provider) return false;
         const text = (Array.isArray(params.content) ? params.content : [])

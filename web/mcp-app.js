@@ -6,7 +6,8 @@
 //! tool-result once the view says `initialized`, size changes, host-context changes, and
 //! teardown; and it answers the view's `tools/call` (the same approval rules as any call,
 //! refused for tools whose visibility leaves out "app" or that belong to another server),
-//! `resources/read` (on the app's own server), `ui/open-link` (asks the person),
+//! `resources/read` (on the app's own server), `ui/open-link` (the page asks the person,
+//! one dialog at a time, never for the server's own origins),
 //! `ui/message`, `ui/update-model-context` and logs.
 
 const PROTOCOL = '2026-01-26';
@@ -151,7 +152,7 @@ export function mountApp(box, widget, host) {
         throw new RpcError(REFUSED, err.message);
       }
     },
-    'ui/open-link': (params) => ({ isError: !(params && host.openLink(String(params.url || ''))) }),
+    'ui/open-link': async (params) => ({ isError: !(params && await host.openLink(String(params.url || ''))) }),
     'ui/message': async (params) => ({ isError: !(await host.sendMessage(params || {})) }),
     'ui/update-model-context': (params) => {
       host.updateModelContext(params || {});

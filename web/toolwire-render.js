@@ -1,9 +1,11 @@
 //! toolwire's browser renderer for ToolResult values, usable in any page:
-//! `renderResult(el, result, {resourceUrl})`, `registerRenderer(kind, fn)`,
+//! `renderResult(el, result, {resourceUrl, sandboxOrigin})`, `registerRenderer(kind, fn)`,
 //! `registerWidget(id, fn)`. The dispatch is the terminal's: a registered renderer for the
 //! kind, else `display.preferredView`, else the well-known kind, else the MIME type, else a
 //! JSON tree. Everything in a result is untrusted: it reaches the page as text nodes,
-//! through DOMPurify (markdown), or as a URL of this origin (media); never as markup.
+//! through DOMPurify (markdown), or as a URL of this origin for passive media only; never
+//! as markup, and never as a URL of this origin that could open as a document (SVG is drawn
+//! on the sandbox origin, see `svgImage`).
 //!
 //! Hooks for tests and styles: every value's root has `class="tw-value"` and `data-kind`;
 //! `data-view` says which view drew it; tables have `data-role="filter"` and header cells
@@ -68,19 +70,39 @@ function safeHref(url) {
   }
 }
 
-const SAFE_MEDIA = /^(image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml)|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+)$/;
+// The types the browser only ever decodes as media and never runs: only these become
+// `blob:` URLs. A blob: URL belongs to the origin that made it and can be opened as a page
+// of its own (a new tab, a dragged link), outside this page's policy: an SVG, HTML or XML
+// there runs its script with this origin's rights (it could approve a pending call). So
+// SVG is not here, nor any `+xml` subtype (which Chromium renders as an XML document).
+const PASSIVE_MEDIA = /^(image\/(png|jpeg|gif|webp|avif|bmp)|audio\/[a-z0-9.-]+|video\/[a-z0-9.-]+)$/;
 
-/** A URL for a value's bytes: the caller's blob URL, or an object URL for inline base64
- * (typed with the value's own MIME type, so the browser never sniffs it). */
+/** A MIME type's essence (`image/png` of `Image/PNG; x=y`), or ''. */
+function essence(mime) {
+  return typeof mime === 'string' ? mime.split(';')[0].trim().toLowerCase() : '';
+}
+
+/** Inline base64 without whitespace, or null when it is not base64 at all. */
+function cleanBase64(text) {
+  if (typeof text !== 'string') return null;
+  const clean = text.replace(/[\t\n\f\r ]+/g, '');
+  return /^[A-Za-z0-9+/]*={0,2}$/.test(clean) ? clean : null;
+}
+
+/** A URL the page may load a value's bytes from as media: the caller's URL for a stored
+ * blob, an http(s) URL as given, or an object URL for inline base64 of a passive type
+ * (typed with that type, so the browser never sniffs it). Inline bytes of any other type
+ * get none (see PASSIVE_MEDIA): they are drawn elsewhere or offered as a download. */
 function sourceUrl(source, mime, opts) {
   if (!source || typeof source !== 'object') return null;
   if (typeof source.blob === 'string') return opts.resourceUrl ? opts.resourceUrl(source.blob) : null;
   if (typeof source.base64 === 'string') {
+    const type = essence(mime);
+    if (!PASSIVE_MEDIA.test(type)) return null;
     try {
       const bin = atob(source.base64);
       const buf = new Uint8Array(bin.length);
       for (let i = 0; i < bin.length; i += 1) buf[i] = bin.charCodeAt(i);
-      const type = SAFE_MEDIA.test(mime || '') ? mime : 'application/octet-stream';
       return URL.createObjectURL(new Blob([buf], { type }));
     } catch {
       return null;
@@ -90,11 +112,21 @@ function sourceUrl(source, mime, opts) {
   return null;
 }
 
+/** A download URL for inline base64 of a type that may not become a blob: URL: a data: URL
+ * typed `application/octet-stream`. Its bytes are only ever saved, and a data: URL opened
+ * as a page has an opaque origin of its own, never this one. */
+function downloadUrl(source) {
+  const b64 = source && cleanBase64(source.base64);
+  return b64 === null ? null : `data:application/octet-stream;base64,${b64}`;
+}
+
 /**
  * Renders `result` into `el`, replacing what was there.
  * @param {HTMLElement} el
  * @param {ToolResult} result
- * @param {{resourceUrl?: (blob: string) => string|null}} [opts]
+ * @param {{resourceUrl?: (blob: string) => string|null, sandboxOrigin?: string}} [opts]
+ *   `resourceUrl` names a stored blob's URL; `sandboxOrigin` is toolwire's sandbox proxy
+ *   (another origin, `/sandbox`), where inline SVG is drawn.
  */
 export function renderResult(el, result, opts = {}) {
   el.replaceChildren();
@@ -213,6 +245,48 @@ const PURIFY = {
   ALLOW_DATA_ATTR: false,
 };
 
+/** The attributes by which markup fetches on its own (links only fetch when followed). */
+const FETCHING = ['src', 'srcset', 'poster', 'background'];
+
+/** `url` resolved, when it is this origin's (and not empty); else null. */
+function sameOrigin(url) {
+  if (typeof url !== 'string' || !url.trim()) return null;
+  const href = safeHref(url);
+  return href && new URL(href).origin === location.origin ? href : null;
+}
+
+/** The candidates of a srcset that are this origin's, or null when none is. The kept ones
+ * are written out afresh (absolute URL, checked descriptor), so what the browser parses is
+ * exactly what was checked, however oddly the original was written. */
+function sameOriginSrcset(value) {
+  const s = String(value);
+  const space = (c) => c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f';
+  const kept = [];
+  let i = 0;
+  // As the HTML parser reads it: a URL (no whitespace; commas that end it end the
+  // candidate), then descriptors up to the next comma.
+  while (i < s.length) {
+    while (i < s.length && (space(s[i]) || s[i] === ',')) i += 1;
+    if (i >= s.length) break;
+    let j = i;
+    while (j < s.length && !space(s[j])) j += 1;
+    let url = s.slice(i, j);
+    let descriptor = '';
+    if (url.endsWith(',')) {
+      url = url.replace(/,+$/, '');
+      i = j;
+    } else {
+      const comma = s.indexOf(',', j);
+      const end = comma < 0 ? s.length : comma;
+      descriptor = s.slice(j, end).trim();
+      i = end + 1;
+    }
+    const href = sameOrigin(url);
+    if (href && /^(\d+w|\d+(\.\d+)?x)?$/.test(descriptor)) kept.push(descriptor ? `${href} ${descriptor}` : href);
+  }
+  return kept.length ? kept.join(', ') : null;
+}
+
 function markdown(el, text) {
   const html = marked.parse(text, { async: false, gfm: true });
   const clean = DOMPurify.sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: true });
@@ -226,10 +300,20 @@ function markdown(el, text) {
       a.removeAttribute('href');
     }
   }
-  // Images in model or tool markdown would fetch from anywhere: only this origin's.
+  // Whatever model or tool markdown makes the browser fetch by itself (an image, each
+  // srcset candidate, a poster, a legacy background) must be this origin's: a remote one
+  // would tell a third party who reads what, and when.
+  for (const node of clean.querySelectorAll(FETCHING.map((a) => `[${a}]`).join(', '))) {
+    for (const attr of FETCHING) {
+      if (!node.hasAttribute(attr)) continue;
+      const kept = attr === 'srcset' ? sameOriginSrcset(node.getAttribute(attr)) : sameOrigin(node.getAttribute(attr));
+      if (kept) node.setAttribute(attr, kept);
+      else node.removeAttribute(attr);
+    }
+  }
+  // An image with nothing of this origin left to show is its alt text.
   for (const img of clean.querySelectorAll('img')) {
-    const src = safeHref(img.getAttribute('src'));
-    if (!src || new URL(src).origin !== location.origin) img.replaceWith(document.createTextNode(img.getAttribute('alt') || ''));
+    if (!img.hasAttribute('src') && !img.hasAttribute('srcset')) img.replaceWith(document.createTextNode(img.getAttribute('alt') || ''));
   }
   for (const c of clean.querySelectorAll('pre code')) highlightInPlace(c, (c.className.match(/language-([\w+-]+)/) || [])[1]);
   el.append(h('div', { class: 'tw-markdown' }, clean));
@@ -460,7 +544,11 @@ function fileList(el, data) {
 // ---- media, files, links ------------------------------------------------------------------
 
 function image(el, data, mime, opts) {
-  const src = sourceUrl(data.source, mime || 'image/png', opts);
+  const type = essence(mime) || 'image/png';
+  const inline = data.source && typeof data.source.base64 === 'string';
+  if (inline && type === 'image/svg+xml') return svgImage(el, data, opts);
+  if (inline && !PASSIVE_MEDIA.test(type)) return file(el, { source: data.source, filename: 'image' }, type, opts);
+  const src = sourceUrl(data.source, type, opts);
   if (!src) {
     el.append(h('p', { class: 'tw-note' }, 'image not available'));
     return 'image';
@@ -471,8 +559,82 @@ function image(el, data, mime, opts) {
   return 'image';
 }
 
+// ---- SVG: drawn on the sandbox origin ------------------------------------------------------
+//
+// An SVG is a document that can hold script. As an <img> it runs none, but a URL of it made
+// here (blob:) is this origin's and opens as a page of its own, where the script runs with
+// this page's rights. So inline SVG never becomes a URL of this origin. With a sandbox
+// origin (toolwire's MCP Apps proxy, another origin), it is an <img> of a data: URL in the
+// proxy's inner frame, which runs under the proxy's policy (images from data: allowed) with
+// an opaque origin of its own: the image shows, and even opened as a page it is nobody's.
+// (An <img> of a data: URL in this page would do too, but toolwire's own page policy admits
+// images from itself and blob: only, and a srcdoc frame inherits that policy.) Without a
+// sandbox origin (the renderer in another page), it is that <img> of a data: URL here.
+
+const SVG_MAX_PX = 4000;
+
+function svgImage(el, data, opts) {
+  const b64 = cleanBase64(data.source.base64);
+  if (b64 === null) {
+    el.append(h('p', { class: 'tw-note' }, 'image not available'));
+    return 'image';
+  }
+  const url = `data:image/svg+xml;base64,${b64}`;
+  const alt = String(data.alt || '');
+  let origin = null;
+  try {
+    origin = opts.sandboxOrigin ? new URL(opts.sandboxOrigin).origin : null;
+  } catch {
+    origin = null;
+  }
+  if (!origin || origin === location.origin) {
+    el.append(h('img', { class: 'tw-image', src: url, alt, decoding: 'async' }));
+    return 'image';
+  }
+  const frame = h('iframe', { class: 'tw-svg-frame', title: alt || 'SVG image', 'data-sandbox': 'svg' });
+  // The proxy page needs both (as for an MCP App); the image's own frame inside it is
+  // sandboxed to scripts only, and the only script there is the one below.
+  frame.setAttribute('sandbox', 'allow-scripts allow-same-origin');
+  const src = new URL('/sandbox', origin);
+  src.searchParams.set('host', location.origin);
+  src.searchParams.set('csp', '{}');
+  frame.src = src.href;
+  // The inner page reports the image's size as it lays out; nothing from the result is in
+  // it but the checked base64.
+  const html = `<!doctype html><meta charset="utf-8"><style>html,body{margin:0;background:transparent}img{display:block;max-width:100%;height:auto}</style><img src="${url}"><script>
+const img = document.images[0];
+const report = () => parent.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/size-changed',
+  params: { width: img.naturalWidth, height: img.getBoundingClientRect().height } }, '*');
+new ResizeObserver(report).observe(img);
+img.addEventListener('load', report);
+</script>`;
+  let seen = false;
+  const onMessage = (event) => {
+    if (event.source !== frame.contentWindow || event.origin !== origin) {
+      // Once drawn and then taken out of the page, the frame says nothing more.
+      if (seen && !frame.isConnected) window.removeEventListener('message', onMessage);
+      return;
+    }
+    seen = true;
+    const m = event.data;
+    if (!m || typeof m !== 'object' || m.jsonrpc !== '2.0') return;
+    if (m.method === 'ui/notifications/sandbox-proxy-ready') {
+      frame.contentWindow.postMessage({ jsonrpc: '2.0', method: 'ui/notifications/sandbox-resource-ready', params: { html } }, origin);
+    } else if (m.method === 'ui/notifications/size-changed' && m.params) {
+      const w = Number(m.params.width);
+      const ht = Number(m.params.height);
+      if (Number.isFinite(w) && w > 0) frame.style.width = `${Math.min(Math.ceil(w), SVG_MAX_PX)}px`;
+      if (Number.isFinite(ht) && ht > 0) frame.style.height = `${Math.min(Math.ceil(ht), SVG_MAX_PX)}px`;
+    }
+  };
+  window.addEventListener('message', onMessage);
+  el.append(frame);
+  return 'image';
+}
+
 function file(el, data, mime, opts) {
-  const src = sourceUrl(data.source, mime, opts);
+  const type = essence(mime);
+  const src = sourceUrl(data.source, type, opts);
   const name = String(data.filename || 'file');
   if (src && data.mediaKind === 'audio') {
     el.append(h('audio', { class: 'tw-audio', controls: true, preload: 'metadata', src }));
@@ -482,11 +644,12 @@ function file(el, data, mime, opts) {
     el.append(h('video', { class: 'tw-video', controls: true, preload: 'metadata', src }));
     return 'video';
   }
+  const href = src || downloadUrl(data.source);
   const size = data.source && typeof data.source.size === 'number' ? data.source.size : null;
   el.append(h('div', { class: 'tw-download' },
     h('span', { class: 'tw-file-name' }, name),
-    h('span', { class: 'tw-muted' }, ` ${mime || data.mediaKind || ''} ${size !== null ? bytes(size) : ''}`),
-    src ? h('a', { href: src, download: name, rel: 'noopener' }, 'download') : h('span', { class: 'tw-muted' }, ' not stored')));
+    h('span', { class: 'tw-muted' }, ` ${type || data.mediaKind || ''} ${size !== null ? bytes(size) : ''}`),
+    href ? h('a', { href, download: name, rel: 'noopener' }, 'download') : h('span', { class: 'tw-muted' }, ' not stored')));
   return 'download';
 }
 

@@ -3,26 +3,12 @@
 // host's sandbox: it logs what the host sends, grows (so it must be resized), calls
 // tools through the host, and tries to reach the host page and the API.
 import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const sdk = join(here, '../mcp/node_modules/@modelcontextprotocol/sdk/dist/esm');
-const { McpServer } = await import(join(sdk, 'server/mcp.js'));
-const { StdioServerTransport } = await import(join(sdk, 'server/stdio.js'));
-const { z } = await import(join(here, '../mcp/node_modules/zod/index.js'));
-
-// The app SDK's browser bundle, its final export turned into a global the view can use.
-const bundle = readFileSync(join(here, 'node_modules/@modelcontextprotocol/ext-apps/dist/src/app-with-deps.js'), 'utf8');
-const lastExport = bundle.lastIndexOf('export{');
-const names = bundle.slice(lastExport + 'export{'.length, bundle.indexOf('}', lastExport)).split(',')
-  .map((pair) => pair.trim().split(/\s+as\s+/)).map(([local, name]) => `${JSON.stringify(name || local)}:${local}`);
-const sdkScript = `${bundle.slice(0, lastExport)}\nwindow.__extApps={${names.join(',')}};`;
+import { McpServer, StdioServerTransport, z, appSdkScript } from './app_sdk.mjs';
 
 const view = `<!doctype html>
 <html><head><meta charset="utf-8"><title>test app</title></head>
 <body><pre id="log"></pre><div id="grow"></div>
-<script type="module">${sdkScript.replaceAll('</script', '<\\/script')}</script>
+<script type="module">${appSdkScript}</script>
 <script type="module">
 const log = (s) => { document.getElementById('log').textContent += s + '\\n'; };
 document.addEventListener('securitypolicyviolation', (e) => log('violation ' + e.effectiveDirective));

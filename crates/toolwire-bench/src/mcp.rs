@@ -27,15 +27,18 @@ async fn toolwire_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
         server.exists(),
         "needs tests/mcp installed (npm ci --prefix tests/mcp)"
     );
-    let config = ServerConfig {
-        name: "ev".into(),
-        transport: Transport::Stdio {
+    let mut config = ServerConfig::new(
+        "ev",
+        Transport::Stdio {
             command: "node".into(),
             args: vec![server.display().to_string(), "stdio".into()],
             env: Default::default(),
             cwd: None,
+            inherit: Default::default(),
         },
-    };
+    );
+    // The workload measures calls, not a person's approval of each.
+    config.approval.server = Some(toolwire_mcp::ApprovalPolicy::Never);
     let connected = toolwire_mcp::connect_all(vec![config], Limits::default()).await;
     if let Some(failed) = connected.failed.first() {
         bail!("server-everything did not start: {failed:?}");

@@ -54,13 +54,15 @@ async fn main() {
         .expect("usage: conformance_client <server-url>");
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     eprintln!("scenario {scenario:?} against {url}");
-    let config = ServerConfig {
-        name: "conformance".into(),
-        transport: Transport::Http {
+    let mut config = ServerConfig::new(
+        "conformance",
+        Transport::Http {
             url,
             headers: Default::default(),
         },
-    };
+    );
+    // The suite's scenarios call tools with nobody there to approve them.
+    config.approval.server = Some(toolwire_mcp::ApprovalPolicy::Never);
     let limits = Limits {
         connect_timeout: Duration::from_secs(10),
         call_timeout: Duration::from_secs(10),

@@ -6,16 +6,107 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value as Json;
+use toolwire_tool::ApprovalPolicy;
 
-/// Longest server name: it prefixes every tool name, which providers cap at 64.
+/// Longest tool-name prefix made from a server's name: it prefixes every tool name, which
+/// providers cap at 64.
 pub const MAX_SERVER_NAME: usize = 24;
+
+/// Longest server name accepted at all (names are shown in prompts and errors).
+const MAX_NAME_CHARS: usize = 200;
 
 /// One MCP server to connect to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
-    /// Prefix of its tools' names (`NAME__TOOL`).
+    /// The name as configured, any text the other MCP hosts accept (`"trial py"`): what
+    /// a person is shown.
     pub name: String,
+    /// Prefix of its tools' names (`PREFIX__TOOL`): the name cleaned to what every
+    /// provider accepts, made unique across servers by [`merge`].
+    pub prefix: String,
     pub transport: Transport,
+    /// Which of its calls ask a person first.
+    pub approval: ApprovalRules,
+}
+
+impl ServerConfig {
+    /// A server with the default rules: its name cleaned into its prefix, approvals by
+    /// the tools' annotations.
+    pub fn new(name: impl Into<String>, transport: Transport) -> Self {
+        let name = name.into();
+        ServerConfig {
+            prefix: clean_prefix(&name),
+            name,
+            transport,
+            approval: ApprovalRules::default(),
+        }
+    }
+}
+
+/// Who decides whether a call of this server's tools asks first. The MCP spec's defaults
+/// make a tool without annotations "not read-only, maybe destructive", so by default
+/// every tool not marked `readOnlyHint: true` asks; the config overrides that per server
+/// (`"approval"`) and per tool (`"tools": {"NAME": {"approval"}}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApprovalRules {
+    pub server: Option<ApprovalPolicy>,
+    /// By the tool's own name on its server.
+    pub tools: BTreeMap<String, ApprovalPolicy>,
+}
+
+impl ApprovalRules {
+    /// The policy for tool `remote` (its name on the server) with `read_only` from its
+    /// `readOnlyHint`: the tool's rule, else the server's, else the annotations'.
+    pub fn policy(&self, remote: &str, read_only: Option<bool>) -> ApprovalPolicy {
+        self.tools
+            .get(remote)
+            .copied()
+            .or(self.server)
+            .unwrap_or(if read_only == Some(true) {
+                ApprovalPolicy::Never
+            } else {
+                ApprovalPolicy::Always
+            })
+    }
+}
+
+/// Which of toolwire's environment variables a stdio server is started with, besides
+/// its config's `env`. Provider keys must not reach every server (server-everything's
+/// `get-env` prints them), so the default is the short list the official SDKs pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum InheritEnv {
+    /// [`SAFE_ENV`] only.
+    #[default]
+    Safe,
+    /// [`SAFE_ENV`] and these names too (`"inheritEnv": ["GITHUB_TOKEN"]`).
+    Also(Vec<String>),
+    /// Everything (`"inheritEnv": true`): an explicit opt-in.
+    All,
+}
+
+/// The variables every stdio server gets when toolwire has them: what a program needs to
+/// find its tools, home, user, terminal, locale and temporary directory.
+pub const SAFE_ENV: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+    "TZ",
+];
+
+impl InheritEnv {
+    /// The inherited variables, from `vars` (toolwire's environment). A value that is a
+    /// shell function (`() {`) is left out, as the SDKs do.
+    pub fn pick(&self, vars: impl Iterator<Item = (String, String)>) -> BTreeMap<String, String> {
+        vars.filter(|(k, v)| {
+            let wanted = match self {
+                InheritEnv::All => true,
+                InheritEnv::Safe => SAFE_ENV.contains(&k.as_str()),
+                InheritEnv::Also(more) => {
+                    SAFE_ENV.contains(&k.as_str()) || more.iter().any(|m| m == k)
+                }
+            };
+            wanted && !v.starts_with("()")
+        })
+        .collect()
+    }
 }
 
 /// How to reach a server.
@@ -25,8 +116,10 @@ pub enum Transport {
     Stdio {
         command: String,
         args: Vec<String>,
+        /// Set for the server on top of what it inherits.
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
+        inherit: InheritEnv,
     },
     /// Streamable HTTP at `url`.
     Http {
@@ -44,12 +137,14 @@ impl std::fmt::Debug for Transport {
                 args,
                 env,
                 cwd,
+                inherit,
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env", &env.keys().collect::<Vec<_>>())
                 .field("cwd", cwd)
+                .field("inherit", inherit)
                 .finish(),
             Transport::Http { url, headers } => f
                 .debug_struct("Http")
@@ -79,8 +174,8 @@ pub enum ConfigError {
     #[error("--mcp {0:?}: expected NAME=COMMAND or NAME=URL")]
     NoEquals(String),
     #[error(
-        "MCP server name {0:?}: use 1 to {MAX_SERVER_NAME} letters, digits, '-' or '_', \
-         starting with a letter, without '__' (it prefixes the tool names)"
+        "MCP server name {0:?}: give 1 to {MAX_NAME_CHARS} characters, not all spaces, \
+         with no control characters"
     )]
     BadName(String),
     #[error("MCP server {name:?}: {why}")]
@@ -118,28 +213,66 @@ pub fn parse_flag(flag: &str) -> Result<ServerConfig, ConfigError> {
             args: words.collect(),
             env: BTreeMap::new(),
             cwd: None,
+            inherit: InheritEnv::Safe,
         }
     };
-    Ok(ServerConfig { name, transport })
+    Ok(ServerConfig::new(name, transport))
 }
 
 fn is_url(s: &str) -> bool {
     s.starts_with("http://") || s.starts_with("https://")
 }
 
-/// A server name must make valid, unambiguous tool names.
+/// A server name is any text the other hosts accept; its tool prefix is made from it.
+/// Only what cannot be shown is refused.
 fn check_name(name: &str) -> Result<String, ConfigError> {
-    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name.len() <= MAX_SERVER_NAME
-        && !name.contains("__")
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let ok = !name.trim().is_empty()
+        && name.chars().count() <= MAX_NAME_CHARS
+        && !name.chars().any(char::is_control);
     if ok {
         Ok(name.to_owned())
     } else {
         Err(ConfigError::BadName(name.to_owned()))
     }
+}
+
+/// A tool-name prefix made from a server name: ASCII letters, digits and `-`, with any
+/// run of other characters (and of `_`) as one `_`, no `_` at either end, starting with a
+/// letter, at most [`MAX_SERVER_NAME`] long. Because a prefix never holds `__` nor ends
+/// with `_`, the first `__` of a tool's name is always the separator: two servers'
+/// names can only meet if their prefixes do, which [`merge`] prevents.
+pub fn clean_prefix(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '-' {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let mut out = out.trim_matches('_').to_owned();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        out.insert_str(0, "mcp_");
+    }
+    cut(&mut out, MAX_SERVER_NAME);
+    out
+}
+
+/// Cuts an ASCII prefix to `max` bytes, never leaving a `_` at its end.
+fn cut(prefix: &mut String, max: usize) {
+    prefix.truncate(max);
+    while prefix.ends_with('_') {
+        prefix.pop();
+    }
+}
+
+/// The cleaned prefix with a stable hash of the full name: for names whose cleaned forms
+/// meet (`"a b"` and `"a_b"`).
+fn hashed_prefix(name: &str) -> String {
+    let hash = blake3::hash(name.as_bytes()).to_hex();
+    let mut base = clean_prefix(name);
+    cut(&mut base, MAX_SERVER_NAME - 7);
+    format!("{base}-{}", &hash[..6])
 }
 
 /// One entry of `mcpServers`, as Claude Desktop, Cursor and VS Code write it.
@@ -163,6 +296,41 @@ struct Entry {
     kind: Option<String>,
     #[serde(default)]
     disabled: bool,
+    /// toolwire's own keys: `"always"` or `"never"` for every tool of the server.
+    #[serde(default)]
+    approval: Option<ApprovalPolicy>,
+    /// Per tool, by its name on the server: `{"write_file": {"approval": "always"}}`.
+    #[serde(default)]
+    tools: BTreeMap<String, ToolEntry>,
+    /// `true` (all of toolwire's environment) or a list of names to pass beyond the
+    /// safe default.
+    #[serde(default)]
+    inherit_env: Option<Json>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolEntry {
+    #[serde(default)]
+    approval: Option<ApprovalPolicy>,
+}
+
+fn inherit_of(value: Option<Json>) -> Result<InheritEnv, String> {
+    match value {
+        None | Some(Json::Bool(false)) => Ok(InheritEnv::Safe),
+        Some(Json::Bool(true)) => Ok(InheritEnv::All),
+        Some(Json::Array(names)) => names
+            .into_iter()
+            .map(|n| match n {
+                Json::String(s) => Ok(s),
+                other => Err(format!("\"inheritEnv\" lists names, not {other}")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(InheritEnv::Also),
+        Some(other) => Err(format!(
+            "\"inheritEnv\" is true, false or a list of variable names, not {other}"
+        )),
+    }
 }
 
 /// Reads the servers of an `{"mcpServers": {...}}` document (VS Code's `"servers"` key
@@ -188,12 +356,26 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
         if entry.disabled {
             continue;
         }
+        let server_error = |why: String| ConfigError::Server {
+            name: name.clone(),
+            why,
+        };
+        let inherit = inherit_of(entry.inherit_env).map_err(server_error)?;
+        let approval = ApprovalRules {
+            server: entry.approval,
+            tools: entry
+                .tools
+                .into_iter()
+                .filter_map(|(tool, rule)| Some((tool, rule.approval?)))
+                .collect(),
+        };
         let transport = match (entry.command, entry.url) {
             (Some(command), None) => Transport::Stdio {
                 command,
                 args: entry.args,
                 env: entry.env,
                 cwd: entry.cwd.map(|c| base.join(c)),
+                inherit,
             },
             (None, Some(url)) if entry.kind.as_deref() == Some("sse") => {
                 return Err(ConfigError::Server {
@@ -227,7 +409,9 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
                 });
             }
         };
-        out.push(ServerConfig { name, transport });
+        let mut server = ServerConfig::new(name, transport);
+        server.approval = approval;
+        out.push(server);
     }
     Ok(out)
 }
@@ -248,7 +432,8 @@ pub fn read_servers_file(path: &Path) -> Result<Vec<ServerConfig>, ConfigError> 
 }
 
 /// All configured servers, flags last; one name used twice is an error, since its tools
-/// would be ambiguous.
+/// would be ambiguous. Prefixes are made unique: a server whose cleaned prefix another
+/// shares, and whose name is not exactly that prefix, gets a stable hash of its name.
 pub fn merge(
     groups: impl IntoIterator<Item = Vec<ServerConfig>>,
 ) -> Result<Vec<ServerConfig>, ConfigError> {
@@ -258,6 +443,28 @@ pub fn merge(
             return Err(ConfigError::Duplicate(server.name));
         }
         out.push(server);
+    }
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for server in &out {
+        *counts.entry(server.prefix.clone()).or_default() += 1;
+    }
+    for server in &mut out {
+        if counts.get(&server.prefix).copied().unwrap_or(0) > 1 && server.name != server.prefix {
+            server.prefix = hashed_prefix(&server.name);
+        }
+    }
+    // A hashed prefix meeting another is a 1-in-16-million accident; still refused by name.
+    let mut seen = std::collections::HashSet::new();
+    for server in &out {
+        if !seen.insert(server.prefix.as_str()) {
+            return Err(ConfigError::Server {
+                name: server.name.clone(),
+                why: format!(
+                    "its tool prefix {:?} is another server's too; rename one",
+                    server.prefix
+                ),
+            });
+        }
     }
     Ok(out)
 }
@@ -283,18 +490,115 @@ mod tests {
         );
         let h = parse_flag("remote=https://example.com/mcp").unwrap();
         assert!(matches!(h.transport, Transport::Http { .. }));
-        for bad in [
-            "nothing", "=cmd", "a__b=cmd", "x=", "x='open", "ü=cmd", "9x=cmd",
-        ] {
+        for bad in ["nothing", "=cmd", " =cmd", "x=", "x='open", "a\tb=cmd"] {
             assert!(parse_flag(bad).is_err(), "{bad}");
         }
-        let long = format!("{}=cmd", "n".repeat(MAX_SERVER_NAME + 1));
+        let long = format!("{}=cmd", "n".repeat(MAX_NAME_CHARS + 1));
         assert!(
             parse_flag(&long)
                 .unwrap_err()
                 .to_string()
-                .contains("1 to 24")
+                .contains("1 to 200")
         );
+    }
+
+    #[test]
+    fn any_name_a_host_accepts_makes_a_valid_prefix() {
+        for (name, prefix) in [
+            ("trial py", "trial_py"),
+            ("a__b", "a_b"),
+            ("9x", "mcp_9x"),
+            ("ü", "mcp"),
+            ("server.files", "server_files"),
+            ("_lead_", "lead"),
+            ("everything", "everything"),
+        ] {
+            assert_eq!(clean_prefix(name), prefix, "{name}");
+        }
+        let long = clean_prefix(&"n".repeat(100));
+        assert_eq!(long.len(), MAX_SERVER_NAME);
+        let doc = json!({"mcpServers": {"trial py": {"command": "python3", "args": ["s.py"]}}});
+        let servers = parse_servers_json(&doc, Path::new("/")).unwrap();
+        assert_eq!(servers[0].name, "trial py");
+        assert_eq!(servers[0].prefix, "trial_py");
+    }
+
+    #[test]
+    fn prefixes_are_unique_across_servers() {
+        let doc = json!({"mcpServers": {
+            "a": {"command": "x"}, "a_": {"command": "x"}, "a b": {"command": "x"},
+            "a_b": {"command": "x"},
+        }});
+        let servers = merge([parse_servers_json(&doc, Path::new("/")).unwrap()]).unwrap();
+        let prefixes: Vec<&str> = servers.iter().map(|s| s.prefix.as_str()).collect();
+        let unique: std::collections::HashSet<&&str> = prefixes.iter().collect();
+        assert_eq!(unique.len(), prefixes.len(), "{prefixes:?}");
+        // The name that is exactly its prefix keeps it; the others are hashed, stably.
+        assert!(
+            prefixes.contains(&"a") && prefixes.contains(&"a_b"),
+            "{prefixes:?}"
+        );
+        let again = merge([parse_servers_json(&doc, Path::new("/")).unwrap()]).unwrap();
+        assert_eq!(servers, again);
+        for p in prefixes {
+            assert!(!p.contains("__") && !p.ends_with('_'), "{p}");
+            assert!(toolwire_tool::is_valid_tool_name(&format!("{p}__x")), "{p}");
+        }
+    }
+
+    #[test]
+    fn approvals_follow_annotations_unless_configured() {
+        let rules = ApprovalRules::default();
+        assert_eq!(rules.policy("read", Some(true)), ApprovalPolicy::Never);
+        assert_eq!(rules.policy("write", Some(false)), ApprovalPolicy::Always);
+        assert_eq!(rules.policy("plain", None), ApprovalPolicy::Always);
+        let doc = json!({"mcpServers": {"fs": {
+            "command": "x", "approval": "never",
+            "tools": {"write_file": {"approval": "always"}},
+        }}});
+        let fs = parse_servers_json(&doc, Path::new("/")).unwrap().remove(0);
+        assert_eq!(fs.approval.policy("read_file", None), ApprovalPolicy::Never);
+        assert_eq!(
+            fs.approval.policy("write_file", Some(true)),
+            ApprovalPolicy::Always
+        );
+        let bad = json!({"mcpServers": {"fs": {"command": "x", "approval": "sometimes"}}});
+        assert!(parse_servers_json(&bad, Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn servers_inherit_only_a_safe_environment() {
+        let vars = || {
+            [
+                ("PATH", "/bin"),
+                ("HOME", "/root"),
+                ("ANTHROPIC_API_KEY", "sk-secret"),
+                ("GITHUB_TOKEN", "ghp"),
+                ("SHELL", "() { evil; }"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        };
+        let safe = InheritEnv::Safe.pick(vars());
+        assert_eq!(safe.keys().collect::<Vec<_>>(), ["HOME", "PATH"]);
+        let also = InheritEnv::Also(vec!["GITHUB_TOKEN".into()]).pick(vars());
+        assert!(also.contains_key("GITHUB_TOKEN") && !also.contains_key("ANTHROPIC_API_KEY"));
+        assert!(
+            InheritEnv::All
+                .pick(vars())
+                .contains_key("ANTHROPIC_API_KEY")
+        );
+        let doc = json!({"mcpServers": {"gh": {"command": "x", "inheritEnv": ["GITHUB_TOKEN"]}}});
+        let gh = parse_servers_json(&doc, Path::new("/")).unwrap().remove(0);
+        assert!(matches!(
+            gh.transport,
+            Transport::Stdio {
+                inherit: InheritEnv::Also(_),
+                ..
+            }
+        ));
+        let bad = json!({"mcpServers": {"gh": {"command": "x", "inheritEnv": "yes"}}});
+        assert!(parse_servers_json(&bad, Path::new("/")).is_err());
     }
 
     #[test]

@@ -12,9 +12,10 @@ mod tool;
 use std::sync::Arc;
 
 pub use client::Sampler;
-pub use config::{ConfigError, ServerConfig, Transport};
+pub use config::{ApprovalRules, ConfigError, InheritEnv, ServerConfig, Transport};
 pub use server::{InProcess, Limits, McpServer, ServerError};
 pub use tool::McpTool;
+pub use toolwire_tool::ApprovalPolicy;
 
 /// The tools of every configured server, started together. A server that fails is
 /// reported beside the others' tools rather than failing them all.

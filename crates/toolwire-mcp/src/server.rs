@@ -128,16 +128,20 @@ impl McpServer {
         limits: Limits,
         connect: impl Fn() -> tokio::io::DuplexStream + Send + Sync + 'static,
     ) -> Arc<Self> {
-        Arc::new(McpServer {
-            config: ServerConfig {
-                name: name.to_owned(),
-                transport: Transport::Stdio {
-                    command: "(in process)".to_owned(),
-                    args: Vec::new(),
-                    env: Default::default(),
-                    cwd: None,
-                },
+        let mut config = ServerConfig::new(
+            name,
+            Transport::Stdio {
+                command: "(in process)".to_owned(),
+                args: Vec::new(),
+                env: Default::default(),
+                cwd: None,
+                inherit: Default::default(),
             },
+        );
+        // A server in this process is the embedder's own code: its tools run unasked.
+        config.approval.server = Some(toolwire_tool::ApprovalPolicy::Never);
+        Arc::new(McpServer {
+            config,
             in_process: Some(Arc::new(connect)),
             sampler: None,
             limits,
@@ -154,8 +158,18 @@ impl McpServer {
         self
     }
 
+    /// The name as configured, for people.
     pub fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// The prefix of its tools' names.
+    pub fn prefix(&self) -> &str {
+        &self.config.prefix
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
     }
 
     pub fn limits(&self) -> &Limits {
@@ -264,10 +278,16 @@ impl McpServer {
                     args,
                     env,
                     cwd,
+                    inherit,
                 },
             ) => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env).kill_on_drop(true);
+                // Only the safe variables (or what the config opts into), then its own.
+                cmd.args(args)
+                    .env_clear()
+                    .envs(inherit.pick(std::env::vars()))
+                    .envs(env)
+                    .kill_on_drop(true);
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }

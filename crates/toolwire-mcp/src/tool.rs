@@ -563,12 +563,14 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool>
         .filter_map(|d| Some((d.get("name")?.as_str()?.to_owned(), d)))
         .collect();
     let refs: Vec<&str> = defs.iter().map(|(n, _)| n.as_str()).collect();
-    let names = crate::naming::assign(server.name(), &refs);
+    let names = crate::naming::assign(server.prefix(), &refs);
     defs.iter()
         .zip(names)
         .map(|((remote, def), name)| {
-            let (schema, app_uri) =
+            let (mut schema, app_uri) =
                 crate::schema::tool_schema(&name, def, server.limits().call_timeout);
+            let read_only = schema.annotations.as_ref().and_then(|a| a.read_only_hint);
+            schema.approval = server.config().approval.policy(remote, read_only);
             let task_required = def["execution"]["taskSupport"] == "required";
             McpTool::new(
                 Arc::clone(server),

@@ -37,15 +37,16 @@ async fn executor(config: ServerConfig) -> Executor {
 
 #[tokio::test]
 async fn a_command_that_does_not_exist_is_named() {
-    let config = ServerConfig {
-        name: "nope".into(),
-        transport: Transport::Stdio {
+    let config = ServerConfig::new(
+        "nope",
+        Transport::Stdio {
             command: "toolwire-no-such-mcp-server".into(),
             args: vec![],
             env: Default::default(),
             cwd: None,
+            inherit: Default::default(),
         },
-    };
+    );
     let connected = toolwire_mcp::connect_all(vec![config], limits()).await;
     assert!(connected.tools.is_empty());
     let message = connected.failed[0].to_string();

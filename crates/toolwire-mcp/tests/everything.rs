@@ -259,13 +259,13 @@ async fn server_everything_over_streamable_http() {
     };
     let port = peers::free_port();
     let server = peers::spawn_http(&script, port).await;
-    exercise(ServerConfig {
-        name: "ev".into(),
-        transport: Transport::Http {
+    exercise(support::trusted(ServerConfig::new(
+        "ev",
+        Transport::Http {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: Default::default(),
         },
-    })
+    )))
     .await;
     drop(server);
 }

@@ -524,9 +524,13 @@ fn to_result(reg: &Registered, call: &CallRef, output: Output) -> ToolResult {
             format!("invalid output: {why}"),
         )
     };
-    // An `input_required` answer is checked when the final result arrives.
-    let input_required = matches!(&output, Output::Raw(raw) if raw.get("resultType").and_then(Json::as_str) == Some("input_required"));
-    if reg.has_output_schema() && !input_required {
+    // An `input_required` answer is checked when the final result arrives, and an MCP
+    // error result (`isError: true`) not at all: `outputSchema` describes successes, and
+    // the server's own error text must reach the person and the model.
+    let unchecked = matches!(&output, Output::Raw(raw)
+        if raw.get("resultType").and_then(Json::as_str) == Some("input_required")
+            || raw.get("isError").and_then(Json::as_bool) == Some(true));
+    if reg.has_output_schema() && !unchecked {
         let structured = match &output {
             Output::Raw(raw) => Some(raw.get("structuredContent").unwrap_or(raw)),
             Output::Values(values) => first_structured(values),

@@ -1,6 +1,7 @@
 //! `GET /api/resources/{blob}/content`: a stored blob's bytes, with Range, an ETag from its
 //! hash and `immutable` caching. Untrusted bytes are never run in the app's origin: no
-//! sniffing, and HTML or SVG is a sandboxed download.
+//! sniffing, a sandbox policy on every response, and anything but passive media is a
+//! download.
 
 use axum::body::Body;
 use axum::extract::State;
@@ -57,6 +58,26 @@ fn content_type(head: &[u8]) -> &'static str {
             "application/octet-stream"
         }
     })
+}
+
+/// Types a browser only ever displays, never runs: raster images, audio, video and plain
+/// text. SVG is an image that runs script, so it is not one.
+pub fn is_passive(mime: &str) -> bool {
+    const RASTER: &[&str] = &[
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "image/avif",
+        "image/bmp",
+        "image/x-icon",
+        "image/vnd.microsoft.icon",
+    ];
+    let essence = mime.split(';').next().unwrap_or_default().trim();
+    RASTER.contains(&essence)
+        || essence.starts_with("audio/")
+        || essence.starts_with("video/")
+        || essence == "text/plain"
 }
 
 pub async fn content(
@@ -131,12 +152,15 @@ pub async fn content(
     {
         h.insert(header::CONTENT_RANGE, v);
     }
-    if mime.starts_with("text/html") || mime.starts_with("image/svg") {
-        // Markup from a tool could run script: never in the app's origin.
-        h.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static("sandbox"),
-        );
+    // Every response is its own sandboxed, script-less origin if opened as a page; any
+    // type that is not plainly passive is also a download, so that no stored byte is ever
+    // rendered as an active document on the app's origin, whatever its MIME type claims
+    // (an allowlist: `<?xml` sniffed as text/xml ran script when a denylist missed it).
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox; default-src 'none'"),
+    );
+    if !is_passive(mime) {
         h.insert(
             header::CONTENT_DISPOSITION,
             HeaderValue::from_static("attachment"),
@@ -148,7 +172,34 @@ pub async fn content(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::parse_range;
+    use super::{content_type, is_passive, parse_range};
+
+    #[test]
+    fn only_passive_types_are_shown_inline() {
+        for passive in [
+            "image/png",
+            "audio/mpeg",
+            "video/webm",
+            "text/plain; charset=utf-8",
+        ] {
+            assert!(is_passive(passive), "{passive}");
+        }
+        for active in [
+            "image/svg+xml",
+            "text/html",
+            "text/xml",
+            "application/xml",
+            "application/xhtml+xml",
+            "application/pdf",
+            "application/octet-stream",
+            "text/javascript",
+        ] {
+            assert!(!is_passive(active), "{active}");
+        }
+        // An XHTML document is sniffed as something active, not as plain text.
+        let xhtml = br#"<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><script>1</script></html>"#;
+        assert!(!is_passive(content_type(xhtml)), "{}", content_type(xhtml));
+    }
 
     #[test]
     fn ranges() {

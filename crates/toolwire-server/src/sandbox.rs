@@ -1,7 +1,8 @@
 //! The MCP Apps sandbox proxy: a second listener on another port, so another origin than
 //! the app's, serving only the proxy page and its script. The page's Content Security
 //! Policy is built from the app's declared `_meta.ui.csp` domains (never more) and is
-//! inherited by the app's `srcdoc` frame inside it; only the app's own pages may frame it.
+//! inherited by the app's `srcdoc` frame inside it; only the app page that asked for it
+//! may frame it.
 
 use axum::Router;
 use axum::extract::{Query, Request, State};
@@ -15,8 +16,8 @@ use crate::error::ApiError;
 use crate::guard::Guard;
 use crate::web;
 
-/// What the sandbox listener knows: the names it answers to, and the app origins that
-/// may frame it.
+/// What the sandbox listener knows: the names it answers to, and the app origins whose
+/// pages may ask for a proxy (each may frame only the one it asked for).
 #[derive(Debug, Clone)]
 pub struct SandboxState {
     pub guard: Guard,
@@ -98,6 +99,17 @@ pub fn app_policy(csp: &DeclaredCsp, frame_ancestors: &[String]) -> Result<Strin
     ))
 }
 
+/// Who may frame the proxy asked for by the app page at `host` (already checked to be one
+/// of the app's origins): that page's origin only, not every name the app answers to.
+/// Those names include `http://[::1]:P` on any loopback server, and Chromium takes no IPv6
+/// literal in a source expression (with or without a port, in any spelling): it logs an
+/// error for every app and ignores the source. So an IPv6 origin is listed only when the
+/// page itself is on one, which it can be only when the server is bound on IPv6 (there
+/// Chromium still refuses it: open the app at `http://localhost:P` in Chromium).
+pub fn frame_ancestors(host: &str) -> Vec<String> {
+    vec![host.to_owned()]
+}
+
 #[derive(Debug, Deserialize)]
 pub struct ProxyQuery {
     /// The app page's origin, which the proxy talks to; one of the server's own.
@@ -121,7 +133,7 @@ async fn proxy_page(
             serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("csp: {e}")))?
         }
     };
-    let policy = app_policy(&csp, &state.app_origins)?;
+    let policy = app_policy(&csp, &frame_ancestors(&q.host))?;
     let html = web::asset("sandbox.html").ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
@@ -204,6 +216,24 @@ mod tests {
         assert!(p.contains("frame-src 'none'"));
         assert!(p.contains("base-uri 'self'"));
         assert!(p.contains("frame-ancestors http://127.0.0.1:7777"));
+    }
+
+    #[test]
+    fn only_the_asking_page_may_frame_the_proxy_and_no_ipv6_for_an_ipv4_page() {
+        // A server on 127.0.0.1 answers to [::1] too; a page on 127.0.0.1 or localhost
+        // gets a policy with its own origin only, never the IPv6 form Chromium rejects.
+        for host in ["http://127.0.0.1:7777", "http://localhost:7777"] {
+            let p = app_policy(&DeclaredCsp::default(), &frame_ancestors(host)).unwrap_or_default();
+            assert!(p.ends_with(&format!("frame-ancestors {host}")), "{p}");
+            assert!(!p.contains('['), "{p}");
+        }
+        // A page on [::1] exists only when the server is bound there: it is listed.
+        let p = app_policy(
+            &DeclaredCsp::default(),
+            &frame_ancestors("http://[::1]:7777"),
+        )
+        .unwrap_or_default();
+        assert!(p.ends_with("frame-ancestors http://[::1]:7777"), "{p}");
     }
 
     #[test]

@@ -416,8 +416,31 @@ async fn resources_are_served_with_range_etag_and_a_sandbox_for_markup() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.headers()["content-security-policy"], "sandbox");
+    assert_eq!(
+        r.headers()["content-security-policy"],
+        "sandbox; default-src 'none'"
+    );
     assert_eq!(r.headers()["content-disposition"], "attachment");
+    // Whatever the bytes claim to be, markup that is not plainly passive is a sandboxed
+    // download: an XHTML document behind `<?xml` used to be served inline as text/xml.
+    let xhtml = put(
+        blobs.as_ref(),
+        br#"<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><script>fetch('/api/sessions')</script></html>"#.to_vec(),
+    )
+    .await;
+    let r = s
+        .get(&format!("/api/resources/{xhtml}/content"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-disposition"], "attachment");
+    assert!(
+        r.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .starts_with("sandbox")
+    );
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
 
     let missing = format!("blake3:{}", "0".repeat(64));
     assert_eq!(

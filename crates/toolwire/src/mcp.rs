@@ -74,7 +74,7 @@ impl McpArgs {
             let prefix = tool
                 .split_once(toolwire_mcp::naming::SEPARATOR)
                 .map(|(p, _)| p);
-            configs.retain(|c| Some(c.name.as_str()) == prefix);
+            configs.retain(|c| Some(c.prefix.as_str()) == prefix);
         }
         if configs.is_empty() {
             return Ok(Vec::new());

@@ -143,3 +143,228 @@ fn bad_mcp_flags_and_servers_are_one_line_errors() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("read_file"));
 }
+
+fn filesystem_flag(root: &std::path::Path) -> Option<String> {
+    let script = peers::filesystem()?;
+    Some(format!("fs=node {} {}", script.display(), root.display()))
+}
+
+fn stdout_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// server-filesystem's tools declare an `outputSchema`; its errors (`isError: true`)
+/// carry no structured content. The server's own text must survive, not become
+/// `invalid_output`.
+#[test]
+fn an_error_from_a_tool_with_an_output_schema_keeps_the_server_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let Some(flag) = filesystem_flag(&root) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let out = toolwire(
+        data.path(),
+        &[
+            "call",
+            "--mcp",
+            &flag,
+            "fs__read_text_file",
+            r#"{"path":"/etc/passwd"}"#,
+        ],
+    );
+    let shown = format!("{}{}", stdout_of(&out), stderr_of(&out));
+    assert!(!out.status.success(), "{shown}");
+    assert!(shown.contains("Access denied"), "{shown}");
+    assert!(!shown.contains("invalid output"), "{shown}");
+    // The stored result keeps it too.
+    let session = stderr_of(&out)
+        .split("toolwire show ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches([')', '\n'])
+        .to_owned();
+    let stored = toolwire(data.path(), &["show", &session, "--json"]);
+    let stored = stdout_of(&stored);
+    assert!(stored.contains("Access denied"), "{stored}");
+    assert!(!stored.contains("invalid_output"), "{stored}");
+}
+
+/// server-filesystem marks `write_file` `readOnlyHint: false`: it asks first, and
+/// without a terminal to ask on, it does not run. `--yes` and the config's
+/// `"approval": "never"` let it run; its read tools never ask.
+#[test]
+fn tools_not_marked_read_only_ask_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let Some(flag) = filesystem_flag(&root) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let target = root.join("new.txt");
+    let write = serde_json::json!({"path": target, "content": "written"}).to_string();
+    let out = toolwire(
+        data.path(),
+        &["call", "--mcp", &flag, "fs__write_file", &write],
+    );
+    assert!(!out.status.success(), "{}", stdout_of(&out));
+    assert!(
+        format!("{}{}", stdout_of(&out), stderr_of(&out)).contains("--yes"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!target.exists(), "written without approval");
+
+    let out = toolwire(
+        data.path(),
+        &["call", "--yes", "--mcp", &flag, "fs__write_file", &write],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "written");
+
+    let read = serde_json::json!({"path": target}).to_string();
+    let out = toolwire(
+        data.path(),
+        &["call", "--mcp", &flag, "fs__read_text_file", &read],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stdout_of(&out).contains("written"));
+
+    // Per-server rule in the mcpServers JSON.
+    let script = peers::filesystem().unwrap();
+    let config = data.path().join("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {"fs": {
+        "command": "node", "args": [script.display().to_string(), root.display().to_string()],
+        "approval": "never",
+    }}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let again = serde_json::json!({"path": target, "content": "again"}).to_string();
+    let out = toolwire(
+        data.path(),
+        &[
+            "call",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "fs__write_file",
+            &again,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "again");
+
+    // `tools` says which ask, and shows the annotations.
+    let out = toolwire(data.path(), &["tools", "--mcp", &flag]);
+    let listing = stdout_of(&out);
+    let line = |name: &str| {
+        listing
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line("fs__write_file").contains("asks for approval"),
+        "{listing}"
+    );
+    assert!(line("fs__write_file").contains("destructive"), "{listing}");
+    assert!(
+        line("fs__read_text_file").contains("read-only"),
+        "{listing}"
+    );
+    assert!(!line("fs__read_text_file").contains("asks"), "{listing}");
+}
+
+/// server-everything's `get-env` prints the server's environment: provider keys must
+/// not be in it unless the config passes them on purpose.
+#[test]
+fn servers_do_not_receive_toolwires_secrets() {
+    let Some(script) = peers::everything() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolwire"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(args)
+            .env("TOOLWIRE_MCP_TIMEOUT", "20s")
+            .env("ANTHROPIC_API_KEY", "sk-ant-toolwire-test-secret")
+            .env("OPENAI_API_KEY", "sk-openai-toolwire-test-secret")
+            .output()
+            .unwrap()
+    };
+    let flag = format!("ev=node {} stdio", script.display());
+    let out = run(&["call", "--mcp", &flag, "ev__get-env", "{}"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let env = stdout_of(&out);
+    assert!(env.contains("PATH"), "{env}");
+    assert!(!env.contains("toolwire-test-secret"), "{env}");
+
+    let config = data.path().join("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {"ev": {
+        "command": "node", "args": [script.display().to_string(), "stdio"],
+        "inheritEnv": ["OPENAI_API_KEY"], "env": {"SET_BY_CONFIG": "yes-it-is"},
+    }}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let out = run(&[
+        "call",
+        "--mcp-config",
+        config.to_str().unwrap(),
+        "ev__get-env",
+        "{}",
+    ]);
+    let env = stdout_of(&out);
+    assert!(env.contains("sk-openai-toolwire-test-secret"), "{env}");
+    assert!(!env.contains("sk-ant-toolwire-test-secret"), "{env}");
+    assert!(env.contains("yes-it-is"), "{env}");
+}
+
+/// Claude Desktop accepts any server name; toolwire derives a valid tool prefix from it,
+/// unique across servers (`a` with tool `_x` and `a_` with tool `x` used to both be
+/// `a___x`).
+#[test]
+fn server_names_other_hosts_accept_work() {
+    let Some(script) = peers::everything() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let config = data.path().join("claude_desktop_config.json");
+    let server =
+        serde_json::json!({"command": "node", "args": [script.display().to_string(), "stdio"]});
+    let doc = serde_json::json!({"mcpServers": {"trial py": server, "trial_py": server}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let out = toolwire(
+        data.path(),
+        &["tools", "--json", "--mcp-config", config.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.ends_with("__echo"))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.contains(&"trial_py__echo"), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("trial_py")), "{names:?}");
+    let hashed = names.iter().find(|n| **n != "trial_py__echo").unwrap();
+    let out = toolwire(
+        data.path(),
+        &[
+            "call",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            hashed,
+            r#"{"message":"from the spaced server"}"#,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stdout_of(&out).contains("from the spaced server"));
+}

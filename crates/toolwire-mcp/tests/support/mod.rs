@@ -7,17 +7,30 @@ use std::sync::Arc;
 use toolwire_mcp::{Connected, Limits, McpServer, ServerConfig, Transport};
 use toolwire_runtime::{EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry};
 
-/// A server started as `command args...` over stdio.
+/// A server started as `command args...` over stdio, its calls run without asking (the
+/// tests of approvals use [`stdio_as_configured`]).
 pub fn stdio(name: &str, command: &str, args: &[String]) -> ServerConfig {
-    ServerConfig {
-        name: name.into(),
-        transport: Transport::Stdio {
+    trusted(stdio_as_configured(name, command, args))
+}
+
+/// The same with the default rules: tools not marked read-only ask first.
+pub fn stdio_as_configured(name: &str, command: &str, args: &[String]) -> ServerConfig {
+    ServerConfig::new(
+        name,
+        Transport::Stdio {
             command: command.into(),
             args: args.to_vec(),
             env: Default::default(),
             cwd: None,
+            inherit: Default::default(),
         },
-    }
+    )
+}
+
+/// `config` with every call run without asking, as `"approval": "never"` does.
+pub fn trusted(mut config: ServerConfig) -> ServerConfig {
+    config.approval.server = Some(toolwire_mcp::ApprovalPolicy::Never);
+    config
 }
 
 /// An executor over every tool of `connected`, which must have no failed server; and

@@ -45,6 +45,25 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         if schema.approval == toolwire_agent::ApprovalPolicy::Always {
             notes.push("asks for approval");
         }
+        // What the tool says of itself (MCP annotations: hints from its server).
+        if let Some(a) = &schema.annotations {
+            let hints = [
+                (a.read_only_hint, "read-only"),
+                (
+                    a.destructive_hint
+                        .filter(|_| a.read_only_hint != Some(true)),
+                    "destructive",
+                ),
+                (a.idempotent_hint, "idempotent"),
+                (a.open_world_hint, "open world"),
+            ];
+            notes.extend(
+                hints
+                    .into_iter()
+                    .filter(|(hint, _)| *hint == Some(true))
+                    .map(|(_, label)| label),
+            );
+        }
         let notes = if notes.is_empty() {
             String::new()
         } else {
