@@ -11,6 +11,11 @@
  */
 
 /**
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Status".
+ */
+export type Status = "success" | "error" | "suspended";
+/**
  * A semantic value: a `kind`, its `data`, and optional hints. `data` is kept as JSON so
  * that custom kinds and extra fields of well-known kinds survive untouched; typed,
  * borrowing access is in [`crate::view`].
@@ -19,34 +24,22 @@
  * via the `definition` "Value".
  */
 export type Value = {
+  kind: Kind;
+  data: unknown;
+  /**
+   * One line for compact display; always shown in a renderer's header.
+   */
+  summary?: string | null;
+  mimeType?: string | null;
+  display?: DisplayHints | null;
+  annotations?: Annotations | null;
   /**
    * MCP `_meta` of the block this value came from, kept verbatim.
    */
   _meta?: {
     [k: string]: unknown;
   } | null;
-  annotations?: Annotations | null;
-  data: unknown;
-  display?: DisplayHints | null;
-  kind: Kind;
-  mimeType?: string | null;
-  /**
-   * One line for compact display; always shown in a renderer's header.
-   */
-  summary?: string | null;
 };
-/**
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Audience".
- */
-export type Audience = "user" | "assistant";
-/**
- * The generic views, used for kinds a renderer does not know.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "View".
- */
-export type View = "text" | "markdown" | "code" | "diff" | "table" | "tree" | "image" | "raw" | "hidden";
 /**
  * A value's kind. Deserializing accepts any string so that a bad kind reaches
  * [`crate::validate`] and is reported with its path instead of failing the whole parse.
@@ -56,15 +49,17 @@ export type View = "text" | "markdown" | "code" | "diff" | "table" | "tree" | "i
  */
 export type Kind = string;
 /**
+ * The generic views, used for kinds a renderer does not know.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "ResourceKind".
+ * via the `definition` "View".
  */
-export type ResourceKind = "image" | "audio" | "video" | "binary";
+export type View = "text" | "markdown" | "code" | "diff" | "table" | "tree" | "image" | "raw" | "hidden";
 /**
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Status".
+ * via the `definition` "Audience".
  */
-export type Status = "success" | "error" | "suspended";
+export type Audience = "user" | "assistant";
 /**
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "SuspensionReason".
@@ -72,9 +67,14 @@ export type Status = "success" | "error" | "suspended";
 export type SuspensionReason = "approval" | "input";
 /**
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Align".
+ * via the `definition` "ResourceKind".
  */
-export type Align = "left" | "center" | "right";
+export type ResourceKind = "image" | "audio" | "video" | "binary";
+/**
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "EntryType".
+ */
+export type EntryType = "file" | "directory" | "symlink";
 /**
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "ColumnType".
@@ -82,16 +82,9 @@ export type Align = "left" | "center" | "right";
 export type ColumnType = "string" | "number" | "boolean" | "date";
 /**
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "EntryType".
+ * via the `definition` "Align".
  */
-export type EntryType = "file" | "directory" | "symlink";
-/**
- * What an audio, video, document or other binary `file` value holds.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "MediaKind".
- */
-export type MediaKind = "audio" | "video" | "document" | "binary";
+export type Align = "left" | "center" | "right";
 /**
  * The bytes of an image or file. Exactly one of the three forms; `normalize` produces
  * `Base64`, `persist` turns large ones into `Blob`.
@@ -113,73 +106,65 @@ export type Source =
   | {
       url: string;
     };
+/**
+ * What an audio, video, document or other binary `file` value holds.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "MediaKind".
+ */
+export type MediaKind = "audio" | "video" | "document" | "binary";
 
 /**
  * One result per tool call.
  */
 export interface ToolResult {
   callId: string;
-  /**
-   * Present exactly when `status` is `error`.
-   */
-  error?: ErrorInfo | null;
-  metadata?: Metadata;
+  toolName: string;
+  status: Status;
   /**
    * Ordered values; a success has at least one.
    */
   output?: Value[];
   /**
-   * Index of the blobs that `output` values reference (docs/contracts.md, "Media
-   * persistence and rehydration").
+   * Present exactly when `status` is `error`.
    */
-  resources?: Resource[];
-  status: Status;
+  error?: ErrorInfo | null;
   /**
    * Present exactly when `status` is `suspended`.
    */
   suspension?: Suspension | null;
-  toolName: string;
   /**
    * Display-only; never sent to a model (docs/contracts.md, "Display widgets").
    */
   widgets?: Widget[];
+  /**
+   * Index of the blobs that `output` values reference (docs/contracts.md, "Media
+   * persistence and rehydration").
+   */
+  resources?: Resource[];
+  metadata?: Metadata;
 }
 /**
- * Why a call failed. `message` is for the model and the person alike.
+ * Hints a UI may honour; every field is optional and a UI that ignores them still works.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "ErrorInfo".
+ * via the `definition` "DisplayHints".
  */
-export interface ErrorInfo {
+export interface DisplayHints {
+  preferredView?: View | null;
   /**
-   * A stable machine-readable code, e.g. `timeout`, `invalid_input`, `denied`.
+   * Language for code highlighting, e.g. `rust`.
    */
-  code?: string | null;
-  details?: unknown;
-  message: string;
-}
-/**
- * Timing, provenance and any other metadata; unknown keys are kept in `extra`.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Metadata".
- */
-export interface Metadata {
-  durationMs?: number | null;
+  language?: string | null;
+  collapsed?: boolean | null;
   /**
-   * RFC 3339.
+   * Lines (terminal) or pixels (browser) before the view is cut or scrolls.
    */
-  endedAt?: string | null;
+  maxHeight?: number | null;
   /**
-   * Blob key of the raw payload, kept only when `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`.
+   * Higher is more prominent; values of one result are shown in descending priority.
    */
-  rawRef?: string | null;
-  sources?: unknown[] | null;
-  /**
-   * RFC 3339.
-   */
-  startedAt?: string | null;
-  [k: string]: unknown;
+  priority?: number | null;
 }
 /**
  * MCP annotations on a content block.
@@ -192,51 +177,26 @@ export interface Annotations {
    * Who the value is for. `["user"]` keeps it from the model; `["assistant"]` from the person.
    */
   audience?: Audience[] | null;
-  lastModified?: string | null;
   /**
    * MCP importance, 0.0 (optional) to 1.0 (required).
    */
   priority?: number | null;
+  lastModified?: string | null;
   [k: string]: unknown;
 }
 /**
- * Hints a UI may honour; every field is optional and a UI that ignores them still works.
+ * Why a call failed. `message` is for the model and the person alike.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "DisplayHints".
+ * via the `definition` "ErrorInfo".
  */
-export interface DisplayHints {
-  collapsed?: boolean | null;
+export interface ErrorInfo {
+  message: string;
   /**
-   * Language for code highlighting, e.g. `rust`.
+   * A stable machine-readable code, e.g. `timeout`, `invalid_input`, `denied`.
    */
-  language?: string | null;
-  /**
-   * Lines (terminal) or pixels (browser) before the view is cut or scrolls.
-   */
-  maxHeight?: number | null;
-  preferredView?: View | null;
-  /**
-   * Higher is more prominent; values of one result are shown in descending priority.
-   */
-  priority?: number | null;
-}
-/**
- * One externalized blob that an `output` value references, so a consumer can list or
- * prefetch media without walking every value.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Resource".
- */
-export interface Resource {
-  filename?: string | null;
-  kind: ResourceKind;
-  mimeType: string;
-  size: number;
-  /**
-   * The blob key, `blake3:<hex>`.
-   */
-  uri: string;
+  code?: string | null;
+  details?: unknown;
 }
 /**
  * A call waiting on a person: an approval, or an answer to a blocking tool.
@@ -246,15 +206,15 @@ export interface Resource {
  */
 export interface Suspension {
   id: string;
-  /**
-   * JSON Schema of the expected answer, for `input` suspensions.
-   */
-  inputSchema?: unknown;
+  reason: SuspensionReason;
   /**
    * What the person is asked.
    */
   prompt: string;
-  reason: SuspensionReason;
+  /**
+   * JSON Schema of the expected answer, for `input` suspensions.
+   */
+  inputSchema?: unknown;
 }
 /**
  * A display-only output for the person. Never sent to the model: the model already has
@@ -265,18 +225,18 @@ export interface Suspension {
  */
 export interface Widget {
   /**
-   * Set when the widget is an MCP Apps / MCP-UI `ui://` HTML resource.
+   * Widget type identifier, e.g. `weather-forecast`.
    */
-  app?: WidgetApp | null;
+  widget: string;
   data: unknown;
   /**
    * Plain text for consumers that cannot render the widget; never empty.
    */
   fallback: string;
   /**
-   * Widget type identifier, e.g. `weather-forecast`.
+   * Set when the widget is an MCP Apps / MCP-UI `ui://` HTML resource.
    */
-  widget: string;
+  app?: WidgetApp | null;
 }
 /**
  * An MCP App: HTML that a browser must run sandboxed, in an origin that is not the app's
@@ -287,34 +247,73 @@ export interface Widget {
  */
 export interface WidgetApp {
   /**
+   * A `ui://` URI.
+   */
+  uri: string;
+  mimeType?: string | null;
+  /**
+   * The HTML, when the tool embedded it or the host read it.
+   */
+  html?: string | null;
+  /**
    * The resource's `_meta.ui.csp`: the origins it may reach, which the host's sandbox
    * turns into its Content-Security-Policy.
    */
   csp?: unknown;
   /**
-   * The HTML, when the tool embedded it or the host read it.
-   */
-  html?: string | null;
-  mimeType?: string | null;
-  /**
    * The resource's `_meta.ui.permissions` (camera, microphone, ...), granted only if
    * the host agrees.
    */
   permissions?: unknown;
-  /**
-   * A `ui://` URI.
-   */
-  uri: string;
 }
 /**
+ * One externalized blob that an `output` value references, so a consumer can list or
+ * prefetch media without walking every value.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Column".
+ * via the `definition` "Resource".
  */
-export interface Column {
-  align?: Align | null;
-  key: string;
-  label?: string | null;
-  type?: ColumnType | null;
+export interface Resource {
+  /**
+   * The blob key, `blake3:<hex>`.
+   */
+  uri: string;
+  kind: ResourceKind;
+  mimeType: string;
+  size: number;
+  filename?: string | null;
+}
+/**
+ * Timing, provenance and any other metadata; unknown keys are kept in `extra`.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Metadata".
+ */
+export interface Metadata {
+  sources?: unknown[] | null;
+  /**
+   * RFC 3339.
+   */
+  startedAt?: string | null;
+  /**
+   * RFC 3339.
+   */
+  endedAt?: string | null;
+  durationMs?: number | null;
+  /**
+   * Blob key of the raw payload, kept only when `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`.
+   */
+  rawRef?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * `text`: plain text or markdown (the value's `mimeType` says which).
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "TextData".
+ */
+export interface TextData {
+  content: string;
 }
 /**
  * `diff`: a file change. `hunks` is optional because `original`/`modified` carry it all.
@@ -323,11 +322,11 @@ export interface Column {
  * via the `definition` "DiffData".
  */
 export interface DiffData {
-  hunks?: DiffHunk[] | null;
-  isNew: boolean;
-  modified: string;
-  original?: string | null;
   path: string;
+  original?: string | null;
+  modified: string;
+  isNew: boolean;
+  hunks?: DiffHunk[] | null;
 }
 /**
  * One hunk of a structured diff, as jsdiff's `structuredPatch` writes it: each line
@@ -337,11 +336,11 @@ export interface DiffData {
  * via the `definition` "DiffHunk".
  */
 export interface DiffHunk {
-  lines: string[];
-  newLines: number;
-  newStart: number;
-  oldLines: number;
   oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
 }
 /**
  * `file_content`: the text of one file. `size` is the file's size in bytes.
@@ -350,34 +349,10 @@ export interface DiffHunk {
  * via the `definition` "FileContentData".
  */
 export interface FileContentData {
-  content: string;
-  encoding?: string | null;
   path: string;
+  content: string;
   size: number;
-}
-/**
- * `file`: audio, video, a document or other binary content.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "FileData".
- */
-export interface FileData {
-  filename?: string | null;
-  mediaKind: MediaKind;
-  source: Source;
-}
-/**
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "FileEntry".
- */
-export interface FileEntry {
-  /**
-   * RFC 3339 timestamp.
-   */
-  modified?: string | null;
-  name: string;
-  size?: number | null;
-  type: EntryType;
+  encoding?: string | null;
 }
 /**
  * `file_list`: a directory listing.
@@ -386,34 +361,25 @@ export interface FileEntry {
  * via the `definition` "FileListData".
  */
 export interface FileListData {
-  entries: FileEntry[];
   path: string;
+  entries: FileEntry[];
   /**
    * True when the listing stopped before the end of the directory.
    */
   truncated?: boolean | null;
 }
 /**
- * `image`: the value's `mimeType` is `image/*`.
- *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "ImageData".
+ * via the `definition` "FileEntry".
  */
-export interface ImageData {
-  alt?: string | null;
-  source: Source;
-}
-/**
- * `resource_link`: a pointer to a resource the tool did not inline (MCP `resource_link`).
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "ResourceLinkData".
- */
-export interface ResourceLinkData {
-  description?: string | null;
-  name?: string | null;
+export interface FileEntry {
+  name: string;
+  type: EntryType;
   size?: number | null;
-  uri: string;
+  /**
+   * RFC 3339 timestamp.
+   */
+  modified?: string | null;
 }
 /**
  * `table`: columns, and rows as objects keyed by column key.
@@ -428,13 +394,47 @@ export interface TableData {
   }[];
 }
 /**
- * `text`: plain text or markdown (the value's `mimeType` says which).
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Column".
+ */
+export interface Column {
+  key: string;
+  label?: string | null;
+  type?: ColumnType | null;
+  align?: Align | null;
+}
+/**
+ * `image`: the value's `mimeType` is `image/*`.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "TextData".
+ * via the `definition` "ImageData".
  */
-export interface TextData {
-  content: string;
+export interface ImageData {
+  source: Source;
+  alt?: string | null;
+}
+/**
+ * `file`: audio, video, a document or other binary content.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "FileData".
+ */
+export interface FileData {
+  source: Source;
+  mediaKind: MediaKind;
+  filename?: string | null;
+}
+/**
+ * `resource_link`: a pointer to a resource the tool did not inline (MCP `resource_link`).
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "ResourceLinkData".
+ */
+export interface ResourceLinkData {
+  uri: string;
+  name?: string | null;
+  description?: string | null;
+  size?: number | null;
 }
 
 /**

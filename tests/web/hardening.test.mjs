@@ -104,7 +104,6 @@ test('inline SVG is drawn on the sandbox origin, and no blob: or data: URL of a 
       callId: 'call_svg', toolName: 'svg', status: 'success',
       output: [
         { kind: 'image', mimeType: 'image/svg+xml', data: { source: { base64: b64(SVG) }, alt: 'a blue box' } },
-        { kind: 'file', mimeType: 'image/svg+xml', data: { source: { base64: b64(SVG) }, mediaKind: 'document', filename: 'box.svg' } },
         { kind: 'image', mimeType: 'image/png', data: { source: { base64: small.toString('base64') } } },
       ],
     }, 'svg');
@@ -128,9 +127,6 @@ test('inline SVG is drawn on the sandbox origin, and no blob: or data: URL of a 
     assert.ok(made.some((m) => m.type === 'image/png'), JSON.stringify(made));
     for (const m of made) assert.match(m.type, PASSIVE);
     assert.equal(await page.locator('.card[data-tool="svg"] img.tw-image[src^="blob:"]').count(), 1);
-    // The SVG file is a download of bytes typed octet-stream, never an SVG URL.
-    const download = await page.locator('.card[data-tool="svg"] .tw-download a').getAttribute('href');
-    assert.match(download, /^data:application\/octet-stream;base64,/);
     await shot(page, 'hardening-svg');
     // Opened as pages of their own, none runs on the app origin.
     await openEach(context, all);
@@ -173,6 +169,11 @@ test('the renderer makes blob: URLs of passive media only, whatever a value clai
     // data: URL: an image runs no script, and a data: URL is no origin's.
     assert.equal(await page.locator('.direct img[src^="data:image/svg+xml;base64,"]').count(), 1);
     assert.equal(await page.locator('.direct iframe.tw-svg-frame').count(), 1);
+    // The rest are downloads of bytes typed octet-stream: the XML "audio", the HTML, the SVG
+    // file, in each of the two renderings.
+    const downloads = await page.locator('.direct .tw-download a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    assert.equal(downloads.length, 6);
+    for (const href of downloads) assert.match(href, /^data:application\/octet-stream;base64,/);
     await openEach(context, all);
     assert.equal(await pwned(page), null);
   } finally {

@@ -368,3 +368,66 @@ fn server_names_other_hosts_accept_work() {
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(stdout_of(&out).contains("from the spaced server"));
 }
+
+/// Where `needles` first appear in `text`, which must be in the order given.
+fn assert_in_order(text: &str, needles: &[&str]) {
+    let at: Vec<usize> = needles
+        .iter()
+        .map(|n| text.find(n).unwrap_or_else(|| panic!("{n} not in {text}")))
+        .collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "{needles:?} out of order in {text}"
+    );
+}
+
+/// JSON keeps its key order end to end: server-filesystem's `read_text_file` declares
+/// `path, tail, head` (not alphabetical), server-everything's `get-structured-content`
+/// returns `temperature, conditions, humidity`; both come out as written, from
+/// `tools --json` and from the store.
+#[test]
+fn key_order_is_kept_as_the_server_wrote_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (Some(fs), Some(ev)) = (filesystem_flag(&root), everything_flag()) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let out = toolwire(data.path(), &["tools", "--json", "--mcp", &fs]);
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let read = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "fs__read_text_file")
+        .unwrap();
+    let keys: Vec<&String> = read["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["path", "tail", "head"]);
+
+    let out = toolwire(
+        data.path(),
+        &[
+            "call",
+            "--mcp",
+            &ev,
+            "ev__get-structured-content",
+            r#"{"location":"New York"}"#,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let session = stderr_of(&out)
+        .split("toolwire show ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches([')', '\n'])
+        .to_owned();
+    let stored = stdout_of(&toolwire(data.path(), &["show", &session, "--json"]));
+    assert_in_order(
+        &stored,
+        &["\"temperature\"", "\"conditions\"", "\"humidity\""],
+    );
+}
