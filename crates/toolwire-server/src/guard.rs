@@ -1,6 +1,6 @@
 //! The guards of a local server (OWASP's and the MCP spec's advice): a Host allowlist
 //! against DNS rebinding, an Origin check on every state-changing request and WebSocket
-//! upgrade, and the token, by header or by the cookie a one-time URL sets.
+//! upgrade, and the token, by header or by the login cookie a one-time URL sets.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, header};
@@ -10,8 +10,9 @@ use axum::response::{IntoResponse, Response};
 use crate::AppState;
 use crate::error::ApiError;
 
-/// The cookie a browser keeps the token in, set by `/?token=...`.
-pub const TOKEN_COOKIE: &str = "toolwire_token";
+/// The start of the login cookie's name; the rest is this server's own (see
+/// [`Guard::cookie_name`]).
+pub const COOKIE_PREFIX: &str = "toolwire_login_";
 
 /// Who may talk to the server.
 #[derive(Debug, Clone)]
@@ -21,6 +22,8 @@ pub struct Guard {
     /// `Origin` values accepted on state-changing requests.
     pub origins: Vec<String>,
     pub token: Option<String>,
+    /// The login cookie is `Secure`: set when the server is served under an https origin.
+    pub secure_cookies: bool,
 }
 
 impl Guard {
@@ -40,6 +43,7 @@ impl Guard {
             hosts,
             origins,
             token,
+            secure_cookies: false,
         }
     }
 
@@ -56,13 +60,16 @@ impl Guard {
         if !valid {
             return None;
         }
+        self.secure_cookies |= scheme == "https";
         // Browsers leave the default port out of both Host and Origin.
         self.hosts.push(authority.to_owned());
         self.origins.push(origin.clone());
         Some(())
     }
 
-    /// Whether `headers` carry the token (always, when there is none).
+    /// Whether `headers` carry the token, or a login cookie made from it (always, when
+    /// there is no token). Every cookie of the login name is tried: a page elsewhere on
+    /// this host can set a junk one beside ours, and must not lock the person out.
     pub fn accepts(&self, headers: &HeaderMap) -> bool {
         let Some(token) = &self.token else {
             return true;
@@ -71,19 +78,60 @@ impl Guard {
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        let cookie = headers
+        if bearer.is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes())) {
+            return true;
+        }
+        let name = cookie_name(token);
+        headers
             .get_all(header::COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(';'))
             .filter_map(|kv| kv.trim().split_once('='))
-            .find(|(k, _)| *k == TOKEN_COOKIE)
-            .map(|(_, v)| v);
-        [bearer, cookie]
-            .into_iter()
-            .flatten()
-            .any(|given| constant_time_eq(given.as_bytes(), token.as_bytes()))
+            .filter(|(k, _)| *k == name)
+            .any(|(_, v)| login_is_valid(token, v))
     }
+
+    /// The login cookie's name for this server: named after its token, so servers on one
+    /// host (cookies ignore ports) never share or overwrite each other's, and instances
+    /// behind one proxy, which share a token, share it. `None` without a token.
+    pub fn cookie_name(&self) -> Option<String> {
+        self.token.as_deref().map(cookie_name)
+    }
+
+    /// A new login cookie's value: a random nonce and its MAC under a key derived from
+    /// the token. It never holds the token (a cookie is sent to every port of the host),
+    /// and any instance with the same token can check it without shared state.
+    pub fn new_login(&self) -> Option<String> {
+        let token = self.token.as_deref()?;
+        let nonce: [u8; 16] = rand::random();
+        let nonce = hex(&nonce);
+        let mac = login_mac(token, &nonce);
+        Some(format!("{nonce}.{mac}"))
+    }
+}
+
+fn cookie_name(token: &str) -> String {
+    let id = blake3::derive_key("toolwire 2026 login cookie name", token.as_bytes());
+    format!("{COOKIE_PREFIX}{}", &hex(&id)[..12])
+}
+
+fn login_mac(token: &str, nonce: &str) -> String {
+    let key = blake3::derive_key("toolwire 2026 login cookie mac", token.as_bytes());
+    blake3::keyed_hash(&key, nonce.as_bytes())
+        .to_hex()
+        .to_string()
+}
+
+fn login_is_valid(token: &str, value: &str) -> bool {
+    let Some((nonce, mac)) = value.split_once('.') else {
+        return false;
+    };
+    nonce.len() == 32 && constant_time_eq(login_mac(token, nonce).as_bytes(), mac.as_bytes())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Compares without stopping at the first difference, so timing tells nothing of the token.
@@ -144,4 +192,47 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
         .into_response();
     }
     next.run(request).await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn guard() -> Guard {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 7777));
+        Guard::for_addr(addr, Some("a-token-of-enough-length".into()))
+    }
+
+    fn with_cookie(cookie: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::COOKIE, HeaderValue::from_str(cookie).unwrap());
+        h
+    }
+
+    #[test]
+    fn the_login_cookie_never_holds_the_token_and_is_checked_by_mac() {
+        let g = guard();
+        let name = g.cookie_name().unwrap();
+        let login = g.new_login().unwrap();
+        assert!(!login.contains("a-token-of-enough-length"));
+        assert!(g.accepts(&with_cookie(&format!("{name}={login}"))));
+        // The token itself in the cookie is not a login.
+        assert!(!g.accepts(&with_cookie(&format!("{name}=a-token-of-enough-length"))));
+        // A junk cookie of the same name beside the right one does not lock anyone out.
+        let both = format!("{name}=junk; other=1; {name}={login}");
+        assert!(g.accepts(&with_cookie(&both)));
+        for bad in ["", "x", "00.00", &format!("{login}0"), "..", "a.b"] {
+            assert!(!g.accepts(&with_cookie(&format!("{name}={bad}"))), "{bad}");
+        }
+        // Another server's token makes another name, and its logins do not pass here.
+        let other = Guard::for_addr(
+            std::net::SocketAddr::from(([127, 0, 0, 1], 8888)),
+            Some("another-token-of-enough-length".into()),
+        );
+        assert_ne!(other.cookie_name(), g.cookie_name());
+        let foreign = other.new_login().unwrap();
+        assert!(!g.accepts(&with_cookie(&format!("{name}={foreign}"))));
+    }
 }

@@ -248,10 +248,18 @@ async fn page(
             return ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "wrong token")
                 .into_response();
         }
-        let cookie = format!(
-            "{}={given}; HttpOnly; SameSite=Strict; Path=/",
-            guard::TOKEN_COOKIE
-        );
+        // The cookie holds a login made from the token, never the token: cookies ignore
+        // ports, so every other service on this host would be sent it.
+        let (Some(name), Some(login)) = (state.guard.cookie_name(), state.guard.new_login()) else {
+            return ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "no token is set")
+                .into_response();
+        };
+        let secure = if state.guard.secure_cookies {
+            "; Secure"
+        } else {
+            ""
+        };
+        let cookie = format!("{name}={login}; HttpOnly; SameSite=Strict; Path=/{secure}");
         let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
         if let Ok(v) = HeaderValue::from_str(&cookie) {
             response.headers_mut().insert(header::SET_COOKIE, v);

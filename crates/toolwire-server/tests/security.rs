@@ -135,15 +135,38 @@ async fn the_token_is_required_by_header_or_cookie() {
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
         "{cookie}"
     );
+    // The cookie holds a login made from the token, never the token (cookies ignore
+    // ports: every service on this host would receive it), under a name of its own.
+    assert!(!cookie.contains(TOKEN), "{cookie}");
+    assert!(cookie.starts_with("toolwire_login_"), "{cookie}");
     let pair = cookie.split(';').next().unwrap().to_owned();
     let with_cookie = s
         .client
         .get(s.url("/api/sessions"))
-        .header("cookie", pair)
+        .header("cookie", pair.clone())
         .send()
         .await
         .unwrap();
     assert_eq!(with_cookie.status(), 200);
+    // A junk cookie of the same name set by another page on this host does not lock
+    // the person out.
+    let (name, _) = pair.split_once('=').unwrap();
+    let r = s
+        .client
+        .get(s.url("/api/sessions"))
+        .header("cookie", format!("{name}=junk; {pair}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = s
+        .client
+        .get(s.url("/api/sessions"))
+        .header("cookie", format!("{name}={TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "the token itself is not a login cookie");
     let r = no_redirect
         .get(s.url("/?token=wrong"))
         .send()

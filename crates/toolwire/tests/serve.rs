@@ -377,3 +377,53 @@ fn a_subscriber_on_one_instance_sees_another_instances_results_across_a_restart(
     assert_eq!(status, 200, "{body}");
     assert!(body.starts_with("\u{fffd}PNG"), "the image's bytes");
 }
+
+/// The first line `serve` prints on stderr, then the server is stopped.
+fn first_line_of_serve(args: &[&str], token_env: Option<&str>) -> String {
+    let data = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwire"));
+    cmd.args([
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "serve",
+        "--addr",
+    ])
+    .arg(format!("127.0.0.1:{}", free_port()))
+    .args(args)
+    .env_remove("TOOLWIRE_TOKEN")
+    .env_remove("TOOLWIRE_PROVIDER")
+    .stderr(Stdio::piped());
+    if let Some(token) = token_env {
+        cmd.env("TOOLWIRE_TOKEN", token);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    line
+}
+
+/// A token given by the environment or a file is never printed (stderr lands in
+/// journald and docker logs) unless the person asks for the login URL.
+#[test]
+fn a_given_token_is_not_printed_unless_asked() {
+    let token = "env-token-0123456789abcdef";
+    let line = first_line_of_serve(&[], Some(token));
+    assert!(line.contains("toolwire is serving at"), "{line}");
+    assert!(!line.contains(token), "{line}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "file-token-0123456789abcdef\n").unwrap();
+    let file = file.to_str().unwrap();
+    let line = first_line_of_serve(&["--token-file", file], None);
+    assert!(!line.contains("file-token"), "{line}");
+    let line = first_line_of_serve(&["--token-file", file, "--print-login-url"], None);
+    assert!(
+        line.contains("?token=file-token-0123456789abcdef"),
+        "{line}"
+    );
+}

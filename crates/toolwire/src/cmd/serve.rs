@@ -19,9 +19,17 @@ pub(crate) struct Args {
     /// https://toolwire.example.com (repeatable; needs --token).
     #[arg(long, value_name = "URL")]
     public_origin: Vec<String>,
-    /// The token every request must carry (at least 16 characters).
+    /// The token every request must carry (at least 16 characters). Shown by `ps`:
+    /// prefer --token-file or TOOLWIRE_TOKEN.
     #[arg(long, env = "TOOLWIRE_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A file holding the token (its first line).
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    token_file: Option<PathBuf>,
+    /// Print the one-time login URL, token included, on stderr. Off by default: logs
+    /// (journald, docker) keep stderr, and the token is yours already.
+    #[arg(long)]
+    print_login_url: bool,
     /// The provider agent turns use (keys from the provider's usual variable); without
     /// one, posting a message answers 409.
     #[command(flatten)]
@@ -48,20 +56,41 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         .tools(place.data_dir.as_deref(), None, sampler)
         .await?;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
+    let token = match &args.token_file {
+        Some(file) => Some(read_token(file)?),
+        None => args.token.clone(),
+    };
     let mut config = ServeConfig::new(args.addr);
-    config.token = args.token.clone();
+    config.token = token.clone();
     config.public_origins = args.public_origin.clone();
     config.provider = provider;
     let server = Server::bind(host, config).await?;
     let url = server.url().to_owned();
-    match &args.token {
-        // The one-time URL trades the token for a cookie; it is printed here only.
-        Some(token) => out::eprintln(&format!("toolwire is serving at {url}?token={token}")),
+    match &token {
+        // The one-time URL trades the token for a login cookie; printed only on request.
+        Some(token) if args.print_login_url => {
+            out::eprintln(&format!("toolwire is serving at {url}?token={token}"))
+        }
+        Some(_) => out::eprintln(&format!(
+            "toolwire is serving at {url} (a token is required: open {url}?token=<your token> \
+             once, or pass --print-login-url)"
+        )),
         None => out::eprintln(&format!("toolwire is serving at {url}")),
     }
     server.run(shutdown_signal()).await?;
     out::eprintln("stopped; every finished result is stored");
     Ok(Outcome::Ok)
+}
+
+/// The token in `file`: its first line, trimmed.
+fn read_token(file: &std::path::Path) -> Result<String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| anyhow::anyhow!("--token-file {}: {e}", file.display()))?;
+    let token = text.lines().next().unwrap_or_default().trim().to_owned();
+    if token.is_empty() {
+        anyhow::bail!("--token-file {}: the file is empty", file.display());
+    }
+    Ok(token)
 }
 
 /// Ctrl-C, or SIGTERM where there is one.
