@@ -383,7 +383,11 @@ test('media a tool returns play live, after a reload and after a restart', async
     await page.fill('.playground [name="audio"]', join(e.base, 'tone.wav'));
     await page.fill('.playground [name="video"]', join(e.base, 'clip.webm'));
     await page.click('.playground button[type="submit"]');
+    // The tool is not marked read-only, so it asks first; the question comes on the feed,
+    // after the click: wait for it or for the result, whichever is first.
     const approve = page.locator('.card[data-tool="app__media"] button.approve');
+    const done = page.locator('.card[data-tool="app__media"][data-state="output-available"]');
+    await Promise.race([approve.waitFor({ timeout: 15000 }), done.waitFor({ timeout: 15000 })]).catch(() => {});
     if (await approve.isVisible().catch(() => false)) await approve.click();
     await plays();
     await shot(page, 'media-live');

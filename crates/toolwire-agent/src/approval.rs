@@ -196,7 +196,10 @@ async fn settle_once(
             r = approver.decide(request) => r,
         }
     };
-    let denied = matches!(resolution, Resolution::Deny { .. });
+    let denied = matches!(
+        resolution,
+        Resolution::Deny { .. } | Resolution::Cancel { .. }
+    );
     let resolved = tokio::select! {
         biased;
         // An approved call runs under the executor's own token; a cancel stops waiting

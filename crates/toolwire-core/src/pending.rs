@@ -44,6 +44,12 @@ pub enum Resolution {
     },
     /// The answer to a blocking tool; it becomes the output with no re-execution.
     Answer { value: Json },
+    /// The person dismissed the question without answering it (MCP's `cancel`, beside
+    /// `decline`, which is [`Resolution::Deny`]). The call ends.
+    Cancel {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
 }
 
 impl Resolution {
@@ -52,6 +58,7 @@ impl Resolution {
             Resolution::Approve => "approved",
             Resolution::Deny { .. } => "denied",
             Resolution::Answer { .. } => "answered",
+            Resolution::Cancel { .. } => "cancelled",
         }
     }
 }

@@ -27,6 +27,9 @@ pub struct Limits {
     /// doubles with each failure in a row.
     pub first_backoff: Duration,
     pub max_backoff: Duration,
+    /// Questions one call may ask a person (2026-07-28 `input_required` rounds) before
+    /// toolwire ends it: a server that asks again whatever the answer must not loop.
+    pub max_input_rounds: u32,
 }
 
 impl Default for Limits {
@@ -36,6 +39,7 @@ impl Default for Limits {
             call_timeout: Duration::from_secs(300),
             first_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(30),
+            max_input_rounds: 16,
         }
     }
 }

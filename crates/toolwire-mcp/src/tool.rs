@@ -48,6 +48,59 @@ impl Parked {
     }
 }
 
+/// How many times a person was asked for input in each call of a server's tools
+/// (Multi Round-Trip Requests), by call id. Bounded: calls a restart or a lost answer
+/// left behind are forgotten oldest first.
+#[derive(Default)]
+pub(crate) struct Rounds {
+    calls: Mutex<std::collections::VecDeque<(String, u32)>>,
+}
+
+/// Calls whose rounds are counted at once, per server.
+const MAX_COUNTED: usize = 1024;
+
+impl Rounds {
+    /// Counts one more round of `call_id`'s, and returns its number (1 for the first).
+    fn next(&self, call_id: &str) -> u32 {
+        let Ok(mut calls) = self.calls.lock() else {
+            return 1;
+        };
+        if let Some((_, n)) = calls.iter_mut().find(|(id, _)| id == call_id) {
+            *n += 1;
+            return *n;
+        }
+        if calls.len() >= MAX_COUNTED {
+            calls.pop_front();
+        }
+        calls.push_back((call_id.to_owned(), 1));
+        1
+    }
+
+    fn forget(&self, call_id: &str) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.retain(|(id, _)| id != call_id);
+        }
+    }
+}
+
+/// The error that ends a call whose question the person declined or dismissed.
+fn ended_by_person(resolution: &Resolution) -> Option<ToolError> {
+    let (what, code, reason) = match resolution {
+        Resolution::Deny { reason } => ("declined", "denied", reason),
+        Resolution::Cancel { reason } => ("cancelled", "cancelled", reason),
+        _ => return None,
+    };
+    let why = reason
+        .as_deref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default();
+    Some(ToolError::Failed {
+        message: format!("The user {what} the MCP server's question, so the call ended{why}."),
+        code: Some(code.to_owned()),
+        details: None,
+    })
+}
+
 /// One MCP tool.
 pub struct McpTool {
     server: Arc<McpServer>,
@@ -59,6 +112,7 @@ pub struct McpTool {
     /// `execution.taskSupport: "required"`: it runs only as a task.
     task_required: bool,
     parked: Arc<Parked>,
+    rounds: Arc<Rounds>,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -112,6 +166,7 @@ impl McpTool {
         app_uri: Option<String>,
         task_required: bool,
         parked: Arc<Parked>,
+        rounds: Arc<Rounds>,
     ) -> Self {
         McpTool {
             server,
@@ -120,6 +175,7 @@ impl McpTool {
             app_uri,
             task_required,
             parked,
+            rounds,
         }
     }
 
@@ -260,8 +316,10 @@ impl McpTool {
 /// `requestedSchema`: a field the person left out takes its default (SEP-1034), and a
 /// plain-text answer (a terminal's) fills a one-field form, typed as the field says.
 fn elicit_response(resolution: &Resolution, content: Option<Json>, schema: Option<&Json>) -> Json {
-    if matches!(resolution, Resolution::Deny { .. }) {
-        return json!({"action": "decline"});
+    match resolution {
+        Resolution::Deny { .. } => return json!({"action": "decline"}),
+        Resolution::Cancel { .. } => return json!({"action": "cancel"}),
+        _ => {}
     }
     let properties = schema
         .and_then(|s| s.get("properties"))
@@ -542,12 +600,41 @@ impl Tool for McpTool {
             }));
         }
         if state.get("mcp").is_some() {
-            // Multi Round-Trip Requests: the call again, with the answers.
+            // Multi Round-Trip Requests. A decline or a cancel ends the call here: sent
+            // back, a server that only knows how to ask again would ask forever.
+            if let Some(ended) = ended_by_person(&resume.resolution) {
+                self.rounds.forget(&ctx.call_id);
+                return Some(Box::pin(async move { Err(ended) }));
+            }
+            let round = self.rounds.next(&ctx.call_id);
+            let max = server.limits().max_input_rounds;
+            if round > max {
+                self.rounds.forget(&ctx.call_id);
+                return Some(Box::pin(async move {
+                    Err(ToolError::Failed {
+                        message: format!(
+                            "the MCP server asked for input {max} times in one call; \
+                             toolwire stopped the call (TOOLWIRE_MCP_MAX_INPUT_ROUNDS raises \
+                             the limit)"
+                        ),
+                        code: Some("too_many_rounds".to_owned()),
+                        details: None,
+                    })
+                }));
+            }
+            // The call again, with the answers.
             let params = self.retry_params(&input, &state, &resume.resolution);
             let task_required = self.task_required;
+            let rounds = Arc::clone(&self.rounds);
             return Some(Box::pin(async move {
                 let live = McpTool::start(&server, params?, task_required, ctx.clone()).await?;
-                McpTool::drive(server, parked, app_uri, live, ctx).await
+                let call_id = ctx.call_id.clone();
+                let ran = McpTool::drive(server, parked, app_uri, live, ctx).await;
+                // Anything but another question ends the count.
+                if !matches!(&ran, Ok(Output::Raw(r)) if r["resultType"] == "input_required") {
+                    rounds.forget(&call_id);
+                }
+                ran
             }));
         }
         None
@@ -558,6 +645,7 @@ impl Tool for McpTool {
 /// JSON. A definition without a name is skipped: nothing could call it.
 pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool> {
     let parked = Arc::new(Parked::default());
+    let rounds = Arc::new(Rounds::default());
     let defs: Vec<(String, Json)> = defs
         .into_iter()
         .filter_map(|d| Some((d.get("name")?.as_str()?.to_owned(), d)))
@@ -579,6 +667,7 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool>
                 app_uri,
                 task_required,
                 Arc::clone(&parked),
+                Arc::clone(&rounds),
             )
         })
         .collect()

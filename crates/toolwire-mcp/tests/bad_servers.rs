@@ -28,6 +28,7 @@ fn limits() -> Limits {
         call_timeout: Duration::from_secs(5),
         first_backoff: Duration::from_millis(10),
         max_backoff: Duration::from_millis(50),
+        ..Limits::default()
     }
 }
 

@@ -318,6 +318,14 @@ impl Executor {
                     format!("The user denied this call to {}{why}.", call.name),
                 )
             }),
+            Resolution::Cancel { reason } => Ran::from({
+                let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+                ToolResult::error_with_code(
+                    call_ref,
+                    ErrorCode::Cancelled,
+                    format!("The user dismissed {} without answering{why}.", call.name),
+                )
+            }),
             Resolution::Answer { value } => {
                 Ran::from(ToolResult::success(call_ref, answer_value(value)))
             }

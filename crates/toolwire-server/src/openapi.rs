@@ -33,6 +33,7 @@ fn resolution_schema() -> Json_ {
             {"type": "object", "required": ["type"], "properties": {"type": {"const": "approve"}}},
             {"type": "object", "required": ["type"], "properties": {"type": {"const": "deny"}, "reason": {"type": "string"}}},
             {"type": "object", "required": ["type", "value"], "properties": {"type": {"const": "answer"}, "value": {}}},
+            {"type": "object", "required": ["type"], "properties": {"type": {"const": "cancel"}, "reason": {"type": "string"}}},
         ]
     })
 }
@@ -121,7 +122,7 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "post",
         path: "/api/sessions/{id}/suspensions/{suspension}",
-        summary: "Approve, deny or answer a waiting call.",
+        summary: "Approve, deny, answer or cancel a waiting call.",
         body: Some(resolution_schema),
         statuses: &[200, 202, 400, 404, 415, 422],
         query: &[],

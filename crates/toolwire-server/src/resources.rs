@@ -74,10 +74,10 @@ pub fn is_passive(mime: &str) -> bool {
         "image/vnd.microsoft.icon",
     ];
     let essence = mime.split(';').next().unwrap_or_default().trim();
-    RASTER.contains(&essence)
-        || essence.starts_with("audio/")
-        || essence.starts_with("video/")
-        || essence == "text/plain"
+    // `audio/x+xml` and the like are rendered by Chromium as XML documents.
+    let media = (essence.starts_with("audio/") || essence.starts_with("video/"))
+        && !essence.contains('+');
+    RASTER.contains(&essence) || media || essence == "text/plain"
 }
 
 pub async fn content(
@@ -193,6 +193,7 @@ mod tests {
             "application/pdf",
             "application/octet-stream",
             "text/javascript",
+            "audio/x+xml",
         ] {
             assert!(!is_passive(active), "{active}");
         }

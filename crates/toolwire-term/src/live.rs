@@ -29,6 +29,9 @@ pub struct LiveRenderer {
     multi: MultiProgress,
     calls: Mutex<HashMap<String, Running>>,
     out: Mutex<Box<dyn Write + Send>>,
+    /// Whether spinners are drawn at all (stderr), so that a resume after a pause
+    /// does not start drawing for a renderer that never did.
+    draws: bool,
 }
 
 impl std::fmt::Debug for LiveRenderer {
@@ -62,21 +65,27 @@ impl LiveRenderer {
     /// host that routes its stdout through its own writer.
     pub fn with_results_to(opts: TermOptions, out: impl Write + Send + 'static) -> Self {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-        LiveRenderer::with_parts(opts, multi, Box::new(out))
+        LiveRenderer::with_parts(opts, multi, Box::new(out), true)
     }
 
     /// Results written to `out` and no spinners drawn: for logs and tests.
     pub fn to_writer(opts: TermOptions, out: impl Write + Send + 'static) -> Self {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::hidden());
-        LiveRenderer::with_parts(opts, multi, Box::new(out))
+        LiveRenderer::with_parts(opts, multi, Box::new(out), false)
     }
 
-    fn with_parts(opts: TermOptions, multi: MultiProgress, out: Box<dyn Write + Send>) -> Self {
+    fn with_parts(
+        opts: TermOptions,
+        multi: MultiProgress,
+        out: Box<dyn Write + Send>,
+        draws: bool,
+    ) -> Self {
         LiveRenderer {
             opts,
             multi,
             calls: Mutex::new(HashMap::new()),
             out: Mutex::new(out),
+            draws,
         }
     }
 
@@ -167,6 +176,20 @@ impl LiveRenderer {
             out.write_all(text.as_bytes())?;
             out.flush()
         })
+    }
+
+    /// Stops drawing spinners (clearing them) until [`LiveRenderer::resume`]: while a
+    /// person is asked something on the same terminal, a spinner would draw over it.
+    pub fn pause(&self) {
+        let _ = self.multi.clear();
+        self.multi.set_draw_target(ProgressDrawTarget::hidden());
+    }
+
+    /// Draws the spinners again after [`LiveRenderer::pause`].
+    pub fn resume(&self) {
+        if self.draws {
+            self.multi.set_draw_target(ProgressDrawTarget::stderr());
+        }
     }
 
     /// Calls still running.

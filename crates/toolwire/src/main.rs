@@ -3,6 +3,7 @@
 mod approve;
 mod cmd;
 mod data;
+mod form;
 mod input;
 mod mcp;
 mod out;

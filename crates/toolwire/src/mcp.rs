@@ -19,6 +19,9 @@ pub(crate) const CONFIG_ENV: &str = "TOOLWIRE_CONFIG";
 /// Environment variable bounding MCP calls and handshakes (e.g. `30s`, `2m`).
 pub(crate) const TIMEOUT_ENV: &str = "TOOLWIRE_MCP_TIMEOUT";
 
+/// Environment variable bounding the questions one MCP call may ask (default 16).
+pub(crate) const ROUNDS_ENV: &str = "TOOLWIRE_MCP_MAX_INPUT_ROUNDS";
+
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct McpArgs {
     /// An MCP server whose tools to use, as NAME=COMMAND or NAME=URL (repeatable). Its
@@ -109,6 +112,12 @@ fn limits() -> Result<Limits> {
             .with_context(|| format!("{TIMEOUT_ENV}={text:?} is not a duration like 30s"))?;
         limits.call_timeout = timeout;
         limits.connect_timeout = timeout;
+    }
+    if let Ok(text) = std::env::var(ROUNDS_ENV) {
+        limits.max_input_rounds = text
+            .trim()
+            .parse()
+            .with_context(|| format!("{ROUNDS_ENV}={text:?} is not a whole number"))?;
     }
     Ok(limits)
 }

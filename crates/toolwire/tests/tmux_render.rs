@@ -5,9 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod tmux_pane;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+
+use tmux_pane::{Pane, tmux_available};
 
 use serde_json::json;
 
@@ -18,94 +20,24 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_toolwire")
 }
 
-fn tmux_available() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        if std::env::var_os("CI").is_some() {
-            panic!("tmux is not installed, and CI is set: install tmux (apt-get install tmux)");
-        }
-        eprintln!("skipping: tmux is not installed (set CI to make this a failure)");
-    }
-    found
-}
-
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("toolwire-tmux-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-/// A tmux server of our own (`-L`), so a person's sessions are never touched.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn tmux(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]);
-        c
-    }
-
-    /// Runs `toolwire render file` in a fresh 80×24 pane and returns the screen once the
-    /// command has exited: plain text, and with the escape sequences tmux kept (`-e`).
-    fn render(name: &str, file: &Path) -> (String, String) {
-        let t = Tmux {
-            socket: format!("toolwire-test-{}-{name}", std::process::id()),
-        };
-        let script = format!(
-            "unset NO_COLOR CLICOLOR_FORCE COLUMNS LINES; TERM=xterm-256color '{}' render '{}'; echo \"__EXIT $?__\"; sleep 60",
-            bin(),
-            file.display()
-        );
-        let status = t
-            .tmux()
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-                "-x",
-                &WIDTH.to_string(),
-                "-y",
-                &HEIGHT.to_string(),
-                "sh",
-                "-c",
-                &script,
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success(), "tmux new-session failed");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let screen = loop {
-            let out = t
-                .tmux()
-                .args(["capture-pane", "-p", "-t", "t"])
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            if text.contains("__EXIT ") || Instant::now() > deadline {
-                break text;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        let styled = t
-            .tmux()
-            .args(["capture-pane", "-p", "-e", "-t", "t"])
-            .output()
-            .unwrap();
-        let styled = String::from_utf8_lossy(&styled.stdout).into_owned();
-        (screen, styled)
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").status();
-    }
+/// Runs `toolwire render file` in a fresh 80×24 pane and returns the screen once the
+/// command has exited: plain text, and with the escape sequences tmux kept (`-e`).
+fn render(name: &str, file: &Path) -> (String, String) {
+    let script = format!(
+        "unset NO_COLOR CLICOLOR_FORCE COLUMNS LINES; TERM=xterm-256color '{}' render '{}'; echo \"__EXIT $?__\"; sleep 60",
+        bin(),
+        file.display()
+    );
+    let pane = Pane::start(name, WIDTH, HEIGHT, &script);
+    pane.wait_for("__EXIT ", 30);
+    // Only the visible screen: whether anything scrolled away is what the test checks.
+    (pane.screen(false), pane.screen(true))
 }
 
 fn lines(screen: &str) -> Vec<&str> {
@@ -148,7 +80,7 @@ fn a_2000_row_table_fits_an_80x24_terminal() {
     let file = dir.join("table.json");
     std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
 
-    let (screen, styled) = Tmux::render("table", &file);
+    let (screen, styled) = render("table", &file);
     assert_fits_one_screen(&screen, "▾ table 4 columns × 2,000 rows · 2,000 modules");
     let ls = lines(&screen);
     let first_row = ls
@@ -214,7 +146,7 @@ fn a_5000_line_diff_fits_an_80x24_terminal() {
     let file = dir.join("diff.json");
     std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
 
-    let (screen, styled) = Tmux::render("diff", &file);
+    let (screen, styled) = render("diff", &file);
     assert_fits_one_screen(&screen, "▾ diff big.txt +500 −500");
     let ls = lines(&screen);
     assert!(

@@ -54,13 +54,14 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             }
             other => other.into(),
         })?;
+    let opts = TermOptions::detect();
+    let live = Arc::new(LiveRenderer::with_results_to(opts.clone(), out::Stdout));
     let approver = Arc::new(TermApprover {
         lines: stdin_lines(),
         yes: args.yes,
         terminal_only: true,
+        live: Some(Arc::clone(&live)),
     });
-    let opts = TermOptions::detect();
-    let live = LiveRenderer::with_results_to(opts.clone(), out::Stdout);
     let mut running = host.call(&session.id, &args.tool, input, approver).await?;
     while let Some(event) = running.next().await {
         super::draw_call_progress(&live, &event.kind);

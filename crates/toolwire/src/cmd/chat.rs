@@ -54,18 +54,20 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         .await?;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let lines = stdin_lines();
+    let opts = TermOptions::detect();
+    let live = Arc::new(LiveRenderer::with_results_to(opts.clone(), out::Stdout));
     let approver = Arc::new(TermApprover {
         lines: Arc::clone(&lines),
         yes: args.yes,
         terminal_only: false,
+        live: Some(Arc::clone(&live)),
     });
     let agent = host.agent(&settings, approver)?;
-    let opts = TermOptions::detect();
     let mut chat = Chat {
         agent,
         stores: host.stores().clone(),
-        opts: opts.clone(),
-        live: LiveRenderer::with_results_to(opts, out::Stdout),
+        opts,
+        live,
         session: None,
         streamed_text: false,
     };
@@ -83,7 +85,7 @@ struct Chat {
     /// media by blob, as the history does).
     stores: toolwire_store::Stores,
     opts: TermOptions,
-    live: LiveRenderer,
+    live: Arc<LiveRenderer>,
     session: Option<String>,
     /// Whether text of the current model reply was printed as it streamed.
     streamed_text: bool,
