@@ -61,9 +61,10 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         raw: Option<Json>,
     },
+    /// Boxed: a widget's data (an ordered map) makes this the largest variant.
     Widget {
         call_id: String,
-        widget: Widget,
+        widget: Box<Widget>,
     },
     Suspended {
         call_id: String,

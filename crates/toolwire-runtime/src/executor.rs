@@ -454,7 +454,7 @@ impl Executor {
                 scope,
                 EventKind::Widget {
                     call_id: result.call_id.clone(),
-                    widget: widget.clone(),
+                    widget: Box::new(widget.clone()),
                 },
             )
             .await;
