@@ -4,6 +4,7 @@
 mod client;
 pub mod config;
 pub mod naming;
+mod readable;
 mod schema;
 mod server;
 mod task;

@@ -351,9 +351,11 @@ impl McpServer {
                 // says why there.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 let tail = tail_text(&stderr);
-                return Err(Failed::Handshake(
-                    self.error(format!("{e}{}", with_stderr(&tail))),
-                ));
+                return Err(Failed::Handshake(self.error(format!(
+                    "{}{}",
+                    crate::readable::readable(&e),
+                    with_stderr(&tail)
+                ))));
             }
             Ok(Ok(service)) => service,
         };
@@ -380,7 +382,10 @@ impl McpServer {
             tokio::time::timeout(self.limits.call_timeout, conn.peer().read_resource(params))
                 .await
                 .map_err(|_| self.error(format!("resources/read of {uri} did not answer in time")))?
-                .map_err(|e| self.error(format!("resources/read of {uri} failed: {e}")))?;
+                .map_err(|e| {
+                    let why = crate::readable::readable(&e);
+                    self.error(format!("resources/read of {uri} failed: {why}"))
+                })?;
         serde_json::to_value(read).map_err(|e| self.error(e.to_string()))
     }
 
@@ -402,7 +407,7 @@ impl McpServer {
             )
             .await
             .map_err(|_| self.error("tools/list did not answer in time"))?
-            .map_err(|e| self.error(e.to_string()))?;
+            .map_err(|e| self.error(crate::readable::readable(&e)))?;
             if let Some(Json::Array(list)) = page.get("tools") {
                 tools.extend(list.iter().cloned());
             }

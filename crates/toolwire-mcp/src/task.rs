@@ -36,11 +36,10 @@ pub(crate) async fn request(
     params: Json,
 ) -> Result<Json, ToolError> {
     let req = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-    let answer = conn
-        .peer()
-        .send_request(req)
-        .await
-        .map_err(|e| ToolError::failed(format!("{method} failed: {e}")))?;
+    let answer = conn.peer().send_request(req).await.map_err(|e| {
+        let why = crate::readable::readable(&e);
+        ToolError::failed(format!("{method} failed: {why}"))
+    })?;
     serde_json::to_value(answer).map_err(|e| ToolError::failed(format!("{method}: {e}")))
 }
 

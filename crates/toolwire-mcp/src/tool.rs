@@ -205,7 +205,10 @@ impl McpTool {
             .peer()
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| unavailable(server.error(format!("could not send the call: {e}"))))?;
+            .map_err(|e| {
+                let why = crate::readable::readable(&e);
+                unavailable(server.error(format!("could not send the call: {why}")))
+            })?;
         let (asks_tx, asks) = mpsc::channel(4);
         let registration = conn.router.register(&handle.progress_token, ctx, asks_tx);
         Ok(LiveCall {
@@ -228,9 +231,21 @@ impl McpTool {
         mut live: LiveCall,
         ctx: ToolContext,
     ) -> Result<Output, ToolError> {
+        let limit = server.limits().call_timeout;
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
+            // Before the executor's own limit (a little longer), so the error can say
+            // which server did not answer what; dropping the call cancels it there.
+            _ = tokio::time::sleep(limit) => Err(ToolError::with_code(
+                ErrorCode::Timeout.as_str(),
+                format!(
+                    "MCP server {:?} did not answer the call within {} s; toolwire cancelled it \
+                     (TOOLWIRE_MCP_TIMEOUT sets the limit)",
+                    server.name(),
+                    limit.as_secs()
+                ),
+            )),
             answer = &mut live.rx => {
                 live.answered = true;
                 match answer {
@@ -447,7 +462,7 @@ fn call_error(server: &McpServer, conn: &Connection, e: &ServiceError) -> ToolEr
             details: serde_json::to_value(data).ok(),
         },
         ServiceError::TransportClosed => died(server, conn),
-        other => unavailable(server.error(other.to_string())),
+        other => unavailable(server.error(crate::readable::readable(other))),
     }
 }
 
@@ -655,8 +670,10 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool>
     defs.iter()
         .zip(names)
         .map(|((remote, def), name)| {
-            let (mut schema, app_uri) =
-                crate::schema::tool_schema(&name, def, server.limits().call_timeout);
+            // The tool times out first (see `drive`), naming its server; the executor's
+            // limit is only the backstop.
+            let backstop = server.limits().call_timeout + std::time::Duration::from_secs(5);
+            let (mut schema, app_uri) = crate::schema::tool_schema(&name, def, backstop);
             let read_only = schema.annotations.as_ref().and_then(|a| a.read_only_hint);
             schema.approval = server.config().approval.policy(remote, read_only);
             let task_required = def["execution"]["taskSupport"] == "required";

@@ -102,6 +102,12 @@ async fn a_100_mb_result_is_refused_within_the_timeout() {
         .await;
     assert_eq!(r.status, Status::Error, "{:?}", r.status);
     assert_eq!(r.error_code(), Some(ErrorCode::Timeout));
+    // The timeout names the server and what did not answer.
+    let message = &r.error.as_ref().unwrap().message;
+    assert!(
+        message.contains("MCP server \"bad\" did not answer the call within 5 s"),
+        "{message}"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(15),
         "{:?}",
@@ -111,4 +117,36 @@ async fn a_100_mb_result_is_refused_within_the_timeout() {
         .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
         .await;
     assert_eq!(ok.output[0].as_text().unwrap().content, "fine");
+}
+
+/// An HTTP endpoint that refuses (403) reads as the refusal, not as rmcp's type names.
+#[tokio::test]
+async fn an_http_refusal_reads_without_rust_type_names() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = tcp.read(&mut buf).await;
+            let body = "not for you";
+            let answer = format!(
+                "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = tcp.write_all(answer.as_bytes()).await;
+        }
+    });
+    let config = ServerConfig::new(
+        "remote",
+        Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: Default::default(),
+        },
+    );
+    let connected = toolwire_mcp::connect_all(vec![config], limits()).await;
+    let why = connected.failed[0].to_string();
+    assert!(why.contains("MCP server `remote`"), "{why}");
+    assert!(why.contains("403 Forbidden"), "{why}");
+    assert!(!why.contains("::"), "{why}");
 }

@@ -58,7 +58,9 @@ impl Tool for TwoRounds {
                 .to_owned();
             let answer = match resume.resolution {
                 Resolution::Answer { value } => value,
-                Resolution::Deny { .. } | Resolution::Cancel { .. } => return Err(ToolError::failed("the user declined")),
+                Resolution::Deny { .. } | Resolution::Cancel { .. } => {
+                    return Err(ToolError::failed("the user declined"));
+                }
                 Resolution::Approve => return Err(ToolError::failed("an answer was expected")),
             };
             match request_state.as_str() {

@@ -75,8 +75,8 @@ pub fn is_passive(mime: &str) -> bool {
     ];
     let essence = mime.split(';').next().unwrap_or_default().trim();
     // `audio/x+xml` and the like are rendered by Chromium as XML documents.
-    let media = (essence.starts_with("audio/") || essence.starts_with("video/"))
-        && !essence.contains('+');
+    let media =
+        (essence.starts_with("audio/") || essence.starts_with("video/")) && !essence.contains('+');
     RASTER.contains(&essence) || media || essence == "text/plain"
 }
 
