@@ -115,7 +115,7 @@ async fn parallel_calls(provider: Provider) {
         Provider::OpenaiResponses => assert_eq!(
             all[2..5].to_vec(),
             vec![
-                json!({"type": "function_call", "call_id": "c1", "name": "echo", "arguments": "{\"delay_ms\":300,\"text\":\"slow first\"}"}),
+                json!({"type": "function_call", "call_id": "c1", "name": "echo", "arguments": "{\"text\":\"slow first\",\"delay_ms\":300}"}),
                 json!({"type": "function_call", "call_id": "c2", "name": "read_file", "arguments": "{\"path\":\"notes.txt\"}"}),
                 json!({"type": "function_call", "call_id": "c3", "name": "read_file", "arguments": "{\"path\":\"missing.txt\"}"}),
             ]

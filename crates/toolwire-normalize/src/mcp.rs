@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value as Json};
 use toolwire_core::{
-    Annotations, ErrorInfo, MCP_APP_WIDGET, ResourceLinkData, Status, Suspension, SuspensionReason,
-    Value, WellKnown, Widget, WidgetApp,
+    Annotations, Audience, ErrorInfo, MCP_APP_WIDGET, ResourceLinkData, Status, Suspension,
+    SuspensionReason, Value, View, WellKnown, Widget, WidgetApp,
 };
 
 use crate::media::{self, media_value};
@@ -70,7 +70,7 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
         }
     };
     let structured_content = map.remove("structuredContent");
-    let mut blocks = match map.remove("content") {
+    let blocks = match map.remove("content") {
         Some(Json::Array(blocks)) => blocks,
         Some(other) => {
             diags.push(
@@ -82,18 +82,21 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
         None => Vec::new(),
     };
     // The spec says servers SHOULD send structuredContent's JSON text as a text block
-    // too; the model and the person need it once.
-    if let Some(sc) = &structured_content {
-        if let Some(twin) = blocks.iter().position(|b| is_json_twin(b, sc)) {
-            blocks.remove(twin);
-        } else if let Some(i) = blocks.iter().position(|b| parses_as_json(b).is_some()) {
-            // A JSON text block beside structuredContent is meant as its twin; one that
-            // says something else is kept (both are shown), and the mismatch recorded.
-            diags.push(
-                &Path::Root.key("content").index(i),
-                "this JSON text differs from structuredContent; both are kept",
-            );
-        }
+    // too, and servers wrap their text in it: both channels are kept, the person is shown
+    // one and the model sent one (docs/contracts.md, "Twins").
+    let twin = structured_content
+        .as_ref()
+        .map_or(Twin::None, |sc| twin_of(sc, &blocks));
+    if structured_content.is_some()
+        && twin == Twin::None
+        && let Some(i) = blocks.iter().position(|b| parses_as_json(b).is_some())
+    {
+        // A JSON text block beside structuredContent is meant as its twin; one that
+        // says something else is kept (both are shown), and the mismatch recorded.
+        diags.push(
+            &Path::Root.key("content").index(i),
+            "this JSON text differs from structuredContent; both are kept",
+        );
     }
     // The text blocks, joined, are the error message or an app widget's fallback; only
     // then are they copied.
@@ -113,6 +116,7 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
             // The error's message is made of the text blocks.
             continue;
         }
+        let from = parts.output.len();
         match block {
             Json::Object(b) if is_block_map(&b) => {
                 block_with_fallback(b, &path, &fallback, diags, &mut parts)
@@ -122,8 +126,13 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
                 structured(other, &path, diags, &mut parts);
             }
         }
+        if matches!(twin, Twin::JsonText(t) if t == i) {
+            // The structured view is the richer one: its text is for the model.
+            for_only(&mut parts.output[from..], Audience::Assistant);
+        }
     }
     if let Some(sc) = structured_content {
+        let from = parts.output.len();
         let value = Value::structured(sc).mime("application/json");
         structured_with(
             value,
@@ -131,6 +140,20 @@ pub(crate) fn call_tool_result(mut map: Map<String, Json>, diags: &mut Diagnosti
             diags,
             &mut parts,
         );
+        match twin {
+            Twin::JsonText(_) => for_only(&mut parts.output[from..], Audience::User),
+            // A wrapper repeats the blocks: kept, shown to nobody and not sent.
+            Twin::Wrapper => {
+                for_only(&mut parts.output[from..], Audience::User);
+                for value in &mut parts.output[from..] {
+                    value
+                        .display
+                        .get_or_insert_with(Default::default)
+                        .preferred_view = Some(View::Hidden);
+                }
+            }
+            Twin::None => {}
+        }
     }
     if let Some(legacy) = map.remove("toolResult") {
         // The 2024-11-05 compatibility form: `toolResult` stands for the content.
@@ -281,6 +304,65 @@ fn is_app_block(block: &Json) -> bool {
         _ => None,
     };
     uri.and_then(Json::as_str).is_some_and(is_app_uri)
+}
+
+/// How `structuredContent` repeats the content blocks (docs/contracts.md, "Twins").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Twin {
+    None,
+    /// The text block at this index is the structured value's JSON (or the JSON of its
+    /// one wrapped object or array): the person sees the structured value, the model
+    /// gets the text.
+    JsonText(usize),
+    /// The structured value is one key around the blocks themselves, or around their
+    /// text (server-filesystem's `{"content": listing}`, FastMCP's `{"result": 42}`):
+    /// the blocks are shown and sent, the wrapper only kept.
+    Wrapper,
+}
+
+fn twin_of(sc: &Json, blocks: &[Json]) -> Twin {
+    if let Some(i) = blocks.iter().position(|b| is_json_twin(b, sc)) {
+        return Twin::JsonText(i);
+    }
+    let Some((_, inner)) = sc
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.iter().next())
+    else {
+        return Twin::None;
+    };
+    if matches!(inner, Json::Array(a) if a.as_slice() == blocks && !blocks.is_empty()) {
+        return Twin::Wrapper;
+    }
+    let all_text = !blocks.is_empty()
+        && blocks
+            .iter()
+            .all(|b| b.get("type").and_then(Json::as_str) == Some("text"));
+    if !all_text {
+        return Twin::None;
+    }
+    let text = joined_text(blocks);
+    match inner {
+        Json::String(s) if s.trim() == text.trim() => Twin::Wrapper,
+        Json::Object(_) | Json::Array(_) => blocks
+            .iter()
+            .position(|b| is_json_twin(b, inner))
+            .map_or(Twin::None, Twin::JsonText),
+        scalar => match serde_json::from_str::<Json>(text.trim()) {
+            Ok(parsed) if &parsed == scalar => Twin::Wrapper,
+            _ => Twin::None,
+        },
+    }
+}
+
+/// Keeps `values` for one audience only.
+fn for_only(values: &mut [Value], audience: Audience) {
+    for value in values {
+        value
+            .annotations
+            .get_or_insert_with(Default::default)
+            .audience = Some(vec![audience]);
+    }
 }
 
 fn is_json_twin(block: &Json, structured_content: &Json) -> bool {

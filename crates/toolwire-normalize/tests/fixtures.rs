@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value as Json, json};
-use toolwire_core::{CallRef, Status, ToolResult, WellKnown};
+use toolwire_core::{Audience, CallRef, Status, ToolResult, WellKnown};
 use toolwire_normalize::{Normalized, normalize, normalize_bytes};
 
 fn fixtures() -> PathBuf {
@@ -81,12 +81,67 @@ fn mcp_annotations_are_kept() {
     assert!(r.output[1].annotations.is_some());
 }
 
+/// A 1×1 PNG.
+const TINY_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+fn audience(v: &toolwire_core::Value) -> Option<Vec<Audience>> {
+    v.annotations.as_ref().and_then(|a| a.audience.clone())
+}
+
+fn hidden(v: &toolwire_core::Value) -> bool {
+    v.display.as_ref().and_then(|d| d.preferred_view) == Some(toolwire_core::View::Hidden)
+}
+
+/// Twins (docs/contracts.md): both channels are stored; the person is shown one and the
+/// model sent one.
 #[test]
-fn structured_content_twin_is_kept_once() {
+fn structured_content_twins_are_stored_both_and_shown_once() {
     let raw = load("mcp/get-structured-content.json");
     let r = normalize(&raw, &CallRef::new("c", "get-structured-content")).result;
-    assert_eq!(kinds(&r), ["structured"]);
-    assert_eq!(r.output[0].data, raw["structuredContent"]);
+    assert_eq!(kinds(&r), ["text", "structured"]);
+    assert_eq!(audience(&r.output[0]), Some(vec![Audience::Assistant]));
+    assert_eq!(audience(&r.output[1]), Some(vec![Audience::User]));
+    assert_eq!(r.output[1].data, raw["structuredContent"]);
+
+    // server-filesystem: the text, and `{"content": <the same text>}`.
+    let listing = "[FILE] a.txt\n[DIR] sub";
+    let wrapped = json!({
+        "content": [{"type": "text", "text": listing}],
+        "structuredContent": {"content": listing},
+    });
+    let r = normalize(&wrapped, &CallRef::new("c", "t")).result;
+    assert_eq!(kinds(&r), ["text", "structured"]);
+    assert_eq!(audience(&r.output[0]), None);
+    assert!(hidden(&r.output[1]) && audience(&r.output[1]) == Some(vec![Audience::User]));
+
+    // FastMCP: a return value 42 is the text "42" and `{"result": 42}`.
+    let fastmcp = json!({
+        "content": [{"type": "text", "text": "42"}],
+        "structuredContent": {"result": 42},
+    });
+    let r = normalize(&fastmcp, &CallRef::new("c", "t")).result;
+    assert!(hidden(&r.output[1]), "{r:?}");
+    // FastMCP around a list: the JSON text is the model's, the structure the person's.
+    let list = json!({
+        "content": [{"type": "text", "text": "[1, 2]"}],
+        "structuredContent": {"result": [1, 2]},
+    });
+    let r = normalize(&list, &CallRef::new("c", "t")).result;
+    assert_eq!(audience(&r.output[0]), Some(vec![Audience::Assistant]));
+    assert_eq!(audience(&r.output[1]), Some(vec![Audience::User]));
+
+    // read_media_file: the image, and `{"content": [<the same image block>]}`. One image
+    // is shown; the wrapper and anything taken out of it are hidden.
+    let image = json!({"type": "image", "data": TINY_PNG, "mimeType": "image/png"});
+    let media = json!({"content": [image], "structuredContent": {"content": [image]}});
+    let r = normalize(&media, &CallRef::new("c", "t")).result;
+    let shown: Vec<&str> = r
+        .output
+        .iter()
+        .filter(|v| !hidden(v))
+        .map(|v| v.kind.as_str())
+        .collect();
+    assert_eq!(shown, ["image"], "{r:?}");
 
     // A JSON text that disagrees with structuredContent is no twin: both are kept, and
     // the mismatch is said.

@@ -129,7 +129,10 @@ impl TermApprover {
             // (decline), and the person reading the output is told.
             let why = format!("no terminal to answer {}'s question", asker.name());
             out::eprintln(&format!("{why}; it was cancelled"));
-            return Resolution::Cancel { reason: Some(why) };
+            let question = request.suspension.prompt.trim();
+            return Resolution::Cancel {
+                reason: Some(format!("{why}: {question}")),
+            };
         }
         self.question(request, &asker).await
     }

@@ -320,12 +320,12 @@ async fn interactive_approval_and_denial_over_stdin() {
     );
     assert!(!ws.path().join("b.txt").exists());
     assert!(
-        stderr.contains("Allow write_file({\"content\":\"written\",\"path\":\"a.txt\"})? [y/n/d]"),
+        stderr.contains("Allow write_file({\"path\":\"a.txt\",\"content\":\"written\"})? [y/n/d]"),
         "{stderr}"
     );
     // `d` printed the whole input, pretty.
     assert!(
-        stderr.contains("write_file w1\n{\n  \"content\": \"written\",\n  \"path\": \"a.txt\"\n}"),
+        stderr.contains("write_file w1\n{\n  \"path\": \"a.txt\",\n  \"content\": \"written\"\n}"),
         "{stderr}"
     );
     assert!(

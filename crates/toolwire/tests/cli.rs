@@ -513,12 +513,12 @@ fn a_question_nobody_can_answer_still_gets_its_one_stored_result() {
         .collect();
     assert_eq!(roles, ["user", "assistant", "tool_result"]);
     let result = &messages[2]["content"];
-    assert_eq!(result["error"]["code"], "denied");
+    // Nobody could answer: the question was dismissed (cancelled), not refused.
+    assert_eq!(result["error"]["code"], "cancelled");
+    let message = result["error"]["message"].as_str().unwrap();
     assert!(
-        result["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("no terminal to answer the question: Which branch?")
+        message.contains("no terminal to answer tool ask_user's question: Which branch?"),
+        "{message}"
     );
 }
 

@@ -431,3 +431,85 @@ fn key_order_is_kept_as_the_server_wrote_it() {
         &["\"temperature\"", "\"conditions\"", "\"humidity\""],
     );
 }
+
+/// The session id a `call` printed on stderr.
+fn session_of(out: &Output) -> String {
+    stderr_of(out)
+        .split("toolwire show ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches([')', '\n'])
+        .to_owned()
+}
+
+/// server-filesystem's listing comes as text and as `{"content": <the listing>}`, and
+/// `read_media_file`'s image as a block and again inside `structuredContent`: stored
+/// both, shown once, sent to the model once (docs/contracts.md, "Twins").
+#[test]
+fn twins_are_stored_both_but_shown_and_sent_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("a-file.txt"), "x").unwrap();
+    std::fs::write(
+        root.join("pic.png"),
+        base64_decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="),
+    )
+    .unwrap();
+    let Some(flag) = filesystem_flag(&root) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let list = serde_json::json!({"path": root}).to_string();
+    let out = toolwire(
+        data.path(),
+        &["call", "--mcp", &flag, "fs__list_directory", &list],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        stdout_of(&out).matches("[FILE] a-file.txt").count(),
+        1,
+        "{}",
+        stdout_of(&out)
+    );
+    let session = session_of(&out);
+    let stored = stdout_of(&toolwire(data.path(), &["show", &session, "--json"]));
+    assert_eq!(
+        stored.matches("[FILE] a-file.txt").count(),
+        2,
+        "both channels: {stored}"
+    );
+    let export = stdout_of(&toolwire(
+        data.path(),
+        &["export", &session, "--provider", "anthropic"],
+    ));
+    assert_eq!(export.matches("[FILE] a-file.txt").count(), 1, "{export}");
+
+    let media = serde_json::json!({"path": root.join("pic.png")}).to_string();
+    let out = toolwire(
+        data.path(),
+        &["call", "--mcp", &flag, "fs__read_media_file", &media],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let session = session_of(&out);
+    let shown = stdout_of(&toolwire(data.path(), &["show", &session]));
+    assert_eq!(
+        shown.matches("image/png").count(),
+        1,
+        "one image shown: {shown}"
+    );
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let out = Command::new("base64")
+        .arg("-d")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(text.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    out.stdout
+}

@@ -155,13 +155,14 @@ mod tests {
         );
         assert_eq!(
             out.lines,
+            // In the order the keys were written.
             [
                 "├─ branch: \"main\"",
-                "├─ n {1}",
-                "│  └─ x: 1",
-                "└─ staged [2]",
-                "   ├─ \"a.rs\"",
-                "   └─ \"b.rs\"",
+                "├─ staged [2]",
+                "│  ├─ \"a.rs\"",
+                "│  └─ \"b.rs\"",
+                "└─ n {1}",
+                "   └─ x: 1",
             ]
         );
     }
