@@ -64,6 +64,8 @@ enum Command {
     Show(cmd::show::Args),
     /// Remove blobs that no stored message references.
     Gc(cmd::gc::Args),
+    /// Write a stored blob (media a tool returned) to a file or stdout.
+    Blob(cmd::blob::Args),
     /// Chat with a model that uses the tools (interactive, or one message with -p).
     Chat(cmd::chat::Args),
     /// Run one tool (built-in or MCP), render its result and store it.
@@ -134,6 +136,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Sessions(args) => cmd::sessions::run(args, &place).await,
         Command::Show(args) => cmd::show::run(args, &place).await,
         Command::Gc(args) => cmd::gc::run(args, &place).await,
+        Command::Blob(args) => cmd::blob::run(args, &place).await,
         Command::Chat(args) => cmd::chat::run(args, &place).await,
         Command::Call(args) => cmd::call::run(args, &place).await,
         Command::Tools(args) => cmd::tools::run(args, &place).await,

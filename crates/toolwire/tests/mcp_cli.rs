@@ -513,3 +513,51 @@ fn base64_decode(text: &str) -> Vec<u8> {
         .unwrap();
     out.stdout
 }
+
+/// The terminal says how to get stored media out, and `toolwire blob` writes it back
+/// byte for byte; a bad or unknown key is one clear line.
+#[test]
+fn stored_media_is_saved_with_toolwire_blob() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    // A PNG signature and 300 KB more: big enough to be stored as a blob.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x01\0\0\0\x01\0\x08\x02\0\0\0".to_vec();
+    png.extend((0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8));
+    std::fs::write(root.join("big.png"), &png).unwrap();
+    let Some(flag) = filesystem_flag(&root) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"path": root.join("big.png")}).to_string();
+    let out = toolwire(
+        data.path(),
+        &["call", "--mcp", &flag, "fs__read_media_file", &input],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let stderr = stderr_of(&out);
+    let hints: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("toolwire blob "))
+        .collect();
+    assert_eq!(hints.len(), 1, "one hint for the one image shown: {stderr}");
+    let key = hints[0]
+        .split_whitespace()
+        .find(|w| w.starts_with("blake3:"))
+        .unwrap();
+    let file = data.path().join("saved.png");
+    let saved = toolwire(data.path(), &["blob", key, "-o", file.to_str().unwrap()]);
+    assert!(saved.status.success(), "{}", stderr_of(&saved));
+    assert_eq!(std::fs::read(&file).unwrap(), png);
+
+    for bad in ["blake3:00", "nothing"] {
+        let out = toolwire(data.path(), &["blob", bad, "-o", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(stderr_of(&out).lines().count(), 1, "{}", stderr_of(&out));
+    }
+    let unknown = format!("blake3:{}", "0".repeat(64));
+    let out = toolwire(
+        data.path(),
+        &["blob", &unknown, "-o", file.to_str().unwrap()],
+    );
+    assert!(stderr_of(&out).contains("no blob"), "{}", stderr_of(&out));
+}
