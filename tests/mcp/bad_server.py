@@ -4,10 +4,12 @@ stdio with the standard library only. argv[1] picks the misbehaviour:
   garbage    writes junk on stdout and never answers
   exit       answers the handshake, then exits when a tool is called
   huge       answers a tool call with a 100 MB text block
+  flood      sends 4 KB progress notifications for one second, then answers
 """
 
 import json
 import sys
+import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "exit"
 
@@ -49,5 +51,13 @@ for line in sys.stdin:
     elif method == "tools/call" and MODE == "huge":
         text = "x" * (100 * 1024 * 1024)
         send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
+    elif method == "tools/call" and MODE == "flood":
+        token = msg["params"].get("_meta", {}).get("progressToken")
+        message, sent, end = "p" * 4096, 0, time.monotonic() + 1.0
+        while token is not None and time.monotonic() < end:
+            sent += 1
+            send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                "progressToken": token, "progress": sent, "message": message}})
+        send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": f"sent {sent}"}]}})
     else:
         send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no such method"}})

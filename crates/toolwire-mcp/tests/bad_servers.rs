@@ -150,3 +150,33 @@ async fn an_http_refusal_reads_without_rust_type_names() {
     assert!(why.contains("403 Forbidden"), "{why}");
     assert!(!why.contains("::"), "{why}");
 }
+
+/// One second of 4 KB progress notifications (tens of thousands) becomes a bounded number
+/// of stored events, each message cut, and the call still answers.
+#[tokio::test]
+async fn a_progress_flood_is_coalesced() {
+    let (ex, events) = support::executor_and_events(vec![bad("flood")], limits()).await;
+    let scope = Scope::new("s");
+    let started = Instant::now();
+    let r = ex
+        .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
+        .await;
+    let took = started.elapsed();
+    assert_eq!(r.status, Status::Success, "{r:?}");
+    let text = format!("{:?}", r.output[0].data);
+    let sent: u64 = text
+        .split("sent ")
+        .nth(1)
+        .and_then(|t| t.trim_matches(|c: char| !c.is_ascii_digit()).parse().ok())
+        .unwrap();
+    assert!(sent > 1000, "the server flooded: {sent}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stored = events.last_seq("s").await.unwrap();
+    // 10 a second at most while the call ran, plus one held back, and the call's own
+    // start and result events.
+    let bound = (took.as_secs_f64() * 10.0).ceil() as u64 + 4;
+    assert!(
+        stored <= bound,
+        "{stored} events stored for {sent} notifications in {took:?}"
+    );
+}

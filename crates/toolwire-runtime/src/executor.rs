@@ -368,7 +368,12 @@ impl Executor {
             &scope.session_id,
             &scope.trace_id,
             scope.user_id.clone(),
-            Some(Arc::clone(&self.events) as Arc<dyn ProgressSink>),
+            // Coalesced per call: a flood of reports must not become a flood of
+            // stored events.
+            Some(Arc::new(crate::progress::Throttled::new(
+                Arc::clone(&self.events) as Arc<dyn ProgressSink>,
+                crate::progress::PROGRESS_INTERVAL,
+            )) as Arc<dyn ProgressSink>),
         );
         ctx.approved = approved;
         ctx.cancel = scope.cancel.child_token();

@@ -6,6 +6,7 @@
 
 pub mod events;
 pub mod executor;
+mod progress;
 pub mod registry;
 
 pub use events::{EventBus, Subscription};

@@ -52,6 +52,27 @@ pub fn executor_of(connected: Connected) -> (Executor, Vec<String>) {
     (ex, names)
 }
 
+/// An executor over the tools of `configs`, and the event bus its events go to.
+pub async fn executor_and_events(
+    configs: Vec<ServerConfig>,
+    limits: Limits,
+) -> (Executor, Arc<EventBus>) {
+    let connected = toolwire_mcp::connect_all(configs, limits).await;
+    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
+    let mut registry = Registry::new();
+    for tool in connected.tools {
+        registry.register_arc(tool).unwrap();
+    }
+    let events = EventBus::in_memory();
+    let ex = Executor::with(
+        Arc::new(registry),
+        Arc::clone(&events),
+        Arc::new(MemorySuspensions::default()),
+        ExecutorConfig::default(),
+    );
+    (ex, events)
+}
+
 /// Connects `configs` and gives an executor over their tools.
 pub async fn executor(configs: Vec<ServerConfig>, limits: Limits) -> (Executor, Vec<String>) {
     executor_of(toolwire_mcp::connect_all(configs, limits).await)
