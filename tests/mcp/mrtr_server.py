@@ -1,5 +1,6 @@
 """A 2026-07-28 MCP server on the official Python SDK (mcp 2.x) whose tools ask for input
-the stateless way (Multi Round-Trip Requests): `book_table` once, `two_rounds` twice.
+the stateless way (Multi Round-Trip Requests): `book_table` once, `two_rounds` twice,
+`ask_forever` again whatever the answer (a server a client must not loop with).
 
 Run: venv/bin/python mrtr_server.py            (stdio)
      venv/bin/python mrtr_server.py --http PORT (streamable HTTP at /mcp)
@@ -71,6 +72,16 @@ def two_rounds(ctx: Context) -> CallToolResult | InputRequiredResult:
     second = answer(ctx, "second").get("dish", "?")
     first = state.split(":", 1)[1]
     return CallToolResult(content=[TextContent(type="text", text=f"{first} then {second}")])
+
+
+@server.tool()
+def ask_forever(ctx: Context) -> InputRequiredResult:
+    """Asks again, whatever the answer."""
+    round_no = int(ctx.request_state or "0") + 1
+    return InputRequiredResult(
+        inputRequests={"again": ask(f"Question {round_no}?", {"ok": {"type": "boolean"}})},
+        requestState=str(round_no),
+    )
 
 
 if __name__ == "__main__":

@@ -379,6 +379,20 @@ impl Host {
         call: ToolCall,
         approver: Arc<dyn Approver>,
     ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
+        self.call_cancellable(session_id, call, approver, CancellationToken::new())
+            .await
+    }
+
+    /// [`Host::call_as`], stopped by `cancel`: while it runs (the tool is dropped) or
+    /// while it waits for a person (the wait ends); either way it gets its one stored
+    /// result, a `cancelled` error.
+    pub async fn call_cancellable(
+        &self,
+        session_id: &str,
+        call: ToolCall,
+        approver: Arc<dyn Approver>,
+        cancel: CancellationToken,
+    ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
         self.stores
             .append(
                 session_id,
@@ -393,7 +407,8 @@ impl Host {
         let host = self.clone();
         let session = session_id.to_owned();
         self.run(session_id, async move {
-            host.finish_call(&session, call, approver.as_ref()).await
+            host.finish_call(&session, call, approver.as_ref(), cancel)
+                .await
         })
         .await
     }
@@ -403,13 +418,16 @@ impl Host {
         session_id: &str,
         call: ToolCall,
         approver: &dyn Approver,
+        cancel: CancellationToken,
     ) -> Result<ToolResult, HostError> {
-        let scope = Scope::new(session_id);
+        let mut scope = Scope::new(session_id);
+        scope.cancel = cancel.clone();
         let result = self.executor.execute(&scope, call.clone()).await;
-        // A person asked for this call, so nothing cancels it while they decide.
-        let never = CancellationToken::new();
+        // Only the person who asked for this call cancels it, while it runs or waits.
         let (settled, suspended) =
-            settle(&self.executor, approver, session_id, &call, result, &never).await;
+            settle(&self.executor, approver, session_id, &call, result, &cancel).await;
+        // Once settled, the result is stored whatever happens: never cancelled.
+        let never = CancellationToken::new();
         // A call answered on another instance: its stored result is this call's. The
         // wait is never cancelled, so there always is one.
         let stored = store_settled(&self.stores, session_id, &call, settled, &never)

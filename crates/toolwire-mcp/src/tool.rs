@@ -628,9 +628,9 @@ impl Tool for McpTool {
                 return Some(Box::pin(async move {
                     Err(ToolError::Failed {
                         message: format!(
-                            "the MCP server asked for input {max} times in one call; \
-                             toolwire stopped the call (TOOLWIRE_MCP_MAX_INPUT_ROUNDS raises \
-                             the limit)"
+                            "the MCP server kept asking for input: {max} answers were given \
+                             and it asked again, so toolwire stopped the call \
+                             (TOOLWIRE_MCP_MAX_INPUT_ROUNDS raises the limit)"
                         ),
                         code: Some("too_many_rounds".to_owned()),
                         details: None,

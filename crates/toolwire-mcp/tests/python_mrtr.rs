@@ -84,3 +84,58 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
         .unwrap();
     assert_eq!(done.output[0].as_text().unwrap().content, "soup then pie");
 }
+
+/// A decline or a cancel ends an `input_required` call (sent back, a server that only
+/// asks again would loop), and a server that asks again whatever the answer is stopped
+/// after the configured number of rounds.
+#[tokio::test]
+async fn a_decline_ends_the_call_and_endless_questions_are_capped() {
+    let Some((python, args)) = peers::python_mrtr() else {
+        return;
+    };
+    let limits = Limits {
+        max_input_rounds: 3,
+        ..Limits::default()
+    };
+    let connected =
+        toolwire_mcp::connect_all(vec![support::stdio("py", &python, &args)], limits).await;
+    let (ex, _) = support::executor_of(connected);
+    let scope = Scope::new("s");
+    for (call, resolution, code) in [
+        ("d", Resolution::Deny { reason: None }, "denied"),
+        ("c", Resolution::Cancel { reason: None }, "cancelled"),
+    ] {
+        let r = ex
+            .execute(&scope, ToolCall::new(call, "py__ask_forever", json!({})))
+            .await;
+        let s = r.suspension.unwrap();
+        let done = ex.resolve(&s.id, resolution).await.unwrap();
+        assert_eq!(done.status, Status::Error, "{done:?}");
+        assert_eq!(done.error.as_ref().unwrap().code.as_deref(), Some(code));
+    }
+    let mut r = ex
+        .execute(&scope, ToolCall::new("e", "py__ask_forever", json!({})))
+        .await;
+    let mut rounds = 0;
+    while let Some(s) = r.suspension.clone() {
+        rounds += 1;
+        assert!(rounds <= 4, "not capped");
+        r = ex
+            .resolve(
+                &s.id,
+                Resolution::Answer {
+                    value: json!({"ok": true}),
+                },
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(r.status, Status::Error, "{r:?}");
+    let error = r.error.unwrap();
+    assert_eq!(error.code.as_deref(), Some("too_many_rounds"));
+    assert!(
+        error.message.contains("3 answers were given and it asked again"),
+        "{}",
+        error.message
+    );
+}

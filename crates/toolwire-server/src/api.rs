@@ -213,9 +213,59 @@ pub async fn post_call(
     let approver = Arc::clone(&state.approver) as Arc<dyn Approver>;
     let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &body.tool, input);
     let call_id = call.id.clone();
-    let running = state.host.call_as(&id, call, approver).await?;
-    state.spawn(drain(running));
+    let (cancel, tracked) = state.calls.track(&id, &call_id);
+    let running = state
+        .host
+        .call_cancellable(&id, call, approver, cancel)
+        .await?;
+    state.spawn(async move {
+        drain(running).await;
+        drop(tracked);
+    });
     Ok(accepted(&id, Some(call_id)))
+}
+
+/// Stops a call: one waiting for a person is cancelled (its question dismissed, its
+/// approval withdrawn), one running here is stopped. Either way it gets its one stored
+/// result, a `cancelled` or `denied` error, on the session's feed.
+pub async fn cancel_call(
+    State(state): State<AppState>,
+    Path((id, call_id)): Path<(String, String)>,
+) -> Result<(StatusCode, Json<Json_>), ApiError> {
+    existing_session(&state, &id).await?;
+    let waiting = state
+        .host
+        .executor()
+        .pending(&id)
+        .await
+        .map_err(HostError::from)?
+        .into_iter()
+        .find(|p| p.call.id == call_id && !p.resolving);
+    let cancel = || Resolution::Cancel {
+        reason: Some("cancelled in the web app".to_owned()),
+    };
+    if let Some(pending) = waiting {
+        if let Err(resolution) = state.approver.answer(&pending.suspension.id, cancel()) {
+            // Nobody waits here (a restart): the answer finishes the call now.
+            state
+                .host
+                .resolve_pending(&id, &pending.suspension.id, resolution)
+                .await?;
+        }
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(serde_json::json!({"cancelled": true})),
+        ));
+    }
+    if state.calls.cancel(&id, &call_id) {
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(serde_json::json!({"cancelled": true})),
+        ));
+    }
+    Err(ApiError::not_found(format!(
+        "no call {call_id:?} is running or waiting in this session"
+    )))
 }
 
 /// Takes a run's events until it ends; they are in the event log already, so the
@@ -272,12 +322,16 @@ pub async fn list_suspensions(
     Path(id): Path<String>,
 ) -> Result<Json<Json_>, ApiError> {
     existing_session(&state, &id).await?;
+    // Only the questions that wait: one already answered (being finished) is not asked.
     let pending: Vec<PendingCall> = state
         .host
         .executor()
         .pending(&id)
         .await
-        .map_err(HostError::from)?;
+        .map_err(HostError::from)?
+        .into_iter()
+        .filter(|p| !p.resolving)
+        .collect();
     Ok(Json(to_json(&pending)?))
 }
 

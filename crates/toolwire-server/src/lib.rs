@@ -13,6 +13,7 @@
 
 mod api;
 mod approver;
+pub mod calls;
 mod error;
 mod events;
 mod extract;
@@ -116,6 +117,8 @@ pub struct AppState {
     pub provider: Option<ProviderSettings>,
     pub approver: Arc<WebApprover>,
     pub guard: Arc<Guard>,
+    /// Calls started by requests, which a person may stop.
+    pub calls: calls::RunningCalls,
     /// Turns and calls started by requests, awaited at shutdown.
     tasks: Arc<Mutex<JoinSet<()>>>,
     /// Set when the server begins to shut down: event feeds end then, or the graceful
@@ -143,6 +146,7 @@ impl AppState {
             provider,
             approver,
             guard: Arc::new(guard),
+            calls: calls::RunningCalls::default(),
             tasks: Arc::new(Mutex::new(JoinSet::new())),
             closing: Arc::new(tokio::sync::watch::Sender::new(false)),
             sandbox_origin: None,
@@ -191,6 +195,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/sessions/{id}/messages", post(api::post_message))
         .route("/api/sessions/{id}/calls", post(api::post_call))
+        .route(
+            "/api/sessions/{id}/calls/{call}/cancel",
+            post(api::cancel_call),
+        )
         .route("/api/sessions/{id}/suspensions", get(api::list_suspensions))
         .route(
             "/api/sessions/{id}/suspensions/{suspension}",

@@ -112,6 +112,14 @@ pub const ROUTES: &[RouteDoc] = &[
         query: &[],
     },
     RouteDoc {
+        method: "post",
+        path: "/api/sessions/{id}/calls/{call}/cancel",
+        summary: "Stop a call that runs or waits for a person; it gets a cancelled result.",
+        body: None,
+        statuses: &[202, 400, 404],
+        query: &[],
+    },
+    RouteDoc {
         method: "get",
         path: "/api/sessions/{id}/suspensions",
         summary: "Calls waiting for a person (also after a restart).",

@@ -480,3 +480,98 @@ async fn resources_are_served_with_range_etag_and_a_sandbox_for_markup() {
         .unwrap();
     assert!(matches!(r.status().as_u16(), 400 | 404));
 }
+
+/// The stored result of call `call_id` in session `id`, once there is one.
+async fn result_of(s: &support::Running, id: &str, call_id: &str) -> Json {
+    for _ in 0..100 {
+        let session = s.json(&format!("/api/sessions/{id}")).await;
+        if let Some(m) = session["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["content"]["callId"] == call_id && m["content"]["status"].is_string())
+        {
+            return m["content"].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("no result for {call_id}");
+}
+
+/// A call waiting for approval, and a call running, are both stopped by the cancel API;
+/// each gets its one stored result, and nothing is left waiting.
+#[tokio::test]
+async fn a_waiting_or_running_call_is_cancelled() {
+    let data = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let s = start_in(data.path(), workspace.path(), None, None).await;
+    let id = s.session().await;
+    let r = s
+        .send_post(
+            &format!("/api/sessions/{id}/calls"),
+            json!({"tool": "write_file", "input": {"path": "a.txt", "content": "never"}}),
+        )
+        .await;
+    let call: Json = r.json().await.unwrap();
+    let call_id = call["callId"].as_str().unwrap().to_owned();
+    wait_for(&s, &id, |e| e.iter().any(|e| e["type"] == "suspended")).await;
+    let r = s
+        .send_post(
+            &format!("/api/sessions/{id}/calls/{call_id}/cancel"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status(), 202);
+    let result = result_of(&s, &id, &call_id).await;
+    assert_eq!(result["status"], "error", "{result}");
+    assert_eq!(result["error"]["code"], "cancelled", "{result}");
+    assert!(!workspace.path().join("a.txt").exists());
+    let waiting = s.json(&format!("/api/sessions/{id}/suspensions")).await;
+    assert!(waiting.as_array().unwrap().is_empty(), "{waiting}");
+
+    // A running call (approved, then sleeping) is stopped too.
+    let r = s
+        .send_post(
+            &format!("/api/sessions/{id}/calls"),
+            json!({"tool": "run", "input": {"command": "sleep 30"}}),
+        )
+        .await;
+    let call: Json = r.json().await.unwrap();
+    let call_id = call["callId"].as_str().unwrap().to_owned();
+    let events = wait_for(&s, &id, |e| {
+        e.iter().filter(|e| e["type"] == "suspended").count() == 2
+    })
+    .await;
+    let sid = events.iter().rfind(|e| e["type"] == "suspended").unwrap()["suspension"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = s
+        .send_post(
+            &format!("/api/sessions/{id}/suspensions/{sid}"),
+            json!({"type": "approve"}),
+        )
+        .await;
+    assert_eq!(r.status(), 202);
+    let started = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let r = s
+        .send_post(
+            &format!("/api/sessions/{id}/calls/{call_id}/cancel"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status(), 202);
+    let result = result_of(&s, &id, &call_id).await;
+    assert_eq!(result["error"]["code"], "cancelled", "{result}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    let r = s
+        .send_post(
+            &format!("/api/sessions/{id}/calls/call_nope/cancel"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(error_code(r).await.0, 404);
+    s.stop().await;
+}
