@@ -98,6 +98,20 @@ async function listView(main) {
   }
 }
 
+/** What a tool says of itself: whether it asks first, and its MCP annotations (hints
+ * from its server, shown as it declared them). */
+function toolHints(tool) {
+  if (!tool) return [];
+  const out = [];
+  if (tool.approval === 'always') out.push('asks for approval');
+  const a = tool.annotations || {};
+  if (a.readOnlyHint === true) out.push('read-only');
+  else if (a.destructiveHint === true) out.push('destructive');
+  if (a.idempotentHint === true) out.push('idempotent');
+  if (a.openWorldHint === true) out.push('open world');
+  return out;
+}
+
 // ---- a tool call's card -------------------------------------------------------------------
 
 const STATUS_STATE = {
@@ -125,9 +139,11 @@ class Card {
     this.resultEl = h('div', { class: 'result' });
     this.detailEl = h('pre', { class: 'detail', hidden: true });
     this.linksEl = h('span', { class: 'links' });
+    // Stops the call while it runs or waits for a person; it then gets a cancelled result.
+    this.stopEl = h('button', { type: 'button', class: 'stop', title: 'Stop this call', onclick: () => this.stop() }, 'Stop');
     const detailButton = (label, what) => h('button', { type: 'button', 'data-show': what, onclick: () => this.toggleDetail(what) }, label);
     this.el.append(
-      h('header', {}, h('span', { class: 'tool' }, name), this.statusEl, this.durationEl, this.linksEl),
+      h('header', {}, h('span', { class: 'tool' }, name), this.statusEl, this.durationEl, this.linksEl, this.stopEl),
       h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', {}, pretty(input))),
       h('div', { class: 'progress' }, this.progressEl, this.progressText),
       this.suspensionEl,
@@ -143,6 +159,17 @@ class Card {
   setState(state, label) {
     this.el.dataset.state = state;
     this.statusEl.textContent = label || state;
+    this.stopEl.hidden = /^output-/.test(state);
+  }
+
+  async stop() {
+    this.stopEl.disabled = true;
+    try {
+      await api(`/api/sessions/${this.view.id}/calls/${encodeURIComponent(this.callId)}/cancel`, { json: {} });
+    } catch (err) {
+      this.stopEl.disabled = false;
+      showError(this.suspensionEl, err);
+    }
   }
 
   progress(done, total, message) {
@@ -192,7 +219,9 @@ class Card {
       });
       form.el.append(
         h('button', { type: 'submit', class: 'answer' }, 'Answer'),
-        h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'declined in the web app' }) }, 'Decline'));
+        h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'declined in the web app' }) }, 'Decline'),
+        // MCP's third answer: the question is dismissed, not refused.
+        h('button', { type: 'button', class: 'cancel', onclick: () => send({ type: 'cancel', reason: 'cancelled in the web app' }) }, 'Cancel'));
       box.append(form.el);
     }
     this.suspensionEl.replaceChildren(box);
@@ -710,11 +739,13 @@ class SessionView {
     const select = h('select', { name: 'tool' },
       [...this.tools.values()].map((t) => h('option', { value: t.name }, t.name)));
     const description = h('p', { class: 'muted' });
+    const hints = h('p', { class: 'tool-hints' });
     const holder = h('div');
     let form = null;
     const pick = () => {
       const tool = this.tools.get(select.value);
       description.textContent = tool ? tool.description || '' : '';
+      hints.replaceChildren(...toolHints(tool).map((t) => h('span', { class: `hint hint-${t.replace(/ /g, '-')}` }, t)));
       form = schemaForm(tool && tool.inputSchema, 'input');
       form.el.append(h('button', { type: 'submit' }, 'Call'));
       form.el.addEventListener('submit', async (e) => {
@@ -730,7 +761,7 @@ class SessionView {
       holder.replaceChildren(form.el);
     };
     select.addEventListener('change', pick);
-    box.append(h('label', {}, 'Tool ', select), description, holder);
+    box.append(h('label', {}, 'Tool ', select), hints, description, holder);
     if (this.tools.size) pick();
     return box;
   }

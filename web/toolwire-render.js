@@ -357,7 +357,10 @@ function code(el, text, lang) {
 function fileContent(el, data, v) {
   el.append(h('div', { class: 'tw-file-head' }, h('code', {}, String(data.path || '')),
     typeof data.size === 'number' ? h('span', { class: 'tw-muted' }, ` ${bytes(data.size)}`) : null));
-  el.append(numbered(data.content, languageOf(data.path, (v.display || {}).language)));
+  // A declared text/plain wins over a guess from the path (`.../resource/1` is not troff).
+  const plain = typeof v.mimeType === 'string' && v.mimeType.split(';')[0].trim().toLowerCase() === 'text/plain';
+  const hint = (v.display || {}).language;
+  el.append(numbered(data.content, plain && !hint ? null : languageOf(data.path, hint)));
   return 'file_content';
 }
 

@@ -134,7 +134,9 @@ async fn a_decline_ends_the_call_and_endless_questions_are_capped() {
     let error = r.error.unwrap();
     assert_eq!(error.code.as_deref(), Some("too_many_rounds"));
     assert!(
-        error.message.contains("3 answers were given and it asked again"),
+        error
+            .message
+            .contains("3 answers were given and it asked again"),
         "{}",
         error.message
     );

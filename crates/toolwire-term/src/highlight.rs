@@ -99,6 +99,12 @@ pub(crate) fn find_syntax(
     path: Option<&str>,
     first_line: &str,
 ) -> Option<&'static SyntaxReference> {
+    // A declared MIME type wins over a guess from the path: a `text/plain` resource
+    // at `test://static/resource/1` is not troff.
+    let declared_plain = mime.is_some_and(|m| toolwire_core::mime_essence(m) == "text/plain");
+    if declared_plain && language.is_none() {
+        return None;
+    }
     let found = language
         .and_then(by_token)
         .or_else(|| mime.and_then(by_mime))
@@ -186,6 +192,21 @@ fn convert(s: syntect::highlighting::Style) -> Style {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_declared_plain_text_is_not_guessed_from_its_path() {
+        assert!(
+            find_syntax(
+                None,
+                Some("text/plain"),
+                Some("test://static/resource/1"),
+                ""
+            )
+            .is_none()
+        );
+        assert!(find_syntax(None, None, Some("test://static/resource/1"), "").is_some());
+        assert!(find_syntax(Some("rust"), Some("text/plain"), None, "").is_some());
+    }
 
     #[test]
     fn syntax_from_hint_mime_path_or_first_line() {

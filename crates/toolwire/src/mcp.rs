@@ -72,6 +72,16 @@ impl McpArgs {
         only: Option<&str>,
         sampler: Option<Arc<dyn Sampler>>,
     ) -> Result<Vec<Arc<dyn Tool>>> {
+        Ok(self.tools_and_failures(data_dir, only, sampler).await?.0)
+    }
+
+    /// [`McpArgs::tools`], and the servers that failed (each also named on stderr).
+    pub(crate) async fn tools_and_failures(
+        &self,
+        data_dir: Option<&Path>,
+        only: Option<&str>,
+        sampler: Option<Arc<dyn Sampler>>,
+    ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
         let mut configs = self.configs(data_dir)?;
         if let Some(tool) = only {
             let prefix = tool
@@ -80,17 +90,18 @@ impl McpArgs {
             configs.retain(|c| Some(c.prefix.as_str()) == prefix);
         }
         if configs.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         let connected = toolwire_mcp::connect_all_with(configs, limits()?, sampler).await;
         for failed in &connected.failed {
             out::eprintln(&format!("warning: {failed}"));
         }
-        Ok(connected
+        let tools = connected
             .tools
             .into_iter()
             .map(|t| t as Arc<dyn Tool>)
-            .collect())
+            .collect();
+        Ok((tools, connected.failed))
     }
 }
 

@@ -142,6 +142,27 @@ fn bad_mcp_flags_and_servers_are_one_line_errors() {
         "{stderr}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("read_file"));
+
+    // Calling a tool of a server that did not start names the server and why.
+    let out = toolwire(
+        data.path(),
+        &[
+            "call",
+            "--mcp",
+            "gone=toolwire-no-such-server",
+            "gone__x",
+            "{}",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("gone__x is not available")
+            && last.contains("MCP server `gone`")
+            && last.contains("not found"),
+        "{stderr}"
+    );
 }
 
 fn filesystem_flag(root: &std::path::Path) -> Option<String> {

@@ -34,17 +34,26 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
-    let input: Json = match &args.input {
+    let mut input: Json = match &args.input {
         None => Json::Object(Default::default()),
         Some(text) => serde_json::from_str(text)
             .with_context(|| format!("the input is not JSON: {}", data::excerpt(text)))?,
     };
     // Only the server that serves this tool is started.
-    let mcp_tools = args
+    let (mcp_tools, failed) = args
         .mcp
-        .tools(place.data_dir.as_deref(), Some(&args.tool), None)
+        .tools_and_failures(place.data_dir.as_deref(), Some(&args.tool), None)
         .await?;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
+    match host.executor().registry().get(&args.tool) {
+        // Its server did not start: say which and why, not "no such tool".
+        None if !failed.is_empty() => {
+            let why: Vec<String> = failed.iter().map(ToString::to_string).collect();
+            anyhow::bail!("{} is not available: {}", args.tool, why.join("; "));
+        }
+        None => {}
+        Some(tool) => fill_required_defaults(&mut input, &tool.schema().input_schema),
+    }
     let session = host
         .session(args.session.as_deref(), &format!("call {}", args.tool))
         .await
@@ -86,4 +95,48 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     } else {
         Outcome::Ok
     })
+}
+
+/// Fills each required property the input leaves out with its schema's `default`, as the
+/// web form does: servers mark properties required and give them defaults
+/// (@playwright/mcp's `scale`), and a person typing JSON should not have to repeat them.
+fn fill_required_defaults(input: &mut Json, schema: &Json) {
+    let (Some(fields), Some(required), Some(props)) = (
+        input.as_object_mut(),
+        schema.get("required").and_then(Json::as_array),
+        schema.get("properties").and_then(Json::as_object),
+    ) else {
+        return;
+    };
+    for name in required.iter().filter_map(Json::as_str) {
+        if let Some(default) = props.get(name).and_then(|p| p.get("default"))
+            && !fields.contains_key(name)
+        {
+            fields.insert(name.to_owned(), default.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn required_properties_take_their_defaults() {
+        let schema = json!({"type": "object", "properties": {
+            "type": {"type": "string", "default": "png"},
+            "scale": {"type": "string", "enum": ["css", "device"], "default": "css"},
+            "name": {"type": "string"},
+            "quality": {"type": "integer", "default": 80},
+        }, "required": ["scale", "name", "type"]});
+        let mut input = json!({"type": "jpeg"});
+        fill_required_defaults(&mut input, &schema);
+        // Given values stay; optional defaults are the server's to apply.
+        assert_eq!(input, json!({"type": "jpeg", "scale": "css"}));
+        let mut not_an_object = json!([1]);
+        fill_required_defaults(&mut not_an_object, &schema);
+        assert_eq!(not_an_object, json!([1]));
+    }
 }

@@ -1,0 +1,100 @@
+// A call's controls in the page: what a tool says of itself (asks for approval, read-only,
+// destructive) beside the playground's form; Stop on a call that waits for approval or
+// runs, which then gets its one cancelled result; and an MCP server's question dismissed
+// with Cancel (MCP's third answer, beside accept and decline).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { launchBrowser, dirs, serve, api, until, shot, everythingMcp } from './lib.mjs';
+
+let d;
+let server;
+let browser;
+let page;
+
+before(async () => {
+  d = dirs();
+  server = await serve(d, undefined, everythingMcp());
+  browser = await launchBrowser();
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.stop();
+});
+
+async function open(id) {
+  await page.goto(`${server.base}/sessions/${id}`);
+  await page.waitForSelector('body[data-ready="true"]');
+}
+
+/** The stored result of `callId`, once there is one. */
+async function storedResult(id, callId) {
+  return until(async () => {
+    const s = await api(server.base, `/api/sessions/${id}`);
+    const m = s.messages.find((x) => x.role === 'tool_result' && x.content.callId === callId);
+    return m && m.content;
+  }, 15000, `the result of ${callId}`);
+}
+
+test('the playground shows what each tool says of itself', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'hints' });
+  await open(s.id);
+  const hints = page.locator('.playground .tool-hints');
+  await page.selectOption('.playground select[name="tool"]', 'write_file');
+  assert.deepEqual(await hints.locator('.hint').allInnerTexts(), ['asks for approval', 'destructive', 'idempotent']);
+  await page.selectOption('.playground select[name="tool"]', 'ev__get-sum');
+  const sum = await hints.locator('.hint').allInnerTexts();
+  assert.ok(sum.includes('read-only') && !sum.includes('asks for approval'), sum.join());
+  // server-everything's elicitation tool is not marked read-only: it asks first.
+  await page.selectOption('.playground select[name="tool"]', 'ev__trigger-elicitation-request');
+  assert.ok((await hints.locator('.hint').allInnerTexts()).includes('asks for approval'));
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const width of [1280, 400]) {
+      await page.setViewportSize({ width, height: 900 });
+      await shot(page, `controls-hints-${scheme}-${width}`);
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('Stop ends a call that waits for approval, and one that runs', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'stop' });
+  await open(s.id);
+  const waiting = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'write_file', input: { path: 'never.txt', content: 'x' } });
+  const card = page.locator(`.card[data-call-id="${waiting.callId}"]`);
+  await card.locator('button.approve').waitFor({ timeout: 15000 });
+  assert.ok(await card.locator('button.stop').isVisible());
+  await shot(page, 'controls-stop-waiting');
+  await card.locator('button.stop').click();
+  const cancelled = await storedResult(s.id, waiting.callId);
+  assert.equal(cancelled.error.code, 'cancelled');
+  await card.locator('button.stop').waitFor({ state: 'hidden', timeout: 10000 });
+  assert.equal(existsSync(join(d.workspace, 'never.txt')), false);
+
+  const running = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'run', input: { command: 'sleep 30' } });
+  const runCard = page.locator(`.card[data-call-id="${running.callId}"]`);
+  await runCard.locator('button.approve').click({ timeout: 15000 });
+  await until(async () => (await runCard.getAttribute('data-state')) === 'approval-responded', 10000, 'running');
+  const started = Date.now();
+  await runCard.locator('button.stop').click();
+  const stopped = await storedResult(s.id, running.callId);
+  assert.equal(stopped.error.code, 'cancelled');
+  assert.ok(Date.now() - started < 10000, 'stopped, not run to its end');
+});
+
+test('an MCP question dismissed with Cancel answers cancel', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'cancel' });
+  await open(s.id);
+  const call = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'ev__trigger-elicitation-request', input: {} });
+  const card = page.locator(`.card[data-call-id="${call.callId}"]`);
+  await card.locator('button.approve').click({ timeout: 15000 });
+  await card.locator('.ask form button.cancel').click({ timeout: 15000 });
+  const result = await storedResult(s.id, call.callId);
+  assert.match(JSON.stringify(result), /cancel/);
+  assert.doesNotMatch(JSON.stringify(result), /"action":\s*"decline"/);
+});
