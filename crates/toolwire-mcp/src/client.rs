@@ -9,7 +9,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ListRootsResult, ProgressNotificationParam, ProgressToken, ProtocolVersion, Root,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::json;
@@ -116,6 +116,8 @@ pub trait Sampler: Send + Sync {
 pub(crate) struct Handler {
     pub router: Arc<Router>,
     pub sampler: Option<Arc<dyn Sampler>>,
+    /// The workspace, as `file://` URIs: what `roots/list` answers.
+    pub roots: Arc<Vec<String>>,
 }
 
 impl std::fmt::Debug for Handler {
@@ -127,17 +129,45 @@ impl std::fmt::Debug for Handler {
 }
 
 impl Handler {
-    pub(crate) fn new(sampler: Option<Arc<dyn Sampler>>) -> Self {
+    pub(crate) fn new(sampler: Option<Arc<dyn Sampler>>, roots: Arc<Vec<String>>) -> Self {
         Handler {
             router: Arc::new(Router::default()),
             sampler,
+            roots,
         }
     }
 }
 
-/// What toolwire declares: form and URL elicitation, MCP Apps, tasks (polled), and
-/// sampling when a provider can serve it.
-pub(crate) fn client_config(sampling: bool) -> ClientConfig {
+/// A directory as a `file://` URI: unreserved characters and `/` as they are, every
+/// other byte percent-encoded (spaces, non-ASCII names).
+pub(crate) fn file_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// The provider's stop reason in MCP's words (`endTurn`, `maxTokens`, `stopSequence`,
+/// `toolUse`); one MCP has no word for is passed on as it came.
+pub fn mcp_stop_reason(provider: &str) -> String {
+    match provider {
+        "end_turn" | "stop" | "STOP" | "completed" | "endTurn" => "endTurn",
+        "max_tokens" | "length" | "MAX_TOKENS" | "max_output_tokens" | "maxTokens" => "maxTokens",
+        "stop_sequence" | "stopSequence" => "stopSequence",
+        "tool_use" | "tool_calls" | "function_call" | "toolUse" => "toolUse",
+        other => other,
+    }
+    .to_owned()
+}
+
+/// What toolwire declares: form and URL elicitation, MCP Apps, tasks (polled), the
+/// workspace as roots, and sampling when a provider can serve it.
+pub(crate) fn client_config(sampling: bool, roots: bool) -> ClientConfig {
     let mut declared = json!({
         "elicitation": {"form": {}, "url": {}},
         "extensions": {
@@ -147,6 +177,9 @@ pub(crate) fn client_config(sampling: bool) -> ClientConfig {
     });
     if sampling {
         declared["sampling"] = json!({});
+    }
+    if roots {
+        declared["roots"] = json!({"listChanged": false});
     }
     let capabilities: ClientCapabilities = serde_json::from_value(declared).unwrap_or_default();
     let mut info = Implementation::default();
@@ -162,7 +195,23 @@ pub(crate) fn client_config(sampling: bool) -> ClientConfig {
 #[allow(deprecated)]
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        client_config(self.sampler.is_some())
+        client_config(self.sampler.is_some(), !self.roots.is_empty())
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = self
+            .roots
+            .iter()
+            .map(|uri| {
+                let mut root = Root::new(uri.clone());
+                root.name = Some("workspace".to_owned());
+                root
+            })
+            .collect();
+        Ok(ListRootsResult::new(roots))
     }
 
     async fn on_progress(
@@ -220,14 +269,99 @@ impl ClientHandler for Handler {
                 None,
             ));
         };
-        let params = serde_json::to_value(params)
+        let mut params = serde_json::to_value(params)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        let reply = sampler
+        // A person approves, edits or refuses what a server sends to their model.
+        self.approve_sampling(&mut params).await?;
+        let mut reply = sampler
             .sample(params)
             .await
             .map_err(|why| ErrorData::internal_error(format!("sampling failed: {why}"), None))?;
+        if let Some(reason) = reply.get("stopReason").and_then(|r| r.as_str()) {
+            reply["stopReason"] = json!(mcp_stop_reason(reason));
+        }
         serde_json::from_value(reply).map_err(|e| {
             ErrorData::internal_error(format!("sampling gave no valid result: {e}"), None)
         })
     }
+}
+
+impl Handler {
+    /// Asks the person behind the call in flight whether the server may sample their
+    /// model with `params`, as a form whose one field is the last message (edit it to
+    /// change what is sent). Nobody there, or a refusal, is an error for the server.
+    async fn approve_sampling(&self, params: &mut serde_json::Value) -> Result<(), ErrorData> {
+        let refused = |why: &str| ErrorData::invalid_request(why.to_owned(), None);
+        let Some(asks) = self.router.oldest_asker() else {
+            return Err(refused(
+                "toolwire asks a person before sampling, and no call of this server is \
+                 in flight for one to answer",
+            ));
+        };
+        let messages = params["messages"].as_array().cloned().unwrap_or_default();
+        let last = messages
+            .iter()
+            .rposition(|m| m["role"] == "user")
+            .ok_or_else(|| refused("the sampling request has no user message"))?;
+        let text = sampled_text(&messages[last]["content"]);
+        let question = json!({
+            "message": format!(
+                "The server asks to send {} message(s) to your model (at most {} tokens). \
+                 Accept to send them, after editing the last one if you like; decline to \
+                 refuse.",
+                messages.len(),
+                params["maxTokens"].as_u64().unwrap_or_default()
+            ),
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"prompt": {
+                    "type": "string",
+                    "title": "Last message to the model",
+                    "default": text,
+                }},
+                "required": ["prompt"],
+            },
+        });
+        let params_of_ask: ElicitRequestParams = serde_json::from_value(question)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let (reply, answer) = oneshot::channel();
+        if asks
+            .send(Ask {
+                params: params_of_ask,
+                reply,
+            })
+            .await
+            .is_err()
+        {
+            return Err(refused("the call ended before the person answered"));
+        }
+        let answer = answer
+            .await
+            .map_err(|_| refused("the call ended before the person answered"))?;
+        let answer = serde_json::to_value(answer).unwrap_or_default();
+        if answer["action"] != "accept" {
+            return Err(refused(
+                "the user refused to send this request to their model",
+            ));
+        }
+        if let Some(edited) = answer["content"]["prompt"].as_str()
+            && edited != text
+        {
+            params["messages"][last]["content"] = json!({"type": "text", "text": edited});
+        }
+        Ok(())
+    }
+}
+
+/// The text of a sampling message's content (one block or several).
+fn sampled_text(content: &serde_json::Value) -> String {
+    let blocks: Vec<&serde_json::Value> = match content {
+        serde_json::Value::Array(list) => list.iter().collect(),
+        one => vec![one],
+    };
+    blocks
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -12,7 +12,7 @@ mod tool;
 
 use std::sync::Arc;
 
-pub use client::Sampler;
+pub use client::{Sampler, mcp_stop_reason};
 pub use config::{ApprovalRules, ConfigError, InheritEnv, ServerConfig, Transport};
 pub use server::{InProcess, Limits, McpServer, ServerError};
 pub use tool::McpTool;
@@ -39,10 +39,20 @@ pub async fn connect_all_with(
     limits: Limits,
     sampler: Option<Arc<dyn Sampler>>,
 ) -> Connected {
+    connect_all_for(configs, limits, sampler, &[]).await
+}
+
+/// [`connect_all_with`], declaring `roots` (the workspace directories) to every server.
+pub async fn connect_all_for(
+    configs: Vec<ServerConfig>,
+    limits: Limits,
+    sampler: Option<Arc<dyn Sampler>>,
+    roots: &[std::path::PathBuf],
+) -> Connected {
     let servers = configs
         .into_iter()
         .map(|config| {
-            let server = McpServer::new(config, limits.clone());
+            let server = McpServer::new(config, limits.clone()).with_roots(roots);
             match &sampler {
                 Some(s) => server.with_sampler(Arc::clone(s)),
                 None => server,

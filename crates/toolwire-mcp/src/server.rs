@@ -102,6 +102,8 @@ pub struct McpServer {
     state: tokio::sync::Mutex<State>,
     /// Serves the server's sampling requests; without one they are refused.
     sampler: Option<Arc<dyn Sampler>>,
+    /// The workspace as `file://` URIs, declared as roots.
+    roots: Arc<Vec<String>>,
     /// `ui://` resources read once per connection: an MCP App's HTML is static.
     pub(crate) ui_cache: Mutex<HashMap<String, serde_json::Value>>,
 }
@@ -120,6 +122,7 @@ impl McpServer {
             config,
             in_process: None,
             sampler: None,
+            roots: Arc::new(Vec::new()),
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
@@ -148,6 +151,7 @@ impl McpServer {
             config,
             in_process: Some(Arc::new(connect)),
             sampler: None,
+            roots: Arc::new(Vec::new()),
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
@@ -163,6 +167,19 @@ impl McpServer {
     }
 
     /// The name as configured, for people.
+    /// Declares `dirs` (the workspace) as the client's roots.
+    pub fn with_roots(mut self: Arc<Self>, dirs: &[std::path::PathBuf]) -> Arc<Self> {
+        if let Some(server) = Arc::get_mut(&mut self) {
+            server.roots = Arc::new(dirs.iter().map(|d| crate::client::file_uri(d)).collect());
+        }
+        self
+    }
+
+    /// The roots declared to the server, as `file://` URIs.
+    pub(crate) fn roots(&self) -> &[String] {
+        &self.roots
+    }
+
     pub fn name(&self) -> &str {
         &self.config.name
     }
@@ -267,7 +284,7 @@ impl McpServer {
     }
 
     async fn connect_with(&self, lifecycle: ClientLifecycleMode) -> Result<Connection, Failed> {
-        let handler = Handler::new(self.sampler.clone());
+        let handler = Handler::new(self.sampler.clone(), Arc::clone(&self.roots));
         let router = Arc::clone(&handler.router);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let started = match (&self.in_process, &self.config.transport) {

@@ -187,12 +187,19 @@ async fn exercise(config: ServerConfig) {
         .iter()
         .map(|v| v.kind.to_string())
         .collect();
-    assert_eq!(
-        kinds,
-        ["structured"],
-        "one structured value and no text twin"
-    );
-    assert!(structured.output[0].data["temperature"].is_number());
+    // Twins (docs/contracts.md): both stored, the text for the model only, the
+    // structured value for the person only.
+    assert_eq!(kinds, ["text", "structured"]);
+    let audience = |i: usize| {
+        structured.output[i]
+            .annotations
+            .as_ref()
+            .and_then(|a| a.audience.clone())
+            .unwrap()
+    };
+    assert_eq!(audience(0), [toolwire_core::Audience::Assistant]);
+    assert_eq!(audience(1), [toolwire_core::Audience::User]);
+    assert!(structured.output[1].data["temperature"].is_number());
 
     let annotated = get("get-annotated-message");
     let audiences: Vec<Json> = annotated

@@ -539,37 +539,105 @@ async fn structured_content_is_checked_against_the_output_schema() {
     assert!(wrong.error.unwrap().message.contains("temp"));
 }
 
-/// Answers every sampling request with "4", counting them.
-struct Four(AtomicUsize);
+/// Answers every sampling request with "4", keeping the last message it was sent.
+struct Four(std::sync::Mutex<Vec<String>>);
 
 impl toolwire_mcp::Sampler for Four {
     fn sample(&self, params: Json) -> futures::future::BoxFuture<'_, Result<Json, String>> {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        assert_eq!(params["messages"][0]["content"]["text"], "2+2?");
+        let sent = params["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        self.0.lock().unwrap().push(sent);
         Box::pin(async {
             Ok(
-                json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m", "stopReason": "endTurn"}),
+                json!({"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m", "stopReason": "end_turn"}),
             )
         })
     }
 }
 
+/// A sampling request is shown to a person first (MCP asks for a human in the loop):
+/// approved it goes to the sampler, edited it goes as edited, refused it does not go.
 #[tokio::test]
-async fn sampling_is_served_by_the_sampler_and_refused_without_one() {
-    let sampler = Arc::new(Four(AtomicUsize::new(0)));
+async fn sampling_is_approved_by_a_person_then_served_by_the_sampler() {
+    let sampler = Arc::new(Four(std::sync::Mutex::new(Vec::new())));
     let server = fixture(true, Limits::default()).with_sampler(sampler.clone());
     let (ex, _) = executor(server).await;
     let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
-    assert_eq!(
-        r.output[0].as_text().unwrap().content,
-        "model said \"4\"",
-        "{r:?}"
+    assert_eq!(r.status, Status::Suspended, "{r:?}");
+    let asked = r.suspension.unwrap();
+    assert!(
+        asked
+            .prompt
+            .contains("asks to send 1 message(s) to your model"),
+        "{}",
+        asked.prompt
     );
-    assert_eq!(sampler.0.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        asked.input_schema.as_ref().unwrap()["properties"]["prompt"]["default"],
+        "2+2?"
+    );
+    let done = ex
+        .resolve(
+            &asked.id,
+            Resolution::Answer {
+                value: json!({"prompt": "2+2?"}),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        done.output[0].as_text().unwrap().content,
+        "model said \"4\"",
+        "{done:?}"
+    );
+    assert_eq!(*sampler.0.lock().unwrap(), ["2+2?"]);
+
+    // Edited by the person: the model is sent the edit.
+    let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
+    let asked = r.suspension.unwrap();
+    ex.resolve(
+        &asked.id,
+        Resolution::Answer {
+            value: json!({"prompt": "3+3?"}),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(sampler.0.lock().unwrap().last().unwrap(), "3+3?");
+
+    // Refused: nothing is sent, and the server is told.
+    let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
+    let asked = r.suspension.unwrap();
+    let refused = ex
+        .resolve(&asked.id, Resolution::Deny { reason: None })
+        .await
+        .unwrap();
+    assert_eq!(sampler.0.lock().unwrap().len(), 2);
+    assert!(format!("{refused:?}").contains("refused"), "{refused:?}");
 
     let (ex, _) = executor(fixture(true, Limits::default())).await;
     let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
     assert_eq!(r.status, Status::Error);
     let message = r.error.unwrap().message;
     assert!(message.contains("no model provider"), "{message}");
+}
+
+#[test]
+fn provider_stop_reasons_read_as_mcp_ones() {
+    for (provider, mcp) in [
+        ("end_turn", "endTurn"),
+        ("stop", "endTurn"),
+        ("STOP", "endTurn"),
+        ("max_tokens", "maxTokens"),
+        ("length", "maxTokens"),
+        ("MAX_TOKENS", "maxTokens"),
+        ("stop_sequence", "stopSequence"),
+        ("tool_use", "toolUse"),
+        ("tool_calls", "toolUse"),
+        ("content_filter", "content_filter"),
+    ] {
+        assert_eq!(toolwire_mcp::mcp_stop_reason(provider), mcp);
+    }
 }

@@ -71,8 +71,12 @@ impl McpArgs {
         data_dir: Option<&Path>,
         only: Option<&str>,
         sampler: Option<Arc<dyn Sampler>>,
+        workspace: Option<&Path>,
     ) -> Result<Vec<Arc<dyn Tool>>> {
-        Ok(self.tools_and_failures(data_dir, only, sampler).await?.0)
+        Ok(self
+            .tools_and_failures(data_dir, only, sampler, workspace)
+            .await?
+            .0)
     }
 
     /// [`McpArgs::tools`], and the servers that failed (each also named on stderr).
@@ -81,6 +85,7 @@ impl McpArgs {
         data_dir: Option<&Path>,
         only: Option<&str>,
         sampler: Option<Arc<dyn Sampler>>,
+        workspace: Option<&Path>,
     ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
         let mut configs = self.configs(data_dir)?;
         if let Some(tool) = only {
@@ -92,7 +97,13 @@ impl McpArgs {
         if configs.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
-        let connected = toolwire_mcp::connect_all_with(configs, limits()?, sampler).await;
+        // The workspace is the servers' root (`roots/list`), as the file tools' is.
+        let root = match workspace {
+            Some(dir) => dir.to_owned(),
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        let roots = [root.canonicalize().unwrap_or(root)];
+        let connected = toolwire_mcp::connect_all_for(configs, limits()?, sampler, &roots).await;
         for failed in &connected.failed {
             out::eprintln(&format!("warning: {failed}"));
         }

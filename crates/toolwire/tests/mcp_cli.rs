@@ -582,3 +582,32 @@ fn stored_media_is_saved_with_toolwire_blob() {
     );
     assert!(stderr_of(&out).contains("no blob"), "{}", stderr_of(&out));
 }
+
+/// toolwire declares the workspace as its roots: server-everything then offers
+/// `get-roots-list`, and it answers with the workspace's `file://` URI.
+#[test]
+fn the_workspace_is_declared_as_roots() {
+    let Some(flag) = everything_flag() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let spaced = ws.path().join("my work");
+    std::fs::create_dir(&spaced).unwrap();
+    let spaced = spaced.canonicalize().unwrap();
+    let out = toolwire(
+        data.path(),
+        &[
+            "call",
+            "--workspace",
+            spaced.to_str().unwrap(),
+            "--mcp",
+            &flag,
+            "ev__get-roots-list",
+            "{}",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let expected = format!("file://{}", spaced.display()).replace(' ', "%20");
+    assert!(stdout_of(&out).contains(&expected), "{}", stdout_of(&out));
+}

@@ -42,7 +42,12 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     // Only the server that serves this tool is started.
     let (mcp_tools, failed) = args
         .mcp
-        .tools_and_failures(place.data_dir.as_deref(), Some(&args.tool), None)
+        .tools_and_failures(
+            place.data_dir.as_deref(),
+            Some(&args.tool),
+            None,
+            args.workspace.as_deref(),
+        )
         .await?;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     match host.executor().registry().get(&args.tool) {

@@ -50,7 +50,12 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let sampler = crate::mcp::sampler(&settings);
     let mcp_tools = args
         .mcp
-        .tools(place.data_dir.as_deref(), None, sampler)
+        .tools(
+            place.data_dir.as_deref(),
+            None,
+            sampler,
+            args.workspace.as_deref(),
+        )
         .await?;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let lines = stdin_lines();

@@ -25,7 +25,12 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let mcp_tools = args
         .mcp
-        .tools(place.data_dir.as_deref(), None, None)
+        .tools(
+            place.data_dir.as_deref(),
+            None,
+            None,
+            args.workspace.as_deref(),
+        )
         .await?;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let registry = host.executor().registry();
