@@ -1,7 +1,9 @@
 //! libFuzzer target: arbitrary requests (method, path and query, the headers a client
-//! controls, body) through the server's whole router, in process, over a real Host in a
-//! temp dir. No answer may be a 5xx, nothing may panic, and every answer comes within
-//! seconds (event feeds answer at once and stream; their bodies are not read).
+//! controls, cookies and credentials, body) through the server's whole router, in
+//! process, over a real Host in a temp dir, behind a token. No answer may be a 5xx,
+//! nothing may panic, every answer comes within seconds (event feeds answer at once and
+//! stream; their bodies are not read), and no request without the token gets past the
+//! guard to a non-public route.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -21,6 +23,9 @@ struct Fixture {
 
 const ADDR: &str = "127.0.0.1:7777";
 
+/// The server's token; the fuzzer sends it (or not) by the first byte's high bit.
+const TOKEN: &str = "fuzz-token-0123456789";
+
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
@@ -39,7 +44,10 @@ fn fixture() -> &'static Fixture {
                 .build()
                 .await
                 .expect("a host");
-            let guard = toolwire_server::Guard::for_addr(ADDR.parse().expect("an address"), None);
+            let guard = toolwire_server::Guard::for_addr(
+                ADDR.parse().expect("an address"),
+                Some(TOKEN.to_owned()),
+            );
             toolwire_server::router(toolwire_server::AppState::new(host, None, guard))
         });
         Fixture {
@@ -62,22 +70,31 @@ fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else {
         return;
     };
-    // Fields are separated by NUL: path?query, Range, Last-Event-ID, Content-Type, Origin, body.
-    let mut fields = rest.splitn(6, |b| *b == 0);
+    // Fields are separated by NUL: path?query, Range, Last-Event-ID, Content-Type, Origin,
+    // Cookie, Authorization, body.
+    let mut fields = rest.splitn(8, |b| *b == 0);
     let mut field = || fields.next().unwrap_or_default();
     let path = String::from_utf8_lossy(field()).into_owned();
     let uri = format!("/{}", path.trim_start_matches('/'));
+    let mut with_token = first & 0x80 != 0;
     let mut request = Request::builder()
-        .method(METHODS[usize::from(first) % METHODS.len()].clone())
+        .method(METHODS[usize::from(first & 0x7f) % METHODS.len()].clone())
         .uri(uri.as_str())
         .header(header::HOST, ADDR);
+    if with_token {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
+    }
     for name in [
         header::RANGE,
         header::HeaderName::from_static("last-event-id"),
         header::CONTENT_TYPE,
         header::ORIGIN,
+        header::COOKIE,
+        header::AUTHORIZATION,
     ] {
         let value = field();
+        // The fuzzer found the token itself: then it may pass, as it should.
+        with_token |= value.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes());
         if !value.is_empty() {
             request = request.header(name, value);
         }
@@ -94,9 +111,18 @@ fuzz_target!(|data: &[u8]| {
         Ok(Err(never)) => match never {},
         Err(_) => panic!("no answer in 10 s to {uri}"),
     };
-    assert!(
-        !response.status().is_server_error(),
-        "{} for {uri}",
-        response.status()
-    );
+    let status = response.status();
+    assert!(!status.is_server_error(), "{status} for {uri}");
+    // Without the token (a forged cookie or bearer cannot be the token), only the page,
+    // its assets and the token exchange answer anything but 401/403/404/405.
+    let public = ["/", "/favicon.ico"].contains(&uri.split('?').next().unwrap_or_default())
+        || uri.starts_with("/web/")
+        || uri.starts_with("/sessions/")
+        || uri.starts_with("/?");
+    if !with_token && !public && !uri.contains(TOKEN) {
+        assert!(
+            matches!(status.as_u16(), 400 | 401 | 403 | 404 | 405 | 413 | 414 | 415),
+            "{status} for {uri} without the token"
+        );
+    }
 });
