@@ -330,3 +330,47 @@ test('an MCP App: open-link never reaches the server, one dialog at a time namin
     await server.stop();
   }
 });
+
+test('stored markup behind a link is never a page of the app origin, whatever it claims', async () => {
+  const d = dirs();
+  const server = await serve(d);
+  const context = await recordingContext();
+  const page = await context.newPage();
+  try {
+    const s = await api(server.base, '/api/sessions', { title: 'stored markup' });
+    // Big enough to be stored as blobs: an XHTML document behind `<?xml`, HTML, and SVG.
+    const pad = (text) => `${text}<!--${'x'.repeat(300000)}-->`;
+    const docs = {
+      xhtml: `<?xml version="1.0"?>${pad(XHTML)}`,
+      html: pad(HTML),
+      svg: pad(SVG),
+    };
+    store(d, s.id, {
+      callId: 'call_docs', toolName: 'docs', status: 'success',
+      output: Object.entries(docs).map(([name, text]) => ({
+        kind: 'file', mimeType: name === 'svg' ? 'image/svg+xml' : 'text/html',
+        data: { source: { base64: b64(text) }, mediaKind: 'document', filename: `${name}.html` },
+      })),
+    }, 'docs');
+    const stored = await api(server.base, `/api/sessions/${s.id}`);
+    const keys = [...JSON.stringify(stored).matchAll(/blake3:[0-9a-f]{64}/g)].map((m) => m[0]);
+    assert.ok(new Set(keys).size >= 3, `three blobs stored: ${keys.length}`);
+    await ready(page, `${server.base}/sessions/${s.id}`);
+    for (const key of new Set(keys)) {
+      const url = `${server.base}/api/resources/${key}/content`;
+      const r = await fetch(url);
+      // Active types are downloads; markup the sniffer cannot name is plain text, which
+      // nosniff keeps from ever being parsed as a document.
+      const type = r.headers.get('content-type') || '';
+      assert.ok(r.headers.get('content-disposition') === 'attachment' || type.startsWith('text/plain'), `${url}: ${type}`);
+      assert.match(r.headers.get('content-security-policy') || '', /^sandbox/);
+      assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+      // Opened as a person would, in a tab of the app's origin: a download, no script.
+      await openEach(context, [url]);
+    }
+    assert.equal(await pwned(page), null);
+  } finally {
+    await context.close();
+    await server.stop();
+  }
+});
