@@ -1,8 +1,9 @@
 //! The API's errors: `{"error": {"code", "message"}}` with the status that says what went
-//! wrong, and the mapping from the host's errors to them.
+//! wrong (and `Retry-After` when waiting helps), and the mapping from the host's errors to
+//! them.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use toolwire_agent::HostError;
@@ -15,6 +16,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Seconds after which trying again may succeed, sent as `Retry-After`.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -23,6 +26,16 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// `503`: the server is at a limit now; trying again after `retry_after` seconds may
+    /// succeed.
+    pub fn unavailable(code: &'static str, message: impl Into<String>, retry_after: u64) -> Self {
+        ApiError {
+            retry_after: Some(retry_after),
+            ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
         }
     }
 
@@ -42,7 +55,13 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
     }
 }
 

@@ -1,21 +1,25 @@
 //! Live events: SSE at `/api/sessions/{id}/events` and a WebSocket at `/api/ws`. Every
 //! event carries its stored sequence number; `Last-Event-ID` or `?after=N` resumes with
 //! nothing lost and nothing twice, also across a restart, because the feed is the event
-//! log replayed and then followed (`EventBus::subscribe`).
+//! log replayed and then followed (`EventBus::subscribe`). Feeds are capped per server
+//! (past the cap, `503` with `Retry-After`), and a feed ends when its session is deleted.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
 use toolwire_core::Event;
+use toolwire_store::HistoryStore;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -23,6 +27,89 @@ use crate::extract::{Path, Query};
 
 /// How long a WebSocket client may take to say which session it wants.
 const SUBSCRIBE_WAIT: Duration = Duration::from_secs(30);
+
+/// How often an open feed looks whether its session still exists. A deletion through this
+/// server ends its feeds at once; this finds one made by another process on the same
+/// store (a second instance), which never passes through here.
+const SESSION_RECHECK: Duration = Duration::from_secs(5);
+
+/// Deletions a slow feed may fall behind by before it looks in the store instead.
+const DELETED_BUFFER: usize = 64;
+
+/// The server's open feeds: their slots, and word of deleted sessions.
+#[derive(Debug)]
+pub(crate) struct Feeds {
+    /// One permit per open feed (SSE or WebSocket), held for as long as it is open.
+    slots: Arc<Semaphore>,
+    /// The ids of sessions deleted through this server.
+    deleted: broadcast::Sender<String>,
+}
+
+impl Feeds {
+    pub(crate) fn new(max: usize) -> Self {
+        Feeds {
+            slots: Arc::new(Semaphore::new(max.min(Semaphore::MAX_PERMITS))),
+            deleted: broadcast::channel(DELETED_BUFFER).0,
+        }
+    }
+
+    /// A slot for one more feed, or `503` when every one is taken: refused at once rather
+    /// than queued, since a queued feed would hold its connection all the same.
+    fn slot(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.slots).try_acquire_owned().map_err(|_| {
+            ApiError::unavailable(
+                "too_many_feeds",
+                "the server has too many open event feeds; retry later",
+                crate::RETRY_AFTER_SECS,
+            )
+        })
+    }
+}
+
+/// `DELETE /api/sessions/{id}`: the API's own, then word to the session's open feeds, so
+/// they end now instead of following a session that is gone for as long as they stay open.
+pub async fn delete_session(state: State<AppState>, id: Path<String>) -> Response {
+    let feeds = Arc::clone(&state.feeds);
+    let session = id.0.clone();
+    let answer = crate::api::delete_session(state, id).await.into_response();
+    if answer.status().is_success() {
+        // No feed listening is not an error.
+        let _ = feeds.deleted.send(session);
+    }
+    answer
+}
+
+/// Resolves once `session` is deleted: at the word of a deletion through this server, or
+/// when a look in the store finds it gone.
+async fn session_gone(
+    history: Arc<dyn HistoryStore>,
+    session: String,
+    mut deleted: broadcast::Receiver<String>,
+) {
+    let first = tokio::time::Instant::now() + SESSION_RECHECK;
+    let mut recheck = tokio::time::interval_at(first, SESSION_RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut listening = true;
+    loop {
+        let look = tokio::select! {
+            word = deleted.recv(), if listening => match word {
+                Ok(id) if id == session => return,
+                Ok(_) => false,
+                // Fell behind: some deletion may have been this session's.
+                Err(broadcast::error::RecvError::Lagged(_)) => true,
+                Err(broadcast::error::RecvError::Closed) => {
+                    listening = false;
+                    false
+                }
+            },
+            _ = recheck.tick() => true,
+        };
+        // A store that fails to answer is not a deletion: the feed goes on.
+        if look && matches!(history.session(&session).await, Ok(None)) {
+            return;
+        }
+    }
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EventsQuery {
@@ -43,13 +130,17 @@ fn resume_point(headers: &HeaderMap, after: Option<u64>) -> Result<u64, ApiError
     }
 }
 
-/// The stored events of `session` after `after`, then live ones; ends when the log fails
-/// or the server shuts down (the client resumes from the last number it saw).
+/// The stored events of `session` after `after`, then live ones; ends when the log fails,
+/// the session is deleted or the server shuts down (the client resumes from the last
+/// number it saw). The feed holds `slot` while it is open.
 async fn feed(
     state: &AppState,
     session: &str,
     after: u64,
+    slot: OwnedSemaphorePermit,
 ) -> Result<impl Stream<Item = Event> + Send + 'static, ApiError> {
+    // Listening before looking, so a deletion between the two is not missed.
+    let deleted = state.feeds.deleted.subscribe();
     if state
         .host
         .stores()
@@ -61,17 +152,29 @@ async fn feed(
         return Err(ApiError::not_found(format!("no session {session:?}")));
     }
     let subscription = state.host.events().subscribe(session, after).await?;
-    // The feed ends at shutdown; the client resumes from its last number elsewhere.
-    let closing = Box::pin(state.closing());
+    // The feed ends at shutdown (the client resumes from its last number elsewhere) and
+    // when its session is deleted (a resume then finds no session).
+    let closing = state.closing();
+    let gone = session_gone(
+        Arc::clone(&state.host.stores().history),
+        session.to_owned(),
+        deleted,
+    );
+    let end = Box::pin(async move {
+        tokio::select! {
+            () = closing => {}
+            () = gone => {}
+        }
+    });
     Ok(futures::stream::unfold(
-        (subscription, closing),
-        |(mut sub, mut closing)| async move {
+        (subscription, end, slot),
+        |(mut sub, mut end, slot)| async move {
             tokio::select! {
                 next = sub.next() => match next {
-                    Some(Ok(event)) => Some((event, (sub, closing))),
+                    Some(Ok(event)) => Some((event, (sub, end, slot))),
                     _ => None,
                 },
-                () = &mut closing => None,
+                () = &mut end => None,
             }
         },
     ))
@@ -91,7 +194,8 @@ pub async fn sse(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let after = resume_point(&headers, q.after)?;
-    let events = feed(&state, &id, after).await?;
+    let slot = state.feeds.slot()?;
+    let events = feed(&state, &id, after, slot).await?;
     let stream = events.map(|event| {
         let data = serde_json::to_string(&event).unwrap_or_else(|_| "{}".to_owned());
         Ok::<_, Infallible>(
@@ -121,9 +225,13 @@ pub async fn ws(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
     match upgrade {
-        Ok(upgrade) => upgrade
-            .max_message_size(64 * 1024)
-            .on_upgrade(move |socket| serve_socket(state, socket)),
+        // The slot is taken before the upgrade, so a refusal is a plain `503` answer.
+        Ok(upgrade) => match state.feeds.slot() {
+            Ok(slot) => upgrade
+                .max_message_size(64 * 1024)
+                .on_upgrade(move |socket| serve_socket(state, socket, slot)),
+            Err(busy) => busy.into_response(),
+        },
         // A plain GET: said in the API's own error shape.
         Err(rejection) => ApiError::new(
             axum::http::StatusCode::UPGRADE_REQUIRED,
@@ -134,7 +242,7 @@ pub async fn ws(
     }
 }
 
-async fn serve_socket(state: AppState, mut socket: WebSocket) {
+async fn serve_socket(state: AppState, mut socket: WebSocket, slot: OwnedSemaphorePermit) {
     let first = tokio::time::timeout(SUBSCRIBE_WAIT, socket.recv()).await;
     let Ok(Some(Ok(WsMessage::Text(text)))) = first else {
         return;
@@ -148,7 +256,7 @@ async fn serve_socket(state: AppState, mut socket: WebSocket) {
             return;
         }
     };
-    let events = match feed(&state, &request.session_id, request.after).await {
+    let events = match feed(&state, &request.session_id, request.after, slot).await {
         Ok(events) => events,
         Err(e) => {
             let error = serde_json::json!({"error": {"code": e.code, "message": e.message}});
@@ -166,7 +274,16 @@ async fn serve_socket(state: AppState, mut socket: WebSocket) {
                         return;
                     }
                 }
-                None => return,
+                None => {
+                    // A clean close, so the client knows the feed ended (deleted session,
+                    // shutdown) rather than the connection failing.
+                    let close = CloseFrame {
+                        code: axum::extract::ws::close_code::NORMAL,
+                        reason: "the feed ended".into(),
+                    };
+                    let _ = socket.send(WsMessage::Close(Some(close))).await;
+                    return;
+                }
             },
             incoming = socket.recv() => match incoming {
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,

@@ -28,16 +28,32 @@ pub struct Guard {
 
 impl Guard {
     /// The names a server bound to `addr` is reached by: its own address, and the
-    /// loopback names when it is on loopback.
+    /// loopback names when it is on loopback. On an unspecified address (`0.0.0.0`, `[::]`)
+    /// it is reached by every name of this machine: the loopback names, the host name
+    /// (and `NAME.local`, its mDNS name) and the addresses of its interfaces, as far as
+    /// the system tells them without asking DNS (see [`machine_names`]). Any other name (a
+    /// DNS name, a reverse proxy's) is the public origin's to add.
     pub fn for_addr(addr: std::net::SocketAddr, token: Option<String>) -> Self {
         let port = addr.port();
         let mut hosts = vec![addr.to_string()];
-        if addr.ip().is_loopback() {
+        if addr.ip().is_loopback() || addr.ip().is_unspecified() {
             for name in ["127.0.0.1", "localhost", "[::1]"] {
                 hosts.push(format!("{name}:{port}"));
             }
         }
-        hosts.dedup();
+        if addr.ip().is_unspecified() {
+            // `0.0.0.0` takes IPv4 only; `[::]` takes both on the usual dual-stack socket.
+            let names = machine_names(
+                read("/proc/sys/kernel/hostname").or_else(|| read("/etc/hostname")),
+                read("/proc/net/fib_trie").as_deref(),
+                read("/proc/net/if_inet6")
+                    .as_deref()
+                    .filter(|_| addr.is_ipv6()),
+            );
+            hosts.extend(names.into_iter().map(|name| format!("{name}:{port}")));
+        }
+        let mut seen = std::collections::HashSet::new();
+        hosts.retain(|h| seen.insert(h.to_ascii_lowercase()));
         let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
         Guard {
             hosts,
@@ -109,6 +125,74 @@ impl Guard {
         let mac = login_mac(token, &nonce);
         Some(format!("{nonce}.{mac}"))
     }
+}
+
+/// A small system file's text, or `None` where there is no such file.
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+/// This machine's names, as `Host` writes them (without the port): the host name and its
+/// mDNS form `NAME.local`, the IPv4 addresses of its interfaces (`/proc/net/fib_trie`'s
+/// local host routes) and, given `if_inet6`, its IPv6 ones but link-local (a browser
+/// cannot use those without a zone, which never reaches `Host`). Read from files, since
+/// asking the system (`gethostname`, `getifaddrs`) takes `unsafe` code; where the files
+/// do not exist (not Linux), only the loopback names are left.
+pub fn machine_names(
+    hostname: Option<String>,
+    fib_trie: Option<&str>,
+    if_inet6: Option<&str>,
+) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Some(name) = hostname
+        .map(|h| h.trim().to_ascii_lowercase())
+        .filter(|h| is_host_name(h))
+    {
+        if !name.contains('.') {
+            names.push(format!("{name}.local"));
+        }
+        names.insert(0, name);
+    }
+    // `|-- ADDR` then, for an address of this machine, `/32 host LOCAL`.
+    let mut last: Option<std::net::Ipv4Addr> = None;
+    for line in fib_trie.unwrap_or_default().lines() {
+        let line = line.trim();
+        if let Some(addr) = line.strip_prefix("|-- ") {
+            last = addr.parse().ok();
+        } else if line == "/32 host LOCAL"
+            && let Some(addr) = last.take()
+            && !addr.is_loopback()
+        {
+            names.push(addr.to_string());
+        }
+    }
+    // `ADDR(32 hex) IFINDEX PREFIX SCOPE FLAGS NAME`; scope 0x20 is link-local.
+    for line in if_inet6.unwrap_or_default().lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(hex), Some(scope)) = (fields.next(), fields.nth(2)) else {
+            continue;
+        };
+        let Ok(bits) = u128::from_str_radix(hex, 16) else {
+            continue;
+        };
+        let addr = std::net::Ipv6Addr::from(bits);
+        if hex.len() == 32 && scope != "20" && !addr.is_loopback() {
+            names.push(format!("[{addr}]"));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names
+}
+
+/// A name a `Host` header can carry: letters, digits, `-` and `.` (the file may hold
+/// anything; `(none)` is what an unset one reads as).
+fn is_host_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
 }
 
 fn cookie_name(token: &str) -> String {
@@ -209,6 +293,57 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(header::COOKIE, HeaderValue::from_str(cookie).unwrap());
         h
+    }
+
+    const FIB_TRIE: &str = "Main:
+  +-- 0.0.0.0/0 3 0 5
+     |-- 0.0.0.0
+        /0 universe UNICAST
+     +-- 127.0.0.0/8 2 0 2
+        +-- 127.0.0.0/31 1 0 0
+           |-- 127.0.0.0
+              /8 host LOCAL
+           |-- 127.0.0.1
+              /32 host LOCAL
+        |-- 127.255.255.255
+           /32 link BROADCAST
+     +-- 192.0.2.0/24 2 0 2
+        +-- 192.0.2.0/30 2 0 2
+           |-- 192.0.2.0
+              /24 link UNICAST
+           |-- 192.0.2.2
+              /32 host LOCAL
+        |-- 192.0.2.255
+           /32 link BROADCAST
+Local:
+  +-- 0.0.0.0/0 3 0 5
+           |-- 192.0.2.2
+              /32 host LOCAL
+";
+
+    const IF_INET6: &str = "fe8000000000000000fc00fffe000001 04 40 20 80     eth0
+fd000000000000000000000000000002 04 40 00 82     eth0
+00000000000000000000000000000001 01 80 10 80       lo
+";
+
+    #[test]
+    fn the_machine_names_come_from_the_host_name_and_the_interfaces() {
+        let names = machine_names(Some("VM\n".into()), Some(FIB_TRIE), Some(IF_INET6));
+        assert_eq!(names, ["vm", "vm.local", "192.0.2.2", "[fd00::2]"]);
+        // A dotted name has no mDNS form; junk and `(none)` are no name.
+        let dotted = machine_names(Some("box.example.org".into()), None, None);
+        assert_eq!(dotted, ["box.example.org"]);
+        assert!(machine_names(Some("(none)".into()), None, None).is_empty());
+        assert!(machine_names(Some("a b".into()), None, None).is_empty());
+        assert!(machine_names(None, Some("garbage\n|-- x\n/32 host LOCAL"), Some("zz")).is_empty());
+    }
+
+    #[test]
+    fn a_loopback_or_specific_address_answers_to_the_same_names_as_before() {
+        let g = Guard::for_addr("127.0.0.1:7777".parse().unwrap(), None);
+        assert_eq!(g.hosts, ["127.0.0.1:7777", "localhost:7777", "[::1]:7777"]);
+        let g = Guard::for_addr("192.0.2.2:7777".parse().unwrap(), None);
+        assert_eq!(g.hosts, ["192.0.2.2:7777"]);
     }
 
     #[test]

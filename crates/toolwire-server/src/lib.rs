@@ -14,6 +14,7 @@
 mod api;
 mod approver;
 pub mod calls;
+mod conn;
 mod error;
 mod events;
 mod extract;
@@ -49,6 +50,23 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a shutdown waits for turns and calls still running to store their results.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// Most connections open at once, by default: well below the common limit of 1024 open
+/// files, which the store, MCP servers and the sandbox need too.
+pub const MAX_CONNECTIONS: usize = 512;
+
+/// Most event feeds (SSE and WebSocket together) open at once, by default: a quarter of
+/// the connections, so feeds alone never take every connection from plain requests.
+pub const MAX_FEEDS: usize = 128;
+
+/// How long a client has to send a whole request head, from its connection's accept or
+/// from the head's first byte, by default.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a kept-alive connection may wait for its next request, by default.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub use conn::{RETRY_AFTER_SECS, STALL_TIMEOUT};
+
 /// How to serve.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
@@ -68,6 +86,18 @@ pub struct ServeConfig {
     /// their host passes the Host allowlist and they pass the Origin check. Setting one
     /// requires a token, since the instance is then reachable beyond this machine.
     pub public_origins: Vec<String>,
+    /// Most connections open at once (both ports together); past it a new connection is
+    /// answered `503` with `Retry-After` and closed, never queued. At most half the
+    /// process's open-file limit is used, where the system tells it.
+    pub max_connections: usize,
+    /// Most event feeds open at once, SSE and WebSocket together; past it `503` with
+    /// `Retry-After`.
+    pub max_feeds: usize,
+    /// A connection that has not sent a whole request head this long after its accept, or
+    /// after the head's first byte, is dropped (slow or silent clients).
+    pub header_read_timeout: Duration,
+    /// A kept-alive connection with no request this long after its last answer is closed.
+    pub idle_timeout: Duration,
 }
 
 impl ServeConfig {
@@ -79,6 +109,10 @@ impl ServeConfig {
             shutdown_grace: SHUTDOWN_GRACE,
             sandbox_port: 0,
             public_origins: Vec::new(),
+            max_connections: MAX_CONNECTIONS,
+            max_feeds: MAX_FEEDS,
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            idle_timeout: IDLE_TIMEOUT,
         }
     }
 }
@@ -126,6 +160,8 @@ pub struct AppState {
     closing: Arc<tokio::sync::watch::Sender<bool>>,
     /// The MCP Apps sandbox proxy's origin (`http://127.0.0.1:P`), once bound.
     pub sandbox_origin: Option<String>,
+    /// The open event feeds' slots, and word of deleted sessions for them.
+    pub(crate) feeds: Arc<events::Feeds>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -150,6 +186,7 @@ impl AppState {
             tasks: Arc::new(Mutex::new(JoinSet::new())),
             closing: Arc::new(tokio::sync::watch::Sender::new(false)),
             sandbox_origin: None,
+            feeds: Arc::new(events::Feeds::new(MAX_FEEDS)),
         }
     }
 
@@ -191,7 +228,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             "/api/sessions/{id}",
-            get(api::get_session).delete(api::delete_session),
+            get(api::get_session).delete(events::delete_session),
         )
         .route("/api/sessions/{id}/messages", post(api::post_message))
         .route("/api/sessions/{id}/calls", post(api::post_call))
@@ -285,6 +322,8 @@ pub struct Server {
     state: AppState,
     url: String,
     grace: Duration,
+    max_connections: usize,
+    limits: conn::Limits,
 }
 
 impl std::fmt::Debug for Server {
@@ -335,6 +374,10 @@ impl Server {
         let url = format!("http://{addr}/");
         let mut state = AppState::new(host, config.provider, guard);
         state.sandbox_origin = Some(format!("http://{sandbox_addr}"));
+        state.feeds = Arc::new(events::Feeds::new(config.max_feeds));
+        let max_connections =
+            conn::connection_cap(config.max_connections, conn::open_files_limit())
+                .min(tokio::sync::Semaphore::MAX_PERMITS);
         Ok(Server {
             listener,
             sandbox_listener,
@@ -342,6 +385,12 @@ impl Server {
             state,
             url,
             grace: config.shutdown_grace,
+            max_connections,
+            limits: conn::Limits {
+                header_read: config.header_read_timeout,
+                idle: config.idle_timeout,
+                stall: STALL_TIMEOUT,
+            },
         })
     }
 
@@ -354,8 +403,21 @@ impl Server {
         Ok(self.listener.local_addr()?)
     }
 
-    /// Serves until `shutdown` resolves, then stops taking requests and waits for the
-    /// turns and calls still running to store their results.
+    /// The connection cap in force: [`ServeConfig::max_connections`], or less when the
+    /// open-file limit is low.
+    pub fn max_connections(&self) -> usize {
+        self.max_connections
+    }
+
+    /// The names and addresses (`host:port`) the app answers to, for saying at start which
+    /// a browser may use; any other needs [`ServeConfig::public_origins`].
+    pub fn hosts(&self) -> &[String] {
+        &self.state.guard.hosts
+    }
+
+    /// Serves until `shutdown` resolves, then stops taking requests, lets the requests in
+    /// flight finish, and waits for the turns and calls still running to store their
+    /// results.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -366,14 +428,24 @@ impl Server {
             shutdown.await;
             closing.send_replace(true);
         };
+        // One cap for both ports: they draw on the same file descriptors.
+        let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));
         // The sandbox serves two static files; it stops with the app.
-        let sandbox_stop = state.closing();
-        let sandbox = axum::serve(self.sandbox_listener, sandbox::router(self.sandbox))
-            .with_graceful_shutdown(sandbox_stop);
-        let app = axum::serve(self.listener, router(self.state)).with_graceful_shutdown(shutdown);
-        let (app, sandbox) = tokio::join!(app, sandbox);
-        app?;
-        sandbox?;
+        let sandbox = conn::serve(
+            self.sandbox_listener,
+            sandbox::router(self.sandbox),
+            Arc::clone(&slots),
+            self.limits,
+            state.closing(),
+        );
+        let app = conn::serve(
+            self.listener,
+            router(self.state),
+            slots,
+            self.limits,
+            shutdown,
+        );
+        tokio::join!(app, sandbox);
         state.drain(self.grace).await;
         Ok(())
     }

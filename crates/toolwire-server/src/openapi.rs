@@ -17,7 +17,7 @@ pub struct RouteDoc {
     pub summary: &'static str,
     /// The request body's schema, for routes that take one.
     pub body: Option<fn() -> Json_>,
-    /// The statuses it answers with, besides the guards' 401, 403, 408 and 413.
+    /// The statuses it answers with, besides the ones of every route ([`EVERY_ROUTE`]).
     pub statuses: &'static [u16],
     /// Query parameters: (name, JSON Schema as text, required, description).
     pub query: &'static [(&'static str, &'static str, bool, &'static str)],
@@ -220,6 +220,10 @@ pub const ROUTES: &[RouteDoc] = &[
     },
 ];
 
+/// What any route may answer: the guards' 401 and 403, the timeout's 408, the body
+/// limit's 413, and 503 past the connection cap (the event feeds also past their own cap).
+pub const EVERY_ROUTE: &[u16] = &[401, 403, 408, 413, 503];
+
 fn reason(status: u16) -> &'static str {
     match status {
         101 => "Switching to a WebSocket",
@@ -238,6 +242,7 @@ fn reason(status: u16) -> &'static str {
         422 => "Invalid JSON body",
         426 => "Upgrade required",
         502 => "The tool's source failed to answer",
+        503 => "Busy: too many open connections or event feeds; retry after Retry-After seconds",
         _ => "See the error",
     }
 }
@@ -274,10 +279,15 @@ pub fn document() -> Json_ {
             );
         }
         let mut responses = Map::new();
-        for status in route.statuses.iter().chain(&[401, 403, 408, 413]) {
+        for status in route.statuses.iter().chain(EVERY_ROUTE) {
             let mut response = json!({"description": reason(*status)});
             if *status >= 400 {
                 response["content"] = json!({"application/json": {"schema": error.clone()}});
+            }
+            if *status == 503 {
+                response["headers"] = json!({"Retry-After": {
+                    "description": "seconds to wait before trying again",
+                    "schema": {"type": "integer", "minimum": 0}}});
             }
             responses.insert(status.to_string(), response);
         }

@@ -39,6 +39,25 @@ pub(crate) struct Args {
     workspace: Option<PathBuf>,
     #[command(flatten)]
     mcp: crate::mcp::McpArgs,
+    /// Most connections open at once; past it a new one is answered 503 at once (at most
+    /// half the open-file limit is used).
+    #[arg(long, value_name = "N", default_value_t = toolwire_server::MAX_CONNECTIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: u64,
+    /// Most event feeds (SSE and WebSocket) open at once; past it 503.
+    #[arg(long, value_name = "N", default_value_t = toolwire_server::MAX_FEEDS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_feeds: u64,
+    /// Seconds a client has to send a request's headers before it is dropped.
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = toolwire_server::HEADER_READ_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    header_timeout: u64,
+    /// Seconds a kept-alive connection may wait for its next request.
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = toolwire_server::IDLE_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout: u64,
 }
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
@@ -53,7 +72,12 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let sampler = provider.as_ref().and_then(crate::mcp::sampler);
     let mcp_tools = args
         .mcp
-        .tools(place.data_dir.as_deref(), None, sampler)
+        .tools(
+            place.data_dir.as_deref(),
+            None,
+            sampler,
+            args.workspace.as_deref(),
+        )
         .await?;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let token = match &args.token_file {
@@ -64,6 +88,10 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     config.token = token.clone();
     config.public_origins = args.public_origin.clone();
     config.provider = provider;
+    config.max_connections = usize::try_from(args.max_connections).unwrap_or(usize::MAX);
+    config.max_feeds = usize::try_from(args.max_feeds).unwrap_or(usize::MAX);
+    config.header_read_timeout = std::time::Duration::from_secs(args.header_timeout);
+    config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout);
     let server = Server::bind(host, config).await?;
     let url = server.url().to_owned();
     match &token {
