@@ -523,17 +523,37 @@ class SessionView {
   /** The event feed, resumed from the last event seen after any drop. */
   follow() {
     const conn = document.getElementById('conn');
+    // Waits between reopenings double up to 30 s: a server at its feed cap (503) or
+    // restarting is not asked again every second by every open page.
+    let wait = 1000;
+    const reopen = async () => {
+      try {
+        const r = await fetch(`/api/sessions/${this.id}`, { method: 'GET' });
+        if (r.status === 404) {
+          // The session was deleted: its feed is over, nothing to reopen.
+          conn.dataset.state = 'ended';
+          conn.title = 'this session was deleted';
+          return;
+        }
+      } catch { /* the server is away: try again later */ }
+      setTimeout(open, wait + Math.random() * 250);
+      wait = Math.min(wait * 2, 30000);
+    };
     const open = () => {
       if (this.source) this.source.close();
       const source = new EventSource(`/api/sessions/${this.id}/events?after=${this.after}`);
       this.source = source;
       conn.dataset.state = 'connecting';
-      source.onopen = () => { conn.dataset.state = 'live'; };
+      source.onopen = () => {
+        conn.dataset.state = 'live';
+        wait = 1000;
+      };
       source.onerror = () => {
         conn.dataset.state = 'reconnecting';
         // EventSource retries with Last-Event-ID on its own unless the server closed it
-        // for good; then open afresh from the last event applied.
-        if (source.readyState === EventSource.CLOSED) setTimeout(open, 1000);
+        // for good (a 503, a deleted session); then open afresh from the last event
+        // applied, after a wait.
+        if (source.readyState === EventSource.CLOSED) reopen();
       };
       const onEvent = (e) => {
         let ev;

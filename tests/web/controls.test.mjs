@@ -98,3 +98,12 @@ test('an MCP question dismissed with Cancel answers cancel', async () => {
   assert.match(JSON.stringify(result), /cancel/);
   assert.doesNotMatch(JSON.stringify(result), /"action":\s*"decline"/);
 });
+
+test('a deleted session ends its page feed instead of reopening it forever', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'to delete' });
+  await open(s.id);
+  await until(async () => (await page.getAttribute('#conn', 'data-state')) === 'live', 10000, 'live');
+  const r = await fetch(`${server.base}/api/sessions/${s.id}`, { method: 'DELETE' });
+  assert.ok(r.ok, String(r.status));
+  await until(async () => (await page.getAttribute('#conn', 'data-state')) === 'ended', 15000, 'ended');
+});
