@@ -232,15 +232,10 @@ pub async fn cancel_call(
     State(state): State<AppState>,
     Path((id, call_id)): Path<(String, String)>,
 ) -> Result<(StatusCode, Json<Json_>), ApiError> {
-    existing_session(&state, &id).await?;
-    let waiting = state
-        .host
-        .executor()
-        .pending(&id)
-        .await
-        .map_err(HostError::from)?
+    let waiting = waiting_calls(&state, &id)
+        .await?
         .into_iter()
-        .find(|p| p.call.id == call_id && !p.resolving);
+        .find(|p| p.call.id == call_id);
     let cancel = || Resolution::Cancel {
         reason: Some("cancelled in the web app".to_owned()),
     };
@@ -321,18 +316,22 @@ pub async fn list_suspensions(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Json_>, ApiError> {
-    existing_session(&state, &id).await?;
-    // Only the questions that wait: one already answered (being finished) is not asked.
-    let pending: Vec<PendingCall> = state
+    Ok(Json(to_json(&waiting_calls(&state, &id).await?)?))
+}
+
+/// The calls of session `id` that wait for a person. One already answered (being
+/// finished) does not wait: it is not listed, answered or cancelled again.
+async fn waiting_calls(state: &AppState, id: &str) -> Result<Vec<PendingCall>, ApiError> {
+    existing_session(state, id).await?;
+    Ok(state
         .host
         .executor()
-        .pending(&id)
+        .pending(id)
         .await
         .map_err(HostError::from)?
         .into_iter()
         .filter(|p| !p.resolving)
-        .collect();
-    Ok(Json(to_json(&pending)?))
+        .collect())
 }
 
 /// Approves, denies or answers a pending call: the call waiting in this process gets the
@@ -342,16 +341,10 @@ pub async fn resolve(
     Path((id, suspension)): Path<(String, String)>,
     Json(resolution): Json<Resolution>,
 ) -> Result<(StatusCode, Json<Json_>), ApiError> {
-    existing_session(&state, &id).await?;
-    let listed = state
-        .host
-        .executor()
-        .pending(&id)
-        .await
-        .map_err(HostError::from)?;
-    if !listed
+    if !waiting_calls(&state, &id)
+        .await?
         .iter()
-        .any(|p| p.suspension.id == suspension && !p.resolving)
+        .any(|p| p.suspension.id == suspension)
     {
         return Err(ApiError::not_found(format!(
             "no call waiting with suspension id {suspension:?} in this session"

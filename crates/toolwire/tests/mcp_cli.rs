@@ -84,13 +84,8 @@ fn call_runs_an_mcp_tool_and_stores_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("hi from the CLI"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let session = stderr
-        .split("toolwire show ")
-        .nth(1)
-        .unwrap()
-        .trim_end_matches([')', '\n']);
-    let shown = toolwire(data.path(), &["show", session, "--json"]);
+    let session = session_of(&out);
+    let shown = toolwire(data.path(), &["show", &session, "--json"]);
     assert!(String::from_utf8_lossy(&shown.stdout).contains("hi from the CLI"));
 }
 
@@ -204,12 +199,7 @@ fn an_error_from_a_tool_with_an_output_schema_keeps_the_server_text() {
     assert!(shown.contains("Access denied"), "{shown}");
     assert!(!shown.contains("invalid output"), "{shown}");
     // The stored result keeps it too.
-    let session = stderr_of(&out)
-        .split("toolwire show ")
-        .nth(1)
-        .unwrap()
-        .trim_end_matches([')', '\n'])
-        .to_owned();
+    let session = session_of(&out);
     let stored = toolwire(data.path(), &["show", &session, "--json"]);
     let stored = stdout_of(&stored);
     assert!(stored.contains("Access denied"), "{stored}");
@@ -440,12 +430,7 @@ fn key_order_is_kept_as_the_server_wrote_it() {
         ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let session = stderr_of(&out)
-        .split("toolwire show ")
-        .nth(1)
-        .unwrap()
-        .trim_end_matches([')', '\n'])
-        .to_owned();
+    let session = session_of(&out);
     let stored = stdout_of(&toolwire(data.path(), &["show", &session, "--json"]));
     assert_in_order(
         &stored,
