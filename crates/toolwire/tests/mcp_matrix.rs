@@ -1,0 +1,1066 @@
+//! The real-server matrix (issue 23): each MCP server users reach for first, pinned in
+//! tests/mcp and installed by `.ci/run`, driven through the built binary the way a person
+//! drives it (`toolwire call`, `toolwire serve` and its API, `toolwire show`, `toolwire
+//! blob`), with what toolwire must do with each written down as assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{Running, free_port, http, json, spawn_serve};
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// tests/mcp at the repository root, where the pinned peers are installed.
+fn peers_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp")
+}
+
+/// `path` if it is there; otherwise the test fails under CI and is skipped, said aloud,
+/// elsewhere (the rule of crates/toolwire-mcp/tests/peers). `how` says what installs it.
+fn need(path: PathBuf, how: &str) -> Option<PathBuf> {
+    if path.exists() {
+        return Some(path);
+    }
+    let why = format!("{} is missing: {how} (.ci/run does)", path.display());
+    assert!(std::env::var_os("CI").is_none(), "{why}");
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+fn npm_peer(relative: &str) -> Option<PathBuf> {
+    need(
+        peers_dir().join("node_modules").join(relative),
+        "run `npm ci --prefix tests/mcp`",
+    )
+}
+
+fn venv_peer(relative: &str) -> Option<PathBuf> {
+    need(
+        peers_dir().join("venv/bin").join(relative),
+        "run `python3 -m venv tests/mcp/venv && tests/mcp/venv/bin/pip install -r \
+         tests/mcp/requirements.txt`",
+    )
+}
+
+/// The binary with its data in `data`. Stdin is closed: no terminal, as in CI, so a
+/// call that needs approval is refused unless `--yes` or the config approves it.
+fn toolwire(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .env("TOOLWIRE_MCP_TIMEOUT", "30s")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stdout_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A `call` that must succeed; its stdout.
+fn call_ok(data: &Path, args: &[&str]) -> (String, Output) {
+    let out = toolwire(data, args);
+    assert!(
+        out.status.success(),
+        "{args:?}\nstdout: {}\nstderr: {}",
+        stdout_of(&out),
+        stderr_of(&out)
+    );
+    (stdout_of(&out), out)
+}
+
+/// Independent invocations run at once, each with its own data directory: a server's
+/// start is mostly its runtime's imports, so this keeps the matrix fast. The outputs
+/// come back in the order given, beside their data directories.
+fn at_once(jobs: &[Vec<String>]) -> Vec<(tempfile::TempDir, Output)> {
+    let dirs: Vec<tempfile::TempDir> = jobs.iter().map(|_| tempfile::tempdir().unwrap()).collect();
+    let outs: Vec<Output> = std::thread::scope(|s| {
+        let running: Vec<_> = jobs
+            .iter()
+            .zip(&dirs)
+            .map(|(args, dir)| {
+                s.spawn(move || {
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    toolwire(dir.path(), &args)
+                })
+            })
+            .collect();
+        running.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    dirs.into_iter().zip(outs).collect()
+}
+
+/// `args` as owned strings, for [`at_once`].
+fn owned(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| (*a).to_owned()).collect()
+}
+
+/// The session a `call` printed on stderr ("stored in session S (toolwire show S)").
+fn session_of(out: &Output) -> String {
+    let stderr = stderr_of(out);
+    stderr
+        .split("toolwire show ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no session in {stderr}"))
+        .trim_end_matches([')', '\n'])
+        .to_owned()
+}
+
+/// The stored result of the session's `nth` call, as `toolwire show --json` gives it.
+fn stored_result(data: &Path, session: &str, nth: usize) -> Value {
+    let shown = toolwire(data, &["show", session, "--json"]);
+    assert!(shown.status.success(), "{}", stderr_of(&shown));
+    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool_result")
+        .nth(nth)
+        .unwrap_or_else(|| panic!("no result {nth} in {messages}"))["content"]
+        .clone()
+}
+
+/// The data of the first output value of `kind` in a stored result.
+fn value_of<'a>(result: &'a Value, kind: &str) -> &'a Value {
+    result["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["kind"] == kind)
+        .map(|v| &v["data"])
+        .unwrap_or_else(|| panic!("no {kind} value in {result}"))
+}
+
+/// Where `needles` first appear in `text`, which must be in the order given.
+fn assert_in_order(text: &str, needles: &[&str]) {
+    let at: Vec<usize> = needles
+        .iter()
+        .map(|n| text.find(n).unwrap_or_else(|| panic!("{n} not in {text}")))
+        .collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "{needles:?} out of order in {text}"
+    );
+}
+
+/// A loopback HTTP server for the fetch and browser tests: `pages` are (path,
+/// content type, body); anything else is a 404. One thread per connection, because a
+/// browser keeps idle connections open beside the one it asks on.
+fn serve_pages(pages: Vec<(&'static str, &'static str, String)>) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let pages = std::sync::Arc::new(pages);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let pages = std::sync::Arc::clone(&pages);
+            std::thread::spawn(move || {
+                stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head);
+                let path = head.split_whitespace().nth(1).unwrap_or("/");
+                let (status, kind, body) = match pages.iter().find(|(p, _, _)| *p == path) {
+                    Some((_, kind, body)) => ("200 OK", *kind, body.as_str()),
+                    None => ("404 Not Found", "text/plain", "not found"),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    port
+}
+
+/// The page both loopback tests fetch: an article readability keeps whole.
+fn article_page() -> String {
+    "<!doctype html><html><head><title>Matrix page</title><link rel=\"icon\" href=\"data:,\">\
+     </head><body><article><h1>Loopback heading</h1><p>The quick <strong>brown</strong> fox \
+     jumps over the lazy dog. This paragraph is long enough for readability to keep the \
+     article body.</p><ul><li>first item</li><li>second item</li></ul><p>Another paragraph, \
+     with a <a href=\"/other.html\">link</a>, to keep the page realistic.</p></article>\
+     </body></html>"
+        .to_owned()
+}
+
+/// `toolwire serve` with an `mcpServers` file, killed when dropped; waits until `tool`
+/// is listed (servers connect in the background after serve listens).
+fn serve_with(data: &Path, ws: &Path, config: &Path, tool: &str) -> (Running, u16) {
+    let port = free_port();
+    let server = Running(spawn_serve(
+        data,
+        ws,
+        port,
+        &[],
+        &["--mcp-config", config.to_str().unwrap()],
+    ));
+    wait_for_tool(port, tool);
+    (server, port)
+}
+
+/// `GET /api/tools` once `tool` is in it: servers connect in the background.
+fn wait_for_tool(port: u16, tool: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, body) = http(port, "GET", "/api/tools", None);
+        if status == 200 {
+            let tools = json(&body);
+            if tools.as_array().unwrap().iter().any(|t| t["name"] == tool) {
+                return tools;
+            }
+        }
+        assert!(Instant::now() < deadline, "{tool} never listed: {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn new_session(port: u16) -> String {
+    let (status, body) = http(port, "POST", "/api/sessions", Some(r#"{"title":"matrix"}"#));
+    assert_eq!(status, 201, "{body}");
+    json(&body)["id"].as_str().unwrap().to_owned()
+}
+
+/// Starts a call through the API; its call id.
+fn post_call(port: u16, session: &str, tool: &str, input: Value) -> String {
+    let body = json!({"tool": tool, "input": input}).to_string();
+    let (status, answer) = http(
+        port,
+        "POST",
+        &format!("/api/sessions/{session}/calls"),
+        Some(&body),
+    );
+    assert_eq!(status, 202, "{answer}");
+    json(&answer)["callId"].as_str().unwrap().to_owned()
+}
+
+/// The session's events from the start (the SSE feed with `?after=0`), read until the
+/// result of `call` has arrived.
+fn events_until_result(port: u16, session: &str, call: &str) -> Vec<Value> {
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    write!(
+        tcp,
+        "GET /api/sessions/{session}/events?after=0 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
+         Accept: text/event-stream\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        match tcp.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("events: {e}"),
+        }
+        let events = sse_events(&raw);
+        if events
+            .iter()
+            .any(|e| e["type"] == "tool_result" && e["result"]["callId"] == call)
+        {
+            return events;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no result for {call}: {}",
+            String::from_utf8_lossy(&raw)
+        );
+    }
+    panic!("the feed closed before {call} ended");
+}
+
+/// The `data:` events of an SSE response read so far, its chunked encoding undone
+/// (only complete chunks; the rest waits for the next read).
+fn sse_events(raw: &[u8]) -> Vec<Value> {
+    let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Vec::new();
+    };
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let mut body = &raw[split + 4..];
+    let mut text = Vec::new();
+    if head.contains("transfer-encoding: chunked") {
+        while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
+            let size = usize::from_str_radix(String::from_utf8_lossy(&body[..end]).trim(), 16)
+                .unwrap_or(0);
+            if size == 0 || body.len() < end + 2 + size + 2 {
+                break;
+            }
+            text.extend_from_slice(&body[end + 2..end + 2 + size]);
+            body = &body[end + 2 + size + 2..];
+        }
+    } else {
+        text.extend_from_slice(body);
+    }
+    String::from_utf8_lossy(&text)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+/// PNG width and height from its IHDR, after checking the signature.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    assert_eq!(&bytes[12..16], b"IHDR", "no IHDR first");
+    let be = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    assert!(bytes.ends_with(b"IEND\xae\x42\x60\x82"), "no IEND last");
+    (be(16), be(20))
+}
+
+/// `toolwire blob KEY -o FILE`: the stored bytes.
+fn blob(data: &Path, key: &str) -> Vec<u8> {
+    let file = data.join("blob.out");
+    let out = toolwire(data, &["blob", key, "-o", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    std::fs::read(&file).unwrap()
+}
+
+/// server-memory (npm): entities and relations created through toolwire are in the graph
+/// read back, and in the server's own file. Its write tools carry no `readOnlyHint`, so
+/// they ask first: without a terminal or `--yes` nothing is written. Its file's place
+/// comes through the config's `env` (the safe environment drops everything else).
+#[test]
+fn server_memory_keeps_a_graph() {
+    let Some(script) = npm_peer("@modelcontextprotocol/server-memory/dist/index.js") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let graph = data.path().join("graph.jsonl");
+    let config = data.path().join("mcp.json");
+    let doc = json!({"mcpServers": {"memory": {
+        "command": "node", "args": [script],
+        "env": {"MEMORY_FILE_PATH": graph},
+    }}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let cfg = config.to_str().unwrap();
+    let entities = json!({"entities": [
+        {"name": "Ada Lovelace", "entityType": "person", "observations": ["wrote the first program"]},
+        {"name": "Analytical Engine", "entityType": "machine", "observations": ["designed by Babbage"]},
+    ]})
+    .to_string();
+
+    let out = toolwire(
+        data.path(),
+        &[
+            "call",
+            "--mcp-config",
+            cfg,
+            "memory__create_entities",
+            &entities,
+        ],
+    );
+    assert!(!out.status.success(), "ran unasked: {}", stdout_of(&out));
+    assert!(
+        stdout_of(&out).contains("pass --yes"),
+        "{}",
+        stdout_of(&out)
+    );
+    assert!(!graph.exists(), "written without approval");
+
+    call_ok(
+        data.path(),
+        &[
+            "call",
+            "--yes",
+            "--mcp-config",
+            cfg,
+            "memory__create_entities",
+            &entities,
+        ],
+    );
+    let relations = json!({"relations": [
+        {"from": "Ada Lovelace", "to": "Analytical Engine", "relationType": "programmed"},
+    ]})
+    .to_string();
+    call_ok(
+        data.path(),
+        &[
+            "call",
+            "--yes",
+            "--mcp-config",
+            cfg,
+            "memory__create_relations",
+            &relations,
+        ],
+    );
+
+    // Read tools are marked read-only: no approval needed.
+    let (shown, out) = call_ok(
+        data.path(),
+        &["call", "--mcp-config", cfg, "memory__read_graph", "{}"],
+    );
+    assert!(shown.contains("Analytical Engine"), "{shown}");
+    assert!(shown.contains("programmed"), "{shown}");
+    let read = stored_result(data.path(), &session_of(&out), 0);
+    let graph_value = value_of(&read, "structured");
+    let names: Vec<&str> = graph_value["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Ada Lovelace", "Analytical Engine"]);
+    assert_eq!(
+        graph_value["relations"],
+        json!([{"from": "Ada Lovelace", "to": "Analytical Engine", "relationType": "programmed"}])
+    );
+    assert_eq!(
+        graph_value["entities"][1]["observations"],
+        json!(["designed by Babbage"])
+    );
+
+    let (_, out) = call_ok(
+        data.path(),
+        &[
+            "call",
+            "--mcp-config",
+            cfg,
+            "memory__search_nodes",
+            r#"{"query":"Babbage"}"#,
+        ],
+    );
+    let found = stored_result(data.path(), &session_of(&out), 0);
+    let found = value_of(&found, "structured");
+    assert_eq!(found["entities"].as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found["entities"][0]["name"], "Analytical Engine");
+
+    let file = std::fs::read_to_string(&graph).unwrap();
+    assert_eq!(
+        file.lines().count(),
+        3,
+        "two entities and a relation: {file}"
+    );
+}
+
+/// mcp-server-time (PyPI): the current time in a zone and a conversion, as structured
+/// results in the server's key order; a bad zone is an error that keeps the server's
+/// text (its tools declare an `outputSchema`, which applies to successes only).
+#[test]
+fn mcp_server_time_tells_and_converts_time() {
+    let Some(server) = venv_peer("mcp-server-time") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let flag = format!("time={} --local-timezone UTC", server.display());
+
+    let (shown, out) = call_ok(
+        data.path(),
+        &[
+            "call",
+            "--mcp",
+            &flag,
+            "time__get_current_time",
+            r#"{"timezone":"Asia/Tokyo"}"#,
+        ],
+    );
+    assert!(shown.contains("Asia/Tokyo"), "{shown}");
+    let now = stored_result(data.path(), &session_of(&out), 0);
+    let now_value = value_of(&now, "structured");
+    assert_eq!(now_value["timezone"], "Asia/Tokyo");
+    // Japan has no daylight saving time: always +09:00.
+    assert!(
+        now_value["datetime"].as_str().unwrap().ends_with("+09:00"),
+        "{now_value}"
+    );
+    assert_eq!(now_value["is_dst"], false);
+    let keys: Vec<&String> = now_value.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["timezone", "datetime", "day_of_week", "is_dst"]);
+
+    // UTC to India: neither has daylight saving time, and the half hour shows the
+    // offset is computed, not rounded.
+    let (_, out) = call_ok(
+        data.path(),
+        &[
+            "call",
+            "--mcp",
+            &flag,
+            "time__convert_time",
+            r#"{"source_timezone":"UTC","time":"12:00","target_timezone":"Asia/Kolkata"}"#,
+        ],
+    );
+    let converted = stored_result(data.path(), &session_of(&out), 0);
+    let converted = value_of(&converted, "structured");
+    assert!(
+        converted["source"]["datetime"]
+            .as_str()
+            .unwrap()
+            .ends_with("T12:00:00+00:00"),
+        "{converted}"
+    );
+    assert!(
+        converted["target"]["datetime"]
+            .as_str()
+            .unwrap()
+            .ends_with("T17:30:00+05:30"),
+        "{converted}"
+    );
+    assert_eq!(converted["time_difference"], "+5.5h");
+
+    let out = toolwire(
+        data.path(),
+        &[
+            "call",
+            "--mcp",
+            &flag,
+            "time__get_current_time",
+            r#"{"timezone":"Mars/Olympus_Mons"}"#,
+        ],
+    );
+    let shown = format!("{}{}", stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("Invalid timezone"), "{shown}");
+    assert!(shown.contains("Mars/Olympus_Mons"), "{shown}");
+    assert!(!shown.contains("invalid output"), "{shown}");
+    let failed = stored_result(data.path(), &session_of(&out), 0);
+    assert_eq!(failed["status"], "error");
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Invalid timezone"), "{failed}");
+    assert!(!failed.to_string().contains("invalid_output"), "{failed}");
+}
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Matrix Tester")
+        .env("GIT_AUTHOR_EMAIL", "matrix@example.com")
+        .env("GIT_COMMITTER_NAME", "Matrix Tester")
+        .env("GIT_COMMITTER_EMAIL", "matrix@example.com")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", stderr_of(&out));
+}
+
+/// mcp-server-git (PyPI) on a scratch repository made here: status, log and diff as git
+/// itself tells them; `git_commit` (not read-only) asks first; a path outside the
+/// repository is the server's error, kept as it said it.
+#[test]
+fn mcp_server_git_reads_a_scratch_repository() {
+    let Some(server) = venv_peer("mcp-server-git") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("notes.txt"), "first line\n").unwrap();
+    git(&repo, &["add", "notes.txt"]);
+    git(&repo, &["commit", "-q", "-m", "Start the notes"]);
+    std::fs::write(repo.join("notes.txt"), "first line\nsecond line\n").unwrap();
+    git(&repo, &["commit", "-q", "-am", "Add a second line"]);
+    // Left in the work tree for git_status and the unstaged diff.
+    std::fs::write(
+        repo.join("notes.txt"),
+        "first line\nsecond line\nthird line\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("untracked.txt"), "new\n").unwrap();
+
+    let flag = format!("git={} --repository {}", server.display(), repo.display());
+    let call =
+        |tool: &str, input: Value| owned(&["call", "--mcp", &flag, tool, &input.to_string()]);
+    let here = json!({"repo_path": repo});
+    // Independent calls, run at once and checked in turn. The commit has no `--yes`.
+    let done = at_once(&[
+        call("git__git_status", here.clone()),
+        call("git__git_log", here.clone()),
+        call(
+            "git__git_diff",
+            json!({"repo_path": repo, "target": "HEAD~1"}),
+        ),
+        call("git__git_diff_unstaged", here),
+        call(
+            "git__git_commit",
+            json!({"repo_path": repo, "message": "Not without asking"}),
+        ),
+        call("git__git_status", json!({"repo_path": "/etc"})),
+    ]);
+    let ok = |i: usize| {
+        let (dir, out) = &done[i];
+        assert!(
+            out.status.success(),
+            "stdout: {}\nstderr: {}",
+            stdout_of(out),
+            stderr_of(out)
+        );
+        (dir.path(), out)
+    };
+
+    let status = stdout_of(ok(0).1);
+    assert!(status.contains("On branch main"), "{status}");
+    assert!(status.contains("modified:   notes.txt"), "{status}");
+    assert!(status.contains("untracked.txt"), "{status}");
+
+    let (data, out) = ok(1);
+    let log = stdout_of(out);
+    assert_in_order(&log, &["Add a second line", "Start the notes"]);
+    assert!(log.contains("Matrix Tester"), "{log}");
+    let stored = stored_result(data, &session_of(out), 0);
+    assert!(
+        value_of(&stored, "text")["content"]
+            .as_str()
+            .unwrap()
+            .contains("Message: Start the notes"),
+        "{stored}"
+    );
+
+    // Against the first commit: the committed second line and the work tree's third.
+    let diff = stdout_of(ok(2).1);
+    assert!(
+        diff.contains("diff --git a/notes.txt b/notes.txt"),
+        "{diff}"
+    );
+    assert!(diff.contains("+second line"), "{diff}");
+    assert!(diff.contains("+third line"), "the work tree too: {diff}");
+
+    let unstaged = stdout_of(ok(3).1);
+    assert!(unstaged.contains("+third line"), "{unstaged}");
+    assert!(!unstaged.contains("+second line"), "{unstaged}");
+
+    // git_commit is not read-only: without a terminal or --yes it does not run.
+    let out = &done[4].1;
+    assert!(
+        !out.status.success(),
+        "committed unasked: {}",
+        stdout_of(out)
+    );
+    assert!(stdout_of(out).contains("pass --yes"), "{}", stdout_of(out));
+    let head = Command::new("git")
+        .args(["-C", repo.to_str().unwrap(), "log", "-1", "--format=%s"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&head).trim(), "Add a second line");
+
+    let (data, out) = (done[5].0.path(), &done[5].1);
+    let shown = format!("{}{}", stdout_of(out), stderr_of(out));
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    // The terminal wraps the line; the stored message has it whole.
+    assert!(shown.contains("is outside the"), "{shown}");
+    let failed = stored_result(data, &session_of(out), 0);
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("outside the allowed repository"),
+        "{failed}"
+    );
+}
+
+/// mcp-server-fetch (PyPI) against a loopback page: the article comes back as markdown.
+/// The server refuses loopback addresses unless started with `--allow-private-ips`, and
+/// honours robots.txt; both refusals are its own words, kept by toolwire.
+#[test]
+fn mcp_server_fetch_reads_a_loopback_page_as_markdown() {
+    let Some(server) = venv_peer("mcp-server-fetch") else {
+        return;
+    };
+    let port = serve_pages(vec![
+        ("/page.html", "text/html; charset=utf-8", article_page()),
+        (
+            "/robots.txt",
+            "text/plain",
+            "User-agent: *\nDisallow: /private/\n".to_owned(),
+        ),
+        (
+            "/private/page.html",
+            "text/html",
+            "<html><body><p>secret</p></body></html>".to_owned(),
+        ),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let page = json!({"url": format!("http://127.0.0.1:{port}/page.html")}).to_string();
+
+    // By default a loopback address is refused, and the reason reaches the person.
+    let strict = format!("fetch={}", server.display());
+    let out = toolwire(
+        data.path(),
+        &["call", "--mcp", &strict, "fetch__fetch", &page],
+    );
+    let shown = format!("{}{}", stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("--allow-private-ips"), "{shown}");
+
+    let flag = format!("fetch={} --allow-private-ips", server.display());
+    let (markdown, out) = call_ok(
+        data.path(),
+        &["call", "--mcp", &flag, "fetch__fetch", &page],
+    );
+    assert!(markdown.contains("Loopback heading"), "{markdown}");
+    assert!(
+        markdown.contains("**brown**"),
+        "markdown, not HTML: {markdown}"
+    );
+    assert!(markdown.contains("* first item"), "{markdown}");
+    assert!(!markdown.contains("<strong>"), "{markdown}");
+    let stored = stored_result(data.path(), &session_of(&out), 0);
+    let text = value_of(&stored, "text")["content"].as_str().unwrap();
+    assert!(text.contains("[link](/other.html)"), "{text}");
+
+    let private = json!({"url": format!("http://127.0.0.1:{port}/private/page.html")}).to_string();
+    let out = toolwire(
+        data.path(),
+        &["call", "--mcp", &flag, "fetch__fetch", &private],
+    );
+    let shown = format!("{}{}", stdout_of(&out), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("robots.txt"), "{shown}");
+    assert!(!shown.contains("secret"), "{shown}");
+}
+
+/// toolwire's own FastMCP server (tests/mcp/fastmcp_server.py, mcp 2.x): an image and an
+/// audio clip stored byte for byte as blobs, 5 MB of text stored whole but cut for the
+/// model, structured output in the author's key order, a ToolError from a tool with an
+/// `outputSchema` that keeps its text, and progress (with log messages around it) that
+/// reaches the session's events while the result stays intact.
+#[test]
+fn a_fastmcp_server_returns_every_kind_of_result() {
+    let Some(python) = venv_peer("python") else {
+        return;
+    };
+    let script = peers_dir().join("fastmcp_server.py");
+    let scratch = tempfile::tempdir().unwrap();
+    let flag = format!("fm={} {}", python.display(), script.display());
+
+    // `serve` first: it connects in the background while the calls below run.
+    let config = scratch.path().join("mcp.json");
+    let doc = json!({"mcpServers": {"fm": {
+        "command": python, "args": [script], "approval": "never",
+    }}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let serve_data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _server = Running(spawn_serve(
+        serve_data.path(),
+        scratch.path(),
+        port,
+        &[],
+        &["--mcp-config", config.to_str().unwrap()],
+    ));
+
+    // The `call`s are independent: they run at once and are checked in turn.
+    let png_copy = scratch.path().join("server-copy.png");
+    let wav_copy = scratch.path().join("server-copy.wav");
+    let call = |tool: &str, input: &str| owned(&["call", "--yes", "--mcp", &flag, tool, input]);
+    let jobs = [
+        call(
+            "fm__gradient_png",
+            &json!({"width": 64, "height": 48, "save_to": png_copy}).to_string(),
+        ),
+        call(
+            "fm__tone_wav",
+            &json!({"millis": 300, "save_to": wav_copy}).to_string(),
+        ),
+        call("fm__big_text", r#"{"megabytes":5}"#),
+        call("fm__forecast", r#"{"city":"Lisbon"}"#),
+        call("fm__forecast", r#"{"city":"Atlantis"}"#),
+    ];
+    let done = at_once(&jobs);
+    let ok = |i: usize| {
+        let (dir, out) = &done[i];
+        assert!(
+            out.status.success(),
+            "{:?}\nstdout: {}\nstderr: {}",
+            jobs[i],
+            stdout_of(out),
+            stderr_of(out)
+        );
+        (dir.path(), out)
+    };
+
+    // The image: a real PNG, above the inline threshold, so it is a blob, saved back
+    // byte for byte.
+    let (data, out) = ok(0);
+    assert!(
+        stderr_of(out).contains("toolwire blob blake3:"),
+        "{}",
+        stderr_of(out)
+    );
+    let stored = stored_result(data, &session_of(out), 0);
+    let image = value_of(&stored, "image");
+    let bytes = blob(data, image["source"]["blob"].as_str().unwrap());
+    assert_eq!(
+        bytes,
+        std::fs::read(&png_copy).unwrap(),
+        "the PNG byte for byte"
+    );
+    assert_eq!(png_size(&bytes), (64, 48));
+    assert_eq!(stored["resources"][0]["mimeType"], "image/png");
+
+    // The audio: always a blob.
+    let (data, out) = ok(1);
+    let stored = stored_result(data, &session_of(out), 0);
+    let audio = value_of(&stored, "file");
+    assert_eq!(audio["mediaKind"], "audio");
+    let bytes = blob(data, audio["source"]["blob"].as_str().unwrap());
+    assert_eq!(
+        bytes,
+        std::fs::read(&wav_copy).unwrap(),
+        "the WAV byte for byte"
+    );
+    assert!(bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WAVE");
+    assert_eq!(stored["resources"][0]["mimeType"], "audio/wav");
+
+    // 5 MB of text: printed whole to a pipe (no terminal, no height limit), stored
+    // whole, cut for the model with a marker that says how to read the rest.
+    let (data, out) = ok(2);
+    let expected: String = (1..=50_000)
+        .map(|i| format!("line {i:07} {}\n", "x".repeat(86)))
+        .collect();
+    assert_eq!(expected.len(), 5_000_000);
+    assert!(
+        stdout_of(out).contains("line 0050000 "),
+        "the tail reaches a pipe"
+    );
+    let session = session_of(out);
+    let stored = stored_result(data, &session, 0);
+    assert_eq!(
+        value_of(&stored, "text")["content"].as_str().unwrap(),
+        expected,
+        "stored whole"
+    );
+    let export = toolwire(data, &["export", &session, "--provider", "anthropic"]);
+    assert!(export.status.success(), "{}", stderr_of(&export));
+    let export = stdout_of(&export);
+    assert!(
+        export.len() < 200_000,
+        "cut for the model: {} bytes",
+        export.len()
+    );
+    assert!(
+        export.contains("omitted; read them with read_result"),
+        "{}",
+        &export[..2000]
+    );
+    assert!(export.contains("line 0000001 ") && export.contains("line 0050000 "));
+
+    // Structured output with an outputSchema, keys as the author declared them.
+    let (data, out) = ok(3);
+    assert_in_order(
+        &stdout_of(out),
+        &[
+            "city: \"Lisbon\"",
+            "temperature_c: 21.5",
+            "conditions: \"sunny\"",
+            "humidity: 40",
+        ],
+    );
+    let stored = stored_result(data, &session_of(out), 0);
+    assert_eq!(
+        value_of(&stored, "structured").to_string(),
+        r#"{"city":"Lisbon","temperature_c":21.5,"conditions":"sunny","humidity":40}"#
+    );
+
+    // A ToolError from that tool: the server's words, not "invalid output".
+    let (data, out) = (done[4].0.path(), &done[4].1);
+    let shown = format!("{}{}", stdout_of(out), stderr_of(out));
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("no weather station in 'Atlantis'"),
+        "{shown}"
+    );
+    assert!(!shown.contains("invalid output"), "{shown}");
+    let failed = stored_result(data, &session_of(out), 0);
+    assert_eq!(failed["status"], "error");
+    assert!(
+        failed
+            .to_string()
+            .contains("no weather station in 'Atlantis'"),
+        "{failed}"
+    );
+    assert!(!failed.to_string().contains("invalid_output"), "{failed}");
+
+    // Through `serve` now: the declared outputSchema keeps its order in the API.
+    let tools = wait_for_tool(port, "fm__slow_count");
+    let forecast = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "fm__forecast")
+        .unwrap();
+    let declared: Vec<&String> = forecast["outputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        declared,
+        ["city", "temperature_c", "conditions", "humidity"]
+    );
+
+    // Progress, between two log messages: the session's events carry it in order,
+    // ending at the total; the log lines are not mistaken for the result.
+    let session = new_session(port);
+    let call = post_call(port, &session, "fm__slow_count", json!({"steps": 4}));
+    let events = events_until_result(port, &session, &call);
+    let progress: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "progress" && e["callId"] == call.as_str())
+        .collect();
+    assert!(!progress.is_empty(), "no progress: {events:?}");
+    let done: Vec<u64> = progress
+        .iter()
+        .map(|e| e["done"].as_u64().unwrap())
+        .collect();
+    assert!(done.windows(2).all(|w| w[0] < w[1]), "{done:?}");
+    let last = progress.last().unwrap();
+    assert_eq!(
+        (last["done"].as_u64(), last["total"].as_u64()),
+        (Some(4), Some(4))
+    );
+    assert_eq!(last["message"], "step 4 of 4");
+    let result = &events.iter().find(|e| e["type"] == "tool_result").unwrap()["result"];
+    assert_eq!(result["status"], "success", "{result}");
+    assert_eq!(value_of(result, "text")["content"], "counted to 4");
+    let result_text = result.to_string();
+    assert!(
+        !result_text.contains("counting to") && !result_text.contains("done counting"),
+        "log messages are not the result: {result_text}"
+    );
+}
+
+/// @playwright/mcp (npm) driving Debian's chromium, headless, never a downloaded browser:
+/// through `serve` (one server, one browser, across two calls) it opens a loopback page
+/// and takes a screenshot. The screenshot is a real PNG, stored byte-identical to the
+/// file playwright wrote beside it, served back by the API as a reload would fetch it,
+/// and listed by `toolwire show` once serve is gone.
+#[test]
+fn playwright_mcp_screenshots_a_loopback_page() {
+    let Some(cli) = npm_peer("@playwright/mcp/cli.js") else {
+        return;
+    };
+    let Some(chromium) = need(
+        PathBuf::from("/usr/bin/chromium"),
+        "apt-get install chromium",
+    ) else {
+        return;
+    };
+    let page_port = serve_pages(vec![(
+        "/page.html",
+        "text/html; charset=utf-8",
+        article_page(),
+    )]);
+    let ws = tempfile::tempdir().unwrap();
+    let shots = ws.path().join("shots");
+    let config = ws.path().join("mcp.json");
+    let doc = json!({"mcpServers": {"pw": {
+        "command": "node",
+        "args": [
+            cli, "--executable-path", chromium, "--headless", "--no-sandbox", "--isolated",
+            "--output-dir", shots,
+        ],
+        "approval": "never",
+    }}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (server, port) = serve_with(data.path(), ws.path(), &config, "pw__browser_navigate");
+    let session = new_session(port);
+
+    let url = format!("http://127.0.0.1:{page_port}/page.html");
+    let call = post_call(port, &session, "pw__browser_navigate", json!({"url": url}));
+    let events = events_until_result(port, &session, &call);
+    let navigated = &events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["result"]["callId"] == call.as_str())
+        .unwrap()["result"];
+    assert_eq!(navigated["status"], "success", "{navigated}");
+    let said = value_of(navigated, "text")["content"].as_str().unwrap();
+    assert!(said.contains("Page Title: Matrix page"), "{said}");
+
+    let call = post_call(
+        port,
+        &session,
+        "pw__browser_take_screenshot",
+        json!({"type": "png", "scale": "css"}),
+    );
+    let events = events_until_result(port, &session, &call);
+    let shot = &events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["result"]["callId"] == call.as_str())
+        .unwrap()["result"];
+    assert_eq!(shot["status"], "success", "{shot}");
+    let image = value_of(shot, "image");
+    let key = image["source"]["blob"].as_str().unwrap().to_owned();
+    let written: Vec<PathBuf> = std::fs::read_dir(&shots)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "png"))
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let original = std::fs::read(&written[0]).unwrap();
+    // playwright's default viewport.
+    assert_eq!(png_size(&original), (1280, 720));
+
+    // What a reload of the page fetches: the session, then the image by its key. The
+    // `tool_result` event can arrive a moment before the stored message (the executor
+    // logs it before the host appends the result), so the reload is retried briefly.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, body) = http(port, "GET", &format!("/api/sessions/{session}"), None);
+        assert_eq!(status, 200, "{body}");
+        if body.contains(&key) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the reloaded session never names the screenshot {key}: {}",
+            &body[..body.len().min(3000)]
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        tcp,
+        "GET /api/resources/{key}/content HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
+         Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    tcp.read_to_end(&mut answer).unwrap();
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&answer[..split]).to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("content-type: image/png"), "{head}");
+    assert_eq!(
+        &answer[split + 4..],
+        original.as_slice(),
+        "served byte-identical"
+    );
+    drop(server);
+
+    let shown = toolwire(data.path(), &["show", &session]);
+    assert!(shown.status.success(), "{}", stderr_of(&shown));
+    let shown = stdout_of(&shown);
+    assert!(shown.contains("pw__browser_take_screenshot"), "{shown}");
+    assert!(shown.contains("[image image/png"), "{shown}");
+    assert!(shown.contains(&key[..19]), "the key is named: {shown}");
+    assert_eq!(blob(data.path(), &key), original, "stored byte-identical");
+}

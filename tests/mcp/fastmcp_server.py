@@ -1,0 +1,121 @@
+"""A FastMCP server of toolwire's own (mcp 2.x, where FastMCP is `MCPServer`), for the
+real-server matrix (crates/toolwire/tests/mcp_matrix.rs): one tool per kind of result a
+FastMCP author returns, each deterministic so the test can check it byte for byte.
+
+It is built on the official SDK pinned in requirements.txt rather than the separate
+`fastmcp` package: that package's current release (4.1.6) needs a `certifi` newer than
+PyPI serves, and the SDK's MCPServer is the same FastMCP API under its mcp 2.x name.
+
+Run: venv/bin/python fastmcp_server.py  (stdio)
+"""
+
+import asyncio
+import io
+import math
+import struct
+import wave
+import zlib
+
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Audio, Image
+
+server = MCPServer("toolwire-fastmcp-fixture")
+
+
+def png(width: int, height: int) -> bytes:
+    """A real RGB PNG with a noisy gradient: noisy so that it stays above toolwire's
+    1 KiB inline threshold after compression, and so lands in the blob store."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    rows = bytearray()
+    seed = 1
+    for y in range(height):
+        rows.append(0)  # filter: none
+        for x in range(width):
+            seed = (seed * 1103515245 + 12345) & 0x7FFFFFFF
+            rows += bytes(((x * 255) // max(width - 1, 1), (y * 255) // max(height - 1, 1), seed >> 23))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(rows))) + chunk(b"IEND", b"")
+
+
+def wav(millis: int) -> bytes:
+    """A 440 Hz mono 16-bit WAV of `millis` milliseconds."""
+    rate = 8000
+    frames = b"".join(
+        struct.pack("<h", int(12000 * math.sin(2 * math.pi * 440 * i / rate))) for i in range(rate * millis // 1000)
+    )
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(frames)
+    return out.getvalue()
+
+
+@server.tool()
+def gradient_png(width: int, height: int, save_to: str) -> Image:
+    """A PNG of the given size; the same bytes are written to `save_to` for comparison."""
+    data = png(width, height)
+    with open(save_to, "wb") as f:
+        f.write(data)
+    return Image(data=data, format="png")
+
+
+@server.tool()
+def tone_wav(millis: int, save_to: str) -> Audio:
+    """A WAV tone; the same bytes are written to `save_to` for comparison."""
+    data = wav(millis)
+    with open(save_to, "wb") as f:
+        f.write(data)
+    return Audio(data=data, format="wav")
+
+
+@server.tool()
+def big_text(megabytes: int) -> str:
+    """`megabytes` MB of numbered lines: 'line 0000001 ' plus filler, 100 bytes each."""
+    count = megabytes * 1_000_000 // 100
+    return "".join(f"line {i:07d} {'x' * 86}\n" for i in range(1, count + 1))
+
+
+class Forecast(BaseModel):
+    """Declared in this order on purpose (not alphabetical): toolwire keeps it."""
+
+    city: str
+    temperature_c: float
+    conditions: str
+    humidity: int
+
+
+STATIONS = {"Lisbon": Forecast(city="Lisbon", temperature_c=21.5, conditions="sunny", humidity=40)}
+
+
+@server.tool()
+def forecast(city: str) -> Forecast:
+    """The forecast for a city with a station: structured output with an outputSchema.
+    An unknown city is a ToolError, whose text must survive the outputSchema."""
+    if city not in STATIONS:
+        raise ToolError(f"no weather station in {city!r}; known: {', '.join(STATIONS)}")
+    return STATIONS[city]
+
+
+@server.tool()
+async def slow_count(steps: int, ctx: Context) -> str:
+    """Counts to `steps`, reporting progress and logging as it goes."""
+    # Logging is deprecated by the 2026-07-28 revision, but this server speaks 2025-11-25
+    # over stdio and sends the messages anyway, mid-call, as FastMCP servers in the wild do.
+    await ctx.info(f"counting to {steps}")
+    for i in range(1, steps + 1):
+        await ctx.report_progress(i, steps, f"step {i} of {steps}")
+        await asyncio.sleep(0.05)
+    await ctx.warning("done counting")
+    return f"counted to {steps}"
+
+
+if __name__ == "__main__":
+    server.run()
