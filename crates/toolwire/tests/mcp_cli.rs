@@ -3,20 +3,13 @@
 //! for bad flags and servers that cannot start.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod mcp_common;
 #[path = "../../toolwire-mcp/tests/peers/mod.rs"]
 mod peers;
 
-use std::process::{Command, Output};
+use mcp_common::{keys, session_of, stderr_of, stdout_of, tool_named, toolwire};
 
-fn toolwire(data: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolwire"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env("TOOLWIRE_MCP_TIMEOUT", "20s")
-        .output()
-        .unwrap()
-}
+use std::process::Command;
 
 fn everything_flag() -> Option<String> {
     let script = peers::everything()?;
@@ -165,14 +158,6 @@ fn filesystem_flag(root: &std::path::Path) -> Option<String> {
     Some(format!("fs=node {} {}", script.display(), root.display()))
 }
 
-fn stdout_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// server-filesystem's tools declare an `outputSchema`; its errors (`isError: true`)
 /// carry no structured content. The server's own text must survive, not become
 /// `invalid_output`.
@@ -183,11 +168,15 @@ fn an_error_from_a_tool_with_an_output_schema_keeps_the_server_text() {
     let Some(flag) = filesystem_flag(&root) else {
         return;
     };
+    // server-filesystem takes the client's roots over its arguments: the workspace.
+    let ws = root.to_str().unwrap();
     let data = tempfile::tempdir().unwrap();
     let out = toolwire(
         data.path(),
         &[
             "call",
+            "--workspace",
+            ws,
             "--mcp",
             &flag,
             "fs__read_text_file",
@@ -216,12 +205,22 @@ fn tools_not_marked_read_only_ask_first() {
     let Some(flag) = filesystem_flag(&root) else {
         return;
     };
+    // server-filesystem takes the client's roots over its arguments: the workspace.
+    let ws = root.to_str().unwrap();
     let data = tempfile::tempdir().unwrap();
     let target = root.join("new.txt");
     let write = serde_json::json!({"path": target, "content": "written"}).to_string();
     let out = toolwire(
         data.path(),
-        &["call", "--mcp", &flag, "fs__write_file", &write],
+        &[
+            "call",
+            "--workspace",
+            ws,
+            "--mcp",
+            &flag,
+            "fs__write_file",
+            &write,
+        ],
     );
     assert!(!out.status.success(), "{}", stdout_of(&out));
     assert!(
@@ -233,7 +232,16 @@ fn tools_not_marked_read_only_ask_first() {
 
     let out = toolwire(
         data.path(),
-        &["call", "--yes", "--mcp", &flag, "fs__write_file", &write],
+        &[
+            "call",
+            "--yes",
+            "--workspace",
+            ws,
+            "--mcp",
+            &flag,
+            "fs__write_file",
+            &write,
+        ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "written");
@@ -241,7 +249,15 @@ fn tools_not_marked_read_only_ask_first() {
     let read = serde_json::json!({"path": target}).to_string();
     let out = toolwire(
         data.path(),
-        &["call", "--mcp", &flag, "fs__read_text_file", &read],
+        &[
+            "call",
+            "--workspace",
+            ws,
+            "--mcp",
+            &flag,
+            "fs__read_text_file",
+            &read,
+        ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(stdout_of(&out).contains("written"));
@@ -259,6 +275,8 @@ fn tools_not_marked_read_only_ask_first() {
         data.path(),
         &[
             "call",
+            "--workspace",
+            ws,
             "--mcp-config",
             config.to_str().unwrap(),
             "fs__write_file",
@@ -406,18 +424,11 @@ fn key_order_is_kept_as_the_server_wrote_it() {
     let data = tempfile::tempdir().unwrap();
     let out = toolwire(data.path(), &["tools", "--json", "--mcp", &fs]);
     let tools: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let read = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "fs__read_text_file")
-        .unwrap();
-    let keys: Vec<&String> = read["inputSchema"]["properties"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .collect();
-    assert_eq!(keys, ["path", "tail", "head"]);
+    let read = tool_named(&tools, "fs__read_text_file");
+    assert_eq!(
+        keys(&read["inputSchema"]["properties"]),
+        ["path", "tail", "head"]
+    );
 
     let out = toolwire(
         data.path(),
@@ -438,16 +449,6 @@ fn key_order_is_kept_as_the_server_wrote_it() {
     );
 }
 
-/// The session id a `call` printed on stderr.
-fn session_of(out: &Output) -> String {
-    stderr_of(out)
-        .split("toolwire show ")
-        .nth(1)
-        .unwrap()
-        .trim_end_matches([')', '\n'])
-        .to_owned()
-}
-
 /// server-filesystem's listing comes as text and as `{"content": <the listing>}`, and
 /// `read_media_file`'s image as a block and again inside `structuredContent`: stored
 /// both, shown once, sent to the model once (docs/contracts.md, "Twins").
@@ -464,13 +465,28 @@ fn twins_are_stored_both_but_shown_and_sent_once() {
     let Some(flag) = filesystem_flag(&root) else {
         return;
     };
+    // server-filesystem takes the client's roots over its arguments: the workspace.
+    let ws = root.to_str().unwrap();
     let data = tempfile::tempdir().unwrap();
     let list = serde_json::json!({"path": root}).to_string();
     let out = toolwire(
         data.path(),
-        &["call", "--mcp", &flag, "fs__list_directory", &list],
+        &[
+            "call",
+            "--workspace",
+            ws,
+            "--mcp",
+            &flag,
+            "fs__list_directory",
+            &list,
+        ],
     );
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        stdout_of(&out),
+        stderr_of(&out)
+    );
     assert_eq!(
         stdout_of(&out).matches("[FILE] a-file.txt").count(),
         1,
@@ -493,7 +509,15 @@ fn twins_are_stored_both_but_shown_and_sent_once() {
     let media = serde_json::json!({"path": root.join("pic.png")}).to_string();
     let out = toolwire(
         data.path(),
-        &["call", "--mcp", &flag, "fs__read_media_file", &media],
+        &[
+            "call",
+            "--workspace",
+            ws,
+            "--mcp",
+            &flag,
+            "fs__read_media_file",
+            &media,
+        ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     let session = session_of(&out);
@@ -533,11 +557,21 @@ fn stored_media_is_saved_with_toolwire_blob() {
     let Some(flag) = filesystem_flag(&root) else {
         return;
     };
+    // server-filesystem takes the client's roots over its arguments: the workspace.
+    let ws = root.to_str().unwrap();
     let data = tempfile::tempdir().unwrap();
     let input = serde_json::json!({"path": root.join("big.png")}).to_string();
     let out = toolwire(
         data.path(),
-        &["call", "--mcp", &flag, "fs__read_media_file", &input],
+        &[
+            "call",
+            "--workspace",
+            ws,
+            "--mcp",
+            &flag,
+            "fs__read_media_file",
+            &input,
+        ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     let stderr = stderr_of(&out);

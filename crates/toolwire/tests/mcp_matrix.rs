@@ -5,8 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod mcp_common;
 
 use common::{Running, free_port, http, json, spawn_serve};
+use mcp_common::{keys, session_of, stderr_of, stdout_of, tool_named, toolwire};
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -47,27 +49,6 @@ fn venv_peer(relative: &str) -> Option<PathBuf> {
     )
 }
 
-/// The binary with its data in `data`. Stdin is closed: no terminal, as in CI, so a
-/// call that needs approval is refused unless `--yes` or the config approves it.
-fn toolwire(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolwire"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env("TOOLWIRE_MCP_TIMEOUT", "30s")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn stdout_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A `call` that must succeed; its stdout.
 fn call_ok(data: &Path, args: &[&str]) -> (String, Output) {
     let out = toolwire(data, args);
@@ -104,17 +85,6 @@ fn at_once(jobs: &[Vec<String>]) -> Vec<(tempfile::TempDir, Output)> {
 /// `args` as owned strings, for [`at_once`].
 fn owned(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| (*a).to_owned()).collect()
-}
-
-/// The session a `call` printed on stderr ("stored in session S (toolwire show S)").
-fn session_of(out: &Output) -> String {
-    let stderr = stderr_of(out);
-    stderr
-        .split("toolwire show ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no session in {stderr}"))
-        .trim_end_matches([')', '\n'])
-        .to_owned()
 }
 
 /// The stored result of the session's `nth` call, as `toolwire show --json` gives it.
@@ -900,17 +870,8 @@ fn a_fastmcp_server_returns_every_kind_of_result() {
 
     // Through `serve` now: the declared outputSchema keeps its order in the API.
     let tools = wait_for_tool(port, "fm__slow_count");
-    let forecast = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "fm__forecast")
-        .unwrap();
-    let declared: Vec<&String> = forecast["outputSchema"]["properties"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .collect();
+    let forecast = tool_named(&tools, "fm__forecast");
+    let declared = keys(&forecast["outputSchema"]["properties"]);
     assert_eq!(
         declared,
         ["city", "temperature_c", "conditions", "humidity"]
