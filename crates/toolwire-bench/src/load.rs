@@ -151,6 +151,12 @@ pub(crate) fn start(
                 "serve",
                 "--addr",
                 &format!("127.0.0.1:{port}"),
+                // A load test is many clients at once: past serve's default caps (128
+                // feeds, 512 connections) its clients would be refused, not measured.
+                "--max-feeds",
+                "4000",
+                "--max-connections",
+                "8000",
                 "--workspace",
             ])
             .arg(ws)
