@@ -9,7 +9,7 @@ mod peers;
 
 use mcp_common::{keys, session_of, stderr_of, stdout_of, tool_named, toolwire};
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 fn everything_flag() -> Option<String> {
     let script = peers::everything()?;
@@ -153,6 +153,38 @@ fn bad_mcp_flags_and_servers_are_one_line_errors() {
     );
 }
 
+/// `call TOOL INPUT` on server-filesystem (`flag`) with `ws` as the workspace, which the
+/// server takes as its root.
+fn call_fs(data: &std::path::Path, ws: &str, flag: &str, tool: &str, input: &str) -> Output {
+    toolwire(
+        data,
+        &["call", "--workspace", ws, "--mcp", flag, tool, input],
+    )
+}
+
+/// [`call_fs`] with `--yes`.
+fn call_fs_approved(
+    data: &std::path::Path,
+    ws: &str,
+    flag: &str,
+    tool: &str,
+    input: &str,
+) -> Output {
+    toolwire(
+        data,
+        &[
+            "call",
+            "--yes",
+            "--workspace",
+            ws,
+            "--mcp",
+            flag,
+            tool,
+            input,
+        ],
+    )
+}
+
 fn filesystem_flag(root: &std::path::Path) -> Option<String> {
     let script = peers::filesystem()?;
     Some(format!("fs=node {} {}", script.display(), root.display()))
@@ -171,17 +203,12 @@ fn an_error_from_a_tool_with_an_output_schema_keeps_the_server_text() {
     // server-filesystem takes the client's roots over its arguments: the workspace.
     let ws = root.to_str().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let out = toolwire(
+    let out = call_fs(
         data.path(),
-        &[
-            "call",
-            "--workspace",
-            ws,
-            "--mcp",
-            &flag,
-            "fs__read_text_file",
-            r#"{"path":"/etc/passwd"}"#,
-        ],
+        ws,
+        &flag,
+        "fs__read_text_file",
+        r#"{"path":"/etc/passwd"}"#,
     );
     let shown = format!("{}{}", stdout_of(&out), stderr_of(&out));
     assert!(!out.status.success(), "{shown}");
@@ -210,18 +237,7 @@ fn tools_not_marked_read_only_ask_first() {
     let data = tempfile::tempdir().unwrap();
     let target = root.join("new.txt");
     let write = serde_json::json!({"path": target, "content": "written"}).to_string();
-    let out = toolwire(
-        data.path(),
-        &[
-            "call",
-            "--workspace",
-            ws,
-            "--mcp",
-            &flag,
-            "fs__write_file",
-            &write,
-        ],
-    );
+    let out = call_fs(data.path(), ws, &flag, "fs__write_file", &write);
     assert!(!out.status.success(), "{}", stdout_of(&out));
     assert!(
         format!("{}{}", stdout_of(&out), stderr_of(&out)).contains("--yes"),
@@ -230,35 +246,12 @@ fn tools_not_marked_read_only_ask_first() {
     );
     assert!(!target.exists(), "written without approval");
 
-    let out = toolwire(
-        data.path(),
-        &[
-            "call",
-            "--yes",
-            "--workspace",
-            ws,
-            "--mcp",
-            &flag,
-            "fs__write_file",
-            &write,
-        ],
-    );
+    let out = call_fs_approved(data.path(), ws, &flag, "fs__write_file", &write);
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "written");
 
     let read = serde_json::json!({"path": target}).to_string();
-    let out = toolwire(
-        data.path(),
-        &[
-            "call",
-            "--workspace",
-            ws,
-            "--mcp",
-            &flag,
-            "fs__read_text_file",
-            &read,
-        ],
-    );
+    let out = call_fs(data.path(), ws, &flag, "fs__read_text_file", &read);
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(stdout_of(&out).contains("written"));
 
@@ -469,18 +462,7 @@ fn twins_are_stored_both_but_shown_and_sent_once() {
     let ws = root.to_str().unwrap();
     let data = tempfile::tempdir().unwrap();
     let list = serde_json::json!({"path": root}).to_string();
-    let out = toolwire(
-        data.path(),
-        &[
-            "call",
-            "--workspace",
-            ws,
-            "--mcp",
-            &flag,
-            "fs__list_directory",
-            &list,
-        ],
-    );
+    let out = call_fs(data.path(), ws, &flag, "fs__list_directory", &list);
     assert!(
         out.status.success(),
         "{}{}",
@@ -507,18 +489,7 @@ fn twins_are_stored_both_but_shown_and_sent_once() {
     assert_eq!(export.matches("[FILE] a-file.txt").count(), 1, "{export}");
 
     let media = serde_json::json!({"path": root.join("pic.png")}).to_string();
-    let out = toolwire(
-        data.path(),
-        &[
-            "call",
-            "--workspace",
-            ws,
-            "--mcp",
-            &flag,
-            "fs__read_media_file",
-            &media,
-        ],
-    );
+    let out = call_fs(data.path(), ws, &flag, "fs__read_media_file", &media);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let session = session_of(&out);
     let shown = stdout_of(&toolwire(data.path(), &["show", &session]));
@@ -561,18 +532,7 @@ fn stored_media_is_saved_with_toolwire_blob() {
     let ws = root.to_str().unwrap();
     let data = tempfile::tempdir().unwrap();
     let input = serde_json::json!({"path": root.join("big.png")}).to_string();
-    let out = toolwire(
-        data.path(),
-        &[
-            "call",
-            "--workspace",
-            ws,
-            "--mcp",
-            &flag,
-            "fs__read_media_file",
-            &input,
-        ],
-    );
+    let out = call_fs(data.path(), ws, &flag, "fs__read_media_file", &input);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let stderr = stderr_of(&out);
     let hints: Vec<&str> = stderr
