@@ -102,6 +102,27 @@ impl Router {
         let calls = self.calls.lock().ok()?;
         calls.first().map(|c| c.asks.clone())
     }
+
+    /// Puts a question to the person behind the call in flight and waits for the answer.
+    async fn ask(&self, params: ElicitRequestParams) -> Result<ElicitResult, Unasked> {
+        let asks = self.oldest_asker().ok_or(Unasked::Nobody)?;
+        let (reply, answer) = oneshot::channel();
+        asks.send(Ask { params, reply })
+            .await
+            .map_err(|_| Unasked::Ended)?;
+        // A call that ends (cancelled, timed out) before the person answers drops the
+        // sender.
+        answer.await.map_err(|_| Unasked::Ended)
+    }
+}
+
+/// Why a question got no answer from a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unasked {
+    /// No call of this server is in flight: nobody is there to ask.
+    Nobody,
+    /// The call ended before the person answered.
+    Ended,
 }
 
 /// Answers a server's `sampling/createMessage`: the request's params in, its result out,
@@ -242,19 +263,13 @@ impl ClientHandler for Handler {
         params: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let Some(asks) = self.router.oldest_asker() else {
+        Ok(match self.router.ask(params).await {
+            Ok(answer) => answer,
             // Nobody is there to answer: a question outside any call is declined.
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
-        let (reply, answer) = oneshot::channel();
-        if asks.send(Ask { params, reply }).await.is_err() {
-            return Ok(ElicitResult::new(ElicitationAction::Cancel));
-        }
-        // A call that ends (cancelled, timed out) before the person answers drops the
-        // sender: the server is told the question was cancelled.
-        Ok(answer
-            .await
-            .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Cancel)))
+            Err(Unasked::Nobody) => ElicitResult::new(ElicitationAction::Decline),
+            // The call ended first: the server is told the question was cancelled.
+            Err(Unasked::Ended) => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn create_message(
@@ -292,12 +307,6 @@ impl Handler {
     /// change what is sent). Nobody there, or a refusal, is an error for the server.
     async fn approve_sampling(&self, params: &mut serde_json::Value) -> Result<(), ErrorData> {
         let refused = |why: &str| ErrorData::invalid_request(why.to_owned(), None);
-        let Some(asks) = self.router.oldest_asker() else {
-            return Err(refused(
-                "toolwire asks a person before sampling, and no call of this server is \
-                 in flight for one to answer",
-            ));
-        };
         let messages = params["messages"].as_array().cloned().unwrap_or_default();
         let last = messages
             .iter()
@@ -324,20 +333,15 @@ impl Handler {
         });
         let params_of_ask: ElicitRequestParams = serde_json::from_value(question)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let (reply, answer) = oneshot::channel();
-        if asks
-            .send(Ask {
-                params: params_of_ask,
-                reply,
+        let answer = self.router.ask(params_of_ask).await.map_err(|why| {
+            refused(match why {
+                Unasked::Nobody => {
+                    "toolwire asks a person before sampling, and no call of this server is \
+                     in flight for one to answer"
+                }
+                Unasked::Ended => "the call ended before the person answered",
             })
-            .await
-            .is_err()
-        {
-            return Err(refused("the call ended before the person answered"));
-        }
-        let answer = answer
-            .await
-            .map_err(|_| refused("the call ended before the person answered"))?;
+        })?;
         let answer = serde_json::to_value(answer).unwrap_or_default();
         if answer["action"] != "accept" {
             return Err(refused(
