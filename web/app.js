@@ -756,8 +756,10 @@ class SessionView {
   /** Without a model: pick a tool, fill a form built from its inputSchema, call it. */
   playground() {
     const box = h('section', { class: 'playground' }, h('h2', {}, 'Call a tool'));
-    const select = h('select', { name: 'tool' },
-      [...this.tools.values()].map((t) => h('option', { value: t.name }, t.name)));
+    const select = h('select', { name: 'tool' });
+    const fillTools = () => select.replaceChildren(
+      ...[...this.tools.values()].map((t) => h('option', { value: t.name }, t.name)));
+    fillTools();
     const description = h('p', { class: 'muted' });
     const hints = h('p', { class: 'tool-hints' });
     const holder = h('div');
@@ -781,10 +783,50 @@ class SessionView {
       holder.replaceChildren(form.el);
     };
     select.addEventListener('change', pick);
-    box.append(h('label', {}, 'Tool ', select), hints, description, holder);
+    // Servers connect in the background: their tools join the list when they are ready.
+    const servers = serverStates(async () => {
+      const chosen = select.value;
+      for (const t of await api('/api/tools')) this.tools.set(t.name, t);
+      fillTools();
+      if (chosen) select.value = chosen;
+      if (!form) pick();
+    });
+    box.append(servers, h('label', {}, 'Tool ', select), hints, description, holder);
     if (this.tools.size) pick();
     return box;
   }
+}
+
+/** A line per MCP server with its state (connecting, ready, failed and why, restarting),
+ * kept current: polled every 2 s while one is on its way, every 15 s otherwise.
+ * `onReady` runs when a server became ready, so its tools can be fetched. */
+function serverStates(onReady) {
+  const list = h('ul', { class: 'servers', 'aria-label': 'MCP servers', 'aria-live': 'polite' });
+  const ready = new Set();
+  let shown = false;
+  const poll = async () => {
+    let servers = [];
+    try {
+      servers = (await api('/api/servers')).servers || [];
+    } catch {
+      servers = [];
+    }
+    list.replaceChildren(...servers.map((s) => {
+      const what = s.state === 'ready' ? `ready · ${s.tools.length} tools`
+        : s.reason ? `${s.state}: ${s.reason}` : `${s.state}…`;
+      return h('li', { class: `server server-${s.state}`, 'data-state': s.state },
+        h('strong', {}, s.name), ' ', what);
+    }));
+    const newly = servers.filter((s) => s.state === 'ready' && !ready.has(s.name));
+    for (const s of servers) if (s.state === 'ready') ready.add(s.name); else ready.delete(s.name);
+    if (newly.length) onReady();
+    const moving = servers.some((s) => s.state === 'connecting' || s.state === 'restarting');
+    // Until the list is on the page, then for as long as it stays there.
+    shown ||= list.isConnected;
+    if (!shown || list.isConnected) setTimeout(poll, moving ? 2000 : 15000);
+  };
+  poll();
+  return list;
 }
 
 // ---- routing --------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ let page;
 
 before(async () => {
   d = dirs();
-  server = await serve(d, undefined, everythingMcp());
+  // A server whose command is missing, beside one that works: the page shows both states.
+  server = await serve(d, undefined, [...everythingMcp(), '--mcp', 'gone=/nonexistent/toolwire-web-test']);
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
@@ -38,6 +39,16 @@ async function storedResult(id, callId) {
     return m && m.content;
   }, 15000, `the result of ${callId}`);
 }
+
+test('each MCP server is listed with its state', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'servers' });
+  await open(s.id);
+  const ev = page.locator('.servers li[data-state="ready"]');
+  await ev.waitFor();
+  assert.match(await ev.innerText(), /^ev ready · \d+ tools$/);
+  const gone = page.locator('.servers li[data-state="failed"]');
+  assert.match(await gone.innerText(), /^gone failed: command "\/nonexistent\/toolwire-web-test" was not found/);
+});
 
 test('the playground shows what each tool says of itself', async () => {
   const s = await api(server.base, '/api/sessions', { title: 'hints' });

@@ -48,7 +48,8 @@ export function dirs() {
   return { base, data, workspace };
 }
 
-/** Starts `toolwire serve` on `d` and waits until it answers. */
+/** Starts `toolwire serve` on `d` and waits until it answers and its MCP servers (which
+ * connect in the background) are each ready or failed. */
 export async function serve(d, port, extra = []) {
   port = port || await freePort();
   const child = spawn(toolwireBin(), ['--data-dir', d.data, 'serve', '--addr', `127.0.0.1:${port}`, '--workspace', d.workspace, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -63,6 +64,13 @@ export async function serve(d, port, extra = []) {
     } catch { /* not up yet */ }
     if (child.exitCode !== null) throw new Error(`toolwire serve exited: ${log}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+  if (extra.some((a) => a.startsWith('--mcp'))) {
+    await until(async () => {
+      const r = await fetch(`${base}/api/servers`);
+      const { servers } = await r.json();
+      return servers.every((s) => s.state === 'ready' || s.state === 'failed');
+    }, 60000, 'the MCP servers to be ready or failed');
   }
   const stop = () => new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();

@@ -30,10 +30,10 @@ use toolwire_core::{Event, Message, ToolCall, ToolResult};
 use toolwire_model::Provider;
 use toolwire_model::client::{ClientConfig, ClientError, ProviderClient};
 use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, Registry, RegistryError, Scope, Subscription,
+    EventBus, Executor, ExecutorConfig, Registered, Registry, RegistryError, Scope, Subscription,
 };
 use toolwire_store::{NewSession, Session, StoreConfig, StoreError, Stores};
-use toolwire_tool::Tool;
+use toolwire_tool::{SourceStatus, Tool, ToolSource};
 use toolwire_tools::{Workspace, WorkspaceError, builtin_tools};
 
 use crate::approval::{settle, store_settled};
@@ -89,6 +89,7 @@ pub struct HostBuilder {
     stores: Option<Stores>,
     workspace: Option<PathBuf>,
     tools: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
     no_builtins: bool,
     executor: Option<ExecutorConfig>,
 }
@@ -136,6 +137,13 @@ impl HostBuilder {
         self
     }
 
+    /// Sources of tools with a state of their own (MCP servers), listed by
+    /// [`Host::sources`]; their tools arrive through [`Host::replace_tools`].
+    pub fn sources(mut self, sources: impl IntoIterator<Item = Arc<dyn ToolSource>>) -> Self {
+        self.sources.extend(sources);
+        self
+    }
+
     /// Leaves the built-in tools out (`read_result` stays: it reads the host's own store).
     pub fn without_builtins(mut self) -> Self {
         self.no_builtins = true;
@@ -180,6 +188,7 @@ impl HostBuilder {
         Ok(Host {
             stores,
             executor: Arc::new(executor),
+            sources: Sources(Arc::new(self.sources)),
         })
     }
 }
@@ -253,6 +262,19 @@ impl StoreLocation {
 pub struct Host {
     stores: Stores,
     executor: Arc<Executor>,
+    sources: Sources,
+}
+
+/// The host's tool sources (shared by its clones).
+#[derive(Clone)]
+struct Sources(Arc<Vec<Arc<dyn ToolSource>>>);
+
+impl std::fmt::Debug for Sources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|s| s.status().name))
+            .finish()
+    }
 }
 
 /// Which provider an agent talks to, and how. Everything is optional: the provider
@@ -334,6 +356,38 @@ impl Host {
 
     pub fn events(&self) -> &Arc<EventBus> {
         self.executor.events()
+    }
+
+    /// The tool registered as `name` now.
+    pub fn tool(&self, name: &str) -> Option<Registered> {
+        self.executor.registry().get(name).cloned()
+    }
+
+    /// The tool set now (a snapshot: a server that gets ready later adds to the next one).
+    pub fn tools(&self) -> Arc<Registry> {
+        self.executor.registry()
+    }
+
+    /// Each tool source (MCP server) and where it is: connecting, ready, failed, …
+    pub fn sources(&self) -> Vec<SourceStatus> {
+        self.sources.0.iter().map(|s| s.status()).collect()
+    }
+
+    /// Replaces the tools `owned` accepts (a source's, by name) with `tools`: how a
+    /// source that got ready, or restarted, hands over its tools. Calls running keep the
+    /// tool they started with; new calls and turns get the new set.
+    pub fn replace_tools(
+        &self,
+        owned: impl Fn(&str) -> bool,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Result<(), HostError> {
+        self.executor.update_tools(|registry| {
+            registry.retain(|name| !owned(name));
+            tools
+                .into_iter()
+                .try_for_each(|tool| registry.register_arc(tool))
+        })?;
+        Ok(())
     }
 
     /// An existing session, or a new one titled `title`.
@@ -488,7 +542,7 @@ impl Host {
     ) -> Result<HostAgent, HostError> {
         let client = ProviderClient::new(settings.client_config()?)?;
         let task = TaskTool::new();
-        let mut registry = Registry::clone(self.executor.registry());
+        let mut registry = Registry::clone(&self.executor.registry());
         registry.register(task.clone())?;
         let executor = Executor::with(
             Arc::new(registry),

@@ -49,7 +49,7 @@ impl Agent {
         let options = EncodeOptions {
             model: self.config.model.clone(),
             max_tokens: self.config.max_tokens,
-            tools: tool_specs(self.executor.registry()),
+            tools: tool_specs(&self.executor.registry()),
             budget: self.config.budget.clone(),
             stream: self.config.stream,
             ..EncodeOptions::default()

@@ -7,16 +7,21 @@ pub mod naming;
 mod readable;
 mod schema;
 mod server;
+mod supervise;
 mod task;
 mod tool;
 
 use std::sync::Arc;
 
+use toolwire_tool::Tool as _;
+
 pub use client::{Sampler, mcp_stop_reason};
 pub use config::{ApprovalRules, ConfigError, InheritEnv, ServerConfig, Transport};
 pub use server::{InProcess, Limits, McpServer, ServerError};
+pub use supervise::{MAX_BACKGROUND_ATTEMPTS, OnTools, Supervisor, supervise};
 pub use tool::McpTool;
 pub use toolwire_tool::ApprovalPolicy;
+pub use toolwire_tool::{SourceState, SourceStatus, ToolSource};
 
 /// The tools of every configured server, started together. A server that fails is
 /// reported beside the others' tools rather than failing them all.
@@ -30,34 +35,9 @@ pub struct Connected {
 
 /// Starts `configs` (all at once) and lists their tools.
 pub async fn connect_all(configs: Vec<ServerConfig>, limits: Limits) -> Connected {
-    connect_all_with(configs, limits, None).await
-}
-
-/// [`connect_all`], with the servers' sampling requests served by `sampler`.
-pub async fn connect_all_with(
-    configs: Vec<ServerConfig>,
-    limits: Limits,
-    sampler: Option<Arc<dyn Sampler>>,
-) -> Connected {
-    connect_all_for(configs, limits, sampler, &[]).await
-}
-
-/// [`connect_all_with`], declaring `roots` (the workspace directories) to every server.
-pub async fn connect_all_for(
-    configs: Vec<ServerConfig>,
-    limits: Limits,
-    sampler: Option<Arc<dyn Sampler>>,
-    roots: &[std::path::PathBuf],
-) -> Connected {
     let servers = configs
         .into_iter()
-        .map(|config| {
-            let server = McpServer::new(config, limits.clone()).with_roots(roots);
-            match &sampler {
-                Some(s) => server.with_sampler(Arc::clone(s)),
-                None => server,
-            }
-        })
+        .map(|config| McpServer::new(config, limits.clone()))
         .collect();
     connect_servers(servers).await
 }
@@ -73,8 +53,9 @@ pub async fn connect_servers(servers: Vec<Arc<McpServer>>) -> Connected {
     for (server, listed) in started {
         match listed {
             Ok((conn, defs)) => {
-                out.tools
-                    .extend(tool::tools_of(&server, defs).into_iter().map(Arc::new));
+                let tools = tool::tools_of(&server, defs);
+                server.set_tool_names(tools.iter().map(|t| t.schema().name.clone()).collect());
+                out.tools.extend(tools.into_iter().map(Arc::new));
                 out.servers
                     .push((Arc::clone(&server), conn.protocol.to_string()));
             }

@@ -13,6 +13,8 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value as Json;
 use tokio::io::AsyncReadExt;
 
+use toolwire_tool::{SourceState, SourceStatus, ToolSource};
+
 use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
 
@@ -106,6 +108,38 @@ pub struct McpServer {
     roots: Arc<Vec<String>>,
     /// `ui://` resources read once per connection: an MCP App's HTML is static.
     pub(crate) ui_cache: Mutex<HashMap<String, serde_json::Value>>,
+    /// What a person is shown of it; kept beside `state` (whose lock is held through a
+    /// whole handshake) so that reading it never waits.
+    shown: Mutex<Shown>,
+}
+
+/// The server's state as shown, and what it has been.
+#[derive(Debug, Clone)]
+struct Shown {
+    state: SourceState,
+    reason: Option<String>,
+    protocol: Option<String>,
+    tools: Vec<String>,
+    /// It was up once: starting it again is a restart, not a first connect.
+    was_up: bool,
+}
+
+impl Default for Shown {
+    fn default() -> Self {
+        Shown {
+            state: SourceState::Idle,
+            reason: None,
+            protocol: None,
+            tools: Vec::new(),
+            was_up: false,
+        }
+    }
+}
+
+impl ToolSource for McpServer {
+    fn status(&self) -> SourceStatus {
+        McpServer::status(self)
+    }
 }
 
 impl std::fmt::Debug for McpServer {
@@ -126,6 +160,7 @@ impl McpServer {
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
+            shown: Mutex::new(Shown::default()),
         })
     }
 
@@ -155,6 +190,7 @@ impl McpServer {
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
+            shown: Mutex::new(Shown::default()),
         })
     }
 
@@ -228,6 +264,13 @@ impl McpServer {
             }
             State::Idle => 0,
         };
+        self.show(|s| {
+            s.state = if s.was_up || failures > 0 {
+                SourceState::Restarting
+            } else {
+                SourceState::Connecting
+            };
+        });
         match self.connect().await {
             Ok(conn) => {
                 let conn = Arc::new(conn);
@@ -235,9 +278,21 @@ impl McpServer {
                 if let Ok(mut cache) = self.ui_cache.lock() {
                     cache.clear();
                 }
+                let protocol = conn.protocol.to_string();
+                self.show(|s| {
+                    s.state = SourceState::Ready;
+                    s.reason = None;
+                    s.protocol = Some(protocol);
+                    s.was_up = true;
+                });
                 Ok(conn)
             }
             Err(error) => {
+                let why = error.why.clone();
+                self.show(|s| {
+                    s.state = SourceState::Failed;
+                    s.reason = Some(why);
+                });
                 let exp = failures.min(16);
                 let backoff = self
                     .limits
@@ -251,6 +306,70 @@ impl McpServer {
                 };
                 Err(error)
             }
+        }
+    }
+
+    /// Whether a connection is up now (a server that died shows as not up at once, not
+    /// only when the next call finds out).
+    pub(crate) async fn is_up(&self) -> bool {
+        matches!(&*self.state.lock().await, State::Up(conn) if !conn.is_closed())
+    }
+
+    /// When another connection attempt may be made (now, unless a failure's backoff runs).
+    pub(crate) async fn retry_in(&self) -> Duration {
+        match &*self.state.lock().await {
+            State::Down { retry_at, .. } => retry_at.saturating_duration_since(Instant::now()),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Failed connection attempts in a row (0 when up or never tried).
+    pub(crate) async fn failures(&self) -> u32 {
+        match &*self.state.lock().await {
+            State::Down { failures, .. } => *failures,
+            _ => 0,
+        }
+    }
+
+    fn show(&self, change: impl FnOnce(&mut Shown)) {
+        if let Ok(mut shown) = self.shown.lock() {
+            change(&mut shown);
+        }
+    }
+
+    /// Records the names its tools were registered under, for [`McpServer::status`].
+    pub(crate) fn set_tool_names(&self, names: Vec<String>) {
+        self.show(|s| s.tools = names);
+    }
+
+    /// Marks a server found dead (between calls) as restarting, before it is.
+    pub(crate) fn show_restarting(&self, why: &str) {
+        self.show(|s| {
+            s.state = SourceState::Restarting;
+            s.reason = Some(why.to_owned());
+        });
+    }
+
+    /// Marks a server given up on: no more attempts are made in the background.
+    pub(crate) fn show_given_up(&self, note: &str) {
+        self.show(|s| {
+            s.state = SourceState::Failed;
+            let why = s.reason.take().unwrap_or_default();
+            s.reason = Some(format!("{why} ({note})"));
+        });
+    }
+
+    /// Where the server is now, as a person is shown it.
+    pub fn status(&self) -> SourceStatus {
+        let shown = self.shown.lock().map(|s| s.clone()).unwrap_or_default();
+        SourceStatus {
+            name: self.config.name.clone(),
+            prefix: self.config.prefix.clone(),
+            target: self.config.transport.describe(),
+            state: shown.state,
+            reason: shown.reason,
+            protocol: shown.protocol,
+            tools: shown.tools,
         }
     }
 

@@ -22,7 +22,7 @@ use toolwire_tool::{
 };
 
 use crate::events::{EventBus, now_rfc3339};
-use crate::registry::{Registered, Registry};
+use crate::registry::{Registered, Registry, RegistryError};
 
 #[derive(Debug, Clone)]
 pub struct ExecutorConfig {
@@ -90,7 +90,9 @@ pub enum ResolveError {
 }
 
 pub struct Executor {
-    registry: Arc<Registry>,
+    /// Swapped whole when tools come or go (an MCP server got ready after the host
+    /// started): a call, a turn or a listing works on the snapshot it took.
+    registry: std::sync::RwLock<Arc<Registry>>,
     events: Arc<EventBus>,
     suspensions: Arc<dyn SuspensionStore>,
     config: ExecutorConfig,
@@ -99,7 +101,7 @@ pub struct Executor {
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Executor")
-            .field("tools", &self.registry.names())
+            .field("tools", &self.registry().names())
             .finish_non_exhaustive()
     }
 }
@@ -121,15 +123,36 @@ impl Executor {
         config: ExecutorConfig,
     ) -> Self {
         Executor {
-            registry,
+            registry: std::sync::RwLock::new(registry),
             events,
             suspensions,
             config,
         }
     }
 
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    /// The tools as they are now (a snapshot: tools added later are not in it).
+    pub fn registry(&self) -> Arc<Registry> {
+        match self.registry.read() {
+            Ok(r) => Arc::clone(&r),
+            // A panic while swapping left the old or the new set, both whole.
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Changes the tool set: `change` works on a copy, which replaces the set only when
+    /// it succeeds, so calls see the old set or the new one, never a half-made one.
+    pub fn update_tools(
+        &self,
+        change: impl FnOnce(&mut Registry) -> Result<(), RegistryError>,
+    ) -> Result<(), RegistryError> {
+        let mut slot = match self.registry.write() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let mut next = Registry::clone(&slot);
+        change(&mut next)?;
+        *slot = Arc::new(next);
+        Ok(())
     }
 
     pub fn events(&self) -> &Arc<EventBus> {
@@ -162,9 +185,10 @@ impl Executor {
             },
         )
         .await;
-        let ran = match self.registry.get(&call.name) {
+        let registry = self.registry();
+        let ran = match registry.get(&call.name) {
             None => {
-                let known = self.registry.names().join(", ");
+                let known = registry.names().join(", ");
                 Ran::from(ToolResult::error_with_code(
                     CallRef::new(&call.id, &call.name),
                     ErrorCode::UnknownTool,
@@ -287,7 +311,8 @@ impl Executor {
         .await;
         if let Some(state) = &pending.tool_state {
             // Only the tool knows how to carry on from where it stopped.
-            let Some(reg) = self.registry.get(&call.name) else {
+            let registry = self.registry();
+            let Some(reg) = registry.get(&call.name) else {
                 let ran = Ran::from(ToolResult::error_with_code(
                     call_ref,
                     ErrorCode::UnknownTool,
@@ -329,8 +354,8 @@ impl Executor {
             Resolution::Answer { value } => {
                 Ran::from(ToolResult::success(call_ref, answer_value(value)))
             }
-            Resolution::Approve => match self.registry.get(&call.name) {
-                Some(reg) => self.run(&scope, reg, call, true).await,
+            Resolution::Approve => match self.registry().get(&call.name).cloned() {
+                Some(reg) => self.run(&scope, &reg, call, true).await,
                 None => Ran::from(ToolResult::error_with_code(
                     call_ref,
                     ErrorCode::UnknownTool,

@@ -160,9 +160,14 @@ impl Registry {
     /// The same tools minus `excluded`, e.g. a subagent's set without `task`.
     pub fn without(&self, excluded: &[&str]) -> Registry {
         let mut out = self.clone();
-        out.order.retain(|n| !excluded.contains(&n.as_str()));
-        out.tools.retain(|n, _| !excluded.contains(&n.as_str()));
+        out.retain(|n| !excluded.contains(&n));
         out
+    }
+
+    /// Keeps the tools whose names `keep` accepts, in their order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.order.retain(|n| keep(n));
+        self.tools.retain(|n, _| keep(n));
     }
 }
 

@@ -206,7 +206,7 @@ pub async fn post_call(
     Json(body): Json<PostCall>,
 ) -> Result<(StatusCode, Json<Accepted>), ApiError> {
     existing_session(&state, &id).await?;
-    if state.host.executor().registry().get(&body.tool).is_none() {
+    if state.host.tool(&body.tool).is_none() {
         return Err(ApiError::not_found(format!("no tool {:?}", body.tool)));
     }
     let input = body.input.unwrap_or_else(|| serde_json::json!({}));
@@ -289,9 +289,7 @@ pub async fn read_tool_resource(
     }
     let tool = state
         .host
-        .executor()
-        .registry()
-        .get(&name)
+        .tool(&name)
         .ok_or_else(|| ApiError::not_found(format!("no tool {name:?}")))?;
     let read = tool
         .tool
@@ -308,8 +306,18 @@ pub async fn read_tool_resource(
 }
 
 pub async fn list_tools(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
-    let schemas: Vec<_> = state.host.executor().registry().schemas().collect();
+    let tools = state.host.tools();
+    let schemas: Vec<_> = tools.schemas().collect();
     Ok(Json(to_json(&schemas)?))
+}
+
+/// `GET /api/servers`: each MCP server and where it is (connecting, ready, failed with
+/// its reason, restarting), so a person can tell a tool that is not there yet from one
+/// that never will be.
+pub async fn list_servers(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
+    Ok(Json(
+        serde_json::json!({ "servers": to_json(&state.host.sources())? }),
+    ))
 }
 
 pub async fn list_suspensions(

@@ -244,6 +244,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/events", get(events::sse))
         .route("/api/sessions/{id}/export", get(api::export))
         .route("/api/tools", get(api::list_tools))
+        .route("/api/servers", get(api::list_servers))
         .route("/api/tools/{name}/resource", post(api::read_tool_resource))
         .route("/api/resources/{blob}/content", get(resources::content))
         .route("/api/ws", get(events::ws))

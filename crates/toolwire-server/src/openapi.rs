@@ -180,6 +180,14 @@ pub const ROUTES: &[RouteDoc] = &[
     },
     RouteDoc {
         method: "get",
+        path: "/api/servers",
+        summary: "The MCP servers and their state (connecting, ready, failed, restarting).",
+        body: None,
+        statuses: &[200],
+        query: &[],
+    },
+    RouteDoc {
+        method: "get",
         path: "/api/resources/{blob}/content",
         summary: "A stored blob's bytes, with Range and an immutable ETag.",
         body: None,

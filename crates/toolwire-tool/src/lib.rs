@@ -9,6 +9,7 @@
 pub mod context;
 pub mod reconfigure;
 pub mod schema;
+pub mod source;
 pub mod tool;
 
 pub use context::{ProgressSink, ToolContext};
@@ -16,6 +17,7 @@ pub use reconfigure::reconfigure;
 pub use schema::{
     ApprovalPolicy, ExecutionMode, ToolAnnotations, ToolExample, ToolSchema, is_valid_tool_name,
 };
+pub use source::{SourceState, SourceStatus, ToolSource};
 /// The cancel a tool watches, re-exported so tool crates need not name tokio-util.
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{FnTool, Output, Resume, Tool, ToolError, tool_fn};

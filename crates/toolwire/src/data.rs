@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use toolwire_agent::{Host, StoreLocation, Tool};
+use toolwire_agent::{Host, HostBuilder, StoreLocation, Tool, ToolSource};
 use toolwire_core::{ToolResult, WellKnown};
 use toolwire_store::{DEFAULT_REHYDRATE_LIMIT, Stores, rehydrate_images};
 use toolwire_term::{ImageProtocol, TermOptions};
@@ -24,15 +24,25 @@ pub(crate) async fn host(
     workspace: Option<&Path>,
     extra: Vec<Arc<dyn Tool>>,
 ) -> Result<Host> {
+    Ok(builder(place, workspace)?.tools(extra).build().await?)
+}
+
+/// [`host`] whose MCP servers are still connecting: their tools arrive later
+/// (`Host::replace_tools`), their state is listed by `Host::sources`.
+pub(crate) async fn host_with_sources(
+    place: &StoreLocation,
+    workspace: Option<&Path>,
+    sources: Vec<Arc<dyn ToolSource>>,
+) -> Result<Host> {
+    Ok(builder(place, workspace)?.sources(sources).build().await?)
+}
+
+fn builder(place: &StoreLocation, workspace: Option<&Path>) -> Result<HostBuilder> {
     let workspace = match workspace {
         Some(dir) => dir.to_owned(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let builder = Host::builder()
-        .workspace(workspace)
-        .tools(extra)
-        .location(place.clone());
-    Ok(builder.build().await?)
+    Ok(Host::builder().workspace(workspace).location(place.clone()))
 }
 
 /// The result as the terminal should draw it: when it can draw images, blob-backed ones

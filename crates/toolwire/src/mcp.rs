@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use futures::future::BoxFuture;
 use toolwire_agent::{ProviderSampler, ProviderSettings, Tool};
-use toolwire_mcp::{Limits, Sampler, ServerConfig, config};
+use toolwire_mcp::{Limits, McpServer, Sampler, ServerConfig, config};
 
 use crate::out;
 
@@ -87,23 +87,11 @@ impl McpArgs {
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
     ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
-        let mut configs = self.configs(data_dir)?;
-        if let Some(tool) = only {
-            let prefix = tool
-                .split_once(toolwire_mcp::naming::SEPARATOR)
-                .map(|(p, _)| p);
-            configs.retain(|c| Some(c.prefix.as_str()) == prefix);
-        }
-        if configs.is_empty() {
+        let servers = self.servers(data_dir, only, sampler, workspace)?;
+        if servers.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
-        // The workspace is the servers' root (`roots/list`), as the file tools' is.
-        let root = match workspace {
-            Some(dir) => dir.to_owned(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
-        };
-        let roots = [root.canonicalize().unwrap_or(root)];
-        let connected = toolwire_mcp::connect_all_for(configs, limits()?, sampler, &roots).await;
+        let connected = toolwire_mcp::connect_servers(servers).await;
         for failed in &connected.failed {
             out::eprintln(&format!("warning: {failed}"));
         }
@@ -113,6 +101,44 @@ impl McpArgs {
             .map(|t| t as Arc<dyn Tool>)
             .collect();
         Ok((tools, connected.failed))
+    }
+
+    /// The configured servers, not started yet (with `only`, just the one whose tools
+    /// that name belongs to), their roots the workspace.
+    pub(crate) fn servers(
+        &self,
+        data_dir: Option<&Path>,
+        only: Option<&str>,
+        sampler: Option<Arc<dyn Sampler>>,
+        workspace: Option<&Path>,
+    ) -> Result<Vec<Arc<McpServer>>> {
+        let mut configs = self.configs(data_dir)?;
+        if let Some(tool) = only {
+            let prefix = tool
+                .split_once(toolwire_mcp::naming::SEPARATOR)
+                .map(|(p, _)| p);
+            configs.retain(|c| Some(c.prefix.as_str()) == prefix);
+        }
+        if configs.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The workspace is the servers' root (`roots/list`), as the file tools' is.
+        let root = match workspace {
+            Some(dir) => dir.to_owned(),
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        let roots = [root.canonicalize().unwrap_or(root)];
+        let limits = limits()?;
+        Ok(configs
+            .into_iter()
+            .map(|config| {
+                let server = McpServer::new(config, limits.clone()).with_roots(&roots);
+                match &sampler {
+                    Some(s) => server.with_sampler(Arc::clone(s)),
+                    None => server,
+                }
+            })
+            .collect())
     }
 }
 

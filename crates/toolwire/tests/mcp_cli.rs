@@ -3,6 +3,7 @@
 //! for bad flags and servers that cannot start.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
 mod mcp_common;
 #[path = "../../toolwire-mcp/tests/peers/mod.rs"]
 mod peers;
@@ -51,6 +52,12 @@ fn tools_lists_and_describes_mcp_tools() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines().any(|l| l.starts_with("ev__get-tiny-image ")),
+        "{text}"
+    );
+    // Each server's state closes the list.
+    let servers = text.split("MCP servers:\n").nth(1).unwrap_or_default();
+    assert!(
+        servers.trim().starts_with("ev  ready (20") && servers.contains(" tools)"),
         "{text}"
     );
 }
@@ -129,7 +136,12 @@ fn bad_mcp_flags_and_servers_are_one_line_errors() {
         stderr.contains("gone") && stderr.contains("not found"),
         "{stderr}"
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("read_file"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("read_file"), "{stdout}");
+    assert!(
+        stdout.contains("  gone  failed: command \"toolwire-no-such-server\" was not found"),
+        "{stdout}"
+    );
 
     // Calling a tool of a server that did not start names the server and why.
     let out = toolwire(
@@ -589,4 +601,139 @@ fn the_workspace_is_declared_as_roots() {
     assert!(out.status.success(), "{}", stderr_of(&out));
     let expected = format!("file://{}", spaced.display()).replace(' ', "%20");
     assert!(stdout_of(&out).contains(&expected), "{}", stdout_of(&out));
+}
+
+/// The state of every server of a `serve` on `port`, by name.
+fn server_states(port: u16) -> std::collections::HashMap<String, serde_json::Value> {
+    let (status, body) = common::http(port, "GET", "/api/servers", None);
+    assert_eq!(status, 200, "{body}");
+    common::json(&body)["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap().to_owned(), s.clone()))
+        .collect()
+}
+
+/// Polls until server `name` of a `serve` on `port` is in `state` (a minute at most).
+fn wait_for_state(port: u16, name: &str, state: &str) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    for _ in 0..600 {
+        last = server_states(port).remove(name).unwrap();
+        if last["state"] == state {
+            return last;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("server {name} never became {state}: {last}");
+}
+
+/// `serve` listens at once and connects its MCP servers in the background: one that
+/// never answers holds up nobody. `GET /api/servers` shows each one: server-everything
+/// ready with its tools offered and callable, the silent one still connecting, a missing
+/// command failed with why. Killed, server-everything is started again (restarting, then
+/// ready) and its tools work as before.
+#[test]
+fn serve_connects_servers_in_the_background_and_shows_their_state() {
+    let Some(script) = peers::everything() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "ev": {"command": "node", "args": [script, "stdio"], "approval": "never"},
+            // Started, but never says a word: the handshake waits its whole timeout.
+            "silent": {"command": "sleep", "args": ["600"]},
+            "gone": {"command": "/nonexistent/toolwire-test-command"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let port = common::free_port();
+    let serve = common::Running(common::spawn_serve_listening(
+        data.path(),
+        ws.path(),
+        port,
+        &[],
+        &["--mcp-config", config.to_str().unwrap()],
+    ));
+
+    // The port is open while the silent server's handshake still runs (30 s).
+    let states = server_states(port);
+    assert_eq!(states["silent"]["state"], "connecting", "{states:?}");
+    let gone = wait_for_state(port, "gone", "failed");
+    assert!(
+        gone["reason"].as_str().unwrap().contains("was not found"),
+        "{gone}"
+    );
+    let ev = wait_for_state(port, "ev", "ready");
+    assert!(ev["protocol"].is_string(), "{ev}");
+    assert!(
+        ev["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "ev__echo"),
+        "{ev}"
+    );
+    let (_, tools) = common::http(port, "GET", "/api/tools", None);
+    tool_named(&common::json(&tools), "ev__echo");
+    echo_through_serve(port, "before");
+
+    // Kill server-everything behind toolwire's back: it is noticed and started again.
+    let pid = ev_pid(serve.0.id());
+    assert!(
+        Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    wait_for_state(port, "ev", "restarting");
+    wait_for_state(port, "ev", "ready");
+    assert_ne!(
+        ev_pid(serve.0.id()),
+        pid,
+        "server-everything was not started again"
+    );
+    echo_through_serve(port, "after");
+    assert_eq!(server_states(port)["silent"]["state"], "connecting");
+}
+
+/// The pid of the one server-everything process (`node`) that `serve` (`parent`) started.
+fn ev_pid(parent: u32) -> String {
+    let out = Command::new("pgrep")
+        .args(["-x", "node", "-P", &parent.to_string()])
+        .output()
+        .unwrap();
+    let pids = stdout_of(&out);
+    let pids: Vec<&str> = pids.split_whitespace().collect();
+    assert_eq!(pids.len(), 1, "server-everything processes: {pids:?}");
+    pids[0].to_owned()
+}
+
+/// Calls `ev__echo` through the API and waits for its result to be stored.
+fn echo_through_serve(port: u16, message: &str) {
+    let (status, body) = common::http(port, "POST", "/api/sessions", Some(r#"{"title":"echo"}"#));
+    assert_eq!(status, 201, "{body}");
+    let id = common::json(&body)["id"].as_str().unwrap().to_owned();
+    let input = serde_json::json!({"tool": "ev__echo", "input": {"message": message}});
+    let (status, body) = common::http(
+        port,
+        "POST",
+        &format!("/api/sessions/{id}/calls"),
+        Some(&input.to_string()),
+    );
+    assert_eq!(status, 202, "{body}");
+    for _ in 0..300 {
+        let (_, session) = common::http(port, "GET", &format!("/api/sessions/{id}"), None);
+        if session.contains(&format!("Echo: {message}")) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("no echo of {message:?} stored");
 }

@@ -3,7 +3,9 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use toolwire_agent::StoreLocation;
+use std::sync::Arc;
+
+use toolwire_agent::{Host, StoreLocation, Tool, ToolSource};
 
 use anyhow::Result;
 use toolwire_server::{ServeConfig, Server};
@@ -70,16 +72,20 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         None
     };
     let sampler = provider.as_ref().and_then(crate::mcp::sampler);
-    let mcp_tools = args
-        .mcp
-        .tools(
-            place.data_dir.as_deref(),
-            None,
-            sampler,
-            args.workspace.as_deref(),
-        )
-        .await?;
-    let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
+    // Servers connect in the background: the app is up at once, a slow or silent server
+    // holds up nobody, and `GET /api/servers` shows where each one is.
+    let servers = args.mcp.servers(
+        place.data_dir.as_deref(),
+        None,
+        sampler,
+        args.workspace.as_deref(),
+    )?;
+    let sources = servers
+        .iter()
+        .map(|s| Arc::clone(s) as Arc<dyn ToolSource>)
+        .collect();
+    let host = data::host_with_sources(place, args.workspace.as_deref(), sources).await?;
+    let _supervisor = toolwire_mcp::supervise(servers, hand_over(&host));
     let token = match &args.token_file {
         Some(file) => Some(read_token(file)?),
         None => args.token.clone(),
@@ -108,6 +114,22 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     server.run(shutdown_signal()).await?;
     out::eprintln("stopped; every finished result is stored");
     Ok(Outcome::Ok)
+}
+
+/// Puts a server's tools in the host's set each time it (re)connects, in place of the
+/// ones it had.
+fn hand_over(host: &Host) -> toolwire_mcp::OnTools {
+    let host = host.clone();
+    Arc::new(move |server, tools| {
+        let owned = format!("{}{}", server.prefix(), toolwire_mcp::naming::SEPARATOR);
+        let tools = tools.into_iter().map(|t| t as Arc<dyn Tool>).collect();
+        if let Err(e) = host.replace_tools(|name| name.starts_with(&owned), tools) {
+            out::eprintln(&format!(
+                "warning: MCP server `{}`: its tools cannot be offered: {e}",
+                server.name()
+            ));
+        }
+    })
 }
 
 /// The token in `file`: its first line, trimmed.

@@ -2,7 +2,10 @@
 //! MCP, with what they do, or their whole schemas as JSON.
 
 use std::path::PathBuf;
-use toolwire_agent::StoreLocation;
+use std::sync::Arc;
+
+use toolwire_agent::{SourceState, SourceStatus, StoreLocation, Tool};
+use toolwire_mcp::McpServer;
 
 use anyhow::Result;
 
@@ -23,17 +26,24 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
-    let mcp_tools = args
-        .mcp
-        .tools(
-            place.data_dir.as_deref(),
-            None,
-            None,
-            args.workspace.as_deref(),
-        )
-        .await?;
+    let servers = args.mcp.servers(
+        place.data_dir.as_deref(),
+        None,
+        None,
+        args.workspace.as_deref(),
+    )?;
+    let connected = toolwire_mcp::connect_servers(servers.clone()).await;
+    // On stderr too: a `--json` reader sees no server section.
+    for failed in &connected.failed {
+        out::eprintln(&format!("warning: {failed}"));
+    }
+    let mcp_tools = connected
+        .tools
+        .into_iter()
+        .map(|t| t as Arc<dyn Tool>)
+        .collect();
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
-    let registry = host.executor().registry();
+    let registry = host.tools();
     if args.json {
         let schemas: Vec<_> = registry.schemas().collect();
         out::json(&schemas)?;
@@ -77,5 +87,30 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         // Names and descriptions come from MCP servers too: sanitized on the way out.
         out::line(&format!("{:width$}  {summary}{notes}", schema.name));
     }
+    print_servers(&servers);
     Ok(Outcome::Ok)
+}
+
+/// Each MCP server's state: ready with its revision and tool count, or failed and why.
+fn print_servers(servers: &[Arc<McpServer>]) {
+    if servers.is_empty() {
+        return;
+    }
+    out::line("");
+    out::line("MCP servers:");
+    let statuses: Vec<SourceStatus> = servers.iter().map(|s| s.status()).collect();
+    let width = statuses.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    for status in statuses {
+        let state = match (status.state, &status.reason) {
+            (SourceState::Ready, _) => format!(
+                "ready ({}, {} tools)",
+                status.protocol.as_deref().unwrap_or("unknown revision"),
+                status.tools.len()
+            ),
+            (state, Some(why)) => format!("{}: {why}", state.as_str()),
+            (state, None) => state.as_str().to_owned(),
+        };
+        // Names and reasons come from configs and servers: sanitized on the way out.
+        out::line(&format!("  {:width$}  {state}", status.name));
+    }
 }

@@ -68,7 +68,38 @@ pub fn start_serve_with(
 }
 
 /// `serve` with global options before it and its own options (e.g. `--provider`) after.
+/// Its MCP servers connect in the background; this returns once each one is ready or
+/// failed, so that a test can call their tools at once.
 pub fn spawn_serve(
+    data: &std::path::Path,
+    ws: &std::path::Path,
+    port: u16,
+    global: &[&str],
+    serve: &[&str],
+) -> std::process::Child {
+    let child = spawn_serve_listening(data, ws, port, global, serve);
+    if serve.iter().any(|a| a.starts_with("--mcp")) {
+        for _ in 0..1200 {
+            let settled = try_http(port, "GET", "/api/servers", None, Duration::from_secs(5))
+                .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(&body).ok())
+                .and_then(|v| {
+                    v["servers"].as_array().map(|list| {
+                        list.iter()
+                            .all(|s| s["state"] == "ready" || s["state"] == "failed")
+                    })
+                });
+            if settled == Some(true) {
+                return child;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the MCP servers of serve never got ready or failed");
+    }
+    child
+}
+
+/// [`spawn_serve`] returning as soon as the port is open, MCP servers or not.
+pub fn spawn_serve_listening(
     data: &std::path::Path,
     ws: &std::path::Path,
     port: u16,

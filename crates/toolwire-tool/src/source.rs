@@ -1,0 +1,59 @@
+//! A source of tools that comes and goes (an MCP server): its state, as a host shows it.
+//!
+//! A host starts serving before its sources are ready (a slow server must not hold up
+//! the others), so what a person sees of a source is a state that changes: connecting,
+//! ready, failed with its reason, restarting after it died.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a source is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceState {
+    /// Configured, not started yet (sources may start when first needed).
+    Idle,
+    /// Starting for the first time.
+    Connecting,
+    /// Up; its tools are offered.
+    Ready,
+    /// Could not be started or reached; `reason` says why.
+    Failed,
+    /// It was up and died (or failed and is tried again); being started again.
+    Restarting,
+}
+
+impl SourceState {
+    /// The word the API, the page and the terminal use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceState::Idle => "idle",
+            SourceState::Connecting => "connecting",
+            SourceState::Ready => "ready",
+            SourceState::Failed => "failed",
+            SourceState::Restarting => "restarting",
+        }
+    }
+}
+
+/// A source as a person sees it: `GET /api/servers`, `toolwire tools`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SourceStatus {
+    /// The name as configured.
+    pub name: String,
+    /// The prefix of its tools' names (`PREFIX__TOOL`).
+    pub prefix: String,
+    /// What it runs or reaches (`stdio: npx …`, `http: https://…`), secrets left out.
+    pub target: String,
+    pub state: SourceState,
+    /// Why it failed (set with `failed`, and while restarting after a failure).
+    pub reason: Option<String>,
+    /// The protocol revision it speaks, once known.
+    pub protocol: Option<String>,
+    /// The names of the tools it gives, as registered.
+    pub tools: Vec<String>,
+}
+
+/// Something that gives tools and has a state of its own: the host lists these.
+pub trait ToolSource: Send + Sync {
+    fn status(&self) -> SourceStatus;
+}
