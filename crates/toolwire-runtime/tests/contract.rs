@@ -470,3 +470,53 @@ async fn the_raw_payload_rides_along_in_events_only_when_debugging() {
         }
     }
 }
+
+/// Tools that arrive while calls run (an MCP server got ready): a running call finishes
+/// with the tool it started with, a new call finds the new tool, and a change that fails
+/// (a duplicate name) leaves the set as it was.
+#[tokio::test]
+async fn the_tool_set_changes_whole_while_calls_run() {
+    let executor = Arc::new(executor());
+    let running = {
+        let executor = Arc::clone(&executor);
+        tokio::spawn(async move {
+            let scope = Scope::new("s");
+            let input = json!({"ms": 300, "label": "old sleep"});
+            executor.execute(&scope, call("c1", "sleep", input)).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    executor
+        .update_tools(|r| {
+            r.retain(|name| name != "sleep");
+            r.register(tool_fn(
+                "late",
+                "Came later.",
+                |_: Empty, _ctx: ToolContext| async move { Ok::<_, ToolError>(Value::text("late")) },
+            ))
+        })
+        .unwrap();
+    let scope = Scope::new("s");
+    let late = executor.execute(&scope, call("c2", "late", json!({}))).await;
+    assert_eq!(late.status, Status::Success, "{late:?}");
+    let gone = executor
+        .execute(&scope, call("c3", "sleep", json!({"ms": 1, "label": "x"})))
+        .await;
+    assert_eq!(code(&gone), Some(ErrorCode::UnknownTool));
+    let old = running.await.unwrap();
+    assert_eq!(old.status, Status::Success, "{old:?}");
+    assert_eq!(old.output[0].as_text().unwrap().content, "old sleep");
+
+    let before = executor.registry().names().to_vec();
+    let refused = executor.update_tools(|r| {
+        r.retain(|_| false);
+        r.register(tool_fn("late", "Again.", |_: Empty, _ctx: ToolContext| async move {
+            Ok::<_, ToolError>(Value::text("x"))
+        }))?;
+        r.register(tool_fn("late", "Twice.", |_: Empty, _ctx: ToolContext| async move {
+            Ok::<_, ToolError>(Value::text("y"))
+        }))
+    });
+    assert!(refused.is_err());
+    assert_eq!(executor.registry().names(), before.as_slice());
+}
