@@ -110,6 +110,22 @@ test('an MCP question dismissed with Cancel answers cancel', async () => {
   assert.doesNotMatch(JSON.stringify(result), /"action":\s*"decline"/);
 });
 
+test('a question a task asks midway reaches the page, and its answer the task', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'task question' });
+  await open(s.id);
+  const call = await api(server.base, `/api/sessions/${s.id}/calls`,
+    { tool: 'ev__simulate-research-query', input: { topic: 'bridges', ambiguous: true } });
+  const card = page.locator(`.card[data-call-id="${call.callId}"]`);
+  await card.locator('button.approve').click({ timeout: 15000 });
+  const form = card.locator('.ask form');
+  await form.waitFor({ timeout: 20000 });
+  assert.match(await card.locator('.ask').innerText(), /could have multiple interpretations/);
+  await form.locator('select[name="interpretation"]').selectOption({ label: 'Historical perspective' });
+  await form.locator('button[type="submit"]').click();
+  const result = await storedResult(s.id, call.callId);
+  assert.match(JSON.stringify(result), /\*\*Clarification\*\*: historical/);
+});
+
 test('a deleted session ends its page feed instead of reopening it forever', async () => {
   const s = await api(server.base, '/api/sessions', { title: 'to delete' });
   await open(s.id);

@@ -3,10 +3,13 @@
 //! `tasks/get` until it ends, its status messages shown as progress, cancellable, and its
 //! final result fetched once (inline in 2026-07-28, `tasks/result` in 2025-11-25).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CancelTaskParams, ClientRequest, CustomRequest, GetTaskParams};
 use serde_json::{Value as Json, json};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 use toolwire_tool::{ToolContext, ToolError};
 
 use crate::server::Connection;
@@ -43,11 +46,31 @@ pub(crate) async fn request(
     serde_json::to_value(answer).map_err(|e| ToolError::failed(format!("{method}: {e}")))
 }
 
+/// Finishes the task `created` describes in a task of its own, so that the call waiting
+/// for it can still take the server's questions: a task that needs input asks through
+/// `tasks/result` (`relatedTask`), and the call must be free to put that question to a
+/// person and be resumed, while the task's request stays open. `stop` ends it early (the
+/// call was dropped: cancelled, timed out or abandoned), telling the server.
+pub(crate) fn spawn_finish(
+    conn: Arc<Connection>,
+    created: Json,
+    ctx: ToolContext,
+    stop: CancellationToken,
+) -> oneshot::Receiver<Result<Json, ToolError>> {
+    let (tx, rx) = oneshot::channel();
+    tokio::spawn(async move {
+        let done = finish(&conn, &created, &ctx, &stop).await;
+        let _ = tx.send(done);
+    });
+    rx
+}
+
 /// Polls the task `created` describes until it ends; its final result, as JSON.
-pub(crate) async fn finish(
+async fn finish(
     conn: &Connection,
     created: &Json,
     ctx: &ToolContext,
+    stop: &CancellationToken,
 ) -> Result<Json, ToolError> {
     let task = created.get("task").unwrap_or(created);
     let Some(task_id) = task.get("taskId").and_then(Json::as_str).map(str::to_owned) else {
@@ -61,7 +84,7 @@ pub(crate) async fn finish(
     loop {
         tokio::select! {
             biased;
-            _ = ctx.cancel.cancelled() => {
+            _ = stop.cancelled() => {
                 // Tell the server, then end as cancelled whatever it answers.
                 cancel(conn, &task_id).await;
                 return Err(ToolError::Cancelled);
@@ -69,7 +92,7 @@ pub(crate) async fn finish(
             _ = tokio::time::sleep(poll) => {}
         }
         polls += 1;
-        let got = get(conn, &task_id).await?;
+        let got = until_stopped(conn, &task_id, stop, get(conn, &task_id)).await?;
         let state = got.get("task").unwrap_or(&got);
         poll = poll_interval(state);
         let message = state
@@ -105,9 +128,11 @@ pub(crate) async fn finish(
                 )));
             }
             "cancelled" => return Err(ToolError::failed("the server cancelled the task")),
-            // 2025-11-25: the server asks through `tasks/result`, which waits for the end.
+            // 2025-11-25: the server asks through `tasks/result`, which waits for the end;
+            // its questions arrive meanwhile as requests of their own (`relatedTask`).
             "input_required" if got.get("inputRequests").is_none() => {
-                return request(conn, "tasks/result", json!({"taskId": task_id})).await;
+                let result = request(conn, "tasks/result", json!({"taskId": task_id}));
+                return until_stopped(conn, &task_id, stop, result).await;
             }
             "input_required" => {
                 return Err(ToolError::failed(
@@ -120,6 +145,23 @@ pub(crate) async fn finish(
                 )));
             }
         }
+    }
+}
+
+/// `work` on the task, unless `stop` comes first: then the server is told to cancel it.
+async fn until_stopped(
+    conn: &Connection,
+    task_id: &str,
+    stop: &CancellationToken,
+    work: impl std::future::Future<Output = Result<Json, ToolError>>,
+) -> Result<Json, ToolError> {
+    tokio::select! {
+        biased;
+        _ = stop.cancelled() => {
+            cancel(conn, task_id).await;
+            Err(ToolError::Cancelled)
+        }
+        done = work => done,
     }
 }
 

@@ -12,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Value as Json, json};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 use toolwire_core::{ErrorCode, Resolution, Suspension, SuspensionReason};
 use toolwire_tool::{Output, Resume, Tool, ToolContext, ToolError, ToolSchema};
 
@@ -137,10 +138,15 @@ struct LiveCall {
     /// The parked question's form, for its defaults.
     form: Option<Json>,
     answered: bool,
+    /// Set once the call became a task: its result, from `task::spawn_finish`.
+    task: Option<oneshot::Receiver<Result<Json, ToolError>>>,
+    /// Ends the task's finishing (and cancels the task) when the call is dropped.
+    task_stop: CancellationToken,
 }
 
 impl Drop for LiveCall {
     fn drop(&mut self) {
+        self.task_stop.cancel();
         if self.answered {
             return;
         }
@@ -220,6 +226,8 @@ impl McpTool {
             reply: None,
             form: None,
             answered: false,
+            task: None,
+            task_stop: CancellationToken::new(),
         })
     }
 
@@ -232,46 +240,65 @@ impl McpTool {
         ctx: ToolContext,
     ) -> Result<Output, ToolError> {
         let limit = server.limits().call_timeout;
-        tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
-            // Before the executor's own limit (a little longer), so the error can say
-            // which server did not answer what; dropping the call cancels it there.
-            _ = tokio::time::sleep(limit) => Err(ToolError::with_code(
-                ErrorCode::Timeout.as_str(),
-                format!(
-                    "MCP server {:?} did not answer the call within {} s; toolwire cancelled it \
-                     (TOOLWIRE_MCP_TIMEOUT sets the limit)",
-                    server.name(),
-                    limit.as_secs()
-                ),
-            )),
-            answer = &mut live.rx => {
-                live.answered = true;
-                match answer {
-                    Ok(Ok(result)) => {
-                        let mut json = serde_json::to_value(&result)
-                            .map_err(|e| ToolError::failed(format!("unreadable result: {e}")))?;
-                        if crate::task::is_task(&json) {
-                            // The registration stays alive meanwhile: the task's progress
-                            // keeps coming under the call's token.
-                            json = crate::task::finish(&live.conn, &json, &ctx).await?;
+        let deadline = tokio::time::sleep(limit);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                biased;
+                _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+                // Before the executor's own limit (a little longer), so the error can say
+                // which server did not answer what; dropping the call cancels it there.
+                _ = &mut deadline => return Err(ToolError::with_code(
+                    ErrorCode::Timeout.as_str(),
+                    format!(
+                        "MCP server {:?} did not answer the call within {} s; toolwire cancelled \
+                         it (TOOLWIRE_MCP_TIMEOUT sets the limit)",
+                        server.name(),
+                        limit.as_secs()
+                    ),
+                )),
+                answer = &mut live.rx, if live.task.is_none() => {
+                    live.answered = true;
+                    let json = match answer {
+                        Ok(Ok(result)) => serde_json::to_value(&result)
+                            .map_err(|e| ToolError::failed(format!("unreadable result: {e}")))?,
+                        Ok(Err(e)) => return Err(call_error(&server, &live.conn, &e)),
+                        Err(_) => {
+                            server.drop_connection(&live.conn).await;
+                            return Err(died(&server, &live.conn));
                         }
-                        Ok(Output::Raw(with_app(&server, app_uri.as_deref(), json).await))
+                    };
+                    if !crate::task::is_task(&json) {
+                        return Ok(Output::Raw(with_app(&server, app_uri.as_deref(), json).await));
                     }
-                    Ok(Err(e)) => Err(call_error(&server, &live.conn, &e)),
-                    Err(_) => {
-                        server.drop_connection(&live.conn).await;
-                        Err(died(&server, &live.conn))
-                    }
+                    // Finished beside this loop, which keeps taking the task's questions;
+                    // the registration stays alive, so its progress keeps coming too.
+                    live.task = Some(crate::task::spawn_finish(
+                        Arc::clone(&live.conn),
+                        json,
+                        ctx.clone(),
+                        live.task_stop.clone(),
+                    ));
                 }
-            }
-            Some(ask) = live.asks.recv() => {
-                let suspension = ask_suspension(&ask.params);
-                live.form = suspension.input_schema.clone();
-                live.reply = Some(ask.reply);
-                let id = parked.park(live);
-                Err(ToolError::suspend(suspension, Some(json!({"live": id}))))
+                done = async {
+                    match live.task.as_mut() {
+                        Some(task) => task.await.ok(),
+                        None => None,
+                    }
+                }, if live.task.is_some() => {
+                    let Some(done) = done else {
+                        return Err(ToolError::failed("the task's poller stopped"));
+                    };
+                    let json = done?;
+                    return Ok(Output::Raw(with_app(&server, app_uri.as_deref(), json).await));
+                }
+                Some(ask) = live.asks.recv() => {
+                    let suspension = ask_suspension(&ask.params);
+                    live.form = suspension.input_schema.clone();
+                    live.reply = Some(ask.reply);
+                    let id = parked.park(live);
+                    return Err(ToolError::suspend(suspension, Some(json!({"live": id}))));
+                }
             }
         }
     }

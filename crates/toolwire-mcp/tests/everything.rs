@@ -276,3 +276,51 @@ async fn server_everything_over_streamable_http() {
     .await;
     drop(server);
 }
+
+/// server-everything's research task, asked to be ambiguous: mid-task it needs a person
+/// (`input_required`) and asks through `tasks/result` (`relatedTask`). The question
+/// reaches the approver as the call's question, the answer reaches the server, and the
+/// task goes on with it (not with its "elicitation unavailable" default).
+#[tokio::test]
+async fn a_question_inside_a_task_reaches_the_person() {
+    let Some(script) = peers::everything() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = support::stdio(
+        "ev",
+        "node",
+        &[script.display().to_string(), "stdio".into()],
+    );
+    let host = host_with(config, dir.path()).await;
+    let session = host.session(None, "task question").await.unwrap();
+    let answers = Arc::new(Answers {
+        answer: json!({"interpretation": "historical"}),
+        asked: std::sync::Mutex::new(Vec::new()),
+    });
+    let running = host
+        .call(
+            &session.id,
+            "ev__simulate-research-query",
+            json!({"topic": "bridges", "ambiguous": true}),
+            Arc::clone(&answers) as Arc<dyn Approver>,
+        )
+        .await
+        .unwrap();
+    let result = running.finish().await.unwrap().unwrap();
+    assert_eq!(result.status, Status::Success, "{result:?}");
+    let report: String = result
+        .output
+        .iter()
+        .filter_map(|v| v.as_text().ok())
+        .map(|t| t.content.to_owned())
+        .collect();
+    assert!(report.contains("**Clarification**: historical"), "{report}");
+    let asked = answers.asked.lock().unwrap().clone();
+    assert!(
+        asked
+            .iter()
+            .any(|p| p.contains("could have multiple interpretations")),
+        "{asked:?}"
+    );
+}

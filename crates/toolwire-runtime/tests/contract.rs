@@ -497,7 +497,9 @@ async fn the_tool_set_changes_whole_while_calls_run() {
         })
         .unwrap();
     let scope = Scope::new("s");
-    let late = executor.execute(&scope, call("c2", "late", json!({}))).await;
+    let late = executor
+        .execute(&scope, call("c2", "late", json!({})))
+        .await;
     assert_eq!(late.status, Status::Success, "{late:?}");
     let gone = executor
         .execute(&scope, call("c3", "sleep", json!({"ms": 1, "label": "x"})))
@@ -510,12 +512,16 @@ async fn the_tool_set_changes_whole_while_calls_run() {
     let before = executor.registry().names().to_vec();
     let refused = executor.update_tools(|r| {
         r.retain(|_| false);
-        r.register(tool_fn("late", "Again.", |_: Empty, _ctx: ToolContext| async move {
-            Ok::<_, ToolError>(Value::text("x"))
-        }))?;
-        r.register(tool_fn("late", "Twice.", |_: Empty, _ctx: ToolContext| async move {
-            Ok::<_, ToolError>(Value::text("y"))
-        }))
+        r.register(tool_fn(
+            "late",
+            "Again.",
+            |_: Empty, _ctx: ToolContext| async move { Ok::<_, ToolError>(Value::text("x")) },
+        ))?;
+        r.register(tool_fn(
+            "late",
+            "Twice.",
+            |_: Empty, _ctx: ToolContext| async move { Ok::<_, ToolError>(Value::text("y")) },
+        ))
     });
     assert!(refused.is_err());
     assert_eq!(executor.registry().names(), before.as_slice());
