@@ -9,12 +9,14 @@ use crate::style::{BLUE, CYAN, GREEN, MAGENTA, Span, Style, YELLOW};
 /// Renders `json`; when cut, the left-out node count is added to `out`.
 pub(crate) fn render(out: &mut Out, json: &Json) {
     let total = out.limit().map(|_| lines_of(json));
-    let before = out.lines.len();
+    // Nodes drawn whole: a long string cut mid-wrap is not, so it counts as left out,
+    // as a cut line of text does.
+    let mut drawn = 0u64;
     match json {
         Json::Object(map) if !map.is_empty() => {
             let n = map.len();
             for (i, (k, v)) in map.iter().enumerate() {
-                if !node(out, "", i + 1 == n, Some(Label::Key(k)), v) {
+                if !node(out, &mut drawn, "", i + 1 == n, Some(Label::Key(k)), v) {
                     break;
                 }
             }
@@ -22,25 +24,26 @@ pub(crate) fn render(out: &mut Out, json: &Json) {
         Json::Array(items) if !items.is_empty() => {
             let n = items.len();
             for (i, v) in items.iter().enumerate() {
-                if !node(out, "", i + 1 == n, Some(Label::Index(i, v)), v) {
+                if !node(out, &mut drawn, "", i + 1 == n, Some(Label::Index(i, v)), v) {
                     break;
                 }
             }
         }
         scalar => {
             let spans = scalar_spans(scalar);
-            out.wrapped(&[], &[], &spans, Wrap::Chars);
+            if out.wrapped(&[], &[], &spans, Wrap::Chars) {
+                drawn += 1;
+            }
         }
     }
-    if let Some(total) = total {
-        let shown = (out.lines.len() - before) as u64;
-        if total > shown {
-            out.add_more(total - shown);
-        }
+    if let Some(total) = total
+        && total > drawn
+    {
+        out.add_more(total - drawn);
     }
 }
 
-/// Lines the full tree takes (one per node; wrapped long strings count once).
+/// Nodes in the full tree, one line each when not wrapped (the unit "more" counts in).
 fn lines_of(json: &Json) -> u64 {
     match json {
         Json::Object(map) if !map.is_empty() => map.values().map(node_lines).sum(),
@@ -67,8 +70,16 @@ fn is_container(v: &Json) -> bool {
     matches!(v, Json::Object(m) if !m.is_empty()) || matches!(v, Json::Array(a) if !a.is_empty())
 }
 
-/// Pushes one node and its children; `false` once `out` is full.
-fn node(out: &mut Out, prefix: &str, last: bool, label: Option<Label<'_>>, value: &Json) -> bool {
+/// Pushes one node and its children, counting in `drawn` each node drawn whole; `false`
+/// once `out` is full.
+fn node(
+    out: &mut Out,
+    drawn: &mut u64,
+    prefix: &str,
+    last: bool,
+    label: Option<Label<'_>>,
+    value: &Json,
+) -> bool {
     if !out.room() {
         return false;
     }
@@ -88,9 +99,17 @@ fn node(out: &mut Out, prefix: &str, last: bool, label: Option<Label<'_>>, value
             if !out.push_spans(&spans) {
                 return false;
             }
+            *drawn += 1;
             let n = map.len();
             for (i, (k, v)) in map.iter().enumerate() {
-                if !node(out, &child_prefix, i + 1 == n, Some(Label::Key(k)), v) {
+                if !node(
+                    out,
+                    drawn,
+                    &child_prefix,
+                    i + 1 == n,
+                    Some(Label::Key(k)),
+                    v,
+                ) {
                     return false;
                 }
             }
@@ -101,9 +120,11 @@ fn node(out: &mut Out, prefix: &str, last: bool, label: Option<Label<'_>>, value
             if !out.push_spans(&spans) {
                 return false;
             }
+            *drawn += 1;
             let n = items.len();
             for (i, v) in items.iter().enumerate() {
-                if !node(out, &child_prefix, i + 1 == n, Some(Label::Index(i, v)), v) {
+                let label = Some(Label::Index(i, v));
+                if !node(out, drawn, &child_prefix, i + 1 == n, label, v) {
                     return false;
                 }
             }
@@ -121,7 +142,11 @@ fn node(out: &mut Out, prefix: &str, last: bool, label: Option<Label<'_>>, value
                 ),
                 Style::dim(),
             )];
-            out.wrapped(&spans, &cont, &scalar_spans(scalar), Wrap::Chars)
+            let whole = out.wrapped(&spans, &cont, &scalar_spans(scalar), Wrap::Chars);
+            if whole {
+                *drawn += 1;
+            }
+            whole
         }
     }
 }
@@ -173,5 +198,24 @@ mod tests {
         render(&mut out, &json!({"a": [1, 2, 3], "b": 2}));
         assert_eq!(out.lines.len(), 2);
         assert_eq!(out.more(), 3);
+    }
+
+    /// A long string wraps over many rows; cut mid-way it is left out in part, and the
+    /// marker says so (as for a cut line of text), with the nodes after it.
+    #[test]
+    fn a_cut_long_string_counts_as_more() {
+        let long = "x".repeat(10_000);
+        let mut out = Out::new(ColorMode::Off, 40, Some(5));
+        render(&mut out, &json!({"content": long, "after": 1}));
+        assert_eq!(out.lines.len(), 5);
+        assert_eq!(out.more(), 2);
+        let mut out = Out::new(ColorMode::Off, 40, Some(5));
+        render(&mut out, &json!(long));
+        assert_eq!(out.more(), 1);
+        // Wrapped but whole: nothing more.
+        let mut out = Out::new(ColorMode::Off, 40, Some(5));
+        render(&mut out, &json!({"content": "y".repeat(60)}));
+        assert!(out.lines.len() > 1, "{:?}", out.lines);
+        assert_eq!(out.more(), 0);
     }
 }
