@@ -95,6 +95,21 @@ class Forecast(BaseModel):
 STATIONS = {"Lisbon": Forecast(city="Lisbon", temperature_c=21.5, conditions="sunny", humidity=40)}
 
 
+class Note(BaseModel):
+    """A structured result whose one string is long: drawn as a tree, cut on a screen."""
+
+    title: str
+    body: str
+    words: int
+
+
+@server.tool()
+def long_note(words: int) -> Note:
+    """A note of `words` words in one string field (structured output)."""
+    body = " ".join(f"word{i}" for i in range(1, words + 1))
+    return Note(title="A long note", body=body, words=words)
+
+
 @server.tool()
 def forecast(city: str) -> Forecast:
     """The forecast for a city with a station: structured output with an outputSchema.

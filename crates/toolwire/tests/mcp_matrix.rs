@@ -6,6 +6,7 @@
 
 mod common;
 mod mcp_common;
+mod tmux_pane;
 
 use common::{Running, free_port, http, json, spawn_serve};
 use mcp_common::{keys, session_of, stderr_of, stdout_of, tool_named, toolwire};
@@ -1024,4 +1025,42 @@ fn playwright_mcp_screenshots_a_loopback_page() {
     assert!(shown.contains("[image image/png"), "{shown}");
     assert!(shown.contains(&key[..19]), "the key is named: {shown}");
     assert_eq!(blob(data.path(), &key), original, "stored byte-identical");
+}
+
+/// A structured result whose string runs over many screens (the FastMCP server's
+/// `long_note`), called in a real 80×24 terminal: the tree is cut to fit, and the cut
+/// string gets the "… more" marker cut text gets, so nobody takes it for the whole.
+#[test]
+fn a_cut_structured_string_says_there_is_more() {
+    let Some(python) = venv_peer("python") else {
+        return;
+    };
+    if !tmux_pane::tmux_available() {
+        return;
+    }
+    let script = peers_dir().join("fastmcp_server.py");
+    let data = tempfile::tempdir().unwrap();
+    let run = format!(
+        "unset NO_COLOR CLICOLOR_FORCE COLUMNS LINES; TERM=xterm-256color '{}' --data-dir '{}' \
+         call --yes --mcp 'fm={} {}' fm__long_note '{{\"words\": 3000}}'; echo \"__EXIT $?__\"; \
+         sleep 60",
+        env!("CARGO_BIN_EXE_toolwire"),
+        data.path().display(),
+        python.display(),
+        script.display()
+    );
+    let pane = tmux_pane::Pane::start("long-note", 80, 24, &run);
+    let screen = pane.wait_for("__EXIT ", 60);
+    assert!(screen.contains("__EXIT 0__"), "{screen}");
+    assert!(screen.contains("body: \"word1 word2"), "{screen}");
+    assert!(
+        !screen.contains("word3000"),
+        "the string was not cut:\n{screen}"
+    );
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("… ") && l.contains(" more")),
+        "no marker for the cut string:\n{screen}"
+    );
 }
