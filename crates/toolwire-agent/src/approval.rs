@@ -3,11 +3,11 @@
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{
-    CallRef, ErrorCode, EventKind, Message, Resolution, Status, Suspension, SuspensionReason,
+    CallRef, ErrorCode, Message, Resolution, Status, Suspension, SuspensionReason,
     ToolCall, ToolResult,
 };
-use toolwire_runtime::{Executor, ResolveError};
-use toolwire_store::{StoreError, StoredMessage, Stores};
+use toolwire_runtime::{Executor, LandError, ResolveError};
+use toolwire_store::{StoredMessage, Stores};
 
 /// What the person is told when a turn is cancelled while a call waits for them.
 const CANCELLED_WHILE_WAITING: &str = "the turn was cancelled before the user answered";
@@ -116,28 +116,28 @@ pub(crate) enum Settled {
 /// How often a call finished by another instance is looked for in the history.
 const ELSEWHERE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// Stores a settled call's result and returns it as stored: `record_result_or_failure`
-/// for one settled here; for one claimed elsewhere, the result stored there once it is
+/// Lands a settled call's result (stored, announced, its `suspended` ids forgotten) and
+/// returns it as stored, for one settled here; for one claimed elsewhere, the result stored there once it is
 /// there (the call may still be running), so nothing is stored twice. `None` when
 /// `cancel` ends that wait first: the result still comes, and until then the model views
 /// answer the call as interrupted. If nobody holds the claim any more and no result was
 /// stored (the other instance died mid-call), the call gets a `suspension_failed` result.
 pub(crate) async fn store_settled(
+    executor: &Executor,
     stores: &Stores,
     session_id: &str,
     call: &ToolCall,
     settled: Settled,
+    suspended: Vec<String>,
     cancel: &CancellationToken,
-) -> Result<Option<StoredMessage>, StoreError> {
+) -> Result<Option<StoredMessage>, LandError> {
     let suspension_id = match settled {
-        Settled::Here(result) => {
-            return stores
-                .record_result_or_failure(session_id, *result, None)
-                .await
-                .map(Some);
-        }
+        Settled::Here(result) => return executor.land(session_id, *result, suspended).await.map(Some),
         Settled::Elsewhere(id) => id,
     };
+    // The claimed suspension is the other instance's to forget; the earlier ones (a call
+    // that asked more than once) are this one's.
+    let ours: Vec<String> = suspended.into_iter().filter(|id| *id != suspension_id).collect();
     loop {
         // Read the claim before the history: a result stored and its row forgotten
         // between the two reads is then still found.
@@ -148,6 +148,7 @@ pub(crate) async fn store_settled(
             .iter()
             .any(|p| p.suspension.id == suspension_id);
         if let Some(found) = stores.history.find_result(&call.id).await? {
+            forget(executor, &ours).await;
             return Ok(Some(StoredMessage {
                 id: found.message_id,
                 session_id: found.session_id,
@@ -163,15 +164,23 @@ pub(crate) async fn store_settled(
                 ErrorCode::SuspensionFailed,
                 "the call was answered elsewhere, but no result was stored there",
             );
-            return stores
-                .record_result_or_failure(session_id, lost, None)
-                .await
-                .map(Some);
+            return executor.land(session_id, lost, ours).await.map(Some);
         }
         tokio::select! {
-            () = cancel.cancelled() => return Ok(None),
+            () = cancel.cancelled() => {
+                forget(executor, &ours).await;
+                return Ok(None);
+            }
             () = tokio::time::sleep(ELSEWHERE_POLL) => {}
         }
+    }
+}
+
+/// Forgets suspensions that are done with; a failure leaves a row that lists as
+/// resolving, which is harmless.
+async fn forget(executor: &Executor, ids: &[String]) {
+    for id in ids {
+        let _ = executor.settled(id).await;
     }
 }
 
@@ -204,16 +213,12 @@ async fn settle_once(
         biased;
         // An approved call runs under the executor's own token; a cancel stops waiting
         // for it and drops its future, which stops the tool.
-        _ = cancel.cancelled(), if !denied => {
-            let result = ToolResult::error_with_code(
-                call_ref.clone(),
-                ErrorCode::Cancelled,
-                "cancelled: interrupted before completion",
-            );
-            let event = EventKind::ToolResult { result: Box::new(result.clone()), raw: None };
-            let _ = executor.events().emit(&request.session_id, event).await;
-            Ok(result)
-        }
+        // The result is announced when it lands, like any other.
+        _ = cancel.cancelled(), if !denied => Ok(ToolResult::error_with_code(
+            call_ref.clone(),
+            ErrorCode::Cancelled,
+            "cancelled: interrupted before completion",
+        )),
         r = executor.resolve(&request.suspension.id, resolution) => r,
     };
     match resolved {

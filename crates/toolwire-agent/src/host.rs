@@ -30,7 +30,7 @@ use toolwire_core::{Event, Message, ToolCall, ToolResult};
 use toolwire_model::Provider;
 use toolwire_model::client::{ClientConfig, ClientError, ProviderClient};
 use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, Registered, Registry, RegistryError, Scope, Subscription,
+    EventBus, Executor, ExecutorConfig, LandError, Registered, Registry, RegistryError, Scope, Subscription,
 };
 use toolwire_store::{NewSession, Session, StoreConfig, StoreError, Stores};
 use toolwire_tool::{SourceStatus, Tool, ToolSource};
@@ -80,6 +80,18 @@ pub enum HostError {
     Resolve(#[from] toolwire_runtime::ResolveError),
     #[error("cannot encode the session: {0}")]
     Encode(#[from] toolwire_model::EncodeError),
+    /// The executor cannot store results (built without a sink and not given one).
+    #[error(transparent)]
+    NoSink(LandError),
+}
+
+impl From<LandError> for HostError {
+    fn from(e: LandError) -> Self {
+        match e {
+            LandError::Store(e) => HostError::Store(e),
+            other => HostError::NoSink(other),
+        }
+    }
 }
 
 /// Builds a [`Host`]; see the module example.
@@ -185,6 +197,7 @@ impl HostBuilder {
             Arc::clone(&stores.suspensions),
             self.executor.unwrap_or_else(ExecutorConfig::from_env),
         );
+        crate::landing::ensure_sink(&executor, &stores);
         Ok(Host {
             stores,
             executor: Arc::new(executor),
@@ -484,14 +497,17 @@ impl Host {
         let never = CancellationToken::new();
         // A call answered on another instance: its stored result is this call's. The
         // wait is never cancelled, so there always is one.
-        let stored = store_settled(&self.stores, session_id, &call, settled, &never)
-            .await?
-            .ok_or_else(|| HostError::Aborted("the call was cancelled".into()))?;
-        for id in suspended {
-            // The result is stored: the pending call is done with. A failure here leaves
-            // a row that lists as resolving, which is harmless.
-            let _ = self.executor.settled(&id).await;
-        }
+        let stored = store_settled(
+            &self.executor,
+            &self.stores,
+            session_id,
+            &call,
+            settled,
+            suspended,
+            &never,
+        )
+        .await?
+        .ok_or_else(|| HostError::Aborted("the call was cancelled".into()))?;
         match stored.content {
             Message::ToolResult(result) => Ok(result),
             _ => Err(HostError::Aborted(
@@ -521,10 +537,9 @@ impl Host {
             return Ok(pending);
         }
         let stored = self
-            .stores
-            .record_result_or_failure(session_id, pending, None)
+            .executor
+            .land(session_id, pending, vec![suspension_id.to_owned()])
             .await?;
-        let _ = self.executor.settled(suspension_id).await;
         match stored.content {
             Message::ToolResult(result) => Ok(result),
             _ => Err(HostError::Aborted(

@@ -17,6 +17,7 @@ mod approval;
 pub mod blobs;
 pub mod history;
 pub mod host;
+mod landing;
 mod prompt;
 pub mod read_result;
 mod run;
@@ -27,7 +28,7 @@ use std::sync::Arc;
 
 use toolwire_model::client::{ClientError, ProviderClient};
 use toolwire_model::{EncodeError, Provider, TruncationBudget};
-use toolwire_runtime::Executor;
+use toolwire_runtime::{Executor, LandError};
 use toolwire_store::{NewSession, Session, StoreError, Stores};
 
 pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
@@ -86,6 +87,18 @@ pub enum AgentError {
     Encode(#[from] EncodeError),
     #[error(transparent)]
     Model(#[from] ClientError),
+    /// The executor cannot store results (built without a sink and not given one).
+    #[error(transparent)]
+    NoSink(LandError),
+}
+
+impl From<LandError> for AgentError {
+    fn from(e: LandError) -> Self {
+        match e {
+            LandError::Store(e) => AgentError::Store(e),
+            other => AgentError::NoSink(other),
+        }
+    }
 }
 
 /// Why a turn ended.
@@ -149,6 +162,8 @@ impl Agent {
         stores: Stores,
         approver: Arc<dyn Approver>,
     ) -> Arc<Self> {
+        // Its results land in its stores, announced once stored.
+        landing::ensure_sink(&executor, &stores);
         Arc::new(Agent {
             client,
             config,
@@ -211,6 +226,7 @@ impl Agent {
             Arc::clone(&self.stores.suspensions),
             self.executor.config().clone(),
         );
+        landing::ensure_sink(&executor, &self.stores);
         Agent {
             client: self.client.clone(),
             config: AgentConfig {
@@ -240,6 +256,15 @@ impl Agent {
             .partition(|c| c.parent_session == session);
         *children = others;
         mine
+    }
+
+    /// The subagent started by call `call_id` of `session`, if any, no longer tracked.
+    pub(crate) fn take_child(&self, session: &str, call_id: &str) -> Option<ChildRun> {
+        let mut children = self.children.lock().ok()?;
+        let at = children
+            .iter()
+            .position(|c| c.parent_session == session && c.call_id == call_id)?;
+        Some(children.remove(at))
     }
 
     /// Events are the live view; the store has the record. A failing event log must not

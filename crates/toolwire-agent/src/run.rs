@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{EventKind, Message, Status, ToolCall, ToolResult};
 use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
@@ -106,15 +107,8 @@ impl Agent {
                 outcome.stop = StopReason::Done;
                 return Ok(outcome);
             }
-            let suspended = self
-                .execute(session_id, calls, &cancel, &mut stored)
+            self.execute(session_id, calls, &cancel, &mut stored)
                 .await?;
-            // Only now, with every result stored, are the batch's suspensions forgotten:
-            // however a call ended (answered, denied, cancelled while waiting), its row
-            // goes, and a crash before this point leaves it listed.
-            for id in suspended {
-                let _ = self.executor.settled(&id).await;
-            }
             self.emit(session_id, EventKind::TurnEnded { turn }).await;
         }
         Ok(outcome)
@@ -153,30 +147,45 @@ impl Agent {
     /// Runs the calls and stores their results: the finished ones at once, then each
     /// suspended one as the approver settles it, in call order. A crash while a call waits
     /// for its answer so loses none of the results that were already there (the model
-    /// view puts results in call order whatever order they were stored in). Returns the
-    /// ids of the suspensions the batch made, to be forgotten once all is stored.
+    /// view puts results in call order whatever order they were stored in). A call's
+    /// suspensions are forgotten when its result lands (a crash before leaves them
+    /// listed).
     async fn execute(
         &self,
         session_id: &str,
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
         stored: &mut Vec<StoredMessage>,
-    ) -> Result<Vec<String>, AgentError> {
+    ) -> Result<(), AgentError> {
         let scope = Scope {
             cancel: cancel.child_token(),
             ..Scope::new(session_id)
         };
-        let results = self.executor.execute_all(&scope, calls.clone()).await;
-        let (finished, waiting): (Vec<_>, Vec<_>) = results
-            .into_iter()
-            .zip(calls)
-            .partition(|(result, _)| result.status != Status::Suspended);
-        let mut ready: Vec<ToolResult> = finished.into_iter().map(|(r, _)| r).collect();
-        self.settle_children(session_id, &mut ready).await;
-        self.store_results(session_id, ready, stored).await?;
-        let mut suspended = Vec::new();
+        // Each finished call lands as it finishes (stored, then announced), so a person
+        // sees a fast result while a slow one still runs; the suspended ones wait below.
+        let concurrency = self.executor.config().concurrency.max(1);
+        let scope = &scope;
+        let mut running = futures::stream::iter(calls.into_iter().enumerate())
+            .map(|(i, call)| async move {
+                let result = self.executor.execute(scope, call.clone()).await;
+                (i, call, result)
+            })
+            .buffer_unordered(concurrency);
+        let mut waiting = Vec::new();
+        while let Some((i, call, mut result)) = running.next().await {
+            if result.status == Status::Suspended {
+                waiting.push((i, result, call));
+                continue;
+            }
+            self.name_child(session_id, &mut result).await;
+            // A refused result lands as a `store_failed` one: every call keeps exactly
+            // one stored result.
+            stored.push(self.executor.land(session_id, result, Vec::new()).await?);
+        }
+        drop(running);
+        waiting.sort_by_key(|(i, _, _)| *i);
         // In call order: the approver is asked about each suspended call in turn.
-        for (result, call) in waiting {
+        for (_, result, call) in waiting {
             let (settled, ids) = settle(
                 &self.executor,
                 self.approver.as_ref(),
@@ -186,50 +195,40 @@ impl Agent {
                 cancel,
             )
             .await;
-            suspended.extend(ids);
             // A call answered on another instance goes on with the result stored there.
-            if let Some(message) =
-                store_settled(&self.stores, session_id, &call, settled, cancel).await?
-            {
-                stored.push(message);
-            }
+            let landed = store_settled(
+                &self.executor,
+                &self.stores,
+                session_id,
+                &call,
+                settled,
+                ids,
+                cancel,
+            )
+            .await?;
+            stored.extend(landed);
         }
-        Ok(suspended)
-    }
-
-    /// A refused result becomes a `store_failed` one: every call keeps exactly one stored
-    /// result, and the rest of the batch is stored too.
-    async fn store_results(
-        &self,
-        session_id: &str,
-        results: Vec<ToolResult>,
-        stored: &mut Vec<StoredMessage>,
-    ) -> Result<(), AgentError> {
-        for result in results {
-            stored.push(
-                self.stores
-                    .record_result_or_failure(session_id, result, None)
-                    .await?,
-            );
+        // Subagents of calls that waited end with their turn too.
+        for child in self.take_children(session_id) {
+            let _ = tokio::time::timeout(CHILD_GRACE, child.done.cancelled()).await;
         }
         Ok(())
     }
 
-    /// Waits for the subagents of this batch to end (a cancelled `task` call's future is
-    /// dropped by the executor while its subagent still stores its cancelled results), and
-    /// names each child session in its call's result.
-    async fn settle_children(&self, session_id: &str, results: &mut [ToolResult]) {
-        for child in self.take_children(session_id) {
-            // A subagent ends promptly once cancelled; a stuck one must not hang the turn.
-            let _ = tokio::time::timeout(CHILD_GRACE, child.done.cancelled()).await;
-            if let Some(result) = results.iter_mut().find(|r| r.call_id == child.call_id) {
-                result
-                    .metadata
-                    .extra
-                    .entry(CHILD_SESSION_KEY.to_owned())
-                    .or_insert_with(|| serde_json::Value::String(child.child_session.clone()));
-            }
-        }
+    /// Waits for the subagent of `result`'s call, if it started one, to end (a cancelled
+    /// `task` call's future is dropped by the executor while its subagent still stores
+    /// its cancelled results), and names the child session in the result.
+    async fn name_child(&self, session_id: &str, result: &mut ToolResult) {
+        let Some(child) = self.take_child(session_id, &result.call_id) else {
+            return;
+        };
+        // A subagent ends promptly once cancelled; a stuck one must not hang the turn.
+        let _ = tokio::time::timeout(CHILD_GRACE, child.done.cancelled()).await;
+        result
+            .metadata
+            .extra
+            .entry(CHILD_SESSION_KEY.to_owned())
+            .or_insert_with(|| serde_json::Value::String(child.child_session.clone()));
     }
 }
 

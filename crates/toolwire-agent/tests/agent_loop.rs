@@ -130,17 +130,22 @@ async fn parallel_calls(provider: Provider) {
             ]})
         ),
     }
+    // Each result is stored as its call finishes (then announced), so the history holds
+    // them in completion order: the slow first call last. The model still got them in
+    // call order (the request bodies above).
+    let transcript = h.transcript(&session).await;
     assert_eq!(
-        h.transcript(&session).await,
-        [
-            "user:Read my notes.",
-            r#"assistant:Reading.["c1", "c2", "c3"]"#,
-            "result:c1:success",
-            "result:c2:success",
-            "result:c3:error",
-            "assistant:Done.[]",
-        ]
+        transcript[..2],
+        ["user:Read my notes.", r#"assistant:Reading.["c1", "c2", "c3"]"#]
     );
+    let mut results = transcript[2..5].to_vec();
+    assert_eq!(results[2], "result:c1:success", "{transcript:?}");
+    results.sort();
+    assert_eq!(
+        results,
+        ["result:c1:success", "result:c2:success", "result:c3:error"]
+    );
+    assert_eq!(transcript[5..], ["assistant:Done.[]"]);
     let tags = h.event_tags(&session).await;
     assert_eq!(tags[..2], ["session_started", "turn_started:1"]);
     assert_eq!(
@@ -153,6 +158,12 @@ async fn parallel_calls(provider: Provider) {
         .filter(|t| t.starts_with("tool_result"))
         .collect();
     assert_eq!(finished.last().unwrap().as_str(), "tool_result:c1");
+    // Announced in the order stored: a client that reloads on an event finds its result.
+    let stored_order: Vec<String> = transcript[2..5]
+        .iter()
+        .map(|r| format!("tool_result:{}", &r["result:".len()..r.rfind(':').unwrap()]))
+        .collect();
+    assert_eq!(finished, stored_order.iter().collect::<Vec<_>>());
 }
 per_provider!(parallel_calls);
 

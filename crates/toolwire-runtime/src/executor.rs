@@ -23,6 +23,7 @@ use toolwire_tool::{
 
 use crate::events::{EventBus, now_rfc3339};
 use crate::registry::{Registered, Registry, RegistryError};
+use crate::sink::{LandError, Landing, ResultSink};
 
 #[derive(Debug, Clone)]
 pub struct ExecutorConfig {
@@ -96,7 +97,15 @@ pub struct Executor {
     events: Arc<EventBus>,
     suspensions: Arc<dyn SuspensionStore>,
     config: ExecutorConfig,
+    /// Where finished results land (set once, by the host that stores them). Without
+    /// one, the executor announces each result itself and its caller stores it.
+    sink: std::sync::OnceLock<Arc<dyn ResultSink>>,
+    /// Raw payloads of finished calls kept for their landing (`debug_raw` only).
+    raws: std::sync::Mutex<std::collections::HashMap<String, Json>>,
 }
+
+/// Raw payloads kept at most, should results never land (a caller that drops them).
+const MAX_KEPT_RAWS: usize = 1024;
 
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,6 +136,8 @@ impl Executor {
             events,
             suspensions,
             config,
+            sink: std::sync::OnceLock::new(),
+            raws: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -157,6 +168,38 @@ impl Executor {
 
     pub fn events(&self) -> &Arc<EventBus> {
         &self.events
+    }
+
+    /// Sets where finished results land; `false` when one was set already (the first
+    /// stays). From then on the executor announces only calls that wait.
+    pub fn set_sink(&self, sink: Arc<dyn ResultSink>) -> bool {
+        self.sink.set(sink).is_ok()
+    }
+
+    pub fn has_sink(&self) -> bool {
+        self.sink.get().is_some()
+    }
+
+    /// Lands a finished call's result through the sink: stored, announced as stored, its
+    /// `suspensions` forgotten. Every caller that finishes a call ends it here.
+    pub async fn land(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        suspensions: Vec<String>,
+    ) -> Result<toolwire_store::StoredMessage, LandError> {
+        let sink = self.sink.get().ok_or(LandError::NoSink)?;
+        let raw = self
+            .raws
+            .lock()
+            .ok()
+            .and_then(|mut raws| raws.remove(&result.call_id));
+        let landing = Landing {
+            result,
+            raw,
+            suspensions,
+        };
+        Ok(sink.land(session_id, landing).await?)
     }
 
     pub fn config(&self) -> &ExecutorConfig {
@@ -471,6 +514,16 @@ impl Executor {
         result.metadata.started_at = Some(started.at);
         result.metadata.ended_at = Some(now_rfc3339());
         result.metadata.duration_ms = Some(started.clock.elapsed().as_millis() as u64);
+        if self.has_sink() && result.status != Status::Suspended {
+            // Announced by the sink once stored, as stored.
+            if let (Some(raw), Ok(mut raws)) = (raw, self.raws.lock()) {
+                if raws.len() >= MAX_KEPT_RAWS {
+                    raws.clear();
+                }
+                raws.insert(result.call_id.clone(), raw);
+            }
+            return result;
+        }
         self.emit(
             scope,
             EventKind::ToolResult {

@@ -8,10 +8,12 @@ pub mod events;
 pub mod executor;
 mod progress;
 pub mod registry;
+pub mod sink;
 
 pub use events::{EventBus, Subscription};
 pub use executor::{DEBUG_RAW_ENV, Executor, ExecutorConfig, ResolveError, Scope};
 pub use registry::{Registered, Registry, RegistryError};
+pub use sink::{LandError, Landing, ResultSink};
 /// The vocabulary and stores the executor works with, re-exported for one import.
 pub use toolwire_core::{ErrorCode, Event, EventKind, PendingCall, Resolution, ToolCall};
 pub use toolwire_store::{EventLog, MemoryEventLog, MemorySuspensions, SuspensionStore};

@@ -1,0 +1,131 @@
+//! Where a finished call lands: a `tool_result` event is announced only once its result
+//! is stored, and it carries the result as stored (media as blob references, saved once),
+//! so a client that reloads the session on the event always finds what it announced.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use toolwire_agent::{ApprovalPolicy, AutoApprove, EventKind, Host};
+use toolwire_core::{Source, Status, Value};
+use toolwire_runtime::{ToolContext, ToolError, tool_fn};
+
+#[derive(Deserialize, JsonSchema)]
+struct Empty {}
+
+/// A picture of 4 KB inline as base64: above the size kept inline, so it goes to the
+/// blob store.
+fn picture_base64() -> String {
+    use base64::Engine as _;
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.extend((0..4096u32).map(|i| (i % 251) as u8));
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+async fn host(dir: &std::path::Path) -> Host {
+    let picture = tool_fn(
+        "picture",
+        "Returns a picture and a caption; asks first.",
+        |_: Empty, _ctx: ToolContext| async move {
+            Ok::<_, ToolError>(Value::image(Source::base64(picture_base64()), "image/png"))
+        },
+    )
+    .with_schema(|s| s.approval = ApprovalPolicy::Always);
+    let plain = tool_fn(
+        "plain",
+        "Says hello.",
+        |_: Empty, _ctx: ToolContext| async move { Ok::<_, ToolError>(Value::text("hello")) },
+    );
+    Host::builder()
+        .data_dir(dir)
+        .without_builtins()
+        .tools([
+            Arc::new(picture) as Arc<dyn toolwire_agent::Tool>,
+            Arc::new(plain) as Arc<dyn toolwire_agent::Tool>,
+        ])
+        .build()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_result_is_announced_only_once_stored_and_as_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path()).await;
+    let session = host.session(None, "landing").await.unwrap();
+    let mut feed = host.events().subscribe(&session.id, 0).await.unwrap();
+    for tool in ["plain", "picture"] {
+        let running = host
+            .call(&session.id, tool, json!({}), Arc::new(AutoApprove))
+            .await
+            .unwrap();
+        let returned = running.finish().await.unwrap().unwrap();
+        assert_eq!(returned.status, Status::Success, "{returned:?}");
+        // The feed's result for this call, read after the call ended.
+        let announced = loop {
+            let event = feed.next().await.unwrap().unwrap();
+            if let EventKind::ToolResult { result, .. } = event.kind
+                && result.call_id == returned.call_id
+                && result.status != Status::Suspended
+            {
+                break *result;
+            }
+        };
+        let stored = host
+            .stores()
+            .history
+            .find_result(&returned.call_id)
+            .await
+            .unwrap()
+            .expect("announced but not stored");
+        assert_eq!(announced, stored.result, "{tool}: announced is not what was stored");
+        assert_eq!(returned, stored.result, "{tool}: returned is not what was stored");
+    }
+    // The picture went to the blob store: announced by reference, never as base64.
+    let stored = host.stores().history.load(&session.id).await.unwrap();
+    let text = serde_json::to_string(&stored).unwrap();
+    assert!(!text.contains(&picture_base64()[..64]), "base64 left in the history");
+    assert!(text.contains("blake3:"), "{text}");
+}
+
+/// Every `tool_result` event of a finished call is announced after its row exists: a
+/// second subscriber checks the store the moment each event arrives.
+#[tokio::test]
+async fn no_event_runs_ahead_of_its_stored_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path()).await;
+    let session = host.session(None, "race").await.unwrap();
+    let mut feed = host.events().subscribe(&session.id, 0).await.unwrap();
+    let watcher = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            let mut checked = 0;
+            while checked < 20 {
+                let event = feed.next().await.unwrap().unwrap();
+                if let EventKind::ToolResult { result, .. } = event.kind
+                    && result.status != Status::Suspended
+                {
+                    let found = host
+                        .stores()
+                        .history
+                        .find_result(&result.call_id)
+                        .await
+                        .unwrap();
+                    assert!(found.is_some(), "{} announced before stored", result.call_id);
+                    checked += 1;
+                }
+            }
+        })
+    };
+    for i in 0..20 {
+        let tool = if i % 2 == 0 { "plain" } else { "picture" };
+        let running = host
+            .call(&session.id, tool, json!({}), Arc::new(AutoApprove))
+            .await
+            .unwrap();
+        running.finish().await.unwrap().unwrap();
+    }
+    watcher.await.unwrap();
+}

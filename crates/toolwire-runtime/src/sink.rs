@@ -1,0 +1,43 @@
+//! Where a finished call lands: one seam, so that "store the result, announce it, forget
+//! its suspensions" is written once for every caller (the agent loop, a person's call,
+//! an answer to a pending call, and the entry points to come).
+//!
+//! With a sink, the executor announces only calls that wait (suspended results); a
+//! finished result is announced by the sink *after* it is stored, as stored (media as
+//! blob references), so a client that reloads on the event always finds it.
+
+use futures::future::BoxFuture;
+use serde_json::Value as Json;
+use toolwire_core::ToolResult;
+use toolwire_store::{StoreError, StoredMessage};
+
+/// A finished call on its way to the store.
+#[derive(Debug)]
+pub struct Landing {
+    pub result: ToolResult,
+    /// The raw payload the tool returned, when the executor keeps it (`debug_raw`): it
+    /// rides along in the announcement only.
+    pub raw: Option<Json>,
+    /// The call's suspensions, done with once the result is stored.
+    pub suspensions: Vec<String>,
+}
+
+/// Stores a call's one result, then announces it and forgets its suspensions.
+pub trait ResultSink: Send + Sync {
+    /// The result as stored. A result the store refuses becomes the `store_failed` one
+    /// it stores instead: every call keeps exactly one result.
+    fn land<'a>(
+        &'a self,
+        session_id: &'a str,
+        landing: Landing,
+    ) -> BoxFuture<'a, Result<StoredMessage, StoreError>>;
+}
+
+/// Why [`crate::Executor::land`] could not land a result.
+#[derive(Debug, thiserror::Error)]
+pub enum LandError {
+    #[error("the executor has no result sink: results cannot be stored")]
+    NoSink,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
