@@ -245,10 +245,13 @@ async fn session(
             "http://127.0.0.1:{feed_port}/api/sessions/{id}/events"
         ))
         .send()
-        .await?
-        .error_for_status()?;
-    let mut events = feed.bytes_stream().eventsource();
+        .await
+        .and_then(reqwest::Response::error_for_status);
+    // Every session reaches the start line, its feed open or not: the others and the
+    // clock wait there for all of them, so one that failed must still arrive (it then
+    // fails the run instead of hanging it).
     go.wait().await;
+    let mut events = feed?.bytes_stream().eventsource();
     let mut done = Vec::with_capacity(plan.len());
     for planned in plan {
         let t = Instant::now();
