@@ -3,8 +3,8 @@
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{
-    CallRef, ErrorCode, Message, Resolution, Status, Suspension, SuspensionReason,
-    ToolCall, ToolResult,
+    CallRef, ErrorCode, Message, Resolution, Status, Suspension, SuspensionReason, ToolCall,
+    ToolResult,
 };
 use toolwire_runtime::{Executor, LandError, ResolveError};
 use toolwire_store::{StoredMessage, Stores};
@@ -132,12 +132,20 @@ pub(crate) async fn store_settled(
     cancel: &CancellationToken,
 ) -> Result<Option<StoredMessage>, LandError> {
     let suspension_id = match settled {
-        Settled::Here(result) => return executor.land(session_id, *result, suspended).await.map(Some),
+        Settled::Here(result) => {
+            return executor
+                .land(session_id, *result, suspended)
+                .await
+                .map(Some);
+        }
         Settled::Elsewhere(id) => id,
     };
     // The claimed suspension is the other instance's to forget; the earlier ones (a call
     // that asked more than once) are this one's.
-    let ours: Vec<String> = suspended.into_iter().filter(|id| *id != suspension_id).collect();
+    let ours: Vec<String> = suspended
+        .into_iter()
+        .filter(|id| *id != suspension_id)
+        .collect();
     loop {
         // Read the claim before the history: a result stored and its row forgotten
         // between the two reads is then still found.

@@ -30,7 +30,8 @@ use toolwire_core::{Event, Message, ToolCall, ToolResult};
 use toolwire_model::Provider;
 use toolwire_model::client::{ClientConfig, ClientError, ProviderClient};
 use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, LandError, Registered, Registry, RegistryError, Scope, Subscription,
+    EventBus, Executor, ExecutorConfig, LandError, Registered, Registry, RegistryError, Scope,
+    Subscription,
 };
 use toolwire_store::{NewSession, Session, StoreConfig, StoreError, Stores};
 use toolwire_tool::{SourceStatus, Tool, ToolSource};

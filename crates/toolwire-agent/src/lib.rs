@@ -47,7 +47,9 @@ pub use tokio_util::sync::CancellationToken;
 /// The conversation and event vocabulary, re-exported so an embedder needs one crate.
 pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
 /// The tool contract, for hosts that bring their own tools (an MCP server's).
-pub use toolwire_runtime::{ApprovalPolicy, Registered, Registry, ResolveError, Tool, ToolSchema};
+pub use toolwire_runtime::{
+    ApprovalPolicy, Registered, Registry, ResolveError, SharedEvent, Tool, ToolSchema,
+};
 pub use toolwire_tool::{SourceState, SourceStatus, ToolSource};
 
 /// The default limit on model requests per user message.

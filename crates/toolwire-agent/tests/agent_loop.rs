@@ -136,7 +136,10 @@ async fn parallel_calls(provider: Provider) {
     let transcript = h.transcript(&session).await;
     assert_eq!(
         transcript[..2],
-        ["user:Read my notes.", r#"assistant:Reading.["c1", "c2", "c3"]"#]
+        [
+            "user:Read my notes.",
+            r#"assistant:Reading.["c1", "c2", "c3"]"#
+        ]
     );
     let mut results = transcript[2..5].to_vec();
     assert_eq!(results[2], "result:c1:success", "{transcript:?}");

@@ -80,13 +80,22 @@ async fn a_result_is_announced_only_once_stored_and_as_stored() {
             .await
             .unwrap()
             .expect("announced but not stored");
-        assert_eq!(announced, stored.result, "{tool}: announced is not what was stored");
-        assert_eq!(returned, stored.result, "{tool}: returned is not what was stored");
+        assert_eq!(
+            announced, stored.result,
+            "{tool}: announced is not what was stored"
+        );
+        assert_eq!(
+            returned, stored.result,
+            "{tool}: returned is not what was stored"
+        );
     }
     // The picture went to the blob store: announced by reference, never as base64.
     let stored = host.stores().history.load(&session.id).await.unwrap();
     let text = serde_json::to_string(&stored).unwrap();
-    assert!(!text.contains(&picture_base64()[..64]), "base64 left in the history");
+    assert!(
+        !text.contains(&picture_base64()[..64]),
+        "base64 left in the history"
+    );
     assert!(text.contains("blake3:"), "{text}");
 }
 
@@ -113,7 +122,11 @@ async fn no_event_runs_ahead_of_its_stored_result() {
                         .find_result(&result.call_id)
                         .await
                         .unwrap();
-                    assert!(found.is_some(), "{} announced before stored", result.call_id);
+                    assert!(
+                        found.is_some(),
+                        "{} announced before stored",
+                        result.call_id
+                    );
                     checked += 1;
                 }
             }

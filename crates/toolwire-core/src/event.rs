@@ -76,3 +76,86 @@ pub enum EventKind {
         resolution: String,
     },
 }
+
+impl EventKind {
+    /// The event's `type`, as it is written on the wire (`tool_result`, …): the SSE event
+    /// name, found without writing the event out.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::SessionStarted { .. } => "session_started",
+            EventKind::SessionEnded => "session_ended",
+            EventKind::TurnStarted { .. } => "turn_started",
+            EventKind::TurnEnded { .. } => "turn_ended",
+            EventKind::AssistantDelta { .. } => "assistant_delta",
+            EventKind::ToolCallStarted { .. } => "tool_call_started",
+            EventKind::Progress { .. } => "progress",
+            EventKind::ToolResult { .. } => "tool_result",
+            EventKind::Widget { .. } => "widget",
+            EventKind::Suspended { .. } => "suspended",
+            EventKind::Resolved { .. } => "resolved",
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::result::SuspensionReason;
+    use crate::{CallRef, Value};
+
+    /// `name` is the `type` serde writes, for every kind.
+    #[test]
+    fn each_name_is_the_type_on_the_wire() {
+        let suspension = Suspension {
+            id: "s".into(),
+            reason: SuspensionReason::Approval,
+            prompt: "ok?".into(),
+            input_schema: None,
+        };
+        let kinds = [
+            EventKind::SessionStarted {
+                parent_call_id: None,
+            },
+            EventKind::SessionEnded,
+            EventKind::TurnStarted { turn: 1 },
+            EventKind::TurnEnded { turn: 1 },
+            EventKind::AssistantDelta { text: "a".into() },
+            EventKind::ToolCallStarted {
+                call_id: "c".into(),
+                tool_name: "t".into(),
+                input: Json::Null,
+            },
+            EventKind::Progress {
+                call_id: "c".into(),
+                done: 1,
+                total: None,
+                message: None,
+            },
+            EventKind::ToolResult {
+                result: Box::new(ToolResult::success(
+                    CallRef::new("c", "t"),
+                    Value::text("x"),
+                )),
+                raw: None,
+            },
+            EventKind::Widget {
+                call_id: "c".into(),
+                widget: Box::new(Widget::new("chart", Json::Null, "a chart")),
+            },
+            EventKind::Suspended {
+                call_id: "c".into(),
+                suspension,
+            },
+            EventKind::Resolved {
+                call_id: "c".into(),
+                suspension_id: "s".into(),
+                resolution: "approve".into(),
+            },
+        ];
+        for kind in kinds {
+            let written = serde_json::to_value(&kind).unwrap();
+            assert_eq!(written["type"], kind.name(), "{written}");
+        }
+    }
+}

@@ -18,7 +18,7 @@ use toolwire_tool::ProgressSink;
 /// processes); live subscribers put out-of-order arrivals right from the log.
 pub struct EventBus {
     log: Arc<dyn EventLog>,
-    live: broadcast::Sender<Event>,
+    live: broadcast::Sender<Arc<SharedEvent>>,
     /// Where a result event's inline media goes before the event is logged.
     media: Option<(Arc<dyn BlobStore>, PersistConfig)>,
 }
@@ -123,7 +123,7 @@ pub struct Subscription {
     bus: Arc<EventBus>,
     session_id: String,
     backlog: VecDeque<Event>,
-    rx: broadcast::Receiver<Event>,
+    rx: broadcast::Receiver<Arc<SharedEvent>>,
     /// Word from a shared log (Postgres) that another process logged an event.
     wakeups: Option<broadcast::Receiver<EventWake>>,
     /// The next `seq` this subscriber expects.
@@ -153,10 +153,16 @@ impl Subscription {
 
     /// The next event, or `None` when the bus is gone.
     pub async fn next(&mut self) -> Option<Result<Event, StoreError>> {
+        Some(self.next_shared().await?.map(SharedEvent::into_event))
+    }
+
+    /// [`Subscription::next`] as the live subscribers share it: no copy, and its JSON
+    /// written once for all of them (what a feed of many subscribers wants).
+    pub async fn next_shared(&mut self) -> Option<Result<Arc<SharedEvent>, StoreError>> {
         loop {
             if let Some(e) = self.backlog.pop_front() {
                 self.next = e.seq + 1;
-                return Some(Ok(e));
+                return Some(Ok(Arc::new(SharedEvent::new(e))));
             }
             let received = tokio::select! {
                 received = self.rx.recv() => received,
@@ -184,8 +190,10 @@ impl Subscription {
                 }
             };
             match received {
-                Ok(e) if e.session_id != self.session_id || e.seq < self.next => continue,
-                Ok(e) if e.seq == self.next => {
+                Ok(e) if e.event.session_id != self.session_id || e.event.seq < self.next => {
+                    continue;
+                }
+                Ok(e) if e.event.seq == self.next => {
                     self.next += 1;
                     return Some(Ok(e));
                 }
@@ -238,14 +246,55 @@ impl ProgressSink for EventBus {
 
 async fn log_and_send(
     log: &dyn EventLog,
-    live: &broadcast::Sender<Event>,
+    live: &broadcast::Sender<Arc<SharedEvent>>,
     session_id: &str,
     kind: EventKind,
 ) -> Result<Event, StoreError> {
     let event = log.append_event(session_id, now_rfc3339(), kind).await?;
     // No live subscriber is not an error: the log has it.
-    let _ = live.send(event.clone());
+    let _ = live.send(Arc::new(SharedEvent::new(event.clone())));
     Ok(event)
+}
+
+/// An event as every live subscriber gets it: one copy for all of them (a broadcast
+/// hands each receiver a clone, and a result event can be large), written out as JSON
+/// once, by the first feed that needs it, for all the others.
+#[derive(Debug)]
+pub struct SharedEvent {
+    event: Event,
+    json: std::sync::OnceLock<Arc<str>>,
+}
+
+impl SharedEvent {
+    pub fn new(event: Event) -> Self {
+        SharedEvent {
+            event,
+            json: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// The event as JSON, written once.
+    pub fn json(&self) -> Arc<str> {
+        Arc::clone(self.json.get_or_init(|| {
+            // An event is plain data (string keys, finite numbers): writing it cannot
+            // fail; were it to, an empty object keeps the feed going.
+            serde_json::to_string(&self.event)
+                .unwrap_or_else(|_| "{}".to_owned())
+                .into()
+        }))
+    }
+
+    /// The event itself, copied only when another subscriber still holds it.
+    pub fn into_event(self: Arc<Self>) -> Event {
+        match Arc::try_unwrap(self) {
+            Ok(shared) => shared.event,
+            Err(shared) => shared.event.clone(),
+        }
+    }
 }
 
 pub(crate) fn now_rfc3339() -> String {

@@ -10,7 +10,7 @@ mod progress;
 pub mod registry;
 pub mod sink;
 
-pub use events::{EventBus, Subscription};
+pub use events::{EventBus, SharedEvent, Subscription};
 pub use executor::{DEBUG_RAW_ENV, Executor, ExecutorConfig, ResolveError, Scope};
 pub use registry::{Registered, Registry, RegistryError};
 pub use sink::{LandError, Landing, ResultSink};

@@ -18,7 +18,7 @@ use futures::{Stream, StreamExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
-use toolwire_core::Event;
+use toolwire_agent::SharedEvent;
 use toolwire_store::HistoryStore;
 
 use crate::AppState;
@@ -138,7 +138,7 @@ async fn feed(
     session: &str,
     after: u64,
     slot: OwnedSemaphorePermit,
-) -> Result<impl Stream<Item = Event> + Send + 'static, ApiError> {
+) -> Result<impl Stream<Item = Arc<SharedEvent>> + Send + 'static, ApiError> {
     // Listening before looking, so a deletion between the two is not missed.
     let deleted = state.feeds.deleted.subscribe();
     if state
@@ -170,7 +170,7 @@ async fn feed(
         (subscription, end, slot),
         |(mut sub, mut end, slot)| async move {
             tokio::select! {
-                next = sub.next() => match next {
+                next = sub.next_shared() => match next {
                     Some(Ok(event)) => Some((event, (sub, end, slot))),
                     _ => None,
                 },
@@ -178,13 +178,6 @@ async fn feed(
             }
         },
     ))
-}
-
-fn kind_name(event: &Event) -> String {
-    serde_json::to_value(&event.kind)
-        .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
-        .unwrap_or_else(|| "event".to_owned())
 }
 
 pub async fn sse(
@@ -196,13 +189,14 @@ pub async fn sse(
     let after = resume_point(&headers, q.after)?;
     let slot = state.feeds.slot()?;
     let events = feed(&state, &id, after, slot).await?;
-    let stream = events.map(|event| {
-        let data = serde_json::to_string(&event).unwrap_or_else(|_| "{}".to_owned());
+    // Each event is written out once, whichever of its subscribers gets there first.
+    let stream = events.map(|shared| {
+        let event = shared.event();
         Ok::<_, Infallible>(
             SseEvent::default()
                 .id(event.seq.to_string())
-                .event(kind_name(&event))
-                .data(data),
+                .event(event.kind.name())
+                .data(&*shared.json()),
         )
     });
     Ok(Sse::new(stream)
@@ -268,8 +262,8 @@ async fn serve_socket(state: AppState, mut socket: WebSocket, slot: OwnedSemapho
     loop {
         tokio::select! {
             event = events.next() => match event {
-                Some(event) => {
-                    let text = serde_json::to_string(&event).unwrap_or_default();
+                Some(shared) => {
+                    let text: &str = &shared.json();
                     if socket.send(WsMessage::Text(text.into())).await.is_err() {
                         return;
                     }
