@@ -22,7 +22,7 @@ async fn main() -> anyhow::Result<()> {
             _ => {}
         }
     }
-    let outcome = turn.finish().await??;
+    let outcome = turn.finish().await?;
     println!(
         "\n[{:?} after {} model requests]",
         outcome.stop, outcome.iterations

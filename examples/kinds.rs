@@ -102,7 +102,7 @@ async fn main() -> anyhow::Result<()> {
         let running = host
             .call(&session.id, "sample", input, Arc::new(AutoApprove))
             .await?;
-        let result = running.finish().await??;
+        let result = running.finish().await?;
         result
             .validate()
             .map_err(|v| anyhow::anyhow!("{}: {v:?}", kind.name()))?;

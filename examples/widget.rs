@@ -54,7 +54,7 @@ async fn main() -> anyhow::Result<()> {
     let running = host
         .call(&session.id, "build_times", input, Arc::new(AutoApprove))
         .await?;
-    let result = running.finish().await??;
+    let result = running.finish().await?;
     println!("widgets: {}", serde_json::to_string(&result.widgets)?);
     print!("{}", render(&result, &TermOptions::plain(80)));
     std::fs::remove_dir_all(&data)?;

@@ -19,7 +19,7 @@
 //! ```
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -205,17 +205,6 @@ impl HostBuilder {
             sources: Sources(Arc::new(self.sources)),
         })
     }
-}
-
-/// The embedded default stores (SQLite history, local blobs) under `data_dir`, else
-/// `$TOOLWIRE_DATA_DIR`, else the platform data directory.
-pub async fn open_stores(data_dir: Option<&Path>) -> Result<Stores, HostError> {
-    StoreLocation {
-        data_dir: data_dir.map(Path::to_owned),
-        ..StoreLocation::default()
-    }
-    .open()
-    .await
 }
 
 /// Where history and blobs live. By default both under one data directory (SQLite +
@@ -434,7 +423,7 @@ impl Host {
         tool: &str,
         input: Json,
         approver: Arc<dyn Approver>,
-    ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
+    ) -> Result<Running<ToolResult>, HostError> {
         let call = ToolCall::new(toolwire_core::ids::new_id("call"), tool, input);
         self.call_as(session_id, call, approver).await
     }
@@ -446,7 +435,7 @@ impl Host {
         session_id: &str,
         call: ToolCall,
         approver: Arc<dyn Approver>,
-    ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
+    ) -> Result<Running<ToolResult>, HostError> {
         self.call_cancellable(session_id, call, approver, CancellationToken::new())
             .await
     }
@@ -460,7 +449,7 @@ impl Host {
         call: ToolCall,
         approver: Arc<dyn Approver>,
         cancel: CancellationToken,
-    ) -> Result<Running<Result<ToolResult, HostError>>, HostError> {
+    ) -> Result<Running<ToolResult>, HostError> {
         self.stores
             .append(
                 session_id,
@@ -474,11 +463,15 @@ impl Host {
             .await?;
         let host = self.clone();
         let session = session_id.to_owned();
-        self.run(session_id, async move {
-            host.finish_call(&session, call, approver.as_ref(), cancel)
-                .await
-        })
-        .await
+        let call_id = call.id.clone();
+        let mut running = self
+            .run(session_id, async move {
+                host.finish_call(&session, call, approver.as_ref(), cancel)
+                    .await
+            })
+            .await?;
+        running.call_id = Some(call_id);
+        Ok(running)
     }
 
     async fn finish_call(
@@ -580,19 +573,20 @@ impl Host {
         })
     }
 
-    /// Runs `work` as its own task, delivering the session's events as they are logged.
+    /// Runs `work` as its own task; the session's events from now on are delivered to
+    /// whoever asks for them ([`Running::next`]).
     async fn run<T: Send + 'static>(
         &self,
         session_id: &str,
-        work: impl Future<Output = T> + Send + 'static,
+        work: impl Future<Output = Result<T, HostError>> + Send + 'static,
     ) -> Result<Running<T>, HostError> {
         let events = self.events();
         let from = events.last_seq(session_id).await?;
-        let subscription = events.subscribe(session_id, from).await?;
         Ok(Running {
-            subscription,
+            subscription: None,
             events: Arc::clone(events),
             session_id: session_id.to_owned(),
+            call_id: None,
             task: Some(tokio::spawn(work)),
             done: None,
             seen: from,
@@ -616,7 +610,7 @@ impl std::ops::Deref for HostAgent {
 }
 
 /// The events of a running turn, ending with the turn.
-pub type TurnEvents = Running<Result<TurnOutcome, AgentError>>;
+pub type TurnEvents = Running<TurnOutcome>;
 
 impl HostAgent {
     pub fn agent(&self) -> &Arc<Agent> {
@@ -641,7 +635,7 @@ impl HostAgent {
         let (session, text) = (session_id.to_owned(), text.to_owned());
         self.host
             .run(session_id, async move {
-                agent.run_turn(&session, &text, cancel).await
+                Ok(agent.run_turn(&session, &text, cancel).await?)
             })
             .await
     }
@@ -651,12 +645,17 @@ impl HostAgent {
 const DRAIN_WAIT: Duration = Duration::from_secs(2);
 
 /// Work running in the background and the events of its session, in order: `next` until
-/// `None`, then [`Running::finish`] for the outcome.
+/// `None`, then [`Running::finish`] for the outcome. The events are read only when asked
+/// for: a caller that only wants the outcome calls `finish` and nothing subscribes.
 pub struct Running<T> {
-    subscription: Subscription,
+    /// Opened by the first `next`, from the number the work started at: nothing logged
+    /// in between is missed.
+    subscription: Option<Subscription>,
     events: Arc<EventBus>,
     session_id: String,
-    task: Option<JoinHandle<T>>,
+    /// The call's id, for a run of one call.
+    call_id: Option<String>,
+    task: Option<JoinHandle<Result<T, HostError>>>,
     /// The outcome, once the work ended, and the last event number it logged.
     done: Option<(Result<T, HostError>, u64)>,
     seen: u64,
@@ -666,10 +665,16 @@ impl<T> std::fmt::Debug for Running<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Running")
             .field("session_id", &self.session_id)
+            .field("call_id", &self.call_id)
             .field("seen", &self.seen)
             .field("done", &self.done.is_some())
             .finish()
     }
+}
+
+/// A task's end as the work's outcome: a panic or an abort becomes `Aborted`.
+fn outcome<T>(ended: Result<Result<T, HostError>, tokio::task::JoinError>) -> Result<T, HostError> {
+    ended.map_err(|e| HostError::Aborted(e.to_string()))?
 }
 
 impl<T> Running<T> {
@@ -677,15 +682,33 @@ impl<T> Running<T> {
         &self.session_id
     }
 
+    /// The id of the call this runs ([`Host::call`] and its kin); `None` for a turn.
+    pub fn call_id(&self) -> Option<&str> {
+        self.call_id.as_deref()
+    }
+
     /// The next event of the session; `None` once the work has ended and every event
     /// it logged was delivered.
     pub async fn next(&mut self) -> Option<Event> {
+        if self.subscription.is_none() {
+            match self.events.subscribe(&self.session_id, self.seen).await {
+                Ok(subscription) => self.subscription = Some(subscription),
+                // The log cannot be read: no events, the outcome still comes.
+                Err(_) => {
+                    if let Some(task) = self.task.take() {
+                        self.done = Some((outcome(task.await), self.seen));
+                    }
+                    return None;
+                }
+            }
+        }
+        let subscription = self.subscription.as_mut()?;
         loop {
             if let Some((_, last)) = &self.done {
                 if self.seen >= *last {
                     return None;
                 }
-                return match tokio::time::timeout(DRAIN_WAIT, self.subscription.next()).await {
+                return match tokio::time::timeout(DRAIN_WAIT, subscription.next()).await {
                     Ok(Some(Ok(event))) => {
                         self.seen = event.seq;
                         Some(event)
@@ -697,11 +720,10 @@ impl<T> Running<T> {
             tokio::select! {
                 ended = task => {
                     self.task = None;
-                    let outcome = ended.map_err(|e| HostError::Aborted(e.to_string()));
                     let last = self.events.last_seq(&self.session_id).await.unwrap_or(self.seen);
-                    self.done = Some((outcome, last));
+                    self.done = Some((outcome(ended), last));
                 }
-                event = self.subscription.next() => match event {
+                event = subscription.next() => match event {
                     Some(Ok(event)) => {
                         self.seen = event.seq;
                         return Some(event);
@@ -709,8 +731,7 @@ impl<T> Running<T> {
                     // The log failed or the bus is gone: the outcome still comes.
                     Some(Err(_)) | None => {
                         if let Some(task) = self.task.take() {
-                            let outcome = task.await.map_err(|e| HostError::Aborted(e.to_string()));
-                            self.done = Some((outcome, self.seen));
+                            self.done = Some((outcome(task.await), self.seen));
                         }
                     }
                 },
@@ -724,7 +745,7 @@ impl<T> Running<T> {
             return outcome;
         }
         match self.task.take() {
-            Some(task) => task.await.map_err(|e| HostError::Aborted(e.to_string())),
+            Some(task) => outcome(task.await),
             None => Err(HostError::Aborted("the run was already finished".into())),
         }
     }

@@ -36,7 +36,6 @@ pub use blobs::StoreBlobs;
 pub use history::{conversation, export_request, tool_specs};
 pub use host::{
     Host, HostAgent, HostBuilder, HostError, ProviderSettings, Running, StoreLocation, TurnEvents,
-    open_stores,
 };
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
 pub use read_result::{ReadResultArgs, read_result};

@@ -61,8 +61,10 @@ async fn a_result_is_announced_only_once_stored_and_as_stored() {
             .call(&session.id, tool, json!({}), Arc::new(AutoApprove))
             .await
             .unwrap();
-        let returned = running.finish().await.unwrap().unwrap();
+        let call_id = running.call_id().unwrap().to_owned();
+        let returned = running.finish().await.unwrap();
         assert_eq!(returned.status, Status::Success, "{returned:?}");
+        assert_eq!(returned.call_id, call_id);
         // The feed's result for this call, read after the call ended.
         let announced = loop {
             let event = feed.next().await.unwrap().unwrap();
@@ -138,7 +140,7 @@ async fn no_event_runs_ahead_of_its_stored_result() {
             .call(&session.id, tool, json!({}), Arc::new(AutoApprove))
             .await
             .unwrap();
-        running.finish().await.unwrap().unwrap();
+        running.finish().await.unwrap();
     }
     watcher.await.unwrap();
 }

@@ -117,7 +117,7 @@ async fn exercise(config: ServerConfig) {
                 progress += 1;
             }
         }
-        let result = running.finish().await.unwrap().unwrap();
+        let result = running.finish().await.unwrap();
         // Stored once, and the same when read back.
         let stored = host
             .stores()
@@ -307,7 +307,7 @@ async fn a_question_inside_a_task_reaches_the_person() {
         )
         .await
         .unwrap();
-    let result = running.finish().await.unwrap().unwrap();
+    let result = running.finish().await.unwrap();
     assert_eq!(result.status, Status::Success, "{result:?}");
     let report: String = result
         .output

@@ -186,7 +186,8 @@ pub async fn post_message(
     let session = id.clone();
     state.spawn(async move {
         if let Ok(running) = agent.turn(&session, &body.text).await {
-            drain(running).await;
+            // Its events are in the log, for the feeds; only its end is awaited here.
+            let _ = running.finish().await;
         }
     });
     Ok(accepted(&id, None))
@@ -219,7 +220,7 @@ pub async fn post_call(
         .call_cancellable(&id, call, approver, cancel)
         .await?;
     state.spawn(async move {
-        drain(running).await;
+        let _ = running.finish().await;
         drop(tracked);
     });
     Ok(accepted(&id, Some(call_id)))
@@ -261,13 +262,6 @@ pub async fn cancel_call(
     Err(ApiError::not_found(format!(
         "no call {call_id:?} is running or waiting in this session"
     )))
-}
-
-/// Takes a run's events until it ends; they are in the event log already, so the
-/// feed's readers get them whether or not anyone reads them here.
-async fn drain<T>(mut running: toolwire_agent::Running<T>) {
-    while running.next().await.is_some() {}
-    let _ = running.finish().await;
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -80,7 +80,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     while let Some(event) = running.next().await {
         super::draw_call_progress(&live, &event.kind);
     }
-    let result = running.finish().await??;
+    let result = running.finish().await?;
     live.call_finished(
         data::for_display(&result, host.stores(), &opts)
             .await?

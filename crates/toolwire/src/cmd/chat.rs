@@ -152,7 +152,7 @@ impl Chat {
                 }
             }
         }
-        let outcome = turn.finish().await??;
+        let outcome = turn.finish().await?;
         if !self.streamed_text && !outcome.text.is_empty() {
             out::line(&outcome.text);
         } else if self.streamed_text {
