@@ -601,20 +601,23 @@ pub struct HostAgent {
     host: Host,
 }
 
-impl std::ops::Deref for HostAgent {
-    type Target = Agent;
-
-    fn deref(&self) -> &Agent {
-        &self.agent
-    }
-}
-
 /// The events of a running turn, ending with the turn.
 pub type TurnEvents = Running<TurnOutcome>;
 
 impl HostAgent {
+    /// The agent itself (its provider, model and settings).
     pub fn agent(&self) -> &Arc<Agent> {
         &self.agent
+    }
+
+    /// Creates a session for this agent's turns and announces it.
+    pub async fn start_session(&self, new: NewSession) -> Result<Session, HostError> {
+        Ok(self.agent.start_session(new).await?)
+    }
+
+    /// Announces that nobody will add to the session any more (the chat ended).
+    pub async fn end_session(&self, session_id: &str) {
+        self.agent.end_session(session_id).await;
     }
 
     /// Runs one user message to the end of its turn, streaming its events.

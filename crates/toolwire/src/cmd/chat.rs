@@ -100,8 +100,8 @@ impl Chat {
     async fn interactive(&mut self, lines: &Lines) -> Result<()> {
         out::eprintln(&format!(
             "toolwire chat ({}, {}): one message per line; Ctrl-C stops a turn, Ctrl-D ends.",
-            self.agent.provider(),
-            self.agent.config().model
+            self.agent.agent().provider(),
+            self.agent.agent().config().model
         ));
         loop {
             out::prompt("> ");
