@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use crate::pending::Answered;
 use crate::result::{Suspension, ToolResult};
 use crate::widget::Widget;
 
@@ -73,7 +74,7 @@ pub enum EventKind {
     Resolved {
         call_id: String,
         suspension_id: String,
-        resolution: String,
+        resolution: Answered,
     },
 }
 
@@ -150,7 +151,7 @@ mod tests {
             EventKind::Resolved {
                 call_id: "c".into(),
                 suspension_id: "s".into(),
-                resolution: "approve".into(),
+                resolution: Answered::Approved,
             },
         ];
         for kind in kinds {

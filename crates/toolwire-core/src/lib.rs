@@ -38,7 +38,7 @@ pub use display::{Annotations, Audience, DisplayHints, View};
 pub use error_code::ErrorCode;
 pub use event::{Event, EventKind};
 pub use kind::{KIND_PATTERN, Kind, WellKnown, is_valid_kind};
-pub use pending::{PendingCall, Resolution};
+pub use pending::{Answered, PendingCall, Resolution};
 pub use result::{
     CallRef, ErrorInfo, IntoOutput, Metadata, Status, Suspension, SuspensionReason, ToolResult,
 };

@@ -53,12 +53,24 @@ pub enum Resolution {
 }
 
 impl Resolution {
-    pub fn label(&self) -> &'static str {
+    /// How the call was answered, without the answer itself: what a `resolved` event
+    /// carries.
+    pub fn outcome(&self) -> Answered {
         match self {
-            Resolution::Approve => "approved",
-            Resolution::Deny { .. } => "denied",
-            Resolution::Answer { .. } => "answered",
-            Resolution::Cancel { .. } => "cancelled",
+            Resolution::Approve => Answered::Approved,
+            Resolution::Deny { .. } => Answered::Denied,
+            Resolution::Answer { .. } => Answered::Answered,
+            Resolution::Cancel { .. } => Answered::Cancelled,
         }
     }
+}
+
+/// How a suspended call was answered, as a `resolved` event says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answered {
+    Approved,
+    Denied,
+    Answered,
+    Cancelled,
 }

@@ -348,7 +348,7 @@ impl Executor {
             EventKind::Resolved {
                 call_id: call.id.clone(),
                 suspension_id: suspension_id.to_owned(),
-                resolution: resolution.label().to_owned(),
+                resolution: resolution.outcome(),
             },
         )
         .await;
