@@ -39,7 +39,7 @@ pub use host::{
 };
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
 pub use read_result::{ReadResultArgs, read_result};
-pub use sampling::ProviderSampler;
+pub use sampling::{ProviderSampler, SamplingError};
 pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
 /// The cancel a turn takes, re-exported so hosts need not depend on tokio-util.
 pub use tokio_util::sync::CancellationToken;

@@ -13,6 +13,25 @@ use crate::{HostError, ProviderSettings};
 /// The most tokens a sampling reply may ask for, whatever the server requests.
 const MAX_SAMPLING_TOKENS: u32 = 4096;
 
+/// Why a sampling request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum SamplingError {
+    /// The request itself is wrong: the server asked for nothing to answer.
+    #[error("the sampling request has no user message")]
+    NoUserMessage,
+    #[error("the sampling request cannot be sent to the model: {0}")]
+    Encode(#[from] toolwire_model::EncodeError),
+    #[error("the model did not answer: {0}")]
+    Model(#[from] toolwire_model::client::ClientError),
+}
+
+impl SamplingError {
+    /// The request's fault (the server should not send it again as is), not the model's.
+    pub fn is_invalid_request(&self) -> bool {
+        matches!(self, SamplingError::NoUserMessage)
+    }
+}
+
 /// Answers sampling requests with one provider and model.
 #[derive(Debug)]
 pub struct ProviderSampler {
@@ -34,7 +53,7 @@ impl ProviderSampler {
     /// `params` are a `sampling/createMessage` request's; the answer is its result
     /// (`role`, `content`, `model`, `stopReason`). Text is sampled; other content (an
     /// image a server sends) is named in the text rather than dropped silently.
-    pub async fn sample(&self, params: &Json) -> Result<Json, String> {
+    pub async fn sample(&self, params: &Json) -> Result<Json, SamplingError> {
         let mut messages = Vec::new();
         if let Some(system) = params.get("systemPrompt").and_then(Json::as_str) {
             messages.push(Message::System {
@@ -57,7 +76,7 @@ impl ProviderSampler {
             });
         }
         if !messages.iter().any(|m| matches!(m, Message::User { .. })) {
-            return Err("the sampling request has no user message".to_owned());
+            return Err(SamplingError::NoUserMessage);
         }
         let max_tokens = params
             .get("maxTokens")
@@ -76,13 +95,8 @@ impl ProviderSampler {
             &options,
             &MemoryBlobs::default(),
         )
-        .await
-        .map_err(|e| e.to_string())?;
-        let reply = self
-            .client
-            .send(&self.model, &body)
-            .await
-            .map_err(|e| e.to_string())?;
+        .await?;
+        let reply = self.client.send(&self.model, &body).await?;
         Ok(json!({
             "role": "assistant",
             "content": {"type": "text", "text": reply.text},

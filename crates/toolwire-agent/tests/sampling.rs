@@ -72,5 +72,10 @@ async fn a_request_without_a_user_message_is_refused() {
         .sample(&json!({"messages": [], "maxTokens": 10}))
         .await
         .unwrap_err();
-    assert!(err.contains("no user message"), "{err}");
+    assert!(
+        matches!(err, toolwire_agent::SamplingError::NoUserMessage),
+        "{err}"
+    );
+    assert!(err.is_invalid_request());
+    assert!(err.to_string().contains("no user message"), "{err}");
 }

@@ -128,8 +128,21 @@ enum Unasked {
 /// Answers a server's `sampling/createMessage`: the request's params in, its result out,
 /// as MCP JSON. A host sets one when the session has a model provider.
 pub trait Sampler: Send + Sync {
-    fn sample(&self, params: serde_json::Value)
-    -> BoxFuture<'_, Result<serde_json::Value, String>>;
+    fn sample(
+        &self,
+        params: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, SampleError>>;
+}
+
+/// Why a sampler gave no answer, as the server is told.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SampleError {
+    /// The request is wrong (JSON-RPC invalid params): sent again as is, it fails again.
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// The model or the way to it failed (JSON-RPC internal error).
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// The client handler of one connection.
@@ -288,10 +301,12 @@ impl ClientHandler for Handler {
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
         // A person approves, edits or refuses what a server sends to their model.
         self.approve_sampling(&mut params).await?;
-        let mut reply = sampler
-            .sample(params)
-            .await
-            .map_err(|why| ErrorData::internal_error(format!("sampling failed: {why}"), None))?;
+        let mut reply = sampler.sample(params).await.map_err(|e| match e {
+            SampleError::InvalidRequest(why) => ErrorData::invalid_params(why, None),
+            SampleError::Failed(why) => {
+                ErrorData::internal_error(format!("sampling failed: {why}"), None)
+            }
+        })?;
         if let Some(reason) = reply.get("stopReason").and_then(|r| r.as_str()) {
             reply["stopReason"] = json!(mcp_stop_reason(reason));
         }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use toolwire_tool::Tool as _;
 
-pub use client::{Sampler, mcp_stop_reason};
+pub use client::{SampleError, Sampler, mcp_stop_reason};
 pub use config::{ApprovalRules, ConfigError, InheritEnv, ServerConfig, Transport};
 pub use server::{InProcess, Limits, McpServer, ServerError};
 pub use supervise::{MAX_BACKGROUND_ATTEMPTS, OnTools, Supervisor, supervise};

@@ -558,7 +558,10 @@ async fn structured_content_is_checked_against_the_output_schema() {
 struct Four(std::sync::Mutex<Vec<String>>);
 
 impl toolwire_mcp::Sampler for Four {
-    fn sample(&self, params: Json) -> futures::future::BoxFuture<'_, Result<Json, String>> {
+    fn sample(
+        &self,
+        params: Json,
+    ) -> futures::future::BoxFuture<'_, Result<Json, toolwire_mcp::SampleError>> {
         let sent = params["messages"][0]["content"]["text"]
             .as_str()
             .unwrap_or_default()

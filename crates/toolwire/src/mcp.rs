@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use futures::future::BoxFuture;
 use toolwire_agent::{ProviderSampler, ProviderSettings, Tool};
-use toolwire_mcp::{Limits, McpServer, Sampler, ServerConfig, config};
+use toolwire_mcp::{Limits, McpServer, SampleError, Sampler, ServerConfig, config};
 
 use crate::out;
 
@@ -177,8 +177,16 @@ impl Sampler for Sampling {
     fn sample(
         &self,
         params: serde_json::Value,
-    ) -> BoxFuture<'_, Result<serde_json::Value, String>> {
-        Box::pin(async move { self.0.sample(&params).await })
+    ) -> BoxFuture<'_, Result<serde_json::Value, SampleError>> {
+        Box::pin(async move {
+            self.0.sample(&params).await.map_err(|e| {
+                if e.is_invalid_request() {
+                    SampleError::InvalidRequest(e.to_string())
+                } else {
+                    SampleError::Failed(e.to_string())
+                }
+            })
+        })
     }
 }
 
