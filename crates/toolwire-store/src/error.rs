@@ -97,12 +97,15 @@ pub enum StoreError {
     #[error("the history writer has stopped")]
     WriterGone,
 
+    #[cfg(feature = "backends")]
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
 
+    #[cfg(feature = "backends")]
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 
+    #[cfg(feature = "backends")]
     #[error("blob storage error: {0}")]
     Object(#[from] object_store::Error),
 
@@ -120,6 +123,19 @@ pub enum StoreError {
 
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),
+}
+
+impl StoreError {
+    /// The blob store itself failed (unreachable, refusing, its writer gone), as opposed
+    /// to a limit or bad input, which keep their own errors.
+    pub fn is_blob_store_failure(&self) -> bool {
+        match self {
+            StoreError::Io { .. } | StoreError::WriterGone => true,
+            #[cfg(feature = "backends")]
+            StoreError::Object(_) => true,
+            _ => false,
+        }
+    }
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -28,6 +28,7 @@ impl BlobKey {
         }
     }
 
+    #[cfg(feature = "backends")]
     pub(crate) fn from_hash(hash: &blake3::Hash) -> Self {
         BlobKey(format!("blake3:{}", hash.to_hex()))
     }

@@ -15,27 +15,37 @@
 
 pub mod blob;
 mod error;
+mod failed;
 pub mod gc;
 pub mod history;
 mod ids;
 mod memory;
+#[cfg(feature = "backends")]
 pub mod migrate;
 pub mod persist;
 mod refs;
 pub mod rehydrate;
+#[cfg(feature = "backends")]
 mod stores;
 
-pub use blob::{BlobInfo, BlobLimits, BlobRef, BlobStore, BlobWriter, ObjectBlobStore, put_stream};
+#[cfg(feature = "backends")]
+pub use blob::ObjectBlobStore;
+pub use blob::{BlobInfo, BlobLimits, BlobRef, BlobStore, BlobWriter, put_stream};
 pub use error::{Result, StoreError};
+pub use failed::{redact, store_failed};
 pub use gc::{GcOptions, GcReport, gc};
+#[cfg(feature = "backends")]
+pub use history::{EVENTS_CHANNEL, PgHistory, SqliteHistory};
 pub use history::{
-    EVENTS_CHANNEL, EventLog, EventWake, HistoryStore, NewSession, Page, PgHistory, Session,
-    SqliteHistory, StoredMessage, StoredResult, SuspensionStore,
+    EventLog, EventWake, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult,
+    SuspensionStore,
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use memory::{MemoryEventLog, MemorySuspensions};
+#[cfg(feature = "backends")]
 pub use migrate::{MigrateReport, migrate};
 pub use persist::{PersistConfig, RAW_ENV, has_inline_media, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
 pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};
-pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores, redact, store_failed};
+#[cfg(feature = "backends")]
+pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores};

@@ -232,14 +232,15 @@ fn clean_base64(b64: &str) -> Cow<'_, str> {
 /// A failure of the blob store itself, named by the media it was storing; limits and bad
 /// input keep their own errors.
 fn media_error(path: &str) -> impl Fn(StoreError) -> StoreError + '_ {
-    move |e| match e {
-        StoreError::Object(_) | StoreError::Io { .. } | StoreError::WriterGone => {
+    move |e| {
+        if e.is_blob_store_failure() {
             StoreError::MediaNotStored {
                 path: path.to_owned(),
                 message: e.to_string(),
             }
+        } else {
+            e
         }
-        other => other,
     }
 }
 

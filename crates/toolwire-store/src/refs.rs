@@ -27,6 +27,7 @@ pub fn result_blob_refs(result: &ToolResult) -> BTreeSet<String> {
 
 /// Blob references in places that must hold a blob key (media sources, resource URIs,
 /// `rawRef`) that are not well-formed keys.
+#[cfg(feature = "backends")]
 pub(crate) fn malformed_blob_refs(result: &ToolResult) -> Vec<String> {
     let mut bad = Vec::new();
     for value in &result.output {

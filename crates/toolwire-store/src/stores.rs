@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolwire_core::{CallRef, ErrorCode, Message, ToolResult};
+use toolwire_core::{Message, ToolResult};
 
 use crate::blob::{BlobLimits, BlobStore, ObjectBlobStore};
 use crate::error::{Result, StoreError};
+use crate::failed::{redact, store_failed};
 use crate::gc::{GcOptions, GcReport};
 use crate::history::{
     EventLog, HistoryStore, PgHistory, SqliteHistory, StoredMessage, SuspensionStore,
@@ -172,30 +173,6 @@ impl Stores {
     /// Resolves a blob source for display or a model request.
     pub async fn blob(&self, key: &str) -> Result<bytes::Bytes> {
         self.blobs.get(&BlobKey::parse(key)?).await
-    }
-}
-
-/// The result a call gets when its own could not be stored: every call keeps exactly one
-/// result, and this one says why.
-pub fn store_failed(call: CallRef, error: &StoreError) -> ToolResult {
-    ToolResult::error_with_code(
-        call,
-        ErrorCode::StoreFailed,
-        format!("the tool ran, but its result could not be stored: {error}"),
-    )
-}
-
-/// A URL with its password replaced, fit for an error message or a log.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let Some((userinfo, host)) = rest.split_once('@') else {
-        return url.to_owned();
-    };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
     }
 }
 

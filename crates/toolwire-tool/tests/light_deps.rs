@@ -1,12 +1,14 @@
-//! The tool-author crate stays light: what `cargo tree` shows for it (normal dependencies,
+//! The light crates stay light: what `cargo tree` shows for each (normal dependencies,
 //! with features) holds no SQL, no HTTP client, no object store, no CSV and no tokio
-//! process support. A tool author compiles this crate and core, nothing of the host.
+//! process support. A tool author compiles toolwire-tool and core, nothing of the host;
+//! an embedder of the contract engine (toolwire-runtime) gets the storage traits, not the
+//! database and S3 clients behind them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::process::Command;
 
-/// Crates that belong to the host side (storage, HTTP, files, processes), never here.
-const FORBIDDEN: [&str; 9] = [
+/// Crates that belong to the host side (storage backends, HTTP, files, processes).
+const HEAVY: [&str; 7] = [
     "sqlx",
     "libsqlite3-sys",
     "reqwest",
@@ -14,12 +16,11 @@ const FORBIDDEN: [&str; 9] = [
     "object_store",
     "csv",
     "nix",
-    "toolwire-store",
-    "toolwire-runtime",
 ];
 
-#[test]
-fn the_tool_author_crate_pulls_in_nothing_heavy() {
+/// The names in `cargo tree -p package` (normal dependencies, with features), and the
+/// tree's text.
+fn tree_of(package: &str) -> (Vec<String>, String) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
     let out = Command::new(cargo)
@@ -29,7 +30,7 @@ fn the_tool_author_crate_pulls_in_nothing_heavy() {
             "--manifest-path",
             manifest,
             "-p",
-            "toolwire-tool",
+            package,
             "-e",
             "normal,features",
             "--prefix",
@@ -37,25 +38,57 @@ fn the_tool_author_crate_pulls_in_nothing_heavy() {
         ])
         .output()
         .unwrap();
-    let tree = String::from_utf8_lossy(&out.stdout);
+    let tree = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
-        "cargo tree failed: {}",
+        "cargo tree -p {package} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(tree.contains("toolwire-core"), "unexpected tree:\n{tree}");
-    let names: Vec<&str> = tree
+    let names = tree
         .lines()
         .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
         .collect();
-    for bad in FORBIDDEN {
+    (names, tree)
+}
+
+/// `package` pulls in none of `HEAVY` nor `also`, nor tokio's process support.
+fn assert_light(package: &str, also: &[&str]) -> Vec<String> {
+    let (names, tree) = tree_of(package);
+    assert!(
+        names.iter().any(|n| n == package),
+        "unexpected tree:\n{tree}"
+    );
+    for bad in HEAVY.iter().chain(also) {
         assert!(
-            !names.contains(&bad),
-            "toolwire-tool depends on {bad}:\n{tree}"
+            !names.iter().any(|n| n == bad),
+            "{package} depends on {bad}:\n{tree}"
         );
     }
     assert!(
         !tree.contains("tokio feature \"process\""),
-        "toolwire-tool enables tokio's process feature:\n{tree}"
+        "{package} enables tokio's process feature:\n{tree}"
     );
+    names
+}
+
+#[test]
+fn the_tool_author_crate_pulls_in_nothing_heavy() {
+    let names = assert_light("toolwire-tool", &["toolwire-store", "toolwire-runtime"]);
+    assert!(names.iter().any(|n| n == "toolwire-core"));
+}
+
+#[test]
+fn the_data_model_pulls_in_nothing_heavy() {
+    assert_light(
+        "toolwire-core",
+        &["toolwire-store", "toolwire-runtime", "tokio"],
+    );
+}
+
+/// The runtime takes the store's traits (`default-features = false`), not its backends.
+#[test]
+fn the_contract_engine_pulls_in_no_storage_backend() {
+    let names = assert_light("toolwire-runtime", &[]);
+    assert!(names.iter().any(|n| n == "toolwire-store"));
 }

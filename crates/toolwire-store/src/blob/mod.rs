@@ -1,5 +1,6 @@
 //! `BlobStore`: content-addressed storage of media bytes, keyed `blake3:<hex>`.
 
+#[cfg(feature = "backends")]
 mod object;
 
 use std::fmt;
@@ -12,6 +13,7 @@ use bytes::Bytes;
 use crate::error::Result;
 use crate::ids::BlobKey;
 
+#[cfg(feature = "backends")]
 pub use object::ObjectBlobStore;
 
 /// Size limits, each enforced before or while bytes are written, never after.

@@ -76,7 +76,7 @@ impl ObjectBlobStore {
             return Self::new(s3_store(url)?, limits).await;
         }
         Err(StoreError::UnsupportedUrl {
-            url: crate::stores::redact(url),
+            url: crate::failed::redact(url),
             reason: "expected file:///DIR or s3://BUCKET/PREFIX".into(),
         })
     }
@@ -156,7 +156,7 @@ fn s3_store(url: &str) -> Result<Arc<dyn ObjectStore>> {
     use std::str::FromStr;
 
     let bad = |reason: String| StoreError::UnsupportedUrl {
-        url: crate::stores::redact(url.split('?').next().unwrap_or(url)),
+        url: crate::failed::redact(url.split('?').next().unwrap_or(url)),
         reason,
     };
     let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;

@@ -2,9 +2,14 @@
 //! result included), [`EventLog`] (numbered events) and [`SuspensionStore`] (calls
 //! waiting for a person). One database backs all three.
 
+#[cfg(feature = "backends")]
+mod codec;
 mod model;
+#[cfg(feature = "backends")]
 mod postgres;
+#[cfg(feature = "backends")]
 mod rows;
+#[cfg(feature = "backends")]
 mod sqlite;
 
 use std::collections::BTreeSet;
@@ -17,7 +22,9 @@ use crate::error::Result;
 use crate::ids::BlobKey;
 
 pub use model::{NewSession, Page, Session, StoredMessage};
+#[cfg(feature = "backends")]
 pub use postgres::{EVENTS_CHANNEL, PgHistory};
+#[cfg(feature = "backends")]
 pub use sqlite::SqliteHistory;
 
 /// A stored tool result found by its call id.

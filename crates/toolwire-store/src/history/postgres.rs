@@ -26,8 +26,8 @@ use super::{
     SuspensionStore,
 };
 use crate::error::{Result, StoreError};
+use crate::failed::redact;
 use crate::ids::{BlobKey, validate_id};
-use crate::stores::redact;
 
 /// The channel every instance listens on; the payload is `<seq> <session id>`.
 pub const EVENTS_CHANNEL: &str = "toolwire_events";

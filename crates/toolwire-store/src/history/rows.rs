@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use toolwire_core::{Event, EventKind, Message, PendingCall};
 
-use super::model::{body_json, corrupt_row, from_row, role, validate_ids};
+use super::codec::{body_json, corrupt_row, from_row, role, validate_ids};
 use super::{NewSession, Session, StoredMessage, StoredResult};
 use crate::error::{Result, StoreError};
 use crate::ids::validate_id;
@@ -475,7 +475,7 @@ macro_rules! statements {
             $crate::ids::validate_id("call id", call_id)?;
             let row: Option<sql::ResultRow> = sqlx::query_as(sql::FIND_RESULT)
                 .bind(call_id)
-                .bind($crate::history::model::ROLE_TOOL_RESULT)
+                .bind($crate::history::codec::ROLE_TOOL_RESULT)
                 .fetch_optional(pool)
                 .await?;
             sql::result_from_row(row)
