@@ -464,12 +464,21 @@ impl Executor {
         let fut = AssertUnwindSafe(fut).catch_unwind();
         let outcome = tokio::select! {
             biased;
-            _ = scope.cancel.cancelled() => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Cancelled, "cancelled: interrupted before completion")),
+            _ = scope.cancel.cancelled() => Err(interrupted(call_ref.clone())),
             r = tokio::time::timeout(timeout, fut) => match r {
                 Err(_) => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Timeout, format!("timed out after {}", humantime::format_duration(timeout)))),
                 Ok(Err(panic)) => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Panic, format!("the tool panicked: {}", panic_message(&*panic)))),
                 Ok(Ok(r)) => Ok(r),
             },
+        };
+        // The scope's cancel reaches the tool through its child token: a tool that saw
+        // it first (the cancel landed between the two branches' polls, on another
+        // thread) ended for the same reason, and gets the same result.
+        let outcome = match outcome {
+            Ok(Err(ToolError::Cancelled)) if scope.cancel.is_cancelled() => {
+                Err(interrupted(call_ref.clone()))
+            }
+            other => other,
         };
         // Whatever ended the wait, tell the tool to stop.
         cancel.cancel();
@@ -576,6 +585,15 @@ impl Started {
             clock: Instant::now(),
         }
     }
+}
+
+/// The result of a call its scope cancelled while it ran.
+fn interrupted(call: CallRef) -> ToolResult {
+    ToolResult::error_with_code(
+        call,
+        ErrorCode::Cancelled,
+        "cancelled: interrupted before completion",
+    )
 }
 
 fn new_suspension_id() -> String {
