@@ -1,0 +1,177 @@
+//! Building a [`Host`]: its stores (by directory or URLs), workspace, tools and sources.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use toolwire_runtime::{EventBus, Executor, ExecutorConfig, Registry};
+use toolwire_store::{StoreConfig, StoreError, Stores};
+use toolwire_tool::{Tool, ToolSource};
+use toolwire_tools::{Workspace, builtin_tools};
+
+use super::{Host, HostError, Sources};
+use crate::read_result;
+
+/// Builds a [`Host`]; see the module example.
+#[derive(Default)]
+pub struct HostBuilder {
+    location: StoreLocation,
+    stores: Option<Stores>,
+    workspace: Option<PathBuf>,
+    tools: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
+    no_builtins: bool,
+    executor: Option<ExecutorConfig>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("location", &self.location)
+            .field("workspace", &self.workspace)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostBuilder {
+    /// Where the SQLite history and the blob directory live (default: `$TOOLWIRE_DATA_DIR`,
+    /// else the platform data directory).
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.location.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Where the stores are, by directory and URLs; see [`StoreLocation`].
+    pub fn location(mut self, location: StoreLocation) -> Self {
+        self.location = location;
+        self
+    }
+
+    /// Stores opened elsewhere (another backend, a test's); overrides `data_dir`.
+    pub fn stores(mut self, stores: Stores) -> Self {
+        self.stores = Some(stores);
+        self
+    }
+
+    /// The directory the built-in tools are confined to. Without one, no built-in that
+    /// touches files is registered.
+    pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(dir.into());
+        self
+    }
+
+    /// More tools, registered after the built-ins.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Sources of tools with a state of their own (MCP servers), listed by
+    /// [`Host::sources`]; their tools arrive through [`Host::replace_tools`].
+    pub fn sources(mut self, sources: impl IntoIterator<Item = Arc<dyn ToolSource>>) -> Self {
+        self.sources.extend(sources);
+        self
+    }
+
+    /// Leaves the built-in tools out (`read_result` stays: it reads the host's own store).
+    pub fn without_builtins(mut self) -> Self {
+        self.no_builtins = true;
+        self
+    }
+
+    /// The executor's limits (default: [`ExecutorConfig::from_env`]).
+    pub fn executor_config(mut self, config: ExecutorConfig) -> Self {
+        self.executor = Some(config);
+        self
+    }
+
+    pub async fn build(self) -> Result<Host, HostError> {
+        let stores = match self.stores {
+            Some(stores) => stores,
+            None => self.location.open().await?,
+        };
+        let mut registry = Registry::new();
+        if let (Some(dir), false) = (&self.workspace, self.no_builtins) {
+            let workspace = Workspace::new(dir).map_err(|source| HostError::Workspace {
+                path: dir.clone(),
+                source,
+            })?;
+            for tool in builtin_tools(Arc::new(workspace)) {
+                registry.register_arc(tool)?;
+            }
+        }
+        registry.register(read_result(Arc::clone(&stores.history)))?;
+        for tool in self.tools {
+            registry.register_arc(tool)?;
+        }
+        let executor = Executor::with(
+            Arc::new(registry),
+            EventBus::with_media(
+                Arc::clone(&stores.events),
+                Arc::clone(&stores.blobs),
+                stores.config.persist.clone(),
+            ),
+            Arc::clone(&stores.suspensions),
+            self.executor.unwrap_or_else(ExecutorConfig::from_env),
+        );
+        crate::landing::ensure_sink(&executor, &stores);
+        Ok(Host {
+            stores,
+            executor: Arc::new(executor),
+            sources: Sources(Arc::new(self.sources)),
+        })
+    }
+}
+
+/// Where history and blobs live. By default both under one data directory (SQLite +
+/// `blobs/`); either can be moved elsewhere by URL: the history to `postgres://…`, the
+/// blobs to `s3://bucket/prefix`, so several machines share them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreLocation {
+    /// Default: `$TOOLWIRE_DATA_DIR`, else the platform data directory.
+    pub data_dir: Option<PathBuf>,
+    /// `sqlite://PATH` or `postgres://…` (default: `history.db` in the data directory).
+    pub database_url: Option<String>,
+    /// `file:///DIR` or `s3://BUCKET/PREFIX` (default: `blobs/` in the data directory).
+    pub blob_url: Option<String>,
+}
+
+impl StoreLocation {
+    pub async fn open(&self) -> Result<Stores, HostError> {
+        let dir = match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None if self.database_url.is_some() && self.blob_url.is_some() => PathBuf::new(),
+            None => Stores::default_data_dir().map_err(|_| HostError::NoDataDir)?,
+        };
+        if self.database_url.is_none() && self.blob_url.is_none() {
+            return Stores::open(&dir, StoreConfig::from_env())
+                .await
+                .map_err(|source| HostError::OpenStores { dir, source });
+        }
+        let absolute = std::path::absolute(&dir).unwrap_or(dir);
+        let database = self.database_url.clone().unwrap_or_else(|| {
+            format!(
+                "sqlite://{}",
+                absolute.join(toolwire_store::HISTORY_FILE).display()
+            )
+        });
+        let blobs = self.blob_url.clone().unwrap_or_else(|| {
+            format!(
+                "file://{}",
+                absolute.join(toolwire_store::BLOB_DIR).display()
+            )
+        });
+        if self.database_url.is_none() || self.blob_url.is_none() {
+            std::fs::create_dir_all(&absolute).map_err(|e| HostError::OpenStores {
+                dir: absolute.clone(),
+                source: StoreError::Io {
+                    path: absolute.clone(),
+                    source: e,
+                },
+            })?;
+        }
+        Stores::open_urls(&database, &blobs, StoreConfig::from_env())
+            .await
+            .map_err(|source| HostError::OpenStoreUrls { source })
+    }
+}

@@ -1,0 +1,183 @@
+//! The host: stores, tools and a durable executor wired once, for the CLI, the server and
+//! any embedder. `host.call(..)` runs one tool the way a person asks for it;
+//! `host.agent(..)` gives an agent whose turns stream their events.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), toolwire_agent::HostError> {
+//! use std::sync::Arc;
+//! use toolwire_agent::{AutoApprove, Host, ProviderSettings};
+//!
+//! let host = Host::builder().data_dir("/tmp/toolwire").workspace(".").build().await?;
+//! let agent = host.agent(&ProviderSettings::default(), Arc::new(AutoApprove))?;
+//! let session = agent.start_session(Default::default()).await?;
+//! let mut turn = agent.turn(&session.id, "What is in README.md?").await?;
+//! while let Some(event) = turn.next().await {
+//!     println!("{} {:?}", event.seq, event.kind);
+//! }
+//! let outcome = turn.finish().await?;
+//! # Ok(()) }
+//! ```
+
+mod agents;
+mod build;
+mod calls;
+mod running;
+mod settings;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use toolwire_model::client::ClientError;
+use toolwire_runtime::{EventBus, Executor, LandError, Registered, Registry, RegistryError};
+use toolwire_store::{NewSession, Session, StoreError, Stores};
+use toolwire_tool::{SourceStatus, Tool, ToolSource};
+use toolwire_tools::WorkspaceError;
+
+use crate::AgentError;
+
+pub use agents::{HostAgent, TurnEvents};
+pub use build::{HostBuilder, StoreLocation};
+pub use running::Running;
+pub use settings::ProviderSettings;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("workspace {}", .path.display())]
+    Workspace {
+        path: PathBuf,
+        #[source]
+        source: WorkspaceError,
+    },
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error("no session {0:?}")]
+    NoSession(String),
+    #[error("cannot open the stores in {}", .dir.display())]
+    OpenStores {
+        dir: PathBuf,
+        #[source]
+        source: StoreError,
+    },
+    /// A database or blob URL (Postgres, S3) could not be opened; the error names it.
+    #[error("cannot open the stores: {source}")]
+    OpenStoreUrls {
+        #[source]
+        source: StoreError,
+    },
+    #[error("no data directory: pass --data-dir or set TOOLWIRE_DATA_DIR")]
+    NoDataDir,
+    #[error("the run stopped unexpectedly: {0}")]
+    Aborted(String),
+    #[error(transparent)]
+    Resolve(#[from] toolwire_runtime::ResolveError),
+    #[error("cannot encode the session: {0}")]
+    Encode(#[from] toolwire_model::EncodeError),
+    /// The executor cannot store results (built without a sink and not given one).
+    #[error(transparent)]
+    NoSink(LandError),
+}
+
+impl From<LandError> for HostError {
+    fn from(e: LandError) -> Self {
+        match e {
+            LandError::Store(e) => HostError::Store(e),
+            other => HostError::NoSink(other),
+        }
+    }
+}
+
+/// Stores, tools and the executor over them. Cheap to clone; clones share everything.
+#[derive(Debug, Clone)]
+pub struct Host {
+    stores: Stores,
+    executor: Arc<Executor>,
+    sources: Sources,
+}
+
+/// The host's tool sources (shared by its clones).
+#[derive(Clone)]
+struct Sources(Arc<Vec<Arc<dyn ToolSource>>>);
+
+impl std::fmt::Debug for Sources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|s| s.status().name))
+            .finish()
+    }
+}
+
+impl Host {
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    pub fn stores(&self) -> &Stores {
+        &self.stores
+    }
+
+    pub fn executor(&self) -> &Arc<Executor> {
+        &self.executor
+    }
+
+    pub fn events(&self) -> &Arc<EventBus> {
+        self.executor.events()
+    }
+
+    /// The tool registered as `name` now.
+    pub fn tool(&self, name: &str) -> Option<Registered> {
+        self.executor.registry().get(name).cloned()
+    }
+
+    /// The tool set now (a snapshot: a server that gets ready later adds to the next one).
+    pub fn tools(&self) -> Arc<Registry> {
+        self.executor.registry()
+    }
+
+    /// Each tool source (MCP server) and where it is: connecting, ready, failed, …
+    pub fn sources(&self) -> Vec<SourceStatus> {
+        self.sources.0.iter().map(|s| s.status()).collect()
+    }
+
+    /// Replaces the tools `owned` accepts (a source's, by name) with `tools`: how a
+    /// source that got ready, or restarted, hands over its tools. Calls running keep the
+    /// tool they started with; new calls and turns get the new set.
+    pub fn replace_tools(
+        &self,
+        owned: impl Fn(&str) -> bool,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Result<(), HostError> {
+        self.executor.update_tools(|registry| {
+            registry.retain(|name| !owned(name));
+            tools
+                .into_iter()
+                .try_for_each(|tool| registry.register_arc(tool))
+        })?;
+        Ok(())
+    }
+
+    /// An existing session, or a new one titled `title`.
+    pub async fn session(&self, id: Option<&str>, title: &str) -> Result<Session, HostError> {
+        match id {
+            Some(id) => self
+                .stores
+                .history
+                .session(id)
+                .await?
+                .ok_or_else(|| HostError::NoSession(id.to_owned())),
+            None => Ok(self
+                .stores
+                .history
+                .create_session(NewSession {
+                    title: Some(title.to_owned()),
+                    ..NewSession::default()
+                })
+                .await?),
+        }
+    }
+}
