@@ -221,12 +221,7 @@ impl Agent {
     /// minus `task` (so subagents cannot nest), subagent instructions.
     pub fn subagent(&self) -> Agent {
         let registry = self.executor.registry().without(&[TASK_TOOL]);
-        let executor = Executor::with(
-            Arc::new(registry),
-            Arc::clone(self.executor.events()),
-            Arc::clone(&self.stores.suspensions),
-            self.executor.config().clone(),
-        );
+        let executor = self.executor.with_tools(registry);
         landing::ensure_sink(&executor, &self.stores);
         Agent {
             client: self.client.clone(),

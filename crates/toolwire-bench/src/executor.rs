@@ -13,8 +13,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
 use toolwire_core::Value;
 use toolwire_runtime::{
-    Event, EventBus, EventKind, EventLog, Executor, ExecutorConfig, MemorySuspensions, Output,
-    Registry, Scope, Tool, ToolCall, ToolContext, ToolError, ToolSchema,
+    Event, EventBus, EventKind, EventLog, Executor, ExecutorConfig, Output, Registry, Scope, Tool,
+    ToolCall, ToolContext, ToolError, ToolSchema,
 };
 use toolwire_store::StoreError;
 
@@ -81,12 +81,10 @@ fn executor() -> anyhow::Result<Executor> {
         concurrency: IN_FLIGHT,
         ..ExecutorConfig::default()
     };
-    Ok(Executor::with(
-        Arc::new(registry),
-        EventBus::new(Arc::new(CountingLog::default())),
-        Arc::new(MemorySuspensions::default()),
-        config,
-    ))
+    Ok(Executor::builder(registry)
+        .events(EventBus::new(Arc::new(CountingLog::default())))
+        .config(config)
+        .build())
 }
 
 /// Resident set size in KiB, from /proc (Linux).

@@ -3,15 +3,12 @@
 //! client doing the same to the same server in the same run (tests/mcp/bench_echo.mjs).
 
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail, ensure};
 use serde_json::json;
 use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry, Scope, ToolCall,
-};
+use toolwire_runtime::{Executor, Registry, Scope, ToolCall};
 
 use crate::Ctx;
 use crate::measure::ms;
@@ -47,12 +44,7 @@ async fn toolwire_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
     for tool in connected.tools {
         registry.register_arc(tool)?;
     }
-    let ex = Executor::with(
-        Arc::new(registry),
-        EventBus::in_memory(),
-        Arc::new(MemorySuspensions::default()),
-        ExecutorConfig::default(),
-    );
+    let ex = Executor::builder(registry).build();
     let scope = Scope::new("bench");
     let call = |i: usize| {
         ToolCall::new(

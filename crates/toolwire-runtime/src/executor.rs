@@ -104,6 +104,67 @@ pub struct Executor {
     raws: std::sync::Mutex<std::collections::HashMap<String, Json>>,
 }
 
+/// The parts of an [`Executor`]; see [`Executor::builder`].
+pub struct ExecutorBuilder {
+    registry: Registry,
+    events: Option<Arc<EventBus>>,
+    suspensions: Option<Arc<dyn SuspensionStore>>,
+    config: ExecutorConfig,
+    sink: Option<Arc<dyn ResultSink>>,
+}
+
+impl std::fmt::Debug for ExecutorBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutorBuilder")
+            .field("tools", &self.registry.names())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecutorBuilder {
+    /// Where events are logged and broadcast (default: in memory).
+    pub fn events(mut self, events: Arc<EventBus>) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// Where waiting calls are recorded, so any process can finish them (default: in
+    /// memory).
+    pub fn suspensions(mut self, suspensions: Arc<dyn SuspensionStore>) -> Self {
+        self.suspensions = Some(suspensions);
+        self
+    }
+
+    pub fn config(mut self, config: ExecutorConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Where finished results land ([`Executor::set_sink`]).
+    pub fn sink(mut self, sink: Arc<dyn ResultSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    pub fn build(self) -> Executor {
+        let sink = std::sync::OnceLock::new();
+        if let Some(s) = self.sink {
+            let _ = sink.set(s);
+        }
+        Executor {
+            registry: std::sync::RwLock::new(Arc::new(self.registry)),
+            events: self.events.unwrap_or_else(EventBus::in_memory),
+            suspensions: self
+                .suspensions
+                .unwrap_or_else(|| Arc::new(MemorySuspensions::default())),
+            config: self.config,
+            sink,
+            raws: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+}
+
 /// Raw payloads kept at most, should results never land (a caller that drops them).
 const MAX_KEPT_RAWS: usize = 1024;
 
@@ -116,29 +177,32 @@ impl std::fmt::Debug for Executor {
 }
 
 impl Executor {
+    /// An executor over `registry` with the defaults: events in memory, suspensions in
+    /// memory, [`ExecutorConfig::default`], no sink.
     pub fn new(registry: Registry) -> Self {
-        Executor::with(
-            Arc::new(registry),
-            EventBus::in_memory(),
-            Arc::new(MemorySuspensions::default()),
-            ExecutorConfig::default(),
-        )
+        Executor::builder(registry).build()
     }
 
-    pub fn with(
-        registry: Arc<Registry>,
-        events: Arc<EventBus>,
-        suspensions: Arc<dyn SuspensionStore>,
-        config: ExecutorConfig,
-    ) -> Self {
-        Executor {
-            registry: std::sync::RwLock::new(registry),
-            events,
-            suspensions,
-            config,
-            sink: std::sync::OnceLock::new(),
-            raws: std::sync::Mutex::new(std::collections::HashMap::new()),
+    /// Builds an executor over `registry`; each part left out takes its default.
+    pub fn builder(registry: Registry) -> ExecutorBuilder {
+        ExecutorBuilder {
+            registry,
+            events: None,
+            suspensions: None,
+            config: ExecutorConfig::default(),
+            sink: None,
         }
+    }
+
+    /// Another executor over `registry` that shares this one's events, suspensions,
+    /// limits and sink: an agent's tool set (with `task`), a subagent's (without).
+    pub fn with_tools(&self, registry: Registry) -> Executor {
+        let mut builder = Executor::builder(registry)
+            .events(Arc::clone(&self.events))
+            .suspensions(Arc::clone(&self.suspensions))
+            .config(self.config.clone());
+        builder.sink = self.sink.get().cloned();
+        builder.build()
     }
 
     /// The tools as they are now (a snapshot: tools added later are not in it).

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use toolwire_core::{Audience, Status, Value};
 use toolwire_runtime::{
-    ApprovalPolicy, ErrorCode, EventBus, EventKind, ExecutionMode, Executor, ExecutorConfig,
+    ApprovalPolicy, ErrorCode, EventKind, ExecutionMode, Executor, ExecutorConfig,
     MemorySuspensions, Registry, Resolution, Scope, ToolCall, ToolContext, ToolError, tool_fn,
 };
 
@@ -122,12 +122,10 @@ fn executor_with(suspensions: Arc<MemorySuspensions>, timeout: Duration) -> Exec
         default_timeout: timeout,
         ..ExecutorConfig::default()
     };
-    Executor::with(
-        Arc::new(registry()),
-        EventBus::in_memory(),
-        suspensions,
-        config,
-    )
+    Executor::builder(registry())
+        .suspensions(suspensions)
+        .config(config)
+        .build()
 }
 
 fn executor() -> Executor {
@@ -446,12 +444,7 @@ async fn the_raw_payload_rides_along_in_events_only_when_debugging() {
             debug_raw,
             ..ExecutorConfig::default()
         };
-        let ex = Executor::with(
-            Arc::new(registry),
-            EventBus::in_memory(),
-            Arc::new(MemorySuspensions::default()),
-            config,
-        );
+        let ex = Executor::builder(registry).config(config).build();
         let r = ex
             .execute(&Scope::new("s"), call("c1", "mcp_like", json!({})))
             .await;

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::json;
 use toolwire_core::{Status, Value};
 use toolwire_runtime::{
-    ApprovalPolicy, EventBus, EventKind, Executor, ExecutorConfig, Registry, Resolution, Scope,
-    ToolCall, ToolContext, ToolError, tool_fn,
+    ApprovalPolicy, EventBus, EventKind, Executor, Registry, Resolution, Scope, ToolCall,
+    ToolContext, ToolError, tool_fn,
 };
 use toolwire_store::SqliteHistory;
 
@@ -39,12 +39,10 @@ async fn executor(db: &Path) -> Executor {
             .with_schema(|s| s.approval = ApprovalPolicy::Always),
         )
         .unwrap();
-    Executor::with(
-        Arc::new(registry),
-        EventBus::new(Arc::clone(&history) as _),
-        history,
-        ExecutorConfig::default(),
-    )
+    Executor::builder(registry)
+        .events(EventBus::new(Arc::clone(&history) as _))
+        .suspensions(history)
+        .build()
 }
 
 #[tokio::test]

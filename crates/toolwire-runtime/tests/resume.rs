@@ -10,8 +10,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
 use toolwire_core::{Status, SuspensionReason};
 use toolwire_runtime::{
-    ErrorCode, EventBus, Executor, ExecutorConfig, MemorySuspensions, Output, Registry, Resolution,
-    Resume, Scope, Tool, ToolCall, ToolContext, ToolError, ToolSchema,
+    ErrorCode, Executor, ExecutorConfig, MemorySuspensions, Output, Registry, Resolution, Resume,
+    Scope, Tool, ToolCall, ToolContext, ToolError, ToolSchema,
 };
 
 /// Asks two questions, one per round, like an MCP server answering `input_required`
@@ -144,7 +144,10 @@ fn executor(store: Arc<MemorySuspensions>) -> Executor {
         default_timeout: Duration::from_secs(5),
         ..ExecutorConfig::default()
     };
-    Executor::with(Arc::new(registry), EventBus::in_memory(), store, config)
+    Executor::builder(registry)
+        .suspensions(store)
+        .config(config)
+        .build()
 }
 
 fn answer(v: &str) -> Resolution {
@@ -239,12 +242,9 @@ async fn a_call_whose_tool_is_gone_cannot_be_resumed() {
         )
         .await;
     let id = r.suspension.unwrap().id;
-    let bare = Executor::with(
-        Arc::new(Registry::new()),
-        EventBus::in_memory(),
-        store,
-        ExecutorConfig::default(),
-    );
+    let bare = Executor::builder(Registry::new())
+        .suspensions(store)
+        .build();
     let done = bare.resolve(&id, answer("x")).await.unwrap();
     assert_eq!(done.error_code(), Some(ErrorCode::UnknownTool));
     assert!(done.error.unwrap().message.contains("cannot be resumed"));

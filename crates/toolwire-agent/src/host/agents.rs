@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use toolwire_model::client::ProviderClient;
-use toolwire_runtime::{Executor, Registry};
+use toolwire_runtime::Registry;
 use toolwire_store::{NewSession, Session};
 
 use super::{Host, HostError, ProviderSettings, Running};
@@ -22,12 +22,8 @@ impl Host {
         let task = TaskTool::new();
         let mut registry = Registry::clone(&self.executor.registry());
         registry.register(task.clone())?;
-        let executor = Executor::with(
-            Arc::new(registry),
-            Arc::clone(self.executor.events()),
-            Arc::clone(&self.stores.suspensions),
-            self.executor.config().clone(),
-        );
+        // The host's events, suspensions, limits and sink, over these tools.
+        let executor = self.executor.with_tools(registry);
         let agent = Agent::new(
             client,
             settings.agent_config(),

@@ -104,17 +104,17 @@ impl HostBuilder {
         for tool in self.tools {
             registry.register_arc(tool)?;
         }
-        let executor = Executor::with(
-            Arc::new(registry),
-            EventBus::with_media(
-                Arc::clone(&stores.events),
-                Arc::clone(&stores.blobs),
-                stores.config.persist.clone(),
-            ),
-            Arc::clone(&stores.suspensions),
-            self.executor.unwrap_or_else(ExecutorConfig::from_env),
+        let events = EventBus::with_media(
+            Arc::clone(&stores.events),
+            Arc::clone(&stores.blobs),
+            stores.config.persist.clone(),
         );
-        crate::landing::ensure_sink(&executor, &stores);
+        let executor = Executor::builder(registry)
+            .events(Arc::clone(&events))
+            .suspensions(Arc::clone(&stores.suspensions))
+            .config(self.executor.unwrap_or_else(ExecutorConfig::from_env))
+            .sink(crate::landing::StoreSink::new(stores.clone(), events))
+            .build();
         Ok(Host {
             stores,
             executor: Arc::new(executor),

@@ -18,7 +18,7 @@ use toolwire_core::Value;
 use toolwire_model::Provider;
 use toolwire_model::client::{ClientConfig, ProviderClient, RetryPolicy};
 use toolwire_runtime::{
-    EventBus, Executor, ExecutorConfig, Registry, Resolution, Tool, ToolContext, ToolError, tool_fn,
+    EventBus, Executor, Registry, Resolution, Tool, ToolContext, ToolError, tool_fn,
 };
 use toolwire_store::{HistoryStore, NewSession, StoreConfig, Stores};
 use toolwire_tools::{Workspace, read_file, write_file};
@@ -359,12 +359,10 @@ impl Harness {
             registry.register(task.clone()).unwrap();
         }
         let events = EventBus::new(Arc::clone(&stores.events));
-        let executor = Executor::with(
-            Arc::new(registry),
-            Arc::clone(&events),
-            Arc::clone(&stores.suspensions),
-            ExecutorConfig::default(),
-        );
+        let executor = Executor::builder(registry)
+            .events(Arc::clone(&events))
+            .suspensions(Arc::clone(&stores.suspensions))
+            .build();
         let mut config = AgentConfig::new("test-model");
         config.instructions = "Test instructions.".into();
         config.max_tokens = 1000;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use toolwire_mcp::{Connected, Limits, McpServer, ServerConfig, Transport};
-use toolwire_runtime::{EventBus, Executor, ExecutorConfig, MemorySuspensions, Registry};
+use toolwire_runtime::{EventBus, Executor, Registry};
 
 /// A server started as `command args...` over stdio, its calls run without asking (the
 /// tests of approvals use [`stdio_as_configured`]).
@@ -43,12 +43,7 @@ pub fn executor_of(connected: Connected) -> (Executor, Vec<String>) {
         names.push(toolwire_runtime::Tool::schema(&*tool).name.clone());
         registry.register_arc(tool).unwrap();
     }
-    let ex = Executor::with(
-        Arc::new(registry),
-        EventBus::in_memory(),
-        Arc::new(MemorySuspensions::default()),
-        ExecutorConfig::default(),
-    );
+    let ex = Executor::builder(registry).build();
     (ex, names)
 }
 
@@ -64,12 +59,9 @@ pub async fn executor_and_events(
         registry.register_arc(tool).unwrap();
     }
     let events = EventBus::in_memory();
-    let ex = Executor::with(
-        Arc::new(registry),
-        Arc::clone(&events),
-        Arc::new(MemorySuspensions::default()),
-        ExecutorConfig::default(),
-    );
+    let ex = Executor::builder(registry)
+        .events(Arc::clone(&events))
+        .build();
     (ex, events)
 }
 
