@@ -1,7 +1,8 @@
-// toolwire's web app, its entry: registers the MCP Apps widget and routes by path to the
-// session list (`/`) or a session (`/sessions/{id}`). Each job lives in its own module
-// under app/: api (HTTP client), list, session (timeline), card, feed, forms, composer,
-// apphost (MCP Apps), tools.
+// toolwire's web app, its entry: registers the MCP Apps widget, starts the shell (theme,
+// sidebar of sessions and of servers and tools) and routes by path to the session list
+// (`/`) or a session (`/sessions/{id}`). Each job lives in its own module under app/:
+// api (HTTP client), list, session (timeline), card, feed, filters, keys, forms, composer,
+// apphost (MCP Apps), tools (tools and servers), sidebar, theme.
 
 import { h, registerWidget } from './toolwire-render.js';
 import { mountApp } from './mcp-app.js';
@@ -9,6 +10,10 @@ import { ID } from './app/api.js';
 import { showError } from './app/util.js';
 import { listView } from './app/list.js';
 import { SessionView } from './app/session.js';
+import { Catalogue } from './app/tools.js';
+import { Sidebar } from './app/sidebar.js';
+import { initTheme } from './app/theme.js';
+import { showKeys } from './app/keys.js';
 
 export { resourceUrl } from './app/api.js';
 export { schemaForm } from './app/forms.js';
@@ -23,12 +28,27 @@ async function main() {
   const main = document.getElementById('main');
   const path = location.pathname;
   const m = path.match(/^\/sessions\/([^/]+)$/);
+  const session = m && ID.test(m[1]) ? m[1] : null;
+  initTheme();
+  const keys = document.getElementById('keys');
+  if (keys) keys.onclick = showKeys;
+  const catalogue = new Catalogue();
+  const ready = catalogue.start();
+  ready.catch(() => {});
+  let view = null;
+  const sidebar = new Sidebar(document.getElementById('sidebar'), catalogue, {
+    sessions: !!session,
+    current: session,
+    onTool: session ? (name) => view && view.pickTool && view.pickTool(name) : null,
+  });
+  // The sidebar fills beside the page, and never holds it up.
+  ready.then(() => sidebar.start(), () => sidebar.start());
   try {
     if (path === '/') await listView(main);
-    else if (m && ID.test(m[1])) {
-      const view = new SessionView(main, m[1]);
+    else if (session) {
+      view = new SessionView(main, session, catalogue);
       window.toolwireView = view;
-      await view.start();
+      await view.start(ready);
     } else {
       main.replaceChildren(h('p', { class: 'error' }, 'No such page.'));
     }

@@ -496,7 +496,8 @@ function table(el, data, columnsOverride) {
     th.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sort(); } });
     head.append(th);
   });
-  const viewport = h('div', { class: 'tw-viewport', role: 'rowgroup' });
+  // Focusable, so a keyboard can scroll the rows.
+  const viewport = h('div', { class: 'tw-viewport', role: 'rowgroup', tabindex: 0 });
   const spacer = h('div', { class: 'tw-spacer' });
   const windowEl = h('div', { class: 'tw-window' });
   viewport.append(spacer, windowEl);
@@ -527,7 +528,9 @@ function table(el, data, columnsOverride) {
     if (!frame) frame = requestAnimationFrame(() => { frame = 0; paint(); });
   });
   filter.addEventListener('input', apply);
-  el.append(h('div', { class: 'tw-table', role: 'table', 'aria-rowcount': rows.length }, h('div', { class: 'tw-table-tools' }, filter, count), h('div', { class: 'tw-scroll-x' }, head, viewport)));
+  // The filter sits beside the table, not in it: a table holds rows only.
+  el.append(h('div', { class: 'tw-table' }, h('div', { class: 'tw-table-tools' }, filter, count),
+    h('div', { class: 'tw-scroll-x', role: 'table', 'aria-rowcount': rows.length + 1, 'aria-label': 'table' }, head, viewport)));
   apply();
   return 'table';
 }

@@ -22,43 +22,135 @@ const STATUS_STATE = {
   timeout: 'output-error',
 };
 
+let cardSeq = 0;
+
 export class Card {
-  constructor(view, callId, name, input) {
+  constructor(view, callId, name, input, at) {
     this.view = view;
     this.callId = callId;
     this.name = name;
     this.input = input;
     this.result = null;
-    this.el = h('article', { class: 'card', 'data-call-id': callId, 'data-state': 'input-available', 'data-tool': name });
+    /** When the call was made (ms since the epoch), for the timestamp and the timer. */
+    this.at = typeof at === 'number' ? at : Date.now();
+    this.search = null;
+    const n = (cardSeq += 1);
+    const server = view.catalogue ? view.catalogue.serverOf(name) : null;
+    this.el = h('article', { class: 'card', 'data-call-id': callId, 'data-state': 'input-available', 'data-tool': name,
+      tabindex: -1, 'aria-labelledby': `card-${n}-tool` });
+    // The filter and the keyboard find a card from its element (a reused call id leaves
+    // older cards out of the view's map).
+    this.el.toolwireCard = this;
     this.statusEl = h('span', { class: 'status' }, 'running');
-    this.durationEl = h('span', { class: 'duration muted' });
+    this.durationEl = h('span', { class: 'duration' });
+    this.sizeEl = h('span', { class: 'size' });
     this.progressEl = h('progress', { hidden: true, max: 1, value: 0 });
     this.progressText = h('span', { class: 'progress-text muted' });
     this.suspensionEl = h('div', { class: 'suspension' });
     this.resultEl = h('div', { class: 'result' });
-    this.detailEl = h('pre', { class: 'detail', hidden: true });
+    this.detailEl = h('pre', { class: 'detail', hidden: true, tabindex: 0 });
     this.linksEl = h('span', { class: 'links' });
+    this.copiedEl = h('span', { class: 'copied', role: 'status' });
     // Stops the call while it runs or waits for a person; it then gets a cancelled result.
     this.stopEl = h('button', { type: 'button', class: 'stop', title: 'Stop this call', onclick: () => this.stop() }, 'Stop');
-    const detailButton = (label, what) => h('button', { type: 'button', 'data-show': what, onclick: () => this.toggleDetail(what) }, label);
+    this.body = h('div', { class: 'body', id: `card-${n}-body` });
+    this.foldEl = h('button', { type: 'button', class: 'fold', 'aria-expanded': 'true', 'aria-controls': this.body.id,
+      'aria-label': `Fold ${name}`, onclick: () => this.setOpen(this.body.hidden) });
+    const detailButton = (label, what) => h('button', { type: 'button', 'data-show': what, 'aria-pressed': 'false', onclick: () => this.toggleDetail(what) }, label);
+    const time = h('time', { class: 'at', datetime: isoOf(this.at), title: new Date(this.at).toLocaleString() }, clock(this.at));
     this.el.append(
-      h('header', {}, h('span', { class: 'tool' }, name), this.statusEl, this.durationEl, this.linksEl, this.stopEl),
-      h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', {}, pretty(input))),
-      h('div', { class: 'progress' }, this.progressEl, this.progressText),
+      h('header', {}, this.foldEl,
+        h('span', { class: 'tool', id: `card-${n}-tool` }, name),
+        server ? h('span', { class: 'server-chip', title: `MCP server ${server.name}` }, server.name) : null,
+        this.statusEl,
+        h('span', { class: 'head-end' }, this.durationEl, this.sizeEl, time, this.linksEl, this.stopEl)),
       this.suspensionEl,
+      this.body);
+    this.body.append(
+      h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', { tabindex: 0 }, pretty(input))),
+      h('div', { class: 'progress' }, this.progressEl, this.progressText),
       this.resultEl,
       h('footer', {},
         detailButton('stored JSON', 'json'),
         detailButton('diagnostics', 'diagnostics'),
         detailButton('_meta', 'meta'),
+        h('span', { class: 'sep', 'aria-hidden': 'true' }),
+        h('button', { type: 'button', 'data-copy': 'input', onclick: () => this.copy('input') }, 'Copy arguments'),
+        h('button', { type: 'button', 'data-copy': 'text', onclick: () => this.copy('text') }, 'Copy text'),
+        h('button', { type: 'button', 'data-copy': 'json', onclick: () => this.copy('json') }, 'Copy JSON'),
+        h('button', { type: 'button', 'data-download': 'json', onclick: () => this.download() }, 'Download JSON'),
+        this.copiedEl,
         h('span', { class: 'schema-check muted' })),
       this.detailEl);
+    this.view.running(this, true);
+  }
+
+  /** Folds or unfolds the card's body; an approval or question shows either way. */
+  setOpen(open) {
+    this.body.hidden = !open;
+    this.foldEl.setAttribute('aria-expanded', String(open));
+  }
+
+  /** The text the filter searches: tool, arguments, status and the result's values
+   * (built on the first search, not when the card is made). */
+  searchText() {
+    if (this.search === null) {
+      let result = '';
+      try {
+        result = this.result ? JSON.stringify(this.result.output || this.result.error || '') : '';
+      } catch { /* unreadable: tool and arguments only */ }
+      this.search = `${this.name}\n${pretty(this.input)}\n${this.statusEl.textContent}\n${result.slice(0, 200000)}`.toLowerCase();
+    }
+    return this.search;
+  }
+
+  /** The kinds of the result's values (text, image, table, …). */
+  kinds() {
+    const out = this.result && Array.isArray(this.result.output) ? this.result.output : [];
+    return out.map((v) => v && v.kind).filter((k) => typeof k === 'string');
+  }
+
+  /** Copies the arguments, the result's text, or the stored JSON. */
+  async copy(what) {
+    const r = this.result || {};
+    const text = what === 'input' ? pretty(this.input)
+      : what === 'json' ? pretty(r)
+        : (Array.isArray(r.output) ? r.output : []).map(textOf).filter(Boolean).join('\n\n') || (r.error && r.error.message) || '';
+    let ok = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      ok = true;
+    } catch {
+      ok = copyByHand(text);
+    }
+    this.copiedEl.textContent = ok ? `copied ${what === 'input' ? 'arguments' : what === 'json' ? 'JSON' : 'text'}` : 'cannot copy here';
+    clearTimeout(this.copiedTimer);
+    this.copiedTimer = setTimeout(() => { this.copiedEl.textContent = ''; }, 2000);
+  }
+
+  /** Downloads the stored result as a JSON file named after the call. */
+  download() {
+    const blob = new Blob([pretty(this.result || {})], { type: 'application/json' });
+    const url = URL.createObjectURL(blob);
+    const a = h('a', { href: url, download: `${this.name}-${this.callId}.json`.replace(/[^\w.-]+/g, '_') });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
   }
 
   setState(state, label) {
     this.el.dataset.state = state;
     this.statusEl.textContent = label || state;
     this.stopEl.hidden = /^output-/.test(state);
+    this.search = null;
+    this.view.running(this, !/^output-/.test(state));
+    if (this.view.filters) this.view.filters.check(this);
+  }
+
+  /** The running timer: how long the call has taken so far (feed.js ticks it). */
+  tick(now) {
+    this.durationEl.textContent = duration(now - this.at);
   }
 
   async stop() {
@@ -88,7 +180,13 @@ export class Card {
     this.suspension = suspension;
     const approval = suspension.reason === 'approval';
     this.setState(approval ? 'approval-requested' : 'input-requested', approval ? 'needs approval' : 'needs an answer');
-    const box = h('div', { class: 'ask', 'data-suspension-id': suspension.id },
+    const server = this.view.catalogue ? this.view.catalogue.serverOf(this.name) : null;
+    // Who asks: the tool's MCP server for its questions, toolwire's policy for approvals.
+    const asker = approval ? `${this.name} asks for your approval before it runs, with these arguments:`
+      : server ? `The MCP server "${server.name}" asks:` : `${this.name} asks:`;
+    const box = h('div', { class: 'ask', 'data-suspension-id': suspension.id, role: 'group', 'aria-label': approval ? 'Approval' : 'Question' },
+      h('p', { class: 'asker' }, asker),
+      approval ? h('pre', { tabindex: 0 }, pretty(this.input)) : null,
       h('p', { class: 'prompt' }, suspension.prompt || ''));
     const send = async (resolution) => {
       for (const b of box.querySelectorAll('button, input, select, textarea')) b.disabled = true;
@@ -105,9 +203,9 @@ export class Card {
       }
     };
     if (approval) {
-      box.append(
+      box.append(h('div', { class: 'actions' },
         h('button', { type: 'button', class: 'approve', onclick: () => send({ type: 'approve' }) }, 'Approve'),
-        h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'denied in the web app' }) }, 'Deny'));
+        h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'denied in the web app' }) }, 'Deny')));
     } else {
       const form = schemaForm(suspension.inputSchema, 'answer');
       form.el.addEventListener('submit', (e) => {
@@ -116,11 +214,11 @@ export class Card {
         if (value instanceof Error) return showError(box, value);
         send({ type: 'answer', value });
       });
-      form.el.append(
+      form.el.append(h('div', { class: 'actions' },
         h('button', { type: 'submit', class: 'answer' }, 'Answer'),
         h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'declined in the web app' }) }, 'Decline'),
         // MCP's third answer: the question is dismissed, not refused.
-        h('button', { type: 'button', class: 'cancel', onclick: () => send({ type: 'cancel', reason: 'cancelled in the web app' }) }, 'Cancel'));
+        h('button', { type: 'button', class: 'cancel', onclick: () => send({ type: 'cancel', reason: 'cancelled in the web app' }) }, 'Cancel')));
       box.append(form.el);
     }
     this.suspensionEl.replaceChildren(box);
@@ -139,10 +237,12 @@ export class Card {
       return;
     }
     this.suspensionEl.replaceChildren();
+    this.el.dataset.hasResult = 'true';
     this.progressEl.hidden = true;
     this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
     const ms = result.metadata && result.metadata.durationMs;
-    this.durationEl.textContent = typeof ms === 'number' ? ` ${ms} ms` : '';
+    this.durationEl.textContent = typeof ms === 'number' ? duration(ms) : '';
+    this.durationEl.title = typeof ms === 'number' ? `${ms} ms` : '';
     const child = result.metadata && result.metadata.childSessionId;
     this.linksEl.replaceChildren();
     if (typeof child === 'string' && ID.test(child)) {
@@ -159,6 +259,11 @@ export class Card {
     if (this.drawn || !this.result) return;
     this.drawn = true;
     try {
+      const size = JSON.stringify(this.result).length;
+      this.sizeEl.textContent = bytes(size);
+      this.sizeEl.title = `${size} bytes of stored JSON`;
+    } catch { /* no size: nothing shown */ }
+    try {
       renderResult(this.resultEl, this.result, { resourceUrl, sandboxOrigin: this.view.info.sandboxOrigin, app: this.view.appHost(this) });
     } catch (err) {
       this.resultEl.replaceChildren();
@@ -167,10 +272,13 @@ export class Card {
   }
 
   toggleDetail(what, keep) {
+    for (const b of this.el.querySelectorAll('footer [data-show]')) b.setAttribute('aria-pressed', 'false');
     if (!keep && !this.detailEl.hidden && this.detailEl.dataset.what === what) {
       this.detailEl.hidden = true;
       return;
     }
+    const pressed = this.el.querySelector(`footer [data-show="${what}"]`);
+    if (pressed) pressed.setAttribute('aria-pressed', 'true');
     const r = this.result || {};
     const value = what === 'json' ? r
       : what === 'diagnostics' ? (r.diagnostics || [])
@@ -187,4 +295,63 @@ function schemaCheck(result, tool) {
   if (!tool || !tool.outputSchema) return '';
   if (result.error && result.error.code === 'invalid_output') return `outputSchema: does not match (${result.error.message})`;
   return result.status === 'success' || result.status === 'partial' ? 'outputSchema: matched' : '';
+}
+
+/** A duration written for people: 420 ms, 8.0 s, 2 min 05 s, 1 h 02 min. */
+export function duration(ms) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+}
+
+/** A size in bytes for people: 812 B, 4.2 kB, 1.3 MB. */
+export function bytes(n) {
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
+  return `${(n / 1e6).toFixed(1)} MB`;
+}
+
+function isoOf(ms) {
+  try {
+    return new Date(ms).toISOString();
+  } catch {
+    return '';
+  }
+}
+
+/** The time of day of a call; the full date is its title. */
+function clock(ms) {
+  try {
+    return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  } catch {
+    return '';
+  }
+}
+
+/** A value's text for the clipboard: text, code and file contents as they are, the rest
+ * as JSON. */
+function textOf(v) {
+  if (!v || typeof v !== 'object') return '';
+  const d = v.data || {};
+  if (typeof d.content === 'string') return d.content;
+  if (typeof d.text === 'string') return d.text;
+  if (v.kind === 'image' || v.kind === 'file') return '';
+  return pretty(d);
+}
+
+/** Copying without the clipboard API (a page not on a secure origin). */
+function copyByHand(text) {
+  const area = h('textarea', { 'aria-hidden': 'true', class: 'visually-hidden' });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  let ok = false;
+  try {
+    ok = document.execCommand('copy');
+  } catch { /* not allowed */ }
+  area.remove();
+  return ok;
 }

@@ -7,8 +7,8 @@ import { schemaForm } from './forms.js';
 import { toolHints } from './tools.js';
 
 export function chatBox(view) {
-  const form = h('form', { class: 'chat' },
-    h('textarea', { name: 'text', rows: 3, placeholder: `Message ${view.info.model || 'the model'}` }),
+  const form = h('form', { class: 'chat composer', 'aria-label': 'Message the model' },
+    h('textarea', { name: 'text', rows: 2, placeholder: `Message ${view.info.model || 'the model'}`, 'aria-label': `Message ${view.info.model || 'the model'}` }),
     h('button', { type: 'submit' }, 'Send'));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -36,19 +36,34 @@ export function chatBox(view) {
 
 /** Without a model: pick a tool, fill a form built from its inputSchema, call it. */
 export function playground(view) {
-  const box = h('section', { class: 'playground' }, h('h2', {}, 'Call a tool'));
-  const select = h('select', { name: 'tool' },
-    [...view.tools.values()].map((t) => h('option', { value: t.name }, t.name)));
-  const description = h('p', { class: 'muted' });
+  const select = h('select', { name: 'tool', id: 'composer-tool' });
+  const description = h('p', { class: 'description' });
   const hints = h('p', { class: 'tool-hints' });
   const holder = h('div');
+  const body = h('div', { class: 'composer-body', id: 'composer-body', tabindex: 0, 'aria-label': 'The tool\'s form' }, description, holder);
+  const fold = h('button', { type: 'button', class: 'small', 'aria-expanded': 'true', 'aria-controls': body.id,
+    onclick: () => open(body.hidden) }, 'Hide form');
+  const open = (yes) => {
+    body.hidden = !yes;
+    fold.setAttribute('aria-expanded', String(yes));
+    fold.textContent = yes ? 'Hide form' : 'Show form';
+  };
+  const box = h('section', { class: 'playground composer', 'aria-labelledby': 'composer-title' },
+    h('div', { class: 'composer-head' }, h('h2', { id: 'composer-title' }, 'Call a tool'),
+      h('label', {}, h('span', { class: 'visually-hidden' }, 'Tool'), select), hints, h('span', { class: 'spacer' }), fold),
+    body);
   let form = null;
+  const options = () => {
+    const current = select.value;
+    select.replaceChildren(...[...view.tools.values()].map((t) => h('option', { value: t.name }, t.name)));
+    if (current && view.tools.has(current)) select.value = current;
+  };
   const pick = () => {
     const tool = view.tools.get(select.value);
     description.textContent = tool ? tool.description || '' : '';
     hints.replaceChildren(...toolHints(tool).map((t) => h('span', { class: `hint hint-${t.replace(/ /g, '-')}` }, t)));
     form = schemaForm(tool && tool.inputSchema, 'input');
-    form.el.append(h('button', { type: 'submit' }, 'Call'));
+    form.el.append(h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Call')));
     form.el.addEventListener('submit', async (e) => {
       e.preventDefault();
       const input = form.value();
@@ -61,8 +76,29 @@ export function playground(view) {
     });
     holder.replaceChildren(form.el);
   };
-  select.addEventListener('change', pick);
-  box.append(h('label', {}, 'Tool ', select), hints, description, holder);
+  select.addEventListener('change', () => {
+    pick();
+    open(true);
+  });
+  options();
   if (view.tools.size) pick();
+  // Folded to its one line while there are calls to read, on a narrow screen, or when the
+  // session has calls already; opened by picking a tool, `c`, or Show form.
+  view.composerStart = (hasCalls) => open(!hasCalls && !matchMedia('(max-width: 820px)').matches);
+  // Tools of a server that became ready join the picker; the form in progress stays.
+  view.catalogue.onChange(() => {
+    const had = select.value;
+    options();
+    if (!had && view.tools.size) pick();
+  });
+  /** A tool picked in the sidebar: its form, ready to fill. */
+  view.pickTool = (name) => {
+    if (!view.tools.has(name)) return;
+    select.value = name;
+    pick();
+    open(true);
+    const first = holder.querySelector('input, textarea, select') || select;
+    first.focus();
+  };
   return box;
 }

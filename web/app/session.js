@@ -10,14 +10,21 @@ import { Card } from './card.js';
 import { follow } from './feed.js';
 import { appHost } from './apphost.js';
 import { chatBox, playground } from './composer.js';
+import { Filters } from './filters.js';
+import { initKeys } from './keys.js';
 
 export class SessionView {
-  constructor(main, id) {
+  /** `catalogue`: the tools and servers (tools.js), shared with the sidebar. */
+  constructor(main, id, catalogue) {
     this.main = main;
     this.id = id;
+    this.catalogue = catalogue;
     this.cards = new Map();
-    this.tools = new Map();
-    this.timeline = h('div', { class: 'timeline', 'aria-live': 'polite' });
+    this.tools = catalogue.tools;
+    this.timeline = h('div', { class: 'timeline', id: 'timeline', 'aria-label': 'Timeline' });
+    // Cards whose call runs: their timers tick once a second, and only theirs.
+    this.runningCards = new Set();
+    this.ticker = null;
     this.streaming = null;
     this.source = null;
     this.after = 0;
@@ -45,19 +52,41 @@ export class SessionView {
     this.observer.observe(card.el);
   }
 
-  async start() {
+  /** Starts or stops the running timer of `card`. */
+  running(card, on) {
+    if (on) this.runningCards.add(card);
+    else this.runningCards.delete(card);
+    if (this.runningCards.size && !this.ticker) {
+      this.ticker = setInterval(() => {
+        const now = Date.now();
+        for (const c of this.runningCards) c.tick(now);
+      }, 1000);
+    } else if (!this.runningCards.size && this.ticker) {
+      clearInterval(this.ticker);
+      this.ticker = null;
+    }
+  }
+
+  /** `ready`: the catalogue's first load (started by the entry beside the sidebar). */
+  async start(ready) {
     // The session is fetched at once, beside what the view needs first.
     this.first = api(`/api/sessions/${this.id}`);
     this.first.catch(() => {});
-    const [info, tools] = await Promise.all([api('/api/info'), api('/api/tools')]);
-    for (const t of tools) this.tools.set(t.name, t);
+    const [info] = await Promise.all([api('/api/info'), ready]);
     this.info = info;
+    this.filters = new Filters(this);
+    this.composer = info.provider ? chatBox(this) : playground(this);
     this.main.replaceChildren(
-      h('p', {}, h('a', { href: '/' }, '← sessions')),
-      h('h1', { class: 'title' }),
+      h('div', { class: 'session-head' },
+        h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '/' }, 'Sessions'), ' / ', h('span', { class: 'muted sid' })),
+        h('div', { class: 'title-row' }, h('h1', { class: 'title' }), this.filters.shown)),
+      this.filters.el,
       this.timeline,
-      info.provider ? chatBox(this) : playground(this));
+      this.composer);
+    initKeys(this);
     await this.load();
+    if (this.composerStart) this.composerStart(this.cards.size > 0);
+    this.filters.refresh();
     follow(this);
   }
 
@@ -67,11 +96,13 @@ export class SessionView {
     this.first = null;
     const { session, messages, lastEventSeq } = await (first || api(`/api/sessions/${this.id}`));
     document.title = `${session.title || session.id} · toolwire`;
-    this.main.querySelector('.title').textContent = session.title || session.id;
-    document.getElementById('where').textContent = session.id;
+    this.main.querySelector('.title').textContent = session.title || 'Untitled session';
+    this.main.querySelector('.sid').textContent = session.id;
+    document.getElementById('where').textContent = session.title || session.id;
     const apps = this.apps.splice(0);
     await Promise.all(apps.map((a) => a.teardown('redrawn')));
     this.cards.clear();
+    for (const c of [...this.runningCards]) this.running(c, false);
     this.observer.disconnect();
     this.pendingDraw.clear();
     this.streaming = null;
@@ -94,27 +125,33 @@ export class SessionView {
       this.timeline.append(h('div', { class: 'msg user' }, c.text || ''));
     } else if (m.role === 'assistant') {
       if (c.text) this.timeline.append(h('div', { class: 'msg assistant' }, c.text));
-      for (const call of c.toolCalls || []) this.card(call.id, call.name, call.input);
+      for (const call of c.toolCalls || []) this.card(call.id, call.name, call.input, m.createdAtMs);
     } else if (m.role === 'tool_result') {
       // A stored result for a call that already has one (a reused id: a hostile model or
       // tool) gets its own card; nothing stored is hidden.
       const had = this.cards.get(c.callId);
       if (had && had.result) this.cards.delete(c.callId);
-      this.card(c.callId, c.toolName, had && had.result ? had.input : undefined).setResult(c);
+      this.card(c.callId, c.toolName, had && had.result ? had.input : undefined, startOf(c, m.createdAtMs)).setResult(c);
       this.settle(c);
     } else if (m.role === 'widget') {
       this.widget(c.widget);
     }
   }
 
-  card(callId, name, input) {
+  card(callId, name, input, at) {
     let card = this.cards.get(callId);
     if (!card) {
-      card = new Card(this, callId, name || 'tool', input === undefined ? {} : input);
+      card = new Card(this, callId, name || 'tool', input === undefined ? {} : input, at);
       this.cards.set(callId, card);
       this.timeline.append(card.el);
+      if (this.filters) this.filters.added(card);
     }
     return card;
+  }
+
+  /** Every card in timeline order, including those whose call id was reused. */
+  allCards() {
+    return [...this.timeline.querySelectorAll(':scope > .card')];
   }
 
   widget(widget) {
@@ -145,4 +182,10 @@ export class SessionView {
     if (card && card.result && card.result.status !== 'suspended') return Promise.resolve(card.result);
     return new Promise((resolve) => this.waiters.set(callId, resolve));
   }
+}
+
+/** When a stored result's call started: its metadata's `startedAt`, else when it was stored. */
+function startOf(result, storedAt) {
+  const t = result && result.metadata && Date.parse(result.metadata.startedAt);
+  return Number.isFinite(t) ? t : storedAt;
 }

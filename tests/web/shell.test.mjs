@@ -1,0 +1,198 @@
+// The application shell in Chromium: the sidebar (sessions, tools with their badges), the
+// filter bar and its URL, folding, the compact view, keyboard shortcuts, and axe-core
+// finding no serious or critical violation in either theme on every page: the session
+// list, a session with every kind, a pending approval, an elicitation form, the composer.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { launchBrowser, until } from './lib.mjs';
+import { seeded, elicitationForm } from './seed.mjs';
+
+const require = createRequire(import.meta.url);
+const AXE = require.resolve('axe-core/axe.min.js');
+
+let server;
+let sessions;
+let browser;
+
+before(async () => {
+  ({ server, sessions } = await seeded());
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.stop();
+});
+
+/** A page in its own context: axe is injected as a script, which the app's CSP refuses. */
+async function newPage(colorScheme = 'light', width = 1280) {
+  const context = await browser.newContext({ bypassCSP: true, colorScheme, viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.errors = errors;
+  return page;
+}
+
+async function open(page, path) {
+  await page.goto(`${server.base}${path}`);
+  await page.waitForSelector('body[data-ready="true"]');
+}
+
+/** Draws every card (each is drawn as it nears the viewport) and lays every one out, so
+ * axe checks all of them and not only those on screen. */
+async function drawAll(page) {
+  await page.addStyleTag({ content: '.card { content-visibility: visible !important; }' });
+  await page.waitForFunction(() => {
+    const view = window.toolwireView;
+    if (!view) return true;
+    const next = view.pendingDraw.keys().next();
+    if (!next.done) next.value.scrollIntoView();
+    return view.pendingDraw.size === 0;
+  }, null, { timeout: 10000, polling: 50 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+}
+
+/** axe-core's serious and critical violations of the page, one line each. */
+async function violations(page) {
+  await page.addScriptTag({ path: AXE });
+  const found = await page.evaluate(async () => {
+    // Result frames hold untrusted content on another origin: not the app's markup.
+    const r = await window.axe.run({ exclude: [['iframe']] }, { iframes: false, resultTypes: ['violations'] });
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 4).map((n) => `${n.target.join(' ')} ${n.failureSummary.split('\n').slice(1, 2).join('')}`).join(' | ')}`);
+  });
+  return found;
+}
+
+test('the sidebar lists sessions newest first and tools with their badges', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const ids = await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId));
+  assert.deepEqual(ids, [sessions.elicitation, sessions.approval, sessions.kinds]);
+  assert.equal(await page.locator(`.sidebar li[data-session-id="${sessions.kinds}"] a`).getAttribute('aria-current'), 'page');
+  // The session search narrows the list.
+  await page.fill('.sidebar input[aria-label="Search sessions"]', 'approval');
+  assert.deepEqual(await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId)), [sessions.approval]);
+  // write_file needs approval and is destructive; read_file is read-only.
+  const badges = (name) => page.locator(`.sidebar li[data-tool-name="${name}"] .badge`).allInnerTexts();
+  assert.deepEqual(await badges('write_file'), ['needs approval', 'destructive']);
+  assert.deepEqual(await badges('read_file'), ['read-only']);
+  await page.fill('.sidebar input[aria-label="Search tools"]', 'csv');
+  assert.deepEqual(await page.locator('.sidebar li[data-tool-name]').evaluateAll((ls) => ls.map((l) => l.dataset.toolName)), ['query_csv']);
+  // Picking a tool opens its form in the composer.
+  await page.click('.sidebar li[data-tool-name="query_csv"] button');
+  assert.equal(await page.inputValue('.playground select[name="tool"]'), 'query_csv');
+  assert.ok(await page.locator('.playground [name="path"]').isVisible());
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('the filter narrows the timeline, lives in the URL, and survives a reload', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const shown = () => page.locator('.timeline > .card:not([hidden])').evaluateAll((cs) => cs.map((c) => c.dataset.tool));
+  const all = await shown();
+  assert.equal(all.length, 7, all.join());
+  await page.selectOption('.filters select[name="status"]', 'errors');
+  assert.deepEqual(await shown(), ['read_file']);
+  assert.match(page.url(), /[?&]status=errors/);
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  assert.deepEqual(await shown(), ['read_file']);
+  assert.equal(await page.inputValue('.filters select[name="status"]'), 'errors');
+  await page.selectOption('.filters select[name="status"]', '');
+  // Text searches the tool, the arguments and the result.
+  await page.fill('.filters input[name="q"]', 'city07');
+  await until(async () => (await shown()).join() === 'query_csv', 5000, 'the text filter');
+  await page.fill('.filters input[name="q"]', '');
+  await until(async () => (await shown()).length === 7, 5000, 'the text filter cleared');
+  await page.selectOption('.filters select[name="kind"]', 'diff');
+  assert.deepEqual(await shown(), ['notes']);
+  await page.selectOption('.filters select[name="kind"]', '');
+  // Newest first reverses the order the cards are shown in.
+  await page.click('.filters [data-role="order"]');
+  assert.match(page.url(), /order=newest/);
+  const tops = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().top));
+  assert.ok(tops[0] > tops[tops.length - 1], 'the first card is drawn last');
+  await page.context().close();
+});
+
+test('cards fold one by one and all at once, and the compact view is one line each', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const first = page.locator('.timeline > .card').first();
+  const fold = first.locator('header .fold');
+  assert.equal(await fold.getAttribute('aria-expanded'), 'true');
+  await fold.click();
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  assert.equal(await first.locator('.body').isVisible(), false);
+  await fold.click();
+  assert.ok(await first.locator('.body').isVisible());
+  await page.click('.filters [data-role="fold-all"]');
+  assert.equal(await page.locator('.timeline .card .fold[aria-expanded="true"]').count(), 0);
+  await page.click('.filters [data-role="fold-all"]');
+  assert.equal(await page.locator('.timeline .card .fold[aria-expanded="false"]').count(), 0);
+  await page.click('.filters [data-role="compact"]');
+  assert.equal(await page.getAttribute('.filters [data-role="compact"]', 'aria-pressed'), 'true');
+  const heights = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().height));
+  for (const hgt of heights) assert.ok(hgt < 60, `a compact card is one line (${hgt} px)`);
+  await page.context().close();
+});
+
+test('keyboard: skip link, j and k between cards, e to the next error, / to the filter', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.className), 'skip-link');
+  await page.evaluate(() => document.activeElement.blur());
+  const focused = () => page.evaluate(() => {
+    const c = document.activeElement.closest('.card');
+    return c ? c.dataset.callId : document.activeElement.getAttribute('name');
+  });
+  const order = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.dataset.callId));
+  await page.keyboard.press('j');
+  assert.equal(await focused(), order[0]);
+  await page.keyboard.press('j');
+  assert.equal(await focused(), order[1]);
+  await page.keyboard.press('k');
+  assert.equal(await focused(), order[0]);
+  await page.keyboard.press('e');
+  const error = await page.locator('.timeline > .card[data-state="output-error"]').first().getAttribute('data-call-id');
+  assert.equal(await focused(), error);
+  await page.keyboard.press('/');
+  assert.equal(await focused(), 'q');
+  await page.context().close();
+});
+
+for (const scheme of ['light', 'dark']) {
+  test(`axe-core: no serious or critical violation, ${scheme}`, async () => {
+    const page = await newPage(scheme);
+    const report = {};
+    await open(page, '/');
+    report.list = await violations(page);
+    await open(page, `/sessions/${sessions.kinds}`);
+    await drawAll(page);
+    report.kinds = await violations(page);
+    await open(page, `/sessions/${sessions.approval}`);
+    await page.locator('button.approve').waitFor({ timeout: 15000 });
+    report.approval = await violations(page);
+    // The composer, open on its form.
+    await page.click('.playground .composer-head button[aria-controls]');
+    await page.selectOption('.playground select[name="tool"]', 'write_file');
+    report.composer = await violations(page);
+    await elicitationForm(page, server, sessions);
+    report.elicitation = await violations(page);
+    await open(page, `/sessions/${sessions.kinds}`);
+    await page.click('.filters [data-role="compact"]');
+    report.compact = await violations(page);
+    // The narrow layout, its drawer open.
+    await page.setViewportSize({ width: 400, height: 900 });
+    await page.click('#nav-toggle');
+    report.drawer = await violations(page);
+    for (const [where, found] of Object.entries(report)) assert.deepEqual(found, [], `${where} (${scheme})`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+}
