@@ -559,10 +559,59 @@ function image(el, data, mime, opts) {
     el.append(h('p', { class: 'tw-note' }, 'image not available'));
     return 'image';
   }
-  const img = h('img', { class: 'tw-image', src, alt: String(data.alt || ''), loading: 'lazy', decoding: 'async' });
-  img.addEventListener('click', () => img.classList.toggle('tw-zoomed'));
-  el.append(img);
+  // A result's image is content: it gets a text alternative even when the tool gave none.
+  const alt = String(data.alt || data.filename || `image (${type})`);
+  const img = h('img', { class: 'tw-image', src, alt, loading: 'lazy', decoding: 'async' });
+  const size = inline ? base64Bytes(data.source.base64)
+    : data.source && typeof data.source.size === 'number' ? data.source.size : null;
+  const caption = h('figcaption', { class: 'tw-caption' }, [type, size === null ? '' : bytes(size)].filter(Boolean).join(' · '));
+  img.addEventListener('load', () => {
+    const w = img.naturalWidth;
+    const ht = img.naturalHeight;
+    caption.textContent = [type, size === null ? '' : bytes(size), `${w}×${ht} px`].filter(Boolean).join(' · ');
+    // A tiny image (an icon, a 20×20 test pattern) is drawn at least 96 px, in whole
+    // multiples with hard pixel edges, so it can be seen at all.
+    if (w > 0 && ht > 0 && Math.max(w, ht) < MIN_IMAGE_PX) {
+      const k = Math.ceil(MIN_IMAGE_PX / Math.max(w, ht));
+      img.width = w * k;
+      img.height = ht * k;
+      img.classList.add('tw-pixelated');
+      caption.textContent += ` · shown ×${k}`;
+    }
+  });
+  const open = h('button', { type: 'button', class: 'tw-image-open', 'aria-label': `Open ${alt} at full size` }, img);
+  open.addEventListener('click', () => lightbox(src, alt, caption.textContent));
+  el.append(h('figure', { class: 'tw-figure' }, open, caption));
   return 'image';
+}
+
+/** Images smaller than this on both sides are enlarged. */
+const MIN_IMAGE_PX = 96;
+
+function base64Bytes(b64) {
+  const clean = String(b64).replace(/[^A-Za-z0-9+/]/g, '');
+  return Math.floor((clean.length * 3) / 4);
+}
+
+/** An image at its full size in a modal dialog; Escape, a click or Close ends it. */
+function lightbox(src, alt, caption) {
+  const img = h('img', { class: 'tw-lightbox-image', src, alt });
+  img.addEventListener('load', () => {
+    if (Math.max(img.naturalWidth, img.naturalHeight) < MIN_IMAGE_PX * 4) {
+      const k = Math.max(1, Math.floor((MIN_IMAGE_PX * 4) / Math.max(img.naturalWidth, img.naturalHeight)));
+      img.width = img.naturalWidth * k;
+      img.classList.add('tw-pixelated');
+    }
+  });
+  const close = h('button', { type: 'button', class: 'tw-lightbox-close' }, 'Close');
+  const dialog = h('dialog', { class: 'tw-lightbox', 'aria-label': alt }, h('div', { class: 'tw-lightbox-body' }, img),
+    h('div', { class: 'tw-lightbox-bar' }, h('span', { class: 'tw-caption' }, caption), close));
+  close.addEventListener('click', () => dialog.close());
+  dialog.addEventListener('click', (e) => { if (e.target === dialog) dialog.close(); });
+  dialog.addEventListener('close', () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  close.focus();
 }
 
 // ---- SVG: drawn on the sandbox origin ------------------------------------------------------

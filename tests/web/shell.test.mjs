@@ -166,6 +166,72 @@ test('keyboard: skip link, j and k between cards, e to the next error, / to the 
   await page.context().close();
 });
 
+test('a small image is enlarged, pixelated and captioned, and opens at full size', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const card = page.locator('.card[data-tool="view_image"]');
+  const img = card.locator('img.tw-image');
+  await img.waitFor();
+  await page.waitForFunction(() => { const i = document.querySelector('.card[data-tool="view_image"] img.tw-image'); return i && i.complete && i.naturalWidth > 0; });
+  // pic.png is 48×32: drawn twice its size, with hard pixel edges.
+  const box = await img.evaluate((i) => ({ w: i.getBoundingClientRect().width, cls: i.className, alt: i.alt }));
+  assert.equal(box.w, 96);
+  assert.match(box.cls, /tw-pixelated/);
+  assert.notEqual(box.alt, '');
+  await until(async () => /48×32 px/.test(await card.locator('figcaption').innerText()), 5000, 'the caption');
+  assert.match(await card.locator('figcaption').innerText(), /^image\/png · 3\.0 kB · 48×32 px · shown ×2$/);
+  await card.locator('.tw-image-open').click();
+  const dialog = page.locator('dialog.tw-lightbox');
+  await dialog.waitFor();
+  assert.ok(await dialog.evaluate((d) => d.open));
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  await page.context().close();
+});
+
+test('a form says what is wrong beside the field before anything is sent', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.approval}`);
+  const cards = await page.locator('.card').count();
+  await page.selectOption('.playground select[name="tool"]', 'write_file');
+  await page.click('.playground button[type="submit"]');
+  const path = page.locator('.playground [name="path"]');
+  assert.equal(await path.getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('name')), 'path');
+  const error = page.locator(`#${await path.getAttribute('aria-describedby')}`);
+  assert.match(await error.innerText(), /path: required/);
+  assert.equal(await page.locator('.card').count(), cards, 'nothing was called');
+  await path.fill('x.txt');
+  await page.fill('.playground [name="content"]', 'x');
+  await page.selectOption('.playground select[name="tool"]', 'read_file');
+  await page.fill('.playground [name="path"]', 'main.rs');
+  await page.fill('.playground [name="offset"]', '-1');
+  await page.click('.playground button[type="submit"]');
+  // read_file's offset counts from 1 (its schema's minimum).
+  const offset = page.locator('.playground [name="offset"]');
+  assert.equal(await offset.getAttribute('aria-invalid'), 'true');
+  assert.match(await page.locator(`#${await offset.getAttribute('aria-describedby')}`).innerText(), /offset: at least 1/);
+  assert.equal(await page.locator('.playground [name="path"]').getAttribute('aria-invalid'), 'false');
+  assert.equal(await page.locator('.card').count(), cards, 'nothing was called');
+  await page.context().close();
+});
+
+test('copy and download a call\'s arguments and result', async () => {
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  await open(page, `/sessions/${sessions.kinds}`);
+  const card = page.locator('.card[data-tool="read_file"]').first();
+  await card.locator('[data-copy="input"]').click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), JSON.stringify({ path: 'main.rs' }, null, 2));
+  await card.locator('[data-copy="text"]').click();
+  assert.match(await page.evaluate(() => navigator.clipboard.readText()), /println!\("hello"\)/);
+  const [download] = await Promise.all([page.waitForEvent('download'), card.locator('[data-download="json"]').click()]);
+  assert.match(download.suggestedFilename(), /^read_file-.*\.json$/);
+  const stored = JSON.parse(await (await import('node:fs')).promises.readFile(await download.path(), 'utf8'));
+  assert.equal(stored.toolName, 'read_file');
+  await page.context().close();
+});
+
 for (const scheme of ['light', 'dark']) {
   test(`axe-core: no serious or critical violation, ${scheme}`, async () => {
     const page = await newPage(scheme);
@@ -176,7 +242,7 @@ for (const scheme of ['light', 'dark']) {
     await drawAll(page);
     report.kinds = await violations(page);
     await open(page, `/sessions/${sessions.approval}`);
-    await page.locator('button.approve').waitFor({ timeout: 15000 });
+    await page.locator('button.approve').first().waitFor({ timeout: 15000 });
     report.approval = await violations(page);
     // The composer, open on its form.
     await page.click('.playground .composer-head button[aria-controls]');

@@ -211,7 +211,8 @@ export class Card {
       form.el.addEventListener('submit', (e) => {
         e.preventDefault();
         const value = form.value();
-        if (value instanceof Error) return showError(box, value);
+        // Each field says what is wrong beside it (forms.js).
+        if (value instanceof Error) return;
         send({ type: 'answer', value });
       });
       form.el.append(h('div', { class: 'actions' },

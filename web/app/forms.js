@@ -5,17 +5,33 @@ import { h, pretty } from './util.js';
 
 /** A form for `schema`: one field per property of an object schema, else one field.
  * Returns the form and a function that reads its value (or an Error). */
+let formSeq = 0;
+
 export function schemaForm(schema, name) {
-  const el = h('form', { class: 'schema-form' });
+  // Checked here, before submit, field by field (required, bounds, pattern, format), with
+  // the message beside the field: the browser's own bubbles name no schema rule.
+  const el = h('form', { class: 'schema-form', novalidate: true });
+  const n = (formSeq += 1);
   const props = schema && schema.type === 'object' && schema.properties && typeof schema.properties === 'object'
     ? schema.properties : null;
   const required = new Set(Array.isArray(schema && schema.required) ? schema.required : []);
   const fields = [];
   const add = (key, prop, label) => {
     const f = field(key, prop || {}, required.has(key));
+    f.prop = prop || {};
+    f.label = label;
+    f.error = h('small', { class: 'field-error', id: `f${n}-${fields.length}-error`, role: 'alert', hidden: true });
+    for (const input of f.inputs || [f.input]) {
+      input.setAttribute('aria-describedby', f.error.id);
+      if (required.has(key)) input.setAttribute('aria-required', 'true');
+    }
     fields.push([key, f]);
-    el.append(h('label', {}, h('span', {}, label, required.has(key) ? ' *' : ''), f.input,
-      prop && prop.description ? h('small', { class: 'muted' }, prop.description) : null));
+    const mark = required.has(key) ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : null;
+    const description = prop && prop.description ? h('small', { class: 'muted' }, prop.description) : null;
+    // A group of checkboxes is a fieldset named by its legend; one control is a label.
+    el.append(f.inputs
+      ? h('fieldset', { class: 'checks' }, h('legend', {}, label, mark), f.input, description, f.error)
+      : h('label', {}, h('span', {}, label, mark), f.input, description, f.error));
   };
   if (props) {
     for (const [key, prop] of Object.entries(props)) add(key, prop, (prop && prop.title) || key);
@@ -24,11 +40,25 @@ export function schemaForm(schema, name) {
   }
   const value = () => {
     const out = {};
+    let first = null;
     for (const [key, f] of fields) {
-      const v = f.read();
-      if (v instanceof Error) return new Error(`${key}: ${v.message}`);
+      let v = f.read();
+      let problem = v instanceof Error ? v.message : null;
+      // An empty required text is missing, as in HTML.
+      if (!problem && (v === undefined || v === '') && required.has(key)) problem = 'required';
+      if (!problem && v !== undefined) problem = check(f.prop, v);
+      f.error.textContent = problem ? `${f.label}: ${problem}` : '';
+      f.error.hidden = !problem;
+      for (const input of f.inputs || [f.input]) input.setAttribute('aria-invalid', String(!!problem));
+      if (problem) {
+        if (!first) first = [key, problem, f];
+        v = undefined;
+      }
       if (v !== undefined) out[key] = v;
-      else if (required.has(key)) return new Error(`${key} is required`);
+    }
+    if (first) {
+      (first[2].inputs ? first[2].inputs[0] : first[2].input).focus();
+      return new Error(`${first[0]}: ${first[1]}`);
     }
     return props ? out : out[name];
   };
@@ -56,11 +86,15 @@ function field(key, prop, required) {
   const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== 'null') : prop.type;
   const multi = type === 'array' ? choicesOf(prop.items) : null;
   if (multi) {
-    const input = h('select', { name: key, multiple: true, size: Math.min(multi.length, 6) },
-      multi.map((c, i) => h('option', { value: String(i) }, c.label)));
+    // A multi-select is a group of checkboxes: every choice in sight, one click each.
     const defaults = Array.isArray(prop.default) ? prop.default : [];
-    for (const [i, c] of multi.entries()) input.options[i].selected = defaults.includes(c.value);
-    return { input, read: () => [...input.selectedOptions].map((o) => multi[Number(o.value)].value) };
+    const inputs = multi.map((c, i) => {
+      const box = h('input', { type: 'checkbox', name: key, value: String(i) });
+      box.checked = defaults.includes(c.value);
+      return box;
+    });
+    const input = h('div', { class: 'check-list' }, multi.map((c, i) => h('label', {}, inputs[i], h('span', {}, c.label))));
+    return { input, inputs, read: () => inputs.filter((b) => b.checked).map((b) => multi[Number(b.value)].value) };
   }
   const choices = choicesOf(prop);
   if (choices) {
@@ -77,7 +111,7 @@ function field(key, prop, required) {
   }
   if (type === 'integer' || type === 'number') {
     const input = h('input', { type: 'number', name: key, step: type === 'integer' ? 1 : 'any' });
-    if (prop.default !== undefined) input.value = String(prop.default);
+    if (typeof prop.default === 'number') input.value = String(prop.default);
     return {
       input,
       read: () => {
@@ -108,4 +142,39 @@ function field(key, prop, required) {
       }
     },
   };
+}
+
+const FORMATS = {
+  email: [/^[^\s@]+@[^\s@]+$/, 'an email address'],
+  uri: [/^[A-Za-z][A-Za-z0-9+.-]*:\S*$/, 'a URI (scheme:…)'],
+  date: [/^\d{4}-\d{2}-\d{2}$/, 'a date (YYYY-MM-DD)'],
+};
+
+/** What is wrong with `v` under `prop` (the rules a form can check), or null. */
+function check(prop, v) {
+  if (!prop || typeof prop !== 'object') return null;
+  if (typeof v === 'string') {
+    if (typeof prop.minLength === 'number' && v.length < prop.minLength) return `at least ${prop.minLength} characters`;
+    if (typeof prop.maxLength === 'number' && v.length > prop.maxLength) return `at most ${prop.maxLength} characters`;
+    if (typeof prop.pattern === 'string') {
+      try {
+        if (!new RegExp(prop.pattern, 'u').test(v)) return `must match ${prop.pattern}`;
+      } catch { /* a pattern this browser cannot read: the server checks it */ }
+    }
+    const format = FORMATS[prop.format];
+    if (format && !format[0].test(v)) return `must be ${format[1]}`;
+  }
+  if (typeof v === 'number') {
+    if (typeof prop.minimum === 'number' && v < prop.minimum) return `at least ${prop.minimum}`;
+    if (typeof prop.maximum === 'number' && v > prop.maximum) return `at most ${prop.maximum}`;
+    if (typeof prop.exclusiveMinimum === 'number' && v <= prop.exclusiveMinimum) return `more than ${prop.exclusiveMinimum}`;
+    if (typeof prop.exclusiveMaximum === 'number' && v >= prop.exclusiveMaximum) return `less than ${prop.exclusiveMaximum}`;
+    const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== 'null') : prop.type;
+    if (type === 'integer' && !Number.isInteger(v)) return 'a whole number';
+  }
+  if (Array.isArray(v)) {
+    if (typeof prop.minItems === 'number' && v.length < prop.minItems) return `choose at least ${prop.minItems}`;
+    if (typeof prop.maxItems === 'number' && v.length > prop.maxItems) return `choose at most ${prop.maxItems}`;
+  }
+  return null;
 }

@@ -153,6 +153,10 @@ function wireDrawer(sidebar) {
       if (first) first.focus();
     }
   });
+  // A click beside the open drawer (on its scrim) closes it.
+  document.addEventListener('click', (e) => {
+    if (document.body.classList.contains('nav-open') && !sidebar.contains(e.target) && !toggle.contains(e.target)) closeDrawer();
+  });
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && document.body.classList.contains('nav-open')) {
       closeDrawer();
