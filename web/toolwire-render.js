@@ -581,7 +581,8 @@ function image(el, data, mime, opts) {
   });
   const open = h('button', { type: 'button', class: 'tw-image-open', 'aria-label': `Open ${alt} at full size` }, img);
   open.addEventListener('click', () => lightbox(src, alt, caption.textContent));
-  el.append(h('figure', { class: 'tw-figure' }, open, caption));
+  const save = h('a', { class: 'tw-save', href: src, download: String(data.filename || `image.${type.split('/')[1] || 'bin'}`).replace(/[^\w.-]+/g, '_') }, 'Download');
+  el.append(h('figure', { class: 'tw-figure' }, open, h('div', { class: 'tw-figure-bar' }, caption, save)));
   return 'image';
 }
 

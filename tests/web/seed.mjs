@@ -26,7 +26,12 @@ export async function seeded() {
     ['query_csv', { path: 'cities.csv' }],
     ['view_image', { path: 'pic.png' }],
     ['read_file', { path: 'missing.txt' }],
-  ]) await api(server.base, `/api/sessions/${s.id}/calls`, { tool, input });
+  ]) {
+    // One after another, each stored before the next starts: the provider exports pair
+    // each call with its result only when no later message came between them.
+    const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool, input });
+    await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.some((m) => m.role === 'tool_result' && m.content.callId === callId), 15000, `the result of ${tool}`);
+  }
   store(d, s.id, { content: [{ type: 'audio', data: b64(wav()), mimeType: 'audio/wav' }] }, 'media');
   store(d, s.id, {
     callId: 'call_md', toolName: 'notes', status: 'success',

@@ -232,6 +232,24 @@ test('copy and download a call\'s arguments and result', async () => {
   await page.context().close();
 });
 
+test('what the model saw: the block each provider is sent for a call', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const card = page.locator('.card[data-tool="read_file"]').first();
+  const callId = await card.getAttribute('data-call-id');
+  await card.locator('[data-show="model"]').click();
+  const block = card.locator('.model-view pre');
+  await until(async () => (await block.innerText()).includes(callId), 10000, 'the Anthropic block');
+  const anthropic = JSON.parse(await block.innerText());
+  assert.equal(anthropic.type, 'tool_result');
+  assert.equal(anthropic.tool_use_id, callId);
+  assert.match(JSON.stringify(anthropic.content), /println!/);
+  await card.locator('.model-view select').selectOption('openai-chat');
+  await until(async () => (await block.innerText()).includes('"tool_call_id"'), 10000, 'the OpenAI block');
+  assert.equal(JSON.parse(await block.innerText()).tool_call_id, callId);
+  await page.context().close();
+});
+
 for (const scheme of ['light', 'dark']) {
   test(`axe-core: no serious or critical violation, ${scheme}`, async () => {
     const page = await newPage(scheme);

@@ -10,6 +10,7 @@ import { renderResult } from '../toolwire-render.js';
 import { api, ID, resourceUrl } from './api.js';
 import { h, pretty, showError } from './util.js';
 import { schemaForm } from './forms.js';
+import { modelView } from './modelview.js';
 
 /** @typedef {import('../toolwire.d.ts').ToolResult} ToolResult */
 
@@ -74,6 +75,7 @@ export class Card {
         detailButton('stored JSON', 'json'),
         detailButton('diagnostics', 'diagnostics'),
         detailButton('_meta', 'meta'),
+        h('button', { type: 'button', 'data-show': 'model', 'aria-pressed': 'false', onclick: () => this.toggleModel() }, 'What the model saw'),
         h('span', { class: 'sep', 'aria-hidden': 'true' }),
         h('button', { type: 'button', 'data-copy': 'input', onclick: () => this.copy('input') }, 'Copy arguments'),
         h('button', { type: 'button', 'data-copy': 'text', onclick: () => this.copy('text') }, 'Copy text'),
@@ -82,7 +84,22 @@ export class Card {
         this.copiedEl,
         h('span', { class: 'schema-check muted' })),
       this.detailEl);
+    this.modelEl = null;
     this.view.running(this, true);
+  }
+
+  /** Shows or hides what the model was sent for this call (modelview.js). */
+  toggleModel() {
+    const button = this.el.querySelector('footer [data-show="model"]');
+    if (this.modelEl) {
+      this.modelEl.remove();
+      this.modelEl = null;
+      button.setAttribute('aria-pressed', 'false');
+      return;
+    }
+    this.modelEl = modelView(this.view, this);
+    this.body.append(this.modelEl);
+    button.setAttribute('aria-pressed', 'true');
   }
 
   /** Folds or unfolds the card's body; an approval or question shows either way. */
@@ -273,7 +290,7 @@ export class Card {
   }
 
   toggleDetail(what, keep) {
-    for (const b of this.el.querySelectorAll('footer [data-show]')) b.setAttribute('aria-pressed', 'false');
+    for (const b of this.el.querySelectorAll('footer [data-show]:not([data-show="model"])')) b.setAttribute('aria-pressed', 'false');
     if (!keep && !this.detailEl.hidden && this.detailEl.dataset.what === what) {
       this.detailEl.hidden = true;
       return;
