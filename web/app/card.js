@@ -51,14 +51,12 @@ export class Card {
     this.resultEl = h('div', { class: 'result' });
     this.detailEl = h('pre', { class: 'detail', hidden: true, tabindex: 0 });
     this.linksEl = h('span', { class: 'links' });
-    this.copiedEl = h('span', { class: 'copied', role: 'status' });
     // Stops the call while it runs or waits for a person; it then gets a cancelled result.
     this.stopEl = h('button', { type: 'button', class: 'stop', title: 'Stop this call', onclick: () => this.stop() }, 'Stop');
     this.body = h('div', { class: 'body', id: `card-${n}-body` });
     this.foldEl = h('button', { type: 'button', class: 'fold', 'aria-expanded': 'true', 'aria-controls': this.body.id,
       'aria-label': `Fold ${name}`, onclick: () => this.setOpen(this.body.hidden) });
-    const detailButton = (label, what) => h('button', { type: 'button', 'data-show': what, 'aria-pressed': 'false', onclick: () => this.toggleDetail(what) }, label);
-    const time = h('time', { class: 'at', datetime: isoOf(this.at), title: new Date(this.at).toLocaleString() }, clock(this.at));
+    const time = h('time', { class: 'at', datetime: isoOf(this.at) }, clock(this.at));
     this.el.append(
       h('header', {}, this.foldEl,
         h('span', { class: 'tool', id: `card-${n}-tool` }, name),
@@ -71,21 +69,43 @@ export class Card {
       h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', { tabindex: 0 }, pretty(input))),
       h('div', { class: 'progress' }, this.progressEl, this.progressText),
       this.resultEl,
-      h('footer', {},
-        detailButton('stored JSON', 'json'),
-        detailButton('diagnostics', 'diagnostics'),
-        detailButton('_meta', 'meta'),
-        h('button', { type: 'button', 'data-show': 'model', 'aria-pressed': 'false', onclick: () => this.toggleModel() }, 'What the model saw'),
-        h('span', { class: 'sep', 'aria-hidden': 'true' }),
-        h('button', { type: 'button', 'data-copy': 'input', onclick: () => this.copy('input') }, 'Copy arguments'),
-        h('button', { type: 'button', 'data-copy': 'text', onclick: () => this.copy('text') }, 'Copy text'),
-        h('button', { type: 'button', 'data-copy': 'json', onclick: () => this.copy('json') }, 'Copy JSON'),
-        h('button', { type: 'button', 'data-download': 'json', onclick: () => this.download() }, 'Download JSON'),
-        this.copiedEl,
-        h('span', { class: 'schema-check muted' })),
       this.detailEl);
+    this.footerEl = null;
     this.modelEl = null;
     this.view.running(this, true);
+  }
+
+  /** The card's buttons (details, copy, download), made when the card is first drawn or
+   * asks something: a 10,000-call session does not build 100,000 buttons up front. */
+  footer() {
+    if (this.footerEl) return this.footerEl;
+    const detailButton = (label, what) => h('button', { type: 'button', 'data-show': what, 'aria-pressed': 'false' }, label);
+    this.copiedEl = h('span', { class: 'copied', role: 'status' });
+    this.schemaEl = h('span', { class: 'schema-check muted' });
+    this.footerEl = h('footer', {},
+      detailButton('stored JSON', 'json'),
+      detailButton('diagnostics', 'diagnostics'),
+      detailButton('_meta', 'meta'),
+      detailButton('What the model saw', 'model'),
+      h('span', { class: 'sep', 'aria-hidden': 'true' }),
+      h('button', { type: 'button', 'data-copy': 'input' }, 'Copy arguments'),
+      h('button', { type: 'button', 'data-copy': 'text' }, 'Copy text'),
+      h('button', { type: 'button', 'data-copy': 'json' }, 'Copy JSON'),
+      h('button', { type: 'button', 'data-download': 'json' }, 'Download JSON'),
+      this.copiedEl,
+      this.schemaEl);
+    // One listener for every button of the footer.
+    this.footerEl.addEventListener('click', (e) => {
+      const b = e.target.closest('button');
+      if (!b) return;
+      if (b.dataset.show === 'model') this.toggleModel();
+      else if (b.dataset.show) this.toggleDetail(b.dataset.show);
+      else if (b.dataset.copy) this.copy(b.dataset.copy);
+      else if (b.dataset.download) this.download();
+    });
+    if (this.result) this.schemaEl.textContent = schemaCheck(this.result, this.view.tools.get(this.name));
+    this.detailEl.before(this.footerEl);
+    return this.footerEl;
   }
 
   /** Shows or hides what the model was sent for this call (modelview.js). */
@@ -195,6 +215,7 @@ export class Card {
   suspend(suspension) {
     if (!suspension || !ID.test(suspension.id || '')) return;
     this.suspension = suspension;
+    this.footer();
     const approval = suspension.reason === 'approval';
     this.setState(approval ? 'approval-requested' : 'input-requested', approval ? 'needs approval' : 'needs an answer');
     const server = this.view.catalogue ? this.view.catalogue.serverOf(this.name) : null;
@@ -269,13 +290,14 @@ export class Card {
     // Drawn when the card nears the viewport: a long session costs only what shows.
     this.drawn = false;
     this.view.whenVisible(this, () => this.draw());
-    this.el.querySelector('.schema-check').textContent = schemaCheck(result, this.view.tools.get(this.name));
+    if (this.schemaEl) this.schemaEl.textContent = schemaCheck(result, this.view.tools.get(this.name));
     if (!this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
   }
 
   draw() {
     if (this.drawn || !this.result) return;
     this.drawn = true;
+    this.footer();
     try {
       const size = JSON.stringify(this.result).length;
       this.sizeEl.textContent = bytes(size);
@@ -340,10 +362,14 @@ function isoOf(ms) {
   }
 }
 
-/** The time of day of a call; the full date is its title. */
+/** One formatter for every card: making one per call is most of a card's cost. */
+let timeFormat = null;
+
+/** The time of day of a call (its `datetime` attribute has the full date). */
 function clock(ms) {
   try {
-    return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    timeFormat = timeFormat || new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    return timeFormat.format(ms);
   } catch {
     return '';
   }

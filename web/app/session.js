@@ -57,13 +57,17 @@ export class SessionView {
     if (on) this.runningCards.add(card);
     else this.runningCards.delete(card);
     if (this.runningCards.size && !this.ticker) {
+      // The interval stops itself once nothing runs: cards made and finished in one go
+      // (a load) start and stop nothing.
       this.ticker = setInterval(() => {
+        if (!this.runningCards.size) {
+          clearInterval(this.ticker);
+          this.ticker = null;
+          return;
+        }
         const now = Date.now();
         for (const c of this.runningCards) c.tick(now);
       }, 1000);
-    } else if (!this.runningCards.size && this.ticker) {
-      clearInterval(this.ticker);
-      this.ticker = null;
     }
   }
 
