@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { launchBrowser, until } from './lib.mjs';
+import { launchBrowser, until, api } from './lib.mjs';
 import { seeded, elicitationForm } from './seed.mjs';
 
 const require = createRequire(import.meta.url);
@@ -247,6 +247,24 @@ test('what the model saw: the block each provider is sent for a call', async () 
   await card.locator('.model-view select').selectOption('openai-chat');
   await until(async () => (await block.innerText()).includes('"tool_call_id"'), 10000, 'the OpenAI block');
   assert.equal(JSON.parse(await block.innerText()).tool_call_id, callId);
+  await page.context().close();
+});
+
+test('Re-run calls again; Edit & re-run puts the arguments in the composer', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 're-run' });
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'read_file', input: { path: 'main.rs', limit: 2 } });
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  await card.locator('[data-rerun="same"]').click();
+  await until(async () => (await page.locator('.card[data-tool="read_file"][data-state="output-available"]').count()) === 2, 10000, 'the second call');
+  const inputs = (await api(server.base, `/api/sessions/${s.id}`)).messages.flatMap((m) => m.content.toolCalls || []).map((c) => c.input);
+  assert.deepEqual(inputs, [{ path: 'main.rs', limit: 2 }, { path: 'main.rs', limit: 2 }]);
+  await card.locator('[data-rerun="edit"]').click();
+  assert.equal(await page.inputValue('.playground select[name="tool"]'), 'read_file');
+  assert.equal(await page.inputValue('.playground [name="path"]'), 'main.rs');
+  assert.equal(await page.inputValue('.playground [name="limit"]'), '2');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('name')), 'path');
   await page.context().close();
 });
 

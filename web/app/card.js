@@ -92,6 +92,10 @@ export class Card {
       h('button', { type: 'button', 'data-copy': 'text' }, 'Copy text'),
       h('button', { type: 'button', 'data-copy': 'json' }, 'Copy JSON'),
       h('button', { type: 'button', 'data-download': 'json' }, 'Download JSON'),
+      // A direct call again, as it was or edited in the composer (when the tool is known).
+      this.view.tools.has(this.name) ? h('span', { class: 'sep', 'aria-hidden': 'true' }) : null,
+      this.view.tools.has(this.name) ? h('button', { type: 'button', 'data-rerun': 'same' }, 'Re-run') : null,
+      this.view.tools.has(this.name) && this.view.pickTool ? h('button', { type: 'button', 'data-rerun': 'edit' }, 'Edit & re-run') : null,
       this.copiedEl,
       this.schemaEl);
     // One listener for every button of the footer.
@@ -102,6 +106,8 @@ export class Card {
       else if (b.dataset.show) this.toggleDetail(b.dataset.show);
       else if (b.dataset.copy) this.copy(b.dataset.copy);
       else if (b.dataset.download) this.download();
+      else if (b.dataset.rerun === 'edit') this.view.pickTool(this.name, this.input);
+      else if (b.dataset.rerun) this.rerun(b);
     });
     if (this.result) this.schemaEl.textContent = schemaCheck(this.result, this.view.tools.get(this.name));
     this.detailEl.before(this.footerEl);
@@ -163,6 +169,18 @@ export class Card {
     this.copiedEl.textContent = ok ? `copied ${what === 'input' ? 'arguments' : what === 'json' ? 'JSON' : 'text'}` : 'cannot copy here';
     clearTimeout(this.copiedTimer);
     this.copiedTimer = setTimeout(() => { this.copiedEl.textContent = ''; }, 2000);
+  }
+
+  /** Calls the tool again with the same arguments; the new call gets its own card. */
+  async rerun(button) {
+    button.disabled = true;
+    try {
+      await api(`/api/sessions/${this.view.id}/calls`, { json: { tool: this.name, input: this.input } });
+    } catch (err) {
+      showError(this.footerEl, err);
+    } finally {
+      button.disabled = false;
+    }
   }
 
   /** Downloads the stored result as a JSON file named after the call. */

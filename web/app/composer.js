@@ -93,10 +93,12 @@ export function playground(view) {
     if (!had && view.tools.size) pick();
   });
   /** A tool picked in the sidebar: its form, ready to fill. */
-  view.pickTool = (name) => {
+  view.pickTool = (name, input) => {
     if (!view.tools.has(name)) return;
     select.value = name;
     pick();
+    // Edit & re-run: the earlier call's arguments, ready to change.
+    if (input !== undefined) form.set(input);
     open(true);
     const first = holder.querySelector('input, textarea, select') || select;
     first.focus();

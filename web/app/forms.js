@@ -62,7 +62,12 @@ export function schemaForm(schema, name) {
     }
     return props ? out : out[name];
   };
-  return { el, value };
+  /** Fills the fields from `values` (an earlier call's input, for Edit & re-run). */
+  const set = (values) => {
+    const source = props ? (values && typeof values === 'object' ? values : {}) : { [name]: values };
+    for (const [key, f] of fields) if (key in source) f.set(source[key]);
+  };
+  return { el, value, set };
 }
 
 /** The choices a schema offers: `enum` (labelled by `enumNames`), or `oneOf`/`anyOf` of
@@ -94,7 +99,12 @@ function field(key, prop, required) {
       return box;
     });
     const input = h('div', { class: 'check-list' }, multi.map((c, i) => h('label', {}, inputs[i], h('span', {}, c.label))));
-    return { input, inputs, read: () => inputs.filter((b) => b.checked).map((b) => multi[Number(b.value)].value) };
+    return {
+      input,
+      inputs,
+      read: () => inputs.filter((b) => b.checked).map((b) => multi[Number(b.value)].value),
+      set: (v) => inputs.forEach((b, i) => { b.checked = Array.isArray(v) && v.some((x) => x === multi[i].value); }),
+    };
   }
   const choices = choicesOf(prop);
   if (choices) {
@@ -102,12 +112,16 @@ function field(key, prop, required) {
       choices.map((c, i) => h('option', { value: String(i) }, c.label)));
     const at = choices.findIndex((c) => c.value === prop.default);
     if (at >= 0) input.value = String(at);
-    return { input, read: () => (input.value === '' ? undefined : choices[Number(input.value)].value) };
+    return {
+      input,
+      read: () => (input.value === '' ? undefined : choices[Number(input.value)].value),
+      set: (v) => { const i = choices.findIndex((c) => c.value === v); input.value = i >= 0 ? String(i) : ''; },
+    };
   }
   if (type === 'boolean') {
     const input = h('input', { type: 'checkbox', name: key });
     input.checked = prop.default === true;
-    return { input, read: () => input.checked };
+    return { input, read: () => input.checked, set: (v) => { input.checked = v === true; } };
   }
   if (type === 'integer' || type === 'number') {
     const input = h('input', { type: 'number', name: key, step: type === 'integer' ? 1 : 'any' });
@@ -119,6 +133,7 @@ function field(key, prop, required) {
         const n = Number(input.value);
         return Number.isFinite(n) ? n : new Error('not a number');
       },
+      set: (v) => { input.value = typeof v === 'number' ? String(v) : ''; },
     };
   }
   if (type === 'string' || type === undefined && !prop.properties) {
@@ -126,7 +141,11 @@ function field(key, prop, required) {
     const input = long ? h('textarea', { name: key, rows: 3 })
       : h('input', { name: key, type: FORMAT_INPUT[prop.format] || 'text' });
     if (typeof prop.default === 'string') input.value = prop.default;
-    return { input, read: () => (input.value === '' && !required ? undefined : input.value) };
+    return {
+      input,
+      read: () => (input.value === '' && !required ? undefined : input.value),
+      set: (v) => { input.value = typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v); },
+    };
   }
   // Objects and arrays: JSON text.
   const input = h('textarea', { name: key, rows: 3, placeholder: 'JSON' });
@@ -141,6 +160,7 @@ function field(key, prop, required) {
         return new Error('not valid JSON');
       }
     },
+    set: (v) => { input.value = v === undefined ? '' : pretty(v); },
   };
 }
 
