@@ -1,5 +1,5 @@
 //! toolwire's browser renderer for ToolResult values, usable in any page:
-//! `renderResult(el, result, {resourceUrl, sandboxOrigin})`, `registerRenderer(kind, fn)`,
+//! `renderResult(el, result, {resourceUrl, sandboxOrigin, readResource})`, `registerRenderer(kind, fn)`,
 //! `registerWidget(id, fn)`. The dispatch is the terminal's: a registered renderer for the
 //! kind, else `display.preferredView`, else the well-known kind, else the MIME type, else a
 //! JSON tree. Everything in a result is untrusted: it reaches the page as text nodes,
@@ -124,9 +124,10 @@ function downloadUrl(source) {
  * Renders `result` into `el`, replacing what was there.
  * @param {HTMLElement} el
  * @param {ToolResult} result
- * @param {{resourceUrl?: (blob: string) => string|null, sandboxOrigin?: string}} [opts]
+ * @param {{resourceUrl?: (blob: string) => string|null, sandboxOrigin?: string, readResource?: (uri: string) => Promise<{contents: object[]}>}} [opts]
  *   `resourceUrl` names a stored blob's URL; `sandboxOrigin` is toolwire's sandbox proxy
- *   (another origin, `/sandbox`), where inline SVG is drawn.
+ *   (another origin, `/sandbox`), where inline SVG is drawn; `readResource`, when given,
+ *   gives resource links a Read button that draws the MCP `resources/read` answer.
  */
 export function renderResult(el, result, opts = {}) {
   el.replaceChildren();
@@ -712,12 +713,69 @@ function file(el, data, mime, opts) {
 function resourceLink(el, data, mime, opts) {
   const uri = data.uri;
   const href = /^blake3:[0-9a-f]{64}$/.test(uri) && opts.resourceUrl ? opts.resourceUrl(uri) : safeHref(uri);
+  const type = essence(mime || data.mimeType || '');
+  const name = String(data.title || data.name || uri);
+  const meta = [type, typeof data.size === 'number' ? bytes(data.size) : ''].filter(Boolean).join(' · ');
+  const copied = h('span', { class: 'tw-muted tw-copied', role: 'status' });
+  const copy = h('button', { type: 'button', class: 'tw-chip-button', 'data-role': 'copy-uri' }, 'Copy URI');
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(uri);
+      copied.textContent = 'copied';
+    } catch {
+      copied.textContent = 'cannot copy here';
+    }
+  });
+  const shown = h('div', { class: 'tw-link-contents' });
+  // Read: the page lends a reader (toolwire's app reads through the tool's own MCP server,
+  // `resources/read`); the contents are drawn below as values, like a result's.
+  let read = null;
+  if (typeof opts.readResource === 'function') {
+    read = h('button', { type: 'button', class: 'tw-chip-button', 'data-role': 'read', 'aria-expanded': 'false' }, 'Read');
+    read.addEventListener('click', async () => {
+      if (read.getAttribute('aria-expanded') === 'true') {
+        shown.replaceChildren();
+        read.setAttribute('aria-expanded', 'false');
+        read.textContent = 'Read';
+        return;
+      }
+      read.disabled = true;
+      try {
+        const got = await opts.readResource(uri);
+        const contents = got && Array.isArray(got.contents) ? got.contents : [];
+        shown.replaceChildren(...contents.map((c) => renderValue(contentValue(c), opts)));
+        if (!contents.length) shown.append(h('p', { class: 'tw-note' }, 'the server returned no contents'));
+        read.setAttribute('aria-expanded', 'true');
+        read.textContent = 'Hide';
+      } catch (err) {
+        shown.replaceChildren(h('p', { class: 'tw-error' }, `cannot read ${uri}: ${err && err.message ? err.message : err}`));
+      } finally {
+        read.disabled = false;
+      }
+    });
+  }
   el.append(h('div', { class: 'tw-link' },
-    href ? h('a', { href, rel: 'noopener noreferrer', target: '_blank' }, String(data.name || uri)) : h('code', {}, String(data.name || uri)),
-    data.description ? h('span', { class: 'tw-muted' }, ` ${data.description}`) : null,
-    typeof data.size === 'number' ? h('span', { class: 'tw-muted' }, ` ${bytes(data.size)}`) : null,
-    href ? null : h('span', { class: 'tw-muted' }, ` ${uri}`)));
+    h('div', { class: 'tw-link-head' },
+      href ? h('a', { href, rel: 'noopener noreferrer', target: '_blank', class: 'tw-link-name' }, name) : h('span', { class: 'tw-link-name' }, name),
+      meta ? h('span', { class: 'tw-muted' }, meta) : null,
+      h('span', { class: 'tw-link-actions' }, copy, read, copied)),
+    data.description ? h('div', { class: 'tw-muted' }, String(data.description)) : null,
+    h('code', { class: 'tw-link-uri' }, String(uri)),
+    shown));
   return 'resource_link';
+}
+
+/** An MCP resource's contents (`{uri, mimeType, text | blob}`) as a toolwire value. */
+function contentValue(c) {
+  const mimeType = c && typeof c.mimeType === 'string' ? c.mimeType : undefined;
+  if (c && typeof c.text === 'string') return { kind: 'text', mimeType, data: { content: c.text } };
+  if (c && typeof c.blob === 'string') {
+    const type = essence(mimeType || '');
+    if (/^image\//.test(type)) return { kind: 'image', mimeType, data: { source: { base64: c.blob } } };
+    const filename = String(c.uri || 'resource').split('/').pop() || 'resource';
+    return { kind: 'file', mimeType, data: { source: { base64: c.blob }, filename, mediaKind: /^audio\//.test(type) ? 'audio' : /^video\//.test(type) ? 'video' : 'document' } };
+  }
+  return { kind: 'structured', data: c };
 }
 
 // ---- JSON tree ------------------------------------------------------------------------------

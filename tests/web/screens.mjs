@@ -1,5 +1,5 @@
 // Screenshots of the real app for people (the README, reviews): the session list, a
-// session with every kind, a pending approval and an elicitation form, light and dark, at
+// session with every kind, a pending approval, an elicitation form, resource links read, light and dark, at
 // 1280 and 400 px wide, under target/screenshots/app-*.png.
 // Usage: TOOLWIRE_BIN=… node screens.mjs
 import { launchBrowser, shot } from './lib.mjs';
@@ -32,6 +32,10 @@ try {
         await page.locator('.ask').first().waitFor({ timeout: 15000 });
       }
       await page.screenshot({ path: `${process.env.SCREENS || '../../target/screenshots'}/${name('elicitation')}.png` });
+      await open(`/sessions/${sessions.links}`);
+      for (const read of await page.locator('.tw-link [data-role="read"]').all()) await read.click();
+      await page.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
+      await page.screenshot({ path: `${process.env.SCREENS || '../../target/screenshots'}/${name('links')}.png` });
       if (width === 400) {
         await page.click('#nav-toggle');
         await page.waitForTimeout(300);

@@ -8,7 +8,7 @@ import { png, wav } from './media.mjs';
 
 const b64 = (buf) => buf.toString('base64');
 
-/** A served data dir with sessions: `kinds`, `approval`, `elicitation`, `long`. */
+/** A served data dir with sessions: `kinds`, `approval`, `elicitation`, `links`. */
 export async function seeded() {
   const d = dirs();
   writeFileSync(join(d.workspace, 'main.rs'), 'fn main() {\n    println!("hello");\n}\n');
@@ -54,6 +54,12 @@ export async function seeded() {
   await until(async () => (await api(server.base, '/api/tools')).some((t) => t.name === 'ev__trigger-elicitation-request'), 30000, 'server-everything');
   const call = await api(server.base, `/api/sessions/${e.id}/calls`, { tool: 'ev__trigger-elicitation-request', input: {} });
   sessions.elicitationCall = call.callId;
+
+  // Resource links (read-only: no approval), stored before the session is used.
+  const l = await api(server.base, '/api/sessions', { title: 'Resource links' });
+  sessions.links = l.id;
+  const links = await api(server.base, `/api/sessions/${l.id}/calls`, { tool: 'ev__get-resource-links', input: { count: 2 } });
+  await until(async () => (await api(server.base, `/api/sessions/${l.id}`)).messages.some((m) => m.role === 'tool_result' && m.content.callId === links.callId), 15000, 'the resource links');
   return { d, server, sessions };
 }
 

@@ -70,7 +70,7 @@ test('the sidebar lists sessions newest first and tools with their badges', asyn
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);
   const ids = await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId));
-  assert.deepEqual(ids, [sessions.elicitation, sessions.approval, sessions.kinds]);
+  assert.deepEqual(ids, [sessions.links, sessions.elicitation, sessions.approval, sessions.kinds]);
   assert.equal(await page.locator(`.sidebar li[data-session-id="${sessions.kinds}"] a`).getAttribute('aria-current'), 'page');
   // The session search narrows the list.
   await page.fill('.sidebar input[aria-label="Search sessions"]', 'approval');
@@ -268,6 +268,33 @@ test('Re-run calls again; Edit & re-run puts the arguments in the composer', asy
   await page.context().close();
 });
 
+test('a resource link is a chip: type, copy URI, and Read through the tool\'s server', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'links' });
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'ev__get-resource-links', input: { count: 2 } });
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  const approve = card.locator('button.approve');
+  const links = card.locator('.tw-link');
+  await Promise.race([approve.waitFor({ timeout: 15000 }), links.first().waitFor({ timeout: 15000 })]);
+  if (await approve.isVisible()) await approve.click();
+  await until(async () => (await links.count()) === 2, 15000, 'two resource links');
+  const uri = await links.first().locator('.tw-link-uri').innerText();
+  assert.match(uri, /^demo:\/\//);
+  await links.first().locator('[data-role="copy-uri"]').click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), uri);
+  // Read draws the contents the server returns for that URI, below the chip.
+  for (const link of await links.all()) {
+    await link.locator('[data-role="read"]').click();
+    await link.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
+    assert.equal(await link.locator('[data-role="read"]').getAttribute('aria-expanded'), 'true');
+  }
+  assert.ok((await card.locator('.tw-link-contents').allInnerTexts()).join('').length > 0);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 for (const scheme of ['light', 'dark']) {
   test(`axe-core: no serious or critical violation, ${scheme}`, async () => {
     const page = await newPage(scheme);
@@ -286,6 +313,10 @@ for (const scheme of ['light', 'dark']) {
     report.composer = await violations(page);
     await elicitationForm(page, server, sessions);
     report.elicitation = await violations(page);
+    await open(page, `/sessions/${sessions.links}`);
+    for (const read of await page.locator('.tw-link [data-role="read"]').all()) await read.click();
+    await page.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
+    report.links = await violations(page);
     await open(page, `/sessions/${sessions.kinds}`);
     await page.click('.filters [data-role="compact"]');
     report.compact = await violations(page);

@@ -322,7 +322,13 @@ export class Card {
       this.sizeEl.title = `${size} bytes of stored JSON`;
     } catch { /* no size: nothing shown */ }
     try {
-      renderResult(this.resultEl, this.result, { resourceUrl, sandboxOrigin: this.view.info.sandboxOrigin, app: this.view.appHost(this) });
+      renderResult(this.resultEl, this.result, {
+        resourceUrl,
+        sandboxOrigin: this.view.info.sandboxOrigin,
+        app: this.view.appHost(this),
+        // Resource links are read through the tool's own server (`resources/read`).
+        readResource: (uri) => api(`/api/tools/${encodeURIComponent(this.name)}/resource`, { json: { uri } }),
+      });
     } catch (err) {
       this.resultEl.replaceChildren();
       showError(this.resultEl, `cannot show this result: ${err.message}`);
