@@ -232,8 +232,58 @@ function kind(v) {
   return typeof v.kind === 'string' ? v.kind : '';
 }
 
+/** Texts of at least this many lines get line numbers, find and a wrap toggle. */
+const LONG_TEXT_LINES = 20;
+/** Matches find marks at most. */
+const FIND_MAX = 500;
+
 function plain(el, text) {
-  el.append(h('pre', { class: 'tw-text' }, text));
+  const pre = h('pre', { class: 'tw-text' }, text);
+  const lines = text.split('\n').length;
+  if (lines < LONG_TEXT_LINES) {
+    el.append(pre);
+    return 'text';
+  }
+  // Long text: numbered lines, find (marks each match, scrolls to the first) and wrap.
+  const gutter = h('pre', { class: 'tw-gutter', 'aria-hidden': 'true' }, Array.from({ length: lines }, (_, i) => i + 1).join('\n'));
+  // Unwrapped by default, so the numbers stay beside their lines; wrapped, they go.
+  const body = h('div', { class: 'tw-long-text', 'data-wrap': 'false', tabindex: 0, 'aria-label': `text, ${lines} lines` }, gutter, pre);
+  const wrap = h('button', { type: 'button', 'data-role': 'wrap', 'aria-pressed': 'false' }, 'wrap lines');
+  wrap.addEventListener('click', () => {
+    const on = body.dataset.wrap !== 'true';
+    body.dataset.wrap = String(on);
+    wrap.setAttribute('aria-pressed', String(on));
+  });
+  const find = h('input', { type: 'search', placeholder: 'find', 'aria-label': 'find in text', 'data-role': 'find' });
+  const found = h('span', { class: 'tw-muted', role: 'status' });
+  let timer = 0;
+  find.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const q = find.value;
+      if (!q) {
+        pre.replaceChildren(text);
+        found.textContent = '';
+        return;
+      }
+      const lower = text.toLowerCase();
+      const needle = q.toLowerCase();
+      const parts = [];
+      let at = 0;
+      let n = 0;
+      for (let i = lower.indexOf(needle); i >= 0 && n < FIND_MAX; i = lower.indexOf(needle, i + needle.length)) {
+        parts.push(text.slice(at, i), h('mark', { class: 'tw-mark' }, text.slice(i, i + needle.length)));
+        at = i + needle.length;
+        n += 1;
+      }
+      parts.push(text.slice(at));
+      pre.replaceChildren(...parts);
+      found.textContent = `${n}${n >= FIND_MAX ? '+' : ''} found`;
+      const first = pre.querySelector('mark');
+      if (first) first.scrollIntoView({ block: 'nearest' });
+    }, 150);
+  });
+  el.append(h('div', { class: 'tw-text-tools' }, find, found, wrap), body);
   return 'text';
 }
 
@@ -529,8 +579,16 @@ function table(el, data, columnsOverride) {
     if (!frame) frame = requestAnimationFrame(() => { frame = 0; paint(); });
   });
   filter.addEventListener('input', apply);
+  // The rows shown (filtered, in their order) as CSV, quoted where a cell needs it.
+  const csv = h('button', { type: 'button', 'data-role': 'copy-csv' }, 'copy CSV');
+  csv.addEventListener('click', () => {
+    const cell = (x) => (/[",\n\r]/.test(x) ? `"${x.replace(/"/g, '""')}"` : x);
+    const lines = [columns.map((c) => cell(String(c.label || c.key))).join(',')];
+    for (const k of shown) lines.push(columns.map((c, i) => cell(cellText(get(rows[k], c, i)))).join(','));
+    if (navigator.clipboard) navigator.clipboard.writeText(`${lines.join('\n')}\n`).then(() => { csv.textContent = 'copied'; }, () => {});
+  });
   // The filter sits beside the table, not in it: a table holds rows only.
-  el.append(h('div', { class: 'tw-table' }, h('div', { class: 'tw-table-tools' }, filter, count),
+  el.append(h('div', { class: 'tw-table' }, h('div', { class: 'tw-table-tools' }, filter, count, csv),
     h('div', { class: 'tw-scroll-x', role: 'table', 'aria-rowcount': rows.length + 1, 'aria-label': 'table' }, head, viewport)));
   apply();
   return 'table';
@@ -782,7 +840,13 @@ function contentValue(c) {
 
 const TREE_CHILDREN = 500;
 
-/** A collapsible tree of any JSON value, with a copy button at the root. */
+/** Nodes opened by one "expand all" at most: a huge value stays usable. */
+const TREE_EXPAND_MAX = 2000;
+/** Matches a search marks at most. */
+const TREE_HITS_MAX = 200;
+
+/** A collapsible tree of any JSON value, with expand all, collapse all, search (which opens
+ * the path to each match and marks it) and a copy button at the root. */
 export function tree(value) {
   const root = h('div', { class: 'tw-tree' });
   const copy = h('button', { type: 'button', class: 'tw-copy', 'data-role': 'copy' }, 'copy JSON');
@@ -790,8 +854,69 @@ export function tree(value) {
     const text = JSON.stringify(value, null, 2);
     if (navigator.clipboard) navigator.clipboard.writeText(text).then(() => { copy.textContent = 'copied'; }, () => {});
   });
-  root.append(copy, node(value, null, 0));
+  const top = node(value, null, 0);
+  const expand = h('button', { type: 'button', 'data-role': 'expand-all' }, 'expand all');
+  const collapse = h('button', { type: 'button', 'data-role': 'collapse-all' }, 'collapse all');
+  const find = h('input', { type: 'search', placeholder: 'find in JSON', 'aria-label': 'find in JSON', 'data-role': 'tree-find' });
+  const found = h('span', { class: 'tw-muted', role: 'status' });
+  expand.addEventListener('click', () => {
+    const budget = { left: TREE_EXPAND_MAX };
+    if (top.twOpen) top.twOpen(budget, true);
+  });
+  collapse.addEventListener('click', () => {
+    for (const d of root.querySelectorAll('details.tw-node')) d.open = false;
+    if (top.tagName === 'DETAILS') top.open = true;
+  });
+  let timer = 0;
+  find.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      for (const el of root.querySelectorAll('.tw-hit')) el.classList.remove('tw-hit');
+      const q = find.value.trim().toLowerCase();
+      if (!q) {
+        found.textContent = '';
+        return;
+      }
+      const paths = [];
+      search(value, q, [], paths);
+      for (const path of paths) {
+        const el = reveal(top, path);
+        if (el) el.classList.add('tw-hit');
+      }
+      found.textContent = `${paths.length}${paths.length >= TREE_HITS_MAX ? '+' : ''} found`;
+      const first = root.querySelector('.tw-hit');
+      if (first) first.scrollIntoView({ block: 'nearest' });
+    }, 150);
+  });
+  root.append(h('div', { class: 'tw-tree-tools' }, find, found, expand, collapse, copy), top);
   return root;
+}
+
+/** The paths (arrays of keys) whose key or scalar value contains `q`. */
+function search(v, q, path, out, depth = 0) {
+  if (out.length >= TREE_HITS_MAX || depth > 100) return;
+  if (v === null || typeof v !== 'object') {
+    if (String(v).toLowerCase().includes(q)) out.push(path);
+    return;
+  }
+  const entries = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
+  for (const [k, x] of entries.slice(0, TREE_CHILDREN)) {
+    if (out.length >= TREE_HITS_MAX) return;
+    if (!Array.isArray(v) && String(k).toLowerCase().includes(q)) out.push([...path, k]);
+    else search(x, q, [...path, k], out, depth + 1);
+  }
+}
+
+/** Opens the tree along `path` and returns the node or leaf at its end. */
+function reveal(top, path) {
+  let el = top;
+  for (const k of path) {
+    if (!el || el.tagName !== 'DETAILS') return null;
+    if (el.twBuild) el.twBuild();
+    el.open = true;
+    el = [...el.children].find((c) => c.dataset && c.dataset.key === String(k)) || null;
+  }
+  return el;
 }
 
 function leaf(v) {
@@ -801,10 +926,11 @@ function leaf(v) {
 
 function node(v, key, depth) {
   const label = key === null ? null : h('span', { class: 'tw-key' }, `${key}: `);
-  if (v === null || typeof v !== 'object') return h('div', { class: 'tw-leaf' }, label, leaf(v));
+  const keyAttr = key === null ? undefined : String(key);
+  if (v === null || typeof v !== 'object') return h('div', { class: 'tw-leaf', 'data-key': keyAttr }, label, leaf(v));
   const entries = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
   const brief = Array.isArray(v) ? `[${entries.length}]` : `{${entries.length}}`;
-  const details = h('details', { class: 'tw-node' }, h('summary', {}, label, brief));
+  const details = h('details', { class: 'tw-node', 'data-key': keyAttr }, h('summary', {}, label, brief));
   if (depth < 2) details.open = true;
   // Children are built when first opened: a huge value costs nothing until looked at.
   let built = false;
@@ -816,6 +942,15 @@ function node(v, key, depth) {
   };
   if (details.open) build();
   details.addEventListener('toggle', build);
+  details.twBuild = build;
+  // Expand all: this node and its children, depth first, within the budget.
+  details.twOpen = (budget) => {
+    if (budget.left <= 0) return;
+    budget.left -= 1;
+    build();
+    details.open = true;
+    for (const c of details.children) if (c.twOpen) c.twOpen(budget);
+  };
   return details;
 }
 

@@ -1,6 +1,6 @@
 // Screenshots of the real app for people (the README, reviews): the session list, a
-// session with every kind, a pending approval, an elicitation form, resource links read, light and dark, at
-// 1280 and 400 px wide, under target/screenshots/app-*.png.
+// session with every kind, a pending approval, an elicitation form and resource links
+// read, light and dark, at 1280 and 400 px wide, under target/screenshots/app-*.png.
 // Usage: TOOLWIRE_BIN=… node screens.mjs
 import { launchBrowser, shot } from './lib.mjs';
 import { seeded, elicitationForm } from './seed.mjs';

@@ -5,18 +5,19 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { launchBrowser, until, api } from './lib.mjs';
+import { launchBrowser, until, api, store } from './lib.mjs';
 import { seeded, elicitationForm } from './seed.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE = require.resolve('axe-core/axe.min.js');
 
+let d;
 let server;
 let sessions;
 let browser;
 
 before(async () => {
-  ({ server, sessions } = await seeded());
+  ({ d, server, sessions } = await seeded());
   browser = await launchBrowser();
 });
 
@@ -291,6 +292,50 @@ test('a resource link is a chip: type, copy URI, and Read through the tool\'s se
     assert.equal(await link.locator('[data-role="read"]').getAttribute('aria-expanded'), 'true');
   }
   assert.ok((await card.locator('.tw-link-contents').allInnerTexts()).join('').length > 0);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('content tools: JSON expand all and find, table as CSV, long text find and wrap', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'content tools' });
+  const log = Array.from({ length: 60 }, (_, i) => `line ${i + 1}${i === 41 ? ' needle here' : ''}`).join('\n');
+  store(d, s.id, {
+    callId: 'call_content', toolName: 'content', status: 'success',
+    output: [
+      { kind: 'structured', data: { a: { b: { c: { d: { deep: 'treasure' } } } }, list: [1, 2, 3] } },
+      { kind: 'table', data: { columns: [{ key: 'name' }, { key: 'n', type: 'number' }], rows: [{ name: 'x, "quoted"', n: 2 }, { name: 'y', n: 1 }] } },
+      { kind: 'text', mimeType: 'text/plain', data: { content: log } },
+    ],
+  }, 'content');
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator('.card[data-tool="content"]');
+  const tree = card.locator('.tw-tree');
+  await tree.waitFor();
+  // 'deep' sits below the levels open at first.
+  assert.equal(await tree.locator('[data-key="deep"]').count(), 0);
+  await tree.locator('[data-role="expand-all"]').click();
+  assert.ok(await tree.locator('[data-key="deep"]').isVisible());
+  await tree.locator('[data-role="collapse-all"]').click();
+  assert.equal(await tree.locator('[data-key="deep"]').isVisible(), false);
+  await tree.locator('[data-role="tree-find"]').fill('treasure');
+  await tree.locator('.tw-hit[data-key="deep"]').waitFor();
+  assert.ok(await tree.locator('.tw-hit[data-key="deep"]').isVisible());
+  // The table's shown rows, as CSV with quoting.
+  await card.locator('[data-role="copy-csv"]').click();
+  await until(async () => (await page.evaluate(() => navigator.clipboard.readText())).startsWith('name,n'), 5000, 'the CSV');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'name,n\n"x, ""quoted""",2\ny,1\n');
+  // Long text: numbered, found, wrapped on demand.
+  const text = card.locator('.tw-value[data-kind="text"]');
+  assert.equal((await text.locator('.tw-gutter').innerText()).split('\n').length, 60);
+  await text.locator('[data-role="find"]').fill('needle');
+  await text.locator('mark.tw-mark').waitFor();
+  assert.equal(await text.locator('mark.tw-mark').innerText(), 'needle');
+  assert.match(await text.locator('[role="status"]').innerText(), /^1 found$/);
+  await text.locator('[data-role="wrap"]').click();
+  assert.equal(await text.locator('.tw-long-text').getAttribute('data-wrap'), 'true');
+  assert.equal(await text.locator('.tw-gutter').isVisible(), false);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
