@@ -829,6 +829,16 @@ function contentValue(c) {
   if (c && typeof c.text === 'string') return { kind: 'text', mimeType, data: { content: c.text } };
   if (c && typeof c.blob === 'string') {
     const type = essence(mimeType || '');
+    // Text sent as base64 is read as UTF-8 text (and shown as text, never markup).
+    if (/^text\//.test(type) || type === 'application/json') {
+      const b64 = cleanBase64(c.blob);
+      if (b64 !== null) {
+        try {
+          const raw = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+          return { kind: 'text', mimeType, data: { content: new TextDecoder().decode(raw) } };
+        } catch { /* not base64 after all: offered as a file below */ }
+      }
+    }
     if (/^image\//.test(type)) return { kind: 'image', mimeType, data: { source: { base64: c.blob } } };
     const filename = String(c.uri || 'resource').split('/').pop() || 'resource';
     return { kind: 'file', mimeType, data: { source: { base64: c.blob }, filename, mediaKind: /^audio\//.test(type) ? 'audio' : /^video\//.test(type) ? 'video' : 'document' } };

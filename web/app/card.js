@@ -88,10 +88,10 @@ export class Card {
       detailButton('_meta', 'meta'),
       detailButton('What the model saw', 'model'),
       h('span', { class: 'sep', 'aria-hidden': 'true' }),
-      h('button', { type: 'button', 'data-copy': 'input' }, 'Copy arguments'),
+      h('button', { type: 'button', 'data-copy': 'input', title: 'Copy the arguments' }, 'Copy args'),
       h('button', { type: 'button', 'data-copy': 'text' }, 'Copy text'),
       h('button', { type: 'button', 'data-copy': 'json' }, 'Copy JSON'),
-      h('button', { type: 'button', 'data-download': 'json' }, 'Download JSON'),
+      h('button', { type: 'button', 'data-download': 'json', title: 'Download the stored JSON' }, 'Download'),
       // A direct call again, as it was or edited in the composer (when the tool is known).
       this.view.tools.has(this.name) ? h('span', { class: 'sep', 'aria-hidden': 'true' }) : null,
       this.view.tools.has(this.name) ? h('button', { type: 'button', 'data-rerun': 'same' }, 'Re-run') : null,
