@@ -627,7 +627,9 @@ function image(el, data, mime, opts) {
   img.addEventListener('load', () => {
     const w = img.naturalWidth;
     const ht = img.naturalHeight;
-    caption.textContent = [type, size === null ? '' : bytes(size), `${w}×${ht} px`].filter(Boolean).join(' · ');
+    // What loading tells (dimensions) goes in an attribute drawn by CSS: the caption's text
+    // stays the same however far the image has loaded.
+    caption.dataset.loaded = `${w}×${ht} px`;
     // A tiny image (an icon, a 20×20 test pattern) is drawn at least 96 px, in whole
     // multiples with hard pixel edges, so it can be seen at all.
     if (w > 0 && ht > 0 && Math.max(w, ht) < MIN_IMAGE_PX) {
@@ -635,11 +637,11 @@ function image(el, data, mime, opts) {
       img.width = w * k;
       img.height = ht * k;
       img.classList.add('tw-pixelated');
-      caption.textContent += ` · shown ×${k}`;
+      caption.dataset.loaded += ` · shown ×${k}`;
     }
   });
   const open = h('button', { type: 'button', class: 'tw-image-open', 'aria-label': `Open ${alt} at full size` }, img);
-  open.addEventListener('click', () => lightbox(src, alt, caption.textContent));
+  open.addEventListener('click', () => lightbox(src, alt, [caption.textContent, caption.dataset.loaded].filter(Boolean).join(' · ')));
   const save = h('a', { class: 'tw-save', href: src, download: String(data.filename || `image.${type.split('/')[1] || 'bin'}`).replace(/[^\w.-]+/g, '_') }, 'Download');
   el.append(h('figure', { class: 'tw-figure' }, open, h('div', { class: 'tw-figure-bar' }, caption, save)));
   return 'image';
@@ -647,6 +649,22 @@ function image(el, data, mime, opts) {
 
 /** Images smaller than this on both sides are enlarged. */
 const MIN_IMAGE_PX = 96;
+
+/** A media length as m:ss (or h:mm:ss). */
+function clockOf(seconds) {
+  const s = Math.round(seconds);
+  const hh = Math.floor(s / 3600);
+  const mm = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return hh ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+}
+
+/** The size of a source: its base64's bytes, or the size stored beside its blob key. */
+function inlineOrStoredSize(source) {
+  if (!source) return null;
+  if (typeof source.base64 === 'string') return base64Bytes(source.base64);
+  return typeof source.size === 'number' ? source.size : null;
+}
 
 function base64Bytes(b64) {
   const clean = String(b64).replace(/[^A-Za-z0-9+/]/g, '');
@@ -751,13 +769,20 @@ function file(el, data, mime, opts) {
   const type = essence(mime);
   const src = sourceUrl(data.source, type, opts);
   const name = String(data.filename || 'file');
-  if (src && data.mediaKind === 'audio') {
-    el.append(h('audio', { class: 'tw-audio', controls: true, preload: 'metadata', src }));
-    return 'audio';
-  }
-  if (src && data.mediaKind === 'video') {
-    el.append(h('video', { class: 'tw-video', controls: true, preload: 'metadata', src }));
-    return 'video';
+  if (src && (data.mediaKind === 'audio' || data.mediaKind === 'video')) {
+    const player = h(data.mediaKind, { class: `tw-${data.mediaKind}`, controls: true, preload: 'metadata', src });
+    const size = inlineOrStoredSize(data.source);
+    // Type, size and (once the metadata is in) duration and, for video, dimensions.
+    const caption = h('figcaption', { class: 'tw-caption' }, [type, size === null ? '' : bytes(size)].filter(Boolean).join(' · '));
+    player.addEventListener('loadedmetadata', () => {
+      const parts = [];
+      if (Number.isFinite(player.duration)) parts.push(clockOf(player.duration));
+      if (player.videoWidth) parts.push(`${player.videoWidth}×${player.videoHeight} px`);
+      caption.dataset.loaded = parts.join(' · ');
+    });
+    const save = h('a', { class: 'tw-save', href: src, download: name.replace(/[^\w.-]+/g, '_') }, 'Download');
+    el.append(h('figure', { class: 'tw-figure tw-media' }, player, h('div', { class: 'tw-figure-bar' }, caption, save)));
+    return data.mediaKind;
   }
   const href = src || downloadUrl(data.source);
   const size = data.source && typeof data.source.size === 'number' ? data.source.size : null;

@@ -167,7 +167,7 @@ test('keyboard: skip link, j and k between cards, e to the next error, / to the 
   await page.context().close();
 });
 
-test('a small image is enlarged, pixelated and captioned, and opens at full size', async () => {
+test('a small image is enlarged, pixelated and captioned, and opens at full size; audio shows its length', async () => {
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);
   const card = page.locator('.card[data-tool="view_image"]');
@@ -179,8 +179,17 @@ test('a small image is enlarged, pixelated and captioned, and opens at full size
   assert.equal(box.w, 96);
   assert.match(box.cls, /tw-pixelated/);
   assert.notEqual(box.alt, '');
-  await until(async () => /48×32 px/.test(await card.locator('figcaption').innerText()), 5000, 'the caption');
-  assert.match(await card.locator('figcaption').innerText(), /^image\/png · 3\.0 kB · 48×32 px · shown ×2$/);
+  // Type and size are its text; what loading tells is drawn from an attribute, so the
+  // caption's text does not change as the image loads.
+  const caption = card.locator('figcaption');
+  await until(async () => (await caption.getAttribute('data-loaded')) !== null, 5000, 'the caption');
+  assert.equal(await caption.innerText(), 'image/png · 3.0 kB');
+  assert.equal(await caption.getAttribute('data-loaded'), '48×32 px · shown ×2');
+  // Audio says its type, size and length.
+  const audio = page.locator('.card[data-tool="media"] figcaption');
+  await audio.scrollIntoViewIfNeeded();
+  await until(async () => (await audio.getAttribute('data-loaded')) === '0:01', 10000, 'the audio length');
+  assert.match(await audio.innerText(), /^audio\/wav · [\d.]+ kB$/);
   await card.locator('.tw-image-open').click();
   const dialog = page.locator('dialog.tw-lightbox');
   await dialog.waitFor();
