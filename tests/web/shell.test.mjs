@@ -349,6 +349,29 @@ test('content tools: JSON expand all and find, table as CSV, long text find and 
   await page.context().close();
 });
 
+test('Cancel beside a running call\'s progress stops it', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'progress' });
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'ev__trigger-long-running-operation', input: { duration: 60, steps: 60 } });
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  const approve = card.locator('button.approve');
+  const cancel = card.locator('[data-role="cancel-progress"]');
+  await Promise.race([approve.waitFor({ timeout: 15000 }), cancel.waitFor({ timeout: 15000 })]);
+  if (await approve.isVisible()) await approve.click();
+  await cancel.waitFor({ timeout: 15000 });
+  assert.ok(await card.locator('.progress progress').isVisible());
+  await cancel.click();
+  const result = await until(async () => {
+    const got = await api(server.base, `/api/sessions/${s.id}`);
+    const m = got.messages.find((x) => x.role === 'tool_result' && x.content.callId === callId);
+    return m && m.content;
+  }, 15000, 'the cancelled result');
+  assert.equal(result.error.code, 'cancelled');
+  await card.locator('.progress').waitFor({ state: 'hidden', timeout: 10000 });
+  await page.context().close();
+});
+
 for (const scheme of ['light', 'dark']) {
   test(`axe-core: no serious or critical violation, ${scheme}`, async () => {
     const page = await newPage(scheme);

@@ -67,7 +67,9 @@ export class Card {
       this.body);
     this.body.append(
       h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', { tabindex: 0 }, pretty(input))),
-      h('div', { class: 'progress' }, this.progressEl, this.progressText),
+      h('div', { class: 'progress' }, this.progressEl, this.progressText,
+        // Cancel where the progress is: the same as Stop in the header.
+        h('button', { type: 'button', class: 'small', 'data-role': 'cancel-progress', onclick: () => this.stop() }, 'Cancel')),
       this.resultEl,
       this.detailEl);
     this.footerEl = null;

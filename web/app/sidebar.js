@@ -7,6 +7,9 @@ import { h, showError } from './util.js';
 import { toolHints, toolTitle } from './tools.js';
 import { sessionCounts, relativeTime } from './list.js';
 
+/** How often the sidebar reads the session list again. */
+const SESSIONS_POLL_MS = 15000;
+
 const BADGE = { 'asks for approval': 'approval', 'read-only': 'read-only', destructive: 'destructive' };
 
 /** The hint badges that matter at a glance: read-only, destructive, needs approval. */
@@ -36,12 +39,17 @@ export class Sidebar {
     parts.push(this.toolsSection());
     this.el.replaceChildren(...parts);
     this.drawTools();
-    if (this.opts.sessions) await this.loadSessions();
+    if (this.opts.sessions) {
+      await this.loadSessions();
+      // Sessions made elsewhere (a CLI call, another tab) and new counts show up.
+      setInterval(() => { if (!document.hidden) this.loadSessions(); }, SESSIONS_POLL_MS);
+    }
   }
 
   sessionsSection() {
     this.sessionList = h('ul', { class: 'side-list', 'aria-label': 'Sessions' });
     const search = h('input', { type: 'search', placeholder: 'Search sessions', 'aria-label': 'Search sessions' });
+    this.sessionSearch = search;
     search.addEventListener('input', () => this.drawSessions(search.value));
     const box = h('section', { class: 'side-section', 'aria-labelledby': 'side-sessions' },
       h('div', { class: 'side-head' }, h('h2', { id: 'side-sessions' }, 'Sessions'),
@@ -54,7 +62,7 @@ export class Sidebar {
     try {
       const { sessions } = await api('/api/sessions?limit=200');
       this.sessions = sessions.filter((s) => s && ID.test(s.id || ''));
-      this.drawSessions('');
+      this.drawSessions(this.sessionSearch ? this.sessionSearch.value : '');
     } catch (err) {
       showError(this.sessionList, err);
     }
