@@ -45,14 +45,15 @@ export class Card {
     this.statusEl = h('span', { class: 'status' }, 'running');
     this.durationEl = h('span', { class: 'duration' });
     this.sizeEl = h('span', { class: 'size' });
-    this.progressEl = h('progress', { hidden: true, max: 1, value: 0 });
-    this.progressText = h('span', { class: 'progress-text muted' });
+    // The progress bar, the detail box and Stop are made when first needed: most cards of a
+    // long session never show them.
+    this.progressEl = null;
     this.suspensionEl = h('div', { class: 'suspension' });
     this.resultEl = h('div', { class: 'result' });
-    this.detailEl = h('pre', { class: 'detail', hidden: true, tabindex: 0 });
+    this.detailEl = null;
     this.linksEl = h('span', { class: 'links' });
     // Stops the call while it runs or waits for a person; it then gets a cancelled result.
-    this.stopEl = h('button', { type: 'button', class: 'stop', title: 'Stop this call', onclick: () => this.stop() }, 'Stop');
+    this.stopEl = null;
     this.body = h('div', { class: 'body', id: `card-${n}-body` });
     this.foldEl = h('button', { type: 'button', class: 'fold', 'aria-expanded': 'true', 'aria-controls': this.body.id,
       'aria-label': `Fold ${name}`, onclick: () => this.setOpen(this.body.hidden) });
@@ -62,19 +63,18 @@ export class Card {
         h('span', { class: 'tool', id: `card-${n}-tool` }, name),
         server ? h('span', { class: 'server-chip', title: `MCP server ${server.name}` }, server.name) : null,
         this.statusEl,
-        h('span', { class: 'head-end' }, this.durationEl, this.sizeEl, time, this.linksEl, this.stopEl)),
+        this.headEnd = h('span', { class: 'head-end' }, this.durationEl, this.sizeEl, time, this.linksEl)),
       this.suspensionEl,
       this.body);
     this.body.append(
       h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', { tabindex: 0 }, pretty(input))),
-      h('div', { class: 'progress' }, this.progressEl, this.progressText,
-        // Cancel where the progress is: the same as Stop in the header.
-        h('button', { type: 'button', class: 'small', 'data-role': 'cancel-progress', onclick: () => this.stop() }, 'Cancel')),
-      this.resultEl,
-      this.detailEl);
+      this.resultEl);
     this.footerEl = null;
     this.modelEl = null;
     this.view.running(this, true);
+    // A card made and finished in one go (a load) never gets Stop; one still running
+    // after this turn of the event loop does.
+    queueMicrotask(() => { if (!/^output-/.test(this.el.dataset.state)) this.ensureStop(); });
   }
 
   /** The card's buttons (details, copy, download), made when the card is first drawn or
@@ -112,7 +112,7 @@ export class Card {
       else if (b.dataset.rerun) this.rerun(b);
     });
     if (this.result) this.schemaEl.textContent = schemaCheck(this.result, this.view.tools.get(this.name));
-    this.detailEl.before(this.footerEl);
+    this.body.append(this.footerEl);
     return this.footerEl;
   }
 
@@ -199,7 +199,9 @@ export class Card {
   setState(state, label) {
     this.el.dataset.state = state;
     this.statusEl.textContent = label || state;
-    this.stopEl.hidden = /^output-/.test(state);
+    const done = /^output-/.test(state);
+    if (this.stopEl) this.stopEl.hidden = done;
+    else if (!done) this.ensureStop();
     this.search = null;
     this.view.running(this, !/^output-/.test(state));
     if (this.view.filters) this.view.filters.check(this);
@@ -210,17 +212,31 @@ export class Card {
     this.durationEl.textContent = duration(now - this.at);
   }
 
+  /** Stop, at the end of the header while the call runs or waits for a person. */
+  ensureStop() {
+    if (this.stopEl) return;
+    this.stopEl = h('button', { type: 'button', class: 'stop', title: 'Stop this call', onclick: () => this.stop() }, 'Stop');
+    this.headEnd.append(this.stopEl);
+  }
+
   async stop() {
-    this.stopEl.disabled = true;
+    if (this.stopEl) this.stopEl.disabled = true;
     try {
       await api(`/api/sessions/${this.view.id}/calls/${encodeURIComponent(this.callId)}/cancel`, { json: {} });
     } catch (err) {
-      this.stopEl.disabled = false;
+      if (this.stopEl) this.stopEl.disabled = false;
       showError(this.suspensionEl, err);
     }
   }
 
   progress(done, total, message) {
+    if (!this.progressEl) {
+      this.progressEl = h('progress', { max: 1, value: 0 });
+      this.progressText = h('span', { class: 'progress-text muted' });
+      this.resultEl.before(h('div', { class: 'progress' }, this.progressEl, this.progressText,
+        // Cancel where the progress is: the same as Stop in the header.
+        h('button', { type: 'button', class: 'small', 'data-role': 'cancel-progress', onclick: () => this.stop() }, 'Cancel')));
+    }
     this.progressEl.hidden = false;
     if (total) {
       this.progressEl.max = total;
@@ -297,7 +313,7 @@ export class Card {
     }
     this.suspensionEl.replaceChildren();
     this.el.dataset.hasResult = 'true';
-    this.progressEl.hidden = true;
+    if (this.progressEl) this.progressEl.hidden = true;
     this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
     const ms = result.metadata && result.metadata.durationMs;
     this.durationEl.textContent = typeof ms === 'number' ? duration(ms) : '';
@@ -311,7 +327,7 @@ export class Card {
     this.drawn = false;
     this.view.whenVisible(this, () => this.draw());
     if (this.schemaEl) this.schemaEl.textContent = schemaCheck(result, this.view.tools.get(this.name));
-    if (!this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
+    if (this.detailEl && !this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
   }
 
   draw() {
@@ -339,6 +355,10 @@ export class Card {
 
   toggleDetail(what, keep) {
     for (const b of this.el.querySelectorAll('footer [data-show]:not([data-show="model"])')) b.setAttribute('aria-pressed', 'false');
+    if (!this.detailEl) {
+      this.detailEl = h('pre', { class: 'detail', hidden: true, tabindex: 0 });
+      this.footer().after(this.detailEl);
+    }
     if (!keep && !this.detailEl.hidden && this.detailEl.dataset.what === what) {
       this.detailEl.hidden = true;
       return;
