@@ -95,7 +95,7 @@ export class Card {
       h('button', { type: 'button', 'data-copy': 'json' }, 'Copy JSON'),
       h('button', { type: 'button', 'data-download': 'json', title: 'Download the stored JSON' }, 'Download'),
       // A direct call again, as it was or edited in the composer (when the tool is known).
-      this.view.tools.has(this.name) ? h('span', { class: 'sep', 'aria-hidden': 'true' }) : null,
+      this.view.tools.has(this.name) ? h('span', { class: 'sep', 'data-rerun-sep': '', 'aria-hidden': 'true' }) : null,
       this.view.tools.has(this.name) ? h('button', { type: 'button', 'data-rerun': 'same' }, 'Re-run') : null,
       this.view.tools.has(this.name) && this.view.pickTool ? h('button', { type: 'button', 'data-rerun': 'edit' }, 'Edit & re-run') : null,
       this.copiedEl,
