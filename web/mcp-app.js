@@ -57,6 +57,9 @@ export function toCallToolResult(result) {
 }
 
 function theme() {
+  // The person's choice in the page (app/theme.js) wins over the system's.
+  const chosen = document.documentElement.dataset.theme;
+  if (chosen === 'light' || chosen === 'dark') return chosen;
   return window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 }
 
@@ -206,6 +209,7 @@ export function mountApp(box, widget, host) {
   const media = window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
   const onTheme = () => { if (initialized) notify('ui/notifications/host-context-changed', { theme: theme() }); };
   if (media) media.addEventListener('change', onTheme);
+  window.addEventListener('toolwire-theme', onTheme);
 
   const handle = {
     frame,
@@ -214,6 +218,7 @@ export function mountApp(box, widget, host) {
       if (initialized) await request('ui/resource-teardown', { reason }, TEARDOWN_WAIT_MS);
       window.removeEventListener('message', onMessage);
       if (media) media.removeEventListener('change', onTheme);
+      window.removeEventListener('toolwire-theme', onTheme);
       frame.remove();
     },
   };

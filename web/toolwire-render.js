@@ -1,5 +1,5 @@
 //! toolwire's browser renderer for ToolResult values, usable in any page:
-//! `renderResult(el, result, {resourceUrl, sandboxOrigin})`, `registerRenderer(kind, fn)`,
+//! `renderResult(el, result, {resourceUrl, sandboxOrigin, readResource})`, `registerRenderer(kind, fn)`,
 //! `registerWidget(id, fn)`. The dispatch is the terminal's: a registered renderer for the
 //! kind, else `display.preferredView`, else the well-known kind, else the MIME type, else a
 //! JSON tree. Everything in a result is untrusted: it reaches the page as text nodes,
@@ -124,9 +124,10 @@ function downloadUrl(source) {
  * Renders `result` into `el`, replacing what was there.
  * @param {HTMLElement} el
  * @param {ToolResult} result
- * @param {{resourceUrl?: (blob: string) => string|null, sandboxOrigin?: string}} [opts]
+ * @param {{resourceUrl?: (blob: string) => string|null, sandboxOrigin?: string, readResource?: (uri: string) => Promise<{contents: object[]}>}} [opts]
  *   `resourceUrl` names a stored blob's URL; `sandboxOrigin` is toolwire's sandbox proxy
- *   (another origin, `/sandbox`), where inline SVG is drawn.
+ *   (another origin, `/sandbox`), where inline SVG is drawn; `readResource`, when given,
+ *   gives resource links a Read button that draws the MCP `resources/read` answer.
  */
 export function renderResult(el, result, opts = {}) {
   el.replaceChildren();
@@ -231,8 +232,58 @@ function kind(v) {
   return typeof v.kind === 'string' ? v.kind : '';
 }
 
+/** Texts of at least this many lines get line numbers, find and a wrap toggle. */
+const LONG_TEXT_LINES = 20;
+/** Matches find marks at most. */
+const FIND_MAX = 500;
+
 function plain(el, text) {
-  el.append(h('pre', { class: 'tw-text' }, text));
+  const pre = h('pre', { class: 'tw-text' }, text);
+  const lines = text.split('\n').length;
+  if (lines < LONG_TEXT_LINES) {
+    el.append(pre);
+    return 'text';
+  }
+  // Long text: numbered lines, find (marks each match, scrolls to the first) and wrap.
+  const gutter = h('pre', { class: 'tw-gutter', 'aria-hidden': 'true' }, Array.from({ length: lines }, (_, i) => i + 1).join('\n'));
+  // Unwrapped by default, so the numbers stay beside their lines; wrapped, they go.
+  const body = h('div', { class: 'tw-long-text', 'data-wrap': 'false', tabindex: 0, 'aria-label': `text, ${lines} lines` }, gutter, pre);
+  const wrap = h('button', { type: 'button', 'data-role': 'wrap', 'aria-pressed': 'false' }, 'wrap lines');
+  wrap.addEventListener('click', () => {
+    const on = body.dataset.wrap !== 'true';
+    body.dataset.wrap = String(on);
+    wrap.setAttribute('aria-pressed', String(on));
+  });
+  const find = h('input', { type: 'search', placeholder: 'find', 'aria-label': 'find in text', 'data-role': 'find' });
+  const found = h('span', { class: 'tw-muted', role: 'status' });
+  let timer = 0;
+  find.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const q = find.value;
+      if (!q) {
+        pre.replaceChildren(text);
+        found.textContent = '';
+        return;
+      }
+      const lower = text.toLowerCase();
+      const needle = q.toLowerCase();
+      const parts = [];
+      let at = 0;
+      let n = 0;
+      for (let i = lower.indexOf(needle); i >= 0 && n < FIND_MAX; i = lower.indexOf(needle, i + needle.length)) {
+        parts.push(text.slice(at, i), h('mark', { class: 'tw-mark' }, text.slice(i, i + needle.length)));
+        at = i + needle.length;
+        n += 1;
+      }
+      parts.push(text.slice(at));
+      pre.replaceChildren(...parts);
+      found.textContent = `${n}${n >= FIND_MAX ? '+' : ''} found`;
+      const first = pre.querySelector('mark');
+      if (first) first.scrollIntoView({ block: 'nearest' });
+    }, 150);
+  });
+  el.append(h('div', { class: 'tw-text-tools' }, find, found, wrap), body);
   return 'text';
 }
 
@@ -496,7 +547,8 @@ function table(el, data, columnsOverride) {
     th.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sort(); } });
     head.append(th);
   });
-  const viewport = h('div', { class: 'tw-viewport', role: 'rowgroup' });
+  // Focusable, so a keyboard can scroll the rows.
+  const viewport = h('div', { class: 'tw-viewport', role: 'rowgroup', tabindex: 0 });
   const spacer = h('div', { class: 'tw-spacer' });
   const windowEl = h('div', { class: 'tw-window' });
   viewport.append(spacer, windowEl);
@@ -527,7 +579,17 @@ function table(el, data, columnsOverride) {
     if (!frame) frame = requestAnimationFrame(() => { frame = 0; paint(); });
   });
   filter.addEventListener('input', apply);
-  el.append(h('div', { class: 'tw-table', role: 'table', 'aria-rowcount': rows.length }, h('div', { class: 'tw-table-tools' }, filter, count), h('div', { class: 'tw-scroll-x' }, head, viewport)));
+  // The rows shown (filtered, in their order) as CSV, quoted where a cell needs it.
+  const csv = h('button', { type: 'button', 'data-role': 'copy-csv' }, 'copy CSV');
+  csv.addEventListener('click', () => {
+    const cell = (x) => (/[",\n\r]/.test(x) ? `"${x.replace(/"/g, '""')}"` : x);
+    const lines = [columns.map((c) => cell(String(c.label || c.key))).join(',')];
+    for (const k of shown) lines.push(columns.map((c, i) => cell(cellText(get(rows[k], c, i)))).join(','));
+    if (navigator.clipboard) navigator.clipboard.writeText(`${lines.join('\n')}\n`).then(() => { csv.textContent = 'copied'; }, () => {});
+  });
+  // The filter sits beside the table, not in it: a table holds rows only.
+  el.append(h('div', { class: 'tw-table' }, h('div', { class: 'tw-table-tools' }, filter, count, csv),
+    h('div', { class: 'tw-scroll-x', role: 'table', 'aria-rowcount': rows.length + 1, 'aria-label': 'table' }, head, viewport)));
   apply();
   return 'table';
 }
@@ -556,10 +618,78 @@ function image(el, data, mime, opts) {
     el.append(h('p', { class: 'tw-note' }, 'image not available'));
     return 'image';
   }
-  const img = h('img', { class: 'tw-image', src, alt: String(data.alt || ''), loading: 'lazy', decoding: 'async' });
-  img.addEventListener('click', () => img.classList.toggle('tw-zoomed'));
-  el.append(img);
+  // A result's image is content: it gets a text alternative even when the tool gave none.
+  const alt = String(data.alt || data.filename || `image (${type})`);
+  const img = h('img', { class: 'tw-image', src, alt, loading: 'lazy', decoding: 'async' });
+  const size = inline ? base64Bytes(data.source.base64)
+    : data.source && typeof data.source.size === 'number' ? data.source.size : null;
+  const caption = h('figcaption', { class: 'tw-caption' }, [type, size === null ? '' : bytes(size)].filter(Boolean).join(' · '));
+  img.addEventListener('load', () => {
+    const w = img.naturalWidth;
+    const ht = img.naturalHeight;
+    // What loading tells (dimensions) goes in an attribute drawn by CSS: the caption's text
+    // stays the same however far the image has loaded.
+    caption.dataset.loaded = `${w}×${ht} px`;
+    // A tiny image (an icon, a 20×20 test pattern) is drawn at least 96 px, in whole
+    // multiples with hard pixel edges, so it can be seen at all.
+    if (w > 0 && ht > 0 && Math.max(w, ht) < MIN_IMAGE_PX) {
+      const k = Math.ceil(MIN_IMAGE_PX / Math.max(w, ht));
+      img.width = w * k;
+      img.height = ht * k;
+      img.classList.add('tw-pixelated');
+      caption.dataset.loaded += ` · shown ×${k}`;
+    }
+  });
+  const open = h('button', { type: 'button', class: 'tw-image-open', 'aria-label': `Open ${alt} at full size` }, img);
+  open.addEventListener('click', () => lightbox(src, alt, [caption.textContent, caption.dataset.loaded].filter(Boolean).join(' · ')));
+  const save = h('a', { class: 'tw-save', href: src, download: String(data.filename || `image.${type.split('/')[1] || 'bin'}`).replace(/[^\w.-]+/g, '_') }, 'Download');
+  el.append(h('figure', { class: 'tw-figure' }, open, h('div', { class: 'tw-figure-bar' }, caption, save)));
   return 'image';
+}
+
+/** Images smaller than this on both sides are enlarged. */
+const MIN_IMAGE_PX = 96;
+
+/** A media length as m:ss (or h:mm:ss). */
+function clockOf(seconds) {
+  const s = Math.round(seconds);
+  const hh = Math.floor(s / 3600);
+  const mm = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return hh ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+}
+
+/** The size of a source: its base64's bytes, or the size stored beside its blob key. */
+function inlineOrStoredSize(source) {
+  if (!source) return null;
+  if (typeof source.base64 === 'string') return base64Bytes(source.base64);
+  return typeof source.size === 'number' ? source.size : null;
+}
+
+function base64Bytes(b64) {
+  const clean = String(b64).replace(/[^A-Za-z0-9+/]/g, '');
+  return Math.floor((clean.length * 3) / 4);
+}
+
+/** An image at its full size in a modal dialog; Escape, a click or Close ends it. */
+function lightbox(src, alt, caption) {
+  const img = h('img', { class: 'tw-lightbox-image', src, alt });
+  img.addEventListener('load', () => {
+    if (Math.max(img.naturalWidth, img.naturalHeight) < MIN_IMAGE_PX * 4) {
+      const k = Math.max(1, Math.floor((MIN_IMAGE_PX * 4) / Math.max(img.naturalWidth, img.naturalHeight)));
+      img.width = img.naturalWidth * k;
+      img.classList.add('tw-pixelated');
+    }
+  });
+  const close = h('button', { type: 'button', class: 'tw-lightbox-close' }, 'Close');
+  const dialog = h('dialog', { class: 'tw-lightbox', 'aria-label': alt }, h('div', { class: 'tw-lightbox-body' }, img),
+    h('div', { class: 'tw-lightbox-bar' }, h('span', { class: 'tw-caption' }, caption), close));
+  close.addEventListener('click', () => dialog.close());
+  dialog.addEventListener('click', (e) => { if (e.target === dialog) dialog.close(); });
+  dialog.addEventListener('close', () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  close.focus();
 }
 
 // ---- SVG: drawn on the sandbox origin ------------------------------------------------------
@@ -639,13 +769,20 @@ function file(el, data, mime, opts) {
   const type = essence(mime);
   const src = sourceUrl(data.source, type, opts);
   const name = String(data.filename || 'file');
-  if (src && data.mediaKind === 'audio') {
-    el.append(h('audio', { class: 'tw-audio', controls: true, preload: 'metadata', src }));
-    return 'audio';
-  }
-  if (src && data.mediaKind === 'video') {
-    el.append(h('video', { class: 'tw-video', controls: true, preload: 'metadata', src }));
-    return 'video';
+  if (src && (data.mediaKind === 'audio' || data.mediaKind === 'video')) {
+    const player = h(data.mediaKind, { class: `tw-${data.mediaKind}`, controls: true, preload: 'metadata', src });
+    const size = inlineOrStoredSize(data.source);
+    // Type, size and (once the metadata is in) duration and, for video, dimensions.
+    const caption = h('figcaption', { class: 'tw-caption' }, [type, size === null ? '' : bytes(size)].filter(Boolean).join(' · '));
+    player.addEventListener('loadedmetadata', () => {
+      const parts = [];
+      if (Number.isFinite(player.duration)) parts.push(clockOf(player.duration));
+      if (player.videoWidth) parts.push(`${player.videoWidth}×${player.videoHeight} px`);
+      caption.dataset.loaded = parts.join(' · ');
+    });
+    const save = h('a', { class: 'tw-save', href: src, download: name.replace(/[^\w.-]+/g, '_') }, 'Download');
+    el.append(h('figure', { class: 'tw-figure tw-media' }, player, h('div', { class: 'tw-figure-bar' }, caption, save)));
+    return data.mediaKind;
   }
   const href = src || downloadUrl(data.source);
   const size = data.source && typeof data.source.size === 'number' ? data.source.size : null;
@@ -659,19 +796,92 @@ function file(el, data, mime, opts) {
 function resourceLink(el, data, mime, opts) {
   const uri = data.uri;
   const href = /^blake3:[0-9a-f]{64}$/.test(uri) && opts.resourceUrl ? opts.resourceUrl(uri) : safeHref(uri);
+  const type = essence(mime || data.mimeType || '');
+  const name = String(data.title || data.name || uri);
+  const meta = [type, typeof data.size === 'number' ? bytes(data.size) : ''].filter(Boolean).join(' · ');
+  const copied = h('span', { class: 'tw-muted tw-copied', role: 'status' });
+  const copy = h('button', { type: 'button', class: 'tw-chip-button', 'data-role': 'copy-uri' }, 'Copy URI');
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(uri);
+      copied.textContent = 'copied';
+    } catch {
+      copied.textContent = 'cannot copy here';
+    }
+  });
+  const shown = h('div', { class: 'tw-link-contents' });
+  // Read: the page lends a reader (toolwire's app reads through the tool's own MCP server,
+  // `resources/read`); the contents are drawn below as values, like a result's.
+  let read = null;
+  if (typeof opts.readResource === 'function') {
+    read = h('button', { type: 'button', class: 'tw-chip-button', 'data-role': 'read', 'aria-expanded': 'false' }, 'Read');
+    read.addEventListener('click', async () => {
+      if (read.getAttribute('aria-expanded') === 'true') {
+        shown.replaceChildren();
+        read.setAttribute('aria-expanded', 'false');
+        read.textContent = 'Read';
+        return;
+      }
+      read.disabled = true;
+      try {
+        const got = await opts.readResource(uri);
+        const contents = got && Array.isArray(got.contents) ? got.contents : [];
+        shown.replaceChildren(...contents.map((c) => renderValue(contentValue(c), opts)));
+        if (!contents.length) shown.append(h('p', { class: 'tw-note' }, 'the server returned no contents'));
+        read.setAttribute('aria-expanded', 'true');
+        read.textContent = 'Hide';
+      } catch (err) {
+        shown.replaceChildren(h('p', { class: 'tw-error' }, `cannot read ${uri}: ${err && err.message ? err.message : err}`));
+      } finally {
+        read.disabled = false;
+      }
+    });
+  }
   el.append(h('div', { class: 'tw-link' },
-    href ? h('a', { href, rel: 'noopener noreferrer', target: '_blank' }, String(data.name || uri)) : h('code', {}, String(data.name || uri)),
-    data.description ? h('span', { class: 'tw-muted' }, ` ${data.description}`) : null,
-    typeof data.size === 'number' ? h('span', { class: 'tw-muted' }, ` ${bytes(data.size)}`) : null,
-    href ? null : h('span', { class: 'tw-muted' }, ` ${uri}`)));
+    h('div', { class: 'tw-link-head' },
+      href ? h('a', { href, rel: 'noopener noreferrer', target: '_blank', class: 'tw-link-name' }, name) : h('span', { class: 'tw-link-name' }, name),
+      meta ? h('span', { class: 'tw-muted' }, meta) : null,
+      h('span', { class: 'tw-link-actions' }, copy, read, copied)),
+    data.description ? h('div', { class: 'tw-muted' }, String(data.description)) : null,
+    h('code', { class: 'tw-link-uri' }, String(uri)),
+    shown));
   return 'resource_link';
+}
+
+/** An MCP resource's contents (`{uri, mimeType, text | blob}`) as a toolwire value. */
+function contentValue(c) {
+  const mimeType = c && typeof c.mimeType === 'string' ? c.mimeType : undefined;
+  if (c && typeof c.text === 'string') return { kind: 'text', mimeType, data: { content: c.text } };
+  if (c && typeof c.blob === 'string') {
+    const type = essence(mimeType || '');
+    // Text sent as base64 is read as UTF-8 text (and shown as text, never markup).
+    if (/^text\//.test(type) || type === 'application/json') {
+      const b64 = cleanBase64(c.blob);
+      if (b64 !== null) {
+        try {
+          const raw = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+          return { kind: 'text', mimeType, data: { content: new TextDecoder().decode(raw) } };
+        } catch { /* not base64 after all: offered as a file below */ }
+      }
+    }
+    if (/^image\//.test(type)) return { kind: 'image', mimeType, data: { source: { base64: c.blob } } };
+    const filename = String(c.uri || 'resource').split('/').pop() || 'resource';
+    return { kind: 'file', mimeType, data: { source: { base64: c.blob }, filename, mediaKind: /^audio\//.test(type) ? 'audio' : /^video\//.test(type) ? 'video' : 'document' } };
+  }
+  return { kind: 'structured', data: c };
 }
 
 // ---- JSON tree ------------------------------------------------------------------------------
 
 const TREE_CHILDREN = 500;
 
-/** A collapsible tree of any JSON value, with a copy button at the root. */
+/** Nodes opened by one "expand all" at most: a huge value stays usable. */
+const TREE_EXPAND_MAX = 2000;
+/** Matches a search marks at most. */
+const TREE_HITS_MAX = 200;
+
+/** A collapsible tree of any JSON value, with expand all, collapse all, search (which opens
+ * the path to each match and marks it) and a copy button at the root. */
 export function tree(value) {
   const root = h('div', { class: 'tw-tree' });
   const copy = h('button', { type: 'button', class: 'tw-copy', 'data-role': 'copy' }, 'copy JSON');
@@ -679,8 +889,69 @@ export function tree(value) {
     const text = JSON.stringify(value, null, 2);
     if (navigator.clipboard) navigator.clipboard.writeText(text).then(() => { copy.textContent = 'copied'; }, () => {});
   });
-  root.append(copy, node(value, null, 0));
+  const top = node(value, null, 0);
+  const expand = h('button', { type: 'button', 'data-role': 'expand-all' }, 'expand all');
+  const collapse = h('button', { type: 'button', 'data-role': 'collapse-all' }, 'collapse all');
+  const find = h('input', { type: 'search', placeholder: 'find in JSON', 'aria-label': 'find in JSON', 'data-role': 'tree-find' });
+  const found = h('span', { class: 'tw-muted', role: 'status' });
+  expand.addEventListener('click', () => {
+    const budget = { left: TREE_EXPAND_MAX };
+    if (top.twOpen) top.twOpen(budget, true);
+  });
+  collapse.addEventListener('click', () => {
+    for (const d of root.querySelectorAll('details.tw-node')) d.open = false;
+    if (top.tagName === 'DETAILS') top.open = true;
+  });
+  let timer = 0;
+  find.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      for (const el of root.querySelectorAll('.tw-hit')) el.classList.remove('tw-hit');
+      const q = find.value.trim().toLowerCase();
+      if (!q) {
+        found.textContent = '';
+        return;
+      }
+      const paths = [];
+      search(value, q, [], paths);
+      for (const path of paths) {
+        const el = reveal(top, path);
+        if (el) el.classList.add('tw-hit');
+      }
+      found.textContent = `${paths.length}${paths.length >= TREE_HITS_MAX ? '+' : ''} found`;
+      const first = root.querySelector('.tw-hit');
+      if (first) first.scrollIntoView({ block: 'nearest' });
+    }, 150);
+  });
+  root.append(h('div', { class: 'tw-tree-tools' }, find, found, expand, collapse, copy), top);
   return root;
+}
+
+/** The paths (arrays of keys) whose key or scalar value contains `q`. */
+function search(v, q, path, out, depth = 0) {
+  if (out.length >= TREE_HITS_MAX || depth > 100) return;
+  if (v === null || typeof v !== 'object') {
+    if (String(v).toLowerCase().includes(q)) out.push(path);
+    return;
+  }
+  const entries = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
+  for (const [k, x] of entries.slice(0, TREE_CHILDREN)) {
+    if (out.length >= TREE_HITS_MAX) return;
+    if (!Array.isArray(v) && String(k).toLowerCase().includes(q)) out.push([...path, k]);
+    else search(x, q, [...path, k], out, depth + 1);
+  }
+}
+
+/** Opens the tree along `path` and returns the node or leaf at its end. */
+function reveal(top, path) {
+  let el = top;
+  for (const k of path) {
+    if (!el || el.tagName !== 'DETAILS') return null;
+    if (el.twBuild) el.twBuild();
+    el.open = true;
+    el = [...el.children].find((c) => c.dataset && c.dataset.key === String(k)) || null;
+  }
+  return el;
 }
 
 function leaf(v) {
@@ -690,10 +961,11 @@ function leaf(v) {
 
 function node(v, key, depth) {
   const label = key === null ? null : h('span', { class: 'tw-key' }, `${key}: `);
-  if (v === null || typeof v !== 'object') return h('div', { class: 'tw-leaf' }, label, leaf(v));
+  const keyAttr = key === null ? undefined : String(key);
+  if (v === null || typeof v !== 'object') return h('div', { class: 'tw-leaf', 'data-key': keyAttr }, label, leaf(v));
   const entries = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
   const brief = Array.isArray(v) ? `[${entries.length}]` : `{${entries.length}}`;
-  const details = h('details', { class: 'tw-node' }, h('summary', {}, label, brief));
+  const details = h('details', { class: 'tw-node', 'data-key': keyAttr }, h('summary', {}, label, brief));
   if (depth < 2) details.open = true;
   // Children are built when first opened: a huge value costs nothing until looked at.
   let built = false;
@@ -705,6 +977,15 @@ function node(v, key, depth) {
   };
   if (details.open) build();
   details.addEventListener('toggle', build);
+  details.twBuild = build;
+  // Expand all: this node and its children, depth first, within the budget.
+  details.twOpen = (budget) => {
+    if (budget.left <= 0) return;
+    budget.left -= 1;
+    build();
+    details.open = true;
+    for (const c of details.children) if (c.twOpen) c.twOpen(budget);
+  };
   return details;
 }
 

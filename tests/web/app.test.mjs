@@ -201,6 +201,9 @@ test('approving in the page resumes the tool', async () => {
   await shot(page, 'approval');
   await card.locator('button.approve').click();
   await page.waitForSelector('.card[data-tool="write_file"][data-state="output-available"]', { timeout: 5000 });
+  // The result is drawn when its card nears the viewport (an IntersectionObserver, after
+  // the state changes): wait for the drawing, not only for the state.
+  await card.locator('.tw-value[data-kind="diff"]').waitFor({ timeout: 5000 });
   assert.ok(await card.locator('.tw-value[data-kind="diff"]').isVisible());
   const read = cli(d, ['call', '--data-dir', '@data', '--workspace', '@ws', 'read_file', '{"path":"approved.txt"}']);
   assert.ok(read.includes('written after approval'), read);

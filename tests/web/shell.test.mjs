@@ -1,0 +1,408 @@
+// The application shell in Chromium: the sidebar (sessions, tools with their badges), the
+// filter bar and its URL, folding, the compact view, keyboard shortcuts, and axe-core
+// finding no serious or critical violation in either theme on every page: the session
+// list, a session with every kind, a pending approval, an elicitation form, the composer.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { launchBrowser, until, api, store } from './lib.mjs';
+import { seeded, elicitationForm } from './seed.mjs';
+
+const require = createRequire(import.meta.url);
+const AXE = require.resolve('axe-core/axe.min.js');
+
+let d;
+let server;
+let sessions;
+let browser;
+
+before(async () => {
+  ({ d, server, sessions } = await seeded());
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.stop();
+});
+
+/** A page in its own context: axe is injected as a script, which the app's CSP refuses. */
+async function newPage(colorScheme = 'light', width = 1280) {
+  const context = await browser.newContext({ bypassCSP: true, colorScheme, viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.errors = errors;
+  return page;
+}
+
+async function open(page, path) {
+  await page.goto(`${server.base}${path}`);
+  await page.waitForSelector('body[data-ready="true"]');
+}
+
+/** Draws every card (each is drawn as it nears the viewport) and lays every one out, so
+ * axe checks all of them and not only those on screen. */
+async function drawAll(page) {
+  await page.addStyleTag({ content: '.card { content-visibility: visible !important; }' });
+  await page.waitForFunction(() => {
+    const view = window.toolwireView;
+    if (!view) return true;
+    const next = view.pendingDraw.keys().next();
+    if (!next.done) next.value.scrollIntoView();
+    return view.pendingDraw.size === 0;
+  }, null, { timeout: 10000, polling: 50 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+}
+
+/** axe-core's serious and critical violations of the page, one line each. */
+async function violations(page) {
+  await page.addScriptTag({ path: AXE });
+  const found = await page.evaluate(async () => {
+    // Result frames hold untrusted content on another origin: not the app's markup.
+    const r = await window.axe.run({ exclude: [['iframe']] }, { iframes: false, resultTypes: ['violations'] });
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 4).map((n) => `${n.target.join(' ')} ${n.failureSummary.split('\n').slice(1, 2).join('')}`).join(' | ')}`);
+  });
+  return found;
+}
+
+test('the sidebar lists sessions newest first and tools with their badges', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const ids = await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId));
+  assert.deepEqual(ids, [sessions.links, sessions.elicitation, sessions.approval, sessions.kinds]);
+  assert.equal(await page.locator(`.sidebar li[data-session-id="${sessions.kinds}"] a`).getAttribute('aria-current'), 'page');
+  // The session search narrows the list.
+  await page.fill('.sidebar input[aria-label="Search sessions"]', 'approval');
+  assert.deepEqual(await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId)), [sessions.approval]);
+  // write_file needs approval and is destructive; read_file is read-only.
+  const badges = (name) => page.locator(`.sidebar li[data-tool-name="${name}"] .badge`).allInnerTexts();
+  assert.deepEqual(await badges('write_file'), ['needs approval', 'destructive']);
+  assert.deepEqual(await badges('read_file'), ['read-only']);
+  await page.fill('.sidebar input[aria-label="Search tools"]', 'csv');
+  assert.deepEqual(await page.locator('.sidebar li[data-tool-name]').evaluateAll((ls) => ls.map((l) => l.dataset.toolName)), ['query_csv']);
+  // Picking a tool opens its form in the composer.
+  await page.click('.sidebar li[data-tool-name="query_csv"] button');
+  assert.equal(await page.inputValue('.playground select[name="tool"]'), 'query_csv');
+  assert.ok(await page.locator('.playground [name="path"]').isVisible());
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('the filter narrows the timeline, lives in the URL, and survives a reload', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const shown = () => page.locator('.timeline > .card:not([hidden])').evaluateAll((cs) => cs.map((c) => c.dataset.tool));
+  const all = await shown();
+  assert.equal(all.length, 7, all.join());
+  await page.selectOption('.filters select[name="status"]', 'errors');
+  assert.deepEqual(await shown(), ['read_file']);
+  assert.match(page.url(), /[?&]status=errors/);
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  assert.deepEqual(await shown(), ['read_file']);
+  assert.equal(await page.inputValue('.filters select[name="status"]'), 'errors');
+  await page.selectOption('.filters select[name="status"]', '');
+  // Text searches the tool, the arguments and the result.
+  await page.fill('.filters input[name="q"]', 'city07');
+  await until(async () => (await shown()).join() === 'query_csv', 5000, 'the text filter');
+  await page.fill('.filters input[name="q"]', '');
+  await until(async () => (await shown()).length === 7, 5000, 'the text filter cleared');
+  await page.selectOption('.filters select[name="kind"]', 'diff');
+  assert.deepEqual(await shown(), ['notes']);
+  await page.selectOption('.filters select[name="kind"]', '');
+  // Newest first reverses the order the cards are shown in.
+  await page.click('.filters [data-role="order"]');
+  assert.match(page.url(), /order=newest/);
+  const tops = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().top));
+  assert.ok(tops[0] > tops[tops.length - 1], 'the first card is drawn last');
+  await page.context().close();
+});
+
+test('cards fold one by one and all at once, and the compact view is one line each', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const first = page.locator('.timeline > .card').first();
+  const fold = first.locator('header .fold');
+  assert.equal(await fold.getAttribute('aria-expanded'), 'true');
+  await fold.click();
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  assert.equal(await first.locator('.body').isVisible(), false);
+  await fold.click();
+  assert.ok(await first.locator('.body').isVisible());
+  await page.click('.filters [data-role="fold-all"]');
+  assert.equal(await page.locator('.timeline .card .fold[aria-expanded="true"]').count(), 0);
+  await page.click('.filters [data-role="fold-all"]');
+  assert.equal(await page.locator('.timeline .card .fold[aria-expanded="false"]').count(), 0);
+  await page.click('.filters [data-role="compact"]');
+  assert.equal(await page.getAttribute('.filters [data-role="compact"]', 'aria-pressed'), 'true');
+  const heights = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().height));
+  for (const hgt of heights) assert.ok(hgt < 60, `a compact card is one line (${hgt} px)`);
+  await page.context().close();
+});
+
+test('keyboard: skip link, j and k between cards, e to the next error, / to the filter', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.className), 'skip-link');
+  await page.evaluate(() => document.activeElement.blur());
+  const focused = () => page.evaluate(() => {
+    const c = document.activeElement.closest('.card');
+    return c ? c.dataset.callId : document.activeElement.getAttribute('name');
+  });
+  const order = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.dataset.callId));
+  await page.keyboard.press('j');
+  assert.equal(await focused(), order[0]);
+  await page.keyboard.press('j');
+  assert.equal(await focused(), order[1]);
+  await page.keyboard.press('k');
+  assert.equal(await focused(), order[0]);
+  await page.keyboard.press('e');
+  const error = await page.locator('.timeline > .card[data-state="output-error"]').first().getAttribute('data-call-id');
+  assert.equal(await focused(), error);
+  await page.keyboard.press('/');
+  assert.equal(await focused(), 'q');
+  await page.context().close();
+});
+
+test('a small image is enlarged, pixelated and captioned, and opens at full size; audio shows its length', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const card = page.locator('.card[data-tool="view_image"]');
+  const img = card.locator('img.tw-image');
+  await img.waitFor();
+  await page.waitForFunction(() => { const i = document.querySelector('.card[data-tool="view_image"] img.tw-image'); return i && i.complete && i.naturalWidth > 0; });
+  // pic.png is 48×32: drawn twice its size, with hard pixel edges.
+  const box = await img.evaluate((i) => ({ w: i.getBoundingClientRect().width, cls: i.className, alt: i.alt }));
+  assert.equal(box.w, 96);
+  assert.match(box.cls, /tw-pixelated/);
+  assert.notEqual(box.alt, '');
+  // Type and size are its text; what loading tells is drawn from an attribute, so the
+  // caption's text does not change as the image loads.
+  const caption = card.locator('figcaption');
+  await until(async () => (await caption.getAttribute('data-loaded')) !== null, 5000, 'the caption');
+  assert.equal(await caption.innerText(), 'image/png · 3.0 kB');
+  assert.equal(await caption.getAttribute('data-loaded'), '48×32 px · shown ×2');
+  // Audio says its type, size and length.
+  const audio = page.locator('.card[data-tool="media"] figcaption');
+  await audio.scrollIntoViewIfNeeded();
+  await until(async () => (await audio.getAttribute('data-loaded')) === '0:01', 10000, 'the audio length');
+  assert.match(await audio.innerText(), /^audio\/wav · [\d.]+ kB$/);
+  await card.locator('.tw-image-open').click();
+  const dialog = page.locator('dialog.tw-lightbox');
+  await dialog.waitFor();
+  assert.ok(await dialog.evaluate((d) => d.open));
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  await page.context().close();
+});
+
+test('a form says what is wrong beside the field before anything is sent', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.approval}`);
+  const cards = await page.locator('.card').count();
+  await page.selectOption('.playground select[name="tool"]', 'write_file');
+  await page.click('.playground button[type="submit"]');
+  const path = page.locator('.playground [name="path"]');
+  assert.equal(await path.getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('name')), 'path');
+  const error = page.locator(`#${await path.getAttribute('aria-describedby')}`);
+  assert.match(await error.innerText(), /path: required/);
+  assert.equal(await page.locator('.card').count(), cards, 'nothing was called');
+  await path.fill('x.txt');
+  await page.fill('.playground [name="content"]', 'x');
+  await page.selectOption('.playground select[name="tool"]', 'read_file');
+  await page.fill('.playground [name="path"]', 'main.rs');
+  await page.fill('.playground [name="offset"]', '-1');
+  await page.click('.playground button[type="submit"]');
+  // read_file's offset counts from 1 (its schema's minimum).
+  const offset = page.locator('.playground [name="offset"]');
+  assert.equal(await offset.getAttribute('aria-invalid'), 'true');
+  assert.match(await page.locator(`#${await offset.getAttribute('aria-describedby')}`).innerText(), /offset: at least 1/);
+  assert.equal(await page.locator('.playground [name="path"]').getAttribute('aria-invalid'), 'false');
+  assert.equal(await page.locator('.card').count(), cards, 'nothing was called');
+  await page.context().close();
+});
+
+test('copy and download a call\'s arguments and result', async () => {
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  await open(page, `/sessions/${sessions.kinds}`);
+  const card = page.locator('.card[data-tool="read_file"]').first();
+  await card.locator('[data-copy="input"]').click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), JSON.stringify({ path: 'main.rs' }, null, 2));
+  await card.locator('[data-copy="text"]').click();
+  assert.match(await page.evaluate(() => navigator.clipboard.readText()), /println!\("hello"\)/);
+  const [download] = await Promise.all([page.waitForEvent('download'), card.locator('[data-download="json"]').click()]);
+  assert.match(download.suggestedFilename(), /^read_file-.*\.json$/);
+  const stored = JSON.parse(await (await import('node:fs')).promises.readFile(await download.path(), 'utf8'));
+  assert.equal(stored.toolName, 'read_file');
+  await page.context().close();
+});
+
+test('what the model saw: the block each provider is sent for a call', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const card = page.locator('.card[data-tool="read_file"]').first();
+  const callId = await card.getAttribute('data-call-id');
+  await card.locator('[data-show="model"]').click();
+  const block = card.locator('.model-view pre');
+  await until(async () => (await block.innerText()).includes(callId), 10000, 'the Anthropic block');
+  const anthropic = JSON.parse(await block.innerText());
+  assert.equal(anthropic.type, 'tool_result');
+  assert.equal(anthropic.tool_use_id, callId);
+  assert.match(JSON.stringify(anthropic.content), /println!/);
+  await card.locator('.model-view select').selectOption('openai-chat');
+  await until(async () => (await block.innerText()).includes('"tool_call_id"'), 10000, 'the OpenAI block');
+  assert.equal(JSON.parse(await block.innerText()).tool_call_id, callId);
+  await page.context().close();
+});
+
+test('Re-run calls again; Edit & re-run puts the arguments in the composer', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 're-run' });
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'read_file', input: { path: 'main.rs', limit: 2 } });
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  await card.locator('[data-rerun="same"]').click();
+  await until(async () => (await page.locator('.card[data-tool="read_file"][data-state="output-available"]').count()) === 2, 10000, 'the second call');
+  const inputs = (await api(server.base, `/api/sessions/${s.id}`)).messages.flatMap((m) => m.content.toolCalls || []).map((c) => c.input);
+  assert.deepEqual(inputs, [{ path: 'main.rs', limit: 2 }, { path: 'main.rs', limit: 2 }]);
+  await card.locator('[data-rerun="edit"]').click();
+  assert.equal(await page.inputValue('.playground select[name="tool"]'), 'read_file');
+  assert.equal(await page.inputValue('.playground [name="path"]'), 'main.rs');
+  assert.equal(await page.inputValue('.playground [name="limit"]'), '2');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('name')), 'path');
+  await page.context().close();
+});
+
+test('a resource link is a chip: type, copy URI, and Read through the tool\'s server', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'links' });
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'ev__get-resource-links', input: { count: 2 } });
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  const approve = card.locator('button.approve');
+  const links = card.locator('.tw-link');
+  await Promise.race([approve.waitFor({ timeout: 15000 }), links.first().waitFor({ timeout: 15000 })]);
+  if (await approve.isVisible()) await approve.click();
+  await until(async () => (await links.count()) === 2, 15000, 'two resource links');
+  const uri = await links.first().locator('.tw-link-uri').innerText();
+  assert.match(uri, /^demo:\/\//);
+  await links.first().locator('[data-role="copy-uri"]').click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), uri);
+  // Read draws the contents the server returns for that URI, below the chip.
+  for (const link of await links.all()) {
+    await link.locator('[data-role="read"]').click();
+    await link.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
+    assert.equal(await link.locator('[data-role="read"]').getAttribute('aria-expanded'), 'true');
+  }
+  assert.ok((await card.locator('.tw-link-contents').allInnerTexts()).join('').length > 0);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('content tools: JSON expand all and find, table as CSV, long text find and wrap', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'content tools' });
+  const log = Array.from({ length: 60 }, (_, i) => `line ${i + 1}${i === 41 ? ' needle here' : ''}`).join('\n');
+  store(d, s.id, {
+    callId: 'call_content', toolName: 'content', status: 'success',
+    output: [
+      { kind: 'structured', data: { a: { b: { c: { d: { deep: 'treasure' } } } }, list: [1, 2, 3] } },
+      { kind: 'table', data: { columns: [{ key: 'name' }, { key: 'n', type: 'number' }], rows: [{ name: 'x, "quoted"', n: 2 }, { name: 'y', n: 1 }] } },
+      { kind: 'text', mimeType: 'text/plain', data: { content: log } },
+    ],
+  }, 'content');
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator('.card[data-tool="content"]');
+  const tree = card.locator('.tw-tree');
+  await tree.waitFor();
+  // 'deep' sits below the levels open at first.
+  assert.equal(await tree.locator('[data-key="deep"]').count(), 0);
+  await tree.locator('[data-role="expand-all"]').click();
+  assert.ok(await tree.locator('[data-key="deep"]').isVisible());
+  await tree.locator('[data-role="collapse-all"]').click();
+  assert.equal(await tree.locator('[data-key="deep"]').isVisible(), false);
+  await tree.locator('[data-role="tree-find"]').fill('treasure');
+  await tree.locator('.tw-hit[data-key="deep"]').waitFor();
+  assert.ok(await tree.locator('.tw-hit[data-key="deep"]').isVisible());
+  // The table's shown rows, as CSV with quoting.
+  await card.locator('[data-role="copy-csv"]').click();
+  await until(async () => (await page.evaluate(() => navigator.clipboard.readText())).startsWith('name,n'), 5000, 'the CSV');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'name,n\n"x, ""quoted""",2\ny,1\n');
+  // Long text: numbered, found, wrapped on demand.
+  const text = card.locator('.tw-value[data-kind="text"]');
+  assert.equal((await text.locator('.tw-gutter').innerText()).split('\n').length, 60);
+  await text.locator('[data-role="find"]').fill('needle');
+  await text.locator('mark.tw-mark').waitFor();
+  assert.equal(await text.locator('mark.tw-mark').innerText(), 'needle');
+  assert.match(await text.locator('[role="status"]').innerText(), /^1 found$/);
+  await text.locator('[data-role="wrap"]').click();
+  assert.equal(await text.locator('.tw-long-text').getAttribute('data-wrap'), 'true');
+  assert.equal(await text.locator('.tw-gutter').isVisible(), false);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('Cancel beside a running call\'s progress stops it', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'progress' });
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'ev__trigger-long-running-operation', input: { duration: 60, steps: 60 } });
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  const approve = card.locator('button.approve');
+  const cancel = card.locator('[data-role="cancel-progress"]');
+  await Promise.race([approve.waitFor({ timeout: 15000 }), cancel.waitFor({ timeout: 15000 })]);
+  if (await approve.isVisible()) await approve.click();
+  await cancel.waitFor({ timeout: 15000 });
+  assert.ok(await card.locator('.progress progress').isVisible());
+  await cancel.click();
+  const result = await until(async () => {
+    const got = await api(server.base, `/api/sessions/${s.id}`);
+    const m = got.messages.find((x) => x.role === 'tool_result' && x.content.callId === callId);
+    return m && m.content;
+  }, 15000, 'the cancelled result');
+  assert.equal(result.error.code, 'cancelled');
+  await card.locator('.progress').waitFor({ state: 'hidden', timeout: 10000 });
+  await page.context().close();
+});
+
+for (const scheme of ['light', 'dark']) {
+  test(`axe-core: no serious or critical violation, ${scheme}`, async () => {
+    const page = await newPage(scheme);
+    const report = {};
+    await open(page, '/');
+    report.list = await violations(page);
+    await open(page, `/sessions/${sessions.kinds}`);
+    await drawAll(page);
+    report.kinds = await violations(page);
+    await open(page, `/sessions/${sessions.approval}`);
+    await page.locator('button.approve').first().waitFor({ timeout: 15000 });
+    report.approval = await violations(page);
+    // The composer, open on its form.
+    await page.click('.playground .composer-head button[aria-controls]');
+    await page.selectOption('.playground select[name="tool"]', 'write_file');
+    report.composer = await violations(page);
+    await elicitationForm(page, server, sessions);
+    report.elicitation = await violations(page);
+    await open(page, `/sessions/${sessions.links}`);
+    for (const read of await page.locator('.tw-link [data-role="read"]').all()) await read.click();
+    await page.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
+    report.links = await violations(page);
+    await open(page, `/sessions/${sessions.kinds}`);
+    await page.click('.filters [data-role="compact"]');
+    report.compact = await violations(page);
+    // The narrow layout, its drawer open.
+    await page.setViewportSize({ width: 400, height: 900 });
+    await page.click('#nav-toggle');
+    report.drawer = await violations(page);
+    for (const [where, found] of Object.entries(report)) assert.deepEqual(found, [], `${where} (${scheme})`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+}

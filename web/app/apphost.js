@@ -1,0 +1,96 @@
+// The page's side of MCP Apps: what an app in a card may ask of the page (its own server's
+// tools through the same approvals as any call, resources, links the person agrees to
+// open, messages to the model, logs). The postMessage protocol itself is mcp-app.js.
+
+import { api } from './api.js';
+
+/** How long after its last link dialog closed an app must wait to ask again. */
+const LINK_GAP_MS = 2000;
+
+/** Whether `u` is one of this server's own: the page's origin or the sandbox's, under
+ * any name of a loopback address (`localhost`, `127.x.y.z`, `[::1]`) with the same port.
+ * A link there would open a stored document or an API route with the page's rights. */
+function ownOrigin(view, u) {
+  const port = (x) => x.port || (x.protocol === 'https:' ? '443' : '80');
+  const own = [location];
+  try {
+    if (view.info.sandboxOrigin) own.push(new URL(view.info.sandboxOrigin));
+  } catch { /* no sandbox: nothing more is ours */ }
+  const host = u.hostname.replace(/\.$/, '').toLowerCase();
+  const loopback = host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host)
+    || host === '[::1]' || host === '0.0.0.0' || host === '[::]' || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
+  return own.some((o) => u.origin === o.origin || (loopback && port(u) === port(o)));
+}
+
+/** Opens a link that the MCP App in `card` asked for, once the person agrees in a dialog
+ * that names the app. Refused without asking: anything but http(s), a URL with
+ * credentials (`https://trusted.example@elsewhere`), and this server's own origins (its
+ * pages and everything under /api). Refused too while a link dialog is open, and for
+ * LINK_GAP_MS after the app's last one closed: an app cannot stack dialogs or ask again
+ * and again until the person clicks OK. */
+function openLink(view, card, url) {
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return false;
+  if (u.username || u.password || ownOrigin(view, u)) return false;
+  const sep = card.name.indexOf('__');
+  const server = sep > 0 ? card.name.slice(0, sep) : null;
+  // Limited per server: one server's apps in several cards share the limit.
+  const who = server || card.name;
+  if (view.linkDialogOpen || Date.now() - (view.linkClosedAt.get(who) || 0) < LINK_GAP_MS) return false;
+  view.linkDialogOpen = true;
+  let yes = false;
+  try {
+    const app = server ? `The app of the tool "${card.name.slice(sep + 2)}" (MCP server "${server}")` : `The app of the tool "${card.name}"`;
+    // eslint-disable-next-line no-alert
+    yes = window.confirm(`${app} asks to open this link in a new tab:\n\n${u.href}\n\nOpen it?`);
+  } finally {
+    view.linkDialogOpen = false;
+    view.linkClosedAt.set(who, Date.now());
+  }
+  if (!yes) return false;
+  window.open(u.href, '_blank', 'noopener,noreferrer');
+  return true;
+}
+
+/** What an MCP App in `card` may ask of the page: tools of its own server that apps
+ * may call (through the same approvals as any call), links the person agrees to open,
+ * messages to the model when there is one, and logs. */
+export function appHost(view, card) {
+  const sep = card.name.indexOf('__');
+  const prefix = sep > 0 ? card.name.slice(0, sep + 2) : null;
+  const tool = view.tools.get(card.name);
+  return {
+    sandboxOrigin: view.info.sandboxOrigin,
+    version: view.info.version,
+    tool: tool ? { ...tool, name: prefix ? tool.name.slice(prefix.length) : tool.name } : undefined,
+    input: card.input,
+    result: card.result,
+    mounted: (handle) => view.apps.push(handle),
+    callTool: async (name, args) => {
+      const full = prefix ? `${prefix}${name}` : null;
+      const schema = full && view.tools.get(full);
+      if (!schema) throw new Error(`no tool ${name} on this app's server`);
+      const visibility = schema._meta && schema._meta.ui && schema._meta.ui.visibility;
+      if (Array.isArray(visibility) && !visibility.includes('app')) throw new Error(`${name} is not callable by apps`);
+      const accepted = await api(`/api/sessions/${view.id}/calls`, { json: { tool: full, input: args } });
+      return view.resultOf(accepted.callId);
+    },
+    readResource: (uri) => api(`/api/tools/${encodeURIComponent(card.name)}/resource`, { json: { uri } }),
+    openLink: (url) => openLink(view, card, url),
+    sendMessage: async (params) => {
+      if (!view.info.provider) return false;
+      const text = (Array.isArray(params.content) ? params.content : [])
+        .filter((c) => c && c.type === 'text' && typeof c.text === 'string').map((c) => c.text).join('\n');
+      if (!text.trim()) return false;
+      await api(`/api/sessions/${view.id}/messages`, { json: { text } });
+      return true;
+    },
+    updateModelContext: (params) => view.modelContext.set(card.callId, params),
+    log: (params) => console.info('MCP App', card.callId, params),
+  };
+}

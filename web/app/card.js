@@ -1,0 +1,447 @@
+// A tool call's card (`data-call-id`, `data-state`): arguments, status, duration, live
+// progress, the approval or question waiting for the person, and the result drawn by the
+// renderer once the card nears the viewport.
+//
+// Card states, as the AI SDK's tool parts name them: input-available (running),
+// approval-requested, approval-responded, output-available, output-error, output-denied,
+// and input-requested (a question or form waits for the person).
+
+import { renderResult } from '../toolwire-render.js';
+import { api, ID, resourceUrl } from './api.js';
+import { h, pretty, showError } from './util.js';
+import { schemaForm } from './forms.js';
+import { modelView } from './modelview.js';
+
+/** @typedef {import('../toolwire.d.ts').ToolResult} ToolResult */
+
+const STATUS_STATE = {
+  success: 'output-available',
+  partial: 'output-available',
+  error: 'output-error',
+  denied: 'output-denied',
+  cancelled: 'output-error',
+  timeout: 'output-error',
+};
+
+let cardSeq = 0;
+
+export class Card {
+  constructor(view, callId, name, input, at) {
+    this.view = view;
+    this.callId = callId;
+    this.name = name;
+    this.input = input;
+    this.result = null;
+    /** When the call was made (ms since the epoch), for the timestamp and the timer. */
+    this.at = typeof at === 'number' ? at : Date.now();
+    this.search = null;
+    const n = (cardSeq += 1);
+    const server = view.catalogue ? view.catalogue.serverOf(name) : null;
+    this.el = h('article', { class: 'card', 'data-call-id': callId, 'data-state': 'input-available', 'data-tool': name,
+      tabindex: -1, 'aria-labelledby': `card-${n}-tool` });
+    // The filter and the keyboard find a card from its element (a reused call id leaves
+    // older cards out of the view's map).
+    this.el.toolwireCard = this;
+    this.statusEl = h('span', { class: 'status' }, 'running');
+    this.durationEl = h('span', { class: 'duration' });
+    this.sizeEl = h('span', { class: 'size' });
+    // The progress bar, the detail box and Stop are made when first needed: most cards of a
+    // long session never show them.
+    this.progressEl = null;
+    this.suspensionEl = h('div', { class: 'suspension' });
+    this.resultEl = h('div', { class: 'result' });
+    this.detailEl = null;
+    this.linksEl = h('span', { class: 'links' });
+    // Stops the call while it runs or waits for a person; it then gets a cancelled result.
+    this.stopEl = null;
+    this.body = h('div', { class: 'body', id: `card-${n}-body` });
+    this.foldEl = h('button', { type: 'button', class: 'fold', 'aria-expanded': 'true', 'aria-controls': this.body.id,
+      'aria-label': `Fold ${name}`, onclick: () => this.setOpen(this.body.hidden) });
+    const time = h('time', { class: 'at', datetime: isoOf(this.at) }, clock(this.at));
+    this.el.append(
+      h('header', {}, this.foldEl,
+        h('span', { class: 'tool', id: `card-${n}-tool` }, name),
+        server ? h('span', { class: 'server-chip', title: `MCP server ${server.name}` }, server.name) : null,
+        this.statusEl,
+        this.headEnd = h('span', { class: 'head-end' }, this.durationEl, this.sizeEl, time, this.linksEl)),
+      this.suspensionEl,
+      this.body);
+    this.body.append(
+      h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', { tabindex: 0 }, pretty(input))),
+      this.resultEl);
+    this.footerEl = null;
+    this.modelEl = null;
+    this.view.running(this, true);
+    // A card made and finished in one go (a load) never gets Stop; one still running
+    // after this turn of the event loop does.
+    queueMicrotask(() => { if (!/^output-/.test(this.el.dataset.state)) this.ensureStop(); });
+  }
+
+  /** The card's buttons (details, copy, download), made when the card is first drawn or
+   * asks something: a 10,000-call session does not build 100,000 buttons up front. */
+  footer() {
+    if (this.footerEl) return this.footerEl;
+    const detailButton = (label, what) => h('button', { type: 'button', 'data-show': what, 'aria-pressed': 'false' }, label);
+    this.copiedEl = h('span', { class: 'copied', role: 'status' });
+    this.schemaEl = h('span', { class: 'schema-check muted' });
+    this.footerEl = h('footer', {},
+      detailButton('stored JSON', 'json'),
+      detailButton('diagnostics', 'diagnostics'),
+      detailButton('_meta', 'meta'),
+      detailButton('What the model saw', 'model'),
+      h('span', { class: 'sep', 'aria-hidden': 'true' }),
+      h('button', { type: 'button', 'data-copy': 'input', title: 'Copy the arguments' }, 'Copy args'),
+      h('button', { type: 'button', 'data-copy': 'text' }, 'Copy text'),
+      h('button', { type: 'button', 'data-copy': 'json' }, 'Copy JSON'),
+      h('button', { type: 'button', 'data-download': 'json', title: 'Download the stored JSON' }, 'Download'),
+      // A direct call again, as it was or edited in the composer (when the tool is known).
+      this.view.tools.has(this.name) ? h('span', { class: 'sep', 'data-rerun-sep': '', 'aria-hidden': 'true' }) : null,
+      this.view.tools.has(this.name) ? h('button', { type: 'button', 'data-rerun': 'same' }, 'Re-run') : null,
+      this.view.tools.has(this.name) && this.view.pickTool ? h('button', { type: 'button', 'data-rerun': 'edit' }, 'Edit & re-run') : null,
+      this.copiedEl,
+      this.schemaEl);
+    // One listener for every button of the footer.
+    this.footerEl.addEventListener('click', (e) => {
+      const b = e.target.closest('button');
+      if (!b) return;
+      if (b.dataset.show === 'model') this.toggleModel();
+      else if (b.dataset.show) this.toggleDetail(b.dataset.show);
+      else if (b.dataset.copy) this.copy(b.dataset.copy);
+      else if (b.dataset.download) this.download();
+      else if (b.dataset.rerun === 'edit') this.view.pickTool(this.name, this.input);
+      else if (b.dataset.rerun) this.rerun(b);
+    });
+    if (this.result) this.schemaEl.textContent = schemaCheck(this.result, this.view.tools.get(this.name));
+    this.body.append(this.footerEl);
+    return this.footerEl;
+  }
+
+  /** Shows or hides what the model was sent for this call (modelview.js). */
+  toggleModel() {
+    const button = this.el.querySelector('footer [data-show="model"]');
+    if (this.modelEl) {
+      this.modelEl.remove();
+      this.modelEl = null;
+      button.setAttribute('aria-pressed', 'false');
+      return;
+    }
+    this.modelEl = modelView(this.view, this);
+    this.body.append(this.modelEl);
+    button.setAttribute('aria-pressed', 'true');
+  }
+
+  /** Folds or unfolds the card's body; an approval or question shows either way. */
+  setOpen(open) {
+    this.body.hidden = !open;
+    this.foldEl.setAttribute('aria-expanded', String(open));
+  }
+
+  /** The text the filter searches: tool, arguments, status and the result's values
+   * (built on the first search, not when the card is made). */
+  searchText() {
+    if (this.search === null) {
+      let result = '';
+      try {
+        result = this.result ? JSON.stringify(this.result.output || this.result.error || '') : '';
+      } catch { /* unreadable: tool and arguments only */ }
+      this.search = `${this.name}\n${pretty(this.input)}\n${this.statusEl.textContent}\n${result.slice(0, 200000)}`.toLowerCase();
+    }
+    return this.search;
+  }
+
+  /** The kinds of the result's values (text, image, table, …). */
+  kinds() {
+    const out = this.result && Array.isArray(this.result.output) ? this.result.output : [];
+    return out.map((v) => v && v.kind).filter((k) => typeof k === 'string');
+  }
+
+  /** Copies the arguments, the result's text, or the stored JSON. */
+  async copy(what) {
+    const r = this.result || {};
+    const text = what === 'input' ? pretty(this.input)
+      : what === 'json' ? pretty(r)
+        : (Array.isArray(r.output) ? r.output : []).map(textOf).filter(Boolean).join('\n\n') || (r.error && r.error.message) || '';
+    let ok = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      ok = true;
+    } catch {
+      ok = copyByHand(text);
+    }
+    this.copiedEl.textContent = ok ? `copied ${what === 'input' ? 'arguments' : what === 'json' ? 'JSON' : 'text'}` : 'cannot copy here';
+    clearTimeout(this.copiedTimer);
+    this.copiedTimer = setTimeout(() => { this.copiedEl.textContent = ''; }, 2000);
+  }
+
+  /** Calls the tool again with the same arguments; the new call gets its own card. */
+  async rerun(button) {
+    button.disabled = true;
+    try {
+      await api(`/api/sessions/${this.view.id}/calls`, { json: { tool: this.name, input: this.input } });
+    } catch (err) {
+      showError(this.footerEl, err);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  /** Downloads the stored result as a JSON file named after the call. */
+  download() {
+    const blob = new Blob([pretty(this.result || {})], { type: 'application/json' });
+    const url = URL.createObjectURL(blob);
+    const a = h('a', { href: url, download: `${this.name}-${this.callId}.json`.replace(/[^\w.-]+/g, '_') });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }
+
+  setState(state, label) {
+    this.el.dataset.state = state;
+    this.statusEl.textContent = label || state;
+    const done = /^output-/.test(state);
+    if (this.stopEl) this.stopEl.hidden = done;
+    else if (!done) this.ensureStop();
+    this.search = null;
+    this.view.running(this, !/^output-/.test(state));
+    if (this.view.filters) this.view.filters.check(this);
+  }
+
+  /** The running timer: how long the call has taken so far (feed.js ticks it). */
+  tick(now) {
+    this.durationEl.textContent = duration(now - this.at);
+  }
+
+  /** Stop, at the end of the header while the call runs or waits for a person. */
+  ensureStop() {
+    if (this.stopEl) return;
+    this.stopEl = h('button', { type: 'button', class: 'stop', title: 'Stop this call', onclick: () => this.stop() }, 'Stop');
+    this.headEnd.append(this.stopEl);
+  }
+
+  async stop() {
+    if (this.stopEl) this.stopEl.disabled = true;
+    try {
+      await api(`/api/sessions/${this.view.id}/calls/${encodeURIComponent(this.callId)}/cancel`, { json: {} });
+    } catch (err) {
+      if (this.stopEl) this.stopEl.disabled = false;
+      showError(this.suspensionEl, err);
+    }
+  }
+
+  progress(done, total, message) {
+    if (!this.progressEl) {
+      this.progressEl = h('progress', { max: 1, value: 0 });
+      this.progressText = h('span', { class: 'progress-text muted' });
+      this.resultEl.before(h('div', { class: 'progress' }, this.progressEl, this.progressText,
+        // Cancel where the progress is: the same as Stop in the header.
+        h('button', { type: 'button', class: 'small', 'data-role': 'cancel-progress', onclick: () => this.stop() }, 'Cancel')));
+    }
+    this.progressEl.hidden = false;
+    if (total) {
+      this.progressEl.max = total;
+      this.progressEl.value = Math.min(done, total);
+    } else {
+      this.progressEl.removeAttribute('value');
+    }
+    this.progressText.textContent = `${done}${total ? ` / ${total}` : ''}${message ? ` ${message}` : ''}`;
+  }
+
+  /** The suspension's controls: approve and deny, or a form for the answer. */
+  suspend(suspension) {
+    if (!suspension || !ID.test(suspension.id || '')) return;
+    this.suspension = suspension;
+    this.footer();
+    const approval = suspension.reason === 'approval';
+    this.setState(approval ? 'approval-requested' : 'input-requested', approval ? 'needs approval' : 'needs an answer');
+    const server = this.view.catalogue ? this.view.catalogue.serverOf(this.name) : null;
+    // Who asks: the tool's MCP server for its questions, toolwire's policy for approvals.
+    const asker = approval ? `${this.name} asks for your approval before it runs, with these arguments:`
+      : server ? `The MCP server "${server.name}" asks:` : `${this.name} asks:`;
+    const box = h('div', { class: 'ask', 'data-suspension-id': suspension.id, role: 'group', 'aria-label': approval ? 'Approval' : 'Question' },
+      h('p', { class: 'asker' }, asker),
+      approval ? h('pre', { tabindex: 0 }, pretty(this.input)) : null,
+      h('p', { class: 'prompt' }, suspension.prompt || ''));
+    const send = async (resolution) => {
+      for (const b of box.querySelectorAll('button, input, select, textarea')) b.disabled = true;
+      try {
+        await api(`/api/sessions/${this.view.id}/suspensions/${suspension.id}`, { json: resolution });
+        // The result may have arrived on the feed before this answer did.
+        if (/requested$/.test(this.el.dataset.state)) {
+          this.setState('approval-responded', resolution.type === 'deny' ? 'denied, waiting' : 'answered, running');
+        }
+        box.remove();
+      } catch (err) {
+        for (const b of box.querySelectorAll('button, input, select, textarea')) b.disabled = false;
+        showError(box, err);
+      }
+    };
+    if (approval) {
+      box.append(h('div', { class: 'actions' },
+        h('button', { type: 'button', class: 'approve', onclick: () => send({ type: 'approve' }) }, 'Approve'),
+        h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'denied in the web app' }) }, 'Deny')));
+    } else {
+      const form = schemaForm(suspension.inputSchema, 'answer');
+      form.el.addEventListener('submit', (e) => {
+        e.preventDefault();
+        const value = form.value();
+        // Each field says what is wrong beside it (forms.js).
+        if (value instanceof Error) return;
+        send({ type: 'answer', value });
+      });
+      form.el.append(h('div', { class: 'actions' },
+        h('button', { type: 'submit', class: 'answer' }, 'Answer'),
+        h('button', { type: 'button', class: 'deny', onclick: () => send({ type: 'deny', reason: 'declined in the web app' }) }, 'Decline'),
+        // MCP's third answer: the question is dismissed, not refused.
+        h('button', { type: 'button', class: 'cancel', onclick: () => send({ type: 'cancel', reason: 'cancelled in the web app' }) }, 'Cancel')));
+      box.append(form.el);
+    }
+    this.suspensionEl.replaceChildren(box);
+  }
+
+  resolved() {
+    this.suspensionEl.replaceChildren();
+    if (this.el.dataset.state !== 'output-available') this.setState('approval-responded', 'answered, running');
+  }
+
+  /** @param {ToolResult} result */
+  setResult(result) {
+    this.result = result;
+    if (result.status === 'suspended') {
+      this.suspend(result.suspension);
+      return;
+    }
+    this.suspensionEl.replaceChildren();
+    this.el.dataset.hasResult = 'true';
+    if (this.progressEl) this.progressEl.hidden = true;
+    this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
+    const ms = result.metadata && result.metadata.durationMs;
+    this.durationEl.textContent = typeof ms === 'number' ? duration(ms) : '';
+    this.durationEl.title = typeof ms === 'number' ? `${ms} ms` : '';
+    const child = result.metadata && result.metadata.childSessionId;
+    this.linksEl.replaceChildren();
+    if (typeof child === 'string' && ID.test(child)) {
+      this.linksEl.append(h('a', { href: `/sessions/${child}`, class: 'child-session' }, 'open the subagent session'));
+    }
+    // Drawn when the card nears the viewport: a long session costs only what shows.
+    this.drawn = false;
+    this.view.whenVisible(this, () => this.draw());
+    if (this.schemaEl) this.schemaEl.textContent = schemaCheck(result, this.view.tools.get(this.name));
+    if (this.detailEl && !this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
+  }
+
+  draw() {
+    if (this.drawn || !this.result) return;
+    this.drawn = true;
+    this.footer();
+    try {
+      const size = JSON.stringify(this.result).length;
+      this.sizeEl.textContent = bytes(size);
+      this.sizeEl.title = `${size} bytes of stored JSON`;
+    } catch { /* no size: nothing shown */ }
+    try {
+      renderResult(this.resultEl, this.result, {
+        resourceUrl,
+        sandboxOrigin: this.view.info.sandboxOrigin,
+        app: this.view.appHost(this),
+        // Resource links are read through the tool's own server (`resources/read`).
+        readResource: (uri) => api(`/api/tools/${encodeURIComponent(this.name)}/resource`, { json: { uri } }),
+      });
+    } catch (err) {
+      this.resultEl.replaceChildren();
+      showError(this.resultEl, `cannot show this result: ${err.message}`);
+    }
+  }
+
+  toggleDetail(what, keep) {
+    for (const b of this.el.querySelectorAll('footer [data-show]:not([data-show="model"])')) b.setAttribute('aria-pressed', 'false');
+    if (!this.detailEl) {
+      this.detailEl = h('pre', { class: 'detail', hidden: true, tabindex: 0 });
+      this.footer().after(this.detailEl);
+    }
+    if (!keep && !this.detailEl.hidden && this.detailEl.dataset.what === what) {
+      this.detailEl.hidden = true;
+      return;
+    }
+    const pressed = this.el.querySelector(`footer [data-show="${what}"]`);
+    if (pressed) pressed.setAttribute('aria-pressed', 'true');
+    const r = this.result || {};
+    const value = what === 'json' ? r
+      : what === 'diagnostics' ? (r.diagnostics || [])
+        : ((r.metadata && r.metadata.mcp) || {});
+    this.detailEl.dataset.what = what;
+    this.detailEl.textContent = pretty(value);
+    this.detailEl.hidden = false;
+  }
+}
+
+/** Whether the result's structured value matched the tool's outputSchema. The executor
+ * checks it before storing: a mismatch is stored as an `invalid_output` error. */
+function schemaCheck(result, tool) {
+  if (!tool || !tool.outputSchema) return '';
+  if (result.error && result.error.code === 'invalid_output') return `outputSchema: does not match (${result.error.message})`;
+  return result.status === 'success' || result.status === 'partial' ? 'outputSchema: matched' : '';
+}
+
+/** A duration written for people: 420 ms, 8.0 s, 2 min 05 s, 1 h 02 min. */
+export function duration(ms) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+}
+
+/** A size in bytes for people: 812 B, 4.2 kB, 1.3 MB. */
+export function bytes(n) {
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
+  return `${(n / 1e6).toFixed(1)} MB`;
+}
+
+function isoOf(ms) {
+  try {
+    return new Date(ms).toISOString();
+  } catch {
+    return '';
+  }
+}
+
+/** One formatter for every card: making one per call is most of a card's cost. */
+let timeFormat = null;
+
+/** The time of day of a call (its `datetime` attribute has the full date). */
+function clock(ms) {
+  try {
+    timeFormat = timeFormat || new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    return timeFormat.format(ms);
+  } catch {
+    return '';
+  }
+}
+
+/** A value's text for the clipboard: text, code and file contents as they are, the rest
+ * as JSON. */
+function textOf(v) {
+  if (!v || typeof v !== 'object') return '';
+  const d = v.data || {};
+  if (typeof d.content === 'string') return d.content;
+  if (typeof d.text === 'string') return d.text;
+  if (v.kind === 'image' || v.kind === 'file') return '';
+  return pretty(d);
+}
+
+/** Copying without the clipboard API (a page not on a secure origin). */
+function copyByHand(text) {
+  const area = h('textarea', { 'aria-hidden': 'true', class: 'visually-hidden' });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  let ok = false;
+  try {
+    ok = document.execCommand('copy');
+  } catch { /* not allowed */ }
+  area.remove();
+  return ok;
+}

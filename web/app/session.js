@@ -1,0 +1,195 @@
+// A session at `/sessions/{id}`: the timeline of its messages and tool call cards, drawn
+// from the stored messages and then kept live by the event feed (feed.js). Everything a
+// tool, a model or a server sent is put in the page as text or through the renderer,
+// never as markup.
+
+import { renderWidget } from '../toolwire-render.js';
+import { api, resourceUrl } from './api.js';
+import { h } from './util.js';
+import { Card } from './card.js';
+import { follow } from './feed.js';
+import { appHost } from './apphost.js';
+import { chatBox, playground } from './composer.js';
+import { Filters } from './filters.js';
+import { initKeys } from './keys.js';
+
+export class SessionView {
+  /** `catalogue`: the tools and servers (tools.js), shared with the sidebar. */
+  constructor(main, id, catalogue) {
+    this.main = main;
+    this.id = id;
+    this.catalogue = catalogue;
+    this.cards = new Map();
+    this.tools = catalogue.tools;
+    this.timeline = h('div', { class: 'timeline', id: 'timeline', 'aria-label': 'Timeline' });
+    // Cards whose call runs: their timers tick once a second, and only theirs.
+    this.runningCards = new Set();
+    this.ticker = null;
+    this.streaming = null;
+    this.source = null;
+    this.after = 0;
+    this.pendingDraw = new Map();
+    this.waiters = new Map();
+    this.apps = [];
+    // Link dialogs: whether one is open, and when each app's last one closed.
+    this.linkDialogOpen = false;
+    this.linkClosedAt = new Map();
+    this.modelContext = new Map();
+    this.observer = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (!e.isIntersecting) continue;
+        const draw = this.pendingDraw.get(e.target);
+        this.pendingDraw.delete(e.target);
+        this.observer.unobserve(e.target);
+        if (draw) draw();
+      }
+    }, { rootMargin: '2000px 0px' });
+  }
+
+  /** Runs `draw` once `card` is within two thousand pixels of the viewport. */
+  whenVisible(card, draw) {
+    this.pendingDraw.set(card.el, draw);
+    this.observer.observe(card.el);
+  }
+
+  /** Starts or stops the running timer of `card`. */
+  running(card, on) {
+    if (on) this.runningCards.add(card);
+    else this.runningCards.delete(card);
+    if (this.runningCards.size && !this.ticker) {
+      // The interval stops itself once nothing runs: cards made and finished in one go
+      // (a load) start and stop nothing.
+      this.ticker = setInterval(() => {
+        if (!this.runningCards.size) {
+          clearInterval(this.ticker);
+          this.ticker = null;
+          return;
+        }
+        const now = Date.now();
+        for (const c of this.runningCards) c.tick(now);
+      }, 1000);
+    }
+  }
+
+  /** `ready`: the catalogue's first load (started by the entry beside the sidebar). */
+  async start(ready) {
+    // The session is fetched at once, beside what the view needs first.
+    this.first = api(`/api/sessions/${this.id}`);
+    this.first.catch(() => {});
+    const [info] = await Promise.all([api('/api/info'), ready]);
+    this.info = info;
+    this.filters = new Filters(this);
+    this.composer = info.provider ? chatBox(this) : playground(this);
+    this.main.replaceChildren(
+      h('div', { class: 'session-head' },
+        h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '/' }, 'Sessions'), ' / ', h('span', { class: 'muted sid' })),
+        h('div', { class: 'title-row' }, h('h1', { class: 'title' }), this.filters.shown)),
+      this.filters.el,
+      this.timeline,
+      this.composer);
+    initKeys(this);
+    await this.load();
+    if (this.composerStart) this.composerStart(this.cards.size > 0);
+    this.filters.refresh();
+    follow(this);
+  }
+
+  /** Draws the timeline from the stored messages. */
+  async load() {
+    const first = this.first;
+    this.first = null;
+    const { session, messages, lastEventSeq } = await (first || api(`/api/sessions/${this.id}`));
+    document.title = `${session.title || session.id} · toolwire`;
+    this.main.querySelector('.title').textContent = session.title || 'Untitled session';
+    this.main.querySelector('.sid').textContent = session.id;
+    document.getElementById('where').textContent = session.title || session.id;
+    const apps = this.apps.splice(0);
+    await Promise.all(apps.map((a) => a.teardown('redrawn')));
+    this.cards.clear();
+    for (const c of [...this.runningCards]) this.running(c, false);
+    this.observer.disconnect();
+    this.pendingDraw.clear();
+    this.streaming = null;
+    this.timeline.replaceChildren();
+    for (const m of messages) this.message(m);
+    // Pending calls whose result is not stored yet (e.g. waiting for approval after a
+    // restart) still get their controls.
+    const pending = await api(`/api/sessions/${this.id}/suspensions`);
+    for (const p of pending) {
+      const card = this.card(p.call.id, p.call.name, p.call.input);
+      card.suspend(p.suspension);
+    }
+    this.after = Math.max(this.after, lastEventSeq || 0);
+  }
+
+  message(m) {
+    const c = m.content || {};
+    if (m.role === 'user') {
+      if (/^toolwire call /.test(c.text || '')) return; // the record of a direct call
+      this.timeline.append(h('div', { class: 'msg user' }, c.text || ''));
+    } else if (m.role === 'assistant') {
+      if (c.text) this.timeline.append(h('div', { class: 'msg assistant' }, c.text));
+      for (const call of c.toolCalls || []) this.card(call.id, call.name, call.input, m.createdAtMs);
+    } else if (m.role === 'tool_result') {
+      // A stored result for a call that already has one (a reused id: a hostile model or
+      // tool) gets its own card; nothing stored is hidden.
+      const had = this.cards.get(c.callId);
+      if (had && had.result) this.cards.delete(c.callId);
+      this.card(c.callId, c.toolName, had && had.result ? had.input : undefined, startOf(c, m.createdAtMs)).setResult(c);
+      this.settle(c);
+    } else if (m.role === 'widget') {
+      this.widget(c.widget);
+    }
+  }
+
+  card(callId, name, input, at) {
+    let card = this.cards.get(callId);
+    if (!card) {
+      card = new Card(this, callId, name || 'tool', input === undefined ? {} : input, at);
+      this.cards.set(callId, card);
+      this.timeline.append(card.el);
+      if (this.filters) this.filters.added(card);
+    }
+    return card;
+  }
+
+  /** Every card in timeline order, including those whose call id was reused. */
+  allCards() {
+    return [...this.timeline.querySelectorAll(':scope > .card')];
+  }
+
+  widget(widget) {
+    if (!widget) return;
+    this.timeline.append(h('div', { class: 'msg widget' }, renderWidget(widget, { resourceUrl })));
+  }
+
+  /** What an MCP App in `card` may ask of the page (apphost.js). */
+  appHost(card) {
+    return appHost(this, card);
+  }
+
+  /** Hands a final result to whoever waits for its call (an MCP App's tools/call). */
+  settle(result) {
+    const waiter = result && this.waiters.get(result.callId);
+    if (waiter && result.status !== 'suspended') {
+      this.waiters.delete(result.callId);
+      waiter(result);
+    }
+  }
+
+  /** The final result of call `callId`. The POST that started the call answers only once
+   * the call runs, and a fast call's result event can come first: then its card holds the
+   * result already, and it is taken from there instead of waiting for an event that has
+   * passed. */
+  resultOf(callId) {
+    const card = this.cards.get(callId);
+    if (card && card.result && card.result.status !== 'suspended') return Promise.resolve(card.result);
+    return new Promise((resolve) => this.waiters.set(callId, resolve));
+  }
+}
+
+/** When a stored result's call started: its metadata's `startedAt`, else when it was stored. */
+function startOf(result, storedAt) {
+  const t = result && result.metadata && Date.parse(result.metadata.startedAt);
+  return Number.isFinite(t) ? t : storedAt;
+}
