@@ -111,7 +111,8 @@ export class Catalogue {
     return this.servers.find((s) => Array.isArray(s.tools) && s.tools.includes(toolName)) || null;
   }
 
-  /** Tools grouped by server, built-ins first: [{ server|null, tools: [...] }]. */
+  /** Tools grouped by server, the MCP servers first (their state is what changes, and a
+   * failed one must be seen), then the built-ins: [{ server|null, tools: [...] }]. */
   groups() {
     const byServer = new Map(this.servers.map((s) => [s.name, []]));
     const builtin = [];
@@ -120,9 +121,8 @@ export class Catalogue {
       if (s) byServer.get(s.name).push(t);
       else builtin.push(t);
     }
-    const out = [];
+    const out = this.servers.map((s) => ({ server: s, tools: byServer.get(s.name) || [] }));
     if (builtin.length) out.push({ server: null, tools: builtin });
-    for (const s of this.servers) out.push({ server: s, tools: byServer.get(s.name) || [] });
     return out;
   }
 }
