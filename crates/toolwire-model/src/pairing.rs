@@ -5,6 +5,8 @@
 //! synthesizes an error for each missing one and drops strays with a diagnostic, so no
 //! provider ever sees an unpaired call.
 
+use std::collections::HashMap;
+
 use toolwire_core::ToolResult;
 
 use crate::conversation::{Conversation, Message, ToolCall};
@@ -90,40 +92,56 @@ impl<'a> Pending<'a> {
 }
 
 /// Orders `conversation` for encoding; repairs are reported in `diags`.
+///
+/// A result pairs with the assistant turn that made its call, wherever it was stored
+/// after it: calls a person starts back to back (two `toolwire call`s, the web app) are
+/// each stored as a turn of their own, and the first one's result may land after the
+/// second turn began. Only a result whose call was never made is dropped.
 pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<Diagnostic>) -> Plan<'a> {
+    /// A turn of the plan, or the place of a turn's results (filled in at the end).
+    enum Slot<'a> {
+        Turn(PlannedTurn<'a>),
+        Results(usize),
+    }
     let mut system = Vec::new();
-    let mut turns = Vec::new();
-    let mut pending: Option<Pending<'a>> = None;
+    let mut slots = Vec::new();
+    let mut pending: Vec<Pending<'a>> = Vec::new();
+    // Which turn, and which of its calls, each call id belongs to (the first that made it).
+    let mut owner: HashMap<&'a str, (usize, usize)> = HashMap::new();
+    // The turn whose calls are the latest: user text until the next assistant message
+    // arrived while they ran.
+    let mut current: Option<usize> = None;
     for message in &conversation.messages {
         match message {
             Message::System { text } => system.push(text.as_str()),
-            Message::User { text } => match pending.as_mut() {
-                Some(p) => p.then_user.push(text),
-                None => turns.push(PlannedTurn::User(text)),
+            Message::User { text } => match current {
+                Some(i) => pending[i].then_user.push(text),
+                None => slots.push(Slot::Turn(PlannedTurn::User(text))),
             },
             Message::Assistant { text, tool_calls } => {
-                if let Some(p) = pending.take() {
-                    turns.push(p.finish(diags));
-                }
-                turns.push(PlannedTurn::Assistant {
+                current = None;
+                slots.push(Slot::Turn(PlannedTurn::Assistant {
                     text,
                     calls: tool_calls,
-                });
+                }));
                 if !tool_calls.is_empty() {
-                    pending = Some(Pending {
+                    let i = pending.len();
+                    for (j, call) in tool_calls.iter().enumerate() {
+                        owner.entry(call.id.as_str()).or_insert((i, j));
+                    }
+                    pending.push(Pending {
                         calls: tool_calls,
                         results: vec![None; tool_calls.len()],
                         then_user: Vec::new(),
                     });
+                    slots.push(Slot::Results(i));
+                    current = Some(i);
                 }
             }
             Message::ToolResult(result) => {
-                let slot = pending.as_mut().and_then(|p| {
-                    p.calls
-                        .iter()
-                        .position(|c| c.id == result.call_id)
-                        .map(|i| &mut p.results[i])
-                });
+                let slot = owner
+                    .get(result.call_id.as_str())
+                    .map(|&(i, j)| &mut pending[i].results[j]);
                 match slot {
                     Some(slot @ None) => *slot = Some(result),
                     Some(Some(_)) => diags.push(Diagnostic::new(
@@ -135,7 +153,7 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<Diagnostic>) -> 
                         DiagnosticCode::OrphanResult,
                         Some(&result.call_id),
                         format!(
-                            "result for call {} ({}) matches no call of the assistant turn before it; dropped",
+                            "result for call {} ({}) matches no call made before it; dropped",
                             result.call_id, result.tool_name
                         ),
                     )),
@@ -145,9 +163,15 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<Diagnostic>) -> 
             Message::Widget { .. } => {}
         }
     }
-    if let Some(p) = pending.take() {
-        turns.push(p.finish(diags));
-    }
+    let mut finished: Vec<Option<PlannedTurn<'a>>> =
+        pending.into_iter().map(|p| Some(p.finish(diags))).collect();
+    let turns = slots
+        .into_iter()
+        .filter_map(|slot| match slot {
+            Slot::Turn(turn) => Some(turn),
+            Slot::Results(i) => finished.get_mut(i).and_then(Option::take),
+        })
+        .collect();
     Plan { system, turns }
 }
 
@@ -195,5 +219,44 @@ mod tests {
                 DiagnosticCode::SynthesizedResult
             ]
         );
+    }
+
+    /// Two calls a person made back to back, each stored as a turn of its own, the first
+    /// one's result landing after the second turn began: each result pairs with its own
+    /// call, and neither call reads as interrupted.
+    #[test]
+    fn a_result_stored_after_the_next_turn_still_pairs_with_its_call() {
+        let conv = Conversation::new(vec![
+            Message::user("toolwire call t a"),
+            Message::assistant("", vec![ToolCall::new("a", "t", json!({}))]),
+            Message::user("toolwire call t b"),
+            Message::assistant("", vec![ToolCall::new("b", "t", json!({}))]),
+            ok("b"),
+            ok("a"),
+        ]);
+        let mut diags = Vec::new();
+        let plan = plan(&conv, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        let paired: Vec<(&str, bool)> = plan
+            .turns
+            .iter()
+            .filter_map(|t| match t {
+                PlannedTurn::Results { results, .. } => Some(results),
+                _ => None,
+            })
+            .flatten()
+            .map(|r| {
+                (
+                    r.call().id.as_str(),
+                    matches!(r, PlannedResult::Stored { .. }),
+                )
+            })
+            .collect();
+        assert_eq!(paired, [("a", true), ("b", true)]);
+        // Each result right after its own call, the second request between them.
+        let PlannedTurn::Results { then_user, .. } = &plan.turns[2] else {
+            panic!("{:?}", plan.turns[2]);
+        };
+        assert_eq!(then_user, &vec!["toolwire call t b"]);
     }
 }
