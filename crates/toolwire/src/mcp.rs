@@ -91,16 +91,7 @@ impl McpArgs {
         if servers.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
-        let connected = toolwire_mcp::connect_servers(servers).await;
-        for failed in &connected.failed {
-            out::eprintln(&format!("warning: {failed}"));
-        }
-        let tools = connected
-            .tools
-            .into_iter()
-            .map(|t| t as Arc<dyn Tool>)
-            .collect();
-        Ok((tools, connected.failed))
+        Ok(connect(servers).await)
     }
 
     /// The configured servers, not started yet (with `only`, just the one whose tools
@@ -140,6 +131,23 @@ impl McpArgs {
             })
             .collect())
     }
+}
+
+/// Starts `servers` (all at once): their tools, and the ones that failed, each also
+/// named on stderr.
+pub(crate) async fn connect(
+    servers: Vec<Arc<McpServer>>,
+) -> (Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>) {
+    let connected = toolwire_mcp::connect_servers(servers).await;
+    for failed in &connected.failed {
+        out::eprintln(&format!("warning: {failed}"));
+    }
+    let tools = connected
+        .tools
+        .into_iter()
+        .map(|t| t as Arc<dyn Tool>)
+        .collect();
+    (tools, connected.failed)
 }
 
 fn own_config_file(data_dir: Option<&Path>) -> Option<PathBuf> {

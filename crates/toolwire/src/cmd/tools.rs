@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolwire_agent::{SourceState, SourceStatus, StoreLocation, Tool};
+use toolwire_agent::{SourceState, SourceStatus, StoreLocation};
 use toolwire_mcp::McpServer;
 
 use anyhow::Result;
@@ -32,16 +32,8 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         None,
         args.workspace.as_deref(),
     )?;
-    let connected = toolwire_mcp::connect_servers(servers.clone()).await;
-    // On stderr too: a `--json` reader sees no server section.
-    for failed in &connected.failed {
-        out::eprintln(&format!("warning: {failed}"));
-    }
-    let mcp_tools = connected
-        .tools
-        .into_iter()
-        .map(|t| t as Arc<dyn Tool>)
-        .collect();
+    // Failures go to stderr too: a `--json` reader sees no server section.
+    let (mcp_tools, _) = crate::mcp::connect(servers.clone()).await;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
     let registry = host.tools();
     if args.json {
