@@ -115,7 +115,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(!status.is_server_error(), "{status} for {uri}");
     // Without the token (a forged cookie or bearer cannot be the token), only the page,
     // its assets and the token exchange answer anything but 401/403/404/405.
-    let public = ["/", "/favicon.ico"].contains(&uri.split('?').next().unwrap_or_default())
+    // The path is what comes before a query or a fragment (`/#api/sessions` is the page).
+    let path = uri.split(['?', '#']).next().unwrap_or_default();
+    let public = ["/", "/favicon.ico"].contains(&path)
         || uri.starts_with("/web/")
         || uri.starts_with("/sessions/")
         || uri.starts_with("/?");
