@@ -13,8 +13,6 @@ mod tool;
 
 use std::sync::Arc;
 
-use toolwire_tool::Tool as _;
-
 pub use client::{SampleError, Sampler, mcp_stop_reason};
 pub use config::{ApprovalRules, ConfigError, InheritEnv, ServerConfig, Transport};
 pub use server::{InProcess, Limits, McpServer, ServerError};
@@ -53,9 +51,7 @@ pub async fn connect_servers(servers: Vec<Arc<McpServer>>) -> Connected {
     for (server, listed) in started {
         match listed {
             Ok((conn, defs)) => {
-                let tools = tool::tools_of(&server, defs);
-                server.set_tool_names(tools.iter().map(|t| t.schema().name.clone()).collect());
-                out.tools.extend(tools.into_iter().map(Arc::new));
+                out.tools.extend(tool::tools_of(&server, defs));
                 out.servers
                     .push((Arc::clone(&server), conn.protocol.to_string()));
             }

@@ -114,7 +114,7 @@ pub struct McpServer {
 }
 
 /// The server's state as shown, and what it has been.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Shown {
     state: SourceState,
     reason: Option<String>,
@@ -122,18 +122,6 @@ struct Shown {
     tools: Vec<String>,
     /// It was up once: starting it again is a restart, not a first connect.
     was_up: bool,
-}
-
-impl Default for Shown {
-    fn default() -> Self {
-        Shown {
-            state: SourceState::Idle,
-            reason: None,
-            protocol: None,
-            tools: Vec::new(),
-            was_up: false,
-        }
-    }
 }
 
 impl ToolSource for McpServer {

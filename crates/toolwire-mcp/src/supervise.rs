@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use toolwire_tool::Tool;
 
 use crate::server::McpServer;
 use crate::tool::{McpTool, tools_of};
@@ -59,10 +58,7 @@ async fn keep_up(
     loop {
         match server.list_tools().await {
             Ok((_, defs)) => {
-                let tools: Vec<Arc<McpTool>> =
-                    tools_of(server, defs).into_iter().map(Arc::new).collect();
-                server.set_tool_names(tools.iter().map(|t| t.schema().name.clone()).collect());
-                on_tools(server, tools);
+                on_tools(server, tools_of(server, defs));
                 while server.is_up().await {
                     tokio::time::sleep(WATCH_EVERY).await;
                 }

@@ -689,8 +689,9 @@ impl Tool for McpTool {
 }
 
 /// The server's tools as toolwire tools, named `SERVER__TOOL`, from their `tools/list`
-/// JSON. A definition without a name is skipped: nothing could call it.
-pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool> {
+/// JSON; the names are recorded for the server's status. A definition without a name is
+/// skipped: nothing could call it.
+pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<Arc<McpTool>> {
     let parked = Arc::new(Parked::default());
     let rounds = Arc::new(Rounds::default());
     let defs: Vec<(String, Json)> = defs
@@ -699,6 +700,7 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool>
         .collect();
     let refs: Vec<&str> = defs.iter().map(|(n, _)| n.as_str()).collect();
     let names = crate::naming::assign(server.prefix(), &refs);
+    server.set_tool_names(names.clone());
     defs.iter()
         .zip(names)
         .map(|((remote, def), name)| {
@@ -709,7 +711,7 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool>
             let read_only = schema.annotations.as_ref().and_then(|a| a.read_only_hint);
             schema.approval = server.config().approval.policy(remote, read_only);
             let task_required = def["execution"]["taskSupport"] == "required";
-            McpTool::new(
+            Arc::new(McpTool::new(
                 Arc::clone(server),
                 remote.clone(),
                 schema,
@@ -717,7 +719,7 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<McpTool>
                 task_required,
                 Arc::clone(&parked),
                 Arc::clone(&rounds),
-            )
+            ))
         })
         .collect()
 }

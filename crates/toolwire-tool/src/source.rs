@@ -7,10 +7,13 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a source is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceState {
     /// Configured, not started yet (sources may start when first needed).
+    #[default]
     Idle,
     /// Starting for the first time.
     Connecting,
