@@ -117,8 +117,9 @@ pub(crate) enum Settled {
 const ELSEWHERE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Lands a settled call's result (stored, announced, its `suspended` ids forgotten) and
-/// returns it as stored, for one settled here; for one claimed elsewhere, the result stored there once it is
-/// there (the call may still be running), so nothing is stored twice. `None` when
+/// returns it as stored, for one settled here; for one claimed elsewhere, the result
+/// stored there once it is there (the call may still be running), so nothing is stored
+/// twice. `None` when
 /// `cancel` ends that wait first: the result still comes, and until then the model views
 /// answer the call as interrupted. If nobody holds the claim any more and no result was
 /// stored (the other instance died mid-call), the call gets a `suspension_failed` result.
@@ -222,11 +223,7 @@ async fn settle_once(
         // An approved call runs under the executor's own token; a cancel stops waiting
         // for it and drops its future, which stops the tool.
         // The result is announced when it lands, like any other.
-        _ = cancel.cancelled(), if !denied => Ok(ToolResult::error_with_code(
-            call_ref.clone(),
-            ErrorCode::Cancelled,
-            "cancelled: interrupted before completion",
-        )),
+        _ = cancel.cancelled(), if !denied => Ok(toolwire_runtime::interrupted(call_ref.clone())),
         r = executor.resolve(&request.suspension.id, resolution) => r,
     };
     match resolved {

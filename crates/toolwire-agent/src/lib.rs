@@ -221,8 +221,8 @@ impl Agent {
     /// minus `task` (so subagents cannot nest), subagent instructions.
     pub fn subagent(&self) -> Agent {
         let registry = self.executor.registry().without(&[TASK_TOOL]);
+        // The parent's events, suspensions, limits and sink (its `new` made sure of one).
         let executor = self.executor.with_tools(registry);
-        landing::ensure_sink(&executor, &self.stores);
         Agent {
             client: self.client.clone(),
             config: AgentConfig {

@@ -651,8 +651,9 @@ impl Started {
     }
 }
 
-/// The result of a call its scope cancelled while it ran.
-fn interrupted(call: CallRef) -> ToolResult {
+/// The result of a call cancelled while it ran (its scope's cancel here, a turn's
+/// cancel while an approved call ran in the agent loop).
+pub fn interrupted(call: CallRef) -> ToolResult {
     ToolResult::error_with_code(
         call,
         ErrorCode::Cancelled,

@@ -11,7 +11,9 @@ pub mod registry;
 pub mod sink;
 
 pub use events::{EventBus, SharedEvent, Subscription};
-pub use executor::{DEBUG_RAW_ENV, Executor, ExecutorBuilder, ExecutorConfig, ResolveError, Scope};
+pub use executor::{
+    DEBUG_RAW_ENV, Executor, ExecutorBuilder, ExecutorConfig, ResolveError, Scope, interrupted,
+};
 pub use registry::{Registered, Registry, RegistryError};
 pub use sink::{LandError, Landing, ResultSink};
 /// The vocabulary and stores the executor works with, re-exported for one import.

@@ -50,7 +50,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         )
         .await?;
     let host = data::host(place, args.workspace.as_deref(), mcp_tools).await?;
-    match host.executor().registry().get(&args.tool) {
+    match host.tool(&args.tool) {
         // Its server did not start: say which and why, not "no such tool".
         None if !failed.is_empty() => {
             let why: Vec<String> = failed.iter().map(ToString::to_string).collect();
