@@ -48,7 +48,8 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-function bytes(n) {
+/** A size in bytes for people: 812 B, 4.2 kB, 1.3 MB (also used by the app's cards). */
+export function bytes(n) {
   if (typeof n !== 'number' || !Number.isFinite(n)) return '';
   const units = ['B', 'kB', 'MB', 'GB', 'TB'];
   let i = 0;

@@ -6,7 +6,7 @@
 // approval-requested, approval-responded, output-available, output-error, output-denied,
 // and input-requested (a question or form waits for the person).
 
-import { renderResult } from '../toolwire-render.js';
+import { bytes, renderResult } from '../toolwire-render.js';
 import { api, ID, resourceUrl } from './api.js';
 import { h, pretty, showError } from './util.js';
 import { schemaForm } from './forms.js';
@@ -391,13 +391,6 @@ export function duration(ms) {
   const s = Math.round(ms / 1000);
   if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
-}
-
-/** A size in bytes for people: 812 B, 4.2 kB, 1.3 MB. */
-export function bytes(n) {
-  if (n < 1000) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
-  return `${(n / 1e6).toFixed(1)} MB`;
 }
 
 function isoOf(ms) {
