@@ -266,8 +266,10 @@ export class Card {
       for (const b of box.querySelectorAll('button, input, select, textarea')) b.disabled = true;
       try {
         await api(`/api/sessions/${this.view.id}/suspensions/${suspension.id}`, { json: resolution });
-        // The result may have arrived on the feed before this answer did.
-        if (/requested$/.test(this.el.dataset.state)) {
+        // The feed may have moved on before this answer came back: the result arrived,
+        // or the call asked again (a form after its approval). Only while this question
+        // is still the card's own does the answer set the state.
+        if (this.suspension && this.suspension.id === suspension.id && /requested$/.test(this.el.dataset.state)) {
           this.setState('approval-responded', resolution.type === 'deny' ? 'denied, waiting' : 'answered, running');
         }
         box.remove();
