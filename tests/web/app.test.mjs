@@ -349,6 +349,12 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
     assert.equal(await page.locator('.card[data-tool="app__app_only"][data-state="output-available"]').count(), 1);
     assert.equal(await page.locator('.card[data-tool="app__model_only"]').count(), 0);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    // The server, not only the page, keeps an app to its own server's tools that apps may
+    // call: refused when the tool's visibility leaves out "app", unknown off its server.
+    await assert.rejects(api(apps.base, `/api/sessions/${s.id}/calls`, { tool: 'model_only', input: {}, app: 'app__show_app' }), /403 .*not callable by apps/);
+    await assert.rejects(api(apps.base, `/api/sessions/${s.id}/calls`, { tool: 'app__app_only', input: {}, app: 'app__show_app' }), /404 .*no tool "app__app_only" on MCP server "app"/);
+    const tools = await api(apps.base, '/api/tools');
+    assert.deepEqual(tools.find((t) => t.name === 'app__app_only').origin, { source: 'app', name: 'app_only' });
     await shot(page, 'mcp-app');
   } finally {
     await apps.stop();

@@ -37,15 +37,16 @@ function openLink(view, card, url) {
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return false;
   if (u.username || u.password || ownOrigin(view, u)) return false;
-  const sep = card.name.indexOf('__');
-  const server = sep > 0 ? card.name.slice(0, sep) : null;
+  const tool = view.tools.get(card.name);
+  const origin = tool && tool.origin;
+  const server = origin ? origin.source : null;
   // Limited per server: one server's apps in several cards share the limit.
   const who = server || card.name;
   if (view.linkDialogOpen || Date.now() - (view.linkClosedAt.get(who) || 0) < LINK_GAP_MS) return false;
   view.linkDialogOpen = true;
   let yes = false;
   try {
-    const app = server ? `The app of the tool "${card.name.slice(sep + 2)}" (MCP server "${server}")` : `The app of the tool "${card.name}"`;
+    const app = server ? `The app of the tool "${origin.name}" (MCP server "${server}")` : `The app of the tool "${card.name}"`;
     // eslint-disable-next-line no-alert
     yes = window.confirm(`${app} asks to open this link in a new tab:\n\n${u.href}\n\nOpen it?`);
   } finally {
@@ -61,23 +62,19 @@ function openLink(view, card, url) {
  * may call (through the same approvals as any call), links the person agrees to open,
  * messages to the model when there is one, and logs. */
 export function appHost(view, card) {
-  const sep = card.name.indexOf('__');
-  const prefix = sep > 0 ? card.name.slice(0, sep + 2) : null;
   const tool = view.tools.get(card.name);
   return {
     sandboxOrigin: view.info.sandboxOrigin,
     version: view.info.version,
-    tool: tool ? { ...tool, name: prefix ? tool.name.slice(prefix.length) : tool.name } : undefined,
+    // The app knows its tool by its own server's name for it.
+    tool: tool ? { ...tool, name: tool.origin ? tool.origin.name : tool.name } : undefined,
     input: card.input,
     result: card.result,
     mounted: (handle) => view.apps.push(handle),
+    // The server finds the tool on the app's own server and checks that apps may call
+    // it; its refusal (404, 403) becomes the app's error.
     callTool: async (name, args) => {
-      const full = prefix ? `${prefix}${name}` : null;
-      const schema = full && view.tools.get(full);
-      if (!schema) throw new Error(`no tool ${name} on this app's server`);
-      const visibility = schema._meta && schema._meta.ui && schema._meta.ui.visibility;
-      if (Array.isArray(visibility) && !visibility.includes('app')) throw new Error(`${name} is not callable by apps`);
-      const accepted = await api(`/api/sessions/${view.id}/calls`, { json: { tool: full, input: args } });
+      const accepted = await api(`/api/sessions/${view.id}/calls`, { json: { tool: name, input: args, app: card.name } });
       return view.resultOf(accepted.callId);
     },
     readResource: (uri) => api(`/api/tools/${encodeURIComponent(card.name)}/resource`, { json: { uri } }),

@@ -39,10 +39,10 @@ pub(crate) fn tool_schema(
         .filter(|u| u.starts_with("ui://"))
         .map(str::to_owned);
     // `visibility` lists who may call the tool: without "model", only the person (the
-    // app, the CLI) can.
-    schema.hidden_from_model = meta["ui"]["visibility"]
-        .as_array()
-        .is_some_and(|v| !v.iter().any(|who| who == "model"));
+    // app, the CLI) can; without "app", no MCP App's view can.
+    let visibility = meta["ui"]["visibility"].as_array();
+    schema.hidden_from_model = visibility.is_some_and(|v| !v.iter().any(|who| who == "model"));
+    schema.hidden_from_apps = visibility.is_some_and(|v| !v.iter().any(|who| who == "app"));
     (schema, app_uri)
 }
 
@@ -65,6 +65,7 @@ mod tests {
         let (s, app) = tool_schema("srv__chart", &def, Duration::from_secs(9));
         assert_eq!(app.as_deref(), Some("ui://chart/app.html"));
         assert!(s.hidden_from_model);
+        assert!(!s.hidden_from_apps);
         assert_eq!(s.annotations.unwrap().read_only_hint, Some(true));
         assert_eq!(s.extra["title"], "Chart");
         assert_eq!(s.extra["icons"][0]["src"], "https://x/i.png");
@@ -75,6 +76,11 @@ mod tests {
         let (s, app) = tool_schema("srv__t", &flat, Duration::from_secs(1));
         assert_eq!(app.as_deref(), Some("ui://flat"));
         assert!(!s.hidden_from_model);
+        assert!(!s.hidden_from_apps);
+        let model_only =
+            json!({"name": "t", "inputSchema": {}, "_meta": {"ui": {"visibility": ["model"]}}});
+        let (s, _) = tool_schema("srv__t", &model_only, Duration::from_secs(1));
+        assert!(s.hidden_from_apps && !s.hidden_from_model);
         let not_ui = json!({"name": "t", "inputSchema": {}, "_meta": {"ui": {"resourceUri": "https://evil"}}});
         assert_eq!(
             tool_schema("srv__t", &not_ui, Duration::from_secs(1)).1,

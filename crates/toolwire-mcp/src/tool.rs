@@ -13,8 +13,9 @@ use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Value as Json, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{ErrorCode, Resolution, Suspension, SuspensionReason};
-use toolwire_tool::{Output, Resume, Tool, ToolContext, ToolError, ToolSchema};
+use toolwire_core::{CallRef, ErrorCode, Resolution, Status, Suspension, SuspensionReason};
+use toolwire_normalize::Questions;
+use toolwire_tool::{Output, Resume, Tool, ToolContext, ToolError, ToolOrigin, ToolSchema};
 
 use crate::client::{Ask, Registration};
 use crate::server::{Connection, McpServer};
@@ -231,14 +232,14 @@ impl McpTool {
         })
     }
 
-    /// Waits for the call's answer, a question from the server, or a cancel.
+    /// Waits for the call's answer (a task's, once it became one), a question from the
+    /// server, or a cancel; returns the `CallToolResult` as received.
     async fn drive(
         server: Arc<McpServer>,
         parked: Arc<Parked>,
-        app_uri: Option<String>,
         mut live: LiveCall,
         ctx: ToolContext,
-    ) -> Result<Output, ToolError> {
+    ) -> Result<Json, ToolError> {
         let limit = server.limits().call_timeout;
         let deadline = tokio::time::sleep(limit);
         tokio::pin!(deadline);
@@ -269,7 +270,7 @@ impl McpTool {
                         }
                     };
                     if !crate::task::is_task(&json) {
-                        return Ok(Output::Raw(with_app(&server, app_uri.as_deref(), json).await));
+                        return Ok(json);
                     }
                     // Finished beside this loop, which keeps taking the task's questions;
                     // the registration stays alive, so its progress keeps coming too.
@@ -289,8 +290,7 @@ impl McpTool {
                     let Some(done) = done else {
                         return Err(ToolError::failed("the task's poller stopped"));
                     };
-                    let json = done?;
-                    return Ok(Output::Raw(with_app(&server, app_uri.as_deref(), json).await));
+                    return done;
                 }
                 Some(ask) = live.asks.recv() => {
                     let suspension = ask_suspension(&ask.params);
@@ -317,22 +317,13 @@ impl McpTool {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        let elicitations: Vec<&String> = requests
-            .iter()
-            .filter(|(_, r)| r["method"] == "elicitation/create")
-            .map(|(k, _)| k)
-            .collect();
+        let questions = Questions::of(&requests);
         let mut responses = std::collections::BTreeMap::new();
         for (key, request) in &requests {
             let response = match request["method"].as_str() {
                 Some("elicitation/create") => {
-                    // One question is answered by the whole answer; several by the
-                    // answer's field of the same key.
                     let value = match resolution {
-                        Resolution::Answer { value } if elicitations.len() > 1 => {
-                            Some(value.get(key).cloned().unwrap_or(Json::Null))
-                        }
-                        Resolution::Answer { value } => Some(value.clone()),
+                        Resolution::Answer { value } => Some(questions.answer_for(key, value)),
                         _ => None,
                     };
                     let schema = request.get("params").and_then(|p| p.get("requestedSchema"));
@@ -498,25 +489,51 @@ fn call_error(server: &McpServer, conn: &Connection, e: &ServiceError) -> ToolEr
     }
 }
 
-/// Adds the tool's MCP App to a complete result as an embedded `ui://` resource, which
-/// normalize turns into an app widget with the text content as its fallback.
-async fn with_app(server: &McpServer, app_uri: Option<&str>, mut result: Json) -> Json {
-    let Some(uri) = app_uri else {
-        return result;
-    };
-    if result
+/// What a finished `tools/call` comes to, typed: a result (with the tool's MCP App as a
+/// widget when it completed), or the server's questions (`input_required`) as a
+/// suspension whose state carries what the retry needs. The payload as received is
+/// reported to the context for an executor that keeps it.
+async fn outcome(
+    server: &McpServer,
+    call: &CallRef,
+    app_uri: Option<&str>,
+    received: Json,
+    ctx: &ToolContext,
+) -> Result<Output, ToolError> {
+    // Built before normalizing takes the result apart: its text is the app's fallback.
+    // Only a complete success shows the app; a question or an error has nothing for it.
+    let completes = received
         .get("resultType")
         .and_then(Json::as_str)
-        .is_some_and(|t| t != "complete")
-        || result.get("isError") == Some(&Json::Bool(true))
-    {
-        return result;
+        .is_none_or(|t| t == "complete")
+        && received.get("isError") != Some(&Json::Bool(true));
+    let app = match app_uri {
+        Some(uri) if completes => Some(toolwire_normalize::app_widget(
+            &read_app(server, uri).await,
+            &received,
+        )),
+        _ => None,
+    };
+    if ctx.keeps_received() {
+        ctx.received(received.clone());
     }
-    let resource = read_app(server, uri).await;
-    if let Some(Json::Array(content)) = result.get_mut("content") {
-        content.push(json!({"type": "resource", "resource": resource}));
+    let mut result = toolwire_normalize::normalize_value(received, call).result;
+    match result.status {
+        Status::Suspended => {
+            let suspension = result
+                .suspension
+                .take()
+                .unwrap_or_else(|| Questions::default().suspension());
+            // The retry reads `mcp.inputRequests` and `mcp.requestState` back from it.
+            let state = serde_json::to_value(&result.metadata).unwrap_or(Json::Null);
+            Err(ToolError::suspend(suspension, Some(state)))
+        }
+        Status::Success => {
+            result.widgets.extend(app);
+            Ok(Output::Result(Box::new(result)))
+        }
+        Status::Error => Ok(Output::Result(Box::new(result))),
     }
-    result
 }
 
 /// An MCP App's HTML, read once per connection. A resource that cannot be read is still
@@ -566,33 +583,30 @@ impl Tool for McpTool {
         let server = Arc::clone(&self.server);
         let parked = Arc::clone(&self.parked);
         let app_uri = self.app_uri.clone();
+        let call = CallRef::new(&ctx.call_id, &self.schema.name);
         let remote = self.remote.clone();
         let task_required = self.task_required;
         Box::pin(async move {
             let mut params = CallToolRequestParams::new(remote);
             params.arguments = arguments(&input)?;
             let live = McpTool::start(&server, params.clone(), task_required, ctx.clone()).await?;
-            let ran = McpTool::drive(
-                Arc::clone(&server),
-                Arc::clone(&parked),
-                app_uri.clone(),
-                live,
-                ctx.clone(),
-            )
-            .await;
-            match ran {
+            let ran =
+                McpTool::drive(Arc::clone(&server), Arc::clone(&parked), live, ctx.clone()).await;
+            let received = match ran {
                 // rmcp's tool model drops `execution`, so a tool that runs only as a task
                 // is often known as one by this refusal; it is called again as a task.
-                Err(e) if !task_required && needs_task(&e) => {
+                Err(e) if !task_required && needs_task(&e) => None,
+                Ok(r) if !task_required && refused_as_not_a_task(&r) => None,
+                other => Some(other?),
+            };
+            let received = match received {
+                Some(received) => received,
+                None => {
                     let live = McpTool::start(&server, params, true, ctx.clone()).await?;
-                    McpTool::drive(server, parked, app_uri, live, ctx).await
+                    McpTool::drive(Arc::clone(&server), parked, live, ctx.clone()).await?
                 }
-                Ok(Output::Raw(r)) if !task_required && refused_as_not_a_task(&r) => {
-                    let live = McpTool::start(&server, params, true, ctx.clone()).await?;
-                    McpTool::drive(server, parked, app_uri, live, ctx).await
-                }
-                other => other,
-            }
+            };
+            outcome(&server, &call, app_uri.as_deref(), received, &ctx).await
         })
     }
 
@@ -616,6 +630,7 @@ impl Tool for McpTool {
         let server = Arc::clone(&self.server);
         let parked = Arc::clone(&self.parked);
         let app_uri = self.app_uri.clone();
+        let call = CallRef::new(&ctx.call_id, &self.schema.name);
         let state = resume.state.unwrap_or(Json::Null);
         if let Some(live_id) = state.get("live").and_then(Json::as_str) {
             // A legacy question: the call is still in flight, waiting for this answer.
@@ -643,7 +658,9 @@ impl Tool for McpTool {
                     let _ = tx.send(reply);
                 }
                 live.conn.router.rebind(&live.registration, ctx.clone());
-                McpTool::drive(server, parked, app_uri, live, ctx).await
+                let received =
+                    McpTool::drive(Arc::clone(&server), parked, live, ctx.clone()).await?;
+                outcome(&server, &call, app_uri.as_deref(), received, &ctx).await
             }));
         }
         if state.get("mcp").is_some() {
@@ -675,13 +692,12 @@ impl Tool for McpTool {
             let rounds = Arc::clone(&self.rounds);
             return Some(Box::pin(async move {
                 let live = McpTool::start(&server, params?, task_required, ctx.clone()).await?;
-                let call_id = ctx.call_id.clone();
-                let ran = McpTool::drive(server, parked, app_uri, live, ctx).await;
+                let ran = McpTool::drive(Arc::clone(&server), parked, live, ctx.clone()).await;
                 // Anything but another question ends the count.
-                if !matches!(&ran, Ok(Output::Raw(r)) if r["resultType"] == "input_required") {
-                    rounds.forget(&call_id);
+                if !matches!(&ran, Ok(r) if r["resultType"] == "input_required") {
+                    rounds.forget(&ctx.call_id);
                 }
-                ran
+                outcome(&server, &call, app_uri.as_deref(), ran?, &ctx).await
             }));
         }
         None
@@ -710,6 +726,10 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<Arc<McpT
             let (mut schema, app_uri) = crate::schema::tool_schema(&name, def, backstop);
             let read_only = schema.annotations.as_ref().and_then(|a| a.read_only_hint);
             schema.approval = server.config().approval.policy(remote, read_only);
+            schema.origin = Some(ToolOrigin {
+                source: server.name().to_owned(),
+                name: remote.clone(),
+            });
             let task_required = def["execution"]["taskSupport"] == "required";
             Arc::new(McpTool::new(
                 Arc::clone(server),

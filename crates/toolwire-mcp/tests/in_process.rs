@@ -484,6 +484,45 @@ async fn an_mcp_app_is_attached_as_a_widget_and_app_only_tools_are_hidden() {
     assert_eq!(read["contents"][0]["uri"], "file:///big.log");
 }
 
+/// The adapter hands the executor a typed outcome (a normalized result carrying the app's
+/// widget), reports the payload exactly as received (no made-up app block in it) to an
+/// executor that keeps payloads, and says where each tool comes from.
+#[tokio::test]
+async fn the_adapter_returns_a_typed_result_and_reports_the_payload_it_received() {
+    use toolwire_runtime::{Output, Tool, ToolContext, ToolOrigin};
+    let connected = connect_servers(vec![fixture(false, Limits::default())]).await;
+    let chart = connected
+        .tools
+        .iter()
+        .find(|t| t.schema().name == "modern__chart")
+        .unwrap();
+    assert_eq!(
+        chart.schema().origin,
+        Some(ToolOrigin {
+            source: "modern".into(),
+            name: "chart".into()
+        })
+    );
+    let keeping = ToolContext::detached("c1").keeping_received();
+    let out = chart.execute(json!({}), keeping.clone()).await.unwrap();
+    let Output::Result(result) = out else {
+        panic!("not a typed result: {out:?}")
+    };
+    assert_eq!(result.status, Status::Success);
+    assert_eq!(
+        result.widgets[0].app.as_ref().unwrap().uri,
+        "ui://chart/app.html"
+    );
+    assert_eq!(
+        keeping.take_received().unwrap(),
+        json!({"content": [{"type": "text", "text": "CPU at 42%"}]})
+    );
+    // Nobody asked: nothing is copied.
+    let plain = ToolContext::detached("c2");
+    chart.execute(json!({}), plain.clone()).await.unwrap();
+    assert!(plain.take_received().is_none());
+}
+
 #[tokio::test]
 async fn a_server_that_never_answers_times_out_and_stays_usable() {
     let limits = Limits {

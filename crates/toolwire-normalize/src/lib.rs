@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 use toolwire_core::{CallRef, Status, ToolResult, Value, Widget};
 
 pub use depth::{MAX_DEPTH, dismantle, to_string_iterative};
-pub use mcp::MCP_METADATA_KEY;
+pub use mcp::{MCP_METADATA_KEY, Questions, app_widget};
 
 /// The outcome of normalizing: a result that passes `validate()`, and what was noticed.
 #[derive(Debug, Clone, PartialEq)]

@@ -509,6 +509,9 @@ impl Executor {
         );
         ctx.approved = approved;
         ctx.cancel = scope.cancel.child_token();
+        if self.config.debug_raw {
+            ctx = ctx.keeping_received();
+        }
         ctx
     }
 
@@ -554,10 +557,11 @@ impl Executor {
             ),
             Ok(Err(e)) => Ran::from(tool_error(call_ref, e)),
             Ok(Ok(output)) => {
-                // The raw payload rides along in the event only when debugging asks for it.
+                // The raw payload rides along in the event only when debugging asks for it:
+                // the tool's raw output, or what a typed tool reported it received.
                 let raw = match &output {
                     Output::Raw(raw) if self.config.debug_raw => Some(raw.clone()),
-                    _ => None,
+                    _ => ctx.take_received(),
                 };
                 let mut result = to_result(reg, &call_ref, output);
                 if let Some(suspension) = result
@@ -698,31 +702,23 @@ fn to_result(reg: &Registered, call: &CallRef, output: Output) -> ToolResult {
             format!("invalid output: {why}"),
         )
     };
-    // An `input_required` answer is checked when the final result arrives, and an MCP
-    // error result (`isError: true`) not at all: `outputSchema` describes successes, and
-    // the server's own error text must reach the person and the model.
-    let unchecked = matches!(&output, Output::Raw(raw)
-        if raw.get("resultType").and_then(Json::as_str) == Some("input_required")
-            || raw.get("isError").and_then(Json::as_bool) == Some(true));
-    if reg.has_output_schema() && !unchecked {
-        let structured = match &output {
-            Output::Raw(raw) => Some(raw.get("structuredContent").unwrap_or(raw)),
-            Output::Values(values) => first_structured(values),
-            Output::Result(r) => first_structured(&r.output),
-        };
-        let checked = match structured {
-            Some(data) => reg.check_output(data),
-            None => Err("the tool has an outputSchema but returned no structured value".into()),
-        };
-        if let Err(why) = checked {
-            return invalid(why);
-        }
-    }
     let mut result = match output {
         Output::Values(values) => ToolResult::success(call.clone(), values),
         Output::Raw(raw) => normalize_value(raw, call).result,
         Output::Result(r) => *r,
     };
+    // Only successes are checked against `outputSchema`, which describes them: an error's
+    // own text must reach the person and the model, and a suspended call is checked when
+    // its final result arrives. The structured value checked is the one stored and sent.
+    if reg.has_output_schema() && result.status == Status::Success {
+        let verdict = match first_structured(&result.output) {
+            Some(data) => reg.check_output(data),
+            None => Err("the tool has an outputSchema but returned no structured value".into()),
+        };
+        if let Err(why) = verdict {
+            return invalid(why);
+        }
+    }
     result.call_id.clone_from(&call.call_id);
     result.tool_name.clone_from(&call.tool_name);
     match result.validate() {

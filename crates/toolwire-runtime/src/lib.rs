@@ -22,5 +22,6 @@ pub use toolwire_store::{EventLog, MemoryEventLog, MemorySuspensions, Suspension
 /// The tool contract the executor runs, re-exported so that hosts need one import.
 pub use toolwire_tool::{
     ApprovalPolicy, CancellationToken, ExecutionMode, FnTool, Output, ProgressSink, Resume, Tool,
-    ToolAnnotations, ToolContext, ToolError, ToolExample, ToolSchema, reconfigure, tool_fn,
+    ToolAnnotations, ToolContext, ToolError, ToolExample, ToolOrigin, ToolSchema, reconfigure,
+    tool_fn,
 };

@@ -195,9 +195,51 @@ pub async fn post_message(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PostCall {
+    /// The tool to run; with `app`, its name on the app's own server (`tools/call`'s).
     pub tool: String,
     #[serde(default)]
     pub input: Option<Json_>,
+    /// The tool whose MCP App asks for this call. An app may call only tools of its own
+    /// server whose `visibility` lets apps call them; the server checks, not the page.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 128))]
+    pub app: Option<String>,
+}
+
+/// The tool an MCP App (the view of tool `app`) asks for by its own server's `name`.
+fn app_sibling(state: &AppState, app: &str, name: &str) -> Result<String, ApiError> {
+    let forbidden = |why: String| ApiError::new(StatusCode::FORBIDDEN, "not_for_apps", why);
+    let app_tool = state
+        .host
+        .tool(app)
+        .ok_or_else(|| ApiError::not_found(format!("no tool {app:?}")))?;
+    let Some(origin) = app_tool.schema().origin.clone() else {
+        return Err(forbidden(format!(
+            "tool {app:?} has no server, so its view can call no tool"
+        )));
+    };
+    let tools = state.host.tools();
+    let sibling = tools
+        .schemas()
+        .find(|s| {
+            s.origin
+                .as_ref()
+                .is_some_and(|o| o.source == origin.source && o.name == name)
+        })
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "no tool {name:?} on MCP server {:?}",
+                origin.source
+            ))
+        })?;
+    if sibling.hidden_from_apps {
+        return Err(forbidden(format!(
+            "tool {name:?} of MCP server {:?} is not callable by apps (its visibility \
+             leaves out \"app\")",
+            origin.source
+        )));
+    }
+    Ok(sibling.name.clone())
 }
 
 /// Runs one tool in the session; its result streams on the event feed and is stored.
@@ -207,12 +249,16 @@ pub async fn post_call(
     Json(body): Json<PostCall>,
 ) -> Result<(StatusCode, Json<Accepted>), ApiError> {
     existing_session(&state, &id).await?;
-    if state.host.tool(&body.tool).is_none() {
-        return Err(ApiError::not_found(format!("no tool {:?}", body.tool)));
-    }
+    let tool = match &body.app {
+        Some(app) => app_sibling(&state, app, &body.tool)?,
+        None if state.host.tool(&body.tool).is_none() => {
+            return Err(ApiError::not_found(format!("no tool {:?}", body.tool)));
+        }
+        None => body.tool,
+    };
     let input = body.input.unwrap_or_else(|| serde_json::json!({}));
     let approver = Arc::clone(&state.approver) as Arc<dyn Approver>;
-    let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &body.tool, input);
+    let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &tool, input);
     let call_id = call.id.clone();
     let (cancel, tracked) = state.calls.track(&id, &call_id);
     let running = state

@@ -1,4 +1,5 @@
-//! `ToolContext`: what a running tool can see and do (identity, cancellation, widgets, progress).
+//! `ToolContext`: what a running tool can see and do (identity, cancellation, widgets,
+//! progress, the payload it received).
 
 use std::sync::{Arc, Mutex};
 
@@ -21,11 +22,15 @@ pub struct ToolContext {
     /// True when a person approved this call after it suspended; a tool that suspends
     /// itself (`ToolError::Suspend`) checks it to proceed.
     pub approved: bool,
+    /// Whether the executor keeps what a tool received ([`ToolContext::received`]):
+    /// copying every payload costs, so tools only copy when asked.
+    keeps_received: bool,
     shared: Arc<Shared>,
 }
 
 struct Shared {
     widgets: Mutex<Vec<Widget>>,
+    received: Mutex<Option<Json>>,
     progress: Option<Arc<dyn ProgressSink>>,
 }
 
@@ -67,8 +72,10 @@ impl ToolContext {
             user_id,
             cancel: CancellationToken::new(),
             approved: false,
+            keeps_received: false,
             shared: Arc::new(Shared {
                 widgets: Mutex::new(Vec::new()),
+                received: Mutex::new(None),
                 progress,
             }),
         }
@@ -94,6 +101,35 @@ impl ToolContext {
             sink.progress(&self.session_id, &self.call_id, done, total, message)
                 .await;
         }
+    }
+
+    /// The same context, asking the tool to report the payload it received
+    /// ([`ToolContext::received`]); set by an executor that keeps raw payloads.
+    pub fn keeping_received(mut self) -> Self {
+        self.keeps_received = true;
+        self
+    }
+
+    /// Whether the payload a tool received is wanted: check before copying it.
+    pub fn keeps_received(&self) -> bool {
+        self.keeps_received
+    }
+
+    /// Reports the payload as the tool received it (an MCP server's `CallToolResult`),
+    /// for a tool that returns a typed [`crate::Output`] made from it. Kept only when
+    /// [`ToolContext::keeps_received`]; the last one reported wins.
+    pub fn received(&self, raw: Json) {
+        if !self.keeps_received {
+            return;
+        }
+        if let Ok(mut received) = self.shared.received.lock() {
+            *received = Some(raw);
+        }
+    }
+
+    /// The payload reported by [`ToolContext::received`], taken out.
+    pub fn take_received(&self) -> Option<Json> {
+        self.shared.received.lock().ok()?.take()
     }
 
     /// The widgets shown so far, taken out; the executor attaches them to the result.

@@ -15,7 +15,8 @@ pub mod tool;
 pub use context::{ProgressSink, ToolContext};
 pub use reconfigure::reconfigure;
 pub use schema::{
-    ApprovalPolicy, ExecutionMode, ToolAnnotations, ToolExample, ToolSchema, is_valid_tool_name,
+    ApprovalPolicy, ExecutionMode, ToolAnnotations, ToolExample, ToolOrigin, ToolSchema,
+    is_valid_tool_name,
 };
 pub use source::{SourceState, SourceStatus, ToolSource};
 /// The cancel a tool watches, re-exported so tool crates need not name tokio-util.

@@ -34,6 +34,15 @@ pub struct ToolSchema {
     /// tool whose `visibility` leaves out `"model"`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hidden_from_model: bool,
+    /// Never callable by an MCP App's view, even one of its own server: an MCP tool whose
+    /// `visibility` leaves out `"app"`. The server checks it, not only the page.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden_from_apps: bool,
+    /// Where the tool comes from, for a tool a source (an MCP server) gives: so that the
+    /// page and the server never rebuild a source's naming rule (`PREFIX__TOOL`, with its
+    /// collisions and cleanups) to find a tool's own name or its siblings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<ToolOrigin>,
     /// What a tool source declared beyond the fields above (an MCP tool's `title`,
     /// `icons`, `_meta`), kept as it came.
     #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
@@ -57,9 +66,20 @@ impl ToolSchema {
             annotations: None,
             timeout: None,
             hidden_from_model: false,
+            hidden_from_apps: false,
+            origin: None,
             extra: serde_json::Map::new(),
         }
     }
+}
+
+/// A source's tool: which source, and the tool's own name there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolOrigin {
+    /// The source's name as configured (an MCP server's key in `mcpServers`).
+    pub source: String,
+    /// The tool's name on its source (what `tools/call` is sent with).
+    pub name: String,
 }
 
 /// How the executor runs a call (docs/contracts.md, "Tool execution contract").
