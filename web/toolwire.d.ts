@@ -113,6 +113,91 @@ export type Source =
  * via the `definition` "MediaKind".
  */
 export type MediaKind = "audio" | "video" | "document" | "binary";
+/**
+ * One thing that happened in a session.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Event".
+ */
+export type Event = {
+  sessionId: string;
+  /**
+   * 1, 2, 3, ... per session, without gaps; assigned when the event is logged.
+   */
+  seq: number;
+  /**
+   * RFC 3339.
+   */
+  at: string;
+} & (
+  | {
+      type: "session_started";
+      parentCallId?: string | null;
+    }
+  | {
+      type: "session_ended";
+    }
+  | {
+      type: "turn_started";
+      turn: number;
+    }
+  | {
+      type: "turn_ended";
+      turn: number;
+    }
+  | {
+      type: "assistant_delta";
+      text: string;
+    }
+  | {
+      type: "tool_call_started";
+      callId: string;
+      toolName: string;
+      input: unknown;
+    }
+  | {
+      type: "progress";
+      callId: string;
+      done: number;
+      total?: number | null;
+      message?: string | null;
+    }
+  | {
+      type: "tool_result";
+      result: ToolResult;
+      raw?: unknown;
+    }
+  | {
+      type: "widget";
+      callId: string;
+      widget: Widget;
+    }
+  | {
+      type: "suspended";
+      callId: string;
+      suspension: Suspension;
+    }
+  | {
+      type: "resolved";
+      callId: string;
+      suspensionId: string;
+      resolution: Answered;
+    }
+);
+/**
+ * How a suspended call was answered, as a `resolved` event says it.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Answered".
+ */
+export type Answered = "approved" | "denied" | "answered" | "cancelled";
+/**
+ * A session id: 1 to 256 letters, digits, `-`, `.`, `_` or `~`, without `..`.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "SessionId".
+ */
+export type SessionId = string;
 
 /**
  * One result per tool call.

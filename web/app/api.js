@@ -1,8 +1,9 @@
 // The HTTP API client of the web app: one fetch wrapper whose error answers become Errors,
 // the id and blob-key shapes the page trusts, and stored blobs' URLs.
 
-/** A session or suspension id the page will put in a URL. */
-export const ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** A session or suspension id the page will put in a URL: toolwire's one id rule,
+ * generated from the Rust types. */
+export { ID } from './wire.js';
 /** A stored blob's key: only these get a URL on this server. */
 export const BLOB = /^blake3:[0-9a-f]{64}$/;
 

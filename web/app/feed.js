@@ -1,6 +1,7 @@
 // A session's live event feed: an EventSource resumed from the last event applied after
 // any drop (so nothing is lost or applied twice), and each event applied to the view.
 
+import { EVENT_TYPES } from './wire.js';
 import { h, showError } from './util.js';
 
 /** The event feed, resumed from the last event seen after any drop. */
@@ -49,10 +50,8 @@ export function follow(view) {
       view.after = ev.seq;
       apply(view, ev);
     };
-    for (const type of ['tool_call_started', 'progress', 'tool_result', 'suspended', 'resolved',
-      'assistant_delta', 'turn_started', 'turn_ended', 'widget', 'session_started', 'session_ended', 'message']) {
-      source.addEventListener(type, onEvent);
-    }
+    // Generated from the Rust types (web/app/wire.js), so a new event cannot be missed.
+    for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
   };
   view.reconnect = open;
   open();

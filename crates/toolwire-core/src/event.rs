@@ -9,7 +9,7 @@ use crate::result::{Suspension, ToolResult};
 use crate::widget::Widget;
 
 /// One thing that happened in a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     pub session_id: String,
@@ -21,7 +21,8 @@ pub struct Event {
     pub kind: EventKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What happened; its `type` is the SSE event name on the feeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "snake_case",

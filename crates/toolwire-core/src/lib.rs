@@ -37,6 +37,7 @@ pub use data::{Align, Column, ColumnType, EntryType, FileEntry, ResourceLinkData
 pub use display::{Annotations, Audience, DisplayHints, View};
 pub use error_code::ErrorCode;
 pub use event::{Event, EventKind};
+pub use ids::{CallId, ID_PATTERN, InvalidId, MAX_ID_LEN, SessionId, check_id};
 pub use kind::{KIND_PATTERN, Kind, WellKnown, is_valid_kind};
 pub use pending::{Answered, PendingCall, Resolution};
 pub use result::{

@@ -66,7 +66,7 @@ impl Resolution {
 }
 
 /// How a suspended call was answered, as a `resolved` event says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Answered {
     Approved,

@@ -8,6 +8,7 @@ use crate::data::{
     DiffData, FileContentData, FileData, FileListData, ImageData, ResourceLinkData, TableData,
     TextData,
 };
+use crate::event::Event;
 use crate::result::ToolResult;
 
 /// The schema of a `ToolResult`, with each well-known kind's `data` shape tied to its
@@ -37,17 +38,41 @@ pub fn tool_result_schema() -> Schema {
         })
     })
     .collect();
+    // The event feed's types travel with the result's, so the page and TypeScript
+    // clients read one generated file (web/toolwire.d.ts).
+    generator.subschema_for::<Event>();
+    // The one id rule, for clients that check ids before using them in a URL.
+    generator.subschema_for::<crate::ids::SessionId>();
     let definitions = generator.take_definitions(true);
     if let Some(obj) = root.as_object_mut() {
         let defs = obj.entry("$defs").or_insert_with(|| json!({}));
         if let Some(defs) = defs.as_object_mut() {
             defs.extend(definitions);
+            // The events refer to the result, which is the root itself: one definition.
+            defs.remove("ToolResult");
+            for def in defs.values_mut() {
+                point_at_root(def, "#/$defs/ToolResult");
+            }
             if let Some(value) = defs.get_mut("Value").and_then(Json::as_object_mut) {
                 value.insert("allOf".into(), Json::Array(shapes));
             }
         }
     }
     root
+}
+
+/// Rewrites every `$ref` to `target` inside `node` as a reference to the root (`#`).
+fn point_at_root(node: &mut Json, target: &str) {
+    match node {
+        Json::Object(map) => {
+            if map.get("$ref").and_then(Json::as_str) == Some(target) {
+                map.insert("$ref".into(), Json::String("#".into()));
+            }
+            map.values_mut().for_each(|v| point_at_root(v, target));
+        }
+        Json::Array(items) => items.iter_mut().for_each(|v| point_at_root(v, target)),
+        _ => {}
+    }
 }
 
 fn data_ref<T: JsonSchema>(generator: &mut SchemaGenerator) -> Json {

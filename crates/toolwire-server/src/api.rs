@@ -2,6 +2,7 @@
 //! tools, pending calls and their answers, and the model view of a session.
 
 use std::sync::Arc;
+use toolwire_core::{CallId, SessionId};
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -99,7 +100,7 @@ pub struct SessionWithMessages {
 
 pub async fn get_session(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<SessionId>,
 ) -> Result<Json<SessionWithMessages>, ApiError> {
     let history = &state.host.stores().history;
     let session = history
@@ -118,7 +119,7 @@ pub async fn get_session(
 
 pub async fn delete_session(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<SessionId>,
 ) -> Result<StatusCode, ApiError> {
     if state.host.stores().history.delete_session(&id).await? {
         Ok(StatusCode::NO_CONTENT)
@@ -166,7 +167,7 @@ async fn existing_session(state: &AppState, id: &str) -> Result<(), ApiError> {
 /// Starts an agent turn; its events stream on the session's event feed.
 pub async fn post_message(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<SessionId>,
     Json(body): Json<PostMessage>,
 ) -> Result<(StatusCode, Json<Accepted>), ApiError> {
     existing_session(&state, &id).await?;
@@ -245,7 +246,7 @@ fn app_sibling(state: &AppState, app: &str, name: &str) -> Result<String, ApiErr
 /// Runs one tool in the session; its result streams on the event feed and is stored.
 pub async fn post_call(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<SessionId>,
     Json(body): Json<PostCall>,
 ) -> Result<(StatusCode, Json<Accepted>), ApiError> {
     existing_session(&state, &id).await?;
@@ -277,12 +278,12 @@ pub async fn post_call(
 /// result, a `cancelled` or `denied` error, on the session's feed.
 pub async fn cancel_call(
     State(state): State<AppState>,
-    Path((id, call_id)): Path<(String, String)>,
+    Path((id, call_id)): Path<(SessionId, CallId)>,
 ) -> Result<(StatusCode, Json<Json_>), ApiError> {
     let waiting = waiting_calls(&state, &id)
         .await?
         .into_iter()
-        .find(|p| p.call.id == call_id);
+        .find(|p| p.call.id == *call_id);
     let cancel = || Resolution::Cancel {
         reason: Some("cancelled in the web app".to_owned()),
     };
@@ -362,7 +363,7 @@ pub async fn list_servers(State(state): State<AppState>) -> Result<Json<Json_>, 
 
 pub async fn list_suspensions(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<SessionId>,
 ) -> Result<Json<Json_>, ApiError> {
     Ok(Json(to_json(&waiting_calls(&state, &id).await?)?))
 }
@@ -386,7 +387,7 @@ async fn waiting_calls(state: &AppState, id: &str) -> Result<Vec<PendingCall>, A
 /// answer; else (after a restart) the answer finishes the call here and stores its result.
 pub async fn resolve(
     State(state): State<AppState>,
-    Path((id, suspension)): Path<(String, String)>,
+    Path((id, suspension)): Path<(SessionId, String)>,
     Json(resolution): Json<Resolution>,
 ) -> Result<(StatusCode, Json<Json_>), ApiError> {
     if !waiting_calls(&state, &id)
@@ -424,7 +425,7 @@ pub struct ExportQuery {
 
 pub async fn export(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<SessionId>,
     Query(q): Query<ExportQuery>,
 ) -> Result<Json<Json_>, ApiError> {
     let provider: Provider = q

@@ -7,6 +7,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
+use toolwire_core::SessionId;
 
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -68,13 +69,13 @@ impl Feeds {
 
 /// `DELETE /api/sessions/{id}`: the API's own, then word to the session's open feeds, so
 /// they end now instead of following a session that is gone for as long as they stay open.
-pub async fn delete_session(state: State<AppState>, id: Path<String>) -> Response {
+pub async fn delete_session(state: State<AppState>, id: Path<SessionId>) -> Response {
     let feeds = Arc::clone(&state.feeds);
     let session = id.0.clone();
     let answer = crate::api::delete_session(state, id).await.into_response();
     if answer.status().is_success() {
         // No feed listening is not an error.
-        let _ = feeds.deleted.send(session);
+        let _ = feeds.deleted.send(session.into());
     }
     answer
 }
@@ -182,7 +183,7 @@ async fn feed(
 
 pub async fn sse(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<SessionId>,
     Query(q): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {

@@ -44,12 +44,11 @@ const POSITION: &str = r#"{"type": "integer", "minimum": 0, "maximum": 900719925
 /// A count of sessions skipped (stored as 32 bits).
 const OFFSET: &str = r#"{"type": "integer", "minimum": 0, "maximum": 4294967295}"#;
 
-/// The ids the server makes (`s_...`, `susp_...`); others may be accepted, but these are
-/// the ones a client has.
+/// Path ids follow toolwire's one id rule (`toolwire_core::check_id`).
 fn path_schema(name: &str) -> Json_ {
     match name {
         "blob" => json!({"type": "string", "pattern": "^blake3:[0-9a-f]{64}$"}),
-        _ => json!({"type": "string", "pattern": "^[A-Za-z0-9_-]{1,128}$"}),
+        _ => json!({"type": "string", "pattern": toolwire_core::ID_PATTERN}),
     }
 }
 

@@ -479,6 +479,22 @@ async fn resources_are_served_with_range_etag_and_a_sandbox_for_markup() {
         .await
         .unwrap();
     assert!(matches!(r.status().as_u16(), 400 | 404));
+
+    // Session and call ids in a path follow the one id rule, refused at the door with
+    // the rule's own words.
+    let refused = |path: String| async move {
+        let r = s.get(&path).send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.text().await.unwrap())
+    };
+    for bad in ["a%20b", "a%3Fb", "..x", "%C3%A9"] {
+        let (status, body) = refused(format!("/api/sessions/{bad}")).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(body.contains("invalid session id"), "{bad}: {body}");
+    }
+    let (status, body) = refused(format!("/api/sessions/{}", "x".repeat(257))).await;
+    assert_eq!(status, 400);
+    assert!(body.contains("longer than 256"), "{body}");
 }
 
 /// The stored result of call `call_id` in session `id`, once there is one.

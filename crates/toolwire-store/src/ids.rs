@@ -10,8 +10,7 @@ use toolwire_core::is_blob_key;
 
 use crate::error::{Result, StoreError};
 
-/// Longest session or call id accepted; generous for UUIDs and provider ids.
-pub const MAX_ID_LEN: usize = 256;
+pub use toolwire_core::MAX_ID_LEN;
 
 /// A checked content address: `blake3:` plus 64 lowercase hex characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,23 +48,10 @@ impl fmt::Display for BlobKey {
     }
 }
 
-/// Checks a session id, call id or other identifier: non-empty, at most [`MAX_ID_LEN`]
-/// bytes, no path separators, no `..`, no control characters.
+/// Checks a session id, call id or other identifier by toolwire's one rule
+/// ([`toolwire_core::check_id`]).
 pub fn validate_id(what: &'static str, value: &str) -> Result<()> {
-    let reason = if value.is_empty() {
-        Some("must not be empty")
-    } else if value.len() > MAX_ID_LEN {
-        Some("longer than 256 bytes")
-    } else if value.contains("..") {
-        Some("must not contain `..`")
-    } else if value.contains(['/', '\\']) {
-        Some("must not contain a path separator")
-    } else if value.chars().any(char::is_control) {
-        Some("must not contain control characters")
-    } else {
-        None
-    };
-    match reason {
+    match toolwire_core::check_id(value) {
         Some(reason) => Err(StoreError::InvalidId {
             what,
             value: truncate_for_message(value),
@@ -112,7 +98,7 @@ mod tests {
             ("../x", "`..`"),
             ("a/b", "separator"),
             ("a\\b", "separator"),
-            ("a\nb", "control"),
+            ("a\nb", "only"),
         ] {
             let err = validate_id("session id", bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad:?}: {err}");
