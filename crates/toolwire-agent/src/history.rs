@@ -48,7 +48,7 @@ pub async fn export_request(
     provider: toolwire_model::Provider,
     options: &toolwire_model::EncodeOptions,
     system: &str,
-) -> Result<(serde_json::Value, Vec<toolwire_model::Diagnostic>), crate::HostError> {
+) -> Result<(serde_json::Value, Vec<toolwire_model::EncodeNote>), crate::HostError> {
     if stores.history.session(session_id).await?.is_none() {
         return Err(crate::HostError::NoSession(session_id.to_owned()));
     }

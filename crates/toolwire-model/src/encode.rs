@@ -4,7 +4,7 @@ use serde_json::Value as Json;
 
 use crate::blob::BlobReader;
 use crate::conversation::Conversation;
-use crate::diagnostic::Diagnostic;
+use crate::note::EncodeNote;
 use crate::options::{EncodeOptions, Provider};
 use crate::view::{ModelView, build_view};
 
@@ -37,7 +37,7 @@ pub async fn encode_request(
     conversation: &Conversation,
     options: &EncodeOptions,
     blobs: &dyn BlobReader,
-) -> Result<(Json, Vec<Diagnostic>), EncodeError> {
+) -> Result<(Json, Vec<EncodeNote>), EncodeError> {
     let mut diags = Vec::new();
     let view = build_view(provider, conversation, options, blobs, &mut diags).await;
     let body = encode_view(provider, &view, options)?;

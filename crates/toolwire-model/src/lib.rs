@@ -9,10 +9,10 @@ pub mod blob;
 pub mod budget;
 pub mod client;
 pub mod conversation;
-pub mod diagnostic;
 mod encode;
 pub mod formats;
 pub mod media;
+pub mod note;
 pub mod options;
 pub mod pairing;
 pub mod provider;
@@ -23,9 +23,9 @@ pub mod view;
 
 pub use blob::{BlobError, BlobReader, MemoryBlobs, NoBlobs};
 pub use conversation::{Conversation, Message, ToolCall};
-pub use diagnostic::{Diagnostic, DiagnosticCode};
 pub use encode::{EncodeError, encode_request, encode_view};
 pub use formats::{AssistantReply, DecodeError, Usage};
+pub use note::{EncodeNote, NoteCode};
 pub use options::{EncodeOptions, Provider, ToolSpec, TruncationBudget};
 pub use view::ModelView;
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use toolwire_core::ToolResult;
 
 use crate::conversation::{Conversation, Message, ToolCall};
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::note::{EncodeNote, NoteCode};
 
 /// The text of the result given to a call that has none.
 pub const INTERRUPTED: &str =
@@ -64,7 +64,7 @@ struct Pending<'a> {
 }
 
 impl<'a> Pending<'a> {
-    fn finish(self, diags: &mut Vec<Diagnostic>) -> PlannedTurn<'a> {
+    fn finish(self, diags: &mut Vec<EncodeNote>) -> PlannedTurn<'a> {
         let results = self
             .calls
             .iter()
@@ -72,8 +72,8 @@ impl<'a> Pending<'a> {
             .map(|(call, result)| match result {
                 Some(result) => PlannedResult::Stored { call, result },
                 None => {
-                    diags.push(Diagnostic::new(
-                        DiagnosticCode::SynthesizedResult,
+                    diags.push(EncodeNote::new(
+                        NoteCode::SynthesizedResult,
                         Some(&call.id),
                         format!(
                             "call {} ({}) had no result; sent as interrupted",
@@ -97,7 +97,7 @@ impl<'a> Pending<'a> {
 /// after it: calls a person starts back to back (two `toolwire call`s, the web app) are
 /// each stored as a turn of their own, and the first one's result may land after the
 /// second turn began. Only a result whose call was never made is dropped.
-pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<Diagnostic>) -> Plan<'a> {
+pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> Plan<'a> {
     /// A turn of the plan, or the place of a turn's results (filled in at the end).
     enum Slot<'a> {
         Turn(PlannedTurn<'a>),
@@ -144,13 +144,13 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<Diagnostic>) -> 
                     .map(|&(i, j)| &mut pending[i].results[j]);
                 match slot {
                     Some(slot @ None) => *slot = Some(result),
-                    Some(Some(_)) => diags.push(Diagnostic::new(
-                        DiagnosticCode::DuplicateResult,
+                    Some(Some(_)) => diags.push(EncodeNote::new(
+                        NoteCode::DuplicateResult,
                         Some(&result.call_id),
                         format!("a second result for call {} was dropped", result.call_id),
                     )),
-                    None => diags.push(Diagnostic::new(
-                        DiagnosticCode::OrphanResult,
+                    None => diags.push(EncodeNote::new(
+                        NoteCode::OrphanResult,
                         Some(&result.call_id),
                         format!(
                             "result for call {} ({}) matches no call made before it; dropped",
@@ -210,13 +210,13 @@ mod tests {
         assert_eq!(ids, ["a", "b", "c"]);
         assert!(matches!(results[1], PlannedResult::Interrupted { .. }));
         assert_eq!(then_user, &vec!["also this"]);
-        let codes: Vec<DiagnosticCode> = diags.iter().map(|d| d.code).collect();
+        let codes: Vec<NoteCode> = diags.iter().map(|d| d.code).collect();
         assert_eq!(
             codes,
             [
-                DiagnosticCode::OrphanResult,
-                DiagnosticCode::DuplicateResult,
-                DiagnosticCode::SynthesizedResult
+                NoteCode::OrphanResult,
+                NoteCode::DuplicateResult,
+                NoteCode::SynthesizedResult
             ]
         );
     }

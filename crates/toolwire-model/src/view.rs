@@ -8,8 +8,8 @@ use toolwire_core::{Status, ToolResult};
 use crate::blob::BlobReader;
 use crate::budget::fair_shares;
 use crate::conversation::{Conversation, ToolCall};
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::media::{placeholder, refusal};
+use crate::note::{EncodeNote, NoteCode};
 use crate::options::{EncodeOptions, Provider};
 use crate::pairing::{INTERRUPTED, PlannedResult, PlannedTurn, plan};
 use crate::render::{MediaClass, MediaRef, PART_SEPARATOR, Shape, fit_all, for_model, shape};
@@ -100,7 +100,7 @@ pub async fn build_view(
     conversation: &Conversation,
     options: &EncodeOptions,
     blobs: &dyn BlobReader,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<EncodeNote>,
 ) -> ModelView {
     let plan = plan(conversation, diags);
     let inline_from = plan
@@ -174,7 +174,7 @@ fn error_text(result: &ToolResult) -> Option<String> {
 fn parts_of<'a>(
     result: &'a ToolResult,
     message: Option<&'a str>,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<EncodeNote>,
 ) -> Vec<Part<'a>> {
     let mut parts = Vec::new();
     if let Some(message) = message {
@@ -195,8 +195,8 @@ fn parts_of<'a>(
             Ok(Shape::Media(m)) => parts.push(Part::Media(m)),
             Ok(s) => parts.push(Part::Text(i, s)),
             Err(s) => {
-                diags.push(Diagnostic::new(
-                    DiagnosticCode::InvalidValue,
+                diags.push(EncodeNote::new(
+                    NoteCode::InvalidValue,
                     Some(&result.call_id),
                     format!(
                         "output[{i}] of kind {} has invalid data; sent as JSON",
@@ -213,7 +213,7 @@ fn parts_of<'a>(
 async fn results_view(
     ctx: &Ctx<'_>,
     planned: &[PlannedResult<'_>],
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<EncodeNote>,
 ) -> Vec<ResultView> {
     // Texts of every result first, so the turn's total can be shared before cutting.
     let mut all: Vec<(&ToolCall, bool, Vec<Part<'_>>)> = Vec::with_capacity(planned.len());
@@ -261,8 +261,8 @@ async fn results_view(
             .collect();
         let full_cost = text_cost(&parts, limit);
         if full_cost > limit {
-            diags.push(Diagnostic::new(
-                DiagnosticCode::Truncated,
+            diags.push(EncodeNote::new(
+                NoteCode::Truncated,
                 Some(&call.id),
                 format!("result of {} cut to {limit} chars", call.name),
             ));
@@ -330,20 +330,20 @@ async fn route(
     ctx: &Ctx<'_>,
     media: &MediaRef<'_>,
     call_id: &str,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<EncodeNote>,
 ) -> Block {
     let text = placeholder(media);
     if let Some(why) = refusal(ctx.provider, media) {
-        diags.push(Diagnostic::new(
-            DiagnosticCode::MediaPlaceholder,
+        diags.push(EncodeNote::new(
+            NoteCode::MediaPlaceholder,
             Some(call_id),
             format!("{text} sent as a placeholder: {why}"),
         ));
         return Block::Text(text);
     }
     if !ctx.inline {
-        diags.push(Diagnostic::new(
-            DiagnosticCode::MediaPlaceholder,
+        diags.push(EncodeNote::new(
+            NoteCode::MediaPlaceholder,
             Some(call_id),
             format!(
                 "{text} sent as a placeholder: older than the last {} messages",
@@ -358,8 +358,8 @@ async fn route(
         SourceView::Blob { key, .. } => match ctx.blobs.read(key).await {
             Ok(bytes) => MediaData::Base64(base64::engine::general_purpose::STANDARD.encode(bytes)),
             Err(e) => {
-                diags.push(Diagnostic::new(
-                    DiagnosticCode::BlobUnavailable,
+                diags.push(EncodeNote::new(
+                    NoteCode::BlobUnavailable,
                     Some(call_id),
                     format!("{text} sent as a placeholder: {e}"),
                 ));

@@ -7,7 +7,7 @@ mod common;
 
 use toolwire_core::{CallRef, Source, ToolResult, Value};
 use toolwire_model::{
-    Conversation, DiagnosticCode, Message, NoBlobs, Provider, ToolCall, encode_request,
+    Conversation, Message, NoBlobs, NoteCode, Provider, ToolCall, encode_request,
 };
 
 #[tokio::test]
@@ -84,8 +84,7 @@ async fn media_older_than_the_window_and_missing_blobs_become_placeholders() {
     assert!(
         diags
             .iter()
-            .any(|d| d.code == DiagnosticCode::MediaPlaceholder
-                && d.call_id.as_deref() == Some("old"))
+            .any(|d| d.code == NoteCode::MediaPlaceholder && d.call_id.as_deref() == Some("old"))
     );
 
     let (body, diags) = encode_request(Provider::Anthropic, &conv, &common::options(), &NoBlobs)
@@ -95,11 +94,7 @@ async fn media_older_than_the_window_and_missing_blobs_become_placeholders() {
         body["messages"][4]["content"][0]["content"][0]["type"],
         "text"
     );
-    assert!(
-        diags
-            .iter()
-            .any(|d| d.code == DiagnosticCode::BlobUnavailable)
-    );
+    assert!(diags.iter().any(|d| d.code == NoteCode::BlobUnavailable));
     assert!(
         !body.to_string().contains("base64"),
         "no base64 pasted as text"
@@ -162,7 +157,7 @@ async fn budgets_apply_per_instance_tool_call_and_turn() {
     assert_eq!(
         diags
             .iter()
-            .filter(|d| d.code == DiagnosticCode::Truncated)
+            .filter(|d| d.code == NoteCode::Truncated)
             .count(),
         2
     );

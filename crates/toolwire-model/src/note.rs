@@ -1,10 +1,11 @@
-//! Diagnostics: what encoding repaired or left out, so nothing is dropped silently.
+//! Encode notes: what encoding repaired or left out, so nothing is dropped silently (the
+//! payload-level notes of normalizing are `toolwire_normalize::Diagnostic`, another meaning).
 
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DiagnosticCode {
+pub enum NoteCode {
     /// A result whose call id matches no call of the assistant turn before it.
     OrphanResult,
     /// A second result for a call that already has one.
@@ -23,15 +24,15 @@ pub enum DiagnosticCode {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Diagnostic {
-    pub code: DiagnosticCode,
+pub struct EncodeNote {
+    pub code: NoteCode,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
     pub message: String,
 }
 
 /// `call_1: result of run cut to 60000 chars`, or the message alone.
-impl std::fmt::Display for Diagnostic {
+impl std::fmt::Display for EncodeNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.call_id {
             Some(id) => write!(f, "{id}: {}", self.message),
@@ -40,9 +41,9 @@ impl std::fmt::Display for Diagnostic {
     }
 }
 
-impl Diagnostic {
-    pub fn new(code: DiagnosticCode, call_id: Option<&str>, message: impl Into<String>) -> Self {
-        Diagnostic {
+impl EncodeNote {
+    pub fn new(code: NoteCode, call_id: Option<&str>, message: impl Into<String>) -> Self {
+        EncodeNote {
             code,
             call_id: call_id.map(str::to_owned),
             message: message.into(),
