@@ -77,6 +77,7 @@ mod signature_tests {
                     name: "read_file".into(),
                     input: serde_json::json!({}),
                     signature: Some("sig".into()),
+                    by_person: None,
                 }],
             },
         }];

@@ -266,6 +266,7 @@ fn unique_calls(reply: &AssistantReply, turn: u32, seen: &mut HashSet<String>) -
                 },
                 input: c.input.clone(),
                 signature: c.signature.clone(),
+                by_person: None,
             }
         })
         .collect()

@@ -21,6 +21,19 @@ pub struct ToolCall {
     /// Gemini thought signature; Gemini 3 answers 400 without it), kept verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// Set when a person made the call (`toolwire call`, the web app, an MCP App's view,
+    /// the API) rather than the model: the history says who did, and the model is told
+    /// it did not choose this call.
+    #[serde(default, rename = "byPerson", skip_serializing_if = "Option::is_none")]
+    pub by_person: Option<ByPerson>,
+}
+
+/// How a person made a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByPerson {
+    /// Where they asked: `cli`, `web`, `api`, or `app:TOOL` (the view of tool TOOL's
+    /// MCP App, on their screen).
+    pub via: String,
 }
 
 impl ToolCall {
@@ -30,7 +43,14 @@ impl ToolCall {
             name: name.into(),
             input,
             signature: None,
+            by_person: None,
         }
+    }
+
+    /// The same call, made by a person through `via` (see [`ByPerson::via`]).
+    pub fn by_person(mut self, via: impl Into<String>) -> Self {
+        self.by_person = Some(ByPerson { via: via.into() });
+        self
     }
 }
 

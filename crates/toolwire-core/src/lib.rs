@@ -32,7 +32,7 @@ pub mod view;
 pub mod violation;
 pub mod widget;
 
-pub use conversation::{Message, ToolCall};
+pub use conversation::{ByPerson, Message, ToolCall};
 pub use data::{Align, Column, ColumnType, EntryType, FileEntry, ResourceLinkData};
 pub use display::{Annotations, Audience, DisplayHints, View};
 pub use error_code::ErrorCode;

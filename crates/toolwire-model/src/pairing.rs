@@ -5,6 +5,7 @@
 //! synthesizes an error for each missing one and drops strays with a diagnostic, so no
 //! provider ever sees an unpaired call.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use toolwire_core::ToolResult;
@@ -25,7 +26,8 @@ pub struct Plan<'a> {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlannedTurn<'a> {
-    User(&'a str),
+    /// The person's words, or a line saying that they made the calls after it.
+    User(Cow<'a, str>),
     Assistant {
         text: &'a str,
         calls: &'a [ToolCall],
@@ -116,10 +118,13 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
             Message::System { text } => system.push(text.as_str()),
             Message::User { text } => match current {
                 Some(i) => pending[i].then_user.push(text),
-                None => slots.push(Slot::Turn(PlannedTurn::User(text))),
+                None => slots.push(Slot::Turn(PlannedTurn::User(Cow::Borrowed(text)))),
             },
             Message::Assistant { text, tool_calls } => {
                 current = None;
+                if let Some(said) = made_by_person(text, tool_calls) {
+                    slots.push(Slot::Turn(PlannedTurn::User(Cow::Owned(said))));
+                }
                 slots.push(Slot::Turn(PlannedTurn::Assistant {
                     text,
                     calls: tool_calls,
@@ -175,7 +180,32 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
     Plan { system, turns }
 }
 
+/// What the model is told before calls a person made (a turn of calls the model did not
+/// make, stored as [`toolwire_core::ByPerson`]): that the person ran them, and where.
+/// Providers also need a user turn there (Anthropic and Gemini refuse a model turn first).
+fn made_by_person(text: &str, calls: &[ToolCall]) -> Option<String> {
+    let first = calls.first()?.by_person.as_ref()?;
+    if !text.is_empty() || calls.iter().any(|c| c.by_person.is_none()) {
+        return None;
+    }
+    let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    let via = match first.via.as_str() {
+        "cli" => "from the toolwire command line".to_owned(),
+        "web" => "in the toolwire web app".to_owned(),
+        "api" => "through toolwire's API".to_owned(),
+        other => match other.strip_prefix("app:") {
+            Some(tool) => format!("from the view of tool {tool}'s app"),
+            None => format!("through {other}"),
+        },
+    };
+    Some(format!(
+        "(I ran {} myself, {via}; you did not make this call. Its result follows.)",
+        names.join(", ")
+    ))
+}
+
 #[cfg(test)]
+#[allow(clippy::panic)]
 mod tests {
     use super::*;
     use serde_json::json;
@@ -183,6 +213,37 @@ mod tests {
 
     fn ok(id: &str) -> Message {
         Message::tool(ToolResult::success(CallRef::new(id, "t"), Value::text(id)))
+    }
+
+    /// A person's call is stored as theirs; the model is told it did not make it, in a
+    /// user turn that also lets a session open with the call (Anthropic, Gemini).
+    #[test]
+    fn a_persons_call_is_said_to_be_theirs() {
+        let mine = ToolCall::new("a", "search", json!({})).by_person("web");
+        let conv = Conversation::new(vec![Message::assistant("", vec![mine]), ok("a")]);
+        let mut diags = Vec::new();
+        let plan = plan(&conv, &mut diags);
+        let PlannedTurn::User(said) = &plan.turns[0] else {
+            panic!("{:?}", plan.turns)
+        };
+        assert!(
+            said.contains("I ran search myself, in the toolwire web app"),
+            "{said}"
+        );
+        assert!(matches!(plan.turns[1], PlannedTurn::Assistant { .. }));
+        assert!(matches!(plan.turns[2], PlannedTurn::Results { .. }));
+        assert!(diags.is_empty());
+        // The model's own calls get no such line.
+        let model = Conversation::new(vec![
+            Message::user("go"),
+            Message::assistant("", vec![ToolCall::new("b", "search", json!({}))]),
+            ok("b"),
+        ]);
+        assert_eq!(plan_of(&model).turns.len(), 3);
+    }
+
+    fn plan_of(conv: &Conversation) -> Plan<'_> {
+        plan(conv, &mut Vec::new())
     }
 
     #[test]

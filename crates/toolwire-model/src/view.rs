@@ -110,7 +110,7 @@ pub async fn build_view(
     let mut turns = Vec::with_capacity(plan.turns.len());
     for (index, turn) in plan.turns.iter().enumerate() {
         turns.push(match turn {
-            PlannedTurn::User(text) => Turn::User((*text).to_owned()),
+            PlannedTurn::User(text) => Turn::User(text.clone().into_owned()),
             PlannedTurn::Assistant { text, calls } => Turn::Assistant {
                 text: (*text).to_owned(),
                 calls: calls.to_vec(),

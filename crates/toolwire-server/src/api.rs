@@ -259,7 +259,13 @@ pub async fn post_call(
     };
     let input = body.input.unwrap_or_else(|| serde_json::json!({}));
     let approver = Arc::clone(&state.approver) as Arc<dyn Approver>;
-    let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &tool, input);
+    // Who asked: the person in the web app, or an MCP App's view on their screen.
+    let via = match &body.app {
+        Some(app) => format!("app:{app}"),
+        None => "web".to_owned(),
+    };
+    let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &tool, input)
+        .by_person(via);
     let call_id = call.id.clone();
     let (cancel, tracked) = state.calls.track(&id, &call_id);
     let running = state

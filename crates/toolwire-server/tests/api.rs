@@ -122,6 +122,14 @@ async fn a_call_runs_its_result_is_stored_and_streamed() {
     let session = s.json(&format!("/api/sessions/{id}")).await;
     let text = session["messages"].to_string();
     assert!(text.contains("hello from the workspace"), "{text}");
+    // Stored as the person's call, made in the web app: no words put in their mouth.
+    let messages = session["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "assistant", "{text}");
+    assert_eq!(
+        messages[0]["content"]["toolCalls"][0]["byPerson"],
+        json!({"via": "web"})
+    );
+    assert!(!messages.iter().any(|m| m["role"] == "user"), "{text}");
 
     let r = s
         .send_post(

@@ -280,9 +280,16 @@ fn call_read_file_on_this_checkout_renders_and_stores() {
     );
     let list: serde_json::Value =
         serde_json::from_slice(&toolwire_in(dir.path(), &["sessions", "--json"]).stdout).unwrap();
+    assert_eq!(list[0]["messageCount"], 2, "the person's call, its result");
+    let session = list[0]["id"].as_str().unwrap();
+    let shown = toolwire_in(dir.path(), &["show", session]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("‹ you (cli)"), "{shown}");
+    let json = toolwire_in(dir.path(), &["show", session, "--json"]);
+    let messages: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(
-        list[0]["messageCount"], 3,
-        "user turn, the call, its result"
+        messages[0]["content"]["toolCalls"][0]["byPerson"]["via"],
+        "cli"
     );
 }
 
@@ -511,8 +518,8 @@ fn a_question_nobody_can_answer_still_gets_its_one_stored_result() {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "tool_result"]);
-    let result = &messages[2]["content"];
+    assert_eq!(roles, ["assistant", "tool_result"]);
+    let result = &messages[1]["content"];
     // Nobody could answer: the question was dismissed (cancelled), not refused.
     assert_eq!(result["error"]["code"], "cancelled");
     let message = result["error"]["message"].as_str().unwrap();
@@ -598,7 +605,7 @@ fn a_refused_normalize_store_leaves_no_session() {
             file.to_str().unwrap(),
         ],
     );
-    assert_one_line_error(&out, &["call id", "control characters"]);
+    assert_one_line_error(&out, &["call id", "only letters, digits"]);
     let sessions = toolwire_in(dir.path(), &["sessions", "--json"]);
     assert_eq!(String::from_utf8_lossy(&sessions.stdout).trim(), "[]");
 }

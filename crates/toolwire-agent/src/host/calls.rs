@@ -13,9 +13,9 @@ use crate::Approver;
 use crate::approval::{settle, store_settled};
 
 impl Host {
-    /// Runs one tool because a person asked for it, in `session`: the request is stored
-    /// as a user message and an assistant tool call, so the history pairs the call with
-    /// its result like any model turn (and exports cleanly). A suspended call is put to
+    /// Runs one tool because a person asked for it, in `session`: the call is stored as a
+    /// call made by a person ([`ToolCall::by_person`], `api` unless the call says where),
+    /// so the history pairs it with its result like any model turn and says who made it. A suspended call is put to
     /// `approver` until it ends. Every way out stores exactly one result for the call.
     pub async fn call(
         &self,
@@ -50,14 +50,13 @@ impl Host {
         approver: Arc<dyn Approver>,
         cancel: CancellationToken,
     ) -> Result<Running<ToolResult>, HostError> {
-        self.stores
-            .append(
-                session_id,
-                Message::User {
-                    text: format!("toolwire call {} {}", call.name, call.input),
-                },
-            )
-            .await?;
+        // Stored as what it is, a person's call (through the API unless the caller said
+        // where), not as words the person never typed; the model's view tells the model
+        // so (toolwire-model's pairing).
+        let mut call = call;
+        if call.by_person.is_none() {
+            call = call.by_person("api");
+        }
         self.stores
             .append(session_id, Message::assistant("", vec![call.clone()]))
             .await?;

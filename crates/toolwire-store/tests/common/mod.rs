@@ -192,7 +192,7 @@ pub fn arb_message() -> impl Strategy<Value = Message> {
         1 => (".{0,40}", prop::collection::vec(("[a-z0-9_]{1,10}", "[a-z_]{1,8}", arb_json()), 0..3)).prop_map(
             |(text, calls)| Message::Assistant {
                 text,
-                tool_calls: calls.into_iter().map(|(id, name, input)| ToolCall { id, name, input, signature: None }).collect(),
+                tool_calls: calls.into_iter().map(|(id, name, input)| ToolCall::new(id, name, input)).collect(),
             }
         ),
         1 => (prop::option::of("[a-z0-9_]{1,10}"), arb_widget())

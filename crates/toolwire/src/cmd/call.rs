@@ -76,7 +76,9 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         terminal_only: true,
         live: Some(Arc::clone(&live)),
     });
-    let mut running = host.call(&session.id, &args.tool, input, approver).await?;
+    let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &args.tool, input)
+        .by_person("cli");
+    let mut running = host.call_as(&session.id, call, approver).await?;
     while let Some(event) = running.next().await {
         super::draw_call_progress(&live, &event.kind);
     }

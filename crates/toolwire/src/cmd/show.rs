@@ -39,7 +39,14 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             Message::System { text } => out::text(&format!("⚙ system\n{text}\n")),
             Message::User { text } => out::text(&format!("› user\n{text}\n")),
             Message::Assistant { text, tool_calls } => {
-                let mut s = format!("‹ assistant\n{text}\n");
+                // A person's calls are shown as theirs, not the model's.
+                let by = match tool_calls.first().and_then(|c| c.by_person.as_ref()) {
+                    Some(person) if text.is_empty() => {
+                        format!("you ({})", person.via)
+                    }
+                    _ => "assistant".to_owned(),
+                };
+                let mut s = format!("‹ {by}\n{text}\n");
                 for c in tool_calls {
                     s.push_str(&format!("  → {} {} [{}]\n", c.name, c.input, c.id));
                 }
