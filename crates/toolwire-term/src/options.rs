@@ -1,40 +1,8 @@
 //! `TermOptions`: what the renderer may assume about the terminal, explicit for tests and
 //! detected from the real terminal for the binary.
 
-use crate::widgets::WidgetRegistry;
-
-/// How much colour the terminal takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColorMode {
-    /// No escape sequences at all.
-    Off,
-    /// 16 palette colours plus the 256-colour cube for highlighted code.
-    Ansi256,
-    /// 24-bit colour for highlighted code.
-    TrueColor,
-}
-
-/// How images can be shown inline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageProtocol {
-    Kitty,
-    ITerm,
-    Sixel,
-    /// One line describing the image instead.
-    None,
-}
-
-impl ImageProtocol {
-    fn from_name(name: &str) -> Option<ImageProtocol> {
-        match name.to_ascii_lowercase().as_str() {
-            "kitty" => Some(ImageProtocol::Kitty),
-            "iterm" | "iterm2" => Some(ImageProtocol::ITerm),
-            "sixel" => Some(ImageProtocol::Sixel),
-            "none" | "off" => Some(ImageProtocol::None),
-            _ => None,
-        }
-    }
-}
+pub use crate::modes::{ColorMode, ImageProtocol};
+use crate::registry::WidgetRegistry;
 
 /// Everything rendering depends on. Rendering is a pure function of the result and these.
 #[derive(Debug, Clone)]

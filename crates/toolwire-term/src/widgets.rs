@@ -1,94 +1,15 @@
 //! Widgets: terminal renderers registered by widget id; without one, or when one fails,
 //! the widget's fallback text is shown (docs/contracts.md, "Display widgets").
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
-use serde_json::Value as Json;
 use toolwire_core::{MCP_APP_WIDGET, Widget};
 
 use crate::kinds::text::{self, TextStyle};
-use crate::options::{ColorMode, TermOptions};
+use crate::options::TermOptions;
 use crate::out::{Out, str_width, truncate};
+pub use crate::registry::{WidgetContext, WidgetError, WidgetRegistry, WidgetRenderer};
 use crate::sanitize;
 use crate::style::{CYAN, Line, Style};
 use crate::value::EXPAND_HINT;
-
-/// What a widget renderer may know about the terminal.
-#[derive(Debug, Clone, Copy)]
-pub struct WidgetContext {
-    pub width: usize,
-    pub color: ColorMode,
-}
-
-impl WidgetContext {
-    /// `text` in SGR `codes` (e.g. `"1;32"`) when colour is on, as is otherwise.
-    pub fn paint(&self, codes: &str, text: &str) -> String {
-        if self.color == ColorMode::Off {
-            text.to_owned()
-        } else {
-            format!("\x1b[{codes}m{text}\x1b[0m")
-        }
-    }
-}
-
-/// Why a renderer could not draw its widget; the fallback text is shown instead.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WidgetError {
-    #[error("widget data does not match what the renderer expects: {0}")]
-    BadData(String),
-}
-
-/// Draws one widget type as text. Output may hold SGR colour codes; every other control
-/// character is neutralized, since the data it draws is untrusted.
-pub trait WidgetRenderer: Send + Sync {
-    fn render(&self, data: &Json, ctx: &WidgetContext) -> Result<String, WidgetError>;
-}
-
-impl<F> WidgetRenderer for F
-where
-    F: Fn(&Json, &WidgetContext) -> Result<String, WidgetError> + Send + Sync,
-{
-    fn render(&self, data: &Json, ctx: &WidgetContext) -> Result<String, WidgetError> {
-        self(data, ctx)
-    }
-}
-
-/// Terminal renderers by widget id. Cheap to clone.
-#[derive(Clone, Default)]
-pub struct WidgetRegistry {
-    renderers: Arc<BTreeMap<String, Arc<dyn WidgetRenderer>>>,
-}
-
-impl std::fmt::Debug for WidgetRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_set().entries(self.renderers.keys()).finish()
-    }
-}
-
-impl WidgetRegistry {
-    pub fn new() -> Self {
-        WidgetRegistry::default()
-    }
-
-    /// Registers (or replaces) the renderer for `widget`.
-    pub fn register(
-        &mut self,
-        widget: impl Into<String>,
-        renderer: impl WidgetRenderer + 'static,
-    ) -> &mut Self {
-        Arc::make_mut(&mut self.renderers).insert(widget.into(), Arc::new(renderer));
-        self
-    }
-
-    pub fn get(&self, widget: &str) -> Option<&Arc<dyn WidgetRenderer>> {
-        self.renderers.get(widget)
-    }
-
-    pub fn ids(&self) -> impl Iterator<Item = &str> {
-        self.renderers.keys().map(String::as_str)
-    }
-}
 
 /// Cuts a line holding SGR codes to `width` visible columns.
 fn fit_styled(line: &str, width: usize) -> String {
