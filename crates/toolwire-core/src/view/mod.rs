@@ -8,9 +8,12 @@ use serde_json::{Map, Value as Json};
 
 use crate::data::{Align, ColumnType, EntryType};
 use crate::kind::WellKnown;
-use crate::source::{MediaKind, is_blob_key};
+use crate::source::MediaKind;
 use crate::value::Value;
 use crate::violation::{Collector, Problem, Violations};
+
+mod fields;
+use fields::Fields;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TextView<'a> {
@@ -412,221 +415,6 @@ fn media_kind_from_name(s: &str) -> Option<MediaKind> {
     }
 }
 
-/// Reads the fields of one JSON object, recording each problem with its path. Paths are
-/// formatted only when something is wrong, so valid data costs no allocation.
-struct Fields<'a, 'e> {
-    map: &'a Map<String, Json>,
-    base: &'e str,
-    errs: &'e mut Collector,
-}
-
-impl<'a, 'e> Fields<'a, 'e> {
-    fn of(json: &'a Json, base: &'e str, errs: &'e mut Collector) -> Option<Self> {
-        match json {
-            Json::Object(map) => Some(Fields { map, base, errs }),
-            _ => {
-                errs.push(|| base.to_owned(), Problem::WrongType("object"));
-                None
-            }
-        }
-    }
-
-    fn fail(&mut self, key: &str, problem: Problem) {
-        let base = self.base;
-        self.errs.push(|| format!("{base}.{key}"), problem);
-    }
-
-    /// A present field of the right type, `None` and a violation otherwise.
-    fn req<T>(
-        &mut self,
-        key: &str,
-        expected: &'static str,
-        get: impl FnOnce(&'a Json) -> Option<T>,
-    ) -> Option<T> {
-        match self.map.get(key) {
-            None => {
-                self.fail(key, Problem::Missing);
-                None
-            }
-            Some(v) => {
-                let got = get(v);
-                if got.is_none() {
-                    self.fail(key, Problem::WrongType(expected));
-                }
-                got
-            }
-        }
-    }
-
-    /// An absent or null field is `None`; a present one of the wrong type is a violation.
-    fn opt<T>(
-        &mut self,
-        key: &str,
-        expected: &'static str,
-        get: impl FnOnce(&'a Json) -> Option<T>,
-    ) -> Option<T> {
-        match self.map.get(key) {
-            None | Some(Json::Null) => None,
-            Some(v) => {
-                let got = get(v);
-                if got.is_none() {
-                    self.fail(key, Problem::WrongType(expected));
-                }
-                got
-            }
-        }
-    }
-
-    fn str(&mut self, key: &str) -> Option<&'a str> {
-        self.req(key, "string", Json::as_str)
-    }
-
-    fn opt_str(&mut self, key: &str) -> Option<&'a str> {
-        self.opt(key, "string", Json::as_str)
-    }
-
-    fn u64(&mut self, key: &str) -> Option<u64> {
-        self.req(key, "non-negative integer", Json::as_u64)
-    }
-
-    fn opt_u64(&mut self, key: &str) -> Option<u64> {
-        self.opt(key, "non-negative integer", Json::as_u64)
-    }
-
-    fn bool(&mut self, key: &str) -> Option<bool> {
-        self.req(key, "boolean", Json::as_bool)
-    }
-
-    fn opt_bool(&mut self, key: &str) -> Option<bool> {
-        self.opt(key, "boolean", Json::as_bool)
-    }
-
-    fn array(&mut self, key: &str) -> Option<&'a [Json]> {
-        self.req(key, "array", |v| v.as_array().map(Vec::as_slice))
-    }
-
-    fn opt_array(&mut self, key: &str) -> Option<&'a [Json]> {
-        self.opt(key, "array", |v| v.as_array().map(Vec::as_slice))
-    }
-
-    fn enumerated<T>(
-        &mut self,
-        key: &str,
-        parse: fn(&str) -> Option<T>,
-        names: &'static str,
-    ) -> Option<T> {
-        let s = self.str(key)?;
-        self.named(key, s, parse, names)
-    }
-
-    fn opt_enumerated<T>(
-        &mut self,
-        key: &str,
-        parse: fn(&str) -> Option<T>,
-        names: &'static str,
-    ) -> Option<T> {
-        let s = self.opt_str(key)?;
-        self.named(key, s, parse, names)
-    }
-
-    fn named<T>(
-        &mut self,
-        key: &str,
-        s: &str,
-        parse: fn(&str) -> Option<T>,
-        names: &'static str,
-    ) -> Option<T> {
-        let parsed = parse(s);
-        if parsed.is_none() {
-            self.fail(
-                key,
-                Problem::UnknownValue {
-                    found: s.to_owned(),
-                    expected: names,
-                },
-            );
-        }
-        parsed
-    }
-
-    /// Strings of an array field; every non-string item is reported.
-    fn strings(&mut self, items: &'a [Json], key: &str) -> Option<Vec<&'a str>> {
-        let mut out = Vec::with_capacity(items.len());
-        let mut ok = true;
-        for (i, item) in items.iter().enumerate() {
-            match item.as_str() {
-                Some(s) => out.push(s),
-                None => {
-                    ok = false;
-                    let base = self.base;
-                    self.errs.push(
-                        || format!("{base}.{key}[{i}]"),
-                        Problem::WrongType("string"),
-                    );
-                }
-            }
-        }
-        ok.then_some(out)
-    }
-
-    /// Parses each object of an array field with `item`; `None` if any item failed.
-    fn each<T>(
-        &mut self,
-        items: &'a [Json],
-        key: &str,
-        mut item: impl FnMut(&mut Fields<'a, '_>) -> Option<T>,
-    ) -> Option<Vec<T>> {
-        let mut out = Vec::with_capacity(items.len());
-        let mut ok = true;
-        for (i, json) in items.iter().enumerate() {
-            let path = format!("{}.{key}[{i}]", self.base);
-            let parsed = Fields::of(json, &path, self.errs).and_then(|mut f| item(&mut f));
-            match parsed {
-                Some(v) => out.push(v),
-                None => ok = false,
-            }
-        }
-        ok.then_some(out)
-    }
-
-    fn source(&mut self, key: &str) -> Option<SourceView<'a>> {
-        let Some(json) = self.map.get(key) else {
-            self.fail(key, Problem::Missing);
-            return None;
-        };
-        let Some(obj) = json.as_object() else {
-            self.fail(key, Problem::InvalidSource);
-            return None;
-        };
-        let str_of = |k: &str| obj.get(k).and_then(Json::as_str);
-        let view = match (
-            obj.len(),
-            str_of("base64"),
-            str_of("blob"),
-            obj.get("size").and_then(Json::as_u64),
-            str_of("url"),
-        ) {
-            (1, Some(b64), None, None, None) => Some(SourceView::Base64(b64)),
-            (2, None, Some(key), Some(size), None) => Some(SourceView::Blob { key, size }),
-            (1, None, None, None, Some(url)) => Some(SourceView::Url(url)),
-            _ => None,
-        };
-        match view {
-            None => self.fail(key, Problem::InvalidSource),
-            Some(SourceView::Blob { key: blob, .. }) if !is_blob_key(blob) => {
-                let base = self.base;
-                self.errs.push(
-                    || format!("{base}.{key}.blob"),
-                    Problem::InvalidBlobKey(blob.to_owned()),
-                );
-                return None;
-            }
-            Some(_) => {}
-        }
-        view
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -634,7 +422,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn views_borrow_the_data() {
+    pub(super) fn views_borrow_the_data() {
         let v = Value::text("hello");
         assert_eq!(v.as_text().unwrap().content, "hello");
         let t = Value::table(["a"], [json!({"a": 1}), json!({"a": 2})]);
@@ -646,7 +434,7 @@ mod tests {
     }
 
     #[test]
-    fn shape_errors_name_the_path() {
+    pub(super) fn shape_errors_name_the_path() {
         let bad = Value::new("table", json!({"columns": [{"key": 1}], "rows": {}}));
         let errs = bad.as_table().unwrap_err().to_string();
         assert_eq!(
