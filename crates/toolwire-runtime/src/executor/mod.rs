@@ -25,6 +25,8 @@ use crate::events::{EventBus, now_rfc3339};
 use crate::registry::{Registered, Registry, RegistryError};
 use crate::sink::{LandError, Landing, ResultSink};
 
+mod suspend;
+
 #[derive(Debug, Clone)]
 pub struct ExecutorConfig {
     /// Calls of one batch running at once.
@@ -341,150 +343,6 @@ impl Executor {
         }
     }
 
-    /// Records the pending call, then returns the suspended result. If it cannot be
-    /// recorded, the call fails: a suspension nobody can resume would hang the turn.
-    /// `tool_state` is set when the tool suspended itself mid-run; such a suspension gets a
-    /// fresh id, since a tool that asks twice in one call (an MCP server's second round)
-    /// may well give the same one, and the first is still being settled.
-    async fn suspend(
-        &self,
-        scope: &Scope,
-        call: &ToolCall,
-        mut suspension: Suspension,
-        tool_state: Option<Json>,
-    ) -> ToolResult {
-        let call_ref = CallRef::new(&call.id, &call.name);
-        if tool_state.is_some() {
-            suspension.id = new_suspension_id();
-        }
-        let pending = PendingCall {
-            suspension: suspension.clone(),
-            call: call.clone(),
-            session_id: scope.session_id.clone(),
-            trace_id: scope.trace_id.clone(),
-            user_id: scope.user_id.clone(),
-            tool_state,
-            resolving: false,
-        };
-        if let Err(e) = self.suspensions.put_suspension(&pending).await {
-            return ToolResult::error_with_code(
-                call_ref,
-                ErrorCode::SuspensionFailed,
-                format!("could not record the pending call: {e}"),
-            );
-        }
-        self.emit(
-            scope,
-            EventKind::Suspended {
-                call_id: call.id.clone(),
-                suspension: suspension.clone(),
-            },
-        )
-        .await;
-        ToolResult::suspended(call_ref, suspension)
-    }
-
-    /// Finishes a suspended call: approve runs it, deny fails it, an answer becomes its
-    /// output. Works in any process that shares the suspension store. The pending call
-    /// is claimed, not deleted: whoever stores the result then calls [`Self::settled`], so
-    /// a crash in between leaves the call listed (as resolving) rather than lost.
-    pub async fn resolve(
-        &self,
-        suspension_id: &str,
-        resolution: Resolution,
-    ) -> Result<ToolResult, ResolveError> {
-        let pending = self
-            .suspensions
-            .claim_suspension(suspension_id)
-            .await?
-            .ok_or_else(|| ResolveError::NotFound(suspension_id.to_owned()))?;
-        let scope = Scope {
-            session_id: pending.session_id.clone(),
-            trace_id: pending.trace_id.clone(),
-            user_id: pending.user_id.clone(),
-            cancel: CancellationToken::new(),
-        };
-        let started = Started::now();
-        let call = &pending.call;
-        let call_ref = CallRef::new(&call.id, &call.name);
-        self.emit(
-            &scope,
-            EventKind::Resolved {
-                call_id: call.id.clone(),
-                suspension_id: suspension_id.to_owned(),
-                resolution: resolution.outcome(),
-            },
-        )
-        .await;
-        if let Some(state) = &pending.tool_state {
-            // Only the tool knows how to carry on from where it stopped.
-            let registry = self.registry();
-            let Some(reg) = registry.get(&call.name) else {
-                let ran = Ran::from(ToolResult::error_with_code(
-                    call_ref,
-                    ErrorCode::UnknownTool,
-                    format!(
-                        "tool `{}` is no longer registered; the call cannot be resumed",
-                        call.name
-                    ),
-                ));
-                return Ok(self.finish(&scope, started, ran).await);
-            };
-            let resume = Resume {
-                suspension: pending.suspension.clone(),
-                state: Some(state.clone()),
-                resolution: resolution.clone(),
-            };
-            let ctx = self.context(&scope, call, true);
-            if let Some(fut) = reg.tool.resume(call.input.clone(), resume, ctx.clone()) {
-                let ran = self.run_future(&scope, reg, call, ctx, fut).await;
-                return Ok(self.finish(&scope, started, ran).await);
-            }
-        }
-        let ran = match resolution {
-            Resolution::Deny { reason } => Ran::from({
-                let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
-                ToolResult::error_with_code(
-                    call_ref,
-                    ErrorCode::Denied,
-                    format!("The user denied this call to {}{why}.", call.name),
-                )
-            }),
-            Resolution::Cancel { reason } => Ran::from({
-                let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
-                ToolResult::error_with_code(
-                    call_ref,
-                    ErrorCode::Cancelled,
-                    format!("The user dismissed {} without answering{why}.", call.name),
-                )
-            }),
-            Resolution::Answer { value } => {
-                Ran::from(ToolResult::success(call_ref, answer_value(value)))
-            }
-            Resolution::Approve => match self.registry().get(&call.name).cloned() {
-                Some(reg) => self.run(&scope, &reg, call, true).await,
-                None => Ran::from(ToolResult::error_with_code(
-                    call_ref,
-                    ErrorCode::UnknownTool,
-                    format!("tool `{}` is no longer registered", call.name),
-                )),
-            },
-        };
-        Ok(self.finish(&scope, started, ran).await)
-    }
-
-    /// Forgets a suspension once its call's final result is stored. Unknown ids are fine:
-    /// settling twice, or a suspension another process settled, is not an error.
-    pub async fn settled(&self, suspension_id: &str) -> Result<(), ResolveError> {
-        Ok(self.suspensions.finish_suspension(suspension_id).await?)
-    }
-
-    /// The calls of a session that wait for a person (and those being finished), also
-    /// after a restart: what a UI lists to be answered.
-    pub async fn pending(&self, session_id: &str) -> Result<Vec<PendingCall>, ResolveError> {
-        Ok(self.suspensions.suspensions(session_id).await?)
-    }
-
     /// Runs the tool: timeout, panic and cancel become error results; widgets are kept
     /// only on success (a failed call's widget would show what did not happen).
     async fn run(&self, scope: &Scope, reg: &Registered, call: &ToolCall, approved: bool) -> Ran {
@@ -749,12 +607,4 @@ fn for_display(result: &mut ToolResult) {
     let ack = Value::text(format!("Displayed {shown} item(s) to the user."))
         .audience([Audience::Assistant]);
     result.output.insert(0, ack);
-}
-
-/// A person's answer as a value: text stays text, anything else is structured.
-fn answer_value(value: Json) -> Value {
-    match value {
-        Json::String(s) => Value::text(s),
-        other => Value::structured(other),
-    }
 }
