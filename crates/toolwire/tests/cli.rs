@@ -398,7 +398,7 @@ fn export_cuts_a_long_result_and_read_result_returns_the_rest() {
         );
         let body = String::from_utf8(out.stdout).unwrap();
         assert!(
-            body.contains("omitted; read them with read_result"),
+            body.contains("omitted by toolwire; read them with read_result"),
             "{provider}: {body}"
         );
     }

@@ -827,7 +827,7 @@ fn a_fastmcp_server_returns_every_kind_of_result() {
         export.len()
     );
     assert!(
-        export.contains("omitted; read them with read_result"),
+        export.contains("omitted by toolwire; read them with read_result"),
         "{}",
         &export[..2000]
     );

@@ -39,7 +39,7 @@ pub fn cut_json(summary: Option<&str>, value: &Json, budget: usize, ctx: CutCont
         let mut omitted = Omitted::default();
         let short = elide(value, max_items, max_str, max_depth, 0, &mut omitted);
         let note = format!(
-            "\n[… JSON shortened: {} array items, {} string chars and {} nested values omitted; read the full value with {} …]",
+            "\n[… JSON shortened by toolwire: {} array items, {} string chars and {} nested values omitted; read the full value with {} …]",
             count(omitted.items),
             count(omitted.chars),
             count(omitted.containers),

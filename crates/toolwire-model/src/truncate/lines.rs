@@ -73,7 +73,7 @@ fn items_marker(
     ctx: CutContext<'_>,
 ) -> String {
     format!(
-        "[… {} {unit} omitted ({}–{} of {}); read them with {} …]",
+        "[… {} {unit} omitted by toolwire ({}–{} of {}); read them with {} …]",
         count(omitted),
         count(first + 1),
         count(first + omitted),
@@ -147,7 +147,7 @@ pub fn cut_diff(diff: &str, budget: usize, ctx: CutContext<'_>) -> String {
 
 fn lines_marker(omitted: usize, first: usize, ctx: CutContext<'_>) -> String {
     format!(
-        "[… {} lines of this hunk omitted; read them with {} …]",
+        "[… {} lines of this hunk omitted by toolwire; read them with {} …]",
         count(omitted),
         ctx.read_call(first)
     )
@@ -182,7 +182,7 @@ mod tests {
         assert_eq!(lines[1], "file0 | 0");
         assert_eq!(lines[lines.len() - 2], "file9999 | 9999");
         assert_eq!(lines[lines.len() - 1], "10,000 rows");
-        assert!(out.contains("rows omitted ("), "{out}");
+        assert!(out.contains("rows omitted by toolwire ("), "{out}");
         assert!(out.contains(
             "of 10,000); read them with read_result {\"callId\":\"c\",\"part\":1,\"offset\":"
         ));

@@ -118,7 +118,7 @@ fn marker(
         None => format!("{} bytes", count(bytes)),
     };
     format!(
-        "\n[… {what} omitted; read them with {} …]\n",
+        "\n[… {what} omitted by toolwire; read them with {} …]\n",
         ctx.read_call(offset)
     )
 }
@@ -160,7 +160,7 @@ mod tests {
         assert!(out.chars().count() <= 400, "{}", out.chars().count());
         assert!(out.starts_with("line 0\n"));
         assert!(out.ends_with("line 999\n"));
-        assert!(out.contains("lines) omitted; read them with read_result {\"callId\":\"call_1\",\"part\":0,\"offset\":"));
+        assert!(out.contains("lines) omitted by toolwire; read them with read_result {\"callId\":\"call_1\",\"part\":0,\"offset\":"));
     }
 
     #[test]
