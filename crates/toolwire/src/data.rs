@@ -27,6 +27,20 @@ pub(crate) async fn host(
     Ok(builder(place, workspace)?.tools(extra).build().await?)
 }
 
+/// [`host`] for the MCP gateway: the built-ins only when asked for (`read_result` always).
+pub(crate) async fn host_for_gateway(
+    place: &StoreLocation,
+    workspace: Option<&Path>,
+    extra: Vec<Arc<dyn Tool>>,
+    builtins: bool,
+) -> Result<Host> {
+    let mut builder = builder(place, workspace)?.tools(extra);
+    if !builtins {
+        builder = builder.without_builtins();
+    }
+    Ok(builder.build().await?)
+}
+
 /// [`host`] whose MCP servers are still connecting: their tools arrive later
 /// (`Host::replace_tools`), their state is listed by `Host::sources`.
 pub(crate) async fn host_with_sources(

@@ -78,6 +78,9 @@ enum Command {
     Migrate(cmd::migrate::Args),
     /// Serve the HTTP API and live events (loopback by default; a token for anything else).
     Serve(cmd::serve::Args),
+    /// Be an MCP server (stdio) for a host: the configured MCP servers' tools through
+    /// toolwire (stored, budgeted for the host, media kept, approvals asked).
+    Gateway(cmd::gateway::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -143,5 +146,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Export(args) => cmd::export::run(args, &place).await,
         Command::Migrate(args) => cmd::migrate::run(args).await,
         Command::Serve(args) => cmd::serve::run(args, &place).await,
+        Command::Gateway(args) => cmd::gateway::run(args, &place).await,
     }
 }

@@ -14,8 +14,8 @@ use crate::approval::{settle, store_settled};
 
 impl Host {
     /// Runs one tool because a person asked for it, in `session`: the call is stored as a
-    /// call made by a person ([`ToolCall::by_person`], `api` unless the call says where),
-    /// so the history pairs it with its result like any model turn and says who made it. A suspended call is put to
+    /// call made by a person ([`ToolCall::by_person`], through `api`), so the history
+    /// pairs it with its result like any model turn and says who made it. A suspended call is put to
     /// `approver` until it ends. Every way out stores exactly one result for the call.
     pub async fn call(
         &self,
@@ -24,12 +24,14 @@ impl Host {
         input: Json,
         approver: Arc<dyn Approver>,
     ) -> Result<Running<ToolResult>, HostError> {
-        let call = ToolCall::new(toolwire_core::ids::new_id("call"), tool, input);
+        let call = ToolCall::new(toolwire_core::ids::new_id("call"), tool, input).by_person("api");
         self.call_as(session_id, call, approver).await
     }
 
-    /// [`Host::call`] with the caller's own call id, for callers that wait for that call's
-    /// result on the event feed (the web app's MCP Apps host does).
+    /// [`Host::call`] with the caller's own call: its id (for callers that wait for that
+    /// call's result on the event feed, as the web app's MCP Apps host does) and who made
+    /// it (`by_person`, or none for a model's call, such as one an MCP host's model made
+    /// through the gateway).
     pub async fn call_as(
         &self,
         session_id: &str,
@@ -50,13 +52,9 @@ impl Host {
         approver: Arc<dyn Approver>,
         cancel: CancellationToken,
     ) -> Result<Running<ToolResult>, HostError> {
-        // Stored as what it is, a person's call (through the API unless the caller said
-        // where), not as words the person never typed; the model's view tells the model
-        // so (toolwire-model's pairing).
-        let mut call = call;
-        if call.by_person.is_none() {
-            call = call.by_person("api");
-        }
+        // Stored as what it is: a call, with who made it if a person did
+        // (`ToolCall::by_person`), not as words a person never typed; the model's view
+        // tells the model so (toolwire-model's pairing).
         self.stores
             .append(session_id, Message::assistant("", vec![call.clone()]))
             .await?;

@@ -4,6 +4,7 @@ pub(crate) mod blob;
 pub(crate) mod call;
 pub(crate) mod chat;
 pub(crate) mod export;
+pub(crate) mod gateway;
 pub(crate) mod gc;
 pub(crate) mod migrate;
 pub(crate) mod normalize;

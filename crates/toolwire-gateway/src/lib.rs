@@ -1,0 +1,303 @@
+//! toolwire as an MCP server: a gateway that offers the tools of the configured MCP
+//! servers (and `read_result`, and opt-in the built-ins) to the host that starts it, and
+//! passes every call through toolwire's pipeline: stored in a session per connection (so
+//! `toolwire serve` shows it live), normalized, budgeted by structure for the host, media
+//! kept as image blocks or `toolwire://blob/` links, approvals asked through the host's
+//! elicitation.
+
+mod asks;
+pub mod profile;
+pub mod reply;
+
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Value as Json, json};
+use tokio::sync::OnceCell;
+use toolwire_agent::{Host, StoreBlobs};
+use toolwire_core::{ToolCall, ids::new_id};
+use toolwire_store::BlobKey;
+
+pub use profile::HostProfile;
+pub use reply::BLOB_URI_PREFIX;
+
+/// Blobs whose type the gateway remembers from its replies (for `resources/read`);
+/// bounded, oldest forgotten first.
+const MAX_KNOWN_BLOBS: usize = 1024;
+
+/// The tool that reads on where a cut result stopped.
+const READ_RESULT: &str = "read_result";
+
+/// Characters left for a page's closing note (what remains and the call that reads on).
+const PAGE_NOTE_ROOM: usize = 400;
+
+/// The `_meta` key by which a tool asks Claude Code for a larger result budget; the
+/// gateway honours it too.
+pub const MAX_RESULT_CHARS_META: &str = "anthropic/maxResultSizeChars";
+
+/// One host connection's gateway.
+pub struct Gateway {
+    host: Host,
+    profile: HostProfile,
+    /// The session this connection's calls are stored in, made at its first call.
+    session: OnceCell<String>,
+    known_blobs: Mutex<Vec<(String, String)>>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("profile", &self.profile.name)
+            .field("session", &self.session.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// A gateway over `host`'s tools, shaping results for `profile`'s host.
+    pub fn new(host: Host, profile: HostProfile) -> Self {
+        Gateway {
+            host,
+            profile,
+            session: OnceCell::new(),
+            known_blobs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The session of this connection, if a call made one.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.get().map(String::as_str)
+    }
+
+    async fn session(&self, client: &str) -> Result<String, ErrorData> {
+        let title = format!("gateway: {client}");
+        let made = self
+            .session
+            .get_or_try_init(|| async {
+                self.host
+                    .session(None, &title)
+                    .await
+                    .map(|s| s.id)
+                    .map_err(|e| ErrorData::internal_error(format!("no session: {e}"), None))
+            })
+            .await?;
+        Ok(made.clone())
+    }
+
+    fn remember(&self, links: &[reply::BlobLink]) {
+        if let Ok(mut known) = self.known_blobs.lock() {
+            for link in links {
+                if known.len() >= MAX_KNOWN_BLOBS {
+                    known.remove(0);
+                }
+                known.push((link.key.clone(), link.mime.clone()));
+            }
+        }
+    }
+
+    fn mime_of(&self, key: &str) -> Option<String> {
+        let known = self.known_blobs.lock().ok()?;
+        known
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, m)| m.clone())
+    }
+
+    /// The tools the host's model is offered: every tool of the host but those only a
+    /// person may call.
+    fn tool_list(&self) -> Vec<Json> {
+        let tools = self.host.tools();
+        tools
+            .schemas()
+            .filter(|s| !s.hidden_from_model)
+            .map(|s| {
+                let mut tool = json!({
+                    "name": s.name,
+                    "description": s.description,
+                    "inputSchema": s.input_schema,
+                });
+                if let Some(map) = tool.as_object_mut() {
+                    if let Some(output) = &s.output_schema {
+                        map.insert("outputSchema".into(), output.clone());
+                    }
+                    if let Some(annotations) = &s.annotations {
+                        map.insert("annotations".into(), json!(annotations));
+                    }
+                    // What the source declared besides (`title`, `icons`, `_meta`) goes on.
+                    for (key, value) in &s.extra {
+                        map.entry(key.clone()).or_insert_with(|| value.clone());
+                    }
+                }
+                tool
+            })
+            .collect()
+    }
+
+    /// The budget for tool `name`: its `_meta` hint when it gives one, else the host's.
+    fn budget_for(&self, name: &str) -> (usize, bool) {
+        let Some(tool) = self.host.tool(name) else {
+            return (self.profile.max_chars, false);
+        };
+        let schema = tool.schema();
+        let hinted = schema
+            .extra
+            .get("_meta")
+            .and_then(|m| m.get(MAX_RESULT_CHARS_META))
+            .and_then(Json::as_u64)
+            .map(|n| {
+                usize::try_from(n)
+                    .unwrap_or(usize::MAX)
+                    .clamp(1_000, 500_000)
+            });
+        (
+            hinted.unwrap_or(self.profile.max_chars),
+            schema.output_schema.is_some(),
+        )
+    }
+}
+
+fn client_name(context: &RequestContext<RoleServer>) -> String {
+    context
+        .peer
+        .peer_info()
+        .map(|info| info.client_info.name.clone())
+        .unwrap_or_else(|| "MCP host".to_owned())
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let info = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}, "resources": {}},
+            "serverInfo": {"name": "toolwire-gateway", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "Tools of the MCP servers configured in toolwire. Results are \
+                stored by toolwire; a result cut to fit says so and how to read the rest \
+                with read_result.",
+        });
+        serde_json::from_value(info).unwrap_or_default()
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        serde_json::from_value(json!({"tools": self.tool_list()}))
+            .map_err(|e| ErrorData::internal_error(format!("unlistable tools: {e}"), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if self.host.tool(&name).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!("no tool {name:?} behind this gateway"),
+                None,
+            ));
+        }
+        let session = self.session(&client_name(&context)).await?;
+        let mut arguments = request.arguments.unwrap_or_default();
+        let (max_chars, structured) = self.budget_for(&name);
+        if name == READ_RESULT {
+            // A page must fit the budget whole, or it would be cut again on its way back.
+            let fits = max_chars.saturating_sub(PAGE_NOTE_ROOM).max(1);
+            let asked = arguments
+                .get("limit")
+                .and_then(Json::as_u64)
+                .map_or(fits, |n| usize::try_from(n).unwrap_or(fits));
+            arguments.insert("limit".into(), json!(asked.min(fits)));
+        }
+        let input = Json::Object(arguments);
+        let call = ToolCall::new(new_id("call"), &name, input);
+        let asks = Arc::new(asks::HostAsks::new(context.peer.clone()));
+        let running = self
+            .host
+            .call_cancellable(&session, call.clone(), asks, context.ct.clone())
+            .await
+            .map_err(|e| {
+                ErrorData::internal_error(format!("the call could not start: {e}"), None)
+            })?;
+        let result = running
+            .finish()
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
+        let blobs = StoreBlobs(Arc::clone(&self.host.stores().blobs));
+        let (reply, links) =
+            reply::call_tool_result(&result, &call, &self.profile, max_chars, structured, &blobs)
+                .await;
+        self.remember(&links);
+        let reply: CallToolResult = serde_json::from_value(reply)
+            .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
+        Ok(CallToolResponse::Complete(reply))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.to_string();
+        let not_found = || ErrorData::resource_not_found(format!("no resource {uri:?}"), None);
+        let key = uri
+            .strip_prefix(BLOB_URI_PREFIX)
+            .and_then(|k| BlobKey::parse(k).ok())
+            .ok_or_else(not_found)?;
+        let bytes = self
+            .host
+            .stores()
+            .blobs
+            .get(&key)
+            .await
+            .map_err(|_| not_found())?;
+        let mime = self
+            .mime_of(key.as_str())
+            .unwrap_or_else(|| "application/octet-stream".to_owned());
+        let blob = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let read: ReadResourceResult = serde_json::from_value(json!({"contents": [{
+            "uri": uri, "mimeType": mime, "blob": blob,
+        }]}))
+        .map_err(|e| ErrorData::internal_error(format!("unsendable resource: {e}"), None))?;
+        Ok(ReadResourceResponse::Complete(read))
+    }
+}
+
+/// Serves `gateway` on this process's stdin and stdout until the host disconnects.
+pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
+    use rmcp::ServiceExt;
+    let running = gateway
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| GatewayError(format!("the host did not connect: {e}")))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| GatewayError(format!("the connection ended badly: {e}")))?;
+    Ok(())
+}
+
+/// Why the gateway stopped.
+#[derive(Debug)]
+pub struct GatewayError(pub String);
+
+impl std::fmt::Display for GatewayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GatewayError {}

@@ -1,0 +1,194 @@
+//! A stored result as the `CallToolResult` a host gets: what toolwire's model view would
+//! send a model of the host's kind (budgeted by structure, with markers that say toolwire
+//! cut it and how to read the rest), images as image blocks, media the host's model cannot
+//! take as a line and a `toolwire://blob/<key>` resource link, and the result's `_meta`.
+
+use serde_json::{Map, Value as Json, json};
+use toolwire_core::view::{KnownView, SourceView};
+use toolwire_core::{Message, Status, ToolCall, ToolResult, WellKnown};
+use toolwire_model::blob::BlobReader;
+use toolwire_model::render::MediaClass;
+use toolwire_model::view::{Block, MediaData, Turn, build_view};
+use toolwire_model::{Conversation, EncodeOptions};
+
+use crate::profile::HostProfile;
+
+/// The URI scheme under which the gateway serves stored media (`resources/read`).
+pub const BLOB_URI_PREFIX: &str = "toolwire://blob/";
+
+/// A medium of a result kept in the blob store, as a resource the host may read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobLink {
+    pub key: String,
+    pub mime: String,
+    pub size: u64,
+    pub name: Option<String>,
+}
+
+/// The host's `CallToolResult` for `result` (the stored result of `call`), and the blobs
+/// it links to. `max_chars` is the budget for this tool (the host's, or the tool's own
+/// `_meta` hint); `structured` puts the result's structured value in `structuredContent`
+/// (a tool that declares an `outputSchema` must send it).
+pub async fn call_tool_result(
+    result: &ToolResult,
+    call: &ToolCall,
+    profile: &HostProfile,
+    max_chars: usize,
+    structured: bool,
+    blobs: &dyn BlobReader,
+) -> (Json, Vec<BlobLink>) {
+    let conversation = Conversation::new(vec![
+        Message::assistant("", vec![call.clone()]),
+        Message::tool(result.clone()),
+    ]);
+    let mut options = EncodeOptions::default();
+    options.budget.max_chars = max_chars;
+    let mut notes = Vec::new();
+    let view = build_view(profile.provider, &conversation, &options, blobs, &mut notes).await;
+    let seen = view.turns.iter().find_map(|turn| match turn {
+        Turn::Results { results, .. } => results.first(),
+        _ => None,
+    });
+    let mut content = Vec::new();
+    let mut texts = String::new();
+    for block in seen.map(|r| r.blocks.as_slice()).unwrap_or_default() {
+        match block {
+            Block::Text(text) => {
+                texts.push_str(text);
+                content.push(json!({"type": "text", "text": text}));
+            }
+            Block::Media(media) => match (&media.data, media.class) {
+                (MediaData::Base64(data), MediaClass::Image) => {
+                    content.push(json!({"type": "image", "data": data, "mimeType": media.mime}))
+                }
+                (MediaData::Base64(data), MediaClass::Audio) => {
+                    content.push(json!({"type": "audio", "data": data, "mimeType": media.mime}))
+                }
+                // Documents and video go as links below; the model view's line says what
+                // they are.
+                _ => {
+                    texts.push_str(&media.placeholder);
+                    content.push(json!({"type": "text", "text": media.placeholder}));
+                }
+            },
+        }
+    }
+    // Media the view could not send inline is named in its text by blob key: the host
+    // gets a link it can read.
+    let links: Vec<BlobLink> = blob_media(result)
+        .into_iter()
+        .filter(|link| texts.contains(&link.key))
+        .collect();
+    for link in &links {
+        let mut block = json!({
+            "type": "resource_link",
+            "uri": format!("{BLOB_URI_PREFIX}{}", link.key),
+            "name": link.name.clone().unwrap_or_else(|| link.key.clone()),
+            "mimeType": link.mime,
+            "size": link.size,
+        });
+        if let Some(map) = block.as_object_mut() {
+            map.insert(
+                "description".into(),
+                Json::String("Stored by toolwire; read it with resources/read.".into()),
+            );
+        }
+        content.push(block);
+    }
+    if content.is_empty() {
+        content.push(json!({"type": "text", "text": ""}));
+    }
+    let mut reply = Map::new();
+    reply.insert("content".into(), Json::Array(content));
+    if seen.is_some_and(|r| r.is_error) || result.status == Status::Error {
+        reply.insert("isError".into(), Json::Bool(true));
+    }
+    if structured
+        && result.status == Status::Success
+        && let Some(value) = result
+            .output
+            .iter()
+            .find(|v| v.is_kind(WellKnown::Structured))
+    {
+        reply.insert("structuredContent".into(), value.data.clone());
+    }
+    let mut meta = match result.metadata.extra.get("_meta") {
+        Some(Json::Object(meta)) => meta.clone(),
+        _ => Map::new(),
+    };
+    // Where the whole result is: the session and call `read_result` takes.
+    meta.insert(
+        "toolwire/callId".into(),
+        Json::String(result.call_id.clone()),
+    );
+    reply.insert("_meta".into(), Json::Object(meta));
+    (Json::Object(reply), links)
+}
+
+/// The media values of `result` kept in the blob store.
+fn blob_media(result: &ToolResult) -> Vec<BlobLink> {
+    result
+        .output
+        .iter()
+        .filter_map(|value| {
+            let (source, name, mime) = match value.known()?.ok()? {
+                KnownView::Image(image) => (image.source, None, image.mime_type),
+                KnownView::File(file) => (file.source, file.filename, file.mime_type),
+                _ => return None,
+            };
+            let SourceView::Blob { key, size } = source else {
+                return None;
+            };
+            Some(BlobLink {
+                key: key.to_owned(),
+                mime: mime.unwrap_or("application/octet-stream").to_owned(),
+                size,
+                name: name.map(str::to_owned),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use toolwire_core::{CallRef, Source, Value};
+    use toolwire_model::MemoryBlobs;
+
+    /// Audio a Claude host's model cannot take is a line and a link it can read; an image
+    /// stays an image block; the text is budgeted with toolwire's marker.
+    #[tokio::test]
+    async fn media_the_host_cannot_take_becomes_a_link_and_text_is_budgeted() {
+        let wav = format!("blake3:{}", "a".repeat(64));
+        let png = format!("blake3:{}", "b".repeat(64));
+        let audio = Value::file(Source::blob(&wav, 4), "audio/wav", Some("hello.wav".into()));
+        let image = Value::image(Source::blob(&png, 4), "image/png");
+        let long = Value::text("word ".repeat(10_000));
+        let call = ToolCall::new("c1", "ev__media", json!({}));
+        let result = ToolResult::success(CallRef::new("c1", "ev__media"), vec![long, audio, image]);
+        let mut blobs = MemoryBlobs::default();
+        blobs.insert(wav.clone(), b"RIFF".to_vec());
+        blobs.insert(png.clone(), b"\x89PNG".to_vec());
+        let profile = HostProfile::named("claude-code").unwrap();
+        let (reply, links) = call_tool_result(&result, &call, &profile, 5_000, false, &blobs).await;
+        let content = reply["content"].as_array().unwrap();
+        let text = content[0]["text"].as_str().unwrap();
+        assert!(text.chars().count() <= 5_200, "{}", text.len());
+        assert!(text.contains("omitted by toolwire"), "{text}");
+        assert!(
+            content
+                .iter()
+                .any(|b| b["type"] == "image" && b["mimeType"] == "image/png")
+        );
+        let link = content
+            .iter()
+            .find(|b| b["type"] == "resource_link")
+            .unwrap();
+        assert_eq!(link["uri"], format!("{BLOB_URI_PREFIX}{wav}"));
+        assert_eq!(link["mimeType"], "audio/wav");
+        assert_eq!(links.len(), 1);
+        assert_eq!(reply["_meta"]["toolwire/callId"], "c1");
+        assert!(reply.get("isError").is_none());
+    }
+}

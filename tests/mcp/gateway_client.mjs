@@ -1,0 +1,69 @@
+// Drives `toolwire gateway` with the MCP TypeScript SDK client, as a host would: lists the
+// tools, runs the steps given in GATEWAY_STEPS (calls, resource reads, a whole result read
+// back page by page with read_result), answers elicitations from GATEWAY_ANSWERS, and
+// prints one JSON line per step for the Rust test (crates/toolwire/tests/gateway.rs).
+//
+//   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
+import { readFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const [bin, data, host, ...gatewayArgs] = process.argv.slice(2);
+const steps = JSON.parse(process.env.GATEWAY_STEPS || '[]');
+const answers = JSON.parse(process.env.GATEWAY_ANSWERS || '[]');
+const transport = new StdioClientTransport({
+  command: bin,
+  args: ['gateway', '--host', host, ...gatewayArgs],
+  env: { ...process.env, TOOLWIRE_DATA_DIR: data },
+  stderr: 'inherit',
+});
+const capabilities = answers.length ? { elicitation: { form: {} } } : {};
+const client = new Client({ name: 'gateway-test-host', version: '1.0.0' }, { capabilities });
+const asked = [];
+if (answers.length) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params.message);
+    return answers.shift() ?? { action: 'decline' };
+  });
+}
+await client.connect(transport);
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+const call = (name, args) => client.callTool({ name, arguments: args || {} }, undefined, { timeout: 120000 });
+const text = (r) => (r.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+const { tools } = await client.listTools();
+out({ step: 'list', names: tools.map((t) => t.name), tools });
+for (const step of steps) {
+  try {
+    if (step.read) {
+      const r = await client.readResource({ uri: step.read });
+      out({ step: 'read', uri: step.read, contents: r.contents.map((c) => ({ uri: c.uri, mimeType: c.mimeType, size: c.blob ? Buffer.from(c.blob, 'base64').length : (c.text || '').length })) });
+    } else if (step.follow) {
+      // The whole result, read back through read_result from the start, page by page,
+      // each page's closing "[chars a–b of n; …]" note taken off.
+      const first = await call(step.tool, step.args);
+      const callId = first._meta && first._meta['toolwire/callId'];
+      let joined = '';
+      let offset = 0;
+      let pages = 0;
+      for (;;) {
+        const page = text(await call('read_result', { callId, part: step.part || 0, offset, limit: 60000 }));
+        pages += 1;
+        const note = page.lastIndexOf('\n[chars ');
+        const body = note >= 0 ? page.slice(0, note) : page;
+        joined += body;
+        const next = note >= 0 && /"offset":(\d+)\}\]$/.exec(page);
+        if (!next) break;
+        offset = Number(next[1]);
+      }
+      const want = readFileSync(step.follow, 'utf8');
+      out({ step: 'follow', firstText: text(first).length, firstMarker: /omitted by toolwire; read them with read_result/.test(text(first)), pages, whole: joined.endsWith(want), extra: joined.length - want.length });
+    } else {
+      const r = await call(step.tool, step.args);
+      out({ step: 'call', tool: step.tool, result: r, asked: asked.splice(0) });
+    }
+  } catch (e) {
+    out({ step: 'error', tool: step.tool || step.read, message: String((e && e.message) || e) });
+  }
+}
+await client.close();
