@@ -27,6 +27,8 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Which of its calls ask a person first.
     pub approval: ApprovalRules,
+    /// How it is logged in to (HTTP servers that need OAuth authorization).
+    pub oauth: crate::auth::OAuthSettings,
 }
 
 impl ServerConfig {
@@ -39,6 +41,7 @@ impl ServerConfig {
             name,
             transport,
             approval: ApprovalRules::default(),
+            oauth: crate::auth::OAuthSettings::default(),
         }
     }
 }
@@ -306,6 +309,66 @@ struct Entry {
     /// safe default.
     #[serde(default)]
     inherit_env: Option<Json>,
+    /// How toolwire identifies itself to the server's authorization server.
+    #[serde(default)]
+    oauth: Option<OAuthEntry>,
+}
+
+/// The `"oauth"` object of an entry.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OAuthEntry {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    client_metadata_url: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
+    /// `"authorization_code"` (a person logs in; the default) or `"client_credentials"`.
+    #[serde(default)]
+    grant: Option<String>,
+    #[serde(default)]
+    private_key_file: Option<PathBuf>,
+    #[serde(default)]
+    signing_algorithm: Option<String>,
+}
+
+// Written by hand: the entry holds a client secret, which debug output must not show.
+impl std::fmt::Debug for OAuthEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthEntry")
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuthSettings, String> {
+    let Some(entry) = entry else {
+        return Ok(crate::auth::OAuthSettings::default());
+    };
+    let client_credentials = match entry.grant.as_deref() {
+        None | Some("authorization_code") => false,
+        Some("client_credentials") => true,
+        Some(other) => {
+            return Err(format!(
+                "\"oauth\".\"grant\" is \"authorization_code\" or \"client_credentials\", not {other:?}"
+            ));
+        }
+    };
+    if client_credentials && entry.client_id.is_none() {
+        return Err("\"oauth\" with the client_credentials grant needs \"clientId\"".to_owned());
+    }
+    Ok(crate::auth::OAuthSettings {
+        client_id: entry.client_id,
+        client_secret: entry.client_secret,
+        client_metadata_url: entry.client_metadata_url,
+        scopes: entry.scopes,
+        client_credentials,
+        private_key_file: entry.private_key_file.map(|f| base.join(f)),
+        signing_algorithm: entry.signing_algorithm,
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -361,6 +424,7 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
             why,
         };
         let inherit = inherit_of(entry.inherit_env).map_err(server_error)?;
+        let oauth = oauth_of(entry.oauth, base).map_err(server_error)?;
         let approval = ApprovalRules {
             server: entry.approval,
             tools: entry
@@ -411,6 +475,7 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
         };
         let mut server = ServerConfig::new(name, transport);
         server.approval = approval;
+        server.oauth = oauth;
         out.push(server);
     }
     Ok(out)

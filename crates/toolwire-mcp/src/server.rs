@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value as Json;
@@ -15,6 +16,7 @@ use tokio::io::AsyncReadExt;
 
 use toolwire_tool::{SourceState, SourceStatus, ToolSource};
 
+use crate::auth::{LoginError, PendingLogin, TokenFile};
 use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
 
@@ -56,6 +58,8 @@ pub struct ServerError {
     pub server: String,
     pub target: String,
     pub why: String,
+    /// It refused toolwire for want of a token (or of scope): logging in may fix it.
+    pub needs_login: bool,
 }
 
 /// A live connection.
@@ -89,6 +93,8 @@ enum State {
         retry_at: Instant,
         error: ServerError,
     },
+    /// Refused for want of a login: not tried again until one happens.
+    NeedsLogin(ServerError),
 }
 
 /// Makes the byte stream of an in-process server, once per connection.
@@ -111,6 +117,14 @@ pub struct McpServer {
     /// What a person is shown of it; kept beside `state` (whose lock is held through a
     /// whole handshake) so that reading it never waits.
     shown: Mutex<Shown>,
+    /// Where its OAuth tokens are kept (the data directory's `mcp-auth`); without one,
+    /// an HTTP server is only reached with its configured headers.
+    token_dir: Option<std::path::PathBuf>,
+    /// The `WWW-Authenticate` of its last 401 or 403: where a login starts discovery,
+    /// and the scope a step-up asks for.
+    challenge: Mutex<Option<String>>,
+    /// Woken when a login or logout changes what the server would answer.
+    pub(crate) login_changed: tokio::sync::Notify,
 }
 
 /// The server's state as shown, and what it has been.
@@ -149,6 +163,9 @@ impl McpServer {
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
             shown: Mutex::new(Shown::default()),
+            token_dir: None,
+            challenge: Mutex::new(None),
+            login_changed: tokio::sync::Notify::new(),
         })
     }
 
@@ -179,6 +196,9 @@ impl McpServer {
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
             shown: Mutex::new(Shown::default()),
+            token_dir: None,
+            challenge: Mutex::new(None),
+            login_changed: tokio::sync::Notify::new(),
         })
     }
 
@@ -190,7 +210,14 @@ impl McpServer {
         self
     }
 
-    /// The name as configured, for people.
+    /// Keeps its OAuth tokens in `dir` (owner-only), so that it can log in.
+    pub fn with_token_dir(mut self: Arc<Self>, dir: &std::path::Path) -> Arc<Self> {
+        if let Some(server) = Arc::get_mut(&mut self) {
+            server.token_dir = Some(dir.to_owned());
+        }
+        self
+    }
+
     /// Declares `dirs` (the workspace) as the client's roots.
     pub fn with_roots(mut self: Arc<Self>, dirs: &[std::path::PathBuf]) -> Arc<Self> {
         if let Some(server) = Arc::get_mut(&mut self) {
@@ -204,6 +231,7 @@ impl McpServer {
         &self.roots
     }
 
+    /// The name as configured, for people.
     pub fn name(&self) -> &str {
         &self.config.name
     }
@@ -226,6 +254,7 @@ impl McpServer {
             server: self.config.name.clone(),
             target: self.config.transport.describe(),
             why: why.into(),
+            needs_login: false,
         }
     }
 
@@ -250,6 +279,7 @@ impl McpServer {
                 }
                 *failures
             }
+            State::NeedsLogin(error) => return Err(error.clone()),
             State::Idle => 0,
         };
         self.show(|s| {
@@ -274,6 +304,15 @@ impl McpServer {
                     s.was_up = true;
                 });
                 Ok(conn)
+            }
+            Err(error) if error.needs_login => {
+                let why = error.why.clone();
+                self.show(|s| {
+                    s.state = SourceState::NeedsLogin;
+                    s.reason = Some(why);
+                });
+                *state = State::NeedsLogin(error.clone());
+                Err(error)
             }
             Err(error) => {
                 let why = error.why.clone();
@@ -443,6 +482,11 @@ impl McpServer {
                 tokio::time::timeout(self.limits.connect_timeout, fut).await
             }
             (None, Transport::Http { url, headers }) => {
+                let auth = self.authorized_client().await.map_err(|e| {
+                    let mut error = self.error(e.0);
+                    error.needs_login = true;
+                    Failed::Start(error)
+                })?;
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
                     let name = http::HeaderName::try_from(k.as_str()).map_err(|_| {
@@ -456,9 +500,18 @@ impl McpServer {
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
-                let transport = StreamableHttpClientTransport::from_config(config);
-                let fut = handler.serve_with_lifecycle(transport, lifecycle);
-                tokio::time::timeout(self.limits.connect_timeout, fut).await
+                match auth {
+                    Some(client) => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
+                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::from_config(config);
+                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
+                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                    }
+                }
             }
         };
         let service = match started {
@@ -469,6 +522,10 @@ impl McpServer {
                     self.limits.connect_timeout.as_secs(),
                     with_stderr(&tail)
                 ))));
+            }
+            Ok(Err(e)) if e.auth_challenge().is_some() => {
+                let challenge = e.auth_challenge().map(str::to_owned);
+                return Err(Failed::Start(self.refused(challenge)));
             }
             Ok(Err(e)) => {
                 // Give the stderr reader a moment: a server that exits at once usually
@@ -544,6 +601,141 @@ impl McpServer {
             }
         }
         Err(self.error(format!("tools/list gave more than {MAX_TOOL_PAGES} pages")))
+    }
+}
+
+/// Logging in: the server's side of [`crate::auth`].
+impl McpServer {
+    /// Its token file, when it is an HTTP server and toolwire keeps tokens.
+    pub fn token_file(&self) -> Option<TokenFile> {
+        match (&self.config.transport, &self.token_dir) {
+            (Transport::Http { url, .. }, Some(dir)) => {
+                Some(TokenFile::new(dir, &self.config.name, url))
+            }
+            _ => None,
+        }
+    }
+
+    /// The client that adds (and refreshes) the stored token, or runs the
+    /// client-credentials grant when the config asks for that; `None` without tokens.
+    async fn authorized_client(&self) -> Result<Option<AuthClient<reqwest::Client>>, LoginError> {
+        let Some(store) = self.token_file() else {
+            return Ok(None);
+        };
+        let settings = &self.config.oauth;
+        let manager = match crate::auth::stored_manager(&store).await {
+            Ok(Some(manager)) => Some(manager),
+            // Unattended use gets a new token where a person would be asked to log in.
+            Ok(None) | Err(_) if settings.client_credentials => None,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let manager = match manager {
+            Some(manager) => manager,
+            None => crate::auth::client_credentials(&store, settings).await?,
+        };
+        Ok(Some(AuthClient::new(reqwest::Client::default(), manager)))
+    }
+
+    /// The error of a server that refused toolwire with `challenge` (its 401 or 403).
+    pub(crate) fn refused(&self, challenge: Option<String>) -> ServerError {
+        let scope = challenge
+            .as_deref()
+            .is_some_and(|c| c.contains("insufficient_scope"));
+        if let Ok(mut slot) = self.challenge.lock() {
+            *slot = challenge;
+        }
+        let how = if self.token_dir.is_some() {
+            format!("run `toolwire mcp login {}`", self.config.name)
+        } else {
+            "log in to it".to_owned()
+        };
+        let mut error = self.error(if scope {
+            format!("needs login: it asks for more access (insufficient_scope); {how}")
+        } else {
+            format!("needs login: it requires authorization; {how}")
+        });
+        error.needs_login = true;
+        error
+    }
+
+    /// Marks it as needing a login after a call was refused (a token revoked, or a
+    /// tool that needs more scope), so that the next use says so instead of retrying.
+    pub(crate) async fn refused_mid_session(&self, challenge: Option<String>) -> ServerError {
+        let error = self.refused(challenge);
+        let why = error.why.clone();
+        *self.state.lock().await = State::NeedsLogin(error.clone());
+        self.show(|s| {
+            s.state = SourceState::NeedsLogin;
+            s.reason = Some(why);
+        });
+        error
+    }
+
+    /// Whether it waits for a person to log in.
+    pub fn needs_login(&self) -> bool {
+        self.status().state == SourceState::NeedsLogin
+    }
+
+    /// Begins a login whose redirect goes to `redirect_uri` (a loopback listener, or
+    /// `toolwire serve`'s own route); the person opens [`PendingLogin::url`].
+    pub async fn begin_login(&self, redirect_uri: &str) -> Result<PendingLogin, LoginError> {
+        let Transport::Http { url, headers } = &self.config.transport else {
+            return Err(LoginError(format!(
+                "`{}` is not an HTTP server; only those log in",
+                self.config.name
+            )));
+        };
+        let store = self.token_file().ok_or_else(|| {
+            LoginError("toolwire keeps no tokens here (no data directory)".to_owned())
+        })?;
+        let known = self.challenge.lock().ok().and_then(|c| c.clone());
+        let challenge = match known {
+            Some(c) => Some(c),
+            None => crate::auth::probe_challenge(url, headers).await,
+        };
+        crate::auth::begin(
+            store,
+            &self.config.oauth,
+            challenge.as_deref(),
+            redirect_uri,
+        )
+        .await
+    }
+
+    /// Finishes a login with the browser's redirect and lets the server be tried again.
+    pub async fn finish_login(
+        &self,
+        pending: PendingLogin,
+        redirect: &str,
+    ) -> Result<(), LoginError> {
+        pending.finish(redirect).await?;
+        self.forget_connection("logged in").await;
+        Ok(())
+    }
+
+    /// Forgets its tokens; `Ok(false)` when there were none.
+    pub async fn logout(&self) -> Result<bool, LoginError> {
+        let store = self
+            .token_file()
+            .ok_or_else(|| LoginError(format!("`{}` keeps no tokens", self.config.name)))?;
+        let removed = store.remove().map_err(LoginError)?;
+        self.forget_connection("logged out").await;
+        Ok(removed)
+    }
+
+    /// Drops the connection (made with the old token, or none) so that the next use
+    /// connects afresh, and wakes the supervisor.
+    async fn forget_connection(&self, why: &str) {
+        if let Ok(mut slot) = self.challenge.lock() {
+            *slot = None;
+        }
+        *self.state.lock().await = State::Idle;
+        self.show(|s| {
+            s.state = SourceState::Idle;
+            s.reason = Some(why.to_owned());
+        });
+        self.login_changed.notify_waiters();
     }
 }
 

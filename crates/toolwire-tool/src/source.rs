@@ -23,6 +23,10 @@ pub enum SourceState {
     Failed,
     /// It was up and died (or failed and is tried again); being started again.
     Restarting,
+    /// It is protected (OAuth) and toolwire holds no token it accepts: a person must log
+    /// in (`toolwire mcp login NAME`, or the web app's "Log in"). Not retried until then,
+    /// since every attempt would be refused the same way.
+    NeedsLogin,
 }
 
 impl SourceState {
@@ -34,6 +38,7 @@ impl SourceState {
             SourceState::Ready => "ready",
             SourceState::Failed => "failed",
             SourceState::Restarting => "restarting",
+            SourceState::NeedsLogin => "needs_login",
         }
     }
 }
