@@ -51,6 +51,45 @@ fn arguments(schema: &Json) -> Json {
     )
 }
 
+/// The calls to make, by toolwire's tool names: the ones the scenario's context lists
+/// (exact arguments), the schema echo the 2020-12 preservation scenario asks for (the
+/// focal tool's schema as toolwire holds it, so a keyword toolwire dropped shows), or
+/// every tool with arguments made from its schema.
+fn planned_calls(scenario: &str, schemas: &[(String, Json)]) -> Vec<(String, Json)> {
+    let named = |remote: &str| {
+        schemas
+            .iter()
+            .find(|(name, _)| name.rsplit("__").next() == Some(remote))
+    };
+    let context: Json = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    if let Some(listed) = context.get("toolCalls").and_then(Json::as_array) {
+        return listed
+            .iter()
+            .filter_map(|call| {
+                let (name, _) = named(call.get("name")?.as_str()?)?;
+                let args = call
+                    .get("arguments")
+                    .cloned()
+                    .unwrap_or(Json::Object(Map::new()));
+                Some((name.clone(), args))
+            })
+            .collect();
+    }
+    if scenario == "json-schema-2020-12-preservation"
+        && let (Some((_, focal)), Some((echo, _))) =
+            (named("json_schema_2020_12_tool"), named("json_schema_echo"))
+    {
+        return vec![(echo.clone(), serde_json::json!({"schema": focal}))];
+    }
+    schemas
+        .iter()
+        .map(|(name, schema)| (name.clone(), arguments(schema)))
+        .collect()
+}
+
 /// The Client ID Metadata Document URL the suite's CIMD scenarios expect a client to use.
 const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
 
@@ -154,12 +193,13 @@ async fn main() {
         .map(|t| toolwire_runtime::Tool::schema(&**t))
         .map(|s| (s.name.clone(), s.input_schema.clone()))
         .collect();
+    let calls = planned_calls(&scenario, &schemas);
     let (ex, _) = support::executor_of(connected);
     let scope = Scope::new("conformance");
-    for (i, (name, schema)) in schemas.iter().enumerate() {
+    for (i, (name, args)) in calls.iter().enumerate() {
         let mut attempt = 0;
         let mut result = loop {
-            let call = ToolCall::new(format!("c{i}-{attempt}"), name, arguments(schema));
+            let call = ToolCall::new(format!("c{i}-{attempt}"), name, args.clone());
             let result = ex.execute(&scope, call).await;
             // A call refused for want of scope: log in again (step-up), within the limit.
             if result.status == Status::Error && server.needs_login() && logins < MAX_LOGINS {

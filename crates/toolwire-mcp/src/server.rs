@@ -582,13 +582,24 @@ impl McpServer {
                 Some(c) => serde_json::json!({"cursor": c}),
                 None => serde_json::json!({}),
             };
-            let page = tokio::time::timeout(
+            let answer = tokio::time::timeout(
                 self.limits.connect_timeout,
-                crate::task::request(&conn, "tools/list", params),
+                crate::task::request_raw(&conn, "tools/list", params),
             )
             .await
-            .map_err(|_| self.error("tools/list did not answer in time"))?
-            .map_err(|e| self.error(crate::readable::readable(&e)))?;
+            .map_err(|_| self.error("tools/list did not answer in time"))?;
+            let page = match answer {
+                Ok(page) => page.map_err(|e| self.error(format!("tools/list: {e}")))?,
+                // The token was revoked, or the authorization server changed: log in again.
+                Err(e) if e.auth_challenge().is_some() => {
+                    let challenge = e.auth_challenge().map(str::to_owned);
+                    return Err(self.refused_mid_session(challenge).await);
+                }
+                Err(e) => {
+                    let why = crate::readable::readable(&e);
+                    return Err(self.error(format!("tools/list failed: {why}")));
+                }
+            };
             if let Some(Json::Array(list)) = page.get("tools") {
                 tools.extend(list.iter().cloned());
             }
