@@ -14,7 +14,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value as Json;
 use tokio::io::AsyncReadExt;
 
-use toolwire_tool::{SourceState, SourceStatus, ToolSource};
+use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
 use crate::auth::{LoginError, PendingLogin, TokenFile};
 use crate::client::{Handler, Router, Sampler};
@@ -125,6 +125,8 @@ pub struct McpServer {
     challenge: Mutex<Option<String>>,
     /// Woken when a login or logout changes what the server would answer.
     pub(crate) login_changed: tokio::sync::Notify,
+    /// Logins begun for a host's redirect route (`toolwire serve`), by age.
+    pending: Mutex<Vec<(Instant, PendingLogin)>>,
 }
 
 /// The server's state as shown, and what it has been.
@@ -142,7 +144,73 @@ impl ToolSource for McpServer {
     fn status(&self) -> SourceStatus {
         McpServer::status(self)
     }
+
+    fn login(&self) -> Option<&dyn SourceLogin> {
+        self.token_file().map(|_| self as &dyn SourceLogin)
+    }
 }
+
+/// Logins begun in a browser that a host finishes on its own redirect route.
+impl SourceLogin for McpServer {
+    fn begin_login<'a>(
+        &'a self,
+        redirect_uri: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<LoginStart, String>> {
+        Box::pin(async move {
+            let pending = McpServer::begin_login(self, redirect_uri)
+                .await
+                .map_err(|e| e.0)?;
+            let start = LoginStart {
+                url: pending.url().to_owned(),
+                state: pending.state().to_owned(),
+            };
+            if let Ok(mut waiting) = self.pending.lock() {
+                // The newest few only: a login nobody finishes must not pile up.
+                waiting.retain(|(at, _)| at.elapsed() < crate::auth::LOGIN_TIMEOUT);
+                if waiting.len() >= MAX_PENDING_LOGINS {
+                    waiting.remove(0);
+                }
+                waiting.push((Instant::now(), pending));
+            }
+            Ok(start)
+        })
+    }
+
+    fn awaits(&self, state: &str) -> bool {
+        self.pending
+            .lock()
+            .is_ok_and(|w| w.iter().any(|(_, p)| p.state() == state))
+    }
+
+    fn finish_login<'a>(
+        &'a self,
+        state: &'a str,
+        redirect: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let pending = self.pending.lock().ok().and_then(|mut waiting| {
+                let at = waiting.iter().position(|(_, p)| p.state() == state)?;
+                Some(waiting.remove(at))
+            });
+            let Some((at, pending)) = pending else {
+                return Err("no login of this server waits for this redirect".to_owned());
+            };
+            if at.elapsed() >= crate::auth::LOGIN_TIMEOUT {
+                return Err("this login took too long; start it again".to_owned());
+            }
+            McpServer::finish_login(self, pending, redirect)
+                .await
+                .map_err(|e| e.0)
+        })
+    }
+
+    fn logout(&self) -> futures::future::BoxFuture<'_, Result<bool, String>> {
+        Box::pin(async move { McpServer::logout(self).await.map_err(|e| e.0) })
+    }
+}
+
+/// Logins begun in a browser and not finished yet, kept per server.
+const MAX_PENDING_LOGINS: usize = 4;
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -166,6 +234,7 @@ impl McpServer {
             token_dir: None,
             challenge: Mutex::new(None),
             login_changed: tokio::sync::Notify::new(),
+            pending: Mutex::new(Vec::new()),
         })
     }
 
@@ -199,6 +268,7 @@ impl McpServer {
             token_dir: None,
             challenge: Mutex::new(None),
             login_changed: tokio::sync::Notify::new(),
+            pending: Mutex::new(Vec::new()),
         })
     }
 
@@ -247,6 +317,11 @@ impl McpServer {
 
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// An error of this server saying `why` (for a host that failed to use it).
+    pub fn error_of(&self, why: &str) -> ServerError {
+        self.error(why)
     }
 
     pub(crate) fn error(&self, why: impl Into<String>) -> ServerError {
@@ -662,9 +737,11 @@ impl McpServer {
             "log in to it".to_owned()
         };
         let mut error = self.error(if scope {
-            format!("needs login: it asks for more access (insufficient_scope); {how}")
+            format!(
+                "it asks for more access than toolwire's login grants (insufficient_scope): {how}"
+            )
         } else {
-            format!("needs login: it requires authorization; {how}")
+            format!("it requires a login (OAuth): {how}")
         });
         error.needs_login = true;
         error
@@ -746,7 +823,8 @@ impl McpServer {
             s.state = SourceState::Idle;
             s.reason = Some(why.to_owned());
         });
-        self.login_changed.notify_waiters();
+        // A permit is kept when the supervisor is not waiting yet, so no wake-up is lost.
+        self.login_changed.notify_one();
     }
 }
 

@@ -64,4 +64,40 @@ pub struct SourceStatus {
 /// Something that gives tools and has a state of its own: the host lists these.
 pub trait ToolSource: Send + Sync {
     fn status(&self) -> SourceStatus;
+
+    /// How a person logs in to it, for a source that can need a login (an MCP server
+    /// behind OAuth); `None` for one that never does.
+    fn login(&self) -> Option<&dyn SourceLogin> {
+        None
+    }
+}
+
+/// A login begun: the page the person opens, and the `state` its redirect brings back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginStart {
+    pub url: String,
+    pub state: String,
+}
+
+/// Logging a person in to a source in a browser, the redirect landing on a route the
+/// host serves (`toolwire serve`'s own). Errors are for a person; none holds a token.
+pub trait SourceLogin: Send + Sync {
+    /// Begins a login whose authorization server redirects to `redirect_uri`.
+    fn begin_login<'a>(
+        &'a self,
+        redirect_uri: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<LoginStart, String>>;
+
+    /// Whether a login begun here waits for the redirect carrying `state`.
+    fn awaits(&self, state: &str) -> bool;
+
+    /// Finishes the login begun with `state`, with the redirect's full URL.
+    fn finish_login<'a>(
+        &'a self,
+        state: &'a str,
+        redirect: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>>;
+
+    /// Forgets the stored tokens; `Ok(false)` when there were none.
+    fn logout(&self) -> futures::future::BoxFuture<'_, Result<bool, String>>;
 }

@@ -78,6 +78,8 @@ enum Command {
     Migrate(cmd::migrate::Args),
     /// Serve the HTTP API and live events (loopback by default; a token for anything else).
     Serve(cmd::serve::Args),
+    /// MCP servers themselves: log in to a protected one, log out.
+    Mcp(cmd::mcp::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -143,5 +145,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Export(args) => cmd::export::run(args, &place).await,
         Command::Migrate(args) => cmd::migrate::run(args).await,
         Command::Serve(args) => cmd::serve::run(args, &place).await,
+        Command::Mcp(args) => cmd::mcp::run(args, &place).await,
     }
 }

@@ -5,6 +5,7 @@ pub(crate) mod call;
 pub(crate) mod chat;
 pub(crate) mod export;
 pub(crate) mod gc;
+pub(crate) mod mcp;
 pub(crate) mod migrate;
 pub(crate) mod normalize;
 pub(crate) mod render;
