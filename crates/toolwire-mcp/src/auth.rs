@@ -190,6 +190,14 @@ impl TokenFile {
         builder
             .create(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // A directory that was already there (made by hand, or by an older toolwire) is
+        // narrowed too: the mode above applies only to one created now.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))?;
+        }
         let text = serde_json::to_vec(record).map_err(|e| e.to_string())?;
         let tmp = self.path.with_extension("tmp");
         let mut options = std::fs::OpenOptions::new();
