@@ -672,10 +672,17 @@ mod tests {
             "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"KEY": "secret"}},
             "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
             "off": {"command": "x", "disabled": true},
+            "login": {"url": "https://example.com/mcp", "oauth": {"clientId": "tw", "clientSecret": "oauth-secret", "scopes": ["read"]}},
         }});
         let servers = parse_servers_json(&doc, Path::new("/etc")).unwrap();
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["everything", "remote"]);
+        assert_eq!(names, ["everything", "remote", "login"]);
+        assert_eq!(servers[2].oauth.client_id.as_deref(), Some("tw"));
+        assert_eq!(
+            servers[2].oauth.client_secret.as_deref(),
+            Some("oauth-secret")
+        );
+        assert_eq!(servers[2].oauth.scopes, ["read"]);
         let debug = format!("{:?}", servers);
         assert!(
             !debug.contains("secret") && !debug.contains("Bearer"),
@@ -687,6 +694,9 @@ mod tests {
             json!({"mcpServers": {"a": {"url": "ftp://h"}}}),
             json!({"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}),
             json!({"mcpServers": {"a": {"command": 7}}}),
+            json!({"mcpServers": {"a": {"url": "http://h", "oauth": {"grant": "implicit"}}}}),
+            json!({"mcpServers": {"a": {"url": "http://h", "oauth": {"grant": "client_credentials"}}}}),
+            json!({"mcpServers": {"a": {"url": "http://h", "oauth": {"clientID": "typo"}}}}),
             json!({"other": {}}),
         ] {
             let err = parse_servers_json(&bad, Path::new("/")).unwrap_err();
