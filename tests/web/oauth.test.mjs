@@ -59,6 +59,13 @@ test('log in through the web app, call with the stored token, refresh it, log ou
     assert.equal(listed.servers[0].state, 'needs_login');
     assert.match(listed.servers[0].reason, /toolwire mcp login guarded/);
 
+    // The API around it: an unknown server, a forged redirect, a server one cannot log in to.
+    const nobody = await fetch(`${app.base}/api/servers/nobody/login`, { method: 'POST' });
+    assert.equal(nobody.status, 404);
+    const forged = await fetch(`${app.base}/oauth/callback?code=stolen&state=forged`);
+    assert.equal(forged.status, 400);
+    assert.match(await forged.text(), /No login started here waits for this redirect/);
+
     const page = await browser.newPage();
     await page.goto(app.base);
     const group = page.locator('details.server[data-server="guarded"]');
