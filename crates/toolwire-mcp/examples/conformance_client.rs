@@ -137,12 +137,11 @@ async fn login(server: &McpServer) {
             eprintln!("the browser's request failed: {e}");
         }
     });
-    let landed = redirect
-        .wait(pending.state(), Duration::from_secs(10))
-        .await
-        .unwrap();
+    let finished = redirect
+        .complete(server, pending, Duration::from_secs(10))
+        .await;
     let _ = browser.await;
-    if let Err(e) = server.finish_login(pending, &landed).await {
+    if let Err(e) = finished {
         eprintln!("login failed: {e}");
         std::process::exit(1);
     }

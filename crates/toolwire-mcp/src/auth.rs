@@ -739,44 +739,59 @@ impl LoopbackRedirect {
         &self.uri
     }
 
-    /// Waits for the browser's redirect that carries `state`, answers it with a page
-    /// saying how it went, and gives the redirect's full URL. Other requests (a
-    /// favicon, a stray or forged redirect) are answered 404 and waited past.
-    pub async fn wait(&self, state: &str, timeout: Duration) -> Result<String, LoginError> {
-        let waited = tokio::time::timeout(timeout, async {
-            loop {
-                let Ok((mut stream, _)) = self.listener.accept().await else {
-                    continue;
-                };
-                let Some(target) = read_request_target(&mut stream).await else {
-                    continue;
-                };
-                let url = format!("http://127.0.0.1{target}");
-                let matches = reqwest::Url::parse(&url).is_ok_and(|u| {
-                    u.path() == "/callback"
-                        && u.query_pairs().any(|(k, v)| k == "state" && v == state)
-                });
-                if !matches {
-                    let _ = respond(&mut stream, "404 Not Found", "Not a login redirect.").await;
-                    continue;
-                }
-                let _ = respond(
-                    &mut stream,
-                    "200 OK",
-                    "toolwire got the authorization server's answer. You can close this tab \
-                     and return to the terminal.",
-                )
-                .await;
-                return url;
+    /// Waits for the browser's redirect to `pending`'s login, finishes the login with it
+    /// (the code exchanged, the tokens stored) and tells the tab how that went. Other
+    /// requests (a favicon, a stray or forged redirect) are answered 404 and waited past.
+    pub async fn complete(
+        &self,
+        server: &crate::McpServer,
+        pending: PendingLogin,
+        timeout: Duration,
+    ) -> Result<(), LoginError> {
+        let state = pending.state().to_owned();
+        let (url, mut stream) = tokio::time::timeout(timeout, self.landing(&state))
+            .await
+            .map_err(|_| {
+                LoginError::new(format!(
+                    "nobody finished the login in the browser within {} s",
+                    timeout.as_secs()
+                ))
+            })?;
+        let finished = server.finish_login(pending, &url).await;
+        let _ = match &finished {
+            Ok(()) => {
+                let done = format!(
+                    "toolwire is logged in to {}. You can close this tab and return to the terminal.",
+                    server.name()
+                );
+                respond(&mut stream, "200 OK", &done).await
             }
-        })
-        .await;
-        waited.map_err(|_| {
-            LoginError::new(format!(
-                "nobody finished the login in the browser within {} s",
-                timeout.as_secs()
-            ))
-        })
+            Err(e) => {
+                let failed = format!("Logging in to {} failed: {e}", server.name());
+                respond(&mut stream, "502 Bad Gateway", &failed).await
+            }
+        };
+        finished
+    }
+
+    /// The redirect that carries `state`: its URL, and the connection to answer it on.
+    async fn landing(&self, state: &str) -> (String, tokio::net::TcpStream) {
+        loop {
+            let Ok((mut stream, _)) = self.listener.accept().await else {
+                continue;
+            };
+            let Some(target) = read_request_target(&mut stream).await else {
+                continue;
+            };
+            let url = format!("http://127.0.0.1{target}");
+            let matches = reqwest::Url::parse(&url).is_ok_and(|u| {
+                u.path() == "/callback" && u.query_pairs().any(|(k, v)| k == "state" && v == state)
+            });
+            if matches {
+                return (url, stream);
+            }
+            let _ = respond(&mut stream, "404 Not Found", "Not a login redirect.").await;
+        }
     }
 }
 
@@ -809,6 +824,16 @@ async fn respond(
     status: &str,
     text: &str,
 ) -> std::io::Result<()> {
+    // The text may quote an authorization server's error: escaped, never markup.
+    let text: String = text
+        .chars()
+        .map(|c| match c {
+            '<' => "&lt;".to_owned(),
+            '>' => "&gt;".to_owned(),
+            '&' => "&amp;".to_owned(),
+            c => c.to_string(),
+        })
+        .collect();
     let body = format!("<!doctype html><meta charset=utf-8><title>toolwire</title><p>{text}</p>");
     let reply = format!(
         "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\n\

@@ -96,9 +96,8 @@ pub(crate) async fn login(server: &McpServer, open_browser: bool) -> Result<()> 
     if open_browser {
         open(pending.url());
     }
-    let landed = redirect.wait(pending.state(), LOGIN_TIMEOUT).await?;
-    server
-        .finish_login(pending, &landed)
+    redirect
+        .complete(server, pending, LOGIN_TIMEOUT)
         .await
         .with_context(|| format!("cannot log in to {}", server.name()))?;
     Ok(())
