@@ -117,6 +117,23 @@ fn oauth_settings(scenario: &str, keys: &std::path::Path) -> OAuthSettings {
         settings.client_credentials = true;
     }
     settings.client_credentials |= scenario.starts_with("auth/client-credentials");
+    // Cross-app access: the enterprise identity provider, and the person's ID token from it.
+    if let (Some(issuer), Some(token_endpoint), Some(client_id), Some(id_token)) = (
+        text("idp_issuer"),
+        text("idp_token_endpoint"),
+        text("idp_client_id"),
+        text("idp_id_token"),
+    ) {
+        let file = keys.join("id-token");
+        std::fs::write(&file, id_token).unwrap();
+        settings.idp = Some(toolwire_mcp::IdpSettings {
+            issuer,
+            token_endpoint,
+            client_id,
+            client_secret: None,
+            id_token_file: file,
+        });
+    }
     settings
 }
 

@@ -49,6 +49,40 @@ pub struct OAuthSettings {
     pub private_key_file: Option<PathBuf>,
     /// Its algorithm (`RS256`, `ES256`, …).
     pub signing_algorithm: Option<String>,
+    /// Enterprise-managed authorization (SEP-990, cross-app access): the enterprise
+    /// identity provider whose ID token is exchanged for an identity assertion (ID-JAG),
+    /// which the server's authorization server takes as the grant. Unattended.
+    pub idp: Option<IdpSettings>,
+}
+
+/// The enterprise identity provider of [`OAuthSettings::idp`].
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct IdpSettings {
+    pub issuer: String,
+    pub token_endpoint: String,
+    /// toolwire's client at the identity provider.
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    /// Where the person's ID token is (written by the single sign-on that got it).
+    pub id_token_file: PathBuf,
+}
+
+impl std::fmt::Debug for IdpSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdpSettings")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("id_token_file", &self.id_token_file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthSettings {
+    /// Whether tokens come without a person (client credentials, enterprise-managed).
+    pub fn unattended(&self) -> bool {
+        self.client_credentials || self.idp.is_some()
+    }
 }
 
 impl std::fmt::Debug for OAuthSettings {
@@ -61,6 +95,7 @@ impl std::fmt::Debug for OAuthSettings {
             .field("client_credentials", &self.client_credentials)
             .field("private_key_file", &self.private_key_file)
             .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp)
             .finish_non_exhaustive()
     }
 }
@@ -215,6 +250,27 @@ impl TokenFile {
     /// Whether tokens are stored (a person logged in, or client credentials were used).
     pub fn has_tokens(&self) -> bool {
         matches!(self.read(), Ok(Some(Record { credentials: Some(c), .. })) if c.token_response.is_some())
+    }
+
+    /// Whether the stored access token is missing or ends within a minute.
+    pub fn expires_soon(&self) -> bool {
+        let Some(credentials) = self.read().ok().flatten().and_then(|r| r.credentials) else {
+            return true;
+        };
+        let Some(response) = &credentials.token_response else {
+            return true;
+        };
+        let (Some(life), Some(received)) = (
+            oauth2::TokenResponse::expires_in(response),
+            credentials.token_received_at,
+        ) else {
+            return false;
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        received.saturating_add(life.as_secs()) < now.saturating_add(60)
     }
 
     /// Forgets the tokens; `Ok(false)` when there were none.
@@ -622,14 +678,14 @@ pub(crate) async fn stored_manager(
 }
 
 /// Unattended: the client-credentials grant (client secret, basic or post as the server
-/// offers, or a private-key JWT); the token is stored like a person's, and the manager
-/// that uses it made from the store.
-pub(crate) async fn client_credentials(
+/// offers, or a private-key JWT), or the enterprise-managed one; the token is stored
+/// like a person's, and the manager that uses it made from the store.
+pub(crate) async fn unattended(
     store: &TokenFile,
     settings: &OAuthSettings,
 ) -> Result<AuthorizationManager, LoginError> {
-    // rmcp's private-key-JWT exchange is not `Send` (it holds a form serializer across an
-    // await), so the grant runs on a thread of its own with its own runtime.
+    // rmcp's private-key-JWT and enterprise exchanges are not `Send` (they hold a form
+    // serializer across an await), so the grant runs on a thread with its own runtime.
     let (tx, rx) = tokio::sync::oneshot::channel();
     let (own_store, own_settings) = (store.clone(), settings.clone());
     std::thread::spawn(move || {
@@ -637,11 +693,18 @@ pub(crate) async fn client_credentials(
             .enable_all()
             .build()
             .map_err(|e| LoginError::new(format!("cannot start the grant: {e}")))
-            .and_then(|rt| rt.block_on(grant_client_credentials(&own_store, &own_settings)));
+            .and_then(|rt| {
+                rt.block_on(async {
+                    match &own_settings.idp {
+                        Some(idp) => grant_enterprise(&own_store, &own_settings, idp).await,
+                        None => grant_client_credentials(&own_store, &own_settings).await,
+                    }
+                })
+            });
         let _ = tx.send(result);
     });
     rx.await
-        .map_err(|_| LoginError::new("the client-credentials grant stopped unexpectedly"))??;
+        .map_err(|_| LoginError::new("the unattended grant stopped unexpectedly"))??;
     stored_manager(store)
         .await?
         .ok_or_else(|| LoginError::new("the client-credentials grant stored no token"))
@@ -694,6 +757,103 @@ async fn grant_client_credentials(
     manager.configure_client_credentials(&config)?;
     manager.exchange_client_credentials(&config).await?;
     Ok(())
+}
+
+/// SEP-990: the person's ID token, exchanged at their identity provider for an identity
+/// assertion (ID-JAG) for this server's authorization server, then redeemed there.
+async fn grant_enterprise(
+    store: &TokenFile,
+    settings: &OAuthSettings,
+    idp: &IdpSettings,
+) -> Result<(), LoginError> {
+    use rmcp::transport::auth::enterprise::{
+        EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+    };
+    let client_id = settings.client_id.clone().ok_or_else(|| {
+        LoginError::new("enterprise-managed authorization needs \"oauth\": {\"clientId\"}")
+    })?;
+    if !endpoint_allowed(&idp.token_endpoint) {
+        return Err(LoginError::new(format!(
+            "the identity provider's token endpoint {:?} is not https (http is allowed on \
+             loopback only)",
+            idp.token_endpoint
+        )));
+    }
+    let id_token = read_secret_file(&idp.id_token_file)?;
+    let manager = AuthorizationManager::new(store.resource.as_str()).await?;
+    let metadata = discover(&manager, &store.resource, None).await?;
+    let issuer = metadata
+        .issuer
+        .clone()
+        .ok_or_else(|| LoginError::new("the authorization server's metadata names no issuer"))?;
+    // The authorization server's advertised methods decide basic or post.
+    let post_only = metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|methods| {
+            methods.iter().any(|m| m == "client_secret_post")
+                && !methods.iter().any(|m| m == "client_secret_basic")
+        });
+    let secret_auth = |secret: &Option<String>, post: bool| match secret {
+        Some(s) if post => {
+            EmaClientAuthentication::ClientSecretPost(oauth2::ClientSecret::new(s.clone()))
+        }
+        Some(s) => EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(s.clone())),
+        None => EmaClientAuthentication::None,
+    };
+    let idp_server = EmaAuthorizationServer::new(&idp.issuer, &idp.token_endpoint, &idp.client_id)
+        .with_client_authentication(secret_auth(&idp.client_secret, false));
+    let resource_server =
+        EmaAuthorizationServer::new(issuer.clone(), &metadata.token_endpoint, &client_id)
+            .with_client_authentication(secret_auth(&settings.client_secret, post_only));
+    let http = rmcp::transport::auth::default_oauth_http_client()?;
+    let mut request = EmaExchangeRequest::new_with_id_token(
+        idp_server,
+        resource_server,
+        &store.resource,
+        &id_token,
+    );
+    if !settings.scopes.is_empty() {
+        request = request.with_scopes(settings.scopes.clone());
+    }
+    let token = request
+        .exchange(&http, &http)
+        .await
+        .map_err(|e| LoginError::new(format!("enterprise-managed authorization failed: {e}")))?;
+    let mut response = serde_json::json!({
+        "access_token": token.access_token.secret(),
+        "token_type": "bearer",
+    });
+    if let Some(expires) = token.expires_in {
+        response["expires_in"] = expires.as_secs().into();
+    }
+    let response = serde_json::from_value(response).map_err(|e| LoginError::new(e.to_string()))?;
+    let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
+    scopes.sort();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let credentials = StoredCredentials::new(client_id, Some(response), scopes, Some(now))
+        .with_issuer(Some(issuer));
+    store.save(credentials).await?;
+    Ok(())
+}
+
+/// A secret kept in a file (an ID token), read with a bound and trimmed.
+fn read_secret_file(path: &Path) -> Result<String, LoginError> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| LoginError::new(format!("cannot read {}: {e}", path.display())))?;
+    if meta.len() > MAX_TOKEN_FILE {
+        return Err(LoginError::new(format!(
+            "{} is too large for a token",
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LoginError::new(format!("cannot read {}: {e}", path.display())))?;
+    Ok(text.trim().to_owned())
 }
 
 fn signing_algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, LoginError> {

@@ -333,6 +333,20 @@ struct OAuthEntry {
     private_key_file: Option<PathBuf>,
     #[serde(default)]
     signing_algorithm: Option<String>,
+    /// The enterprise identity provider (`"grant": "enterprise"`).
+    #[serde(default)]
+    idp: Option<IdpEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct IdpEntry {
+    issuer: String,
+    token_endpoint: String,
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+    id_token_file: PathBuf,
 }
 
 // Written by hand: the entry holds a client secret, which debug output must not show.
@@ -348,15 +362,34 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
     let Some(entry) = entry else {
         return Ok(crate::auth::OAuthSettings::default());
     };
-    let client_credentials = match entry.grant.as_deref() {
-        None | Some("authorization_code") => false,
-        Some("client_credentials") => true,
+    let (client_credentials, enterprise) = match entry.grant.as_deref() {
+        None | Some("authorization_code") => (false, false),
+        Some("client_credentials") => (true, false),
+        Some("enterprise") => (false, true),
         Some(other) => {
             return Err(format!(
-                "\"oauth\".\"grant\" is \"authorization_code\" or \"client_credentials\", not {other:?}"
+                "\"oauth\".\"grant\" is \"authorization_code\", \"client_credentials\" or \
+                 \"enterprise\", not {other:?}"
             ));
         }
     };
+    let idp = match (enterprise, entry.idp) {
+        (true, Some(idp)) => Some(crate::auth::IdpSettings {
+            issuer: idp.issuer,
+            token_endpoint: idp.token_endpoint,
+            client_id: idp.client_id,
+            client_secret: idp.client_secret,
+            id_token_file: base.join(idp.id_token_file),
+        }),
+        (true, None) => return Err("\"grant\": \"enterprise\" needs \"idp\"".to_owned()),
+        (false, Some(_)) => {
+            return Err("\"idp\" is for \"grant\": \"enterprise\"".to_owned());
+        }
+        (false, None) => None,
+    };
+    if enterprise && entry.client_id.is_none() {
+        return Err("\"grant\": \"enterprise\" needs \"clientId\"".to_owned());
+    }
     if client_credentials && entry.client_id.is_none() {
         return Err("\"oauth\" with the client_credentials grant needs \"clientId\"".to_owned());
     }
@@ -368,6 +401,7 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
         client_credentials,
         private_key_file: entry.private_key_file.map(|f| base.join(f)),
         signing_algorithm: entry.signing_algorithm,
+        idp,
     })
 }
 

@@ -14,7 +14,7 @@ mod tool;
 
 use std::sync::Arc;
 
-pub use auth::{LoginError, LoopbackRedirect, OAuthSettings, PendingLogin, TokenFile};
+pub use auth::{IdpSettings, LoginError, LoopbackRedirect, OAuthSettings, PendingLogin, TokenFile};
 pub use client::{SampleError, Sampler, mcp_stop_reason};
 pub use config::{ApprovalRules, ConfigError, InheritEnv, ServerConfig, Transport};
 pub use server::{InProcess, Limits, McpServer, ServerError};

@@ -709,16 +709,20 @@ impl McpServer {
             return Ok(None);
         };
         let settings = &self.config.oauth;
-        let manager = match crate::auth::stored_manager(&store).await {
-            Ok(Some(manager)) => Some(manager),
-            // Unattended use gets a new token where a person would be asked to log in.
-            Ok(None) | Err(_) if settings.client_credentials => None,
+        // Unattended use gets a new token where a person would be asked to log in: when
+        // there is none, or it is about to expire (these grants give no refresh token).
+        let stored = if settings.unattended() && store.expires_soon() {
+            Ok(None)
+        } else {
+            crate::auth::stored_manager(&store).await
+        };
+        let manager = match stored {
+            Ok(Some(manager)) => manager,
+            Ok(None) | Err(_) if settings.unattended() => {
+                crate::auth::unattended(&store, settings).await?
+            }
             Ok(None) => return Ok(None),
             Err(e) => return Err(e),
-        };
-        let manager = match manager {
-            Some(manager) => manager,
-            None => crate::auth::client_credentials(&store, settings).await?,
         };
         Ok(Some(AuthClient::new(reqwest::Client::default(), manager)))
     }
