@@ -1005,6 +1005,7 @@ async fn respond(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -1018,6 +1019,40 @@ mod tests {
         assert!(!endpoint_allowed("http://10.0.0.1/token"));
         assert!(!endpoint_allowed("ftp://127.0.0.1/token"));
         assert!(!endpoint_allowed("not a url"));
+    }
+
+    #[test]
+    fn a_token_file_for_another_resource_or_too_large_is_not_used() {
+        let dir = std::env::temp_dir().join(format!("tw-token-test-{}", std::process::id()));
+        let file = TokenFile::new(&dir, "srv", "https://a.example/mcp");
+        let record = Record {
+            server: "srv".into(),
+            resource: "https://b.example/mcp".into(),
+            ..Record::default()
+        };
+        file.write(&record).unwrap();
+        assert!(
+            file.read().unwrap().is_none(),
+            "another resource's file was used"
+        );
+        std::fs::write(file.path(), vec![b' '; MAX_TOKEN_FILE as usize + 1]).unwrap();
+        assert!(
+            file.read()
+                .err()
+                .unwrap_or_default()
+                .contains("larger than a token file")
+        );
+        std::fs::write(file.path(), b"not json").unwrap();
+        assert!(
+            file.read()
+                .err()
+                .unwrap_or_default()
+                .contains("not a toolwire token file")
+        );
+        assert!(!file.has_tokens());
+        assert!(file.expires_soon());
+        assert!(file.remove().unwrap());
+        let _ = std::fs::remove_dir(&dir);
     }
 
     #[test]

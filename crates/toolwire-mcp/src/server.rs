@@ -557,10 +557,11 @@ impl McpServer {
                 tokio::time::timeout(self.limits.connect_timeout, fut).await
             }
             (None, Transport::Http { url, headers }) => {
+                // A stored login that cannot be used now (its authorization server is
+                // down, say) is a failure to retry, not a reason to log in again: a token
+                // the server refuses comes back as a 401, which is.
                 let auth = self.authorized_client().await.map_err(|e| {
-                    let mut error = self.error(e.0);
-                    error.needs_login = true;
-                    Failed::Start(error)
+                    Failed::Start(self.error(format!("cannot use its authorization: {}", e.0)))
                 })?;
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
