@@ -1,7 +1,7 @@
 //! Logging in against an authorization server that lies: a small one on loopback, made
 //! to answer with a wrong issuer, a `resource` for another server, `http:` endpoints off
-//! loopback, a redirect to another host, metadata too large or not JSON, and a redirect
-//! whose state is not the login's. Each gets a clear error and no token is requested or
+//! loopback, a redirect to another host, metadata too large or not JSON, no S256 PKCE,
+//! and a redirect whose state is not the login's. Each gets a clear error and no token is requested or
 //! stored. A well-behaved one shows what a good login sends (PKCE S256, `resource`) and
 //! keeps (an owner-only file), and that no debug output shows the token.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -31,6 +31,7 @@ enum Lie {
     RedirectElsewhere,
     Oversized,
     Malformed,
+    PlainPkceOnly,
 }
 
 struct Auth {
@@ -91,6 +92,9 @@ async fn metadata(State(a): State<Arc<Auth>>) -> Response {
             doc["padding"] = "x".repeat(3 << 20).into();
         }
         Lie::Malformed => return (StatusCode::OK, "{\"issuer\": ").into_response(),
+        Lie::PlainPkceOnly => {
+            doc["code_challenge_methods_supported"] = serde_json::json!(["plain"])
+        }
         Lie::None | Lie::OtherResource => {}
     }
     axum::Json(doc).into_response()
@@ -225,6 +229,12 @@ async fn oversized_metadata_is_refused() {
 async fn malformed_metadata_is_refused() {
     let (error, ..) = refused(Lie::Malformed).await;
     assert!(!error.is_empty());
+}
+
+#[tokio::test]
+async fn a_server_without_s256_pkce_is_refused() {
+    let (error, ..) = refused(Lie::PlainPkceOnly).await;
+    assert!(error.contains("PKCE") && error.contains("S256"), "{error}");
 }
 
 #[tokio::test]
