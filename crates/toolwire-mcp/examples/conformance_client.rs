@@ -117,6 +117,12 @@ fn oauth_settings(scenario: &str, keys: &std::path::Path) -> OAuthSettings {
         settings.client_credentials = true;
     }
     settings.client_credentials |= scenario.starts_with("auth/client-credentials");
+    // Workload identity federation: the platform's JWT for this workload.
+    if let Some(jwt) = text("valid_jwt") {
+        let file = keys.join("workload.jwt");
+        std::fs::write(&file, jwt).unwrap();
+        settings.assertion_file = Some(file);
+    }
     // Cross-app access: the enterprise identity provider, and the person's ID token from it.
     if let (Some(issuer), Some(token_endpoint), Some(client_id), Some(id_token)) = (
         text("idp_issuer"),

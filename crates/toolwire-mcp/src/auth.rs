@@ -53,6 +53,9 @@ pub struct OAuthSettings {
     /// identity provider whose ID token is exchanged for an identity assertion (ID-JAG),
     /// which the server's authorization server takes as the grant. Unattended.
     pub idp: Option<IdpSettings>,
+    /// Workload identity federation (RFC 7523 JWT bearer): a file holding the JWT the
+    /// platform issued to this workload, given as the grant. Unattended.
+    pub assertion_file: Option<PathBuf>,
 }
 
 /// The enterprise identity provider of [`OAuthSettings::idp`].
@@ -81,7 +84,7 @@ impl std::fmt::Debug for IdpSettings {
 impl OAuthSettings {
     /// Whether tokens come without a person (client credentials, enterprise-managed).
     pub fn unattended(&self) -> bool {
-        self.client_credentials || self.idp.is_some()
+        self.client_credentials || self.idp.is_some() || self.assertion_file.is_some()
     }
 }
 
@@ -96,6 +99,7 @@ impl std::fmt::Debug for OAuthSettings {
             .field("private_key_file", &self.private_key_file)
             .field("signing_algorithm", &self.signing_algorithm)
             .field("idp", &self.idp)
+            .field("assertion_file", &self.assertion_file)
             .finish_non_exhaustive()
     }
 }
@@ -695,9 +699,12 @@ pub(crate) async fn unattended(
             .map_err(|e| LoginError::new(format!("cannot start the grant: {e}")))
             .and_then(|rt| {
                 rt.block_on(async {
-                    match &own_settings.idp {
-                        Some(idp) => grant_enterprise(&own_store, &own_settings, idp).await,
-                        None => grant_client_credentials(&own_store, &own_settings).await,
+                    match (&own_settings.idp, &own_settings.assertion_file) {
+                        (Some(idp), _) => grant_enterprise(&own_store, &own_settings, idp).await,
+                        (None, Some(file)) => {
+                            grant_jwt_bearer(&own_store, &own_settings, file).await
+                        }
+                        (None, None) => grant_client_credentials(&own_store, &own_settings).await,
                     }
                 })
             });
@@ -828,9 +835,21 @@ async fn grant_enterprise(
     if let Some(expires) = token.expires_in {
         response["expires_in"] = expires.as_secs().into();
     }
-    let response = serde_json::from_value(response).map_err(|e| LoginError::new(e.to_string()))?;
     let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
     scopes.sort();
+    keep_token(store, client_id, response, scopes, issuer).await
+}
+
+/// Stores a token response (JSON, as a token endpoint gives it) got without a person.
+async fn keep_token(
+    store: &TokenFile,
+    client_id: String,
+    response: serde_json::Value,
+    scopes: Vec<String>,
+    issuer: String,
+) -> Result<(), LoginError> {
+    let response = serde_json::from_value(response)
+        .map_err(|e| LoginError::new(format!("the token response is not one: {e}")))?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -839,6 +858,74 @@ async fn grant_enterprise(
         .with_issuer(Some(issuer));
     store.save(credentials).await?;
     Ok(())
+}
+
+/// Workload identity federation (SEP-1933, RFC 7523): a JWT the platform issued to this
+/// workload, given to the authorization server as the grant. A refusal is final: the
+/// same assertion is not sent again, and no other grant is tried.
+async fn grant_jwt_bearer(
+    store: &TokenFile,
+    settings: &OAuthSettings,
+    assertion_file: &Path,
+) -> Result<(), LoginError> {
+    let client_id = settings
+        .client_id
+        .clone()
+        .ok_or_else(|| LoginError::new("the jwt_bearer grant needs \"oauth\": {\"clientId\"}"))?;
+    let assertion = read_secret_file(assertion_file)?;
+    let manager = AuthorizationManager::new(store.resource.as_str()).await?;
+    let metadata = discover(&manager, &store.resource, None).await?;
+    let issuer = metadata.issuer.clone().unwrap_or_default();
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    form.append_pair("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer")
+        .append_pair("assertion", &assertion)
+        .append_pair("client_id", &client_id)
+        .append_pair("resource", &store.resource);
+    if !settings.scopes.is_empty() {
+        form.append_pair("scope", &settings.scopes.join(" "));
+    }
+    let body = form.finish();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| LoginError::new(e.to_string()))?;
+    let endpoint = &metadata.token_endpoint;
+    let mut response = client
+        .post(endpoint)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| LoginError::new(format!("cannot reach {endpoint}: {e}")))?;
+    let status = response.status();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| LoginError::new(format!("cannot read {endpoint}'s answer: {e}")))?
+    {
+        if bytes.len() + chunk.len() > MAX_METADATA {
+            return Err(LoginError::new(format!("{endpoint}'s answer is too large")));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    if !status.is_success() {
+        let code = answer["error"].as_str().unwrap_or("no error code");
+        let detail = answer["error_description"].as_str().unwrap_or_default();
+        return Err(LoginError::new(format!(
+            "the authorization server refused the workload's assertion ({status}): {} {}",
+            clip(code, 100),
+            clip(detail, 300)
+        )));
+    }
+    let scopes = answer["scope"]
+        .as_str()
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    keep_token(store, client_id, answer, scopes, issuer).await
 }
 
 /// A secret kept in a file (an ID token), read with a bound and trimmed.

@@ -336,6 +336,9 @@ struct OAuthEntry {
     /// The enterprise identity provider (`"grant": "enterprise"`).
     #[serde(default)]
     idp: Option<IdpEntry>,
+    /// The workload's JWT (`"grant": "jwt_bearer"`).
+    #[serde(default)]
+    assertion_file: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -362,16 +365,25 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
     let Some(entry) = entry else {
         return Ok(crate::auth::OAuthSettings::default());
     };
-    let (client_credentials, enterprise) = match entry.grant.as_deref() {
-        None | Some("authorization_code") => (false, false),
-        Some("client_credentials") => (true, false),
-        Some("enterprise") => (false, true),
+    let (client_credentials, enterprise, jwt_bearer) = match entry.grant.as_deref() {
+        None | Some("authorization_code") => (false, false, false),
+        Some("client_credentials") => (true, false, false),
+        Some("enterprise") => (false, true, false),
+        Some("jwt_bearer") => (false, false, true),
         Some(other) => {
             return Err(format!(
-                "\"oauth\".\"grant\" is \"authorization_code\", \"client_credentials\" or \
-                 \"enterprise\", not {other:?}"
+                "\"oauth\".\"grant\" is \"authorization_code\", \"client_credentials\", \
+                 \"enterprise\" or \"jwt_bearer\", not {other:?}"
             ));
         }
+    };
+    let assertion_file = match (jwt_bearer, entry.assertion_file) {
+        (true, Some(file)) => Some(base.join(file)),
+        (true, None) => return Err("\"grant\": \"jwt_bearer\" needs \"assertionFile\"".to_owned()),
+        (false, Some(_)) => {
+            return Err("\"assertionFile\" is for \"grant\": \"jwt_bearer\"".to_owned());
+        }
+        (false, None) => None,
     };
     let idp = match (enterprise, entry.idp) {
         (true, Some(idp)) => Some(crate::auth::IdpSettings {
@@ -387,8 +399,8 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
         }
         (false, None) => None,
     };
-    if enterprise && entry.client_id.is_none() {
-        return Err("\"grant\": \"enterprise\" needs \"clientId\"".to_owned());
+    if (enterprise || jwt_bearer) && entry.client_id.is_none() {
+        return Err("this \"grant\" needs \"clientId\"".to_owned());
     }
     if client_credentials && entry.client_id.is_none() {
         return Err("\"oauth\" with the client_credentials grant needs \"clientId\"".to_owned());
@@ -402,6 +414,7 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
         private_key_file: entry.private_key_file.map(|f| base.join(f)),
         signing_algorithm: entry.signing_algorithm,
         idp,
+        assertion_file,
     })
 }
 
