@@ -1025,6 +1025,8 @@ impl LoopbackRedirect {
     async fn landing(&self, state: &str) -> (String, tokio::net::TcpStream) {
         loop {
             let Ok((mut stream, _)) = self.listener.accept().await else {
+                // Out of descriptors, say: wait rather than spin.
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             };
             let Some(target) = read_request_target(&mut stream).await else {
