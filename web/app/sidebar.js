@@ -102,7 +102,7 @@ export class Sidebar {
       const details = h('details', { class: 'server', 'data-server': server ? server.name : '' },
         h('summary', {},
           h('span', { class: 'server-name' }, server ? server.name : 'Built-in tools'),
-          server ? h('span', { class: 'state-pill', 'data-state': server.state || 'idle' }, server.state || 'idle') : null,
+          server ? h('span', { class: 'state-pill', 'data-state': server.state || 'idle' }, String(server.state || 'idle').replace('_', ' ')) : null,
           h('span', { class: 'count' }, String(tools.length))));
       // Open unless the person closed it; a search opens every group with a match.
       details.open = q ? true : this.openGroups.get(key) ?? true;
