@@ -28,7 +28,7 @@ export async function launchBrowser() {
   return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--headless', '--autoplay-policy=no-user-gesture-required'] });
 }
 
-async function freePort() {
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
@@ -69,8 +69,9 @@ export async function serve(d, port, extra = []) {
     await until(async () => {
       const r = await fetch(`${base}/api/servers`);
       const { servers } = await r.json();
-      return servers.every((s) => s.state === 'ready' || s.state === 'failed');
-    }, 60000, 'the MCP servers to be ready or failed');
+      // A server that needs a login has settled too: it waits for a person.
+      return servers.every((s) => ['ready', 'failed', 'needs_login'].includes(s.state));
+    }, 60000, 'the MCP servers to be ready, failed or waiting for a login');
   }
   const stop = () => new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();

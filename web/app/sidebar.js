@@ -102,13 +102,18 @@ export class Sidebar {
       const details = h('details', { class: 'server', 'data-server': server ? server.name : '' },
         h('summary', {},
           h('span', { class: 'server-name' }, server ? server.name : 'Built-in tools'),
-          server ? h('span', { class: 'state-pill', 'data-state': server.state || 'idle' }, server.state || 'idle') : null,
+          server ? h('span', { class: 'state-pill', 'data-state': server.state || 'idle' }, String(server.state || 'idle').replace('_', ' ')) : null,
           h('span', { class: 'count' }, String(tools.length))));
       // Open unless the person closed it; a search opens every group with a match.
       details.open = q ? true : this.openGroups.get(key) ?? true;
       details.addEventListener('toggle', () => { if (!q) this.openGroups.set(key, details.open); });
       if (server && server.target) details.append(h('div', { class: 'server-target' }, String(server.target)));
       if (server && server.reason) details.append(h('div', { class: 'server-reason' }, String(server.reason)));
+      if (server && server.state === 'needs_login') {
+        details.append(h('button', { type: 'button', class: 'server-login', onclick: () => this.logIn(server.name) }, 'Log in'));
+      } else if (server && String(server.target || '').startsWith('http')) {
+        details.append(h('button', { type: 'button', class: 'server-logout', onclick: () => this.logOut(server.name) }, 'Log out'));
+      }
       const list = h('ul', { class: 'side-list' });
       for (const t of shown) {
         const title = toolTitle(t);
@@ -125,6 +130,36 @@ export class Sidebar {
     }
     if (!out.length) out.push(h('p', { class: 'side-empty' }, q ? 'No tool matches.' : 'No tools.'));
     this.toolsBox.replaceChildren(...out);
+  }
+
+  /** Starts a login to MCP server `name`: its authorization page opens in a new tab, whose
+   * redirect comes back to this server and finishes the login there; the catalogue polls
+   * until the server is up again. The tab is opened before the request, while the click
+   * still counts as the person's (a tab opened after an await is blocked as a popup). */
+  async logIn(name) {
+    const tab = window.open('', '_blank');
+    // The authorization server's page gets no handle on this one.
+    if (tab) tab.opener = null;
+    try {
+      const body = await api(`/api/servers/${encodeURIComponent(name)}/login`, { method: 'POST' });
+      const url = body && typeof body.url === 'string' ? body.url : '';
+      if (!/^https?:\/\//i.test(url)) throw new Error('the server gave no login page');
+      if (tab) tab.location.href = url; else window.location.href = url;
+      this.catalogue.expectLogin(name);
+    } catch (err) {
+      if (tab) tab.close();
+      showError(this.toolsBox, err);
+    }
+  }
+
+  /** Forgets MCP server `name`'s tokens. */
+  async logOut(name) {
+    try {
+      await api(`/api/servers/${encodeURIComponent(name)}/logout`, { method: 'POST' });
+      await this.catalogue.poll();
+    } catch (err) {
+      showError(this.toolsBox, err);
+    }
   }
 }
 

@@ -36,6 +36,8 @@ export class Catalogue {
     this.tools = new Map();
     /** As `/api/servers` lists them; empty before the endpoint exists (a 404). */
     this.servers = [];
+    /** Servers a login was begun for here (polled fast while they wait for it). */
+    this.loggingIn = new Set();
     this.listeners = new Set();
     this.timer = null;
     this.readyNames = new Set();
@@ -84,11 +86,21 @@ export class Catalogue {
     const newlyReady = [...ready].some((n) => !this.readyNames.has(n));
     this.readyNames = ready;
     this.servers = servers;
+    for (const name of [...this.loggingIn]) {
+      if (!servers.some((s) => s.name === name && s.state === 'needs_login')) this.loggingIn.delete(name);
+    }
     return newlyReady;
   }
 
   busy() {
-    return this.servers.some((s) => s.state === 'connecting' || s.state === 'restarting');
+    return this.servers.some((s) => s.state === 'connecting' || s.state === 'restarting'
+      || (s.state === 'needs_login' && this.loggingIn.has(s.name)));
+  }
+
+  /** A login to `name` was begun in another tab: poll fast until it is no longer waiting. */
+  expectLogin(name) {
+    this.loggingIn.add(name);
+    this.schedule();
   }
 
   schedule() {

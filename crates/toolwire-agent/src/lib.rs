@@ -49,7 +49,7 @@ pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
 pub use toolwire_runtime::{
     ApprovalPolicy, Registered, Registry, ResolveError, SharedEvent, Tool, ToolSchema,
 };
-pub use toolwire_tool::{SourceState, SourceStatus, ToolSource};
+pub use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
 /// The default limit on model requests per user message.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 100;

@@ -27,6 +27,8 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Which of its calls ask a person first.
     pub approval: ApprovalRules,
+    /// How it is logged in to (HTTP servers that need OAuth authorization).
+    pub oauth: crate::auth::OAuthSettings,
 }
 
 impl ServerConfig {
@@ -39,6 +41,7 @@ impl ServerConfig {
             name,
             transport,
             approval: ApprovalRules::default(),
+            oauth: crate::auth::OAuthSettings::default(),
         }
     }
 }
@@ -306,6 +309,113 @@ struct Entry {
     /// safe default.
     #[serde(default)]
     inherit_env: Option<Json>,
+    /// How toolwire identifies itself to the server's authorization server.
+    #[serde(default)]
+    oauth: Option<OAuthEntry>,
+}
+
+/// The `"oauth"` object of an entry.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OAuthEntry {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    client_metadata_url: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
+    /// `"authorization_code"` (a person logs in; the default) or `"client_credentials"`.
+    #[serde(default)]
+    grant: Option<String>,
+    #[serde(default)]
+    private_key_file: Option<PathBuf>,
+    #[serde(default)]
+    signing_algorithm: Option<String>,
+    /// The enterprise identity provider (`"grant": "enterprise"`).
+    #[serde(default)]
+    idp: Option<IdpEntry>,
+    /// The workload's JWT (`"grant": "jwt_bearer"`).
+    #[serde(default)]
+    assertion_file: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct IdpEntry {
+    issuer: String,
+    token_endpoint: String,
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+    id_token_file: PathBuf,
+}
+
+// Written by hand: the entry holds a client secret, which debug output must not show.
+impl std::fmt::Debug for OAuthEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthEntry")
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuthSettings, String> {
+    let Some(entry) = entry else {
+        return Ok(crate::auth::OAuthSettings::default());
+    };
+    let (client_credentials, enterprise, jwt_bearer) = match entry.grant.as_deref() {
+        None | Some("authorization_code") => (false, false, false),
+        Some("client_credentials") => (true, false, false),
+        Some("enterprise") => (false, true, false),
+        Some("jwt_bearer") => (false, false, true),
+        Some(other) => {
+            return Err(format!(
+                "\"oauth\".\"grant\" is \"authorization_code\", \"client_credentials\", \
+                 \"enterprise\" or \"jwt_bearer\", not {other:?}"
+            ));
+        }
+    };
+    let assertion_file = match (jwt_bearer, entry.assertion_file) {
+        (true, Some(file)) => Some(base.join(file)),
+        (true, None) => return Err("\"grant\": \"jwt_bearer\" needs \"assertionFile\"".to_owned()),
+        (false, Some(_)) => {
+            return Err("\"assertionFile\" is for \"grant\": \"jwt_bearer\"".to_owned());
+        }
+        (false, None) => None,
+    };
+    let idp = match (enterprise, entry.idp) {
+        (true, Some(idp)) => Some(crate::auth::IdpSettings {
+            issuer: idp.issuer,
+            token_endpoint: idp.token_endpoint,
+            client_id: idp.client_id,
+            client_secret: idp.client_secret,
+            id_token_file: base.join(idp.id_token_file),
+        }),
+        (true, None) => return Err("\"grant\": \"enterprise\" needs \"idp\"".to_owned()),
+        (false, Some(_)) => {
+            return Err("\"idp\" is for \"grant\": \"enterprise\"".to_owned());
+        }
+        (false, None) => None,
+    };
+    if (enterprise || jwt_bearer) && entry.client_id.is_none() {
+        return Err("this \"grant\" needs \"clientId\"".to_owned());
+    }
+    if client_credentials && entry.client_id.is_none() {
+        return Err("\"oauth\" with the client_credentials grant needs \"clientId\"".to_owned());
+    }
+    Ok(crate::auth::OAuthSettings {
+        client_id: entry.client_id,
+        client_secret: entry.client_secret,
+        client_metadata_url: entry.client_metadata_url,
+        scopes: entry.scopes,
+        client_credentials,
+        private_key_file: entry.private_key_file.map(|f| base.join(f)),
+        signing_algorithm: entry.signing_algorithm,
+        idp,
+        assertion_file,
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -361,6 +471,7 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
             why,
         };
         let inherit = inherit_of(entry.inherit_env).map_err(server_error)?;
+        let oauth = oauth_of(entry.oauth, base).map_err(server_error)?;
         let approval = ApprovalRules {
             server: entry.approval,
             tools: entry
@@ -411,6 +522,7 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
         };
         let mut server = ServerConfig::new(name, transport);
         server.approval = approval;
+        server.oauth = oauth;
         out.push(server);
     }
     Ok(out)
@@ -607,10 +719,17 @@ mod tests {
             "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"KEY": "secret"}},
             "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
             "off": {"command": "x", "disabled": true},
+            "login": {"url": "https://example.com/mcp", "oauth": {"clientId": "tw", "clientSecret": "oauth-secret", "scopes": ["read"]}},
         }});
         let servers = parse_servers_json(&doc, Path::new("/etc")).unwrap();
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["everything", "remote"]);
+        assert_eq!(names, ["everything", "remote", "login"]);
+        assert_eq!(servers[2].oauth.client_id.as_deref(), Some("tw"));
+        assert_eq!(
+            servers[2].oauth.client_secret.as_deref(),
+            Some("oauth-secret")
+        );
+        assert_eq!(servers[2].oauth.scopes, ["read"]);
         let debug = format!("{:?}", servers);
         assert!(
             !debug.contains("secret") && !debug.contains("Bearer"),
@@ -622,6 +741,9 @@ mod tests {
             json!({"mcpServers": {"a": {"url": "ftp://h"}}}),
             json!({"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}),
             json!({"mcpServers": {"a": {"command": 7}}}),
+            json!({"mcpServers": {"a": {"url": "http://h", "oauth": {"grant": "implicit"}}}}),
+            json!({"mcpServers": {"a": {"url": "http://h", "oauth": {"grant": "client_credentials"}}}}),
+            json!({"mcpServers": {"a": {"url": "http://h", "oauth": {"clientID": "typo"}}}}),
             json!({"other": {}}),
         ] {
             let err = parse_servers_json(&bad, Path::new("/")).unwrap_err();

@@ -1,6 +1,7 @@
 //! MCP servers as toolwire tool sources: configuration, naming, connections and the tools
 //! that call them. rmcp is used here only, so that its churn stays in one crate.
 
+pub mod auth;
 mod client;
 pub mod config;
 pub mod naming;
@@ -13,6 +14,7 @@ mod tool;
 
 use std::sync::Arc;
 
+pub use auth::{IdpSettings, LoginError, LoopbackRedirect, OAuthSettings, PendingLogin, TokenFile};
 pub use client::{SampleError, Sampler, mcp_stop_reason};
 pub use config::{ApprovalRules, ConfigError, InheritEnv, ServerConfig, Transport};
 pub use server::{InProcess, Limits, McpServer, ServerError};

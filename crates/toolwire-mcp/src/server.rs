@@ -8,13 +8,15 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value as Json;
 use tokio::io::AsyncReadExt;
 
-use toolwire_tool::{SourceState, SourceStatus, ToolSource};
+use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
+use crate::auth::{LoginError, PendingLogin, TokenFile};
 use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
 
@@ -56,6 +58,8 @@ pub struct ServerError {
     pub server: String,
     pub target: String,
     pub why: String,
+    /// It refused toolwire for want of a token (or of scope): logging in may fix it.
+    pub needs_login: bool,
 }
 
 /// A live connection.
@@ -89,6 +93,8 @@ enum State {
         retry_at: Instant,
         error: ServerError,
     },
+    /// Refused for want of a login: not tried again until one happens.
+    NeedsLogin(ServerError),
 }
 
 /// Makes the byte stream of an in-process server, once per connection.
@@ -111,6 +117,16 @@ pub struct McpServer {
     /// What a person is shown of it; kept beside `state` (whose lock is held through a
     /// whole handshake) so that reading it never waits.
     shown: Mutex<Shown>,
+    /// Where its OAuth tokens are kept (the data directory's `mcp-auth`); without one,
+    /// an HTTP server is only reached with its configured headers.
+    token_dir: Option<std::path::PathBuf>,
+    /// The `WWW-Authenticate` of its last 401 or 403: where a login starts discovery,
+    /// and the scope a step-up asks for.
+    challenge: Mutex<Option<String>>,
+    /// Woken when a login or logout changes what the server would answer.
+    pub(crate) login_changed: tokio::sync::Notify,
+    /// Logins begun for a host's redirect route (`toolwire serve`), by age.
+    pending: Mutex<Vec<(Instant, PendingLogin)>>,
 }
 
 /// The server's state as shown, and what it has been.
@@ -128,7 +144,73 @@ impl ToolSource for McpServer {
     fn status(&self) -> SourceStatus {
         McpServer::status(self)
     }
+
+    fn login(&self) -> Option<&dyn SourceLogin> {
+        self.token_file().map(|_| self as &dyn SourceLogin)
+    }
 }
+
+/// Logins begun in a browser that a host finishes on its own redirect route.
+impl SourceLogin for McpServer {
+    fn begin_login<'a>(
+        &'a self,
+        redirect_uri: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<LoginStart, String>> {
+        Box::pin(async move {
+            let pending = McpServer::begin_login(self, redirect_uri)
+                .await
+                .map_err(|e| e.0)?;
+            let start = LoginStart {
+                url: pending.url().to_owned(),
+                state: pending.state().to_owned(),
+            };
+            if let Ok(mut waiting) = self.pending.lock() {
+                // The newest few only: a login nobody finishes must not pile up.
+                waiting.retain(|(at, _)| at.elapsed() < crate::auth::LOGIN_TIMEOUT);
+                if waiting.len() >= MAX_PENDING_LOGINS {
+                    waiting.remove(0);
+                }
+                waiting.push((Instant::now(), pending));
+            }
+            Ok(start)
+        })
+    }
+
+    fn awaits(&self, state: &str) -> bool {
+        self.pending
+            .lock()
+            .is_ok_and(|w| w.iter().any(|(_, p)| p.state() == state))
+    }
+
+    fn finish_login<'a>(
+        &'a self,
+        state: &'a str,
+        redirect: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let pending = self.pending.lock().ok().and_then(|mut waiting| {
+                let at = waiting.iter().position(|(_, p)| p.state() == state)?;
+                Some(waiting.remove(at))
+            });
+            let Some((at, pending)) = pending else {
+                return Err("no login of this server waits for this redirect".to_owned());
+            };
+            if at.elapsed() >= crate::auth::LOGIN_TIMEOUT {
+                return Err("this login took too long; start it again".to_owned());
+            }
+            McpServer::finish_login(self, pending, redirect)
+                .await
+                .map_err(|e| e.0)
+        })
+    }
+
+    fn logout(&self) -> futures::future::BoxFuture<'_, Result<bool, String>> {
+        Box::pin(async move { McpServer::logout(self).await.map_err(|e| e.0) })
+    }
+}
+
+/// Logins begun in a browser and not finished yet, kept per server.
+const MAX_PENDING_LOGINS: usize = 4;
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -149,6 +231,10 @@ impl McpServer {
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
             shown: Mutex::new(Shown::default()),
+            token_dir: None,
+            challenge: Mutex::new(None),
+            login_changed: tokio::sync::Notify::new(),
+            pending: Mutex::new(Vec::new()),
         })
     }
 
@@ -179,6 +265,10 @@ impl McpServer {
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
             shown: Mutex::new(Shown::default()),
+            token_dir: None,
+            challenge: Mutex::new(None),
+            login_changed: tokio::sync::Notify::new(),
+            pending: Mutex::new(Vec::new()),
         })
     }
 
@@ -190,7 +280,14 @@ impl McpServer {
         self
     }
 
-    /// The name as configured, for people.
+    /// Keeps its OAuth tokens in `dir` (owner-only), so that it can log in.
+    pub fn with_token_dir(mut self: Arc<Self>, dir: &std::path::Path) -> Arc<Self> {
+        if let Some(server) = Arc::get_mut(&mut self) {
+            server.token_dir = Some(dir.to_owned());
+        }
+        self
+    }
+
     /// Declares `dirs` (the workspace) as the client's roots.
     pub fn with_roots(mut self: Arc<Self>, dirs: &[std::path::PathBuf]) -> Arc<Self> {
         if let Some(server) = Arc::get_mut(&mut self) {
@@ -204,6 +301,7 @@ impl McpServer {
         &self.roots
     }
 
+    /// The name as configured, for people.
     pub fn name(&self) -> &str {
         &self.config.name
     }
@@ -221,11 +319,17 @@ impl McpServer {
         &self.limits
     }
 
+    /// An error of this server saying `why` (for a host that failed to use it).
+    pub fn error_of(&self, why: &str) -> ServerError {
+        self.error(why)
+    }
+
     pub(crate) fn error(&self, why: impl Into<String>) -> ServerError {
         ServerError {
             server: self.config.name.clone(),
             target: self.config.transport.describe(),
             why: why.into(),
+            needs_login: false,
         }
     }
 
@@ -250,6 +354,7 @@ impl McpServer {
                 }
                 *failures
             }
+            State::NeedsLogin(error) => return Err(error.clone()),
             State::Idle => 0,
         };
         self.show(|s| {
@@ -274,6 +379,15 @@ impl McpServer {
                     s.was_up = true;
                 });
                 Ok(conn)
+            }
+            Err(error) if error.needs_login => {
+                let why = error.why.clone();
+                self.show(|s| {
+                    s.state = SourceState::NeedsLogin;
+                    s.reason = Some(why);
+                });
+                *state = State::NeedsLogin(error.clone());
+                Err(error)
             }
             Err(error) => {
                 let why = error.why.clone();
@@ -443,6 +557,12 @@ impl McpServer {
                 tokio::time::timeout(self.limits.connect_timeout, fut).await
             }
             (None, Transport::Http { url, headers }) => {
+                // A stored login that cannot be used now (its authorization server is
+                // down, say) is a failure to retry, not a reason to log in again: a token
+                // the server refuses comes back as a 401, which is.
+                let auth = self.authorized_client().await.map_err(|e| {
+                    Failed::Start(self.error(format!("cannot use its authorization: {}", e.0)))
+                })?;
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
                     let name = http::HeaderName::try_from(k.as_str()).map_err(|_| {
@@ -456,9 +576,18 @@ impl McpServer {
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
-                let transport = StreamableHttpClientTransport::from_config(config);
-                let fut = handler.serve_with_lifecycle(transport, lifecycle);
-                tokio::time::timeout(self.limits.connect_timeout, fut).await
+                match auth {
+                    Some(client) => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
+                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::from_config(config);
+                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
+                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                    }
+                }
             }
         };
         let service = match started {
@@ -469,6 +598,10 @@ impl McpServer {
                     self.limits.connect_timeout.as_secs(),
                     with_stderr(&tail)
                 ))));
+            }
+            Ok(Err(e)) if e.auth_challenge().is_some() => {
+                let challenge = e.auth_challenge().map(str::to_owned);
+                return Err(Failed::Start(self.refused(challenge)));
             }
             Ok(Err(e)) => {
                 // Give the stderr reader a moment: a server that exits at once usually
@@ -525,13 +658,24 @@ impl McpServer {
                 Some(c) => serde_json::json!({"cursor": c}),
                 None => serde_json::json!({}),
             };
-            let page = tokio::time::timeout(
+            let answer = tokio::time::timeout(
                 self.limits.connect_timeout,
-                crate::task::request(&conn, "tools/list", params),
+                crate::task::request_raw(&conn, "tools/list", params),
             )
             .await
-            .map_err(|_| self.error("tools/list did not answer in time"))?
-            .map_err(|e| self.error(crate::readable::readable(&e)))?;
+            .map_err(|_| self.error("tools/list did not answer in time"))?;
+            let page = match answer {
+                Ok(page) => page.map_err(|e| self.error(format!("tools/list: {e}")))?,
+                // The token was revoked, or the authorization server changed: log in again.
+                Err(e) if e.auth_challenge().is_some() => {
+                    let challenge = e.auth_challenge().map(str::to_owned);
+                    return Err(self.refused_mid_session(challenge).await);
+                }
+                Err(e) => {
+                    let why = crate::readable::readable(&e);
+                    return Err(self.error(format!("tools/list failed: {why}")));
+                }
+            };
             if let Some(Json::Array(list)) = page.get("tools") {
                 tools.extend(list.iter().cloned());
             }
@@ -544,6 +688,148 @@ impl McpServer {
             }
         }
         Err(self.error(format!("tools/list gave more than {MAX_TOOL_PAGES} pages")))
+    }
+}
+
+/// Logging in: the server's side of [`crate::auth`].
+impl McpServer {
+    /// Its token file, when it is an HTTP server and toolwire keeps tokens.
+    pub fn token_file(&self) -> Option<TokenFile> {
+        match (&self.config.transport, &self.token_dir) {
+            (Transport::Http { url, .. }, Some(dir)) => {
+                Some(TokenFile::new(dir, &self.config.name, url))
+            }
+            _ => None,
+        }
+    }
+
+    /// The client that adds (and refreshes) the stored token, or runs the
+    /// client-credentials grant when the config asks for that; `None` without tokens.
+    async fn authorized_client(&self) -> Result<Option<AuthClient<reqwest::Client>>, LoginError> {
+        let Some(store) = self.token_file() else {
+            return Ok(None);
+        };
+        let settings = &self.config.oauth;
+        // Unattended use gets a new token where a person would be asked to log in: when
+        // there is none, or it is about to expire (these grants give no refresh token).
+        let stored = if settings.unattended() && store.expires_soon() {
+            Ok(None)
+        } else {
+            crate::auth::stored_manager(&store).await
+        };
+        let manager = match stored {
+            Ok(Some(manager)) => manager,
+            Ok(None) | Err(_) if settings.unattended() => {
+                crate::auth::unattended(&store, settings).await?
+            }
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok(Some(AuthClient::new(reqwest::Client::default(), manager)))
+    }
+
+    /// The error of a server that refused toolwire with `challenge` (its 401 or 403).
+    pub(crate) fn refused(&self, challenge: Option<String>) -> ServerError {
+        let scope = challenge
+            .as_deref()
+            .is_some_and(|c| c.contains("insufficient_scope"));
+        if let Ok(mut slot) = self.challenge.lock() {
+            *slot = challenge;
+        }
+        let how = if self.token_dir.is_some() {
+            format!("run `toolwire mcp login {}`", self.config.name)
+        } else {
+            "log in to it".to_owned()
+        };
+        let mut error = self.error(if scope {
+            format!(
+                "it asks for more access than toolwire's login grants (insufficient_scope): {how}"
+            )
+        } else {
+            format!("it requires a login (OAuth): {how}")
+        });
+        error.needs_login = true;
+        error
+    }
+
+    /// Marks it as needing a login after a call was refused (a token revoked, or a
+    /// tool that needs more scope), so that the next use says so instead of retrying.
+    pub(crate) async fn refused_mid_session(&self, challenge: Option<String>) -> ServerError {
+        let error = self.refused(challenge);
+        let why = error.why.clone();
+        *self.state.lock().await = State::NeedsLogin(error.clone());
+        self.show(|s| {
+            s.state = SourceState::NeedsLogin;
+            s.reason = Some(why);
+        });
+        error
+    }
+
+    /// Whether it waits for a person to log in.
+    pub fn needs_login(&self) -> bool {
+        self.status().state == SourceState::NeedsLogin
+    }
+
+    /// Begins a login whose redirect goes to `redirect_uri` (a loopback listener, or
+    /// `toolwire serve`'s own route); the person opens [`PendingLogin::url`].
+    pub async fn begin_login(&self, redirect_uri: &str) -> Result<PendingLogin, LoginError> {
+        let Transport::Http { url, headers } = &self.config.transport else {
+            return Err(LoginError(format!(
+                "`{}` is not an HTTP server; only those log in",
+                self.config.name
+            )));
+        };
+        let store = self.token_file().ok_or_else(|| {
+            LoginError("toolwire keeps no tokens here (no data directory)".to_owned())
+        })?;
+        let known = self.challenge.lock().ok().and_then(|c| c.clone());
+        let challenge = match known {
+            Some(c) => Some(c),
+            None => crate::auth::probe_challenge(url, headers).await,
+        };
+        crate::auth::begin(
+            store,
+            &self.config.oauth,
+            challenge.as_deref(),
+            redirect_uri,
+        )
+        .await
+    }
+
+    /// Finishes a login with the browser's redirect and lets the server be tried again.
+    pub async fn finish_login(
+        &self,
+        pending: PendingLogin,
+        redirect: &str,
+    ) -> Result<(), LoginError> {
+        pending.finish(redirect).await?;
+        self.forget_connection("logged in").await;
+        Ok(())
+    }
+
+    /// Forgets its tokens; `Ok(false)` when there were none.
+    pub async fn logout(&self) -> Result<bool, LoginError> {
+        let store = self
+            .token_file()
+            .ok_or_else(|| LoginError(format!("`{}` keeps no tokens", self.config.name)))?;
+        let removed = store.remove().map_err(LoginError)?;
+        self.forget_connection("logged out").await;
+        Ok(removed)
+    }
+
+    /// Drops the connection (made with the old token, or none) so that the next use
+    /// connects afresh, and wakes the supervisor.
+    async fn forget_connection(&self, why: &str) {
+        if let Ok(mut slot) = self.challenge.lock() {
+            *slot = None;
+        }
+        *self.state.lock().await = State::Idle;
+        self.show(|s| {
+            s.state = SourceState::Idle;
+            s.reason = Some(why.to_owned());
+        });
+        // A permit is kept when the supervisor is not waiting yet, so no wake-up is lost.
+        self.login_changed.notify_one();
     }
 }
 

@@ -64,6 +64,8 @@ async fn keep_up(
                 }
                 server.show_restarting("the server stopped; starting it again");
             }
+            // Nothing to retry until a person logs in: wait for that (or a logout).
+            Err(e) if e.needs_login => server.login_changed.notified().await,
             Err(_) => {
                 // `connection` recorded the failure and its backoff.
                 if server.failures().await >= MAX_BACKGROUND_ATTEMPTS {

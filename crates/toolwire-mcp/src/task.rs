@@ -38,12 +38,24 @@ pub(crate) async fn request(
     method: &str,
     params: Json,
 ) -> Result<Json, ToolError> {
+    request_raw(conn, method, params)
+        .await
+        .map_err(|e| {
+            let why = crate::readable::readable(&e);
+            ToolError::failed(format!("{method} failed: {why}"))
+        })?
+        .map_err(|e| ToolError::failed(format!("{method}: {e}")))
+}
+
+/// [`request`], its failure as rmcp gave it: a caller may need its auth challenge.
+pub(crate) async fn request_raw(
+    conn: &Connection,
+    method: &str,
+    params: Json,
+) -> Result<Result<Json, serde_json::Error>, rmcp::service::ServiceError> {
     let req = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-    let answer = conn.peer().send_request(req).await.map_err(|e| {
-        let why = crate::readable::readable(&e);
-        ToolError::failed(format!("{method} failed: {why}"))
-    })?;
-    serde_json::to_value(answer).map_err(|e| ToolError::failed(format!("{method}: {e}")))
+    let answer = conn.peer().send_request(req).await?;
+    Ok(serde_json::to_value(answer))
 }
 
 /// Finishes the task `created` describes in a task of its own, so that the call waiting

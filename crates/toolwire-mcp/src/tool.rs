@@ -263,6 +263,12 @@ impl McpTool {
                     let json = match answer {
                         Ok(Ok(result)) => serde_json::to_value(&result)
                             .map_err(|e| ToolError::failed(format!("unreadable result: {e}")))?,
+                        // Refused for want of a token or of scope: the server now
+                        // waits for a login (step-up asks for the scope named here).
+                        Ok(Err(e)) if e.auth_challenge().is_some() => {
+                            let challenge = e.auth_challenge().map(str::to_owned);
+                            return Err(unavailable(server.refused_mid_session(challenge).await));
+                        }
                         Ok(Err(e)) => return Err(call_error(&server, &live.conn, &e)),
                         Err(_) => {
                             server.drop_connection(&live.conn).await;

@@ -19,6 +19,7 @@ mod error;
 mod events;
 mod extract;
 pub mod guard;
+mod login;
 pub mod openapi;
 mod resources;
 pub mod sandbox;
@@ -245,6 +246,9 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/export", get(api::export))
         .route("/api/tools", get(api::list_tools))
         .route("/api/servers", get(api::list_servers))
+        .route("/api/servers/{server}/login", post(login::begin))
+        .route("/api/servers/{server}/logout", post(login::logout))
+        .route(login::CALLBACK_PATH, get(login::callback))
         .route("/api/tools/{name}/resource", post(api::read_tool_resource))
         .route("/api/resources/{blob}/content", get(resources::content))
         .route("/api/ws", get(events::ws))

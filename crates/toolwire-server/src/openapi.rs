@@ -48,6 +48,8 @@ const OFFSET: &str = r#"{"type": "integer", "minimum": 0, "maximum": 4294967295}
 fn path_schema(name: &str) -> Json_ {
     match name {
         "blob" => json!({"type": "string", "pattern": "^blake3:[0-9a-f]{64}$"}),
+        // A server's name is what its config says: any text.
+        "server" => json!({"type": "string", "minLength": 1, "maxLength": 200}),
         _ => json!({"type": "string", "pattern": toolwire_core::ID_PATTERN}),
     }
 }
@@ -180,9 +182,26 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/servers",
-        summary: "The MCP servers and their state (connecting, ready, failed, restarting).",
+        summary: "The MCP servers and their state (connecting, ready, failed, restarting, needs_login).",
         body: None,
         statuses: &[200],
+        query: &[],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/servers/{server}/login",
+        summary: "Begin logging in to an MCP server that needs authorization (OAuth): answers \
+                  {\"url\"}, the page to open; its redirect lands on /oauth/callback here.",
+        body: None,
+        statuses: &[200, 404, 409, 502],
+        query: &[],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/servers/{server}/logout",
+        summary: "Forget an MCP server's OAuth tokens: answers {\"removed\": bool}.",
+        body: None,
+        statuses: &[200, 404, 409, 500],
         query: &[],
     },
     RouteDoc {
@@ -248,6 +267,7 @@ fn reason(status: u16) -> &'static str {
         416 => "Range not satisfiable",
         422 => "Invalid JSON body",
         426 => "Upgrade required",
+        500 => "Internal error",
         502 => "The tool's source failed to answer",
         503 => "Busy: too many open connections or event feeds; retry after Retry-After seconds",
         _ => "See the error",

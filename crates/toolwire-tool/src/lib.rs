@@ -18,7 +18,7 @@ pub use schema::{
     ApprovalPolicy, ExecutionMode, ToolAnnotations, ToolExample, ToolOrigin, ToolSchema,
     is_valid_tool_name,
 };
-pub use source::{SourceState, SourceStatus, ToolSource};
+pub use source::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 /// The cancel a tool watches, re-exported so tool crates need not name tokio-util.
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{FnTool, Output, Resume, Tool, ToolError, tool_fn};

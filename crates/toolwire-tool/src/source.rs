@@ -23,6 +23,10 @@ pub enum SourceState {
     Failed,
     /// It was up and died (or failed and is tried again); being started again.
     Restarting,
+    /// It is protected (OAuth) and toolwire holds no token it accepts: a person must log
+    /// in (`toolwire mcp login NAME`, or the web app's "Log in"). Not retried until then,
+    /// since every attempt would be refused the same way.
+    NeedsLogin,
 }
 
 impl SourceState {
@@ -34,6 +38,7 @@ impl SourceState {
             SourceState::Ready => "ready",
             SourceState::Failed => "failed",
             SourceState::Restarting => "restarting",
+            SourceState::NeedsLogin => "needs_login",
         }
     }
 }
@@ -59,4 +64,40 @@ pub struct SourceStatus {
 /// Something that gives tools and has a state of its own: the host lists these.
 pub trait ToolSource: Send + Sync {
     fn status(&self) -> SourceStatus;
+
+    /// How a person logs in to it, for a source that can need a login (an MCP server
+    /// behind OAuth); `None` for one that never does.
+    fn login(&self) -> Option<&dyn SourceLogin> {
+        None
+    }
+}
+
+/// A login begun: the page the person opens, and the `state` its redirect brings back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginStart {
+    pub url: String,
+    pub state: String,
+}
+
+/// Logging a person in to a source in a browser, the redirect landing on a route the
+/// host serves (`toolwire serve`'s own). Errors are for a person; none holds a token.
+pub trait SourceLogin: Send + Sync {
+    /// Begins a login whose authorization server redirects to `redirect_uri`.
+    fn begin_login<'a>(
+        &'a self,
+        redirect_uri: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<LoginStart, String>>;
+
+    /// Whether a login begun here waits for the redirect carrying `state`.
+    fn awaits(&self, state: &str) -> bool;
+
+    /// Finishes the login begun with `state`, with the redirect's full URL.
+    fn finish_login<'a>(
+        &'a self,
+        state: &'a str,
+        redirect: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>>;
+
+    /// Forgets the stored tokens; `Ok(false)` when there were none.
+    fn logout(&self) -> futures::future::BoxFuture<'_, Result<bool, String>>;
 }

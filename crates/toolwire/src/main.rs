@@ -81,6 +81,8 @@ enum Command {
     /// Be an MCP server (stdio) for a host: the configured MCP servers' tools through
     /// toolwire (stored, budgeted for the host, media kept, approvals asked).
     Gateway(cmd::gateway::Args),
+    /// MCP servers themselves: log in to a protected one, log out.
+    Mcp(cmd::mcp::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -147,5 +149,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Migrate(args) => cmd::migrate::run(args).await,
         Command::Serve(args) => cmd::serve::run(args, &place).await,
         Command::Gateway(args) => cmd::gateway::run(args, &place).await,
+        Command::Mcp(args) => cmd::mcp::run(args, &place).await,
     }
 }

@@ -120,10 +120,14 @@ impl McpArgs {
         };
         let roots = [root.canonicalize().unwrap_or(root)];
         let limits = limits()?;
+        let tokens = token_dir(data_dir);
         Ok(configs
             .into_iter()
             .map(|config| {
-                let server = McpServer::new(config, limits.clone()).with_roots(&roots);
+                let mut server = McpServer::new(config, limits.clone()).with_roots(&roots);
+                if let Some(dir) = &tokens {
+                    server = server.with_token_dir(dir);
+                }
                 match &sampler {
                     Some(s) => server.with_sampler(Arc::clone(s)),
                     None => server,
@@ -133,12 +137,45 @@ impl McpArgs {
     }
 }
 
+/// Where MCP servers' OAuth tokens are kept: `mcp-auth/` in the data directory.
+pub(crate) fn token_dir(data_dir: Option<&Path>) -> Option<PathBuf> {
+    let dir = match data_dir {
+        Some(d) => d.to_owned(),
+        None => toolwire_store::Stores::default_data_dir().ok()?,
+    };
+    Some(dir.join("mcp-auth"))
+}
+
 /// Starts `servers` (all at once): their tools, and the ones that failed, each also
-/// named on stderr.
+/// named on stderr. A server that needs a login gets one first when a person is at the
+/// terminal (the browser opens; the first use is the login).
 pub(crate) async fn connect(
     servers: Vec<Arc<McpServer>>,
 ) -> (Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>) {
-    let connected = toolwire_mcp::connect_servers(servers).await;
+    let mut connected = toolwire_mcp::connect_servers(servers.clone()).await;
+    if std::io::IsTerminal::is_terminal(&std::io::stdin())
+        && std::io::IsTerminal::is_terminal(&std::io::stderr())
+    {
+        let (login, failed): (Vec<_>, Vec<_>) = std::mem::take(&mut connected.failed)
+            .into_iter()
+            .partition(|f| f.needs_login);
+        connected.failed = failed;
+        for refused in login {
+            let Some(server) = servers.iter().find(|s| s.name() == refused.server) else {
+                continue;
+            };
+            if let Err(e) = crate::cmd::mcp::login(server, true).await {
+                connected
+                    .failed
+                    .push(server.error_of(&crate::error_line(&e)));
+                continue;
+            }
+            let again = toolwire_mcp::connect_servers(vec![Arc::clone(server)]).await;
+            connected.tools.extend(again.tools);
+            connected.failed.extend(again.failed);
+            connected.servers.extend(again.servers);
+        }
+    }
     for failed in &connected.failed {
         out::eprintln(&format!("warning: {failed}"));
     }

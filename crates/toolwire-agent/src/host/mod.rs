@@ -144,6 +144,20 @@ impl Host {
         self.sources.0.iter().map(|s| s.status()).collect()
     }
 
+    /// The tool source configured as `name`.
+    pub fn source(&self, name: &str) -> Option<Arc<dyn ToolSource>> {
+        self.sources
+            .0
+            .iter()
+            .find(|s| s.status().name == name)
+            .cloned()
+    }
+
+    /// Every tool source.
+    pub fn source_list(&self) -> Vec<Arc<dyn ToolSource>> {
+        self.sources.0.to_vec()
+    }
+
     /// Replaces the tools `owned` accepts (a source's, by name) with `tools`: how a
     /// source that got ready, or restarted, hands over its tools. Calls running keep the
     /// tool they started with; new calls and turns get the new set.

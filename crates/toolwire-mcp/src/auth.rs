@@ -1,0 +1,1158 @@
+//! MCP authorization (OAuth 2.1) for servers over HTTP: where a server's tokens are kept,
+//! logging in (authorization code + PKCE, on a loopback redirect or the web app's), client
+//! credentials for unattended use, and the checks toolwire adds to rmcp's.
+//!
+//! rmcp's auth module does discovery (RFC 9728, RFC 8414, OpenID, the 2025-03-26
+//! fallbacks), registration (CIMD, RFC 7591), PKCE, the `resource` parameter, issuer
+//! checks, refresh, and the client-credentials grants; toolwire drives it and keeps what
+//! it cannot: a token file per server and resource, the state a person is shown, and the
+//! redirect listener.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::transport::auth::{
+    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
+    ClientCredentialsConfig, CredentialStore, JwtSigningAlgorithm, OAuthClientConfig,
+    StoredCredentials,
+};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Largest token file read back: a token response is a few kilobytes; anything bigger
+/// was not written by toolwire.
+const MAX_TOKEN_FILE: u64 = 256 * 1024;
+
+/// Longest a login waits for the person to finish in the browser.
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Largest request head the loopback redirect listener reads.
+const MAX_CALLBACK_REQUEST: usize = 16 * 1024;
+
+/// How a server's authorization server knows toolwire: the `"oauth"` object of an
+/// `mcpServers` entry. Without one, toolwire registers itself (CIMD or RFC 7591).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OAuthSettings {
+    /// A client registered out of band.
+    pub client_id: Option<String>,
+    /// Its secret (confidential clients, client credentials).
+    pub client_secret: Option<String>,
+    /// An `https://` URL of toolwire's Client ID Metadata Document, used as the client id
+    /// where the authorization server supports CIMD.
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for instead of the ones the server names.
+    pub scopes: Vec<String>,
+    /// Unattended: the client-credentials grant instead of a person logging in.
+    pub client_credentials: bool,
+    /// A PEM private key for `private_key_jwt` client authentication.
+    pub private_key_file: Option<PathBuf>,
+    /// Its algorithm (`RS256`, `ES256`, …).
+    pub signing_algorithm: Option<String>,
+    /// Enterprise-managed authorization (SEP-990, cross-app access): the enterprise
+    /// identity provider whose ID token is exchanged for an identity assertion (ID-JAG),
+    /// which the server's authorization server takes as the grant. Unattended.
+    pub idp: Option<IdpSettings>,
+    /// Workload identity federation (RFC 7523 JWT bearer): a file holding the JWT the
+    /// platform issued to this workload, given as the grant. Unattended.
+    pub assertion_file: Option<PathBuf>,
+}
+
+/// The enterprise identity provider of [`OAuthSettings::idp`].
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct IdpSettings {
+    pub issuer: String,
+    pub token_endpoint: String,
+    /// toolwire's client at the identity provider.
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    /// Where the person's ID token is (written by the single sign-on that got it).
+    pub id_token_file: PathBuf,
+}
+
+impl std::fmt::Debug for IdpSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdpSettings")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("id_token_file", &self.id_token_file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthSettings {
+    /// Whether tokens come without a person (client credentials, enterprise-managed).
+    pub fn unattended(&self) -> bool {
+        self.client_credentials || self.idp.is_some() || self.assertion_file.is_some()
+    }
+}
+
+impl std::fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The client secret is left out: never shown, not even in debug output.
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("client_credentials", &self.client_credentials)
+            .field("private_key_file", &self.private_key_file)
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp)
+            .field("assertion_file", &self.assertion_file)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why logging in (or using a token) failed, for a person.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct LoginError(pub String);
+
+impl LoginError {
+    fn new(why: impl Into<String>) -> Self {
+        LoginError(why.into())
+    }
+}
+
+impl From<AuthError> for LoginError {
+    fn from(e: AuthError) -> Self {
+        LoginError(auth_error_text(&e))
+    }
+}
+
+/// An rmcp auth error as one line. Its own texts never hold a token; a URL it names is
+/// the authorization server's, which the person needs to see.
+pub(crate) fn auth_error_text(e: &AuthError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The token file's contents.
+#[derive(Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Record {
+    server: String,
+    /// The MCP server's URL: a token is for one resource only.
+    resource: String,
+    /// The secret of a client toolwire registered (RFC 7591), needed to refresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    credentials: Option<StoredCredentials>,
+}
+
+/// One server's tokens for one resource, in a file only its owner can read
+/// (`<data dir>/mcp-auth/<hash>.json`, mode 0600 in a 0700 directory).
+#[derive(Clone)]
+pub struct TokenFile {
+    path: PathBuf,
+    server: String,
+    resource: String,
+    /// The client secret to write beside the next tokens saved (set at login).
+    client_secret: Arc<Mutex<Option<String>>>,
+}
+
+impl std::fmt::Debug for TokenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenFile")
+            .field("path", &self.path)
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenFile {
+    /// The file of `server`'s tokens for `resource` in `dir`. The name is a hash, so a
+    /// server's name never becomes a path.
+    pub fn new(dir: &Path, server: &str, resource: &str) -> Self {
+        let hash = blake3::hash(format!("{server}\n{resource}").as_bytes()).to_hex();
+        TokenFile {
+            path: dir.join(format!("{}.json", &hash[..24])),
+            server: server.to_owned(),
+            resource: resource.to_owned(),
+            client_secret: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(&self) -> Result<Option<Record>, String> {
+        let meta = match std::fs::metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
+        };
+        if meta.len() > MAX_TOKEN_FILE {
+            return Err(format!(
+                "{} is larger than a token file can be; remove it and log in again",
+                self.path.display()
+            ));
+        }
+        let text = std::fs::read(&self.path)
+            .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+        let record: Record = serde_json::from_slice(&text).map_err(|_| {
+            format!(
+                "{} is not a toolwire token file; remove it and log in again",
+                self.path.display()
+            )
+        })?;
+        // A file for another resource (a changed URL would hash elsewhere, so this is a
+        // copied or edited file) is not used: a token goes to its own resource only.
+        if record.resource != self.resource {
+            return Ok(None);
+        }
+        Ok(Some(record))
+    }
+
+    fn write(&self, record: &Record) -> Result<(), String> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // A directory that was already there (made by hand, or by an older toolwire) is
+        // narrowed too: the mode above applies only to one created now.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))?;
+        }
+        let text = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+        let tmp = self.path.with_extension("tmp");
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let written = options.open(&tmp).and_then(|mut file| {
+            std::io::Write::write_all(&mut file, &text)?;
+            file.sync_all()
+        });
+        written
+            .and_then(|()| std::fs::rename(&tmp, &self.path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                format!("cannot write {}: {e}", self.path.display())
+            })
+    }
+
+    /// Whether tokens are stored (a person logged in, or client credentials were used).
+    pub fn has_tokens(&self) -> bool {
+        matches!(self.read(), Ok(Some(Record { credentials: Some(c), .. })) if c.token_response.is_some())
+    }
+
+    /// Whether the stored access token is missing or ends within a minute.
+    pub fn expires_soon(&self) -> bool {
+        let Some(credentials) = self.read().ok().flatten().and_then(|r| r.credentials) else {
+            return true;
+        };
+        let Some(response) = &credentials.token_response else {
+            return true;
+        };
+        let (Some(life), Some(received)) = (
+            oauth2::TokenResponse::expires_in(response),
+            credentials.token_received_at,
+        ) else {
+            return false;
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        received.saturating_add(life.as_secs()) < now.saturating_add(60)
+    }
+
+    /// Forgets the tokens; `Ok(false)` when there were none.
+    pub fn remove(&self) -> Result<bool, String> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(format!("cannot remove {}: {e}", self.path.display())),
+        }
+    }
+
+    fn stored_secret(&self) -> Option<String> {
+        self.read().ok().flatten().and_then(|r| r.client_secret)
+    }
+
+    fn granted_scopes(&self) -> Vec<String> {
+        self.read()
+            .ok()
+            .flatten()
+            .and_then(|r| r.credentials)
+            .map(|c| c.granted_scopes)
+            .unwrap_or_default()
+    }
+
+    fn set_client_secret(&self, secret: Option<String>) {
+        if let Ok(mut slot) = self.client_secret.lock() {
+            *slot = secret;
+        }
+    }
+}
+
+fn store_error(why: String) -> AuthError {
+    AuthError::CredentialStoreError(why)
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for TokenFile {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        Ok(self
+            .read()
+            .map_err(store_error)?
+            .and_then(|r| r.credentials))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let mut record = self.read().map_err(store_error)?.unwrap_or_default();
+        record.server = self.server.clone();
+        record.resource = self.resource.clone();
+        if let Some(secret) = self.client_secret.lock().ok().and_then(|s| s.clone()) {
+            record.client_secret = Some(secret);
+        }
+        record.credentials = Some(credentials);
+        self.write(&record).map_err(store_error)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.remove().map(|_| ()).map_err(store_error)
+    }
+}
+
+/// Whether `url` may be used to reach an authorization server: `https:`, or `http:` on
+/// a loopback host only (tokens and codes must not cross a network in clear).
+pub(crate) fn endpoint_allowed(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    match parsed.scheme() {
+        "https" => parsed.host_str().is_some(),
+        "http" => match parsed.host() {
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// Refuses metadata whose endpoints toolwire will not send codes, secrets or tokens to.
+fn check_endpoints(metadata: &AuthorizationMetadata) -> Result<(), LoginError> {
+    let named = [
+        (
+            "authorization_endpoint",
+            Some(&metadata.authorization_endpoint),
+        ),
+        ("token_endpoint", Some(&metadata.token_endpoint)),
+        (
+            "registration_endpoint",
+            metadata.registration_endpoint.as_ref(),
+        ),
+    ];
+    for (field, url) in named {
+        if let Some(url) = url
+            && !endpoint_allowed(url)
+        {
+            return Err(LoginError::new(format!(
+                "the authorization server's {field} {url:?} is not https (http is allowed on \
+                 loopback only); no credentials were sent"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether two URLs share scheme, host and port.
+fn same_origin(a: &str, b: &str) -> bool {
+    match (reqwest::Url::parse(a), reqwest::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
+    }
+}
+
+/// Largest metadata document read (rmcp caps its own reads the same way).
+const MAX_METADATA: usize = 1024 * 1024;
+
+/// The 2025-03-26 way: the authorization server metadata at the MCP server's origin,
+/// accepted when it names `issuer` (the same origin) as its own.
+async fn legacy_metadata(
+    resource: &str,
+    issuer: &str,
+) -> Result<AuthorizationMetadata, LoginError> {
+    let mut url = reqwest::Url::parse(resource).map_err(|e| LoginError::new(e.to_string()))?;
+    url.set_path("/.well-known/oauth-authorization-server");
+    url.set_query(None);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| LoginError::new(e.to_string()))?;
+    let mut response = client
+        .get(url.clone())
+        .header("MCP-Protocol-Version", "2025-03-26")
+        .send()
+        .await
+        .map_err(|e| LoginError::new(format!("cannot read {url}: {e}")))?;
+    if !response.status().is_success() {
+        return Err(LoginError::new(format!(
+            "{url} answered {}",
+            response.status()
+        )));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| LoginError::new(format!("cannot read {url}: {e}")))?
+    {
+        if body.len() + chunk.len() > MAX_METADATA {
+            return Err(LoginError::new(format!(
+                "{url} is larger than {MAX_METADATA} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let metadata: AuthorizationMetadata = serde_json::from_slice(&body)
+        .map_err(|e| LoginError::new(format!("{url} is not authorization server metadata: {e}")))?;
+    if metadata.issuer.as_deref() != Some(issuer) {
+        return Err(LoginError::new(format!(
+            "{url} changed its issuer between two reads"
+        )));
+    }
+    Ok(metadata)
+}
+
+/// Asks the server, unauthenticated, why it refuses: the `WWW-Authenticate` of its 401.
+/// A server that answers otherwise gives no challenge, and discovery then probes the
+/// well-known locations.
+pub(crate) async fn probe_challenge(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?;
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (k, v) in headers {
+        // A configured static Authorization header is what is being replaced.
+        if !k.eq_ignore_ascii_case("authorization") {
+            request = request.header(k, v);
+        }
+    }
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "toolwire", "version": env!("CARGO_PKG_VERSION")},
+        },
+    });
+    let response = request.body(body.to_string()).send().await.ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// A login begun: the URL the person opens, and what finishing it needs.
+pub struct PendingLogin {
+    manager: AuthorizationManager,
+    url: String,
+    state: String,
+    pub(crate) store: TokenFile,
+}
+
+impl std::fmt::Debug for PendingLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingLogin")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingLogin {
+    /// The authorization server's page to open in a browser.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The `state` the redirect must carry back (it binds the redirect to this login).
+    pub fn state(&self) -> &str {
+        &self.state
+    }
+
+    /// Finishes with the redirect the browser was sent to (`…/callback?code=…&state=…`):
+    /// the code is exchanged (with the PKCE verifier, the state and the issuer checked)
+    /// and the tokens stored.
+    pub async fn finish(self, redirect: &str) -> Result<(), LoginError> {
+        let parsed = reqwest::Url::parse(redirect)
+            .map_err(|_| LoginError::new("the redirect is not a URL"))?;
+        let param = |name: &str| {
+            parsed
+                .query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        if let Some(error) = param("error") {
+            let detail = param("error_description").unwrap_or_default();
+            return Err(LoginError::new(format!(
+                "the authorization server refused: {} {}",
+                clip(&error, 100),
+                clip(&detail, 300)
+            )));
+        }
+        let callback = AuthorizationCallback::from_redirect_url(redirect)?;
+        // rmcp checks the state against the one it stored too; this says which failed.
+        if callback.csrf_token != self.state {
+            return Err(LoginError::new(
+                "the redirect's state does not match this login (a stale or forged redirect); \
+                 no token was requested",
+            ));
+        }
+        self.manager
+            .exchange_code_for_token_with_issuer(
+                &callback.code,
+                &callback.csrf_token,
+                callback.issuer.as_deref(),
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+/// At most `max` characters of text that came from a server, control characters dropped.
+fn clip(text: &str, max: usize) -> String {
+    text.chars().filter(|c| !c.is_control()).take(max).collect()
+}
+
+/// The authorization server's metadata for `resource`, by rmcp's discovery (from the
+/// challenge when there is one), checked for endpoints toolwire may use.
+async fn discover(
+    manager: &AuthorizationManager,
+    resource: &str,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, LoginError> {
+    let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => resolution.metadata,
+        // A 2025-03-26 server is its own authorization server, found at its origin's
+        // well-known metadata; that revision binds no issuer to it, so an issuer on the
+        // same origin under another path (`/oauth`) is that server's. Any other
+        // mismatch (another origin) stays refused.
+        Err(AuthError::AuthorizationServerMismatch {
+            received_issuer, ..
+        }) if same_origin(&received_issuer, resource) => {
+            legacy_metadata(resource, &received_issuer).await?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    check_endpoints(&metadata)?;
+    Ok(metadata)
+}
+
+/// Begins logging in to the server at `resource`: discovery (from `challenge`, the 401
+/// or 403's `WWW-Authenticate`, when there is one), the client's identity, and the
+/// authorization URL with PKCE, `state`, `resource` and the scopes.
+pub(crate) async fn begin(
+    store: TokenFile,
+    settings: &OAuthSettings,
+    challenge: Option<&str>,
+    redirect_uri: &str,
+) -> Result<PendingLogin, LoginError> {
+    let resource = store.resource.clone();
+    let mut manager = AuthorizationManager::new(resource.as_str()).await?;
+    manager.set_credential_store(store.clone());
+    let metadata = discover(&manager, &resource, challenge).await?;
+    manager.set_metadata(metadata.clone());
+    let mut scopes = if settings.scopes.is_empty() {
+        manager.select_scopes(None, &[])
+    } else {
+        settings.scopes.clone()
+    };
+    // A new login (a step-up after `insufficient_scope`) asks for more, never less.
+    for granted in store.granted_scopes() {
+        if !scopes.contains(&granted) {
+            scopes.push(granted);
+        }
+    }
+    let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    let cimd_supported = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    let config = if let Some(id) = &settings.client_id {
+        let mut config = OAuthClientConfig::new(id.clone(), redirect_uri);
+        if let Some(secret) = &settings.client_secret {
+            config = config.with_client_secret(secret.clone());
+        }
+        config
+    } else if let Some(url) = settings
+        .client_metadata_url
+        .as_ref()
+        .filter(|_| cimd_supported)
+    {
+        OAuthClientConfig::new(url.clone(), redirect_uri)
+    } else if metadata.registration_endpoint.is_some() {
+        manager
+            .register_client("toolwire", redirect_uri, &scope_refs)
+            .await?
+    } else {
+        return Err(LoginError::new(
+            "the authorization server offers no registration (neither dynamic registration \
+             nor client ID metadata documents): register toolwire there and set \
+             \"oauth\": {\"clientId\": …} for this server",
+        ));
+    };
+    store.set_client_secret(config.client_secret.clone());
+    manager.configure_client(config.with_scopes(scopes.clone()))?;
+    let url = manager.get_authorization_url(&scope_refs).await?;
+    let state = reqwest::Url::parse(&url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .ok_or_else(|| LoginError::new("the authorization URL carries no state"))?;
+    Ok(PendingLogin {
+        manager,
+        url,
+        state,
+        store,
+    })
+}
+
+/// The manager that authorizes a connection from stored tokens (refreshing them before
+/// they expire), or `None` when there are none.
+pub(crate) async fn stored_manager(
+    store: &TokenFile,
+) -> Result<Option<AuthorizationManager>, LoginError> {
+    if !store.has_tokens() {
+        return Ok(None);
+    }
+    let mut manager = AuthorizationManager::new(store.resource.as_str()).await?;
+    manager.set_credential_store(store.clone());
+    // Discovered here (not by rmcp's `initialize_from_store`) for the same checks and
+    // fallbacks as at login.
+    manager.set_metadata(discover(&manager, &store.resource, None).await?);
+    if !manager.initialize_from_store().await? {
+        return Ok(None);
+    }
+    // rmcp keeps only the client id; a registered client's secret is needed to refresh.
+    if let Some(secret) = store.stored_secret()
+        && let Some(client_id) = store
+            .read()
+            .ok()
+            .flatten()
+            .and_then(|r| r.credentials)
+            .map(|c| c.client_id)
+    {
+        manager.configure_client(
+            OAuthClientConfig::new(client_id, "http://127.0.0.1/callback")
+                .with_client_secret(secret),
+        )?;
+    }
+    Ok(Some(manager))
+}
+
+/// Unattended: the client-credentials grant (client secret, basic or post as the server
+/// offers, or a private-key JWT), or the enterprise-managed one; the token is stored
+/// like a person's, and the manager that uses it made from the store.
+pub(crate) async fn unattended(
+    store: &TokenFile,
+    settings: &OAuthSettings,
+) -> Result<AuthorizationManager, LoginError> {
+    // rmcp's private-key-JWT and enterprise exchanges are not `Send` (they hold a form
+    // serializer across an await), so the grant runs on a thread with its own runtime.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (own_store, own_settings) = (store.clone(), settings.clone());
+    std::thread::spawn(move || {
+        let result = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| LoginError::new(format!("cannot start the grant: {e}")))
+            .and_then(|rt| {
+                rt.block_on(async {
+                    match (&own_settings.idp, &own_settings.assertion_file) {
+                        (Some(idp), _) => grant_enterprise(&own_store, &own_settings, idp).await,
+                        (None, Some(file)) => {
+                            grant_jwt_bearer(&own_store, &own_settings, file).await
+                        }
+                        (None, None) => grant_client_credentials(&own_store, &own_settings).await,
+                    }
+                })
+            });
+        let _ = tx.send(result);
+    });
+    rx.await
+        .map_err(|_| LoginError::new("the unattended grant stopped unexpectedly"))??;
+    stored_manager(store)
+        .await?
+        .ok_or_else(|| LoginError::new("the client-credentials grant stored no token"))
+}
+
+async fn grant_client_credentials(
+    store: &TokenFile,
+    settings: &OAuthSettings,
+) -> Result<(), LoginError> {
+    let client_id = settings
+        .client_id
+        .clone()
+        .ok_or_else(|| LoginError::new("client credentials need \"oauth\": {\"clientId\"}"))?;
+    let resource = Some(store.resource.clone());
+    let scopes = settings.scopes.clone();
+    let config = match (&settings.private_key_file, &settings.client_secret) {
+        (Some(file), _) => {
+            let signing_key = std::fs::read(file).map_err(|e| {
+                LoginError::new(format!(
+                    "cannot read the private key {}: {e}",
+                    file.display()
+                ))
+            })?;
+            let signing_algorithm = signing_algorithm(settings.signing_algorithm.as_deref())?;
+            ClientCredentialsConfig::PrivateKeyJwt {
+                client_id,
+                signing_key,
+                signing_algorithm,
+                token_endpoint_audience: None,
+                scopes,
+                resource,
+            }
+        }
+        (None, Some(secret)) => ClientCredentialsConfig::ClientSecret {
+            client_id,
+            client_secret: secret.clone(),
+            scopes,
+            resource,
+        },
+        (None, None) => {
+            return Err(LoginError::new(
+                "client credentials need \"clientSecret\" or \"privateKeyFile\"",
+            ));
+        }
+    };
+    let mut manager = AuthorizationManager::new(store.resource.as_str()).await?;
+    manager.set_credential_store(store.clone());
+    manager.set_metadata(discover(&manager, &store.resource, None).await?);
+    manager.validate_client_credentials_metadata(&config)?;
+    manager.configure_client_credentials(&config)?;
+    manager.exchange_client_credentials(&config).await?;
+    Ok(())
+}
+
+/// SEP-990: the person's ID token, exchanged at their identity provider for an identity
+/// assertion (ID-JAG) for this server's authorization server, then redeemed there.
+async fn grant_enterprise(
+    store: &TokenFile,
+    settings: &OAuthSettings,
+    idp: &IdpSettings,
+) -> Result<(), LoginError> {
+    use rmcp::transport::auth::enterprise::{
+        EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+    };
+    let client_id = settings.client_id.clone().ok_or_else(|| {
+        LoginError::new("enterprise-managed authorization needs \"oauth\": {\"clientId\"}")
+    })?;
+    if !endpoint_allowed(&idp.token_endpoint) {
+        return Err(LoginError::new(format!(
+            "the identity provider's token endpoint {:?} is not https (http is allowed on \
+             loopback only)",
+            idp.token_endpoint
+        )));
+    }
+    let id_token = read_secret_file(&idp.id_token_file)?;
+    let manager = AuthorizationManager::new(store.resource.as_str()).await?;
+    let metadata = discover(&manager, &store.resource, None).await?;
+    let issuer = metadata
+        .issuer
+        .clone()
+        .ok_or_else(|| LoginError::new("the authorization server's metadata names no issuer"))?;
+    // The authorization server's advertised methods decide basic or post.
+    let post_only = metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|methods| {
+            methods.iter().any(|m| m == "client_secret_post")
+                && !methods.iter().any(|m| m == "client_secret_basic")
+        });
+    let secret_auth = |secret: &Option<String>, post: bool| match secret {
+        Some(s) if post => {
+            EmaClientAuthentication::ClientSecretPost(oauth2::ClientSecret::new(s.clone()))
+        }
+        Some(s) => EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(s.clone())),
+        None => EmaClientAuthentication::None,
+    };
+    let idp_server = EmaAuthorizationServer::new(&idp.issuer, &idp.token_endpoint, &idp.client_id)
+        .with_client_authentication(secret_auth(&idp.client_secret, false));
+    let resource_server =
+        EmaAuthorizationServer::new(issuer.clone(), &metadata.token_endpoint, &client_id)
+            .with_client_authentication(secret_auth(&settings.client_secret, post_only));
+    let http = rmcp::transport::auth::default_oauth_http_client()?;
+    let mut request = EmaExchangeRequest::new_with_id_token(
+        idp_server,
+        resource_server,
+        &store.resource,
+        &id_token,
+    );
+    if !settings.scopes.is_empty() {
+        request = request.with_scopes(settings.scopes.clone());
+    }
+    let token = request
+        .exchange(&http, &http)
+        .await
+        .map_err(|e| LoginError::new(format!("enterprise-managed authorization failed: {e}")))?;
+    let mut response = serde_json::json!({
+        "access_token": token.access_token.secret(),
+        "token_type": "bearer",
+    });
+    if let Some(expires) = token.expires_in {
+        response["expires_in"] = expires.as_secs().into();
+    }
+    let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
+    scopes.sort();
+    keep_token(store, client_id, response, scopes, issuer).await
+}
+
+/// Stores a token response (JSON, as a token endpoint gives it) got without a person.
+async fn keep_token(
+    store: &TokenFile,
+    client_id: String,
+    response: serde_json::Value,
+    scopes: Vec<String>,
+    issuer: String,
+) -> Result<(), LoginError> {
+    let response = serde_json::from_value(response)
+        .map_err(|e| LoginError::new(format!("the token response is not one: {e}")))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let credentials = StoredCredentials::new(client_id, Some(response), scopes, Some(now))
+        .with_issuer(Some(issuer));
+    store.save(credentials).await?;
+    Ok(())
+}
+
+/// Workload identity federation (SEP-1933, RFC 7523): a JWT the platform issued to this
+/// workload, given to the authorization server as the grant. A refusal is final: the
+/// same assertion is not sent again, and no other grant is tried.
+async fn grant_jwt_bearer(
+    store: &TokenFile,
+    settings: &OAuthSettings,
+    assertion_file: &Path,
+) -> Result<(), LoginError> {
+    let client_id = settings
+        .client_id
+        .clone()
+        .ok_or_else(|| LoginError::new("the jwt_bearer grant needs \"oauth\": {\"clientId\"}"))?;
+    let assertion = read_secret_file(assertion_file)?;
+    let manager = AuthorizationManager::new(store.resource.as_str()).await?;
+    let metadata = discover(&manager, &store.resource, None).await?;
+    let issuer = metadata.issuer.clone().unwrap_or_default();
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    form.append_pair("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer")
+        .append_pair("assertion", &assertion)
+        .append_pair("client_id", &client_id)
+        .append_pair("resource", &store.resource);
+    if !settings.scopes.is_empty() {
+        form.append_pair("scope", &settings.scopes.join(" "));
+    }
+    let body = form.finish();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| LoginError::new(e.to_string()))?;
+    let endpoint = &metadata.token_endpoint;
+    let mut response = client
+        .post(endpoint)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| LoginError::new(format!("cannot reach {endpoint}: {e}")))?;
+    let status = response.status();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| LoginError::new(format!("cannot read {endpoint}'s answer: {e}")))?
+    {
+        if bytes.len() + chunk.len() > MAX_METADATA {
+            return Err(LoginError::new(format!("{endpoint}'s answer is too large")));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    if !status.is_success() {
+        let code = answer["error"].as_str().unwrap_or("no error code");
+        let detail = answer["error_description"].as_str().unwrap_or_default();
+        return Err(LoginError::new(format!(
+            "the authorization server refused the workload's assertion ({status}): {} {}",
+            clip(code, 100),
+            clip(detail, 300)
+        )));
+    }
+    let scopes = answer["scope"]
+        .as_str()
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    keep_token(store, client_id, answer, scopes, issuer).await
+}
+
+/// A secret kept in a file (an ID token), read with a bound and trimmed.
+fn read_secret_file(path: &Path) -> Result<String, LoginError> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| LoginError::new(format!("cannot read {}: {e}", path.display())))?;
+    if meta.len() > MAX_TOKEN_FILE {
+        return Err(LoginError::new(format!(
+            "{} is too large for a token",
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LoginError::new(format!("cannot read {}: {e}", path.display())))?;
+    Ok(text.trim().to_owned())
+}
+
+fn signing_algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, LoginError> {
+    Ok(match name.unwrap_or("RS256") {
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        other => {
+            return Err(LoginError::new(format!(
+                "signing algorithm {other:?} is not one of RS256, RS384, RS512, ES256, ES384"
+            )));
+        }
+    })
+}
+
+/// A listener for the authorization server's redirect on a loopback port (RFC 8252):
+/// the redirect URI is known before the login begins, the code arrives after.
+#[derive(Debug)]
+pub struct LoopbackRedirect {
+    listener: tokio::net::TcpListener,
+    uri: String,
+}
+
+impl LoopbackRedirect {
+    /// Listens on 127.0.0.1, on a port the system picks.
+    pub async fn bind() -> Result<Self, LoginError> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .map_err(|e| LoginError::new(format!("cannot listen on loopback: {e}")))?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| LoginError::new(e.to_string()))?
+            .port();
+        Ok(LoopbackRedirect {
+            listener,
+            uri: format!("http://127.0.0.1:{port}/callback"),
+        })
+    }
+
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Waits for the browser's redirect to `pending`'s login, finishes the login with it
+    /// (the code exchanged, the tokens stored) and tells the tab how that went. Other
+    /// requests (a favicon, a stray or forged redirect) are answered 404 and waited past.
+    pub async fn complete(
+        &self,
+        server: &crate::McpServer,
+        pending: PendingLogin,
+        timeout: Duration,
+    ) -> Result<(), LoginError> {
+        let state = pending.state().to_owned();
+        let (url, mut stream) = tokio::time::timeout(timeout, self.landing(&state))
+            .await
+            .map_err(|_| {
+                LoginError::new(format!(
+                    "nobody finished the login in the browser within {} s",
+                    timeout.as_secs()
+                ))
+            })?;
+        let finished = server.finish_login(pending, &url).await;
+        let _ = match &finished {
+            Ok(()) => {
+                let done = format!(
+                    "toolwire is logged in to {}. You can close this tab and return to the terminal.",
+                    server.name()
+                );
+                respond(&mut stream, "200 OK", &done).await
+            }
+            Err(e) => {
+                let failed = format!("Logging in to {} failed: {e}", server.name());
+                respond(&mut stream, "502 Bad Gateway", &failed).await
+            }
+        };
+        finished
+    }
+
+    /// The redirect that carries `state`: its URL, and the connection to answer it on.
+    async fn landing(&self, state: &str) -> (String, tokio::net::TcpStream) {
+        loop {
+            let Ok((mut stream, _)) = self.listener.accept().await else {
+                // Out of descriptors, say: wait rather than spin.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            };
+            let Some(target) = read_request_target(&mut stream).await else {
+                continue;
+            };
+            let url = format!("http://127.0.0.1{target}");
+            let matches = reqwest::Url::parse(&url).is_ok_and(|u| {
+                u.path() == "/callback" && u.query_pairs().any(|(k, v)| k == "state" && v == state)
+            });
+            if matches {
+                return (url, stream);
+            }
+            let _ = respond(&mut stream, "404 Not Found", "Not a login redirect.").await;
+        }
+    }
+}
+
+/// The target of an HTTP request's first line (`/callback?…`), read with a bound.
+async fn read_request_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 2048];
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_CALLBACK_REQUEST {
+            let n = stream.read(&mut buf).await.ok()?;
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        Some(())
+    })
+    .await;
+    read.ok()??;
+    let text = String::from_utf8_lossy(&head);
+    let mut first = text.lines().next()?.split(' ');
+    match (first.next(), first.next()) {
+        (Some("GET"), Some(target)) if target.starts_with('/') => Some(target.to_owned()),
+        _ => None,
+    }
+}
+
+async fn respond(
+    stream: &mut tokio::net::TcpStream,
+    status: &str,
+    text: &str,
+) -> std::io::Result<()> {
+    // The text may quote an authorization server's error: escaped, never markup.
+    let text: String = text
+        .chars()
+        .map(|c| match c {
+            '<' => "&lt;".to_owned(),
+            '>' => "&gt;".to_owned(),
+            '&' => "&amp;".to_owned(),
+            c => c.to_string(),
+        })
+        .collect();
+    let body = format!("<!doctype html><meta charset=utf-8><title>toolwire</title><p>{text}</p>");
+    let reply = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\n\
+         cache-control: no-store\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(reply.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_endpoints_only_on_loopback() {
+        assert!(endpoint_allowed("https://auth.example.com/token"));
+        assert!(endpoint_allowed("http://127.0.0.1:9000/token"));
+        assert!(endpoint_allowed("http://localhost/token"));
+        assert!(endpoint_allowed("http://[::1]:8/token"));
+        assert!(!endpoint_allowed("http://auth.example.com/token"));
+        assert!(!endpoint_allowed("http://10.0.0.1/token"));
+        assert!(!endpoint_allowed("ftp://127.0.0.1/token"));
+        assert!(!endpoint_allowed("not a url"));
+    }
+
+    #[test]
+    fn a_token_file_for_another_resource_or_too_large_is_not_used() {
+        let dir = std::env::temp_dir().join(format!("tw-token-test-{}", std::process::id()));
+        let file = TokenFile::new(&dir, "srv", "https://a.example/mcp");
+        let record = Record {
+            server: "srv".into(),
+            resource: "https://b.example/mcp".into(),
+            ..Record::default()
+        };
+        file.write(&record).unwrap();
+        assert!(
+            file.read().unwrap().is_none(),
+            "another resource's file was used"
+        );
+        std::fs::write(file.path(), vec![b' '; MAX_TOKEN_FILE as usize + 1]).unwrap();
+        assert!(
+            file.read()
+                .err()
+                .unwrap_or_default()
+                .contains("larger than a token file")
+        );
+        std::fs::write(file.path(), b"not json").unwrap();
+        assert!(
+            file.read()
+                .err()
+                .unwrap_or_default()
+                .contains("not a toolwire token file")
+        );
+        assert!(!file.has_tokens());
+        assert!(file.expires_soon());
+        assert!(file.remove().unwrap());
+        let _ = std::fs::remove_dir(&dir);
+    }
+
+    #[test]
+    fn settings_debug_hides_the_secret() {
+        let settings = OAuthSettings {
+            client_id: Some("id".into()),
+            client_secret: Some("s3cret-value".into()),
+            ..OAuthSettings::default()
+        };
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("s3cret-value"), "{shown}");
+        assert!(shown.contains("\"id\""), "{shown}");
+    }
+}

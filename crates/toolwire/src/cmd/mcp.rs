@@ -1,0 +1,129 @@
+//! `toolwire mcp …`: MCP servers themselves rather than their tools. `login NAME` logs in
+//! to a protected HTTP server (browser, loopback redirect) and `logout NAME` forgets its
+//! tokens; the group leaves room for more (an MCP gateway's `serve`, `install`).
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use toolwire_agent::StoreLocation;
+use toolwire_mcp::{LoopbackRedirect, McpServer, auth::LOGIN_TIMEOUT};
+
+use crate::{Outcome, out};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Log in to a server that needs authorization (OAuth): opens the browser (or prints
+    /// the page to open) and waits for the login to finish on a loopback redirect.
+    Login(LoginArgs),
+    /// Forget a server's tokens (they stay valid at the server until they expire).
+    Logout(NameArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct LoginArgs {
+    /// Print the page to open instead of opening a browser.
+    #[arg(long)]
+    no_browser: bool,
+    #[command(flatten)]
+    server: NameArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct NameArgs {
+    /// The server's name, as configured.
+    name: String,
+    #[command(flatten)]
+    mcp: crate::mcp::McpArgs,
+}
+
+pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
+    match args.command {
+        Command::Login(login_args) => {
+            let server = named(&login_args.server, place)?;
+            login(&server, !login_args.no_browser).await?;
+            out::eprintln(&format!("logged in to {}", server.name()));
+        }
+        Command::Logout(name_args) => {
+            let server = named(&name_args, place)?;
+            let removed = server.logout().await?;
+            out::eprintln(&if removed {
+                format!("logged out of {} (its tokens are removed)", server.name())
+            } else {
+                format!("{} had no stored tokens", server.name())
+            });
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The configured server named `args.name`.
+fn named(args: &NameArgs, place: &StoreLocation) -> Result<Arc<McpServer>> {
+    let servers = args
+        .mcp
+        .servers(place.data_dir.as_deref(), None, None, None)?;
+    let names: Vec<String> = servers.iter().map(|s| s.name().to_owned()).collect();
+    match servers.into_iter().find(|s| s.name() == args.name) {
+        Some(server) => Ok(server),
+        None if names.is_empty() => bail!("no MCP servers are configured"),
+        None => bail!(
+            "no MCP server is named {:?} (configured: {})",
+            args.name,
+            names.join(", ")
+        ),
+    }
+}
+
+/// Logs in to `server` as a person: the authorization page in the browser (its address
+/// printed too, for a terminal without one), the redirect taken on loopback.
+pub(crate) async fn login(server: &McpServer, open_browser: bool) -> Result<()> {
+    let redirect = LoopbackRedirect::bind().await?;
+    let pending = server
+        .begin_login(redirect.uri())
+        .await
+        .with_context(|| format!("cannot log in to {}", server.name()))?;
+    out::eprintln(&format!(
+        "To log in to {}, open this page in a browser (waiting up to {} minutes):\n  {}",
+        server.name(),
+        LOGIN_TIMEOUT.as_secs() / 60,
+        pending.url()
+    ));
+    if open_browser {
+        open(pending.url());
+    }
+    redirect
+        .complete(server, pending, LOGIN_TIMEOUT)
+        .await
+        .with_context(|| format!("cannot log in to {}", server.name()))?;
+    Ok(())
+}
+
+/// Opens `url` in the system browser when there is one: `$BROWSER`, else the platform's
+/// opener (on Linux only with a display). Failing is fine: the address was printed.
+fn open(url: &str) {
+    let opener = match std::env::var("BROWSER") {
+        Ok(browser) if !browser.trim().is_empty() => Some(browser),
+        _ if cfg!(target_os = "macos") => Some("open".to_owned()),
+        _ if cfg!(windows) => Some("explorer".to_owned()),
+        _ if std::env::var_os("DISPLAY").is_some()
+            || std::env::var_os("WAYLAND_DISPLAY").is_some() =>
+        {
+            Some("xdg-open".to_owned())
+        }
+        _ => None,
+    };
+    if let Some(opener) = opener {
+        // The URL is one argument, never through a shell.
+        let _ = std::process::Command::new(opener)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+}
