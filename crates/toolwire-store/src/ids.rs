@@ -90,21 +90,13 @@ mod tests {
         assert!(BlobKey::parse(&upper).is_err());
     }
 
+    /// The rule itself is toolwire-core's (`check_id`, tested there); the store's error
+    /// names what was refused and quotes a bounded excerpt of it.
     #[test]
-    fn ids_are_checked() {
+    fn ids_are_checked_by_the_one_rule() {
         validate_id("session id", "sess_01HZX-abc.def").unwrap();
-        for (bad, why) in [
-            ("", "empty"),
-            ("../x", "`..`"),
-            ("a/b", "separator"),
-            ("a\\b", "separator"),
-            ("a\nb", "only"),
-        ] {
-            let err = validate_id("session id", bad).unwrap_err().to_string();
-            assert!(err.contains(why), "{bad:?}: {err}");
-        }
-        let long = "x".repeat(MAX_ID_LEN + 1);
+        let long = "../".repeat(MAX_ID_LEN);
         let err = validate_id("call id", &long).unwrap_err().to_string();
-        assert!(err.contains("longer than 256") && err.len() < 300, "{err}");
+        assert!(err.contains("call id") && err.len() < 300, "{err}");
     }
 }
