@@ -391,6 +391,10 @@ async fn waiting_calls(state: &AppState, id: &str) -> Result<Vec<PendingCall>, A
 
 /// Approves, denies or answers a pending call: the call waiting in this process gets the
 /// answer; else (after a restart) the answer finishes the call here and stores its result.
+/// How long an answer waits for its call to start waiting here before it finishes the
+/// call itself (see `WebApprover::answer_soon`).
+pub(crate) const ANSWER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub async fn resolve(
     State(state): State<AppState>,
     Path((id, suspension)): Path<(SessionId, String)>,
@@ -405,7 +409,11 @@ pub async fn resolve(
             "no call waiting with suspension id {suspension:?} in this session"
         )));
     }
-    match state.approver.answer(&suspension, resolution) {
+    match state
+        .approver
+        .answer_soon(&suspension, resolution, ANSWER_GRACE)
+        .await
+    {
         Ok(()) => Ok((
             StatusCode::ACCEPTED,
             Json(serde_json::json!({"delivered": true})),

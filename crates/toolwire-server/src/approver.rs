@@ -64,6 +64,28 @@ impl WebApprover {
         }
     }
 
+    /// [`WebApprover::answer`], allowing the call `within` to start waiting: a call's
+    /// `suspended` event goes out a moment before its turn asks here, and a client that
+    /// answers at once (an AG-UI resume, a script) must not find nobody waiting and
+    /// finish the call behind its live turn's back.
+    pub async fn answer_soon(
+        &self,
+        suspension_id: &str,
+        resolution: Resolution,
+        within: std::time::Duration,
+    ) -> Result<(), Resolution> {
+        let deadline = tokio::time::Instant::now() + within;
+        let mut resolution = resolution;
+        loop {
+            match self.answer(suspension_id, resolution) {
+                Ok(()) => return Ok(()),
+                Err(back) if tokio::time::Instant::now() >= deadline => return Err(back),
+                Err(back) => resolution = back,
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Starts, once, the task that ends waits claimed elsewhere. It reads each session
     /// with waits once per tick, however many calls wait in it, and stops with the
     /// approver.

@@ -11,6 +11,7 @@
 //! # Ok(()) }
 //! ```
 
+mod agui;
 mod api;
 mod approver;
 pub mod calls;
@@ -252,6 +253,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/tools/{name}/resource", post(api::read_tool_resource))
         .route("/api/resources/{blob}/content", get(resources::content))
         .route("/api/ws", get(events::ws))
+        .route("/api/agui", post(agui::run))
         .route("/api/openapi.json", get(openapi::serve_document))
         .route("/api/info", get(api::info))
         .route("/", get(page))

@@ -222,6 +222,14 @@ pub const ROUTES: &[RouteDoc] = &[
     },
     RouteDoc {
         method: "post",
+        path: "/api/agui",
+        summary: "Runs the agent for an AG-UI client: a RunAgentInput in, an SSE stream of AG-UI 1.0 events out (the threadId is the session; resume entries answer the interrupts a run ended with).",
+        body: Some(schema::<crate::agui::RunAgentInput>),
+        statuses: &[200, 400, 404, 409],
+        query: &[],
+    },
+    RouteDoc {
+        method: "post",
         path: "/api/tools/{name}/resource",
         summary: "resources/read on the tool's source (its MCP server), for an MCP App's view.",
         body: Some(schema::<crate::api::ReadResource>),

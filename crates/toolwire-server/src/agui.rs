@@ -1,0 +1,550 @@
+//! AG-UI out: `POST /api/agui` takes an AG-UI `RunAgentInput` and answers with an SSE
+//! stream of AG-UI 1.0 events, so any AG-UI front end (CopilotKit, `@ag-ui/client`) can
+//! drive toolwire's agent. The thread is a toolwire session (its id is the `threadId`);
+//! a run is a window onto the session's event feed, from the turn's start to its end or
+//! to the first call that waits for a person, which ends the run with an `interrupt`
+//! outcome. The next run's `resume` entries answer it, and the turn, still running here,
+//! goes on. toolwire's own data (the canonical `ToolResult`, widgets) rides in `CUSTOM`
+//! events, so a plain client works and a toolwire-aware one loses nothing.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::{Value as Json_, json};
+use tokio::sync::mpsc;
+use toolwire_agent::Approver;
+use toolwire_core::view::{KnownView, SourceView};
+use toolwire_core::{
+    Event, EventKind, Resolution, SessionId, Status, SuspensionReason, ToolResult,
+};
+use toolwire_store::NewSession;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::extract::Json;
+
+/// The AG-UI protocol version these events follow.
+pub const AGUI_PROTOCOL: &str = "1.0";
+
+/// Events one run may buffer before a slow client holds the run back.
+const BUFFER: usize = 256;
+
+/// The parts of `RunAgentInput` toolwire reads; the rest (tools, context, state,
+/// forwardedProps) is accepted and ignored: the tools are the server's own.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunAgentInput {
+    /// The conversation: a toolwire session of this id (made on first use).
+    pub thread_id: String,
+    pub run_id: String,
+    /// The client's messages; the last user message is the new turn's text.
+    #[serde(default)]
+    pub messages: Vec<Json_>,
+    /// Answers to the interrupts the previous run ended with.
+    #[serde(default)]
+    pub resume: Option<Vec<ResumeEntry>>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeEntry {
+    pub interrupt_id: String,
+    /// `resolved` or `cancelled`.
+    pub status: String,
+    /// For an approval `{"approved": true|false}`; for a question, the answer.
+    #[serde(default)]
+    pub payload: Option<Json_>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// What a resume entry asks toolwire to do with the waiting call.
+fn resolution_of(entry: &ResumeEntry, reason: Option<SuspensionReason>) -> Resolution {
+    if entry.status != "resolved" {
+        return Resolution::Cancel {
+            reason: Some("cancelled from the AG-UI client".to_owned()),
+        };
+    }
+    let payload = entry.payload.clone().unwrap_or(Json_::Null);
+    match reason {
+        Some(SuspensionReason::Input) => Resolution::Answer { value: payload },
+        _ => match payload.get("approved").and_then(Json_::as_bool) {
+            Some(true) => Resolution::Approve,
+            _ => Resolution::Deny {
+                reason: Some("denied from the AG-UI client".to_owned()),
+            },
+        },
+    }
+}
+
+/// The text of the last user message: a string, or its text parts joined.
+fn last_user_text(messages: &[Json_]) -> Option<String> {
+    let message = messages.iter().rev().find(|m| m["role"] == "user")?;
+    match &message["content"] {
+        Json_::String(text) => Some(text.clone()),
+        Json_::Array(parts) => {
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter(|p| p["type"] == "text")
+                .filter_map(|p| p["text"].as_str())
+                .collect();
+            Some(texts.join("\n"))
+        }
+        _ => None,
+    }
+    .filter(|t| !t.trim().is_empty())
+}
+
+/// `POST /api/agui`.
+pub async fn run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(input): Json<RunAgentInput>,
+) -> Result<Response, ApiError> {
+    let thread = SessionId::parse(input.thread_id.clone())
+        .map_err(|e| ApiError::bad_request(format!("threadId: {e}")))?;
+    let history = Arc::clone(&state.host.stores().history);
+    if history.session(&thread).await?.is_none() {
+        history
+            .create_session(NewSession {
+                id: Some(thread.to_string()),
+                title: Some("AG-UI thread".to_owned()),
+                ..NewSession::default()
+            })
+            .await?;
+    }
+    // Where this run's window onto the feed begins.
+    let after = state.host.stores().events.last_event_seq(&thread).await?;
+    let base = base_url(&state, &headers);
+    let mut finishes_on_result = false;
+    match input.resume.as_deref() {
+        Some(entries) if !entries.is_empty() => {
+            let waiting = state.host.executor().pending(&thread).await.map_err(|e| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string())
+            })?;
+            for entry in entries {
+                let Some(pending) = waiting
+                    .iter()
+                    .find(|p| p.suspension.id == entry.interrupt_id)
+                else {
+                    return Err(ApiError::not_found(format!(
+                        "no interrupt {:?} waits in thread {thread}",
+                        entry.interrupt_id
+                    )));
+                };
+                let resolution = resolution_of(entry, Some(pending.suspension.reason));
+                if let Err(resolution) = state
+                    .approver
+                    .answer_soon(&entry.interrupt_id, resolution, crate::api::ANSWER_GRACE)
+                    .await
+                {
+                    // Nobody waits here (a restart): the answer finishes the call now,
+                    // and no turn goes on after it.
+                    finishes_on_result = true;
+                    state
+                        .host
+                        .resolve_pending(&thread, &entry.interrupt_id, resolution)
+                        .await?;
+                }
+            }
+        }
+        _ => {
+            let Some(text) = last_user_text(&input.messages) else {
+                return Err(ApiError::bad_request(
+                    "no user message to run: the last user message has no text",
+                ));
+            };
+            let Some(settings) = state.provider.clone() else {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "no_provider",
+                    "no model provider is configured: start the server with --provider",
+                ));
+            };
+            let approver = Arc::clone(&state.approver) as Arc<dyn Approver>;
+            let agent = state.host.agent(&settings, approver)?;
+            let session = thread.to_string();
+            state.spawn(async move {
+                if let Ok(running) = agent.turn(&session, &text).await {
+                    let _ = running.finish().await;
+                }
+            });
+        }
+    }
+    let subscription = state.host.events().subscribe(&thread, after).await?;
+    let (tx, rx) = mpsc::channel::<Json_>(BUFFER);
+    let resumed = input.resume.as_ref().is_some_and(|r| !r.is_empty());
+    let window = Window {
+        thread: thread.to_string(),
+        run: input.run_id.clone(),
+        base,
+        text_open: None,
+        texts: 0,
+        open_calls: Vec::new(),
+        interrupts: Vec::new(),
+        // A resumed run joins a model request whose calls were made before it began.
+        calls_this_step: resumed,
+        last_step_ended: false,
+    };
+    let closing = state.closing();
+    let snapshot = if resumed {
+        Some(messages_snapshot(&state, &thread, &window.base).await?)
+    } else {
+        None
+    };
+    tokio::spawn(async move {
+        let mut window = window;
+        let mut subscription = subscription;
+        let send = |event: Json_| {
+            let tx = tx.clone();
+            async move { tx.send(event).await.is_ok() }
+        };
+        let started = json!({"type": "RUN_STARTED", "threadId": window.thread, "runId": window.run, "protocolVersion": AGUI_PROTOCOL, "timestamp": now_ms()});
+        if !send(started).await {
+            return;
+        }
+        if let Some(snapshot) = snapshot {
+            for event in snapshot {
+                if !send(event).await {
+                    return;
+                }
+            }
+        }
+        tokio::pin!(closing);
+        loop {
+            let next = tokio::select! {
+                next = subscription.next() => next,
+                () = &mut closing => None,
+            };
+            let Some(Ok(event)) = next else {
+                let _ = send(json!({"type": "RUN_ERROR", "message": "the event feed ended before the run did", "code": "feed_ended", "timestamp": now_ms()})).await;
+                return;
+            };
+            let (mut events, mut end) = window.translate(&event, finishes_on_result);
+            if window.last_step_ended {
+                // The model's answer is stored before the request's end is announced: no
+                // assistant message last means the request failed.
+                let answered = matches!(
+                    history
+                        .load(&window.thread)
+                        .await
+                        .ok()
+                        .and_then(|m| m.last().map(|m| m.content.clone())),
+                    Some(toolwire_core::Message::Assistant { .. })
+                );
+                events.push(if answered {
+                    window.finished(json!({"type": "success"}))
+                } else {
+                    json!({"type": "RUN_ERROR", "message": "the model request failed (toolwire serve's log says why)", "code": "model_failed", "timestamp": now_ms()})
+                });
+                end = true;
+            }
+            for event in events {
+                if !send(event).await {
+                    return;
+                }
+            }
+            if end {
+                return;
+            }
+        }
+    });
+    let stream = tokio_stream_of(rx)
+        .map(|event| Ok::<_, Infallible>(SseEvent::default().data(event.to_string())));
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+fn tokio_stream_of(rx: mpsc::Receiver<Json_>) -> impl futures::Stream<Item = Json_> {
+    futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) })
+}
+
+/// This server's own origin as the request named it, for media URLs a client can fetch.
+fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    let scheme = if state.guard.secure_cookies {
+        "https"
+    } else {
+        "http"
+    };
+    format!("{scheme}://{host}")
+}
+
+/// The stored conversation as AG-UI messages, and the thread's state (what waits for a
+/// person), sent first on a run that resumes.
+async fn messages_snapshot(
+    state: &AppState,
+    thread: &str,
+    base: &str,
+) -> Result<Vec<Json_>, ApiError> {
+    let stored = state.host.stores().history.load(thread).await?;
+    let mut messages = Vec::new();
+    for message in &stored {
+        let id = format!("m{}", message.seq);
+        match &message.content {
+            toolwire_core::Message::User { text } => {
+                messages.push(json!({"id": id, "role": "user", "content": text}));
+            }
+            toolwire_core::Message::Assistant { text, tool_calls } => {
+                let calls: Vec<Json_> = tool_calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.input.to_string()}}))
+                    .collect();
+                let mut m = json!({"id": id, "role": "assistant", "content": text});
+                if !calls.is_empty() {
+                    m["toolCalls"] = Json_::Array(calls);
+                }
+                messages.push(m);
+            }
+            toolwire_core::Message::ToolResult(result) => {
+                messages.push(json!({"id": id, "role": "tool", "toolCallId": result.call_id, "content": parts(result, base)}));
+            }
+            _ => {}
+        }
+    }
+    let pending =
+        state.host.executor().pending(thread).await.map_err(|e| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string())
+        })?;
+    let waiting: Vec<Json_> = pending
+        .iter()
+        .map(|p| json!({"interruptId": p.suspension.id, "toolCallId": p.call.id, "tool": p.call.name}))
+        .collect();
+    Ok(vec![
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": messages, "timestamp": now_ms()}),
+        json!({"type": "STATE_SNAPSHOT", "snapshot": {"toolwire": {"sessionId": thread, "waiting": waiting}}, "timestamp": now_ms()}),
+    ])
+}
+
+/// A result's text for AG-UI's string content: its text values, or its error.
+fn text_of(result: &ToolResult) -> String {
+    if let Some(error) = &result.error {
+        return error.message.clone();
+    }
+    let texts: Vec<String> = result
+        .output
+        .iter()
+        .filter_map(|v| match v.known() {
+            Some(Ok(KnownView::Text(t))) => Some(t.content.to_owned()),
+            Some(Ok(KnownView::Structured(data))) => Some(data.to_string()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
+/// One run's state while it translates toolwire events to AG-UI's.
+struct Window {
+    thread: String,
+    run: String,
+    base: String,
+    /// The assistant text message open now.
+    text_open: Option<String>,
+    texts: usize,
+    /// Calls started in this run that have neither a result nor a question yet: the run
+    /// ends with its interrupts only once none is left, so results that land beside a
+    /// question are not lost to the next run.
+    open_calls: Vec<String>,
+    /// The questions this run will end with.
+    interrupts: Vec<Json_>,
+    /// Whether the model request under way asked for tools.
+    calls_this_step: bool,
+    /// Set when a request that asked for no tool ended: the agent is done.
+    last_step_ended: bool,
+}
+
+impl Window {
+    fn close_text(&mut self, out: &mut Vec<Json_>) {
+        if let Some(id) = self.text_open.take() {
+            out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id, "timestamp": now_ms()}));
+        }
+    }
+
+    /// Ends the run with its interrupts once every call it started has a result or a
+    /// question.
+    fn end_if_only_questions_are_left(&mut self, out: &mut Vec<Json_>) -> bool {
+        if self.interrupts.is_empty() || !self.open_calls.is_empty() {
+            return false;
+        }
+        let interrupts = std::mem::take(&mut self.interrupts);
+        out.push(self.finished(json!({"type": "interrupt", "interrupts": interrupts})));
+        true
+    }
+
+    fn finished(&self, outcome: Json_) -> Json_ {
+        json!({"type": "RUN_FINISHED", "threadId": self.thread, "runId": self.run, "outcome": outcome, "timestamp": now_ms()})
+    }
+
+    /// AG-UI events for one toolwire event, and whether the run ends with it.
+    fn translate(&mut self, event: &Event, ends_on_result: bool) -> (Vec<Json_>, bool) {
+        let mut out = Vec::new();
+        let ts = now_ms();
+        let end = match &event.kind {
+            EventKind::AssistantDelta { text } => {
+                if self.text_open.is_none() {
+                    self.texts += 1;
+                    let id = format!("{}-text-{}", self.run, self.texts);
+                    out.push(json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant", "timestamp": ts}));
+                    self.text_open = Some(id);
+                }
+                if let Some(id) = &self.text_open {
+                    out.push(json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text, "timestamp": ts}));
+                }
+                false
+            }
+            EventKind::ToolCallStarted {
+                call_id,
+                tool_name,
+                input,
+            } => {
+                self.close_text(&mut out);
+                out.push(json!({"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": tool_name, "timestamp": ts}));
+                out.push(json!({"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": input.to_string(), "timestamp": ts}));
+                out.push(json!({"type": "TOOL_CALL_END", "toolCallId": call_id, "timestamp": ts}));
+                self.open_calls.push(call_id.clone());
+                self.calls_this_step = true;
+                false
+            }
+            EventKind::ToolResult { result, .. } => {
+                self.close_text(&mut out);
+                out.push(json!({
+                    "type": "TOOL_CALL_RESULT",
+                    "messageId": format!("{}-result", result.call_id),
+                    "toolCallId": result.call_id,
+                    "role": "tool",
+                    "content": parts(result, &self.base),
+                    "timestamp": ts,
+                }));
+                // The canonical result (kinds, display hints, errors), for clients that
+                // know toolwire.
+                out.push(json!({"type": "CUSTOM", "name": "toolwire.tool_result", "value": result, "timestamp": ts}));
+                self.open_calls.retain(|id| *id != result.call_id);
+                if ends_on_result && self.interrupts.is_empty() {
+                    out.push(self.finished(json!({"type": "success"})));
+                    true
+                } else {
+                    self.end_if_only_questions_are_left(&mut out)
+                }
+            }
+            EventKind::Widget { call_id, widget } => {
+                out.push(json!({"type": "CUSTOM", "name": "toolwire.widget", "value": {"callId": call_id, "widget": widget}, "timestamp": ts}));
+                false
+            }
+            EventKind::Progress {
+                call_id,
+                done,
+                total,
+                message,
+            } => {
+                out.push(json!({"type": "CUSTOM", "name": "toolwire.progress", "value": {"callId": call_id, "done": done, "total": total, "message": message}, "timestamp": ts}));
+                false
+            }
+            EventKind::Suspended {
+                call_id,
+                suspension,
+            } => {
+                self.close_text(&mut out);
+                let reason = match suspension.reason {
+                    SuspensionReason::Input => "input_required",
+                    _ => "tool_approval",
+                };
+                let mut interrupt = json!({
+                    "id": suspension.id,
+                    "reason": reason,
+                    "message": suspension.prompt,
+                    "toolCallId": call_id,
+                });
+                let schema = match suspension.reason {
+                    SuspensionReason::Input => suspension.input_schema.clone(),
+                    _ => Some(
+                        json!({"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]}),
+                    ),
+                };
+                if let Some(schema) = schema.filter(Json_::is_object) {
+                    interrupt["responseSchema"] = schema;
+                }
+                self.interrupts.push(interrupt);
+                self.open_calls.retain(|id| id != call_id);
+                self.end_if_only_questions_are_left(&mut out)
+            }
+            EventKind::TurnStarted { .. } => {
+                self.calls_this_step = false;
+                false
+            }
+            // A model request that asked for no tool: the agent's last (toolwire's
+            // `turn` events are its requests; AG-UI's run is the whole exchange). Whether
+            // it answered or failed is read from the history by the caller.
+            EventKind::TurnEnded { .. } if !self.calls_this_step => {
+                self.close_text(&mut out);
+                self.last_step_ended = true;
+                false
+            }
+            _ => false,
+        };
+        (out, end)
+    }
+}
+
+/// A result's content parts: text as text; media by URL to this server's resources
+/// route (never inline base64); an error as its message.
+fn parts(result: &ToolResult, base: &str) -> Json_ {
+    if result.status == Status::Error {
+        return Json_::String(text_of(result));
+    }
+    let mut parts = Vec::new();
+    for value in &result.output {
+        let part = match value.known() {
+            Some(Ok(KnownView::Text(t))) => json!({"type": "text", "text": t.content}),
+            Some(Ok(KnownView::Image(image))) => {
+                json!({"type": "image", "source": source(image.source, image.mime_type, base)})
+            }
+            Some(Ok(KnownView::File(file))) => {
+                let kind = match file.media_kind {
+                    toolwire_core::MediaKind::Audio => "audio",
+                    toolwire_core::MediaKind::Video => "video",
+                    _ => "document",
+                };
+                json!({"type": kind, "source": source(file.source, file.mime_type, base)})
+            }
+            Some(Ok(KnownView::Structured(data))) => {
+                json!({"type": "text", "text": data.to_string()})
+            }
+            _ => json!({"type": "text", "text": value.data.to_string()}),
+        };
+        parts.push(part);
+    }
+    if parts.is_empty() {
+        return Json_::String(String::new());
+    }
+    Json_::Array(parts)
+}
+
+/// Where a part's bytes are: the resources route for stored media; only media small
+/// enough for the store to keep inline (at most 1 KB) goes as data.
+fn source(source: SourceView<'_>, mime: Option<&str>, base: &str) -> Json_ {
+    let mime = mime.unwrap_or("application/octet-stream");
+    match source {
+        SourceView::Blob { key, .. } => json!({
+            "type": "url",
+            "value": format!("{base}/api/resources/{key}/content"),
+            "mimeType": mime,
+        }),
+        SourceView::Url(url) => json!({"type": "url", "value": url, "mimeType": mime}),
+        SourceView::Base64(data) => json!({"type": "data", "value": data, "mimeType": mime}),
+    }
+}

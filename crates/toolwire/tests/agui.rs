@@ -1,0 +1,215 @@
+//! `toolwire serve`'s AG-UI endpoint driven by AG-UI's own client (`@ag-ui/client`'s
+//! HttpAgent, tests/agui/run.mjs), every event checked against `@ag-ui/core`'s schemas: a
+//! turn against a scripted OpenAI-compatible provider that reads an image (its result an
+//! image part by URL, and toolwire's own result in a CUSTOM event) and runs a command
+//! that needs approval (the run ends with an interrupt; the next run's resume approves it
+//! and the turn goes on to its end).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+#[path = "../../toolwire-mcp/tests/peers/mod.rs"]
+mod peers;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+
+use serde_json::{Value as Json, json};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+struct Script(Mutex<VecDeque<ResponseTemplate>>);
+
+impl Respond for Script {
+    fn respond(&self, _request: &Request) -> ResponseTemplate {
+        self.0.lock().unwrap().pop_front().unwrap_or_else(|| {
+            ResponseTemplate::new(400)
+                .set_body_json(json!({"error": {"message": "the test script has no more replies"}}))
+        })
+    }
+}
+
+fn sse(events: &[Json]) -> ResponseTemplate {
+    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+}
+
+fn chunk(delta: Json) -> Json {
+    json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+}
+
+/// tests/agui with AG-UI's packages, or `None` (after saying why) when not installed.
+fn agui_client() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/agui");
+    if dir.join("node_modules/@ag-ui/client").exists() {
+        return Some(dir.join("run.mjs"));
+    }
+    let why = "tests/agui/node_modules is missing: run `npm ci --prefix tests/agui` (.ci/run does)";
+    if std::env::var_os("CI").is_some() {
+        panic!("{why}");
+    }
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
+    let Some(client) = agui_client() else { return };
+    let replies = vec![
+        sse(&[
+            chunk(json!({"role": "assistant", "content": "Looking at the pixel."})),
+            chunk(json!({"tool_calls": [
+                {"index": 0, "id": "call_img", "type": "function",
+                 "function": {"name": "view_image", "arguments": "{\"path\":\"pixel.png\"}"}},
+                {"index": 1, "id": "call_run", "type": "function",
+                 "function": {"name": "run", "arguments": "{\"command\":\"echo approved\"}"}},
+            ]})),
+        ]),
+        sse(&[chunk(json!({"content": "All done."}))]),
+    ];
+    let provider = MockServer::start().await;
+    Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/chat/completions"))
+        .respond_with(Script(Mutex::new(replies.into())))
+        .mount(&provider)
+        .await;
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("pixel.png"), png(4096)).unwrap();
+    let port = common::free_port();
+    let base = format!("{}/v1", provider.uri());
+    let serve = common::spawn_serve(
+        data.path(),
+        ws.path(),
+        port,
+        &[],
+        &[
+            "--provider",
+            "openai-chat",
+            "--model",
+            "m",
+            "--base-url",
+            &base,
+        ],
+    );
+    let _serve = peers::Child(serve);
+    let url = format!("http://127.0.0.1:{port}/api/agui");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg(&client)
+            .arg(&url)
+            .arg("What is in pixel.png? Then run the check.")
+            .current_dir(client.parent().unwrap())
+            .env("SUPPRESS_TRANSFORMATION_WARNINGS", "true")
+            .output()
+            .expect("node runs")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Json = serde_json::from_str(stdout.trim()).unwrap();
+    // Every event is valid AG-UI 1.0.
+    assert_eq!(got["invalid"], json!([]), "{got}");
+    let runs = got["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{got}");
+    let first: Vec<&str> = runs[0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(first[0], "RUN_STARTED");
+    for kind in [
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+        "CUSTOM",
+    ] {
+        assert!(first.contains(&kind), "{kind} missing: {first:?}");
+    }
+    assert_eq!(first.last(), Some(&"RUN_FINISHED"));
+    let interrupt = &runs[0]["outcome"];
+    assert_eq!(interrupt["type"], "interrupt", "{got}");
+    assert_eq!(interrupt["interrupts"][0]["reason"], "tool_approval");
+    assert_eq!(interrupt["interrupts"][0]["toolCallId"], "call_run");
+    // The resumed run: a snapshot first, then the approved call and the turn's end.
+    let second: Vec<&str> = runs[1]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &second[..3],
+        ["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"]
+    );
+    assert!(second.contains(&"TOOL_CALL_RESULT"), "{second:?}");
+    assert_eq!(runs[1]["outcome"]["type"], "success", "{got}");
+
+    // The image result is an image part by URL to this server, never inline base64.
+    let results = got["toolResults"].as_array().unwrap();
+    let image = results
+        .iter()
+        .find(|r| r["toolCallId"] == "call_img")
+        .expect("the image's result");
+    let part = image["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{image}"))
+        .iter()
+        .find(|p| p["type"] == "image")
+        .expect("an image part");
+    let src = part["source"]["value"].as_str().unwrap();
+    assert!(
+        src.starts_with(&format!("http://127.0.0.1:{port}/api/resources/blake3:")),
+        "{src}"
+    );
+    let (status, _) = common::http(
+        port,
+        "GET",
+        src.split_once(&format!("{port}")).unwrap().1,
+        None,
+    );
+    assert_eq!(status, 200);
+    assert!(!got.to_string().contains("iVBORw0KGgo"), "no inline base64");
+    assert_eq!(part["source"]["mimeType"], "image/png");
+    let approved = results
+        .iter()
+        .find(|r| r["toolCallId"] == "call_run")
+        .expect("the approved call's result");
+    assert!(
+        approved["content"].to_string().contains("approved"),
+        "{approved}"
+    );
+    // The conversation the client kept ends with the model's words after the tools.
+    let messages = got["messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["role"] == "assistant" && m["content"] == "All done."),
+        "{got}"
+    );
+}
+
+/// A file the image tool takes for a PNG (it sniffs the signature), larger than what the
+/// store keeps inline, so it goes to the blob store.
+fn png(len: usize) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    let mut x = 0x9e37_79b9_u32;
+    while bytes.len() < len {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        bytes.push(x.to_le_bytes()[0]);
+    }
+    bytes
+}
