@@ -49,6 +49,45 @@ impl Registered {
         check(&self.input, input, "input")
     }
 
+    /// [`Registered::check_input`], reading `null` for an optional argument as "not
+    /// given" when the schema does not take `null` there: models in strict structured
+    /// modes and some clients send `"verbose": null` for an argument they leave out. Such
+    /// arguments are removed from `input`, and only when the input is then valid; any
+    /// other error is reported as it was.
+    pub fn accept_input(&self, input: &mut Json) -> Result<(), String> {
+        let first = match self.check_input(input) {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let required: Vec<&str> = self.schema().input_schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Json::as_str).collect())
+            .unwrap_or_default();
+        let Json::Object(fields) = input else {
+            return Err(first);
+        };
+        let left_out: Vec<String> = fields
+            .iter()
+            .filter(|(k, v)| v.is_null() && !required.contains(&k.as_str()))
+            .map(|(k, _)| k.clone())
+            .collect();
+        if left_out.is_empty() {
+            return Err(first);
+        }
+        let mut lenient = fields.clone();
+        for key in &left_out {
+            lenient.remove(key);
+        }
+        let lenient = Json::Object(lenient);
+        match self.check_input(&lenient) {
+            Ok(()) => {
+                *input = lenient;
+                Ok(())
+            }
+            Err(_) => Err(first),
+        }
+    }
+
     /// Checks structured output against `outputSchema`, when the tool has one.
     pub fn check_output(&self, output: &Json) -> Result<(), String> {
         match &self.output {

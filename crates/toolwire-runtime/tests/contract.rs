@@ -519,3 +519,53 @@ async fn the_tool_set_changes_whole_while_calls_run() {
     assert!(refused.is_err());
     assert_eq!(executor.registry().names(), before.as_slice());
 }
+
+/// `null` for an optional argument the schema types otherwise is read as "not given"
+/// (strict-mode models and some MCP clients send it); a `null` for a required argument, or
+/// a wrong type, is still refused with the field named.
+#[tokio::test]
+async fn a_null_optional_argument_is_left_out_not_refused() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Args {
+        name: String,
+        #[serde(default)]
+        verbose: Option<bool>,
+    }
+    let mut registry = Registry::new();
+    registry
+        .register(
+            tool_fn(
+                "greet",
+                "Greets.",
+                |args: Args, _ctx: ToolContext| async move {
+                    Ok::<_, ToolError>(format!("{} {:?}", args.name, args.verbose))
+                },
+            )
+            .with_schema(|s| {
+                // As a server declares it: a plain boolean, no null allowed.
+                s.input_schema = json!({"type": "object", "properties": {
+                    "name": {"type": "string"}, "verbose": {"type": "boolean"}},
+                    "required": ["name"]});
+            }),
+        )
+        .unwrap();
+    let ex = Executor::new(registry);
+    let scope = Scope::new("s");
+    let ok = ex
+        .execute(
+            &scope,
+            call("c1", "greet", json!({"name": "Ada", "verbose": null})),
+        )
+        .await;
+    assert_eq!(ok.status, Status::Success, "{ok:?}");
+    assert_eq!(ok.output[0].as_text().unwrap().content, "Ada None");
+    for bad in [
+        json!({"name": null}),
+        json!({"name": "Ada", "verbose": "yes"}),
+    ] {
+        let refused = ex.execute(&scope, call("c2", "greet", bad.clone())).await;
+        assert_eq!(refused.status, Status::Error, "{bad}");
+        let error = refused.error.unwrap();
+        assert_eq!(error.code.as_deref(), Some("invalid_input"), "{bad}");
+    }
+}

@@ -283,7 +283,7 @@ impl Executor {
     }
 
     /// Runs one call to exactly one result.
-    pub async fn execute(&self, scope: &Scope, call: ToolCall) -> ToolResult {
+    pub async fn execute(&self, scope: &Scope, mut call: ToolCall) -> ToolResult {
         let started = Started::now();
         self.emit(
             scope,
@@ -304,15 +304,15 @@ impl Executor {
                     format!("unknown tool `{}`; available tools: {known}", call.name),
                 ))
             }
-            Some(reg) => self.admit(scope, reg, &call).await,
+            Some(reg) => self.admit(scope, reg, &mut call).await,
         };
         self.finish(scope, started, ran).await
     }
 
     /// Input check, then approval or blocking suspension, else the run itself.
-    async fn admit(&self, scope: &Scope, reg: &Registered, call: &ToolCall) -> Ran {
+    async fn admit(&self, scope: &Scope, reg: &Registered, call: &mut ToolCall) -> Ran {
         let call_ref = CallRef::new(&call.id, &call.name);
-        if let Err(why) = reg.check_input(&call.input) {
+        if let Err(why) = reg.accept_input(&mut call.input) {
             return Ran::from(ToolResult::error_with_code(
                 call_ref,
                 ErrorCode::InvalidInput,
