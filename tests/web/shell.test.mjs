@@ -73,6 +73,10 @@ test('the sidebar lists sessions newest first and tools with their badges', asyn
   const ids = await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId));
   assert.deepEqual(ids, [sessions.links, sessions.elicitation, sessions.approval, sessions.kinds]);
   assert.equal(await page.locator(`.sidebar li[data-session-id="${sessions.kinds}"] a`).getAttribute('aria-current'), 'page');
+  // Counts of calls, not messages: seven results, one of them failed; one call waiting.
+  const counts = (id) => page.locator(`.sidebar li[data-session-id="${id}"] .counts`).innerText();
+  assert.equal(await counts(sessions.kinds), '7 calls · 1 failed');
+  assert.equal(await counts(sessions.approval), '1 call · 1 waiting');
   // The session search narrows the list.
   await page.fill('.sidebar input[aria-label="Search sessions"]', 'approval');
   assert.deepEqual(await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId)), [sessions.approval]);

@@ -31,7 +31,6 @@ pub struct ListQuery {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionList {
-    #[schemars(with = "Vec<Json_>")]
     pub sessions: Vec<Session>,
     pub offset: u32,
     pub limit: u32,

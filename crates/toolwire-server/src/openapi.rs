@@ -6,7 +6,7 @@ use axum::Json;
 use schemars::{JsonSchema, schema_for};
 use serde_json::{Map, Value as Json_, json};
 
-use crate::api::{CreateSession, PostCall, PostMessage};
+use crate::api::{CreateSession, PostCall, PostMessage, SessionList};
 
 /// One documented route.
 #[derive(Debug, Clone, Copy)]
@@ -17,6 +17,8 @@ pub struct RouteDoc {
     pub summary: &'static str,
     /// The request body's schema, for routes that take one.
     pub body: Option<fn() -> Json_>,
+    /// The schema of a 200 answer's JSON body, where it is written down.
+    pub reply: Option<fn() -> Json_>,
     /// The statuses it answers with, besides the ones of every route ([`EVERY_ROUTE`]).
     pub statuses: &'static [u16],
     /// Query parameters: (name, JSON Schema as text, required, description).
@@ -60,6 +62,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions",
         summary: "Sessions, most recently updated first.",
         body: None,
+        reply: Some(schema::<SessionList>),
         statuses: &[200, 400],
         query: &[
             ("offset", OFFSET, false, "sessions skipped"),
@@ -76,6 +79,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions",
         summary: "Create a session.",
         body: Some(schema::<CreateSession>),
+        reply: None,
         statuses: &[201, 400, 415, 422],
         query: &[],
     },
@@ -84,6 +88,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}",
         summary: "A session and its messages.",
         body: None,
+        reply: None,
         statuses: &[200, 400, 404],
         query: &[],
     },
@@ -92,6 +97,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}",
         summary: "Delete a session and its subagents' sessions (blobs are left to gc).",
         body: None,
+        reply: None,
         statuses: &[204, 400, 404],
         query: &[],
     },
@@ -100,6 +106,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/messages",
         summary: "Post a user message: starts an agent turn (409 without a provider).",
         body: Some(schema::<PostMessage>),
+        reply: None,
         statuses: &[202, 400, 404, 409, 415, 422],
         query: &[],
     },
@@ -108,6 +115,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/calls",
         summary: "Run one tool in the session.",
         body: Some(schema::<PostCall>),
+        reply: None,
         statuses: &[202, 400, 404, 415, 422],
         query: &[],
     },
@@ -116,6 +124,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/calls/{call}/cancel",
         summary: "Stop a call that runs or waits for a person; it gets a cancelled result.",
         body: None,
+        reply: None,
         statuses: &[202, 400, 404],
         query: &[],
     },
@@ -124,6 +133,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/suspensions",
         summary: "Calls waiting for a person (also after a restart).",
         body: None,
+        reply: None,
         statuses: &[200, 400, 404],
         query: &[],
     },
@@ -132,6 +142,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/suspensions/{suspension}",
         summary: "Approve, deny, answer or cancel a waiting call.",
         body: Some(resolution_schema),
+        reply: None,
         statuses: &[200, 202, 400, 404, 415, 422],
         query: &[],
     },
@@ -140,6 +151,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/events",
         summary: "Server-sent events with stored sequence numbers; resume with Last-Event-ID or after.",
         body: None,
+        reply: None,
         statuses: &[200, 400, 404],
         query: &[("after", POSITION, false, "resume after this event number")],
     },
@@ -148,6 +160,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/export",
         summary: "The request body a provider would be sent for the session.",
         body: None,
+        reply: None,
         statuses: &[200, 400, 404],
         query: &[
             (
@@ -175,6 +188,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/tools",
         summary: "The tools, with their schemas.",
         body: None,
+        reply: None,
         statuses: &[200],
         query: &[],
     },
@@ -183,6 +197,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/servers",
         summary: "The MCP servers and their state (connecting, ready, failed, restarting).",
         body: None,
+        reply: None,
         statuses: &[200],
         query: &[],
     },
@@ -191,6 +206,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/resources/{blob}/content",
         summary: "A stored blob's bytes, with Range and an immutable ETag.",
         body: None,
+        reply: None,
         statuses: &[200, 206, 304, 400, 404, 413, 416],
         query: &[],
     },
@@ -199,6 +215,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/ws",
         summary: "WebSocket of a session's events: send {\"sessionId\", \"after\"} first.",
         body: None,
+        reply: None,
         statuses: &[101, 400, 426],
         query: &[],
     },
@@ -207,6 +224,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/tools/{name}/resource",
         summary: "resources/read on the tool's source (its MCP server), for an MCP App's view.",
         body: Some(schema::<crate::api::ReadResource>),
+        reply: None,
         statuses: &[200, 400, 404, 415, 422, 502],
         query: &[],
     },
@@ -215,6 +233,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/info",
         summary: "The server's version, and the provider and model agent turns use, if any.",
         body: None,
+        reply: None,
         statuses: &[200],
         query: &[],
     },
@@ -223,6 +242,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/openapi.json",
         summary: "This document.",
         body: None,
+        reply: None,
         statuses: &[200],
         query: &[],
     },
@@ -289,6 +309,9 @@ pub fn document() -> Json_ {
         let mut responses = Map::new();
         for status in route.statuses.iter().chain(EVERY_ROUTE) {
             let mut response = json!({"description": reason(*status)});
+            if let (200, Some(reply)) = (*status, route.reply) {
+                response["content"] = json!({"application/json": {"schema": reply()}});
+            }
             if *status >= 400 {
                 response["content"] = json!({"application/json": {"schema": error.clone()}});
             }

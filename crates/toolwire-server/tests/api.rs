@@ -123,6 +123,32 @@ async fn a_call_runs_its_result_is_stored_and_streamed() {
     let text = session["messages"].to_string();
     assert!(text.contains("hello from the workspace"), "{text}");
 
+    // The list counts calls and failed calls, not messages.
+    let r = s
+        .send_post(
+            &format!("/api/sessions/{id}/calls"),
+            json!({"tool": "read_file", "input": {"path": "missing.txt"}}),
+        )
+        .await;
+    assert_eq!(r.status(), 202);
+    wait_for(s, &id, |events| {
+        events.iter().filter(|e| e["type"] == "tool_result").count() == 2
+    })
+    .await;
+    let listed = s.json("/api/sessions").await;
+    let row = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&row["callCount"], &row["pendingCount"], &row["errorCount"]),
+        (&json!(2), &json!(0), &json!(1)),
+        "{row}"
+    );
+
     let r = s
         .send_post(
             &format!("/api/sessions/{id}/calls"),
