@@ -301,7 +301,8 @@ export interface Metadata {
   endedAt?: string | null;
   durationMs?: number | null;
   /**
-   * Blob key of the raw payload, kept only when `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`.
+   * Blob key of the raw payload as the tool sent it (an MCP result), kept when it is
+   * at most 1 MiB of JSON (any size with `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`).
    */
   rawRef?: string | null;
   [k: string]: unknown;

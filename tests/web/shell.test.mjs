@@ -305,6 +305,11 @@ test('a resource link is a chip: type, copy URI, and Read through the tool\'s se
     assert.equal(await link.locator('[data-role="read"]').getAttribute('aria-expanded'), 'true');
   }
   assert.ok((await card.locator('.tw-link-contents').allInnerTexts()).join('').length > 0);
+  // The MCP result exactly as server-everything sent it, kept beside the stored result.
+  const [raw] = await Promise.all([page.waitForEvent('download'), card.locator('[data-download="raw"]').click()]);
+  assert.match(raw.suggestedFilename(), /^ev__get-resource-links-.*\.mcp\.json$/);
+  const sent = JSON.parse(await (await import('node:fs')).promises.readFile(await raw.path(), 'utf8'));
+  assert.equal(sent.content.filter((c) => c.type === 'resource_link').length, 2, JSON.stringify(sent));
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

@@ -94,6 +94,7 @@ export class Card {
       h('button', { type: 'button', 'data-copy': 'text' }, 'Copy text'),
       h('button', { type: 'button', 'data-copy': 'json' }, 'Copy JSON'),
       h('button', { type: 'button', 'data-download': 'json', title: 'Download the stored JSON' }, 'Download'),
+      this.rawEl = h('span', { class: 'raw-link' }),
       // A direct call again, as it was or edited in the composer (when the tool is known).
       this.view.tools.has(this.name) ? h('span', { class: 'sep', 'data-rerun-sep': '', 'aria-hidden': 'true' }) : null,
       this.view.tools.has(this.name) ? h('button', { type: 'button', 'data-rerun': 'same' }, 'Re-run') : null,
@@ -194,6 +195,14 @@ export class Card {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }
+
+  /** "MCP result": the payload the tool's server sent, as received, when the server kept
+   * it beside the result (`metadata.rawRef`, a stored blob). */
+  rawLink() {
+    const url = resourceUrl(this.result && this.result.metadata && this.result.metadata.rawRef);
+    this.rawEl.replaceChildren(url ? h('a', { href: url, 'data-download': 'raw', title: 'Download the result exactly as the MCP server sent it',
+      download: `${this.name}-${this.callId}.mcp.json`.replace(/[^\w.-]+/g, '_') }, 'MCP result') : '');
   }
 
   setState(state, label) {
@@ -341,6 +350,7 @@ export class Card {
       this.sizeEl.textContent = bytes(size);
       this.sizeEl.title = `${size} bytes of stored JSON`;
     } catch { /* no size: nothing shown */ }
+    this.rawLink();
     try {
       renderResult(this.resultEl, this.result, {
         resourceUrl,
