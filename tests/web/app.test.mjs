@@ -199,8 +199,12 @@ test('approving in the page resumes the tool', async () => {
   await card.locator('button.approve').waitFor({ timeout: 5000 });
   assert.equal(await card.getAttribute('data-state'), 'approval-requested');
   await shot(page, 'approval');
+  // The person takes a moment: that wait is shown apart from the call's duration.
+  await page.waitForTimeout(1200);
   await card.locator('button.approve').click();
   await page.waitForSelector('.card[data-tool="write_file"][data-state="output-available"]', { timeout: 5000 });
+  assert.match(await card.locator('.waited').innerText(), /^waited for you (1\.\d|[2-9]\.\d) s$/);
+  assert.match(await card.locator('.duration').innerText(), /^\d+ ms$/);
   // The result is drawn when its card nears the viewport (an IntersectionObserver, after
   // the state changes): wait for the drawing, not only for the state.
   await card.locator('.tw-value[data-kind="diff"]').waitFor({ timeout: 5000 });

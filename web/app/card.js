@@ -44,6 +44,8 @@ export class Card {
     this.el.toolwireCard = this;
     this.statusEl = h('span', { class: 'status' }, 'running');
     this.durationEl = h('span', { class: 'duration' });
+    // The time the call waited for a person (approval, answer), apart from its duration.
+    this.waitedEl = h('span', { class: 'waited', hidden: true });
     this.sizeEl = h('span', { class: 'size' });
     // The progress bar, the detail box and Stop are made when first needed: most cards of a
     // long session never show them.
@@ -63,7 +65,7 @@ export class Card {
         h('span', { class: 'tool', id: `card-${n}-tool` }, name),
         server ? h('span', { class: 'server-chip', title: `MCP server ${server.name}` }, server.name) : null,
         this.statusEl,
-        this.headEnd = h('span', { class: 'head-end' }, this.durationEl, this.sizeEl, time, this.linksEl)),
+        this.headEnd = h('span', { class: 'head-end' }, this.durationEl, this.waitedEl, this.sizeEl, time, this.linksEl)),
       this.suspensionEl,
       this.body);
     this.body.append(
@@ -328,7 +330,11 @@ export class Card {
     this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
     const ms = result.metadata && result.metadata.durationMs;
     this.durationEl.textContent = typeof ms === 'number' ? duration(ms) : '';
-    this.durationEl.title = typeof ms === 'number' ? `${ms} ms` : '';
+    this.durationEl.title = typeof ms === 'number' ? `${ms} ms running` : '';
+    const waited = result.metadata && result.metadata.waitedMs;
+    this.waitedEl.hidden = !(typeof waited === 'number' && waited > 0);
+    this.waitedEl.textContent = this.waitedEl.hidden ? '' : `waited for you ${duration(waited)}`;
+    this.waitedEl.title = this.waitedEl.hidden ? '' : 'Time spent waiting for a person (an approval or an answer), not counted in the duration';
     const child = result.metadata && result.metadata.childSessionId;
     this.linksEl.replaceChildren();
     if (typeof child === 'string' && ID.test(child)) {

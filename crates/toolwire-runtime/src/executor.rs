@@ -79,6 +79,10 @@ pub struct Scope {
     pub user_id: Option<String>,
     /// Cancelling it ends every running call of the scope with a `cancelled` error.
     pub cancel: CancellationToken,
+    /// Milliseconds the call being resumed has waited for a person so far (set by
+    /// [`Executor::resolve`]; 0 for fresh calls): stamped on its result as `waitedMs`, and
+    /// carried by a suspension it makes again.
+    pub waited_ms: u64,
 }
 
 impl Scope {
@@ -89,6 +93,7 @@ impl Scope {
             session_id,
             user_id: None,
             cancel: CancellationToken::new(),
+            waited_ms: 0,
         }
     }
 }
@@ -377,6 +382,8 @@ impl Executor {
             trace_id: scope.trace_id.clone(),
             user_id: scope.user_id.clone(),
             tool_state,
+            suspended_at: Some(now_rfc3339()),
+            waited_ms: scope.waited_ms,
             resolving: false,
         };
         if let Err(e) = self.suspensions.put_suspension(&pending).await {
@@ -416,6 +423,9 @@ impl Executor {
             trace_id: pending.trace_id.clone(),
             user_id: pending.user_id.clone(),
             cancel: CancellationToken::new(),
+            waited_ms: pending
+                .waited_ms
+                .saturating_add(waited_since(pending.suspended_at.as_deref())),
         };
         let started = Started::now();
         let call = &pending.call;
@@ -602,6 +612,9 @@ impl Executor {
         result.metadata.started_at = Some(started.at);
         result.metadata.ended_at = Some(now_rfc3339());
         result.metadata.duration_ms = Some(started.clock.elapsed().as_millis() as u64);
+        if scope.waited_ms > 0 && result.status != Status::Suspended {
+            result.metadata.waited_ms = Some(scope.waited_ms);
+        }
         if self.has_sink() && result.status != Status::Suspended {
             // Announced by the sink once stored, as stored.
             let kept = raw.map(|raw| self.kept_raw(raw));
@@ -640,6 +653,15 @@ impl Executor {
         // persists it. A failing event log must not fail the call.
         let _ = self.events.emit(&scope.session_id, kind).await;
     }
+}
+
+/// Milliseconds from `since` (RFC 3339, maybe written by another process) to now; 0 when
+/// unknown (a call suspended before this was recorded) or in the future (clock skew).
+fn waited_since(since: Option<&str>) -> u64 {
+    since
+        .and_then(|at| humantime::parse_rfc3339(at).ok())
+        .and_then(|at| std::time::SystemTime::now().duration_since(at).ok())
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// A finished call's raw payload on its way to the sink: its JSON text to store (within
