@@ -5,6 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { launchBrowser, until, api, store } from './lib.mjs';
 import { seeded, elicitationForm } from './seed.mjs';
 
@@ -258,9 +260,31 @@ test('what the model saw: the block each provider is sent for a call', async () 
   assert.equal(anthropic.type, 'tool_result');
   assert.equal(anthropic.tool_use_id, callId);
   assert.match(JSON.stringify(anthropic.content), /println!/);
+  assert.equal(await card.locator('.model-cut').getAttribute('data-cut'), 'false');
   await card.locator('.model-view select').selectOption('openai-chat');
   await until(async () => (await block.innerText()).includes('"tool_call_id"'), 10000, 'the OpenAI block');
   assert.equal(JSON.parse(await block.innerText()).tool_call_id, callId);
+  await page.context().close();
+});
+
+test('what the model saw says whether and how the result was cut', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'a long log' });
+  // A real call (a stored result alone answers no call, and is left out of the request).
+  const log = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of a long build log, ${'with enough words to pass the budget'.repeat(2)}`).join('\n');
+  writeFileSync(join(d.workspace, 'build.log'), log);
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'read_file', input: { path: 'build.log' } });
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.some((m) => m.role === 'tool_result' && m.content.callId === callId), 15000, 'the long read');
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  await card.locator('[data-show="model"]').click();
+  const cut = card.locator('.model-cut');
+  await cut.waitFor({ timeout: 10000 });
+  const said = await cut.innerText();
+  assert.equal(await cut.getAttribute('data-cut'), 'true', `${said}\n${await card.locator('.model-view').innerText()}`.slice(0, 3000));
+  assert.match(said, /Cut: result of read_file cut to 60,000 of [\d,]+ chars by the per-result budget/);
+  assert.ok(said.includes(`the model can read it with read_result {"callId":"${callId}","part":0,"offset":`), said);
+  assert.match(said, /Left out: [\d,]+ (chars|lines)/);
   await page.context().close();
 });
 

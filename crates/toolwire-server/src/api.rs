@@ -373,6 +373,10 @@ pub struct ExportQuery {
     pub model: Option<String>,
     /// The truncation budget per result, in characters.
     pub max_chars: Option<usize>,
+    /// With `true` the answer is `{request, diagnostics}`: the request, and what encoding
+    /// cut (which result, by which budget, how much), repaired or left out.
+    #[serde(default)]
+    pub diagnostics: bool,
 }
 
 pub async fn export(
@@ -397,8 +401,14 @@ pub async fn export(
         Some(n) => options.budget.max_chars = n,
         None => {}
     }
-    let (body, _) =
+    let (body, diagnostics) =
         toolwire_agent::export_request(state.host.stores(), &id, provider, &options, "").await?;
+    if q.diagnostics {
+        let diagnostics = to_json(&diagnostics)?;
+        return Ok(Json(
+            serde_json::json!({"request": body, "diagnostics": diagnostics}),
+        ));
+    }
     Ok(Json(body))
 }
 

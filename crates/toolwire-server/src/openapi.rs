@@ -181,6 +181,12 @@ pub const ROUTES: &[RouteDoc] = &[
                 false,
                 "truncation budget per result",
             ),
+            (
+                "diagnostics",
+                r#"{"type": "boolean"}"#,
+                false,
+                "answer {request, diagnostics}: the request and what encoding cut (by which budget), repaired or left out",
+            ),
         ],
     },
     RouteDoc {

@@ -355,6 +355,18 @@ async fn export_gives_the_model_view() {
         body["messages"].as_array().is_some_and(|m| !m.is_empty()),
         "{body}"
     );
+    // With diagnostics: the same request, and the cut a 1-character budget makes.
+    let cut = s
+        .json(&format!(
+            "/api/sessions/{id}/export?provider=anthropic&max_chars=1&diagnostics=true"
+        ))
+        .await;
+    assert!(cut["request"]["messages"].is_array(), "{cut}");
+    let said = cut["diagnostics"].to_string();
+    assert!(
+        said.contains("\"truncated\"") && said.contains("by the per-result budget"),
+        "{said}"
+    );
     for bad in [
         "provider=nope",
         "provider=gemini&model=",
