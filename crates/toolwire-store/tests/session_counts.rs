@@ -47,8 +47,11 @@ on_every_backend! {
         // its stored result counts it instead.
         stores.suspensions.put_suspension(&common::pending("susp_1", "counted")).await.unwrap();
         assert_eq!(counts(&h.session("counted").await.unwrap().unwrap()), (4, 1, 1));
+        // Answered: it runs on, no longer waiting (and not counted until its result is
+        // stored, like any running call). A second question of the same call would be a
+        // new pending suspension beside this resolving one: the call counts once.
         stores.suspensions.claim_suspension("susp_1").await.unwrap().unwrap();
-        assert_eq!(counts(&h.session("counted").await.unwrap().unwrap()), (4, 1, 1));
+        assert_eq!(counts(&h.session("counted").await.unwrap().unwrap()), (3, 0, 1));
         h.append("counted", failed("call_susp_1")).await.unwrap();
         stores.suspensions.finish_suspension("susp_1").await.unwrap();
         assert_eq!(counts(&h.session("counted").await.unwrap().unwrap()), (4, 0, 2));

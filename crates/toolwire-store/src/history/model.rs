@@ -22,7 +22,7 @@ pub struct Session {
     /// Tool calls: those with a stored result and those waiting for a person.
     #[serde(default)]
     pub call_count: i64,
-    /// Calls waiting for a person (an approval, a question), or being answered.
+    /// Calls waiting for a person (an approval, a question); not those already answered.
     #[serde(default)]
     pub pending_count: i64,
     /// Calls whose stored result is an error.

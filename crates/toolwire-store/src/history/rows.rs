@@ -16,13 +16,15 @@ use crate::refs::message_blob_refs;
 
 /// A session's columns, its counts of results and failures as kept by each append, and
 /// its waiting calls counted from `suspensions` (by `suspensions_by_session`, a few rows
-/// per session), so a page of the list costs one indexed probe per session, not a scan
+/// per session; only `pending` ones: a `resolving` one was answered, and a call asked a
+/// second question has both), so a page of the list costs one indexed probe per session, not a scan
 /// of its messages.
 macro_rules! session_select {
     ($rest:literal) => {
         concat!(
             "SELECT id, parent_id, title, created_at, updated_at, last_seq, result_count, ",
-            "error_count, (SELECT COUNT(*) FROM suspensions p WHERE p.session_id = sessions.id) ",
+            "error_count, (SELECT COUNT(*) FROM suspensions p ",
+            "WHERE p.session_id = sessions.id AND p.state = 'pending') ",
             "FROM sessions ",
             $rest
         )
