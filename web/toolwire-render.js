@@ -125,10 +125,11 @@ function downloadUrl(source) {
  * Renders `result` into `el`, replacing what was there.
  * @param {HTMLElement} el
  * @param {ToolResult} result
- * @param {{resourceUrl?: (blob: string) => string|null, sandboxOrigin?: string, readResource?: (uri: string) => Promise<{contents: object[]}>}} [opts]
+ * @param {{resourceUrl?: (blob: string) => string|null, sandboxOrigin?: string, readResource?: (uri: string) => Promise<{contents: object[]}>, wasRead?: (uri: string) => {contents: object[]}|null|undefined}} [opts]
  *   `resourceUrl` names a stored blob's URL; `sandboxOrigin` is toolwire's sandbox proxy
  *   (another origin, `/sandbox`), where inline SVG is drawn; `readResource`, when given,
- *   gives resource links a Read button that draws the MCP `resources/read` answer.
+ *   gives resource links a Read button that draws the MCP `resources/read` answer;
+ *   `wasRead` gives an answer read earlier (kept with the result), drawn at once.
  */
 export function renderResult(el, result, opts = {}) {
   el.replaceChildren();
@@ -825,12 +826,7 @@ function resourceLink(el, data, mime, opts) {
       }
       read.disabled = true;
       try {
-        const got = await opts.readResource(uri);
-        const contents = got && Array.isArray(got.contents) ? got.contents : [];
-        shown.replaceChildren(...contents.map((c) => renderValue(contentValue(c), opts)));
-        if (!contents.length) shown.append(h('p', { class: 'tw-note' }, 'the server returned no contents'));
-        read.setAttribute('aria-expanded', 'true');
-        read.textContent = 'Hide';
+        showRead(await opts.readResource(uri));
       } catch (err) {
         shown.replaceChildren(h('p', { class: 'tw-error' }, `cannot read ${uri}: ${err && err.message ? err.message : err}`));
       } finally {
@@ -838,6 +834,18 @@ function resourceLink(el, data, mime, opts) {
       }
     });
   }
+  /** Draws a `resources/read` answer below the chip, as values like a result's. */
+  function showRead(got) {
+    const contents = got && Array.isArray(got.contents) ? got.contents : [];
+    shown.replaceChildren(...contents.map((c) => renderValue(contentValue(c), opts)));
+    if (!contents.length) shown.append(h('p', { class: 'tw-note' }, 'the server returned no contents'));
+    if (read) {
+      read.setAttribute('aria-expanded', 'true');
+      read.textContent = 'Hide';
+    }
+  }
+  const kept = typeof opts.wasRead === 'function' ? opts.wasRead(uri) : null;
+  if (kept) showRead(kept);
   el.append(h('div', { class: 'tw-link' },
     h('div', { class: 'tw-link-head' },
       href ? h('a', { href, rel: 'noopener noreferrer', target: '_blank', class: 'tw-link-name' }, name) : h('span', { class: 'tw-link-name' }, name),

@@ -328,7 +328,14 @@ test('a resource link is a chip: type, copy URI, and Read through the tool\'s se
     await link.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
     assert.equal(await link.locator('[data-role="read"]').getAttribute('aria-expanded'), 'true');
   }
-  assert.ok((await card.locator('.tw-link-contents').allInnerTexts()).join('').length > 0);
+  const readTexts = await card.locator('.tw-link-contents').allInnerTexts();
+  assert.ok(readTexts.join('').length > 0);
+  // What was read is kept with the result: a reload draws it again, without reading.
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await until(async () => (await card.locator('.tw-link-contents .tw-value').count()) === 2, 10000, 'the kept reads');
+  assert.deepEqual(await card.locator('.tw-link-contents').allInnerTexts(), readTexts);
+  assert.deepEqual(await card.locator('[data-role="read"]').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-expanded'))), ['true', 'true']);
   // The MCP result exactly as server-everything sent it, kept beside the stored result.
   const [raw] = await Promise.all([page.waitForEvent('download'), card.locator('[data-download="raw"]').click()]);
   assert.match(raw.suggestedFilename(), /^ev__get-resource-links-.*\.mcp\.json$/);

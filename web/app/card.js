@@ -32,6 +32,8 @@ export class Card {
     this.name = name;
     this.input = input;
     this.result = null;
+    /** Resource reads kept with the result, by URI (the latest read of each). */
+    this.reads = new Map();
     /** When the call was made (ms since the epoch), for the timestamp and the timer. */
     this.at = typeof at === 'number' ? at : Date.now();
     this.search = null;
@@ -362,8 +364,15 @@ export class Card {
         resourceUrl,
         sandboxOrigin: this.view.info.sandboxOrigin,
         app: this.view.appHost(this),
-        // Resource links are read through the tool's own server (`resources/read`).
-        readResource: (uri) => api(`/api/tools/${encodeURIComponent(this.name)}/resource`, { json: { uri } }),
+        // Resource links are read through the tool's own server (`resources/read`), and the
+        // server keeps what was read with this result, so a reload shows it again.
+        readResource: async (uri) => {
+          const got = await api(`/api/tools/${encodeURIComponent(this.name)}/resource`,
+            { json: { uri, keep: { sessionId: this.view.id, callId: this.callId } } });
+          this.reads.set(uri, got);
+          return got;
+        },
+        wasRead: (uri) => this.reads.get(uri),
       });
     } catch (err) {
       this.resultEl.replaceChildren();

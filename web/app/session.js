@@ -13,6 +13,9 @@ import { chatBox, playground } from './composer.js';
 import { Filters } from './filters.js';
 import { initKeys } from './keys.js';
 
+/** The widget a kept resource read is stored as (the server's RESOURCE_READ_WIDGET). */
+const RESOURCE_READ = 'toolwire.resource_read';
+
 export class SessionView {
   /** `catalogue`: the tools and servers (tools.js), shared with the sidebar. */
   constructor(main, id, catalogue) {
@@ -138,7 +141,11 @@ export class SessionView {
       this.card(c.callId, c.toolName, had && had.result ? had.input : undefined, startOf(c, m.createdAtMs)).setResult(c);
       this.settle(c);
     } else if (m.role === 'widget') {
-      this.widget(c.widget);
+      // A resource read kept with its call's result is drawn in that result's link.
+      const w = c.widget;
+      const card = w && w.widget === RESOURCE_READ && this.cards.get(c.callId);
+      if (card && w.data && typeof w.data.uri === 'string') card.reads.set(w.data.uri, w.data.read);
+      else this.widget(w);
     }
   }
 
