@@ -198,6 +198,13 @@ function isMarkdownMime(m) {
   return typeof m === 'string' && m.split(';')[0].trim().toLowerCase() === 'text/markdown';
 }
 
+/** Whether a value says its text is markdown: by `mimeType`, or by the display hint's
+ * `language` (`markdown`, `md`), which tools set when they have no MIME type to give. */
+function declaresMarkdown(v) {
+  const language = String((v.display || {}).language || '').toLowerCase();
+  return isMarkdownMime(v.mimeType) || language === 'markdown' || language === 'md';
+}
+
 /** Chooses and draws a view; returns its name. */
 function draw(el, v, opts) {
   const data = v.data;
@@ -214,7 +221,7 @@ function draw(el, v, opts) {
     default: break;
   }
   switch (kind(v)) {
-    case 'text': if (text !== null) return isMarkdownMime(v.mimeType) ? markdown(el, text) : plain(el, text); break;
+    case 'text': if (text !== null) return declaresMarkdown(v) ? markdown(el, text) : plain(el, text); break;
     case 'file_content': if (data && typeof data.content === 'string') return fileContent(el, data, v); break;
     case 'diff': if (data && typeof data.modified === 'string') return diff(el, data); break;
     case 'file_list': if (data && Array.isArray(data.entries)) return fileList(el, data); break;
@@ -224,7 +231,7 @@ function draw(el, v, opts) {
     case 'resource_link': if (data && typeof data.uri === 'string') return resourceLink(el, data, v.mimeType, opts); break;
     default: break;
   }
-  if (isMarkdownMime(v.mimeType) && text !== null) return markdown(el, text);
+  if (declaresMarkdown(v) && text !== null) return markdown(el, text);
   if (typeof v.mimeType === 'string' && v.mimeType.startsWith('text/') && text !== null) return plain(el, text);
   el.append(tree(data));
   return 'tree';
@@ -408,12 +415,33 @@ function code(el, text, lang) {
 }
 
 function fileContent(el, data, v) {
-  el.append(h('div', { class: 'tw-file-head' }, h('code', {}, String(data.path || '')),
-    typeof data.size === 'number' ? h('span', { class: 'tw-muted' }, ` ${bytes(data.size)}`) : null));
+  const head = h('div', { class: 'tw-file-head' }, h('code', {}, String(data.path || '')),
+    typeof data.size === 'number' ? h('span', { class: 'tw-muted' }, ` ${bytes(data.size)}`) : null);
+  el.append(head);
   // A declared text/plain wins over a guess from the path (`.../resource/1` is not troff).
   const plain = typeof v.mimeType === 'string' && v.mimeType.split(';')[0].trim().toLowerCase() === 'text/plain';
   const hint = (v.display || {}).language;
-  el.append(numbered(data.content, plain && !hint ? null : languageOf(data.path, hint)));
+  const language = plain && !hint ? null : languageOf(data.path, hint);
+  const source = numbered(data.content, language);
+  el.append(source);
+  if (language === 'markdown') {
+    // A markdown file (README.md) is read as source, what a tool edits; a person may want
+    // it drawn: a toggle, drawn on first use.
+    let drawn = null;
+    const toggle = h('button', { type: 'button', class: 'tw-copy', 'data-role': 'render-markdown', 'aria-pressed': 'false' }, 'rendered');
+    toggle.addEventListener('click', () => {
+      const on = toggle.getAttribute('aria-pressed') !== 'true';
+      if (on && !drawn) {
+        drawn = h('div', {});
+        markdown(drawn, data.content);
+        source.after(drawn);
+      }
+      toggle.setAttribute('aria-pressed', String(on));
+      source.hidden = on;
+      if (drawn) drawn.hidden = !on;
+    });
+    head.append(toggle);
+  }
   return 'file_content';
 }
 
@@ -903,6 +931,26 @@ export function tree(value) {
   const collapse = h('button', { type: 'button', 'data-role': 'collapse-all' }, 'collapse all');
   const find = h('input', { type: 'search', placeholder: 'find in JSON', 'aria-label': 'find in JSON', 'data-role': 'tree-find' });
   const found = h('span', { class: 'tw-muted', role: 'status' });
+  // The path of the node or value last picked (clicked, focused or found), to copy.
+  const pathEl = h('code', { class: 'tw-path', 'data-role': 'path' });
+  const copyPath = h('button', { type: 'button', 'data-role': 'copy-path', disabled: true }, 'copy path');
+  let picked = null;
+  const pick = (el) => {
+    if (picked) picked.classList.remove('tw-picked');
+    picked = el;
+    el.classList.add('tw-picked');
+    pathEl.textContent = pathText(pathOf(el, root));
+    copyPath.disabled = false;
+  };
+  const onPick = (e) => {
+    const el = e.target.closest('.tw-node, .tw-leaf');
+    if (el && root.contains(el)) pick(el);
+  };
+  root.addEventListener('click', onPick);
+  root.addEventListener('focusin', onPick);
+  copyPath.addEventListener('click', () => {
+    if (navigator.clipboard) navigator.clipboard.writeText(pathEl.textContent).then(() => { copyPath.textContent = 'copied'; setTimeout(() => { copyPath.textContent = 'copy path'; }, 1500); }, () => {});
+  });
   expand.addEventListener('click', () => {
     const budget = { left: TREE_EXPAND_MAX };
     if (top.twOpen) top.twOpen(budget, true);
@@ -929,11 +977,28 @@ export function tree(value) {
       }
       found.textContent = `${paths.length}${paths.length >= TREE_HITS_MAX ? '+' : ''} found`;
       const first = root.querySelector('.tw-hit');
-      if (first) first.scrollIntoView({ block: 'nearest' });
+      if (first) {
+        first.scrollIntoView({ block: 'nearest' });
+        pick(first);
+      }
     }, 150);
   });
-  root.append(h('div', { class: 'tw-tree-tools' }, find, found, expand, collapse, copy), top);
+  root.append(h('div', { class: 'tw-tree-tools' }, find, found, expand, collapse, copy, copyPath, pathEl), top);
   return root;
+}
+
+/** The keys from the tree's root down to `el` (numbers for array items). */
+function pathOf(el, root) {
+  const keys = [];
+  for (let e = el; e && e !== root; e = e.parentElement) {
+    if (e.twKey !== undefined && e.twKey !== null) keys.unshift(e.twKey);
+  }
+  return keys;
+}
+
+/** `$.a.b[2]["odd key"]`: the path as JavaScript and jq-like tools write it. */
+export function pathText(keys) {
+  return `$${keys.map((k) => (typeof k === 'number' ? `[${k}]` : /^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`)).join('')}`;
 }
 
 /** The paths (arrays of keys) whose key or scalar value contains `q`. */
@@ -971,10 +1036,15 @@ function leaf(v) {
 function node(v, key, depth) {
   const label = key === null ? null : h('span', { class: 'tw-key' }, `${key}: `);
   const keyAttr = key === null ? undefined : String(key);
-  if (v === null || typeof v !== 'object') return h('div', { class: 'tw-leaf', 'data-key': keyAttr }, label, leaf(v));
+  if (v === null || typeof v !== 'object') {
+    const el = h('div', { class: 'tw-leaf', 'data-key': keyAttr }, label, leaf(v));
+    el.twKey = key;
+    return el;
+  }
   const entries = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
   const brief = Array.isArray(v) ? `[${entries.length}]` : `{${entries.length}}`;
   const details = h('details', { class: 'tw-node', 'data-key': keyAttr }, h('summary', {}, label, brief));
+  details.twKey = key;
   if (depth < 2) details.open = true;
   // Children are built when first opened: a huge value costs nothing until looked at.
   let built = false;

@@ -354,6 +354,9 @@ test('content tools: JSON expand all and find, table as CSV, long text find and 
       { kind: 'structured', data: { a: { b: { c: { d: { deep: 'treasure' } } } }, list: [1, 2, 3] } },
       { kind: 'table', data: { columns: [{ key: 'name' }, { key: 'n', type: 'number' }], rows: [{ name: 'x, "quoted"', n: 2 }, { name: 'y', n: 1 }] } },
       { kind: 'text', mimeType: 'text/plain', data: { content: log } },
+      // Markdown declared by the display hint, not a MIME type.
+      { kind: 'text', data: { content: '# Declared\n\n**by its language**' }, display: { language: 'markdown' } },
+      { kind: 'file_content', data: { path: 'docs/README.md', content: '# Read me\n\nsome *text*\n', size: 22 } },
     ],
   }, 'content');
   const page = await newPage();
@@ -371,6 +374,14 @@ test('content tools: JSON expand all and find, table as CSV, long text find and 
   await tree.locator('[data-role="tree-find"]').fill('treasure');
   await tree.locator('.tw-hit[data-key="deep"]').waitFor();
   assert.ok(await tree.locator('.tw-hit[data-key="deep"]').isVisible());
+  // The path of what was found, or of what is clicked, copied as JSONPath-like text.
+  assert.equal(await tree.locator('[data-role="path"]').innerText(), '$.a.b.c.d.deep');
+  await tree.locator('[data-role="copy-path"]').click();
+  await until(async () => (await page.evaluate(() => navigator.clipboard.readText())) === '$.a.b.c.d.deep', 5000, 'the path');
+  await tree.locator('[data-key="list"] > summary').click();
+  assert.equal(await tree.locator('[data-role="path"]').innerText(), '$.list');
+  await tree.locator('[data-key="list"] > [data-key="1"]').click();
+  assert.equal(await tree.locator('[data-role="path"]').innerText(), '$.list[1]');
   // The table's shown rows, as CSV with quoting.
   await card.locator('[data-role="copy-csv"]').click();
   await until(async () => (await page.evaluate(() => navigator.clipboard.readText())).startsWith('name,n'), 5000, 'the CSV');
@@ -385,6 +396,13 @@ test('content tools: JSON expand all and find, table as CSV, long text find and 
   await text.locator('[data-role="wrap"]').click();
   assert.equal(await text.locator('.tw-long-text').getAttribute('data-wrap'), 'true');
   assert.equal(await text.locator('.tw-gutter').isVisible(), false);
+  // Markdown by the display hint is drawn; a .md file is source, drawn on request.
+  assert.equal(await card.locator('.tw-markdown h1').first().innerText(), 'Declared');
+  const file = card.locator('.tw-value[data-kind="file_content"]');
+  assert.equal(await file.locator('.tw-markdown').count(), 0);
+  await file.locator('[data-role="render-markdown"]').click();
+  assert.equal(await file.locator('.tw-markdown h1').innerText(), 'Read me');
+  assert.equal(await file.locator('[data-role="render-markdown"]').getAttribute('aria-pressed'), 'true');
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
