@@ -33,7 +33,7 @@ try {
       }
       await page.screenshot({ path: `${process.env.SCREENS || '../../target/screenshots'}/${name('elicitation')}.png` });
       await open(`/sessions/${sessions.links}`);
-      for (const read of await page.locator('.tw-link [data-role="read"]').all()) await read.click();
+      for (const read of await page.locator('.tw-link [data-role="read"][aria-expanded="false"]').all()) await read.click();
       await page.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
       await page.screenshot({ path: `${process.env.SCREENS || '../../target/screenshots'}/${name('links')}.png` });
       if (width === 400) {
