@@ -148,6 +148,21 @@ test('cards fold one by one and all at once, and the compact view is one line ea
   await page.context().close();
 });
 
+test('a card folded before it is drawn is drawn when unfolded, not before', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}?view=compact`);
+  await page.waitForTimeout(300);
+  // Compact: every card folded, none of their results drawn, their sizes shown.
+  assert.equal(await page.locator('.timeline .card .tw-result').count(), 0);
+  assert.match(await page.locator('.timeline > .card .size').first().innerText(), /\d/);
+  const first = page.locator('.timeline > .card').first();
+  await first.locator('header .fold').click();
+  await first.locator('.tw-result').waitFor({ timeout: 5000 });
+  assert.equal(await page.locator('.timeline .card .tw-result').count(), 1);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test('keyboard: skip link, j and k between cards, e to the next error, / to the filter', async () => {
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);

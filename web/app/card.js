@@ -135,10 +135,13 @@ export class Card {
     button.setAttribute('aria-pressed', 'true');
   }
 
-  /** Folds or unfolds the card's body; an approval or question shows either way. */
+  /** Folds or unfolds the card's body; an approval or question shows either way. A body
+   * folded before it was drawn is drawn once unfolded and near the viewport: unfolding
+   * all of a 10,000-call session draws what is on screen, not everything. */
   setOpen(open) {
     this.body.hidden = !open;
     this.foldEl.setAttribute('aria-expanded', String(open));
+    if (open && this.result && !this.drawn) this.view.whenVisible(this, () => this.draw());
   }
 
   /** The text the filter searches: tool, arguments, status and the result's values
@@ -351,13 +354,16 @@ export class Card {
 
   draw() {
     if (this.drawn || !this.result) return;
-    this.drawn = true;
-    this.footer();
     try {
       const size = JSON.stringify(this.result).length;
       this.sizeEl.textContent = bytes(size);
       this.sizeEl.title = `${size} bytes of stored JSON`;
     } catch { /* no size: nothing shown */ }
+    // Folded (the compact view, fold all): the header is all that shows; the body is
+    // drawn when the card is unfolded (setOpen), so scrolling folded cards stays cheap.
+    if (this.body.hidden) return;
+    this.drawn = true;
+    this.footer();
     this.rawLink();
     try {
       renderResult(this.resultEl, this.result, {

@@ -60,7 +60,7 @@ export function blocksFor(body, callId) {
  * call that reads it (truncate/*.rs writes them: `[… 1,234 chars (56 lines) omitted; read
  * them with read_result {…} …]`, `[… JSON shortened: … omitted; read the full value with
  * read_result {…} …]`). */
-export function cutsIn(value) {
+function cutsIn(value) {
   const out = [];
   const re = /\[… (?:JSON shortened: )?([^[\]]*?) omitted(?: \([^)]*\))?; read (?:them|the full value) with (read_result \{[^{}]*\}) …\]/g;
   const walk = (v, depth) => {
