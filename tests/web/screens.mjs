@@ -28,7 +28,10 @@ const README_SHOTS = [
   ['every-kind-dark', 'dark', 1280, `/sessions/${sessions.kinds}`, null],
   ['approval-dark', 'dark', 1280, `/sessions/${sessions.approval}`, (page) => page.locator('button.approve').waitFor({ timeout: 15000 })],
   ['resource-links', 'light', 1280, `/sessions/${sessions.links}`, async (page) => {
-    for (const read of await page.locator('.tw-link [data-role="read"][aria-expanded="false"]').all()) await read.click();
+    // Not the ones already drawn (kept from an earlier read): Read would hide those.
+    for (const read of await page.locator('.tw-link [data-role="read"]').all()) {
+      if (await read.getAttribute('aria-expanded') === 'false') await read.click();
+    }
     await page.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
   }],
   ['narrow', 'light', 400, `/sessions/${sessions.kinds}`, null],
@@ -71,7 +74,10 @@ try {
       }
       await page.screenshot({ path: `${process.env.SCREENS || '../../target/screenshots'}/${name('elicitation')}.png` });
       await open(`/sessions/${sessions.links}`);
-      for (const read of await page.locator('.tw-link [data-role="read"][aria-expanded="false"]').all()) await read.click();
+      // Not the ones already drawn (kept from an earlier read): Read would hide those.
+    for (const read of await page.locator('.tw-link [data-role="read"]').all()) {
+      if (await read.getAttribute('aria-expanded') === 'false') await read.click();
+    }
       await page.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
       await page.screenshot({ path: `${process.env.SCREENS || '../../target/screenshots'}/${name('links')}.png` });
       if (width === 400) {
