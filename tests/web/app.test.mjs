@@ -21,7 +21,7 @@ const b64 = (buf) => buf.toString('base64');
 
 /** The page's visible text of the timeline, which reloads and restarts must keep. */
 // The whole timeline's text, once every card is drawn. Cards draw as they near the viewport
-// and are `content-visibility: auto`, so innerText would depend on the scroll position and
+// and sit in `content-visibility: auto` chunks, so innerText would depend on the scroll position and
 // on timing: each pending card is scrolled to until none is left, and textContent (which
 // ignores layout) is read one block per line.
 async function timelineText() {
@@ -31,7 +31,7 @@ async function timelineText() {
     if (!next.done) next.value.scrollIntoView();
     return view.pendingDraw.size === 0;
   }, null, { timeout: 10000, polling: 50 });
-  return page.locator('.timeline').evaluate((t) => [...t.children].map((c) => c.textContent).join('\n'));
+  return page.locator('.timeline').evaluate((t) => [...t.querySelectorAll(':scope > .chunk > *')].map((c) => c.textContent).join('\n'));
 }
 
 /** The only frames a result may hold are inline SVGs' (hardening.test.mjs), drawn on the

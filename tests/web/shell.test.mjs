@@ -46,7 +46,7 @@ async function open(page, path) {
 /** Draws every card (each is drawn as it nears the viewport) and lays every one out, so
  * axe checks all of them and not only those on screen. */
 async function drawAll(page) {
-  await page.addStyleTag({ content: '.card { content-visibility: visible !important; }' });
+  await page.addStyleTag({ content: '.chunk { content-visibility: visible !important; }' });
   await page.waitForFunction(() => {
     const view = window.toolwireView;
     if (!view) return true;
@@ -99,7 +99,7 @@ test('the sidebar lists sessions newest first and tools with their badges', asyn
 test('the filter narrows the timeline, lives in the URL, and survives a reload', async () => {
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);
-  const shown = () => page.locator('.timeline > .card:not([hidden])').evaluateAll((cs) => cs.map((c) => c.dataset.tool));
+  const shown = () => page.locator('.timeline .card:not([hidden])').evaluateAll((cs) => cs.map((c) => c.dataset.tool));
   const all = await shown();
   assert.equal(all.length, 7, all.join());
   await page.selectOption('.filters select[name="status"]', 'errors');
@@ -121,7 +121,7 @@ test('the filter narrows the timeline, lives in the URL, and survives a reload',
   // Newest first reverses the order the cards are shown in.
   await page.click('.filters [data-role="order"]');
   assert.match(page.url(), /order=newest/);
-  const tops = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().top));
+  const tops = await page.locator('.timeline .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().top));
   assert.ok(tops[0] > tops[tops.length - 1], 'the first card is drawn last');
   await page.context().close();
 });
@@ -129,7 +129,7 @@ test('the filter narrows the timeline, lives in the URL, and survives a reload',
 test('cards fold one by one and all at once, and the compact view is one line each', async () => {
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);
-  const first = page.locator('.timeline > .card').first();
+  const first = page.locator('.timeline .card').first();
   const fold = first.locator('header .fold');
   assert.equal(await fold.getAttribute('aria-expanded'), 'true');
   await fold.click();
@@ -143,7 +143,7 @@ test('cards fold one by one and all at once, and the compact view is one line ea
   assert.equal(await page.locator('.timeline .card .fold[aria-expanded="false"]').count(), 0);
   await page.click('.filters [data-role="compact"]');
   assert.equal(await page.getAttribute('.filters [data-role="compact"]', 'aria-pressed'), 'true');
-  const heights = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().height));
+  const heights = await page.locator('.timeline .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().height));
   for (const hgt of heights) assert.ok(hgt < 60, `a compact card is one line (${hgt} px)`);
   await page.context().close();
 });
@@ -154,11 +154,31 @@ test('a card folded before it is drawn is drawn when unfolded, not before', asyn
   await page.waitForTimeout(300);
   // Compact: every card folded, none of their results drawn, their sizes shown.
   assert.equal(await page.locator('.timeline .card .tw-result').count(), 0);
-  assert.match(await page.locator('.timeline > .card .size').first().innerText(), /\d/);
-  const first = page.locator('.timeline > .card').first();
+  assert.match(await page.locator('.timeline .card .size').first().innerText(), /\d/);
+  const first = page.locator('.timeline .card').first();
   await first.locator('header .fold').click();
   await first.locator('.tw-result').waitFor({ timeout: 5000 });
   assert.equal(await page.locator('.timeline .card .tw-result').count(), 1);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('a long session is held in chunks of 50, and a chunk the filter empties takes no room', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'chunks' });
+  for (let i = 0; i < 60; i += 10) {
+    await Promise.all(Array.from({ length: 10 }, () => api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'read_file', input: { path: 'main.rs' } })));
+  }
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'list_dir', input: {} });
+  await until(async () => (await api(server.base, '/api/sessions')).sessions.find((x) => x.id === s.id).callCount === 61, 15000, '61 calls');
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const sizes = () => page.locator('.timeline > .chunk').evaluateAll((cs) => cs.map((c) => [c.children.length, c.hidden]));
+  assert.deepEqual(await sizes(), [[50, false], [11, false]]);
+  // Only list_dir's chunk is left; the first one would otherwise be a page of blank.
+  await open(page, `/sessions/${s.id}?tool=list_dir`);
+  assert.deepEqual(await sizes(), [[50, true], [11, false]]);
+  assert.ok(await page.locator(`.card[data-call-id="${callId}"]`).isVisible());
+  assert.equal(await page.locator('.title-row .shown').innerText(), '1 of 61 calls');
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
@@ -173,7 +193,7 @@ test('keyboard: skip link, j and k between cards, e to the next error, / to the 
     const c = document.activeElement.closest('.card');
     return c ? c.dataset.callId : document.activeElement.getAttribute('name');
   });
-  const order = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.dataset.callId));
+  const order = await page.locator('.timeline .card').evaluateAll((cs) => cs.map((c) => c.dataset.callId));
   await page.keyboard.press('j');
   assert.equal(await focused(), order[0]);
   await page.keyboard.press('j');
@@ -181,7 +201,7 @@ test('keyboard: skip link, j and k between cards, e to the next error, / to the 
   await page.keyboard.press('k');
   assert.equal(await focused(), order[0]);
   await page.keyboard.press('e');
-  const error = await page.locator('.timeline > .card[data-state="output-error"]').first().getAttribute('data-call-id');
+  const error = await page.locator('.timeline .card[data-state="output-error"]').first().getAttribute('data-call-id');
   assert.equal(await focused(), error);
   await page.keyboard.press('/');
   assert.equal(await focused(), 'q');
