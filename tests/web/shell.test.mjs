@@ -371,6 +371,16 @@ test('a resource link is a chip: type, copy URI, and Read through the tool\'s se
   await until(async () => (await card.locator('.tw-link-contents .tw-value').count()) === 2, 10000, 'the kept reads');
   assert.deepEqual(await card.locator('.tw-link-contents').allInnerTexts(), readTexts);
   assert.deepEqual(await card.locator('[data-role="read"]').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-expanded'))), ['true', 'true']);
+  // A read is kept only with a result that links to what was read.
+  const kept = async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.filter((m) => m.role === 'widget').length;
+  const before = await kept();
+  assert.equal(before, 2);
+  const refused = await fetch(`${server.base}/api/tools/ev__get-resource-links/resource`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ uri: 'demo://resource/static/document/architecture.md', keep: { sessionId: s.id, callId } }),
+  });
+  assert.equal(refused.status, 404);
+  assert.equal(await kept(), before);
   // The MCP result exactly as server-everything sent it, kept beside the stored result.
   const [raw] = await Promise.all([page.waitForEvent('download'), card.locator('[data-download="raw"]').click()]);
   assert.match(raw.suggestedFilename(), /^ev__get-resource-links-.*\.mcp\.json$/);

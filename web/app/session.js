@@ -175,10 +175,11 @@ export class SessionView {
       this.card(c.callId, c.toolName, had && had.result ? had.input : undefined, startOf(c, m.createdAtMs)).setResult(c);
       this.settle(c);
     } else if (m.role === 'widget') {
-      // A resource read kept with its call's result is drawn in that result's link.
+      // A resource read kept with its call's result is drawn in that result's link, and
+      // only there: a read of a URI the result does not link stays a widget of its own.
       const w = c.widget;
       const card = w && w.widget === RESOURCE_READ && this.cards.get(c.callId);
-      if (card && w.data && typeof w.data.uri === 'string') card.reads.set(w.data.uri, w.data.read);
+      if (card && w.data && linksTo(card.result, w.data.uri)) card.reads.set(w.data.uri, w.data.read);
       else this.widget(w);
     }
   }
@@ -232,6 +233,12 @@ export class SessionView {
     if (card && card.result && card.result.status !== 'suspended') return Promise.resolve(card.result);
     return new Promise((resolve) => this.waiters.set(callId, resolve));
   }
+}
+
+/** Whether `result` has a resource link to `uri`. */
+function linksTo(result, uri) {
+  const out = result && Array.isArray(result.output) ? result.output : [];
+  return typeof uri === 'string' && out.some((v) => v && v.kind === 'resource_link' && v.data && v.data.uri === uri);
 }
 
 /** When a stored result's call started: its metadata's `startedAt`, else when it was stored. */

@@ -307,7 +307,7 @@ pub async fn read_tool_resource(
         .ok_or_else(|| ApiError::not_found(format!("tool {name:?} has no resources")))?;
     // Checked before reading: a refused keep reads nothing.
     if let Some(keep) = &body.keep {
-        check_keep(&state, &name, keep).await?;
+        check_keep(&state, &name, &body.uri, keep).await?;
     }
     match read.await {
         Ok(json) => {
@@ -325,19 +325,32 @@ pub async fn read_tool_resource(
 }
 
 /// A read is kept only with a stored result of the tool it was read through, in that
-/// session: it cannot be pinned on another call.
-async fn check_keep(state: &AppState, tool: &str, keep: &KeepRead) -> Result<(), ApiError> {
+/// session, that links to the URI read: it cannot be pinned on another call or link.
+async fn check_keep(
+    state: &AppState,
+    tool: &str,
+    uri: &str,
+    keep: &KeepRead,
+) -> Result<(), ApiError> {
     let found = state
         .host
         .stores()
         .history
         .find_result(&keep.call_id)
         .await?;
-    if found.is_some_and(|r| r.session_id == keep.session_id && r.result.tool_name == tool) {
+    let links = |r: &ToolResult| {
+        r.output.iter().any(|v| {
+            v.is_kind(toolwire_core::WellKnown::ResourceLink)
+                && v.data.get("uri").and_then(Json_::as_str) == Some(uri)
+        })
+    };
+    if found.is_some_and(|r| {
+        r.session_id == keep.session_id && r.result.tool_name == tool && links(&r.result)
+    }) {
         return Ok(());
     }
     Err(ApiError::not_found(format!(
-        "no result of {tool:?} with call id {:?} in session {:?}",
+        "no result of {tool:?} with call id {:?} in session {:?} links to {uri:?}",
         keep.call_id, keep.session_id
     )))
 }
