@@ -386,7 +386,13 @@ export interface Metadata {
   endedAt?: string | null;
   durationMs?: number | null;
   /**
-   * Blob key of the raw payload, kept only when `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`.
+   * Milliseconds the call waited for a person (an approval, an answer) before it ran
+   * on; not part of `durationMs`, which is the time after the last answer.
+   */
+  waitedMs?: number | null;
+  /**
+   * Blob key of the raw payload as the tool sent it (an MCP result), kept when it is
+   * at most 1 MiB of JSON (any size with `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`).
    */
   rawRef?: string | null;
   [k: string]: unknown;

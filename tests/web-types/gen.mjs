@@ -179,7 +179,9 @@ function firstDifference(a, b) {
 
 function typecheck() {
   const bin = join(here, 'node_modules', '.bin', process.platform === 'win32' ? 'tsc.cmd' : 'tsc');
-  const args = ['--noEmit', '--strict', '--pretty', 'false', '--target', 'es2022', '--module', 'nodenext', rel(outPath), rel(samplePath)];
+  // The renderer's own types and a page using them, beside the wire types.
+  const render = [join(repo, 'web', 'toolwire-render.d.ts'), join(here, 'render-sample.ts')].map(rel);
+  const args = ['--noEmit', '--strict', '--pretty', 'false', '--target', 'es2022', '--module', 'nodenext', rel(outPath), rel(samplePath), ...render];
   const r = spawnSync(bin, args, {cwd: repo, encoding: 'utf8'});
   if (r.error) throw r.error;
   if (r.status !== 0) {
@@ -187,7 +189,7 @@ function typecheck() {
     console.error(`\ntsc --noEmit --strict failed on ${rel(outPath)} / ${rel(samplePath)} (exit ${r.status}).`);
     process.exit(1);
   }
-  console.log(`ok: tsc --noEmit --strict passes on ${rel(outPath)} and ${rel(samplePath)}`);
+  console.log(`ok: tsc --noEmit --strict passes on ${rel(outPath)}, ${rel(samplePath)} and ${render.join(', ')}`);
 }
 
 /** `web/app/wire.js`: the feed's event types and the id rule, for the page's script. */

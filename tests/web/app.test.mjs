@@ -21,7 +21,7 @@ const b64 = (buf) => buf.toString('base64');
 
 /** The page's visible text of the timeline, which reloads and restarts must keep. */
 // The whole timeline's text, once every card is drawn. Cards draw as they near the viewport
-// and are `content-visibility: auto`, so innerText would depend on the scroll position and
+// and sit in `content-visibility: auto` chunks, so innerText would depend on the scroll position and
 // on timing: each pending card is scrolled to until none is left, and textContent (which
 // ignores layout) is read one block per line.
 async function timelineText() {
@@ -31,7 +31,7 @@ async function timelineText() {
     if (!next.done) next.value.scrollIntoView();
     return view.pendingDraw.size === 0;
   }, null, { timeout: 10000, polling: 50 });
-  return page.locator('.timeline').evaluate((t) => [...t.children].map((c) => c.textContent).join('\n'));
+  return page.locator('.timeline').evaluate((t) => [...t.querySelectorAll(':scope > .chunk > *')].map((c) => c.textContent).join('\n'));
 }
 
 /** The only frames a result may hold are inline SVGs' (hardening.test.mjs), drawn on the
@@ -199,8 +199,12 @@ test('approving in the page resumes the tool', async () => {
   await card.locator('button.approve').waitFor({ timeout: 5000 });
   assert.equal(await card.getAttribute('data-state'), 'approval-requested');
   await shot(page, 'approval');
+  // The person takes a moment: that wait is shown apart from the call's duration.
+  await page.waitForTimeout(1200);
   await card.locator('button.approve').click();
   await page.waitForSelector('.card[data-tool="write_file"][data-state="output-available"]', { timeout: 5000 });
+  assert.match(await card.locator('.waited').innerText(), /^waited for you (1\.\d|[2-9]\.\d) s$/);
+  assert.match(await card.locator('.duration').innerText(), /^\d+ ms$/);
   // The result is drawn when its card nears the viewport (an IntersectionObserver, after
   // the state changes): wait for the drawing, not only for the state.
   await card.locator('.tw-value[data-kind="diff"]').waitFor({ timeout: 5000 });

@@ -5,6 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { launchBrowser, until, api, store } from './lib.mjs';
 import { seeded, elicitationForm } from './seed.mjs';
 
@@ -44,7 +46,7 @@ async function open(page, path) {
 /** Draws every card (each is drawn as it nears the viewport) and lays every one out, so
  * axe checks all of them and not only those on screen. */
 async function drawAll(page) {
-  await page.addStyleTag({ content: '.card { content-visibility: visible !important; }' });
+  await page.addStyleTag({ content: '.chunk { content-visibility: visible !important; }' });
   await page.waitForFunction(() => {
     const view = window.toolwireView;
     if (!view) return true;
@@ -73,6 +75,10 @@ test('the sidebar lists sessions newest first and tools with their badges', asyn
   const ids = await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId));
   assert.deepEqual(ids, [sessions.links, sessions.elicitation, sessions.approval, sessions.kinds]);
   assert.equal(await page.locator(`.sidebar li[data-session-id="${sessions.kinds}"] a`).getAttribute('aria-current'), 'page');
+  // Counts of calls, not messages: seven results, one of them failed; one call waiting.
+  const counts = (id) => page.locator(`.sidebar li[data-session-id="${id}"] .counts`).innerText();
+  assert.equal(await counts(sessions.kinds), '7 calls · 1 failed');
+  assert.equal(await counts(sessions.approval), '1 call · 1 waiting');
   // The session search narrows the list.
   await page.fill('.sidebar input[aria-label="Search sessions"]', 'approval');
   assert.deepEqual(await page.locator('.sidebar li[data-session-id]').evaluateAll((ls) => ls.map((l) => l.dataset.sessionId)), [sessions.approval]);
@@ -93,7 +99,7 @@ test('the sidebar lists sessions newest first and tools with their badges', asyn
 test('the filter narrows the timeline, lives in the URL, and survives a reload', async () => {
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);
-  const shown = () => page.locator('.timeline > .card:not([hidden])').evaluateAll((cs) => cs.map((c) => c.dataset.tool));
+  const shown = () => page.locator('.timeline .card:not([hidden])').evaluateAll((cs) => cs.map((c) => c.dataset.tool));
   const all = await shown();
   assert.equal(all.length, 7, all.join());
   await page.selectOption('.filters select[name="status"]', 'errors');
@@ -115,7 +121,7 @@ test('the filter narrows the timeline, lives in the URL, and survives a reload',
   // Newest first reverses the order the cards are shown in.
   await page.click('.filters [data-role="order"]');
   assert.match(page.url(), /order=newest/);
-  const tops = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().top));
+  const tops = await page.locator('.timeline .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().top));
   assert.ok(tops[0] > tops[tops.length - 1], 'the first card is drawn last');
   await page.context().close();
 });
@@ -123,7 +129,7 @@ test('the filter narrows the timeline, lives in the URL, and survives a reload',
 test('cards fold one by one and all at once, and the compact view is one line each', async () => {
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);
-  const first = page.locator('.timeline > .card').first();
+  const first = page.locator('.timeline .card').first();
   const fold = first.locator('header .fold');
   assert.equal(await fold.getAttribute('aria-expanded'), 'true');
   await fold.click();
@@ -137,8 +143,43 @@ test('cards fold one by one and all at once, and the compact view is one line ea
   assert.equal(await page.locator('.timeline .card .fold[aria-expanded="false"]').count(), 0);
   await page.click('.filters [data-role="compact"]');
   assert.equal(await page.getAttribute('.filters [data-role="compact"]', 'aria-pressed'), 'true');
-  const heights = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().height));
+  const heights = await page.locator('.timeline .card').evaluateAll((cs) => cs.map((c) => c.getBoundingClientRect().height));
   for (const hgt of heights) assert.ok(hgt < 60, `a compact card is one line (${hgt} px)`);
+  await page.context().close();
+});
+
+test('a card folded before it is drawn is drawn when unfolded, not before', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}?view=compact`);
+  await page.waitForTimeout(300);
+  // Compact: every card folded, none of their results drawn, their sizes shown.
+  assert.equal(await page.locator('.timeline .card .tw-result').count(), 0);
+  assert.match(await page.locator('.timeline .card .size').first().innerText(), /\d/);
+  const first = page.locator('.timeline .card').first();
+  await first.locator('header .fold').click();
+  await first.locator('.tw-result').waitFor({ timeout: 5000 });
+  assert.equal(await page.locator('.timeline .card .tw-result').count(), 1);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('a long session is held in chunks of 50, and a chunk the filter empties takes no room', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'chunks' });
+  for (let i = 0; i < 60; i += 10) {
+    await Promise.all(Array.from({ length: 10 }, () => api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'read_file', input: { path: 'main.rs' } })));
+  }
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'list_dir', input: {} });
+  await until(async () => (await api(server.base, '/api/sessions')).sessions.find((x) => x.id === s.id).callCount === 61, 15000, '61 calls');
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const sizes = () => page.locator('.timeline > .chunk').evaluateAll((cs) => cs.map((c) => [c.children.length, c.hidden]));
+  assert.deepEqual(await sizes(), [[50, false], [11, false]]);
+  // Only list_dir's chunk is left; the first one would otherwise be a page of blank.
+  await open(page, `/sessions/${s.id}?tool=list_dir`);
+  assert.deepEqual(await sizes(), [[50, true], [11, false]]);
+  assert.ok(await page.locator(`.card[data-call-id="${callId}"]`).isVisible());
+  assert.equal(await page.locator('.title-row .shown').innerText(), '1 of 61 calls');
+  assert.deepEqual(page.errors, []);
   await page.context().close();
 });
 
@@ -152,7 +193,7 @@ test('keyboard: skip link, j and k between cards, e to the next error, / to the 
     const c = document.activeElement.closest('.card');
     return c ? c.dataset.callId : document.activeElement.getAttribute('name');
   });
-  const order = await page.locator('.timeline > .card').evaluateAll((cs) => cs.map((c) => c.dataset.callId));
+  const order = await page.locator('.timeline .card').evaluateAll((cs) => cs.map((c) => c.dataset.callId));
   await page.keyboard.press('j');
   assert.equal(await focused(), order[0]);
   await page.keyboard.press('j');
@@ -160,7 +201,7 @@ test('keyboard: skip link, j and k between cards, e to the next error, / to the 
   await page.keyboard.press('k');
   assert.equal(await focused(), order[0]);
   await page.keyboard.press('e');
-  const error = await page.locator('.timeline > .card[data-state="output-error"]').first().getAttribute('data-call-id');
+  const error = await page.locator('.timeline .card[data-state="output-error"]').first().getAttribute('data-call-id');
   assert.equal(await focused(), error);
   await page.keyboard.press('/');
   assert.equal(await focused(), 'q');
@@ -254,9 +295,31 @@ test('what the model saw: the block each provider is sent for a call', async () 
   assert.equal(anthropic.type, 'tool_result');
   assert.equal(anthropic.tool_use_id, callId);
   assert.match(JSON.stringify(anthropic.content), /println!/);
+  assert.equal(await card.locator('.model-cut').getAttribute('data-cut'), 'false');
   await card.locator('.model-view select').selectOption('openai-chat');
   await until(async () => (await block.innerText()).includes('"tool_call_id"'), 10000, 'the OpenAI block');
   assert.equal(JSON.parse(await block.innerText()).tool_call_id, callId);
+  await page.context().close();
+});
+
+test('what the model saw says whether and how the result was cut', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'a long log' });
+  // A real call (a stored result alone answers no call, and is left out of the request).
+  const log = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of a long build log, ${'with enough words to pass the budget'.repeat(2)}`).join('\n');
+  writeFileSync(join(d.workspace, 'build.log'), log);
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'read_file', input: { path: 'build.log' } });
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.some((m) => m.role === 'tool_result' && m.content.callId === callId), 15000, 'the long read');
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  await card.locator('[data-show="model"]').click();
+  const cut = card.locator('.model-cut');
+  await cut.waitFor({ timeout: 10000 });
+  const said = await cut.innerText();
+  assert.equal(await cut.getAttribute('data-cut'), 'true', `${said}\n${await card.locator('.model-view').innerText()}`.slice(0, 3000));
+  assert.match(said, /Cut: result of read_file cut to 60,000 of [\d,]+ chars by the per-result budget/);
+  assert.ok(said.includes(`the model can read it with read_result {"callId":"${callId}","part":0,"offset":`), said);
+  assert.match(said, /Left out: [\d,]+ (chars|lines)/);
   await page.context().close();
 });
 
@@ -300,7 +363,29 @@ test('a resource link is a chip: type, copy URI, and Read through the tool\'s se
     await link.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
     assert.equal(await link.locator('[data-role="read"]').getAttribute('aria-expanded'), 'true');
   }
-  assert.ok((await card.locator('.tw-link-contents').allInnerTexts()).join('').length > 0);
+  const readTexts = await card.locator('.tw-link-contents').allInnerTexts();
+  assert.ok(readTexts.join('').length > 0);
+  // What was read is kept with the result: a reload draws it again, without reading.
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await until(async () => (await card.locator('.tw-link-contents .tw-value').count()) === 2, 10000, 'the kept reads');
+  assert.deepEqual(await card.locator('.tw-link-contents').allInnerTexts(), readTexts);
+  assert.deepEqual(await card.locator('[data-role="read"]').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-expanded'))), ['true', 'true']);
+  // A read is kept only with a result that links to what was read.
+  const kept = async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.filter((m) => m.role === 'widget').length;
+  const before = await kept();
+  assert.equal(before, 2);
+  const refused = await fetch(`${server.base}/api/tools/ev__get-resource-links/resource`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ uri: 'demo://resource/static/document/architecture.md', keep: { sessionId: s.id, callId } }),
+  });
+  assert.equal(refused.status, 404);
+  assert.equal(await kept(), before);
+  // The MCP result exactly as server-everything sent it, kept beside the stored result.
+  const [raw] = await Promise.all([page.waitForEvent('download'), card.locator('[data-download="raw"]').click()]);
+  assert.match(raw.suggestedFilename(), /^ev__get-resource-links-.*\.mcp\.json$/);
+  const sent = JSON.parse(await (await import('node:fs')).promises.readFile(await raw.path(), 'utf8'));
+  assert.equal(sent.content.filter((c) => c.type === 'resource_link').length, 2, JSON.stringify(sent));
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
@@ -314,6 +399,9 @@ test('content tools: JSON expand all and find, table as CSV, long text find and 
       { kind: 'structured', data: { a: { b: { c: { d: { deep: 'treasure' } } } }, list: [1, 2, 3] } },
       { kind: 'table', data: { columns: [{ key: 'name' }, { key: 'n', type: 'number' }], rows: [{ name: 'x, "quoted"', n: 2 }, { name: 'y', n: 1 }] } },
       { kind: 'text', mimeType: 'text/plain', data: { content: log } },
+      // Markdown declared by the display hint, not a MIME type.
+      { kind: 'text', data: { content: '# Declared\n\n**by its language**' }, display: { language: 'markdown' } },
+      { kind: 'file_content', data: { path: 'docs/README.md', content: '# Read me\n\nsome *text*\n', size: 22 } },
     ],
   }, 'content');
   const page = await newPage();
@@ -331,6 +419,14 @@ test('content tools: JSON expand all and find, table as CSV, long text find and 
   await tree.locator('[data-role="tree-find"]').fill('treasure');
   await tree.locator('.tw-hit[data-key="deep"]').waitFor();
   assert.ok(await tree.locator('.tw-hit[data-key="deep"]').isVisible());
+  // The path of what was found, or of what is clicked, copied as JSONPath-like text.
+  assert.equal(await tree.locator('[data-role="path"]').innerText(), '$.a.b.c.d.deep');
+  await tree.locator('[data-role="copy-path"]').click();
+  await until(async () => (await page.evaluate(() => navigator.clipboard.readText())) === '$.a.b.c.d.deep', 5000, 'the path');
+  await tree.locator('[data-key="list"] > summary').click();
+  assert.equal(await tree.locator('[data-role="path"]').innerText(), '$.list');
+  await tree.locator('[data-key="list"] > [data-key="1"]').click();
+  assert.equal(await tree.locator('[data-role="path"]').innerText(), '$.list[1]');
   // The table's shown rows, as CSV with quoting.
   await card.locator('[data-role="copy-csv"]').click();
   await until(async () => (await page.evaluate(() => navigator.clipboard.readText())).startsWith('name,n'), 5000, 'the CSV');
@@ -345,6 +441,13 @@ test('content tools: JSON expand all and find, table as CSV, long text find and 
   await text.locator('[data-role="wrap"]').click();
   assert.equal(await text.locator('.tw-long-text').getAttribute('data-wrap'), 'true');
   assert.equal(await text.locator('.tw-gutter').isVisible(), false);
+  // Markdown by the display hint is drawn; a .md file is source, drawn on request.
+  assert.equal(await card.locator('.tw-markdown h1').first().innerText(), 'Declared');
+  const file = card.locator('.tw-value[data-kind="file_content"]');
+  assert.equal(await file.locator('.tw-markdown').count(), 0);
+  await file.locator('[data-role="render-markdown"]').click();
+  assert.equal(await file.locator('.tw-markdown h1').innerText(), 'Read me');
+  assert.equal(await file.locator('[data-role="render-markdown"]').getAttribute('aria-pressed'), 'true');
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
@@ -391,7 +494,11 @@ for (const scheme of ['light', 'dark']) {
     await elicitationForm(page, server, sessions);
     report.elicitation = await violations(page);
     await open(page, `/sessions/${sessions.links}`);
-    for (const read of await page.locator('.tw-link [data-role="read"]').all()) await read.click();
+    // Read in the first pass, they are kept: the second finds them drawn.
+    // Not the ones already drawn (kept from an earlier read): Read would hide those.
+    for (const read of await page.locator('.tw-link [data-role="read"]').all()) {
+      if (await read.getAttribute('aria-expanded') === 'false') await read.click();
+    }
     await page.locator('.tw-link-contents .tw-value').first().waitFor({ timeout: 10000 });
     report.links = await violations(page);
     await open(page, `/sessions/${sessions.kinds}`);

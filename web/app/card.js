@@ -32,6 +32,8 @@ export class Card {
     this.name = name;
     this.input = input;
     this.result = null;
+    /** Resource reads kept with the result, by URI (the latest read of each). */
+    this.reads = new Map();
     /** When the call was made (ms since the epoch), for the timestamp and the timer. */
     this.at = typeof at === 'number' ? at : Date.now();
     this.search = null;
@@ -44,6 +46,8 @@ export class Card {
     this.el.toolwireCard = this;
     this.statusEl = h('span', { class: 'status' }, 'running');
     this.durationEl = h('span', { class: 'duration' });
+    // The time the call waited for a person (approval, answer), apart from its duration.
+    this.waitedEl = h('span', { class: 'waited', hidden: true });
     this.sizeEl = h('span', { class: 'size' });
     // The progress bar, the detail box and Stop are made when first needed: most cards of a
     // long session never show them.
@@ -63,7 +67,7 @@ export class Card {
         h('span', { class: 'tool', id: `card-${n}-tool` }, name),
         server ? h('span', { class: 'server-chip', title: `MCP server ${server.name}` }, server.name) : null,
         this.statusEl,
-        this.headEnd = h('span', { class: 'head-end' }, this.durationEl, this.sizeEl, time, this.linksEl)),
+        this.headEnd = h('span', { class: 'head-end' }, this.durationEl, this.waitedEl, this.sizeEl, time, this.linksEl)),
       this.suspensionEl,
       this.body);
     this.body.append(
@@ -94,6 +98,7 @@ export class Card {
       h('button', { type: 'button', 'data-copy': 'text' }, 'Copy text'),
       h('button', { type: 'button', 'data-copy': 'json' }, 'Copy JSON'),
       h('button', { type: 'button', 'data-download': 'json', title: 'Download the stored JSON' }, 'Download'),
+      this.rawEl = h('span', { class: 'raw-link' }),
       // A direct call again, as it was or edited in the composer (when the tool is known).
       this.view.tools.has(this.name) ? h('span', { class: 'sep', 'data-rerun-sep': '', 'aria-hidden': 'true' }) : null,
       this.view.tools.has(this.name) ? h('button', { type: 'button', 'data-rerun': 'same' }, 'Re-run') : null,
@@ -130,10 +135,13 @@ export class Card {
     button.setAttribute('aria-pressed', 'true');
   }
 
-  /** Folds or unfolds the card's body; an approval or question shows either way. */
+  /** Folds or unfolds the card's body; an approval or question shows either way. A body
+   * folded before it was drawn is drawn once unfolded and near the viewport: unfolding
+   * all of a 10,000-call session draws what is on screen, not everything. */
   setOpen(open) {
     this.body.hidden = !open;
     this.foldEl.setAttribute('aria-expanded', String(open));
+    if (open && this.result && !this.drawn) this.view.whenVisible(this, () => this.draw());
   }
 
   /** The text the filter searches: tool, arguments, status and the result's values
@@ -194,6 +202,14 @@ export class Card {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }
+
+  /** "MCP result": the payload the tool's server sent, as received, when the server kept
+   * it beside the result (`metadata.rawRef`, a stored blob). */
+  rawLink() {
+    const url = resourceUrl(this.result && this.result.metadata && this.result.metadata.rawRef);
+    this.rawEl.replaceChildren(url ? h('a', { href: url, 'data-download': 'raw', title: 'Download the result exactly as the MCP server sent it',
+      download: `${this.name}-${this.callId}.mcp.json`.replace(/[^\w.-]+/g, '_') }, 'MCP result') : '');
   }
 
   setState(state, label) {
@@ -319,7 +335,11 @@ export class Card {
     this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
     const ms = result.metadata && result.metadata.durationMs;
     this.durationEl.textContent = typeof ms === 'number' ? duration(ms) : '';
-    this.durationEl.title = typeof ms === 'number' ? `${ms} ms` : '';
+    this.durationEl.title = typeof ms === 'number' ? `${ms} ms running` : '';
+    const waited = result.metadata && result.metadata.waitedMs;
+    this.waitedEl.hidden = !(typeof waited === 'number' && waited > 0);
+    this.waitedEl.textContent = this.waitedEl.hidden ? '' : `waited for you ${duration(waited)}`;
+    this.waitedEl.title = this.waitedEl.hidden ? '' : 'Time spent waiting for a person (an approval or an answer), not counted in the duration';
     const child = result.metadata && result.metadata.childSessionId;
     this.linksEl.replaceChildren();
     if (typeof child === 'string' && ID.test(child)) {
@@ -334,20 +354,31 @@ export class Card {
 
   draw() {
     if (this.drawn || !this.result) return;
-    this.drawn = true;
-    this.footer();
     try {
       const size = JSON.stringify(this.result).length;
       this.sizeEl.textContent = bytes(size);
       this.sizeEl.title = `${size} bytes of stored JSON`;
     } catch { /* no size: nothing shown */ }
+    // Folded (the compact view, fold all): the header is all that shows; the body is
+    // drawn when the card is unfolded (setOpen), so scrolling folded cards stays cheap.
+    if (this.body.hidden) return;
+    this.drawn = true;
+    this.footer();
+    this.rawLink();
     try {
       renderResult(this.resultEl, this.result, {
         resourceUrl,
         sandboxOrigin: this.view.info.sandboxOrigin,
         app: this.view.appHost(this),
-        // Resource links are read through the tool's own server (`resources/read`).
-        readResource: (uri) => api(`/api/tools/${encodeURIComponent(this.name)}/resource`, { json: { uri } }),
+        // Resource links are read through the tool's own server (`resources/read`), and the
+        // server keeps what was read with this result, so a reload shows it again.
+        readResource: async (uri) => {
+          const got = await api(`/api/tools/${encodeURIComponent(this.name)}/resource`,
+            { json: { uri, keep: { sessionId: this.view.id, callId: this.callId } } });
+          this.reads.set(uri, got);
+          return got;
+        },
+        wasRead: (uri) => this.reads.get(uri),
       });
     } catch (err) {
       this.resultEl.replaceChildren();

@@ -24,7 +24,7 @@ export function chatBox(view) {
     });
     view.modelContext.clear();
     const text = [...context, typed].join('\n');
-    view.timeline.append(h('div', { class: 'msg user pending' }, typed));
+    view.append(h('div', { class: 'msg user pending' }, typed));
     try {
       await api(`/api/sessions/${view.id}/messages`, { json: { text } });
     } catch (err) {

@@ -82,12 +82,12 @@ function apply(view, ev) {
       break;
     case 'turn_started':
       view.streaming = h('div', { class: 'msg assistant streaming' });
-      view.timeline.append(view.streaming);
+      view.append(view.streaming);
       break;
     case 'assistant_delta':
       if (!view.streaming) {
         view.streaming = h('div', { class: 'msg assistant streaming' });
-        view.timeline.append(view.streaming);
+        view.append(view.streaming);
       }
       view.streaming.append(document.createTextNode(ev.text || ''));
       break;

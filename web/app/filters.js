@@ -138,7 +138,7 @@ export class Filters {
     const active = this.active();
     let total = 0;
     let shown = 0;
-    for (const el of t.children) {
+    for (const el of this.view.items()) {
       if (el.classList.contains('card')) {
         const card = this.cardOf(el);
         total += 1;
@@ -152,9 +152,19 @@ export class Filters {
         el.hidden = active && !(onlyText && el.textContent.toLowerCase().includes(s.q.toLowerCase()));
       }
     }
+    // A chunk with nothing shown takes no room; the others' size is guessed from what they
+    // show, for those not drawn since (a filter that shows 3 calls in 10,000 must not
+    // leave 200 chunks' worth of blank page).
+    const per = s.view === 'compact' ? 40 : 130;
+    for (const chunk of t.children) {
+      let visible = 0;
+      for (const el of chunk.children) if (!el.hidden) visible += 1;
+      chunk.hidden = visible === 0;
+      chunk.style.containIntrinsicSize = `auto ${Math.max(visible, 1) * per}px`;
+    }
     this.compactApplied = s.view === 'compact';
     this.shown.textContent = active ? `${shown} of ${total} calls` : `${total} call${total === 1 ? '' : 's'}`;
-    this.nextErrorEl.disabled = !t.querySelector(':scope > .card[data-state="output-error"], :scope > .card[data-state="output-denied"]');
+    this.nextErrorEl.disabled = !t.querySelector(':scope > .chunk > .card:is([data-state="output-error"], [data-state="output-denied"])');
   }
 
   foldAll() {

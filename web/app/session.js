@@ -13,6 +13,12 @@ import { chatBox, playground } from './composer.js';
 import { Filters } from './filters.js';
 import { initKeys } from './keys.js';
 
+/** The widget a kept resource read is stored as (the server's RESOURCE_READ_WIDGET). */
+const RESOURCE_READ = 'toolwire.resource_read';
+
+/** Timeline items per chunk. */
+const CHUNK = 50;
+
 export class SessionView {
   /** `catalogue`: the tools and servers (tools.js), shared with the sidebar. */
   constructor(main, id, catalogue) {
@@ -30,6 +36,12 @@ export class SessionView {
     this.after = 0;
     this.pendingDraw = new Map();
     this.waiters = new Map();
+    // The timeline's items go into chunks of CHUNK (`.chunk`), and only chunks are
+    // observed and skipped off screen (`content-visibility: auto`): a browser checks every
+    // observed element and every such box each frame, so 10,000 cards observed one by one
+    // cost ~100 ms a frame while scrolling; 200 chunks cost nothing noticeable.
+    this.chunk = null;
+    this.nearChunks = new Set();
     this.apps = [];
     // Link dialogs: whether one is open, and when each app's last one closed.
     this.linkDialogOpen = false;
@@ -37,19 +49,42 @@ export class SessionView {
     this.modelContext = new Map();
     this.observer = new IntersectionObserver((entries) => {
       for (const e of entries) {
-        if (!e.isIntersecting) continue;
-        const draw = this.pendingDraw.get(e.target);
-        this.pendingDraw.delete(e.target);
-        this.observer.unobserve(e.target);
-        if (draw) draw();
+        if (e.isIntersecting) {
+          this.nearChunks.add(e.target);
+          this.drawChunk(e.target);
+        } else {
+          this.nearChunks.delete(e.target);
+        }
       }
     }, { rootMargin: '2000px 0px' });
   }
 
-  /** Runs `draw` once `card` is within two thousand pixels of the viewport. */
+  /** Draws the pending cards of a chunk near the viewport. */
+  drawChunk(chunk) {
+    for (const el of chunk.children) {
+      const draw = this.pendingDraw.get(el);
+      if (!draw) continue;
+      this.pendingDraw.delete(el);
+      draw();
+    }
+  }
+
+  /** Runs `draw` once `card` is within two thousand pixels of the viewport (its chunk is):
+   * at once when it is already there. */
   whenVisible(card, draw) {
     this.pendingDraw.set(card.el, draw);
-    this.observer.observe(card.el);
+    const chunk = card.el.parentElement;
+    if (chunk && this.nearChunks.has(chunk)) queueMicrotask(() => this.drawChunk(chunk));
+  }
+
+  /** Appends a message, a card or a widget to the timeline, in its last chunk. */
+  append(el) {
+    if (!this.chunk || this.chunk.childElementCount >= CHUNK) {
+      this.chunk = h('div', { class: 'chunk' });
+      this.timeline.append(this.chunk);
+      this.observer.observe(this.chunk);
+    }
+    this.chunk.append(el);
   }
 
   /** Starts or stops the running timer of `card`. */
@@ -109,6 +144,8 @@ export class SessionView {
     for (const c of [...this.runningCards]) this.running(c, false);
     this.observer.disconnect();
     this.pendingDraw.clear();
+    this.nearChunks.clear();
+    this.chunk = null;
     this.streaming = null;
     this.timeline.replaceChildren();
     for (const m of messages) this.message(m);
@@ -126,9 +163,9 @@ export class SessionView {
     const c = m.content || {};
     if (m.role === 'user') {
       if (/^toolwire call /.test(c.text || '')) return; // the record of a direct call
-      this.timeline.append(h('div', { class: 'msg user' }, c.text || ''));
+      this.append(h('div', { class: 'msg user' }, c.text || ''));
     } else if (m.role === 'assistant') {
-      if (c.text) this.timeline.append(h('div', { class: 'msg assistant' }, c.text));
+      if (c.text) this.append(h('div', { class: 'msg assistant' }, c.text));
       for (const call of c.toolCalls || []) this.card(call.id, call.name, call.input, m.createdAtMs);
     } else if (m.role === 'tool_result') {
       // A stored result for a call that already has one (a reused id: a hostile model or
@@ -138,7 +175,12 @@ export class SessionView {
       this.card(c.callId, c.toolName, had && had.result ? had.input : undefined, startOf(c, m.createdAtMs)).setResult(c);
       this.settle(c);
     } else if (m.role === 'widget') {
-      this.widget(c.widget);
+      // A resource read kept with its call's result is drawn in that result's link, and
+      // only there: a read of a URI the result does not link stays a widget of its own.
+      const w = c.widget;
+      const card = w && w.widget === RESOURCE_READ && this.cards.get(c.callId);
+      if (card && w.data && linksTo(card.result, w.data.uri)) card.reads.set(w.data.uri, w.data.read);
+      else this.widget(w);
     }
   }
 
@@ -147,7 +189,7 @@ export class SessionView {
     if (!card) {
       card = new Card(this, callId, name || 'tool', input === undefined ? {} : input, at);
       this.cards.set(callId, card);
-      this.timeline.append(card.el);
+      this.append(card.el);
       if (this.filters) this.filters.added(card);
     }
     return card;
@@ -155,12 +197,17 @@ export class SessionView {
 
   /** Every card in timeline order, including those whose call id was reused. */
   allCards() {
-    return [...this.timeline.querySelectorAll(':scope > .card')];
+    return [...this.timeline.querySelectorAll(':scope > .chunk > .card')];
+  }
+
+  /** Every message and card in timeline order. */
+  items() {
+    return [...this.timeline.querySelectorAll(':scope > .chunk > *')];
   }
 
   widget(widget) {
     if (!widget) return;
-    this.timeline.append(h('div', { class: 'msg widget' }, renderWidget(widget, { resourceUrl })));
+    this.append(h('div', { class: 'msg widget' }, renderWidget(widget, { resourceUrl })));
   }
 
   /** What an MCP App in `card` may ask of the page (apphost.js). */
@@ -186,6 +233,12 @@ export class SessionView {
     if (card && card.result && card.result.status !== 'suspended') return Promise.resolve(card.result);
     return new Promise((resolve) => this.waiters.set(callId, resolve));
   }
+}
+
+/** Whether `result` has a resource link to `uri`. */
+function linksTo(result, uri) {
+  const out = result && Array.isArray(result.output) ? result.output : [];
+  return typeof uri === 'string' && out.some((v) => v && v.kind === 'resource_link' && v.data && v.data.uri === uri);
 }
 
 /** When a stored result's call started: its metadata's `startedAt`, else when it was stored. */

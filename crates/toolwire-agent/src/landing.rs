@@ -29,10 +29,19 @@ impl ResultSink for StoreSink {
     ) -> BoxFuture<'a, Result<StoredMessage, StoreError>> {
         Box::pin(async move {
             let Landing {
-                result,
+                mut result,
                 raw,
+                raw_text,
                 suspensions,
             } = landing;
+            if let Some(text) = raw_text {
+                // The copy as received is a convenience: when it cannot be stored (a full
+                // blob store), the result lands without it, and the store's own error
+                // path below says what failed if the result cannot be stored either.
+                if self.stores.keep_raw(&mut result, &text).await.is_err() {
+                    result.metadata.raw_ref = None;
+                }
+            }
             // Media saved once, here; the announcement carries the blob references.
             let stored = self
                 .stores

@@ -144,3 +144,58 @@ async fn no_event_runs_ahead_of_its_stored_result() {
     }
     watcher.await.unwrap();
 }
+
+/// A tool's raw payload (what an MCP server sent) is stored beside its result by
+/// default, as JSON text a person can download; one above the executor's `raw_limit` is
+/// not, and the result lands all the same.
+#[tokio::test]
+async fn a_raw_payload_within_the_limit_is_kept_beside_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let mcp_like = |name: &'static str, text: &'static str| {
+        Arc::new(tool_fn(
+            name,
+            "Returns a raw MCP result.",
+            move |_: Empty, _ctx: ToolContext| async move {
+                Ok::<_, ToolError>(
+                    json!({"content": [{"type": "text", "text": text}], "_meta": {"trace": 7}}),
+                )
+            },
+        )) as Arc<dyn toolwire_agent::Tool>
+    };
+    let big: &'static str = Box::leak("x".repeat(300).into_boxed_str());
+    let host = Host::builder()
+        .data_dir(dir.path())
+        .without_builtins()
+        .tools([mcp_like("small", "hi"), mcp_like("big", big)])
+        .executor_config(toolwire_runtime::ExecutorConfig {
+            raw_limit: 200,
+            ..toolwire_runtime::ExecutorConfig::default()
+        })
+        .build()
+        .await
+        .unwrap();
+    let session = host.session(None, "raw").await.unwrap();
+    let mut kept = Vec::new();
+    for tool in ["small", "big"] {
+        let running = host
+            .call(&session.id, tool, json!({}), Arc::new(AutoApprove))
+            .await
+            .unwrap();
+        let returned = running.finish().await.unwrap();
+        assert_eq!(returned.status, Status::Success, "{returned:?}");
+        let stored = host
+            .stores()
+            .history
+            .find_result(&returned.call_id)
+            .await
+            .unwrap()
+            .unwrap();
+        kept.push(stored.result.metadata.raw_ref.clone());
+    }
+    let key = kept[0].clone().expect("the small payload is kept");
+    let bytes = host.stores().blob(&key).await.unwrap();
+    let raw: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(raw["_meta"]["trace"], json!(7));
+    assert_eq!(raw["content"][0]["text"], json!("hi"));
+    assert_eq!(kept[1], None, "above raw_limit: not kept");
+}

@@ -25,10 +25,21 @@ pub struct PendingCall {
         deserialize_with = "crate::result::present_json"
     )]
     pub tool_state: Option<Json>,
+    /// When the call began to wait (RFC 3339): what its answer's wait is measured from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspended_at: Option<String>,
+    /// Milliseconds the call waited for a person in earlier rounds (an MCP server that
+    /// asks twice), so the final result's `waitedMs` counts every wait.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waited_ms: u64,
     /// Set by the store: an answer was accepted and the call is being finished. Such a
     /// call stays listed until its result is stored, so a crash in between is visible.
     #[serde(skip)]
     pub resolving: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How a person answered.

@@ -122,7 +122,12 @@ pub struct Metadata {
     pub ended_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
-    /// Blob key of the raw payload, kept only when `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`.
+    /// Milliseconds the call waited for a person (an approval, an answer) before it ran
+    /// on; not part of `durationMs`, which is the time after the last answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+    /// Blob key of the raw payload as the tool sent it (an MCP result), kept when it is
+    /// at most 1 MiB of JSON (any size with `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_ref: Option<String>,
     #[serde(flatten)]

@@ -240,18 +240,38 @@ async fn results_view(
         .iter()
         .map(|(call, _, _)| budget.limit_for(&call.id, &call.name))
         .collect();
+    // Which budget set each limit, for the diagnostic a person reads.
+    let mut whose: Vec<&str> = all
+        .iter()
+        .map(|(call, _, _)| {
+            if budget.per_call.contains_key(&call.id) {
+                "its call's own budget"
+            } else if budget.per_tool.contains_key(&call.name) {
+                "its tool's budget"
+            } else {
+                "the per-result budget"
+            }
+        })
+        .collect();
     if let Some(total) = budget.turn_max_chars {
         let costs: Vec<usize> = all
             .iter()
             .zip(&limits)
             .map(|((_, _, parts), &limit)| text_cost(parts, limit).min(limit))
             .collect();
-        for (limit, share) in limits.iter_mut().zip(fair_shares(&costs, total)) {
-            *limit = (*limit).min(share);
+        for ((limit, share), whose) in limits
+            .iter_mut()
+            .zip(fair_shares(&costs, total))
+            .zip(whose.iter_mut())
+        {
+            if share < *limit {
+                *limit = share;
+                *whose = "its share of the turn's budget";
+            }
         }
     }
     let mut out = Vec::with_capacity(all.len());
-    for ((call, is_error, parts), limit) in all.into_iter().zip(limits) {
+    for (((call, is_error, parts), limit), whose) in all.into_iter().zip(limits).zip(whose) {
         let texts: Vec<(usize, Shape<'_>)> = parts
             .iter()
             .filter_map(|p| match p {
@@ -264,7 +284,12 @@ async fn results_view(
             diags.push(EncodeNote::new(
                 NoteCode::Truncated,
                 Some(&call.id),
-                format!("result of {} cut to {limit} chars", call.name),
+                format!(
+                    "result of {} cut to {} of {} chars by {whose}",
+                    call.name,
+                    crate::truncate::count(limit),
+                    crate::truncate::count(full_cost)
+                ),
             ));
         }
         let mut fitted = fit_all(&texts, limit, &call.id).into_iter();

@@ -154,13 +154,19 @@ async fn budgets_apply_per_instance_tool_call_and_turn() {
     assert!(
         texts[1].contains("read them with read_result {\"callId\":\"big1\",\"part\":0,\"offset\":")
     );
-    assert_eq!(
-        diags
-            .iter()
-            .filter(|d| d.code == NoteCode::Truncated)
-            .count(),
-        2
+    // Each cut names the budget that made it and how much there was.
+    let cuts: Vec<String> = diags
+        .iter()
+        .filter(|d| d.code == NoteCode::Truncated)
+        .map(|d| d.message.clone())
+        .collect();
+    assert_eq!(cuts.len(), 2, "{cuts:?}");
+    assert!(
+        cuts[0].contains("cut to 1,000 of ") && cuts[0].ends_with("by the per-result budget"),
+        "{}",
+        cuts[0]
     );
+    assert!(cuts[1].ends_with("by its tool's budget"), "{}", cuts[1]);
 
     options.budget.per_call.insert("big2".into(), 300);
     let (body, _) = encode_request(Provider::OpenaiChat, &three_logs(), &options, &NoBlobs)
@@ -172,9 +178,14 @@ async fn budgets_apply_per_instance_tool_call_and_turn() {
     options.budget.per_call.clear();
     options.budget.per_tool.clear();
     options.budget.turn_max_chars = Some(1225);
-    let (body, _) = encode_request(Provider::OpenaiChat, &three_logs(), &options, &NoBlobs)
+    let (body, diags) = encode_request(Provider::OpenaiChat, &three_logs(), &options, &NoBlobs)
         .await
         .unwrap();
+    assert!(
+        diags.iter().any(|d| d.code == NoteCode::Truncated
+            && d.message.ends_with("by its share of the turn's budget")),
+        "{diags:?}"
+    );
     let texts = openai_texts(&body);
     assert_eq!(texts[0], "building\nERROR at the end");
     for t in &texts[1..] {

@@ -12,7 +12,8 @@ pub mod sink;
 
 pub use events::{EventBus, SharedEvent, Subscription};
 pub use executor::{
-    DEBUG_RAW_ENV, Executor, ExecutorBuilder, ExecutorConfig, ResolveError, Scope, interrupted,
+    DEBUG_RAW_ENV, DEFAULT_RAW_LIMIT, Executor, ExecutorBuilder, ExecutorConfig, ResolveError,
+    Scope, interrupted,
 };
 pub use registry::{Registered, Registry, RegistryError};
 pub use sink::{LandError, Landing, ResultSink};

@@ -15,9 +15,12 @@ use toolwire_store::{StoreError, StoredMessage};
 #[derive(Debug)]
 pub struct Landing {
     pub result: ToolResult,
-    /// The raw payload the tool returned, when the executor keeps it (`debug_raw`): it
-    /// rides along in the announcement only.
+    /// The raw payload the tool returned, when the executor is debugging (`debug_raw`):
+    /// it rides along in the announcement only.
     pub raw: Option<Json>,
+    /// The raw payload's JSON text (an MCP result as received), to store beside the
+    /// result: kept when it is within the executor's `raw_limit`.
+    pub raw_text: Option<Vec<u8>>,
     /// The call's suspensions, done with once the result is stored.
     pub suspensions: Vec<String>,
 }

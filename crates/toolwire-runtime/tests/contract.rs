@@ -276,9 +276,20 @@ async fn approval_suspends_then_approve_runs_and_widgets_follow_the_result() {
         .await;
     assert_eq!(r.status, Status::Suspended);
     let id = r.suspension.unwrap().id;
+    assert!(
+        r.metadata.waited_ms.is_none(),
+        "still waiting: no wait to report"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let done = ex.resolve(&id, Resolution::Approve).await.unwrap();
     assert_eq!(done.status, Status::Success);
     assert_eq!(done.call_id, "c1");
+    // The wait for the person is kept apart from the call's own duration.
+    assert!(
+        done.metadata.waited_ms.unwrap() >= 50,
+        "{:?}",
+        done.metadata
+    );
     assert_eq!(done.widgets[0].fallback, "3 files deleted");
     // Resolved once only.
     assert!(ex.resolve(&id, Resolution::Approve).await.is_err());

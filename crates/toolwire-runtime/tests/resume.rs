@@ -172,6 +172,8 @@ async fn two_rounds_of_input_end_in_one_final_result() {
     assert_eq!(s1.reason, SuspensionReason::Input);
     assert!(s1.input_schema.is_some());
 
+    // The person takes a while with each question: both waits count in the result.
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
     // The second round is answered by another executor sharing the store (a restart).
     let second = ex.resolve(&s1.id, answer("soup")).await.unwrap();
     assert_eq!(second.status, Status::Suspended);
@@ -185,7 +187,19 @@ async fn two_rounds_of_input_end_in_one_final_result() {
     let listed = other.pending("s").await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].suspension.id, s2.id);
+    assert!(
+        listed[0].waited_ms >= 60,
+        "the first wait is carried: {:?}",
+        listed[0]
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
     let done = other.resolve(&s2.id, answer("fish")).await.unwrap();
+    let waited = done.metadata.waited_ms.unwrap();
+    assert!(waited >= 120, "both waits: {waited} ms");
+    assert!(
+        done.metadata.duration_ms.unwrap() < waited,
+        "the duration is the run after the last answer, not the wait"
+    );
     assert_eq!(done.status, Status::Success);
     assert_eq!(done.output.len(), 1, "{:?}", done.output);
     assert_eq!(done.output[0].as_text().unwrap().content, "soup then fish");

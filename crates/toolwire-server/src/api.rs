@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json_;
 use toolwire_agent::{Approver, HostError};
-use toolwire_core::{PendingCall, Resolution, ToolResult};
+use toolwire_core::{Message, PendingCall, Resolution, ToolResult, Widget};
 use toolwire_model::{EncodeOptions, Provider};
 use toolwire_store::{NewSession, Page, Session, StoredMessage};
 
@@ -32,7 +32,6 @@ pub struct ListQuery {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SessionList {
-    #[schemars(with = "Vec<Json_>")]
     pub sessions: Vec<Session>,
     pub offset: u32,
     pub limit: u32,
@@ -322,7 +321,24 @@ pub struct ReadResource {
     /// The resource's URI on the tool's source, e.g. an MCP App's `ui://...`.
     #[schemars(length(min = 1, max = 4096))]
     pub uri: String,
+    /// Keep what is read with a stored result of this tool (a resource link's Read), so
+    /// it is shown again after a reload.
+    pub keep: Option<KeepRead>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KeepRead {
+    pub session_id: String,
+    pub call_id: String,
+}
+
+/// The widget a kept read is stored as, beside its call's result: display only, never
+/// sent to a model. Its data is `{uri, read}`, `read` the `resources/read` answer.
+pub const RESOURCE_READ_WIDGET: &str = "toolwire.resource_read";
+
+/// The largest read kept (its JSON text): a bigger one is shown, not stored.
+const MAX_KEPT_READ: usize = 1 << 20;
 
 /// `resources/read` on the source of tool `name` (its MCP server): what an MCP App's view
 /// asks the page for. Tools without a source of resources answer 404.
@@ -342,14 +358,79 @@ pub async fn read_tool_resource(
         .tool
         .read_resource(&body.uri)
         .ok_or_else(|| ApiError::not_found(format!("tool {name:?} has no resources")))?;
+    // Checked before reading: a refused keep reads nothing.
+    if let Some(keep) = &body.keep {
+        check_keep(&state, &name, &body.uri, keep).await?;
+    }
     match read.await {
-        Ok(json) => Ok(Json(json)),
+        Ok(json) => {
+            if let Some(keep) = &body.keep {
+                keep_read(&state, &body.uri, keep, &json).await?;
+            }
+            Ok(Json(json))
+        }
         Err(e) => Err(ApiError::new(
             StatusCode::BAD_GATEWAY,
             "resource_unavailable",
             e.to_string(),
         )),
     }
+}
+
+/// A read is kept only with a stored result of the tool it was read through, in that
+/// session, that links to the URI read: it cannot be pinned on another call or link.
+async fn check_keep(
+    state: &AppState,
+    tool: &str,
+    uri: &str,
+    keep: &KeepRead,
+) -> Result<(), ApiError> {
+    let found = state
+        .host
+        .stores()
+        .history
+        .find_result(&keep.call_id)
+        .await?;
+    let links = |r: &ToolResult| {
+        r.output.iter().any(|v| {
+            v.is_kind(toolwire_core::WellKnown::ResourceLink)
+                && v.data.get("uri").and_then(Json_::as_str) == Some(uri)
+        })
+    };
+    if found.is_some_and(|r| {
+        r.session_id == keep.session_id && r.result.tool_name == tool && links(&r.result)
+    }) {
+        return Ok(());
+    }
+    Err(ApiError::not_found(format!(
+        "no result of {tool:?} with call id {:?} in session {:?} links to {uri:?}",
+        keep.call_id, keep.session_id
+    )))
+}
+
+/// Stores a read beside the result it was read from, up to [`MAX_KEPT_READ`].
+async fn keep_read(
+    state: &AppState,
+    uri: &str,
+    keep: &KeepRead,
+    read: &Json_,
+) -> Result<(), ApiError> {
+    let stores = state.host.stores();
+    let data = serde_json::json!({"uri": uri, "read": read});
+    if serde_json::to_vec(&data).map_or(true, |text| text.len() > MAX_KEPT_READ) {
+        return Ok(());
+    }
+    let widget = Widget::new(RESOURCE_READ_WIDGET, data, format!("read {uri}"));
+    stores
+        .append(
+            &keep.session_id,
+            Message::Widget {
+                call_id: Some(keep.call_id.clone()),
+                widget,
+            },
+        )
+        .await?;
+    Ok(())
 }
 
 pub async fn list_tools(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
@@ -435,6 +516,10 @@ pub struct ExportQuery {
     pub model: Option<String>,
     /// The truncation budget per result, in characters.
     pub max_chars: Option<usize>,
+    /// With `true` the answer is `{request, diagnostics}`: the request, and what encoding
+    /// cut (which result, by which budget, how much), repaired or left out.
+    #[serde(default)]
+    pub diagnostics: bool,
 }
 
 pub async fn export(
@@ -459,8 +544,14 @@ pub async fn export(
         Some(n) => options.budget.max_chars = n,
         None => {}
     }
-    let (body, _) =
+    let (body, diagnostics) =
         toolwire_agent::export_request(state.host.stores(), &id, provider, &options, "").await?;
+    if q.diagnostics {
+        let diagnostics = to_json(&diagnostics)?;
+        return Ok(Json(
+            serde_json::json!({"request": body, "diagnostics": diagnostics}),
+        ));
+    }
     Ok(Json(body))
 }
 

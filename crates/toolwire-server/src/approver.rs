@@ -223,6 +223,8 @@ mod tests {
             trace_id: "t".into(),
             user_id: None,
             tool_state: None,
+            suspended_at: None,
+            waited_ms: 0,
             resolving: false,
         };
         store.put_suspension(&pending(1)).await.unwrap();

@@ -6,7 +6,7 @@ use axum::Json;
 use schemars::{JsonSchema, schema_for};
 use serde_json::{Map, Value as Json_, json};
 
-use crate::api::{CreateSession, PostCall, PostMessage};
+use crate::api::{CreateSession, PostCall, PostMessage, SessionList};
 
 /// One documented route.
 #[derive(Debug, Clone, Copy)]
@@ -17,6 +17,8 @@ pub struct RouteDoc {
     pub summary: &'static str,
     /// The request body's schema, for routes that take one.
     pub body: Option<fn() -> Json_>,
+    /// The schema of a 200 answer's JSON body, where it is written down.
+    pub reply: Option<fn() -> Json_>,
     /// The statuses it answers with, besides the ones of every route ([`EVERY_ROUTE`]).
     pub statuses: &'static [u16],
     /// Query parameters: (name, JSON Schema as text, required, description).
@@ -61,6 +63,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions",
         summary: "Sessions, most recently updated first.",
         body: None,
+        reply: Some(schema::<SessionList>),
         statuses: &[200, 400],
         query: &[
             ("offset", OFFSET, false, "sessions skipped"),
@@ -77,6 +80,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions",
         summary: "Create a session.",
         body: Some(schema::<CreateSession>),
+        reply: None,
         statuses: &[201, 400, 415, 422],
         query: &[],
     },
@@ -85,6 +89,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}",
         summary: "A session and its messages.",
         body: None,
+        reply: None,
         statuses: &[200, 400, 404],
         query: &[],
     },
@@ -93,6 +98,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}",
         summary: "Delete a session and its subagents' sessions (blobs are left to gc).",
         body: None,
+        reply: None,
         statuses: &[204, 400, 404],
         query: &[],
     },
@@ -101,6 +107,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/messages",
         summary: "Post a user message: starts an agent turn (409 without a provider).",
         body: Some(schema::<PostMessage>),
+        reply: None,
         statuses: &[202, 400, 404, 409, 415, 422],
         query: &[],
     },
@@ -109,6 +116,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/calls",
         summary: "Run one tool in the session.",
         body: Some(schema::<PostCall>),
+        reply: None,
         statuses: &[202, 400, 404, 415, 422],
         query: &[],
     },
@@ -117,6 +125,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/calls/{call}/cancel",
         summary: "Stop a call that runs or waits for a person; it gets a cancelled result.",
         body: None,
+        reply: None,
         statuses: &[202, 400, 404],
         query: &[],
     },
@@ -125,6 +134,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/suspensions",
         summary: "Calls waiting for a person (also after a restart).",
         body: None,
+        reply: None,
         statuses: &[200, 400, 404],
         query: &[],
     },
@@ -133,6 +143,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/suspensions/{suspension}",
         summary: "Approve, deny, answer or cancel a waiting call.",
         body: Some(resolution_schema),
+        reply: None,
         statuses: &[200, 202, 400, 404, 415, 422],
         query: &[],
     },
@@ -141,6 +152,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/events",
         summary: "Server-sent events with stored sequence numbers; resume with Last-Event-ID or after.",
         body: None,
+        reply: None,
         statuses: &[200, 400, 404],
         query: &[("after", POSITION, false, "resume after this event number")],
     },
@@ -149,6 +161,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}/export",
         summary: "The request body a provider would be sent for the session.",
         body: None,
+        reply: None,
         statuses: &[200, 400, 404],
         query: &[
             (
@@ -169,6 +182,12 @@ pub const ROUTES: &[RouteDoc] = &[
                 false,
                 "truncation budget per result",
             ),
+            (
+                "diagnostics",
+                r#"{"type": "boolean"}"#,
+                false,
+                "answer {request, diagnostics}: the request and what encoding cut (by which budget), repaired or left out",
+            ),
         ],
     },
     RouteDoc {
@@ -176,6 +195,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/tools",
         summary: "The tools, with their schemas.",
         body: None,
+        reply: None,
         statuses: &[200],
         query: &[],
     },
@@ -184,6 +204,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/servers",
         summary: "The MCP servers and their state (connecting, ready, failed, restarting, needs_login).",
         body: None,
+        reply: None,
         statuses: &[200],
         query: &[],
     },
@@ -193,6 +214,7 @@ pub const ROUTES: &[RouteDoc] = &[
         summary: "Begin logging in to an MCP server that needs authorization (OAuth): answers \
                   {\"url\"}, the page to open; its redirect lands on /oauth/callback here.",
         body: None,
+        reply: None,
         statuses: &[200, 404, 409, 502],
         query: &[],
     },
@@ -201,6 +223,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/servers/{server}/logout",
         summary: "Forget an MCP server's OAuth tokens: answers {\"removed\": bool}.",
         body: None,
+        reply: None,
         statuses: &[200, 404, 409, 500],
         query: &[],
     },
@@ -209,6 +232,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/resources/{blob}/content",
         summary: "A stored blob's bytes, with Range and an immutable ETag.",
         body: None,
+        reply: None,
         statuses: &[200, 206, 304, 400, 404, 413, 416],
         query: &[],
     },
@@ -217,6 +241,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/ws",
         summary: "WebSocket of a session's events: send {\"sessionId\", \"after\"} first.",
         body: None,
+        reply: None,
         statuses: &[101, 400, 426],
         query: &[],
     },
@@ -225,6 +250,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/agui",
         summary: "Runs the agent for an AG-UI client: a RunAgentInput in, an SSE stream of AG-UI 1.0 events out (the threadId is the session; resume entries answer the interrupts a run ended with).",
         body: Some(schema::<crate::agui::RunAgentInput>),
+        reply: None,
         statuses: &[200, 400, 404, 409],
         query: &[],
     },
@@ -233,6 +259,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/tools/{name}/resource",
         summary: "resources/read on the tool's source (its MCP server), for an MCP App's view.",
         body: Some(schema::<crate::api::ReadResource>),
+        reply: None,
         statuses: &[200, 400, 404, 415, 422, 502],
         query: &[],
     },
@@ -241,6 +268,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/info",
         summary: "The server's version, and the provider and model agent turns use, if any.",
         body: None,
+        reply: None,
         statuses: &[200],
         query: &[],
     },
@@ -249,6 +277,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/openapi.json",
         summary: "This document.",
         body: None,
+        reply: None,
         statuses: &[200],
         query: &[],
     },
@@ -316,6 +345,9 @@ pub fn document() -> Json_ {
         let mut responses = Map::new();
         for status in route.statuses.iter().chain(EVERY_ROUTE) {
             let mut response = json!({"description": reason(*status)});
+            if let (200, Some(reply)) = (*status, route.reply) {
+                response["content"] = json!({"application/json": {"schema": reply()}});
+            }
             if *status >= 400 {
                 response["content"] = json!({"application/json": {"schema": error.clone()}});
             }

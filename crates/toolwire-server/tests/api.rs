@@ -131,6 +131,32 @@ async fn a_call_runs_its_result_is_stored_and_streamed() {
     );
     assert!(!messages.iter().any(|m| m["role"] == "user"), "{text}");
 
+    // The list counts calls and failed calls, not messages.
+    let r = s
+        .send_post(
+            &format!("/api/sessions/{id}/calls"),
+            json!({"tool": "read_file", "input": {"path": "missing.txt"}}),
+        )
+        .await;
+    assert_eq!(r.status(), 202);
+    wait_for(s, &id, |events| {
+        events.iter().filter(|e| e["type"] == "tool_result").count() == 2
+    })
+    .await;
+    let listed = s.json("/api/sessions").await;
+    let row = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&row["callCount"], &row["pendingCount"], &row["errorCount"]),
+        (&json!(2), &json!(0), &json!(1)),
+        "{row}"
+    );
+
     let r = s
         .send_post(
             &format!("/api/sessions/{id}/calls"),
@@ -336,6 +362,18 @@ async fn export_gives_the_model_view() {
     assert!(
         body["messages"].as_array().is_some_and(|m| !m.is_empty()),
         "{body}"
+    );
+    // With diagnostics: the same request, and the cut a 1-character budget makes.
+    let cut = s
+        .json(&format!(
+            "/api/sessions/{id}/export?provider=anthropic&max_chars=1&diagnostics=true"
+        ))
+        .await;
+    assert!(cut["request"]["messages"].is_array(), "{cut}");
+    let said = cut["diagnostics"].to_string();
+    assert!(
+        said.contains("\"truncated\"") && said.contains("by the per-result budget"),
+        "{said}"
     );
     for bad in [
         "provider=nope",

@@ -55,6 +55,15 @@ async fn every_documented_route_exists_and_the_document_lists_them_all() {
     let body = &doc["paths"]["/api/sessions/{id}/calls"]["post"]["requestBody"]["content"]["application/json"]
         ["schema"];
     assert_eq!(body["required"], json!(["tool"]));
+    // The session list's answer is written down, counts included.
+    let list = &doc["paths"]["/api/sessions"]["get"]["responses"]["200"]["content"]["application/json"]
+        ["schema"];
+    for count in ["callCount", "pendingCount", "errorCount"] {
+        assert!(
+            list["$defs"]["Session"]["properties"][count].is_object(),
+            "{count}: {list}"
+        );
+    }
 }
 
 #[tokio::test]

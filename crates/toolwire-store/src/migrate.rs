@@ -255,6 +255,9 @@ mod tests {
             created_at_ms: at,
             updated_at_ms: at,
             message_count: 0,
+            call_count: 0,
+            pending_count: 0,
+            error_count: 0,
         }
     }
 

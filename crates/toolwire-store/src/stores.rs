@@ -114,6 +114,14 @@ impl Stores {
         crate::persist::persist(result, raw, self.blobs.as_ref(), &self.config.persist).await
     }
 
+    /// Stores `raw`, a payload as the tool sent it (an MCP result), as a blob and points
+    /// `result.metadata.rawRef` at it, so it can be downloaded beside the result.
+    pub async fn keep_raw(&self, result: &mut ToolResult, raw: &[u8]) -> Result<()> {
+        let stored = crate::persist::store_bytes(self.blobs.as_ref(), raw).await?;
+        result.metadata.raw_ref = Some(stored.key.to_string());
+        Ok(())
+    }
+
     /// Appends a message after checking that every blob it references is stored, so no
     /// row ever points at a missing blob.
     pub async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {

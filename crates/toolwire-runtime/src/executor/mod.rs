@@ -33,9 +33,19 @@ pub struct ExecutorConfig {
     pub concurrency: usize,
     /// For tools whose schema sets no timeout.
     pub default_timeout: Duration,
-    /// Raw payloads ride along in `tool_result` events (for debugging a tool).
+    /// Raw payloads ride along in `tool_result` events (for debugging a tool), and are
+    /// stored beside their results whatever their size.
     pub debug_raw: bool,
+    /// With a result sink, a raw payload (an MCP result as received) whose JSON text is at
+    /// most this many bytes is stored beside its result (`metadata.rawRef`), so a person
+    /// can download what the server sent; 0 keeps none. Larger ones are not kept: the
+    /// result itself holds what they said, their media already stored once.
+    pub raw_limit: usize,
 }
+
+/// The default [`ExecutorConfig::raw_limit`]: most MCP results are a few kilobytes; one
+/// with inline media would store its bytes twice.
+pub const DEFAULT_RAW_LIMIT: usize = 1 << 20;
 
 /// The variable [`ExecutorConfig::from_env`] reads `debug_raw` from.
 pub const DEBUG_RAW_ENV: &str = "TOOLWIRE_DEBUG_TOOL_RESULT_RAW";
@@ -48,6 +58,7 @@ impl Default for ExecutorConfig {
             concurrency: 8,
             default_timeout: Duration::from_secs(120),
             debug_raw: false,
+            raw_limit: DEFAULT_RAW_LIMIT,
         }
     }
 }
@@ -70,6 +81,10 @@ pub struct Scope {
     pub user_id: Option<String>,
     /// Cancelling it ends every running call of the scope with a `cancelled` error.
     pub cancel: CancellationToken,
+    /// Milliseconds the call being resumed has waited for a person so far (set by
+    /// [`Executor::resolve`]; 0 for fresh calls): stamped on its result as `waitedMs`, and
+    /// carried by a suspension it makes again.
+    pub waited_ms: u64,
 }
 
 impl Scope {
@@ -80,6 +95,7 @@ impl Scope {
             session_id,
             user_id: None,
             cancel: CancellationToken::new(),
+            waited_ms: 0,
         }
     }
 }
@@ -102,8 +118,8 @@ pub struct Executor {
     /// Where finished results land (set once, by the host that stores them). Without
     /// one, the executor announces each result itself and its caller stores it.
     sink: std::sync::OnceLock<Arc<dyn ResultSink>>,
-    /// Raw payloads of finished calls kept for their landing (`debug_raw` only).
-    raws: std::sync::Mutex<std::collections::HashMap<String, Json>>,
+    /// Raw payloads of finished calls kept for their landing.
+    raws: std::sync::Mutex<std::collections::HashMap<String, KeptRaw>>,
 }
 
 /// The parts of an [`Executor`]; see [`Executor::builder`].
@@ -255,14 +271,16 @@ impl Executor {
         suspensions: Vec<String>,
     ) -> Result<toolwire_store::StoredMessage, LandError> {
         let sink = self.sink.get().ok_or(LandError::NoSink)?;
-        let raw = self
+        let kept = self
             .raws
             .lock()
             .ok()
-            .and_then(|mut raws| raws.remove(&result.call_id));
+            .and_then(|mut raws| raws.remove(&result.call_id))
+            .unwrap_or_default();
         let landing = Landing {
             result,
-            raw,
+            raw: kept.announced,
+            raw_text: kept.text,
             suspensions,
         };
         Ok(sink.land(session_id, landing).await?)
@@ -351,6 +369,12 @@ impl Executor {
         self.run_future(scope, reg, call, ctx, fut).await
     }
 
+    /// Whether payloads as received are kept: for the store (a sink, within `raw_limit`)
+    /// or for the event (debugging).
+    fn keeps_raw(&self) -> bool {
+        self.config.debug_raw || (self.has_sink() && self.config.raw_limit > 0)
+    }
+
     /// The context a call's tool runs with, cancelled with the scope.
     fn context(&self, scope: &Scope, call: &ToolCall, approved: bool) -> ToolContext {
         let mut ctx = ToolContext::new(
@@ -367,7 +391,7 @@ impl Executor {
         );
         ctx.approved = approved;
         ctx.cancel = scope.cancel.child_token();
-        if self.config.debug_raw {
+        if self.keeps_raw() {
             ctx = ctx.keeping_received();
         }
         ctx
@@ -415,10 +439,11 @@ impl Executor {
             ),
             Ok(Err(e)) => Ran::from(tool_error(call_ref, e)),
             Ok(Ok(output)) => {
-                // The raw payload rides along in the event only when debugging asks for it:
-                // the tool's raw output, or what a typed tool reported it received.
+                // The raw payload is kept for the store (a sink, within `raw_limit`) or for
+                // the event (debugging): the tool's raw output, or what a typed tool (an MCP
+                // server's) reported it received.
                 let raw = match &output {
-                    Output::Raw(raw) if self.config.debug_raw => Some(raw.clone()),
+                    Output::Raw(raw) if self.keeps_raw() => Some(raw.clone()),
                     _ => ctx.take_received(),
                 };
                 let mut result = to_result(reg, &call_ref, output);
@@ -449,13 +474,17 @@ impl Executor {
         result.metadata.started_at = Some(started.at);
         result.metadata.ended_at = Some(now_rfc3339());
         result.metadata.duration_ms = Some(started.clock.elapsed().as_millis() as u64);
+        if scope.waited_ms > 0 && result.status != Status::Suspended {
+            result.metadata.waited_ms = Some(scope.waited_ms);
+        }
         if self.has_sink() && result.status != Status::Suspended {
             // Announced by the sink once stored, as stored.
-            if let (Some(raw), Ok(mut raws)) = (raw, self.raws.lock()) {
+            let kept = raw.map(|raw| self.kept_raw(raw));
+            if let (Some(kept), Ok(mut raws)) = (kept, self.raws.lock()) {
                 if raws.len() >= MAX_KEPT_RAWS {
                     raws.clear();
                 }
-                raws.insert(result.call_id.clone(), raw);
+                raws.insert(result.call_id.clone(), kept);
             }
             return result;
         }
@@ -463,7 +492,8 @@ impl Executor {
             scope,
             EventKind::ToolResult {
                 result: Box::new(result.clone()),
-                raw,
+                // Kept for a sink's store, it is announced only when debugging.
+                raw: raw.filter(|_| self.config.debug_raw),
             },
         )
         .await;
@@ -487,7 +517,38 @@ impl Executor {
     }
 }
 
-/// A finished call and, when `debug_raw` is on, the raw payload the tool returned.
+/// Milliseconds from `since` (RFC 3339, maybe written by another process) to now; 0 when
+/// unknown (a call suspended before this was recorded) or in the future (clock skew).
+fn waited_since(since: Option<&str>) -> u64 {
+    since
+        .and_then(|at| humantime::parse_rfc3339(at).ok())
+        .and_then(|at| std::time::SystemTime::now().duration_since(at).ok())
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A finished call's raw payload on its way to the sink: its JSON text to store (within
+/// `raw_limit`, or any size when debugging) and, when debugging, the payload to announce.
+#[derive(Debug, Default)]
+struct KeptRaw {
+    text: Option<Vec<u8>>,
+    announced: Option<Json>,
+}
+
+impl Executor {
+    fn kept_raw(&self, raw: Json) -> KeptRaw {
+        let debug = self.config.debug_raw;
+        let text = serde_json::to_vec(&raw)
+            .ok()
+            .filter(|text| debug || text.len() <= self.config.raw_limit);
+        KeptRaw {
+            text,
+            announced: debug.then_some(raw),
+        }
+    }
+}
+
+/// A finished call and, when it is kept (debugging, or for the store), the raw payload
+/// the tool returned.
 struct Ran {
     result: ToolResult,
     raw: Option<Json>,

@@ -27,6 +27,8 @@ impl Executor {
             trace_id: scope.trace_id.clone(),
             user_id: scope.user_id.clone(),
             tool_state,
+            suspended_at: Some(now_rfc3339()),
+            waited_ms: scope.waited_ms,
             resolving: false,
         };
         if let Err(e) = self.suspensions.put_suspension(&pending).await {
@@ -66,6 +68,9 @@ impl Executor {
             trace_id: pending.trace_id.clone(),
             user_id: pending.user_id.clone(),
             cancel: CancellationToken::new(),
+            waited_ms: pending
+                .waited_ms
+                .saturating_add(waited_since(pending.suspended_at.as_deref())),
         };
         let started = Started::now();
         let call = &pending.call;

@@ -1,11 +1,12 @@
 //! The stored side of the conversation: sessions, paging, and a stored [`Message`] with
 //! where it sits (how it is kept as a row is `codec.rs`).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolwire_core::Message;
 
 /// A session: one conversation, possibly a subagent's under a parent session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
     pub id: String,
@@ -18,6 +19,15 @@ pub struct Session {
     pub updated_at_ms: i64,
     /// Number of messages (seqs run 1..=message_count).
     pub message_count: i64,
+    /// Tool calls: those with a stored result and those waiting for a person.
+    #[serde(default)]
+    pub call_count: i64,
+    /// Calls waiting for a person (an approval, a question); not those already answered.
+    #[serde(default)]
+    pub pending_count: i64,
+    /// Calls whose stored result is an error.
+    #[serde(default)]
+    pub error_count: i64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -37,11 +37,18 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 const WAKE_BUFFER: usize = 1024;
 
 fn migrator() -> Migrator {
-    rows::migrator(&[(
-        1,
-        "init",
-        include_str!("../../migrations/postgres/0001_init.sql"),
-    )])
+    rows::migrator(&[
+        (
+            1,
+            "init",
+            include_str!("../../migrations/postgres/0001_init.sql"),
+        ),
+        (
+            2,
+            "session_counts",
+            include_str!("../../migrations/postgres/0002_session_counts.sql"),
+        ),
+    ])
 }
 
 #[derive(Debug, Clone)]

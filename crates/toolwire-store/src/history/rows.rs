@@ -14,12 +14,28 @@ use crate::error::{Result, StoreError};
 use crate::ids::validate_id;
 use crate::refs::message_blob_refs;
 
-pub(crate) const SELECT_SESSION: &str =
-    "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions WHERE id = $1";
-pub(crate) const LIST_SESSIONS: &str = "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions \
-     ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2";
-pub(crate) const CHILD_SESSIONS: &str = "SELECT id, parent_id, title, created_at, updated_at, last_seq FROM sessions \
-     WHERE parent_id = $1 ORDER BY created_at, id";
+/// A session's columns, its counts of results and failures as kept by each append, and
+/// its waiting calls counted from `suspensions` (by `suspensions_by_session`, a few rows
+/// per session; only `pending` ones: a `resolving` one was answered, and a call asked a
+/// second question has both), so a page of the list costs one indexed probe per session, not a scan
+/// of its messages.
+macro_rules! session_select {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, parent_id, title, created_at, updated_at, last_seq, result_count, ",
+            "error_count, (SELECT COUNT(*) FROM suspensions p ",
+            "WHERE p.session_id = sessions.id AND p.state = 'pending') ",
+            "FROM sessions ",
+            $rest
+        )
+    };
+}
+
+pub(crate) const SELECT_SESSION: &str = session_select!("WHERE id = $1");
+pub(crate) const LIST_SESSIONS: &str =
+    session_select!("ORDER BY updated_at DESC, id DESC LIMIT $1 OFFSET $2");
+pub(crate) const CHILD_SESSIONS: &str =
+    session_select!("WHERE parent_id = $1 ORDER BY created_at, id");
 pub(crate) const LOAD_MESSAGES: &str =
     "SELECT id, seq, role, body, created_at FROM messages WHERE session_id = $1 ORDER BY seq";
 pub(crate) const FIND_RESULT: &str = "SELECT id, session_id, seq, body FROM messages \
@@ -33,7 +49,10 @@ pub(crate) const SUSPENSIONS: &str =
 pub(crate) const PARENT_EXISTS: &str = "SELECT CAST(1 AS BIGINT) FROM sessions WHERE id = $1";
 pub(crate) const INSERT_SESSION: &str = "INSERT INTO sessions (id, parent_id, title, created_at, updated_at, last_seq) \
      VALUES ($1, $2, $3, $4, $5, 0)";
-pub(crate) const BUMP_SESSION: &str = "UPDATE sessions SET last_seq = last_seq + 1, updated_at = $2 \
+/// `$3` and `$4` are 1 for a stored result and a failed one, else 0: the counts change in
+/// the transaction that stores the message.
+pub(crate) const BUMP_SESSION: &str = "UPDATE sessions SET last_seq = last_seq + 1, updated_at = $2, \
+     result_count = result_count + $3, error_count = error_count + $4 \
      WHERE id = $1 RETURNING last_seq";
 pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
@@ -106,12 +125,32 @@ pub(crate) fn now_ms() -> i64 {
         .unwrap_or_default()
 }
 
-pub(crate) type SessionRow = (String, Option<String>, Option<String>, i64, i64, i64);
+pub(crate) type SessionRow = (
+    String,
+    Option<String>,
+    Option<String>,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+);
 pub(crate) type MessageRow = (i64, i64, String, String, i64);
 pub(crate) type ResultRow = (i64, String, i64, String);
 
 pub(crate) fn session_from_row(row: SessionRow) -> Session {
-    let (id, parent_id, title, created_at_ms, updated_at_ms, message_count) = row;
+    let (
+        id,
+        parent_id,
+        title,
+        created_at_ms,
+        updated_at_ms,
+        message_count,
+        results,
+        errors,
+        waiting,
+    ) = row;
     Session {
         id,
         parent_id,
@@ -119,6 +158,11 @@ pub(crate) fn session_from_row(row: SessionRow) -> Session {
         created_at_ms,
         updated_at_ms,
         message_count,
+        // A call is counted once: by its stored result, or while it waits for a person
+        // (a waiting call's result is stored only once it is answered).
+        call_count: results + waiting,
+        pending_count: waiting,
+        error_count: errors,
     }
 }
 
@@ -142,6 +186,9 @@ pub(crate) fn new_session(new: NewSession) -> Result<Session> {
         created_at_ms: now,
         updated_at_ms: now,
         message_count: 0,
+        call_count: 0,
+        pending_count: 0,
+        error_count: 0,
     })
 }
 
@@ -154,6 +201,10 @@ pub(crate) struct NewRow {
     pub body: String,
     pub blobs: BTreeSet<String>,
     pub now: i64,
+    /// What the row adds to the session's counts: 1 for a tool result (`results`) and
+    /// for a failed one (`errors`), else 0.
+    pub results: i64,
+    pub errors: i64,
 }
 
 pub(crate) fn new_rows(session_id: &str, contents: &[Message], now: i64) -> Result<Vec<NewRow>> {
@@ -162,6 +213,10 @@ pub(crate) fn new_rows(session_id: &str, contents: &[Message], now: i64) -> Resu
         .iter()
         .map(|content| {
             validate_ids(content)?;
+            let (results, errors) = match content {
+                Message::ToolResult(r) => (1, i64::from(r.is_error())),
+                _ => (0, 0),
+            };
             Ok(NewRow {
                 session_id: session_id.to_owned(),
                 role: role(content),
@@ -169,6 +224,8 @@ pub(crate) fn new_rows(session_id: &str, contents: &[Message], now: i64) -> Resu
                 body: body_json(content)?,
                 blobs: message_blob_refs(content),
                 now,
+                results,
+                errors,
             })
         })
         .collect()
@@ -341,6 +398,8 @@ macro_rules! statements {
                 let seq: Option<(i64,)> = sqlx::query_as(sql::BUMP_SESSION)
                     .bind(&row.session_id)
                     .bind(row.now)
+                    .bind(row.results)
+                    .bind(row.errors)
                     .fetch_optional(&mut *conn)
                     .await?;
                 let Some((seq,)) = seq else {

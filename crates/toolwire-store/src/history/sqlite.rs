@@ -35,24 +35,32 @@ const QUEUE_DEPTH: usize = 4096;
 const READERS: u32 = 4;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The schema's steps, in order (the test below opens a database made by a prefix).
+const STEPS: [(i64, &str, &str); 4] = [
+    (
+        1,
+        "init",
+        include_str!("../../migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        2,
+        "events_suspensions",
+        include_str!("../../migrations/sqlite/0002_events_suspensions.sql"),
+    ),
+    (
+        3,
+        "suspension_state",
+        include_str!("../../migrations/sqlite/0003_suspension_state.sql"),
+    ),
+    (
+        4,
+        "session_counts",
+        include_str!("../../migrations/sqlite/0004_session_counts.sql"),
+    ),
+];
+
 fn migrator() -> Migrator {
-    rows::migrator(&[
-        (
-            1,
-            "init",
-            include_str!("../../migrations/sqlite/0001_init.sql"),
-        ),
-        (
-            2,
-            "events_suspensions",
-            include_str!("../../migrations/sqlite/0002_events_suspensions.sql"),
-        ),
-        (
-            3,
-            "suspension_state",
-            include_str!("../../migrations/sqlite/0003_suspension_state.sql"),
-        ),
-    ])
+    rows::migrator(&STEPS)
 }
 
 #[derive(Debug, Clone)]
@@ -434,4 +442,52 @@ async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
             Returned::Nothing
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolwire_core::{CallRef, ToolResult, Value};
+
+    /// A database written before the counts were kept gets them from its messages when
+    /// it is opened (migration 4's backfill), by each result's status, not its text.
+    #[tokio::test]
+    async fn an_older_database_gets_its_counts_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.db");
+        let opts = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let mut conn = SqliteConnection::connect_with(&opts).await.unwrap();
+        rows::migrator(&STEPS[..3]).run(&mut conn).await.unwrap();
+        let ok = ToolResult::success(CallRef::new("c1", "t"), Value::text(r#""status":"error""#));
+        let failed = ToolResult::error(CallRef::new("c2", "t"), "no");
+        sqlx::query(
+            "INSERT INTO sessions (id, created_at, updated_at, last_seq) VALUES ('old', 1, 1, 3)",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        let bodies = [
+            ("user", r#"{"text":"hi"}"#.to_owned()),
+            ("tool_result", serde_json::to_string(&ok).unwrap()),
+            ("tool_result", serde_json::to_string(&failed).unwrap()),
+        ];
+        for (seq, (role, body)) in bodies.into_iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO messages (session_id, seq, role, body, created_at) VALUES ('old', $1, $2, $3, 1)",
+            )
+            .bind(i64::try_from(seq).unwrap() + 1)
+            .bind(role)
+            .bind(body)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        }
+        conn.close().await.unwrap();
+
+        let history = SqliteHistory::open(&path).await.unwrap();
+        let s = history.session("old").await.unwrap().unwrap();
+        assert_eq!((s.call_count, s.pending_count, s.error_count), (2, 0, 1));
+    }
 }

@@ -114,6 +114,7 @@ fn arb_metadata() -> impl Strategy<Value = Metadata> {
             started_at: duration.map(|_| "2026-01-02T03:04:05Z".to_owned()),
             ended_at: duration.map(|_| "2026-01-02T03:04:06Z".to_owned()),
             duration_ms: duration,
+            waited_ms: duration.map(|d| d / 2),
             raw_ref: None,
             extra: extra.into_iter().collect(),
         })
@@ -219,6 +220,8 @@ pub fn pending(id: &str, session: &str) -> toolwire_core::PendingCall {
         trace_id: "t1".to_owned(),
         user_id: None,
         tool_state: None,
+        suspended_at: None,
+        waited_ms: 0,
         resolving: false,
     }
 }

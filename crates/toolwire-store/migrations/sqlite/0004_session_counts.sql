@@ -1,0 +1,13 @@
+-- Each session's stored results and failed results, kept by every append (in the same
+-- transaction as the message), so the session list reads them without counting messages.
+-- Calls waiting for a person are counted from `suspensions` when read (a few rows each).
+ALTER TABLE sessions ADD COLUMN result_count BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN error_count BIGINT NOT NULL DEFAULT 0;
+
+-- Sessions stored before this migration: counted once from their messages.
+UPDATE sessions SET
+    result_count = (SELECT COUNT(*) FROM messages m
+                    WHERE m.session_id = sessions.id AND m.role = 'tool_result'),
+    error_count = (SELECT COUNT(*) FROM messages m
+                   WHERE m.session_id = sessions.id AND m.role = 'tool_result'
+                     AND json_extract(m.body, '$.status') = 'error');
