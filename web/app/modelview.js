@@ -57,12 +57,12 @@ export function blocksFor(body, callId) {
 }
 
 /** The cut markers in the strings of `value`: what was left out and the `read_result`
- * call that reads it (truncate/*.rs writes them: `[… 1,234 chars (56 lines) omitted; read
- * them with read_result {…} …]`, `[… JSON shortened: … omitted; read the full value with
- * read_result {…} …]`). */
+ * call that reads it (truncate/*.rs writes them: `[… 1,234 chars (56 lines) omitted by
+ * toolwire; read them with read_result {…} …]`, `[… JSON shortened by toolwire: … omitted;
+ * read the full value with read_result {…} …]`). */
 function cutsIn(value) {
   const out = [];
-  const re = /\[… (?:JSON shortened: )?([^[\]]*?) omitted(?: \([^)]*\))?; read (?:them|the full value) with (read_result \{[^{}]*\}) …\]/g;
+  const re = /\[… (?:JSON shortened(?: by toolwire)?: )?([^[\]]*?) omitted(?: by toolwire)?(?: \([^)]*\))?; read (?:them|the full value) with (read_result \{[^{}]*\}) …\]/g;
   const walk = (v, depth) => {
     if (depth > 40 || out.length >= 20) return;
     if (typeof v === 'string') {

@@ -138,6 +138,8 @@ struct Shown {
     tools: Vec<String>,
     /// It was up once: starting it again is a restart, not a first connect.
     was_up: bool,
+    /// Its tools were listed once (their names are in `tools`).
+    listed: bool,
 }
 
 impl ToolSource for McpServer {
@@ -373,7 +375,11 @@ impl McpServer {
                 }
                 let protocol = conn.protocol.to_string();
                 self.show(|s| {
-                    s.state = SourceState::Ready;
+                    // Ready once its tools are known (a first connection lists them
+                    // next): a person is never shown a ready server without tools.
+                    if s.listed {
+                        s.state = SourceState::Ready;
+                    }
                     s.reason = None;
                     s.protocol = Some(protocol);
                     s.was_up = true;
@@ -441,7 +447,11 @@ impl McpServer {
 
     /// Records the names its tools were registered under, for [`McpServer::status`].
     pub(crate) fn set_tool_names(&self, names: Vec<String>) {
-        self.show(|s| s.tools = names);
+        self.show(|s| {
+            s.tools = names;
+            s.listed = true;
+            s.state = SourceState::Ready;
+        });
     }
 
     /// Marks a server found dead (between calls) as restarting, before it is.
