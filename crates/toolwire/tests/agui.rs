@@ -10,34 +10,11 @@ mod common;
 #[path = "../../toolwire-mcp/tests/peers/mod.rs"]
 mod peers;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
 
+use common::provider::{chunk, server, sse};
 use serde_json::{Value as Json, json};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-struct Script(Mutex<VecDeque<ResponseTemplate>>);
-
-impl Respond for Script {
-    fn respond(&self, _request: &Request) -> ResponseTemplate {
-        self.0.lock().unwrap().pop_front().unwrap_or_else(|| {
-            ResponseTemplate::new(400)
-                .set_body_json(json!({"error": {"message": "the test script has no more replies"}}))
-        })
-    }
-}
-
-fn sse(events: &[Json]) -> ResponseTemplate {
-    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-    body.push_str("data: [DONE]\n\n");
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
-}
-
-fn chunk(delta: Json) -> Json {
-    json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
-}
 
 /// tests/agui with AG-UI's packages, or `None` (after saying why) when not installed.
 fn agui_client() -> Option<PathBuf> {
@@ -68,15 +45,10 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
         ]),
         sse(&[chunk(json!({"content": "All done."}))]),
     ];
-    let provider = MockServer::start().await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .and(wiremock::matchers::path("/v1/chat/completions"))
-        .respond_with(Script(Mutex::new(replies.into())))
-        .mount(&provider)
-        .await;
+    let provider = server("/v1/chat/completions", replies).await;
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("pixel.png"), png(4096)).unwrap();
+    std::fs::write(ws.path().join("pixel.png"), common::png(4096)).unwrap();
     let port = common::free_port();
     let base = format!("{}/v1", provider.uri());
     let serve = common::spawn_serve(
@@ -198,18 +170,4 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
             .any(|m| m["role"] == "assistant" && m["content"] == "All done."),
         "{got}"
     );
-}
-
-/// A file the image tool takes for a PNG (it sniffs the signature), larger than what the
-/// store keeps inline, so it goes to the blob store.
-fn png(len: usize) -> Vec<u8> {
-    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
-    let mut x = 0x9e37_79b9_u32;
-    while bytes.len() < len {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        bytes.push(x.to_le_bytes()[0]);
-    }
-    bytes
 }

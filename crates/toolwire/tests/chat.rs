@@ -5,14 +5,13 @@
 
 mod common;
 
+use common::provider::{chunk, server, sse};
 use common::with_stdin;
 
-use std::collections::VecDeque;
 use std::process::{Command, Output};
-use std::sync::Mutex;
 
 use serde_json::{Value as Json, json};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{MockServer, Request, ResponseTemplate};
 
 /// Runs the binary with no provider variables from the outer environment.
 fn toolwire(args: &[String], stdin: &str, env: &[(&str, &str)]) -> Output {
@@ -112,38 +111,6 @@ fn unknown_provider_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("unknown provider `bard`"), "{stderr}");
-}
-
-/// Replies in order; each is a ready response.
-struct Script(Mutex<VecDeque<ResponseTemplate>>);
-
-impl Respond for Script {
-    fn respond(&self, _request: &Request) -> ResponseTemplate {
-        self.0.lock().unwrap().pop_front().unwrap_or_else(|| {
-            ResponseTemplate::new(400)
-                .set_body_json(json!({"error": {"message": "the test script has no more replies"}}))
-        })
-    }
-}
-
-async fn server(path: &str, replies: Vec<ResponseTemplate>) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .and(wiremock::matchers::path(path))
-        .respond_with(Script(Mutex::new(replies.into())))
-        .mount(&server)
-        .await;
-    server
-}
-
-fn sse(events: &[Json]) -> ResponseTemplate {
-    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-    body.push_str("data: [DONE]\n\n");
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
-}
-
-fn chunk(delta: Json) -> Json {
-    json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
 }
 
 async fn bodies(server: &MockServer) -> Vec<Json> {

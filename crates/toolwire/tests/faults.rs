@@ -18,7 +18,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Running, approve, free_port, http, json, spawn_serve, try_http, with_stdin};
+use common::{Running, approve, free_port, http, json, png, spawn_serve, try_http, with_stdin};
 use serde_json::{Value as Json, json};
 
 /// What the provider answers to one request.
@@ -148,19 +148,6 @@ fn calls(calls: &[(&str, &str, Json)]) -> Json {
 
 fn finish(reason: &str) -> Json {
     json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
-}
-
-/// A file the image tool takes for a PNG (it sniffs the signature), of `len` bytes.
-fn png(len: usize) -> Vec<u8> {
-    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
-    let mut x = 0x9e37_79b9_u32;
-    while bytes.len() < len {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        bytes.push(x as u8);
-    }
-    bytes
 }
 
 /// The calls of every assistant message in a stored session, and the call ids that have

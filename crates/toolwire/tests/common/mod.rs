@@ -2,6 +2,8 @@
 //! serve` processes started and reaped.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod provider;
+
 use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -208,4 +210,17 @@ pub fn scale_out_args(pg: &str, s3: &str, name: &str) -> Vec<String> {
         "--blob-url".into(),
         format!("{}/{prefix}?{query}", base.trim_end_matches('/')),
     ]
+}
+
+/// A file the image tool takes for a PNG (it sniffs the signature), of `len` bytes.
+pub fn png(len: usize) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    let mut x = 0x9e37_79b9_u32;
+    while bytes.len() < len {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        bytes.push(x.to_le_bytes()[0]);
+    }
+    bytes
 }
