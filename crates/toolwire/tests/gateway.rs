@@ -3,27 +3,52 @@
 //! called through toolwire (text, an image as an image block, structured content, an
 //! unknown tool, approvals through the host's elicitation or refused when it cannot ask),
 //! every call stored in the connection's session, and a 5 MB result cut for the host and
-//! read back whole through `read_result`.
+//! read back whole through `read_result`; and the same gateway over streamable HTTP
+//! (`--http`), a toolwire session per MCP session, loopback names only.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mcp_common;
 #[path = "../../toolwire-mcp/tests/peers/mod.rs"]
 mod peers;
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-/// Runs the client against the gateway; one JSON value per step.
+/// Runs the client against a gateway it starts on stdio; one JSON value per step.
 fn drive(data: &Path, host: &str, gateway: &[&str], steps: Value, answers: Value) -> Vec<Value> {
-    let client = peers::peer("gateway_client.mjs").unwrap();
-    let out = Command::new("node")
-        .arg(&client)
+    let mut client = Command::new("node");
+    client
         .arg(env!("CARGO_BIN_EXE_toolwire"))
         .arg(data)
         .arg(host)
-        .args(gateway)
+        .args(gateway);
+    run_client(client, steps, answers)
+}
+
+/// Runs the client against the `--http` gateway at `url`, as client `name`.
+fn drive_http(url: &str, name: &str, steps: Value) -> Vec<Value> {
+    let mut client = Command::new("node");
+    client
+        .env("GATEWAY_URL", url)
+        .env("GATEWAY_CLIENT_NAME", name);
+    run_client(client, steps, json!([]))
+}
+
+fn run_client(client: Command, steps: Value, answers: Value) -> Vec<Value> {
+    let script = peers::peer("gateway_client.mjs").unwrap();
+    // The script goes first: `client` was given the script's own arguments.
+    let args: Vec<_> = client.get_args().map(ToOwned::to_owned).collect();
+    let mut node = Command::new("node");
+    node.arg(&script).args(args);
+    for (key, value) in client.get_envs() {
+        if let Some(value) = value {
+            node.env(key, value);
+        }
+    }
+    let out = node
         .current_dir(peers::peers_dir())
         .env("GATEWAY_STEPS", steps.to_string())
         .env("GATEWAY_ANSWERS", answers.to_string())
@@ -212,4 +237,106 @@ fn a_5_mb_result_is_cut_for_the_host_and_read_back_whole() {
     assert_eq!(follow["firstMarker"], true, "{follow}");
     assert_eq!(follow["whole"], true, "{follow}");
     assert!(follow["pages"].as_u64().unwrap() > 100, "{follow}");
+}
+
+/// `toolwire gateway --http 127.0.0.1:0` with its data in `data`, and its URL (said on
+/// stderr, which a thread keeps draining).
+fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (peers::Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(["--data-dir", data.to_str().unwrap()])
+        .args(["gateway", "--host", "claude-code", "--http", "127.0.0.1:0"])
+        .args(gateway)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let child = peers::Child(child);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the gateway ended without listening"
+        );
+        if let Some(url) = line.trim().strip_prefix("toolwire gateway: listening on ") {
+            let url = url.to_owned();
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return (child, url);
+        }
+    }
+}
+
+#[test]
+fn over_http_each_mcp_session_is_a_toolwire_session() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp", &ev]);
+    let steps = json!([
+        {"tool": "ev__echo", "args": {"message": "over HTTP"}},
+        {"tool": "ev__get-tiny-image"},
+    ]);
+    let first = drive_http(&url, "host-one", steps.clone());
+    let second = drive_http(&url, "host-two", steps);
+    for got in [&first, &second] {
+        assert!(got[0]["names"].to_string().contains("\"ev__echo\""));
+        assert_eq!(got[1]["result"]["content"][0]["text"], "Echo: over HTTP");
+        assert!(
+            got[2]["result"]["content"]
+                .to_string()
+                .contains("\"type\":\"image\"")
+        );
+    }
+    let out = mcp_common::toolwire(data.path(), &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut titles: Vec<&str> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["title"].as_str().unwrap())
+        .collect();
+    titles.sort_unstable();
+    assert_eq!(
+        titles,
+        ["gateway: host-one", "gateway: host-two"],
+        "{sessions}"
+    );
+
+    // A name that is not loopback is refused (DNS rebinding); so is another site's page.
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp");
+    for header in ["Host: evil.example", "Origin: https://evil.example"] {
+        let mut conn = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let host = if header.starts_with("Host") {
+            ""
+        } else {
+            "Host: 127.0.0.1\r\n"
+        };
+        write!(
+            conn,
+            "POST /mcp HTTP/1.1\r\n{host}{header}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 403"), "{header}: {answer}");
+    }
+}
+
+#[test]
+fn http_listens_on_loopback_only() {
+    let data = tempfile::tempdir().unwrap();
+    let out = mcp_common::toolwire(data.path(), &["gateway", "--http", "0.0.0.0:0"]);
+    assert!(!out.status.success());
+    assert!(
+        mcp_common::stderr_of(&out).contains("listens on loopback only"),
+        "{}",
+        mcp_common::stderr_of(&out)
+    );
 }
