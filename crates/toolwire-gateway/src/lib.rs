@@ -222,6 +222,15 @@ fn client_name(context: &RequestContext<RoleServer>) -> String {
         .unwrap_or_else(|| "MCP host".to_owned())
 }
 
+/// `result` marked complete, as 2026-07-28 requires of every result (rmcp takes the mark
+/// off again for a peer of an older revision).
+fn complete(mut result: Json) -> Json {
+    if let Some(map) = result.as_object_mut() {
+        map.insert("resultType".into(), Json::String("complete".into()));
+    }
+    result
+}
+
 /// Whether `context`'s request came over HTTP outside an MCP session (2026-07-28 serves
 /// every request statelessly): its handler lives for this one request only.
 fn is_stateless_http(context: &RequestContext<RoleServer>) -> bool {
@@ -253,7 +262,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        serde_json::from_value(json!({"tools": self.tool_list()}))
+        serde_json::from_value(complete(json!({"tools": self.tool_list()})))
             .map_err(|e| ErrorData::internal_error(format!("unlistable tools: {e}"), None))
     }
 
@@ -300,7 +309,7 @@ impl ServerHandler for Gateway {
         let (reply, links) =
             reply::call_tool_result(&result, &call, profile, max_chars, structured, &blobs).await;
         self.remember(&links);
-        let reply: CallToolResult = serde_json::from_value(reply)
+        let reply: CallToolResult = serde_json::from_value(complete(reply))
             .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
         Ok(CallToolResponse::Complete(reply))
     }
@@ -328,9 +337,9 @@ impl ServerHandler for Gateway {
             .mime_of(key.as_str())
             .unwrap_or_else(|| "application/octet-stream".to_owned());
         let blob = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        let read: ReadResourceResult = serde_json::from_value(json!({"contents": [{
+        let read: ReadResourceResult = serde_json::from_value(complete(json!({"contents": [{
             "uri": uri, "mimeType": mime, "blob": blob,
-        }]}))
+        }]})))
         .map_err(|e| ErrorData::internal_error(format!("unsendable resource: {e}"), None))?;
         Ok(ReadResourceResponse::Complete(read))
     }

@@ -4,7 +4,9 @@
 //! unknown tool, approvals through the host's elicitation or refused when it cannot ask),
 //! every call stored in the connection's session, and a 5 MB result cut for the host and
 //! read back whole through `read_result`; and the same gateway over streamable HTTP
-//! (`--http`), a toolwire session per MCP session, loopback names only.
+//! (`--http`), a toolwire session per MCP session, loopback names only. The Python SDK's
+//! client (tests/mcp/gateway_client.py) holds it to the same, on both revisions, against
+//! the FastMCP server of tests/mcp (audio, a 5 MB text, an outputSchema, a ToolError).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mcp_common;
@@ -48,22 +50,28 @@ fn run_client(client: Command, steps: Value, answers: Value) -> Vec<Value> {
             node.env(key, value);
         }
     }
-    let out = node
+    String::from_utf8(run(node, steps, answers))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Runs a client script with its steps and answers; what it printed, once it succeeded.
+fn run(mut client: Command, steps: Value, answers: Value) -> Vec<u8> {
+    let out = client
         .current_dir(peers::peers_dir())
         .env("GATEWAY_STEPS", steps.to_string())
         .env("GATEWAY_ANSWERS", answers.to_string())
         .output()
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        .expect("the client runs");
     assert!(
         out.status.success(),
-        "client failed: {stdout}\n{}",
+        "client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    out.stdout
 }
 
 fn everything() -> Option<String> {
@@ -339,4 +347,188 @@ fn http_listens_on_loopback_only() {
         "{}",
         mcp_common::stderr_of(&out)
     );
+}
+
+/// Runs the Python SDK's client against a gateway it starts on stdio, in `mode` ("auto"
+/// finds 2026-07-28, "legacy" shakes hands on 2025-11-25).
+fn drive_python(
+    data: &Path,
+    gateway: &[&str],
+    mode: &str,
+    steps: Value,
+    answers: Value,
+) -> Option<Vec<Value>> {
+    let python = peers::peer("venv/bin/python")?;
+    let mut client = Command::new(python);
+    client
+        .arg(peers::peers_dir().join("gateway_client.py"))
+        .arg(env!("CARGO_BIN_EXE_toolwire"))
+        .arg(data)
+        .arg("claude-code")
+        .args(gateway)
+        .env("GATEWAY_MODE", mode);
+    let mut got = Vec::new();
+    for line in String::from_utf8(run(client, steps, answers))
+        .unwrap()
+        .lines()
+    {
+        got.push(serde_json::from_str(line).unwrap());
+    }
+    Some(got)
+}
+
+/// tests/mcp/fastmcp_server.py as the gateway's one server, `py`: no approval asked but
+/// for `long_note`.
+fn fastmcp_config(dir: &Path) -> String {
+    let peers = peers::peers_dir();
+    let config = json!({"mcpServers": {"py": {
+        "command": peers.join("venv/bin/python"),
+        "args": [peers.join("fastmcp_server.py")],
+        "approval": "never",
+        "tools": {"long_note": {"approval": "always"}},
+    }}});
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
+    if peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let png = work.path().join("g.png");
+    let wav = work.path().join("t.wav");
+    // What big_text(5) returns, written here from its documented shape, to compare with
+    // what read_result gives back.
+    let want = work.path().join("big.txt");
+    let big: String = (1..=50_000)
+        .map(|i| format!("line {i:07} {}\n", "x".repeat(86)))
+        .collect();
+    std::fs::write(&want, &big).unwrap();
+    let steps = json!([
+        {"tool": "py__forecast", "args": {"city": "Lisbon"}},
+        {"tool": "py__forecast", "args": {"city": "Atlantis"}},
+        {"tool": "py__gradient_png", "args": {"width": 40, "height": 40, "save_to": png}},
+        {"tool": "py__tone_wav", "args": {"millis": 200, "save_to": wav}},
+        {"read": "last-link"},
+        {"follow": want, "tool": "py__big_text", "args": {"megabytes": 5}},
+        // Needs approval; this client offers no elicitation, so it is refused.
+        {"tool": "py__long_note", "args": {"words": 3}},
+    ]);
+    let got = drive_python(
+        data.path(),
+        &["--mcp-config", &config],
+        "auto",
+        steps,
+        json!([]),
+    )
+    .unwrap();
+    assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
+    assert!(got[1]["names"].to_string().contains("\"read_result\""));
+
+    let forecast = &got[2]["result"];
+    assert_eq!(
+        forecast["structuredContent"]["city"], "Lisbon",
+        "{forecast}"
+    );
+    assert_eq!(forecast["structuredContent"]["temperature_c"], 21.5);
+
+    let error = &got[3]["result"];
+    assert_eq!(error["isError"], true, "{error}");
+    assert!(
+        error["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no weather station in 'Atlantis'")
+    );
+    assert!(error.get("structuredContent").is_none(), "{error}");
+
+    // The image arrives as an image block, byte for byte.
+    let image = got[4]["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "image")
+        .cloned()
+        .expect("an image block");
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let bytes = engine.decode(image["data"].as_str().unwrap()).unwrap();
+    assert_eq!(bytes, std::fs::read(&png).unwrap());
+
+    // Claude's model takes no audio: a line and a link, read back whole with
+    // resources/read.
+    let audio = &got[5]["result"]["content"];
+    let link = audio
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .cloned()
+        .unwrap_or_else(|| panic!("no link in {audio}"));
+    assert_eq!(link["mimeType"], "audio/wav");
+    let wav_bytes = std::fs::read(&wav).unwrap();
+    assert_eq!(link["size"], wav_bytes.len());
+
+    let read = &got[6]["contents"][0];
+    assert_eq!(read["uri"], link["uri"], "{read}");
+    assert_eq!(read["mimeType"], "audio/wav", "{read}");
+    let read_bytes = engine.decode(read["blob"].as_str().unwrap()).unwrap();
+    assert_eq!(read_bytes, wav_bytes);
+
+    let follow = &got[7];
+    assert_eq!(follow["firstMarker"], true, "{follow}");
+    assert!(follow["firstText"].as_u64().unwrap() < 34_000, "{follow}");
+    assert_eq!(follow["whole"], true, "{follow}");
+    assert!(follow["pages"].as_u64().unwrap() > 100, "{follow}");
+
+    let refused = &got[8]["result"];
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(refused.to_string().contains("cannot ask"), "{refused}");
+}
+
+#[test]
+fn the_python_sdk_client_approves_through_elicitation() {
+    if peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let steps = json!([
+        {"tool": "py__long_note", "args": {"words": 3}},
+        {"tool": "py__long_note", "args": {"words": 3}},
+    ]);
+    let answers = json!([
+        {"action": "accept", "content": {"approve": true}},
+        {"action": "decline"},
+    ]);
+    // Asking mid-call is a 2025-11-25 request; 2026-07-28's input-required round trip is
+    // not served yet, so this client shakes hands the old way.
+    let got = drive_python(
+        data.path(),
+        &["--mcp-config", &config],
+        "legacy",
+        steps,
+        answers,
+    )
+    .unwrap();
+    assert_eq!(got[0]["version"], "2025-11-25", "{}", got[0]);
+    let approved = &got[2];
+    assert_eq!(
+        approved["result"]["structuredContent"]["words"], 3,
+        "{approved}"
+    );
+    assert!(
+        approved["asked"][0]
+            .as_str()
+            .unwrap()
+            .contains("toolwire asks before running py__long_note"),
+        "{approved}"
+    );
+    assert_eq!(got[3]["result"]["isError"], true, "{}", got[3]);
 }
