@@ -191,10 +191,11 @@ impl Gateway {
             .collect()
     }
 
-    /// The budget for tool `name`: its `_meta` hint when it gives one, else the host's.
-    fn budget_for(&self, name: &str) -> (usize, bool) {
+    /// The budget for tool `name` (its `_meta` hint when it gives one, else the host's),
+    /// and its output schema.
+    fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
         let Some(tool) = self.shared.host.tool(name) else {
-            return (self.shared.profile.max_chars, false);
+            return (self.shared.profile.max_chars, None);
         };
         let schema = tool.schema();
         let hinted = schema
@@ -209,7 +210,7 @@ impl Gateway {
             });
         (
             hinted.unwrap_or(self.shared.profile.max_chars),
-            schema.output_schema.is_some(),
+            schema.output_schema.clone(),
         )
     }
 }
@@ -281,7 +282,7 @@ impl ServerHandler for Gateway {
         }
         let session = self.session(&context).await?;
         let mut arguments = request.arguments.unwrap_or_default();
-        let (max_chars, structured) = self.budget_for(&name);
+        let (max_chars, output_schema) = self.budget_for(&name);
         if name == READ_RESULT {
             // A page must fit the budget whole, or it would be cut again on its way back.
             let fits = max_chars.saturating_sub(PAGE_NOTE_ROOM).max(1);
@@ -306,8 +307,15 @@ impl ServerHandler for Gateway {
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
         let blobs = StoreBlobs(Arc::clone(&host.stores().blobs));
         let profile = &self.shared.profile;
-        let (reply, links) =
-            reply::call_tool_result(&result, &call, profile, max_chars, structured, &blobs).await;
+        let (reply, links) = reply::call_tool_result(
+            &result,
+            &call,
+            profile,
+            max_chars,
+            output_schema.as_ref(),
+            &blobs,
+        )
+        .await;
         self.remember(&links);
         let reply: CallToolResult = serde_json::from_value(complete(reply))
             .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
