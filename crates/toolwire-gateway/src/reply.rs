@@ -246,7 +246,10 @@ mod tests {
         let (reply, _) = call_tool_result(&result, &call, &drops, 2_000, Some(&open), &blobs).await;
         let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
         assert!(carried.contains("shortened by toolwire"), "{carried}");
-        assert!(carried.contains("read_result {\"callId\":\"c2\""), "{carried}");
+        assert!(
+            carried.contains("read_result {\"callId\":\"c2\""),
+            "{carried}"
+        );
         assert_eq!(reply["structuredContent"]["rows"], value["rows"]);
 
         let (reply, _) = call_tool_result(&result, &call, &shows, 2_000, Some(&open), &blobs).await;
