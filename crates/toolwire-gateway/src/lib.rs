@@ -8,6 +8,7 @@
 
 mod asks;
 pub mod profile;
+mod progress;
 pub mod reply;
 
 use std::sync::{Arc, Mutex};
@@ -295,12 +296,16 @@ impl ServerHandler for Gateway {
         let input = Json::Object(arguments);
         let call = ToolCall::new(new_id("call"), &name, input);
         let asks = Arc::new(asks::HostAsks::new(context.peer.clone()));
-        let running = host
+        let progress_token = context.meta.get_progress_token();
+        let mut running = host
             .call_cancellable(&session, call.clone(), asks, context.ct.clone())
             .await
             .map_err(|e| {
                 ErrorData::internal_error(format!("the call could not start: {e}"), None)
             })?;
+        if let Some(token) = progress_token {
+            progress::forward(&mut running, &call.id, &context.peer, token).await;
+        }
         let result = running
             .finish()
             .await

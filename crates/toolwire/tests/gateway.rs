@@ -418,6 +418,8 @@ fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
         {"follow": want, "tool": "py__big_text", "args": {"megabytes": 5}},
         // Needs approval; this client offers no elicitation, so it is refused.
         {"tool": "py__long_note", "args": {"words": 3}},
+        // Reports progress 1..5 of 5 (50 ms apart), passed on to the host.
+        {"tool": "py__slow_count", "args": {"steps": 5}},
     ]);
     let got = drive_python(
         data.path(),
@@ -489,6 +491,28 @@ fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
     let refused = &got[8]["result"];
     assert_eq!(refused["isError"], true, "{refused}");
     assert!(refused.to_string().contains("cannot ask"), "{refused}");
+
+    // Progress reaches the host, coalesced (at most one per 100 ms) and rising, the last
+    // step always among it.
+    let counted = &got[9];
+    assert_eq!(
+        counted["result"]["content"][0]["text"], "counted to 5",
+        "{counted}"
+    );
+    let progress = counted["progress"].as_array().unwrap();
+    assert!(!progress.is_empty() && progress.len() <= 5, "{counted}");
+    let done: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert!(done.windows(2).all(|w| w[0] < w[1]), "{done:?}");
+    assert_eq!(progress.last().unwrap()["progress"], 5.0, "{counted}");
+    assert_eq!(progress.last().unwrap()["total"], 5.0, "{counted}");
+    assert_eq!(
+        progress.last().unwrap()["message"],
+        "step 5 of 5",
+        "{counted}"
+    );
 }
 
 #[test]
