@@ -556,3 +556,39 @@ fn the_python_sdk_client_approves_through_elicitation() {
     );
     assert_eq!(got[3]["result"]["isError"], true, "{}", got[3]);
 }
+
+/// `toolwire mcp install` writes the entry that starts this binary's gateway on the same
+/// data directory, and keeps the file it changed.
+#[test]
+fn install_writes_the_one_entry_and_keeps_a_backup() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("settings.json");
+    std::fs::write(&config, r#"{"mcpServers": {"fs": {"command": "npx"}}}"#).unwrap();
+    let file = config.to_str().unwrap();
+    let out = mcp_common::toolwire(
+        data.path(),
+        &["mcp", "install", "--host", "gemini", "--config", file],
+    );
+    assert!(out.status.success(), "{}", mcp_common::stderr_of(&out));
+    assert!(mcp_common::stderr_of(&out).contains("toolwire-backup-"));
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let entry = &written["mcpServers"]["toolwire"];
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_toolwire")).unwrap();
+    assert_eq!(
+        std::fs::canonicalize(entry["command"].as_str().unwrap()).unwrap(),
+        bin
+    );
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[0], "--data-dir");
+    assert_eq!(args[2..], ["gateway", "--host", "gemini"]);
+    assert_eq!(written["mcpServers"]["fs"]["command"], "npx");
+
+    let bad = mcp_common::toolwire(data.path(), &["mcp", "install", "--host", "emacs"]);
+    assert!(mcp_common::stderr_of(&bad).contains("unknown host \"emacs\""));
+}
