@@ -592,3 +592,135 @@ fn install_writes_the_one_entry_and_keeps_a_backup() {
     let bad = mcp_common::toolwire(data.path(), &["mcp", "install", "--host", "emacs"]);
     assert!(mcp_common::stderr_of(&bad).contains("unknown host \"emacs\""));
 }
+
+/// A program of tests/mcp-hosts (`npm ci --prefix tests/mcp-hosts`, as .ci/run does), or
+/// `None` after saying why; missing under CI is a failure.
+fn mcp_host(bin: &str) -> Option<std::path::PathBuf> {
+    let path = peers::peers_dir()
+        .join("../mcp-hosts/node_modules/.bin")
+        .join(bin);
+    if path.exists() {
+        return Some(path);
+    }
+    let why = format!(
+        "{} is missing: run `npm ci --prefix tests/mcp-hosts`",
+        path.display()
+    );
+    assert!(std::env::var_os("CI").is_none(), "{why}");
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+/// MCP Inspector's CLI mode lists the gateway's tools and calls one through it.
+#[test]
+fn the_inspector_cli_lists_and_calls_tools_through_the_gateway() {
+    let (Some(inspector), Some(ev)) = (mcp_host("mcp-inspector"), everything()) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let (command, args) = ev.split_once('=').map(|(_, c)| ("--mcp", c)).unwrap();
+    let inspect = |method: &[&str]| -> Value {
+        let out = Command::new(&inspector)
+            .arg("--cli")
+            .arg(env!("CARGO_BIN_EXE_toolwire"))
+            .args(["--data-dir", data.path().to_str().unwrap(), "gateway"])
+            .args([command, &format!("ev={args}")])
+            .args(method)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let listed = inspect(&["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"ev__echo") && names.contains(&"read_result"),
+        "{names:?}"
+    );
+    let called = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "ev__echo",
+        "--tool-arg",
+        "message=from the inspector",
+    ]);
+    assert_eq!(
+        called["content"][0]["text"], "Echo: from the inspector",
+        "{called}"
+    );
+}
+
+/// Claude Code and Gemini CLI, given the entry `toolwire mcp install` wrote into their
+/// config (in a throwaway HOME), start the gateway and report it connected.
+#[test]
+fn claude_code_and_gemini_cli_report_the_installed_gateway_connected() {
+    let (Some(claude), Some(gemini), Some(ev)) =
+        (mcp_host("claude"), mcp_host("gemini"), everything())
+    else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let servers = home.path().join("servers.json");
+    let (_, command) = ev.split_once('=').unwrap();
+    let mut words = command.split(' ');
+    let program = words.next().unwrap();
+    let config =
+        json!({"mcpServers": {"ev": {"command": program, "args": words.collect::<Vec<_>>()}}});
+    std::fs::write(&servers, config.to_string()).unwrap();
+    let data = home.path().join("data");
+    for (host, file) in [
+        ("claude-code", home.path().join(".claude.json")),
+        ("gemini", home.path().join(".gemini/settings.json")),
+    ] {
+        let out = mcp_common::toolwire(
+            &data,
+            &[
+                "mcp",
+                "install",
+                "--host",
+                host,
+                "--config",
+                file.to_str().unwrap(),
+                "--mcp-config",
+                servers.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", mcp_common::stderr_of(&out));
+    }
+    // Gemini CLI starts no server of an untrusted folder.
+    let trusted = json!({home.path().to_str().unwrap(): "TRUST_FOLDER"});
+    std::fs::write(
+        home.path().join(".gemini/trustedFolders.json"),
+        trusted.to_string(),
+    )
+    .unwrap();
+    for (bin, connected) in [(&claude, "✔ Connected"), (&gemini, "- Connected")] {
+        let out = Command::new(bin)
+            .args(["mcp", "list"])
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        // Gemini CLI says it on stderr, Claude Code on stdout.
+        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        let line = said
+            .lines()
+            .find(|l| l.contains("toolwire: "))
+            .unwrap_or_else(|| panic!("{} did not list toolwire: {said}", bin.display()));
+        assert!(line.contains(connected), "{line}");
+        assert!(line.contains("gateway --host"), "{line}");
+    }
+}
