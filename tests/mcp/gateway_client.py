@@ -6,6 +6,7 @@ Rust test (crates/toolwire/tests/gateway.rs). The same step language as
 gateway_client.mjs, so the two SDKs are held to the same results.
 
     venv/bin/python gateway_client.py TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
+    GATEWAY_URL=http://127.0.0.1:PORT/mcp venv/bin/python gateway_client.py   (--http)
 
 GATEWAY_MODE picks the revision: "auto" (the default: 2026-07-28, found by
 server/discover) or "legacy" (the 2025-11-25 initialize handshake).
@@ -39,7 +40,8 @@ def text_of(result):
 
 
 async def main():
-    toolwire, data, host, *gateway_args = sys.argv[1:]
+    url = os.environ.get("GATEWAY_URL")
+    toolwire, data, host, *gateway_args = sys.argv[1:] if not url else ("", "", "")
     steps = json.loads(os.environ.get("GATEWAY_STEPS", "[]"))
     answers = json.loads(os.environ.get("GATEWAY_ANSWERS", "[]"))
     asked = []
@@ -56,7 +58,7 @@ async def main():
         env={**os.environ, "TOOLWIRE_DATA_DIR": data},
     )
     client = Client(
-        server,
+        url or server,
         elicitation_callback=elicit if answers else None,
         client_info=types.Implementation(name="gateway-python-host", version="1.0.0"),
         read_timeout_seconds=120,

@@ -216,7 +216,12 @@ impl Gateway {
     }
 }
 
+/// The host's name: from the request's own `_meta` on 2026-07-28 (which has no
+/// handshake; rmcp's peer info is then a stand-in), else from the handshake.
 fn client_name(context: &RequestContext<RoleServer>) -> String {
+    if let Some(info) = context.meta.client_info() {
+        return info.name;
+    }
     context
         .peer
         .peer_info()

@@ -337,6 +337,42 @@ fn over_http_each_mcp_session_is_a_toolwire_session() {
     }
 }
 
+/// 2026-07-28 has no MCP session: each request is served on its own, yet a host's calls
+/// stay in one toolwire session, found by its name (the Python SDK client, twice).
+#[test]
+fn over_http_a_stateless_client_keeps_one_session() {
+    let (Some(python), Some(ev)) = (peers::peer("venv/bin/python"), everything()) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp", &ev]);
+    for message in ["first", "second"] {
+        let mut client = Command::new(&python);
+        client
+            .arg(peers::peers_dir().join("gateway_client.py"))
+            .env("GATEWAY_URL", &url);
+        let steps = json!([{"tool": "ev__echo", "args": {"message": message}}]);
+        let out = String::from_utf8(run(client, steps, json!([]))).unwrap();
+        let got: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(got[0]["version"], "2026-07-28", "{out}");
+        assert_eq!(
+            got[2]["result"]["content"][0]["text"],
+            format!("Echo: {message}")
+        );
+    }
+    let out = mcp_common::toolwire(data.path(), &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    assert_eq!(
+        sessions[0]["title"], "gateway: gateway-python-host",
+        "{sessions}"
+    );
+    assert_eq!(sessions[0]["messageCount"], 4, "{sessions}");
+}
+
 #[test]
 fn http_listens_on_loopback_only() {
     let data = tempfile::tempdir().unwrap();
