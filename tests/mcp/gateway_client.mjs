@@ -4,22 +4,26 @@
 // prints one JSON line per step for the Rust test (crates/toolwire/tests/gateway.rs).
 //
 //   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
+//   GATEWAY_URL=http://127.0.0.1:PORT/mcp node gateway_client.mjs   (a running --http gateway)
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const [bin, data, host, ...gatewayArgs] = process.argv.slice(2);
 const steps = JSON.parse(process.env.GATEWAY_STEPS || '[]');
 const answers = JSON.parse(process.env.GATEWAY_ANSWERS || '[]');
-const transport = new StdioClientTransport({
-  command: bin,
-  args: ['gateway', '--host', host, ...gatewayArgs],
-  env: { ...process.env, TOOLWIRE_DATA_DIR: data },
-  stderr: 'inherit',
-});
+const transport = process.env.GATEWAY_URL
+  ? new StreamableHTTPClientTransport(new URL(process.env.GATEWAY_URL))
+  : new StdioClientTransport({
+      command: bin,
+      args: ['gateway', '--host', host, ...gatewayArgs],
+      env: { ...process.env, TOOLWIRE_DATA_DIR: data },
+      stderr: 'inherit',
+    });
 const capabilities = answers.length ? { elicitation: { form: {} } } : {};
-const client = new Client({ name: 'gateway-test-host', version: '1.0.0' }, { capabilities });
+const client = new Client({ name: process.env.GATEWAY_CLIENT_NAME || 'gateway-test-host', version: '1.0.0' }, { capabilities });
 const asked = [];
 if (answers.length) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {

@@ -1,12 +1,14 @@
 //! `read_result`: pages through a stored tool result, following a truncation marker
-//! (`read_result {"callId", "part", "offset"}`) to exactly the part the model did not see.
+//! (`read_result {"callId", "part", "offset"}`) to exactly the part the model did not see;
+//! or points into a JSON result (`pointer`) or searches one with a regular expression
+//! (`pattern`), so a model finds the line it needs in 5 MB without reading them all.
 
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolwire_core::Value;
-use toolwire_model::read::{DEFAULT_READ_CHARS, read_part};
+use toolwire_model::read::{DEFAULT_READ_CHARS, ReadRequest, read};
 use toolwire_store::HistoryStore;
 
 use toolwire_tool::ToolContext;
@@ -29,6 +31,15 @@ pub struct ReadResultArgs {
     /// Characters to return, default 20,000, at most 60,000.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// A regular expression (Rust regex syntax, e.g. "(?i)error|panic"): return only the
+    /// lines (rows; JSON leaves as "pointer = value") that match, each with the offset or
+    /// pointer that reads it; `offset` then counts lines searched.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// A JSON pointer (RFC 6901, e.g. "/items/3/name") into a JSON result: read only the
+    /// value there.
+    #[serde(default)]
+    pub pointer: Option<String>,
 }
 
 /// The `read_result` tool over a history store.
@@ -36,7 +47,9 @@ pub fn read_result(history: Arc<dyn HistoryStore>) -> impl Tool {
     tool_fn(
         "read_result",
         "Reads more of an earlier tool result that was shortened for you. Call it with the \
-         callId, part and offset given in a truncation marker to get the omitted content.",
+         callId, part and offset given in a truncation marker to get the omitted content. \
+         Give a pattern (regular expression) to get only the matching lines, or a pointer \
+         (JSON pointer) to get one value of a JSON result.",
         move |args: ReadResultArgs, _ctx: ToolContext| {
             let history = Arc::clone(&history);
             async move {
@@ -54,10 +67,104 @@ pub fn read_result(history: Arc<dyn HistoryStore>) -> impl Tool {
                     .limit
                     .unwrap_or(DEFAULT_READ_CHARS)
                     .clamp(1, MAX_READ_CHARS);
-                let text = read_part(&stored.result, args.part, args.offset, limit)
+                let request = ReadRequest {
+                    part: args.part,
+                    offset: args.offset,
+                    limit,
+                    pattern: args.pattern.as_deref(),
+                    pointer: args.pointer.as_deref(),
+                };
+                let text = read(&stored.result, &request)
                     .map_err(|e| ToolError::with_code("invalid_input", e.to_string()))?;
                 Ok::<_, ToolError>(Value::text(text))
             }
         },
     )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolwire_core::{CallRef, Message, ToolResult};
+    use toolwire_store::{NewSession, StoreConfig, Stores};
+    use toolwire_tool::Output;
+
+    /// The tool as a model calls it: JSON arguments, a stored result (SQLite), the page
+    /// or the error it returns.
+    async fn call(tool: &impl Tool, input: serde_json::Value) -> Result<String, ToolError> {
+        match tool.execute(input, ToolContext::detached("c_read")).await? {
+            Output::Values(values) => Ok(values[0].data["content"].as_str().unwrap().to_owned()),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn read_result_searches_and_points_into_a_stored_result() {
+        let data = tempfile::tempdir().unwrap();
+        let stores = Stores::open(data.path(), StoreConfig::default())
+            .await
+            .unwrap();
+        let session = stores
+            .history
+            .create_session(NewSession::default())
+            .await
+            .unwrap();
+        let log: String = (0..50_000)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>()
+            + "FATAL: disk full\n";
+        let report =
+            json!({"checks": [{"name": "disk", "ok": false}, {"name": "net", "ok": true}]});
+        let stored = ToolResult::success(
+            CallRef::new("call_big", "run"),
+            vec![Value::text(log), Value::structured(report)],
+        );
+        stores
+            .history
+            .append(&session.id, Message::tool(stored))
+            .await
+            .unwrap();
+        let tool = read_result(Arc::clone(&stores.history));
+
+        let found = call(&tool, json!({"callId": "call_big", "pattern": "FATAL"}))
+            .await
+            .unwrap();
+        assert!(found.starts_with("offset "), "{found}");
+        assert!(
+            found.contains(": FATAL: disk full\n[1 matches for /FATAL/"),
+            "{found}"
+        );
+
+        let failing = call(
+            &tool,
+            json!({"callId": "call_big", "part": 1, "pattern": "false"}),
+        )
+        .await
+        .unwrap();
+        assert!(failing.starts_with("/checks/0/ok = false\n"), "{failing}");
+        let name = call(
+            &tool,
+            json!({"callId": "call_big", "part": 1, "pointer": "/checks/0/name"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(name, "disk");
+
+        for (bad, says) in [
+            (
+                json!({"callId": "call_big", "pattern": "[z-a]"}),
+                "is not a regular expression",
+            ),
+            (
+                json!({"callId": "call_big", "part": 1, "pointer": "/checks/9"}),
+                "is an array of 2 items",
+            ),
+            (json!({"callId": "call_big", "pointer": "/x"}), "not JSON"),
+        ] {
+            let err = call(&tool, bad).await.unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+        }
+    }
 }

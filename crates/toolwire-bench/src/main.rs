@@ -157,6 +157,12 @@ const WORKLOADS: &[Workload] = &[
         run: mcp::echo,
     },
     Workload {
+        name: "gateway_echo",
+        quick: &[1.0],
+        full: &[0.1, 1.0],
+        run: mcp::gateway_echo,
+    },
+    Workload {
         name: "executor",
         quick: &[0.1, 1.0],
         full: &[0.1, 1.0, 10.0],

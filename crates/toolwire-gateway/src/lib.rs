@@ -3,10 +3,12 @@
 //! passes every call through toolwire's pipeline: stored in a session per connection (so
 //! `toolwire serve` shows it live), normalized, budgeted by structure for the host, media
 //! kept as image blocks or `toolwire://blob/` links, approvals asked through the host's
-//! elicitation.
+//! elicitation. Served over stdio (one host connection per process) or streamable HTTP
+//! (one toolwire session per MCP session; see [`serve_http`]).
 
 mod asks;
 pub mod profile;
+mod progress;
 pub mod reply;
 
 use std::sync::{Arc, Mutex};
@@ -42,19 +44,34 @@ const PAGE_NOTE_ROOM: usize = 400;
 /// gateway honours it too.
 pub const MAX_RESULT_CHARS_META: &str = "anthropic/maxResultSizeChars";
 
+/// Stateless HTTP clients (2026-07-28 has no MCP sessions) whose toolwire session the
+/// gateway remembers, by client name; bounded, oldest forgotten first.
+const MAX_STATELESS_CLIENTS: usize = 256;
+
+/// The MCP session header of streamable HTTP (absent on stateless requests).
+const MCP_SESSION_HEADER: &str = "mcp-session-id";
+
 /// One host connection's gateway.
 pub struct Gateway {
-    host: Host,
-    profile: HostProfile,
+    shared: Arc<Shared>,
     /// The session this connection's calls are stored in, made at its first call.
     session: OnceCell<String>,
+}
+
+/// What every connection of one gateway process shares.
+struct Shared {
+    host: Host,
+    profile: HostProfile,
     known_blobs: Mutex<Vec<(String, String)>>,
+    /// Toolwire sessions of stateless HTTP clients, by client name: their requests come
+    /// one by one, each to a new handler, yet belong to one conversation of the host.
+    stateless: tokio::sync::Mutex<Vec<(String, String)>>,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
-            .field("profile", &self.profile.name)
+            .field("profile", &self.shared.profile.name)
             .field("session", &self.session.get())
             .finish_non_exhaustive()
     }
@@ -64,10 +81,22 @@ impl Gateway {
     /// A gateway over `host`'s tools, shaping results for `profile`'s host.
     pub fn new(host: Host, profile: HostProfile) -> Self {
         Gateway {
-            host,
-            profile,
+            shared: Arc::new(Shared {
+                host,
+                profile,
+                known_blobs: Mutex::new(Vec::new()),
+                stateless: tokio::sync::Mutex::new(Vec::new()),
+            }),
             session: OnceCell::new(),
-            known_blobs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A gateway for another connection of this process: the same tools, stores and
+    /// remembered blobs, a session of its own.
+    pub fn sibling(&self) -> Gateway {
+        Gateway {
+            shared: Arc::clone(&self.shared),
+            session: OnceCell::new(),
         }
     }
 
@@ -76,23 +105,45 @@ impl Gateway {
         self.session.get().map(String::as_str)
     }
 
-    async fn session(&self, client: &str) -> Result<String, ErrorData> {
-        let title = format!("gateway: {client}");
+    /// The toolwire session of the connection `context` came on, made at its first call.
+    async fn session(&self, context: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+        let client = client_name(context);
+        if is_stateless_http(context) {
+            return self.stateless_session(&client).await;
+        }
         let made = self
             .session
-            .get_or_try_init(|| async {
-                self.host
-                    .session(None, &title)
-                    .await
-                    .map(|s| s.id)
-                    .map_err(|e| ErrorData::internal_error(format!("no session: {e}"), None))
-            })
+            .get_or_try_init(|| self.new_session(&client))
             .await?;
         Ok(made.clone())
     }
 
+    async fn new_session(&self, client: &str) -> Result<String, ErrorData> {
+        self.shared
+            .host
+            .session(None, &format!("gateway: {client}"))
+            .await
+            .map(|s| s.id)
+            .map_err(|e| ErrorData::internal_error(format!("no session: {e}"), None))
+    }
+
+    /// A stateless client's session: one per client name, kept while the process runs.
+    async fn stateless_session(&self, client: &str) -> Result<String, ErrorData> {
+        // Held across the making, so two first calls at once make one session.
+        let mut known = self.shared.stateless.lock().await;
+        if let Some((_, id)) = known.iter().find(|(name, _)| name == client) {
+            return Ok(id.clone());
+        }
+        let id = self.new_session(client).await?;
+        if known.len() >= MAX_STATELESS_CLIENTS {
+            known.remove(0);
+        }
+        known.push((client.to_owned(), id.clone()));
+        Ok(id)
+    }
+
     fn remember(&self, links: &[reply::BlobLink]) {
-        if let Ok(mut known) = self.known_blobs.lock() {
+        if let Ok(mut known) = self.shared.known_blobs.lock() {
             for link in links {
                 if known.len() >= MAX_KNOWN_BLOBS {
                     known.remove(0);
@@ -103,7 +154,7 @@ impl Gateway {
     }
 
     fn mime_of(&self, key: &str) -> Option<String> {
-        let known = self.known_blobs.lock().ok()?;
+        let known = self.shared.known_blobs.lock().ok()?;
         known
             .iter()
             .rev()
@@ -114,7 +165,7 @@ impl Gateway {
     /// The tools the host's model is offered: every tool of the host but those only a
     /// person may call.
     fn tool_list(&self) -> Vec<Json> {
-        let tools = self.host.tools();
+        let tools = self.shared.host.tools();
         tools
             .schemas()
             .filter(|s| !s.hidden_from_model)
@@ -141,10 +192,11 @@ impl Gateway {
             .collect()
     }
 
-    /// The budget for tool `name`: its `_meta` hint when it gives one, else the host's.
-    fn budget_for(&self, name: &str) -> (usize, bool) {
-        let Some(tool) = self.host.tool(name) else {
-            return (self.profile.max_chars, false);
+    /// The budget for tool `name` (its `_meta` hint when it gives one, else the host's),
+    /// and its output schema.
+    fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
+        let Some(tool) = self.shared.host.tool(name) else {
+            return (self.shared.profile.max_chars, None);
         };
         let schema = tool.schema();
         let hinted = schema
@@ -158,18 +210,41 @@ impl Gateway {
                     .clamp(1_000, 500_000)
             });
         (
-            hinted.unwrap_or(self.profile.max_chars),
-            schema.output_schema.is_some(),
+            hinted.unwrap_or(self.shared.profile.max_chars),
+            schema.output_schema.clone(),
         )
     }
 }
 
+/// The host's name: from the request's own `_meta` on 2026-07-28 (which has no
+/// handshake; rmcp's peer info is then a stand-in), else from the handshake.
 fn client_name(context: &RequestContext<RoleServer>) -> String {
+    if let Some(info) = context.meta.client_info() {
+        return info.name;
+    }
     context
         .peer
         .peer_info()
         .map(|info| info.client_info.name.clone())
         .unwrap_or_else(|| "MCP host".to_owned())
+}
+
+/// `result` marked complete, as 2026-07-28 requires of every result (rmcp takes the mark
+/// off again for a peer of an older revision).
+fn complete(mut result: Json) -> Json {
+    if let Some(map) = result.as_object_mut() {
+        map.insert("resultType".into(), Json::String("complete".into()));
+    }
+    result
+}
+
+/// Whether `context`'s request came over HTTP outside an MCP session (2026-07-28 serves
+/// every request statelessly): its handler lives for this one request only.
+fn is_stateless_http(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .is_some_and(|parts| !parts.headers.contains_key(MCP_SESSION_HEADER))
 }
 
 impl ServerHandler for Gateway {
@@ -194,7 +269,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        serde_json::from_value(json!({"tools": self.tool_list()}))
+        serde_json::from_value(complete(json!({"tools": self.tool_list()})))
             .map_err(|e| ErrorData::internal_error(format!("unlistable tools: {e}"), None))
     }
 
@@ -204,15 +279,16 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if self.host.tool(&name).is_none() {
+        let host = &self.shared.host;
+        if host.tool(&name).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("no tool {name:?} behind this gateway"),
                 None,
             ));
         }
-        let session = self.session(&client_name(&context)).await?;
+        let session = self.session(&context).await?;
         let mut arguments = request.arguments.unwrap_or_default();
-        let (max_chars, structured) = self.budget_for(&name);
+        let (max_chars, output_schema) = self.budget_for(&name);
         if name == READ_RESULT {
             // A page must fit the budget whole, or it would be cut again on its way back.
             let fits = max_chars.saturating_sub(PAGE_NOTE_ROOM).max(1);
@@ -225,23 +301,33 @@ impl ServerHandler for Gateway {
         let input = Json::Object(arguments);
         let call = ToolCall::new(new_id("call"), &name, input);
         let asks = Arc::new(asks::HostAsks::new(context.peer.clone()));
-        let running = self
-            .host
+        let progress_token = context.meta.get_progress_token();
+        let mut running = host
             .call_cancellable(&session, call.clone(), asks, context.ct.clone())
             .await
             .map_err(|e| {
                 ErrorData::internal_error(format!("the call could not start: {e}"), None)
             })?;
+        if let Some(token) = progress_token {
+            progress::forward(&mut running, &call.id, &context.peer, token).await;
+        }
         let result = running
             .finish()
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
-        let blobs = StoreBlobs(Arc::clone(&self.host.stores().blobs));
-        let (reply, links) =
-            reply::call_tool_result(&result, &call, &self.profile, max_chars, structured, &blobs)
-                .await;
+        let blobs = StoreBlobs(Arc::clone(&host.stores().blobs));
+        let profile = &self.shared.profile;
+        let (reply, links) = reply::call_tool_result(
+            &result,
+            &call,
+            profile,
+            max_chars,
+            output_schema.as_ref(),
+            &blobs,
+        )
+        .await;
         self.remember(&links);
-        let reply: CallToolResult = serde_json::from_value(reply)
+        let reply: CallToolResult = serde_json::from_value(complete(reply))
             .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
         Ok(CallToolResponse::Complete(reply))
     }
@@ -258,6 +344,7 @@ impl ServerHandler for Gateway {
             .and_then(|k| BlobKey::parse(k).ok())
             .ok_or_else(not_found)?;
         let bytes = self
+            .shared
             .host
             .stores()
             .blobs
@@ -268,9 +355,9 @@ impl ServerHandler for Gateway {
             .mime_of(key.as_str())
             .unwrap_or_else(|| "application/octet-stream".to_owned());
         let blob = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        let read: ReadResourceResult = serde_json::from_value(json!({"contents": [{
+        let read: ReadResourceResult = serde_json::from_value(complete(json!({"contents": [{
             "uri": uri, "mimeType": mime, "blob": blob,
-        }]}))
+        }]})))
         .map_err(|e| ErrorData::internal_error(format!("unsendable resource: {e}"), None))?;
         Ok(ReadResourceResponse::Complete(read))
     }
@@ -288,6 +375,34 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
         .await
         .map_err(|e| GatewayError(format!("the connection ended badly: {e}")))?;
     Ok(())
+}
+
+/// Serves `gateway` over streamable HTTP at `/mcp` on `listener` until the process ends:
+/// each MCP session (2025-11-25) gets a handler and a toolwire session of its own;
+/// stateless requests (2026-07-28) share one toolwire session per client name. Only
+/// loopback `Host` headers are accepted (a page elsewhere cannot rebind a name to this
+/// port), and a browser's cross-site `Origin` is refused.
+pub async fn serve_http(
+    gateway: Gateway,
+    listener: tokio::net::TcpListener,
+) -> Result<(), GatewayError> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let config = StreamableHttpServerConfig::default().with_allowed_origins([
+        "http://localhost:*",
+        "http://127.0.0.1:*",
+        "http://[::1]:*",
+    ]);
+    let service = StreamableHttpService::new(
+        move || Ok(gateway.sibling()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    axum::serve(listener, router)
+        .await
+        .map_err(|e| GatewayError(format!("the HTTP server stopped: {e}")))
 }
 
 /// Why the gateway stopped.

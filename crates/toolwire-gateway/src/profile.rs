@@ -27,8 +27,9 @@ pub struct HostProfile {
     /// Whose media rules the host's model follows (which media may go inline).
     pub provider: Provider,
     /// The host shows only `structuredContent` when a result has it (claude-code#54737,
-    /// codex#38287): such a host gets the text blocks' meaning in it too, so nothing is
-    /// lost.
+    /// codex#38287): such a host gets the text blocks in it too, under
+    /// [`crate::reply::CONTENT_KEY`], when they say more than the value and the tool's
+    /// output schema allows an extra member (see `reply::carry_text` for the trade-off).
     pub drops_content_beside_structured: bool,
 }
 

@@ -27,14 +27,14 @@ pub struct BlobLink {
 
 /// The host's `CallToolResult` for `result` (the stored result of `call`), and the blobs
 /// it links to. `max_chars` is the budget for this tool (the host's, or the tool's own
-/// `_meta` hint); `structured` puts the result's structured value in `structuredContent`
-/// (a tool that declares an `outputSchema` must send it).
+/// `_meta` hint); a tool's `output_schema` puts the result's structured value in
+/// `structuredContent` (a tool that declares one must send it).
 pub async fn call_tool_result(
     result: &ToolResult,
     call: &ToolCall,
     profile: &HostProfile,
     max_chars: usize,
-    structured: bool,
+    output_schema: Option<&Json>,
     blobs: &dyn BlobReader,
 ) -> (Json, Vec<BlobLink>) {
     let conversation = Conversation::new(vec![
@@ -103,14 +103,18 @@ pub async fn call_tool_result(
     if seen.is_some_and(|r| r.is_error) || result.status == Status::Error {
         reply.insert("isError".into(), Json::Bool(true));
     }
-    if structured
+    if let Some(schema) = output_schema
         && result.status == Status::Success
         && let Some(value) = result
             .output
             .iter()
             .find(|v| v.is_kind(WellKnown::Structured))
     {
-        reply.insert("structuredContent".into(), value.data.clone());
+        let mut structured = value.data.clone();
+        if profile.drops_content_beside_structured {
+            carry_text(&mut structured, &texts, schema);
+        }
+        reply.insert("structuredContent".into(), structured);
     }
     let mut meta = match result.metadata.extra.get("_meta") {
         Some(Json::Object(meta)) => meta.clone(),
@@ -123,6 +127,36 @@ pub async fn call_tool_result(
     );
     reply.insert("_meta".into(), Json::Object(meta));
     (Json::Object(reply), links)
+}
+
+/// The key under which a host that shows only `structuredContent` gets what the text
+/// blocks said besides the structured value (a cut marker, media lines, other text).
+pub const CONTENT_KEY: &str = "toolwire/content";
+
+/// Puts `texts` (the reply's text blocks) into `structured` for a host that drops
+/// `content` beside `structuredContent`, unless they only restate the value (the text a
+/// server sends beside a structured result is usually its JSON). The value must stay valid
+/// against the tool's `schema`, so the text goes in only as an extra member of an object
+/// whose schema allows extra members: with `"additionalProperties": false` (or a value that
+/// is not an object) the host gets the structured value alone and the text is lost to it,
+/// the price of a host that must be sent `structuredContent` and then shows nothing else.
+fn carry_text(structured: &mut Json, texts: &str, schema: &Json) {
+    let restated = serde_json::from_str::<Json>(texts).is_ok_and(|v| &v == structured);
+    if texts.trim().is_empty() || restated {
+        return;
+    }
+    let closed = schema
+        .get("additionalProperties")
+        .is_some_and(|extra| extra == &Json::Bool(false))
+        || schema
+            .get("unevaluatedProperties")
+            .is_some_and(|extra| extra == &Json::Bool(false));
+    if closed {
+        return;
+    }
+    if let Json::Object(map) = structured {
+        map.insert(CONTENT_KEY.into(), Json::String(texts.to_owned()));
+    }
 }
 
 /// The media values of `result` kept in the blob store.
@@ -171,7 +205,7 @@ mod tests {
         blobs.insert(wav.clone(), b"RIFF".to_vec());
         blobs.insert(png.clone(), b"\x89PNG".to_vec());
         let profile = HostProfile::named("claude-code").unwrap();
-        let (reply, links) = call_tool_result(&result, &call, &profile, 5_000, false, &blobs).await;
+        let (reply, links) = call_tool_result(&result, &call, &profile, 5_000, None, &blobs).await;
         let content = reply["content"].as_array().unwrap();
         let text = content[0]["text"].as_str().unwrap();
         assert!(text.chars().count() <= 5_200, "{}", text.len());
@@ -190,5 +224,47 @@ mod tests {
         assert_eq!(links.len(), 1);
         assert_eq!(reply["_meta"]["toolwire/callId"], "c1");
         assert!(reply.get("isError").is_none());
+    }
+
+    /// A host that shows only `structuredContent` (Claude Code) gets what the text said
+    /// in it, when the text says more than the value and the schema allows it; a host
+    /// that shows both gets the value untouched, and a closed schema is never broken.
+    #[tokio::test]
+    async fn a_host_that_drops_content_gets_the_text_in_structured_content() {
+        let value = json!({"rows": (0..2_000).collect::<Vec<_>>()});
+        let structured = Value::structured(value.clone());
+        let call = ToolCall::new("c2", "db__query", json!({}));
+        let result = ToolResult::success(CallRef::new("c2", "db__query"), vec![structured]);
+        let open = json!({"type": "object"});
+        let closed = json!({"type": "object", "additionalProperties": false});
+        let blobs = MemoryBlobs::default();
+        let drops = HostProfile::named("claude-code").unwrap();
+        let shows = HostProfile::named("claude-desktop").unwrap();
+        assert!(drops.drops_content_beside_structured && !shows.drops_content_beside_structured);
+
+        // Cut to fit, the text says so: the dropping host gets the marker in the value.
+        let (reply, _) = call_tool_result(&result, &call, &drops, 2_000, Some(&open), &blobs).await;
+        let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
+        assert!(carried.contains("shortened by toolwire"), "{carried}");
+        assert!(
+            carried.contains("read_result {\"callId\":\"c2\""),
+            "{carried}"
+        );
+        assert_eq!(reply["structuredContent"]["rows"], value["rows"]);
+
+        let (reply, _) = call_tool_result(&result, &call, &shows, 2_000, Some(&open), &blobs).await;
+        assert_eq!(reply["structuredContent"], value);
+
+        let (reply, _) =
+            call_tool_result(&result, &call, &drops, 2_000, Some(&closed), &blobs).await;
+        assert_eq!(reply["structuredContent"], value);
+
+        // Whole, the text restates the value: nothing to carry.
+        let small = json!({"city": "Lisbon", "temperature": 21.5});
+        let structured = Value::structured(small.clone());
+        let result = ToolResult::success(CallRef::new("c2", "db__query"), vec![structured]);
+        let (reply, _) =
+            call_tool_result(&result, &call, &drops, 20_000, Some(&open), &blobs).await;
+        assert_eq!(reply["structuredContent"], small, "{reply}");
     }
 }

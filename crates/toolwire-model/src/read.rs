@@ -3,6 +3,12 @@
 //!
 //! Units: chars of the body for text, file_content and JSON; rows, entries and diff lines
 //! for tables, listings and diffs.
+//!
+//! Beyond paging, a read may point into a JSON value (RFC 6901, [`ReadRequest::pointer`])
+//! and search a part with a regular expression ([`ReadRequest::pattern`]): the lines (or
+//! rows, or JSON leaves) that match, each with the offset (or pointer) that reads it.
+
+use std::borrow::Cow;
 
 use toolwire_core::ToolResult;
 
@@ -25,6 +31,40 @@ pub enum ReadError {
         len: usize,
         unit: &'static str,
     },
+    #[error("pattern {pattern:?} is not a regular expression this reader takes: {why}")]
+    BadPattern { pattern: String, why: String },
+    #[error(
+        "pointer {pointer:?} is not a JSON pointer: it must be empty or start with \"/\" (RFC 6901)"
+    )]
+    BadPointer { pointer: String },
+    #[error("part {part} is {what}, not JSON, so a pointer cannot go into it")]
+    NotJson { part: usize, what: &'static str },
+    #[error("nothing at pointer {pointer:?} in part {part}; {hint}")]
+    NoValueAt {
+        part: usize,
+        pointer: String,
+        hint: String,
+    },
+}
+
+/// The longest pattern a read takes, and the most memory its compiled form may use: the
+/// regex engine runs in linear time, these keep one request's compile cost bounded.
+const MAX_PATTERN_CHARS: usize = 1_000;
+const MAX_PATTERN_BYTES: usize = 1 << 20;
+
+/// A matching line is shown up to this many chars.
+const MAX_MATCH_CHARS: usize = 300;
+
+/// What one read asks for: a page of `part` from `offset`, at most `limit` chars; within
+/// the value at `pointer`, if given; only what matches `pattern`, if given (then `offset`
+/// counts lines, rows or JSON leaves searched, and the page lists the matches).
+#[derive(Debug, Clone, Default)]
+pub struct ReadRequest<'a> {
+    pub part: usize,
+    pub offset: usize,
+    pub limit: usize,
+    pub pattern: Option<&'a str>,
+    pub pointer: Option<&'a str>,
 }
 
 /// Up to `limit` chars of output value `part`, starting at `offset`, ending with a note of
@@ -35,16 +75,68 @@ pub fn read_part(
     offset: usize,
     limit: usize,
 ) -> Result<String, ReadError> {
+    read(
+        result,
+        &ReadRequest {
+            part,
+            offset,
+            limit,
+            ..ReadRequest::default()
+        },
+    )
+}
+
+/// What `request` asks of `result`: a page, a page of the value at a pointer, or the
+/// matches of a pattern; each ends with a note of what remains and the call that reads on.
+pub fn read(result: &ToolResult, request: &ReadRequest<'_>) -> Result<String, ReadError> {
+    let part = request.part;
     let value = result.output.get(part).ok_or(ReadError::NoSuchPart {
         part,
         len: result.output.len(),
     })?;
-    let limit = limit.max(1);
+    let limit = request.limit.max(1);
+    let pattern = request.pattern.map(compile).transpose()?;
+    // The call that reads on: the same request from another offset.
     let next = |offset: usize| {
-        let id = serde_json::Value::String(result.call_id.clone());
-        format!("read_result {{\"callId\":{id},\"part\":{part},\"offset\":{offset}}}")
+        let mut call = serde_json::json!({"callId": result.call_id, "part": part});
+        if let Some(map) = call.as_object_mut() {
+            if let Some(pointer) = request.pointer {
+                map.insert("pointer".into(), pointer.into());
+            }
+            if let Some(pattern) = request.pattern {
+                map.insert("pattern".into(), pattern.into());
+            }
+            map.insert("offset".into(), offset.into());
+        }
+        format!("read_result {call}")
     };
     let shape = shape(value, &result.tool_name).unwrap_or_else(|raw| raw);
+    if let Some(pointer) = request.pointer {
+        let root = json_of(&shape).ok_or(ReadError::NotJson {
+            part,
+            what: shape_name(&shape),
+        })?;
+        let found = point(&root, pointer, part)?;
+        if let Some(pattern) = &pattern {
+            return Ok(search_json(
+                found,
+                pointer,
+                pattern,
+                request.offset,
+                limit,
+                &next,
+            ));
+        }
+        return match found {
+            // A string is read as the text it is, not as a quoted JSON string.
+            serde_json::Value::String(text) => chars_page(text, part, request.offset, limit, &next),
+            other => chars_page(&other.to_string(), part, request.offset, limit, &next),
+        };
+    }
+    if let Some(pattern) = &pattern {
+        return search(&shape, part, pattern, request.offset, limit, &next);
+    }
+    let offset = request.offset;
     match shape {
         Shape::Text { prefix, body, .. } => Ok(format!(
             "{prefix}{}",
@@ -69,6 +161,232 @@ pub fn read_part(
             part,
             what: format!("{} ({})", m.class.label(), m.mime),
         }),
+    }
+}
+
+fn compile(pattern: &str) -> Result<regex::Regex, ReadError> {
+    let bad = |why: String| ReadError::BadPattern {
+        pattern: pattern.chars().take(80).collect(),
+        why,
+    };
+    if pattern.chars().count() > MAX_PATTERN_CHARS {
+        return Err(bad(format!("longer than {MAX_PATTERN_CHARS} chars")));
+    }
+    regex::RegexBuilder::new(pattern)
+        .size_limit(MAX_PATTERN_BYTES)
+        .build()
+        .map_err(|e| bad(e.to_string()))
+}
+
+fn shape_name(shape: &Shape<'_>) -> &'static str {
+    match shape {
+        Shape::Text { .. } | Shape::Line(_) => "text",
+        Shape::Lines { .. } => "a listing",
+        Shape::Diff(_) => "a diff",
+        Shape::Json { .. } => "JSON",
+        Shape::Media(_) => "media",
+    }
+}
+
+/// The JSON a part holds: a structured value, or text that parses as JSON (servers often
+/// send JSON as text).
+fn json_of<'a>(shape: &Shape<'a>) -> Option<Cow<'a, serde_json::Value>> {
+    match shape {
+        Shape::Json { value, .. } => Some(Cow::Borrowed(value)),
+        Shape::Text { body, .. } => serde_json::from_str(body).ok().map(Cow::Owned),
+        _ => None,
+    }
+}
+
+/// The value at `pointer`, or an error that says how far it got and what is there.
+fn point<'v>(
+    root: &'v serde_json::Value,
+    pointer: &str,
+    part: usize,
+) -> Result<&'v serde_json::Value, ReadError> {
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Err(ReadError::BadPointer {
+            pointer: pointer.chars().take(200).collect(),
+        });
+    }
+    if let Some(found) = root.pointer(pointer) {
+        return Ok(found);
+    }
+    // The longest prefix that resolves, and what it holds.
+    let mut known = "";
+    for (at, _) in pointer.match_indices('/').skip(1) {
+        if root.pointer(&pointer[..at]).is_some() {
+            known = &pointer[..at];
+        }
+    }
+    let hint = match root.pointer(known) {
+        Some(serde_json::Value::Object(map)) => {
+            let keys: Vec<&str> = map.keys().take(20).map(String::as_str).collect();
+            let more = map.len().saturating_sub(keys.len());
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            format!("{:?} has keys {}{more}", known, keys.join(", "))
+        }
+        Some(serde_json::Value::Array(items)) => {
+            format!(
+                "{known:?} is an array of {} items (indexes 0–{})",
+                items.len(),
+                items.len().saturating_sub(1)
+            )
+        }
+        _ => format!("{known:?} holds a value with no members"),
+    };
+    Err(ReadError::NoValueAt {
+        part,
+        pointer: pointer.chars().take(200).collect(),
+        hint,
+    })
+}
+
+/// `line` shortened to [`MAX_MATCH_CHARS`].
+fn clip(line: &str) -> String {
+    if line.chars().count() <= MAX_MATCH_CHARS {
+        return line.to_owned();
+    }
+    let mut out: String = line.chars().take(MAX_MATCH_CHARS).collect();
+    out.push('…');
+    out
+}
+
+/// The matches among `items` (from item `offset` on), each `label: item`, as many as fit
+/// `limit`, with a note of what is left. `unit` names what `offset` counts.
+fn list_matches<'i>(
+    items: impl Iterator<Item = (String, Cow<'i, str>)>,
+    pattern: &regex::Regex,
+    offset: usize,
+    limit: usize,
+    unit: &str,
+    next: &dyn Fn(usize) -> String,
+) -> String {
+    let mut out = String::new();
+    let mut found = 0usize;
+    let mut searched = offset;
+    for (index, (label, item)) in items.enumerate().skip(offset) {
+        if !pattern.is_match(&item) {
+            searched = index + 1;
+            continue;
+        }
+        let line = if label.is_empty() {
+            format!("{}\n", clip(&item))
+        } else {
+            format!("{label}: {}\n", clip(&item))
+        };
+        if found > 0 && out.chars().count() + line.chars().count() > limit {
+            out.push_str(&format!(
+                "[{found} matches shown, searched {unit} {}–{}; more may follow: continue with {}]",
+                count(offset),
+                count(index),
+                next(index)
+            ));
+            return out;
+        }
+        out.push_str(&line);
+        found += 1;
+        searched = index + 1;
+    }
+    out.push_str(&format!(
+        "[{found} matches for /{}/ in {unit} {}–{}; the end]",
+        pattern.as_str(),
+        count(offset),
+        count(searched)
+    ));
+    out
+}
+
+/// The lines, rows or entries of a part that match `pattern`.
+fn search(
+    shape: &Shape<'_>,
+    part: usize,
+    pattern: &regex::Regex,
+    offset: usize,
+    limit: usize,
+    next: &dyn Fn(usize) -> String,
+) -> Result<String, ReadError> {
+    let text = match shape {
+        Shape::Text { body, .. } => Cow::Borrowed(*body),
+        Shape::Line(line) => Cow::Borrowed(line.as_str()),
+        Shape::Diff(diff) => Cow::Borrowed(diff.as_str()),
+        Shape::Lines { items, .. } => {
+            let rows = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| (format!("row {i}"), Cow::Borrowed(item.as_str())));
+            return Ok(list_matches(rows, pattern, offset, limit, "rows", next));
+        }
+        Shape::Json { value, .. } => {
+            return Ok(search_json(value, "", pattern, offset, limit, next));
+        }
+        Shape::Media(m) => {
+            return Err(ReadError::Media {
+                part,
+                what: format!("{} ({})", m.class.label(), m.mime),
+            });
+        }
+    };
+    // Each line labelled with the char offset a plain read starts it at.
+    let mut at = 0usize;
+    let lines = text.split_inclusive('\n').map(|line| {
+        let label = format!("offset {at}");
+        at += line.chars().count();
+        (label, Cow::Borrowed(line.trim_end_matches(['\n', '\r'])))
+    });
+    Ok(list_matches(lines, pattern, offset, limit, "lines", next))
+}
+
+/// The leaves of `value` (at `base`) whose pointer or value matches `pattern`, each as
+/// `pointer: value`, the pointer ready for a read.
+fn search_json(
+    value: &serde_json::Value,
+    base: &str,
+    pattern: &regex::Regex,
+    offset: usize,
+    limit: usize,
+    next: &dyn Fn(usize) -> String,
+) -> String {
+    let mut leaves = Vec::new();
+    collect_leaves(value, base.to_owned(), &mut leaves);
+    // Each leaf a line `pointer = value`, so a pattern may match either.
+    let items = leaves.into_iter().map(|(pointer, leaf)| {
+        let line = match leaf {
+            serde_json::Value::String(s) => format!("{pointer} = {s}"),
+            other => format!("{pointer} = {other}"),
+        };
+        (String::new(), Cow::Owned(line))
+    });
+    list_matches(items, pattern, offset, limit, "JSON leaves", next)
+}
+
+/// Every scalar (and empty container) of `value`, with its JSON pointer, in document
+/// order; iterative, so a deeply nested value cannot overflow the stack.
+fn collect_leaves<'v>(
+    value: &'v serde_json::Value,
+    base: String,
+    out: &mut Vec<(String, &'v serde_json::Value)>,
+) {
+    let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
+    let mut stack = vec![(base, value)];
+    while let Some((pointer, value)) = stack.pop() {
+        match value {
+            serde_json::Value::Object(map) if !map.is_empty() => {
+                for (key, child) in map.iter().rev() {
+                    stack.push((format!("{pointer}/{}", escape(key)), child));
+                }
+            }
+            serde_json::Value::Array(items) if !items.is_empty() => {
+                for (i, child) in items.iter().enumerate().rev() {
+                    stack.push((format!("{pointer}/{i}"), child));
+                }
+            }
+            leaf => out.push((pointer, leaf)),
+        }
     }
 }
 
@@ -214,5 +532,148 @@ mod tests {
         let r = result(vec![Value::text("🦀".repeat(30))]);
         let page = read_part(&r, 0, 7, 3).unwrap();
         assert!(page.starts_with("🦀🦀🦀\n[chars 7–10 of 30"));
+    }
+
+    fn find(
+        r: &ToolResult,
+        pattern: Option<&str>,
+        pointer: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<String, ReadError> {
+        read(
+            r,
+            &ReadRequest {
+                part: 0,
+                offset,
+                limit,
+                pattern,
+                pointer,
+            },
+        )
+    }
+
+    /// A pattern finds the lines that match, each with the offset a plain read starts it
+    /// at; capped at the limit, with the call that searches on.
+    #[test]
+    fn a_pattern_lists_matching_lines_with_their_offsets() {
+        let text: String = (0..10_000)
+            .map(|i| {
+                if i % 1000 == 7 {
+                    format!("ERROR {i}\n")
+                } else {
+                    format!("ok {i}\n")
+                }
+            })
+            .collect();
+        let r = result(vec![Value::text(text.clone())]);
+        let page = find(&r, Some("^ERROR"), None, 0, 20_000).unwrap();
+        let lines: Vec<&str> = page.lines().collect();
+        assert_eq!(lines.len(), 11, "{page}");
+        let offset: usize = lines[1]
+            .strip_prefix("offset ")
+            .and_then(|l| l.split(':').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        // The offset reads exactly that line.
+        assert!(
+            read_part(&r, 0, offset, 10)
+                .unwrap()
+                .starts_with("ERROR 1007")
+        );
+        assert!(lines[10].starts_with("[10 matches for /^ERROR/"), "{page}");
+
+        // A small limit shows what fits and says how to go on.
+        let page = find(&r, Some("ERROR"), None, 0, 60).unwrap();
+        assert!(page.contains("more may follow: continue with read_result {\"callId\":\"call_1\",\"part\":0,\"pattern\":\"ERROR\",\"offset\":"), "{page}");
+        let on: usize = page
+            .rsplit("\"offset\":")
+            .next()
+            .unwrap()
+            .trim_end_matches("}]")
+            .parse()
+            .unwrap();
+        let rest = find(&r, Some("ERROR"), None, on, 20_000).unwrap();
+        assert!(
+            !rest.contains("ERROR 7\n") && rest.contains("ERROR 9007"),
+            "{rest}"
+        );
+
+        let none = find(&r, Some("panic"), None, 0, 1000).unwrap();
+        assert!(none.starts_with("[0 matches for /panic/"), "{none}");
+    }
+
+    #[test]
+    fn a_pointer_reads_one_value_and_says_what_is_there_when_wrong() {
+        let value = json!({"items": [{"name": "a"}, {"name": "b", "tags": ["x/y"]}], "total": 2});
+        let r = result(vec![Value::structured(value.clone())]);
+        assert_eq!(find(&r, None, Some("/items/1/name"), 0, 100).unwrap(), "b");
+        assert_eq!(find(&r, None, Some("/total"), 0, 100).unwrap(), "2");
+        assert_eq!(
+            find(&r, None, Some(""), 0, 10_000).unwrap(),
+            value.to_string()
+        );
+        let err = find(&r, None, Some("/items/5/name"), 0, 100)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"/items\" is an array of 2 items"), "{err}");
+        let err = find(&r, None, Some("/itemz"), 0, 100)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"\" has keys items, total"), "{err}");
+        let err = find(&r, None, Some("items"), 0, 100).unwrap_err();
+        assert!(matches!(err, ReadError::BadPointer { .. }), "{err}");
+
+        // A pattern under a pointer lists leaves with pointers a read takes (~1 for '/').
+        let leaves = find(&r, Some("x/y"), Some("/items"), 0, 1000).unwrap();
+        assert!(leaves.starts_with("/items/1/tags/0 = x/y\n"), "{leaves}");
+        let keyed = result(vec![Value::structured(json!({"a/b": {"c~d": 1}}))]);
+        let leaves = find(&keyed, Some("="), None, 0, 1000).unwrap();
+        assert!(leaves.starts_with("/a~1b/c~0d = 1\n"), "{leaves}");
+        assert_eq!(find(&keyed, None, Some("/a~1b/c~0d"), 0, 10).unwrap(), "1");
+
+        // JSON sent as text is JSON too; plain text is not.
+        let texty = result(vec![Value::text(value.to_string())]);
+        assert_eq!(
+            find(&texty, None, Some("/items/0/name"), 0, 100).unwrap(),
+            "a"
+        );
+        let plain = result(vec![Value::text("not json")]);
+        let err = find(&plain, None, Some("/a"), 0, 100)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "part 0 is text, not JSON, so a pointer cannot go into it"
+        );
+    }
+
+    #[test]
+    fn a_bad_or_huge_pattern_is_a_clear_error() {
+        let r = result(vec![Value::text("abc")]);
+        let err = find(&r, Some("(unclosed"), None, 0, 100)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("pattern \"(unclosed\" is not a regular expression"),
+            "{err}"
+        );
+        let long = "a".repeat(MAX_PATTERN_CHARS + 1);
+        assert!(matches!(
+            find(&r, Some(&long), None, 0, 100),
+            Err(ReadError::BadPattern { .. })
+        ));
+        // Compiles past the size limit: refused, not built.
+        let err = find(&r, Some("\\w{1000}\\w{1000}\\w{1000}"), None, 0, 100).unwrap_err();
+        assert!(matches!(err, ReadError::BadPattern { .. }), "{err}");
+        // Nested deeper than serde_json parses (128) is still searched, without recursion.
+        let mut deep = json!(1);
+        for _ in 0..300 {
+            deep = json!([deep]);
+        }
+        let nested = result(vec![Value::structured(deep)]);
+        let page = find(&nested, Some("= 1$"), None, 0, 100_000).unwrap();
+        assert!(page.contains("1 matches"), "{}", &page[page.len() - 80..]);
     }
 }

@@ -3,42 +3,75 @@
 //! called through toolwire (text, an image as an image block, structured content, an
 //! unknown tool, approvals through the host's elicitation or refused when it cannot ask),
 //! every call stored in the connection's session, and a 5 MB result cut for the host and
-//! read back whole through `read_result`.
+//! read back whole through `read_result`; and the same gateway over streamable HTTP
+//! (`--http`), a toolwire session per MCP session, loopback names only. The Python SDK's
+//! client (tests/mcp/gateway_client.py) holds it to the same, on both revisions, against
+//! the FastMCP server of tests/mcp (audio, a 5 MB text, an outputSchema, a ToolError).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod mcp_common;
 #[path = "../../toolwire-mcp/tests/peers/mod.rs"]
 mod peers;
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-/// Runs the client against the gateway; one JSON value per step.
+/// Runs the client against a gateway it starts on stdio; one JSON value per step.
 fn drive(data: &Path, host: &str, gateway: &[&str], steps: Value, answers: Value) -> Vec<Value> {
-    let client = peers::peer("gateway_client.mjs").unwrap();
-    let out = Command::new("node")
-        .arg(&client)
+    let mut client = Command::new("node");
+    client
         .arg(env!("CARGO_BIN_EXE_toolwire"))
         .arg(data)
         .arg(host)
-        .args(gateway)
+        .args(gateway);
+    run_client(client, steps, answers)
+}
+
+/// Runs the client against the `--http` gateway at `url`, as client `name`.
+fn drive_http(url: &str, name: &str, steps: Value) -> Vec<Value> {
+    let mut client = Command::new("node");
+    client
+        .env("GATEWAY_URL", url)
+        .env("GATEWAY_CLIENT_NAME", name);
+    run_client(client, steps, json!([]))
+}
+
+fn run_client(client: Command, steps: Value, answers: Value) -> Vec<Value> {
+    let script = peers::peer("gateway_client.mjs").unwrap();
+    // The script goes first: `client` was given the script's own arguments.
+    let args: Vec<_> = client.get_args().map(ToOwned::to_owned).collect();
+    let mut node = Command::new("node");
+    node.arg(&script).args(args);
+    for (key, value) in client.get_envs() {
+        if let Some(value) = value {
+            node.env(key, value);
+        }
+    }
+    String::from_utf8(run(node, steps, answers))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Runs a client script with its steps and answers; what it printed, once it succeeded.
+fn run(mut client: Command, steps: Value, answers: Value) -> Vec<u8> {
+    let out = client
         .current_dir(peers::peers_dir())
         .env("GATEWAY_STEPS", steps.to_string())
         .env("GATEWAY_ANSWERS", answers.to_string())
         .output()
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        .expect("the client runs");
     assert!(
         out.status.success(),
-        "client failed: {stdout}\n{}",
+        "client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    out.stdout
 }
 
 fn everything() -> Option<String> {
@@ -212,4 +245,518 @@ fn a_5_mb_result_is_cut_for_the_host_and_read_back_whole() {
     assert_eq!(follow["firstMarker"], true, "{follow}");
     assert_eq!(follow["whole"], true, "{follow}");
     assert!(follow["pages"].as_u64().unwrap() > 100, "{follow}");
+}
+
+/// `toolwire gateway --http 127.0.0.1:0` with its data in `data`, and its URL (said on
+/// stderr, which a thread keeps draining).
+fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (peers::Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(["--data-dir", data.to_str().unwrap()])
+        .args(["gateway", "--host", "claude-code", "--http", "127.0.0.1:0"])
+        .args(gateway)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let child = peers::Child(child);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the gateway ended without listening"
+        );
+        if let Some(url) = line.trim().strip_prefix("toolwire gateway: listening on ") {
+            let url = url.to_owned();
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return (child, url);
+        }
+    }
+}
+
+#[test]
+fn over_http_each_mcp_session_is_a_toolwire_session() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp", &ev]);
+    let steps = json!([
+        {"tool": "ev__echo", "args": {"message": "over HTTP"}},
+        {"tool": "ev__get-tiny-image"},
+    ]);
+    let first = drive_http(&url, "host-one", steps.clone());
+    let second = drive_http(&url, "host-two", steps);
+    for got in [&first, &second] {
+        assert!(got[0]["names"].to_string().contains("\"ev__echo\""));
+        assert_eq!(got[1]["result"]["content"][0]["text"], "Echo: over HTTP");
+        assert!(
+            got[2]["result"]["content"]
+                .to_string()
+                .contains("\"type\":\"image\"")
+        );
+    }
+    let out = mcp_common::toolwire(data.path(), &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut titles: Vec<&str> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["title"].as_str().unwrap())
+        .collect();
+    titles.sort_unstable();
+    assert_eq!(
+        titles,
+        ["gateway: host-one", "gateway: host-two"],
+        "{sessions}"
+    );
+
+    // A name that is not loopback is refused (DNS rebinding); so is another site's page.
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp");
+    for header in ["Host: evil.example", "Origin: https://evil.example"] {
+        let mut conn = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let host = if header.starts_with("Host") {
+            ""
+        } else {
+            "Host: 127.0.0.1\r\n"
+        };
+        write!(
+            conn,
+            "POST /mcp HTTP/1.1\r\n{host}{header}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 403"), "{header}: {answer}");
+    }
+}
+
+/// 2026-07-28 has no MCP session: each request is served on its own, yet a host's calls
+/// stay in one toolwire session, found by its name (the Python SDK client, twice).
+#[test]
+fn over_http_a_stateless_client_keeps_one_session() {
+    let (Some(python), Some(ev)) = (peers::peer("venv/bin/python"), everything()) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp", &ev]);
+    for message in ["first", "second"] {
+        let mut client = Command::new(&python);
+        client
+            .arg(peers::peers_dir().join("gateway_client.py"))
+            .env("GATEWAY_URL", &url);
+        let steps = json!([{"tool": "ev__echo", "args": {"message": message}}]);
+        let out = String::from_utf8(run(client, steps, json!([]))).unwrap();
+        let got: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(got[0]["version"], "2026-07-28", "{out}");
+        assert_eq!(
+            got[2]["result"]["content"][0]["text"],
+            format!("Echo: {message}")
+        );
+    }
+    let out = mcp_common::toolwire(data.path(), &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    assert_eq!(
+        sessions[0]["title"], "gateway: gateway-python-host",
+        "{sessions}"
+    );
+    assert_eq!(sessions[0]["messageCount"], 4, "{sessions}");
+}
+
+#[test]
+fn http_listens_on_loopback_only() {
+    let data = tempfile::tempdir().unwrap();
+    let out = mcp_common::toolwire(data.path(), &["gateway", "--http", "0.0.0.0:0"]);
+    assert!(!out.status.success());
+    assert!(
+        mcp_common::stderr_of(&out).contains("listens on loopback only"),
+        "{}",
+        mcp_common::stderr_of(&out)
+    );
+}
+
+/// Runs the Python SDK's client against a gateway it starts on stdio, in `mode` ("auto"
+/// finds 2026-07-28, "legacy" shakes hands on 2025-11-25).
+fn drive_python(
+    data: &Path,
+    gateway: &[&str],
+    mode: &str,
+    steps: Value,
+    answers: Value,
+) -> Option<Vec<Value>> {
+    let python = peers::peer("venv/bin/python")?;
+    let mut client = Command::new(python);
+    client
+        .arg(peers::peers_dir().join("gateway_client.py"))
+        .arg(env!("CARGO_BIN_EXE_toolwire"))
+        .arg(data)
+        .arg("claude-code")
+        .args(gateway)
+        .env("GATEWAY_MODE", mode);
+    let mut got = Vec::new();
+    for line in String::from_utf8(run(client, steps, answers))
+        .unwrap()
+        .lines()
+    {
+        got.push(serde_json::from_str(line).unwrap());
+    }
+    Some(got)
+}
+
+/// tests/mcp/fastmcp_server.py as the gateway's one server, `py`: no approval asked but
+/// for `long_note`.
+fn fastmcp_config(dir: &Path) -> String {
+    let peers = peers::peers_dir();
+    let config = json!({"mcpServers": {"py": {
+        "command": peers.join("venv/bin/python"),
+        "args": [peers.join("fastmcp_server.py")],
+        "approval": "never",
+        "tools": {"long_note": {"approval": "always"}},
+    }}});
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
+    if peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let png = work.path().join("g.png");
+    let wav = work.path().join("t.wav");
+    // What big_text(5) returns, written here from its documented shape, to compare with
+    // what read_result gives back.
+    let want = work.path().join("big.txt");
+    let big: String = (1..=50_000)
+        .map(|i| format!("line {i:07} {}\n", "x".repeat(86)))
+        .collect();
+    std::fs::write(&want, &big).unwrap();
+    let steps = json!([
+        {"tool": "py__forecast", "args": {"city": "Lisbon"}},
+        {"tool": "py__forecast", "args": {"city": "Atlantis"}},
+        {"tool": "py__gradient_png", "args": {"width": 40, "height": 40, "save_to": png}},
+        {"tool": "py__tone_wav", "args": {"millis": 200, "save_to": wav}},
+        {"read": "last-link"},
+        {"follow": want, "tool": "py__big_text", "args": {"megabytes": 5}},
+        // Needs approval; this client offers no elicitation, so it is refused.
+        {"tool": "py__long_note", "args": {"words": 3}},
+        // Reports progress 1..5 of 5 (50 ms apart), passed on to the host.
+        {"tool": "py__slow_count", "args": {"steps": 5}},
+    ]);
+    let got = drive_python(
+        data.path(),
+        &["--mcp-config", &config],
+        "auto",
+        steps,
+        json!([]),
+    )
+    .unwrap();
+    assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
+    assert!(got[1]["names"].to_string().contains("\"read_result\""));
+
+    let forecast = &got[2]["result"];
+    assert_eq!(
+        forecast["structuredContent"]["city"], "Lisbon",
+        "{forecast}"
+    );
+    assert_eq!(forecast["structuredContent"]["temperature_c"], 21.5);
+
+    let error = &got[3]["result"];
+    assert_eq!(error["isError"], true, "{error}");
+    assert!(
+        error["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no weather station in 'Atlantis'")
+    );
+    assert!(error.get("structuredContent").is_none(), "{error}");
+
+    // The image arrives as an image block, byte for byte.
+    let image = got[4]["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "image")
+        .cloned()
+        .expect("an image block");
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let bytes = engine.decode(image["data"].as_str().unwrap()).unwrap();
+    assert_eq!(bytes, std::fs::read(&png).unwrap());
+
+    // Claude's model takes no audio: a line and a link, read back whole with
+    // resources/read.
+    let audio = &got[5]["result"]["content"];
+    let link = audio
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .cloned()
+        .unwrap_or_else(|| panic!("no link in {audio}"));
+    assert_eq!(link["mimeType"], "audio/wav");
+    let wav_bytes = std::fs::read(&wav).unwrap();
+    assert_eq!(link["size"], wav_bytes.len());
+
+    let read = &got[6]["contents"][0];
+    assert_eq!(read["uri"], link["uri"], "{read}");
+    assert_eq!(read["mimeType"], "audio/wav", "{read}");
+    let read_bytes = engine.decode(read["blob"].as_str().unwrap()).unwrap();
+    assert_eq!(read_bytes, wav_bytes);
+
+    let follow = &got[7];
+    assert_eq!(follow["firstMarker"], true, "{follow}");
+    assert!(follow["firstText"].as_u64().unwrap() < 34_000, "{follow}");
+    assert_eq!(follow["whole"], true, "{follow}");
+    assert!(follow["pages"].as_u64().unwrap() > 100, "{follow}");
+
+    let refused = &got[8]["result"];
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(refused.to_string().contains("cannot ask"), "{refused}");
+
+    // Progress reaches the host, coalesced (at most one per 100 ms) and rising, the last
+    // step always among it.
+    let counted = &got[9];
+    assert_eq!(
+        counted["result"]["content"][0]["text"], "counted to 5",
+        "{counted}"
+    );
+    let progress = counted["progress"].as_array().unwrap();
+    assert!(!progress.is_empty() && progress.len() <= 5, "{counted}");
+    let done: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert!(done.windows(2).all(|w| w[0] < w[1]), "{done:?}");
+    assert_eq!(progress.last().unwrap()["progress"], 5.0, "{counted}");
+    assert_eq!(progress.last().unwrap()["total"], 5.0, "{counted}");
+    assert_eq!(
+        progress.last().unwrap()["message"],
+        "step 5 of 5",
+        "{counted}"
+    );
+}
+
+#[test]
+fn the_python_sdk_client_approves_through_elicitation() {
+    if peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let steps = json!([
+        {"tool": "py__long_note", "args": {"words": 3}},
+        {"tool": "py__long_note", "args": {"words": 3}},
+    ]);
+    let answers = json!([
+        {"action": "accept", "content": {"approve": true}},
+        {"action": "decline"},
+    ]);
+    // Asking mid-call is a 2025-11-25 request; 2026-07-28's input-required round trip is
+    // not served yet, so this client shakes hands the old way.
+    let got = drive_python(
+        data.path(),
+        &["--mcp-config", &config],
+        "legacy",
+        steps,
+        answers,
+    )
+    .unwrap();
+    assert_eq!(got[0]["version"], "2025-11-25", "{}", got[0]);
+    let approved = &got[2];
+    assert_eq!(
+        approved["result"]["structuredContent"]["words"], 3,
+        "{approved}"
+    );
+    assert!(
+        approved["asked"][0]
+            .as_str()
+            .unwrap()
+            .contains("toolwire asks before running py__long_note"),
+        "{approved}"
+    );
+    assert_eq!(got[3]["result"]["isError"], true, "{}", got[3]);
+}
+
+/// `toolwire mcp install` writes the entry that starts this binary's gateway on the same
+/// data directory, and keeps the file it changed.
+#[test]
+fn install_writes_the_one_entry_and_keeps_a_backup() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("settings.json");
+    std::fs::write(&config, r#"{"mcpServers": {"fs": {"command": "npx"}}}"#).unwrap();
+    let file = config.to_str().unwrap();
+    let out = mcp_common::toolwire(
+        data.path(),
+        &["mcp", "install", "--host", "gemini", "--config", file],
+    );
+    assert!(out.status.success(), "{}", mcp_common::stderr_of(&out));
+    assert!(mcp_common::stderr_of(&out).contains("toolwire-backup-"));
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let entry = &written["mcpServers"]["toolwire"];
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_toolwire")).unwrap();
+    assert_eq!(
+        std::fs::canonicalize(entry["command"].as_str().unwrap()).unwrap(),
+        bin
+    );
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[0], "--data-dir");
+    assert_eq!(args[2..], ["gateway", "--host", "gemini"]);
+    assert_eq!(written["mcpServers"]["fs"]["command"], "npx");
+
+    let bad = mcp_common::toolwire(data.path(), &["mcp", "install", "--host", "emacs"]);
+    assert!(mcp_common::stderr_of(&bad).contains("unknown host \"emacs\""));
+}
+
+/// A program of tests/mcp-hosts (`npm ci --prefix tests/mcp-hosts`, as .ci/run does), or
+/// `None` after saying why; missing under CI is a failure.
+fn mcp_host(bin: &str) -> Option<std::path::PathBuf> {
+    let path = peers::peers_dir()
+        .join("../mcp-hosts/node_modules/.bin")
+        .join(bin);
+    if path.exists() {
+        return Some(path);
+    }
+    let why = format!(
+        "{} is missing: run `npm ci --prefix tests/mcp-hosts`",
+        path.display()
+    );
+    assert!(std::env::var_os("CI").is_none(), "{why}");
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+/// MCP Inspector's CLI mode lists the gateway's tools and calls one through it.
+#[test]
+fn the_inspector_cli_lists_and_calls_tools_through_the_gateway() {
+    let (Some(inspector), Some(ev)) = (mcp_host("mcp-inspector"), everything()) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let (command, args) = ev.split_once('=').map(|(_, c)| ("--mcp", c)).unwrap();
+    let inspect = |method: &[&str]| -> Value {
+        let out = Command::new(&inspector)
+            .arg("--cli")
+            .arg(env!("CARGO_BIN_EXE_toolwire"))
+            .args(["--data-dir", data.path().to_str().unwrap(), "gateway"])
+            .args([command, &format!("ev={args}")])
+            .args(method)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let listed = inspect(&["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"ev__echo") && names.contains(&"read_result"),
+        "{names:?}"
+    );
+    let called = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "ev__echo",
+        "--tool-arg",
+        "message=from the inspector",
+    ]);
+    assert_eq!(
+        called["content"][0]["text"], "Echo: from the inspector",
+        "{called}"
+    );
+}
+
+/// Claude Code and Gemini CLI, given the entry `toolwire mcp install` wrote into their
+/// config (in a throwaway HOME), start the gateway and report it connected.
+#[test]
+fn claude_code_and_gemini_cli_report_the_installed_gateway_connected() {
+    let (Some(claude), Some(gemini), Some(ev)) =
+        (mcp_host("claude"), mcp_host("gemini"), everything())
+    else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let servers = home.path().join("servers.json");
+    let (_, command) = ev.split_once('=').unwrap();
+    let mut words = command.split(' ');
+    let program = words.next().unwrap();
+    let config =
+        json!({"mcpServers": {"ev": {"command": program, "args": words.collect::<Vec<_>>()}}});
+    std::fs::write(&servers, config.to_string()).unwrap();
+    let data = home.path().join("data");
+    for (host, file) in [
+        ("claude-code", home.path().join(".claude.json")),
+        ("gemini", home.path().join(".gemini/settings.json")),
+    ] {
+        let out = mcp_common::toolwire(
+            &data,
+            &[
+                "mcp",
+                "install",
+                "--host",
+                host,
+                "--config",
+                file.to_str().unwrap(),
+                "--mcp-config",
+                servers.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", mcp_common::stderr_of(&out));
+    }
+    // Gemini CLI starts no server of an untrusted folder.
+    let trusted = json!({home.path().to_str().unwrap(): "TRUST_FOLDER"});
+    std::fs::write(
+        home.path().join(".gemini/trustedFolders.json"),
+        trusted.to_string(),
+    )
+    .unwrap();
+    for (bin, connected) in [(&claude, "✔ Connected"), (&gemini, "- Connected")] {
+        let out = Command::new(bin)
+            .args(["mcp", "list"])
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        // Gemini CLI says it on stderr, Claude Code on stdout.
+        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        let line = said
+            .lines()
+            .find(|l| l.contains("toolwire: "))
+            .unwrap_or_else(|| panic!("{} did not list toolwire: {said}", bin.display()));
+        assert!(line.contains(connected), "{line}");
+        assert!(line.contains("gateway --host"), "{line}");
+    }
 }

@@ -1,10 +1,12 @@
-//! `toolwire gateway`: toolwire as an MCP server on stdin/stdout, for a host (Claude Code,
-//! Codex, Gemini CLI, Cursor, VS Code, Claude Desktop) to start instead of its MCP
-//! servers: their tools, through toolwire's pipeline. Nothing but MCP goes to stdout.
+//! `toolwire gateway`: toolwire as an MCP server on stdin/stdout (or streamable HTTP with
+//! `--http`), for a host (Claude Code, Codex, Gemini CLI, Cursor, VS Code, Claude Desktop)
+//! to use instead of its MCP servers: their tools, through toolwire's pipeline. Nothing
+//! but MCP goes to stdout.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use toolwire_agent::StoreLocation;
 use toolwire_gateway::{Gateway, HostProfile, profile::HOSTS};
 
@@ -23,6 +25,11 @@ pub(crate) struct Args {
     /// Where the built-in tools work (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (default address
+    /// 127.0.0.1:8931; loopback only, as it has no authentication). Port 0 picks a free
+    /// one; the address is said on stderr.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8931")]
+    http: Option<SocketAddr>,
     #[command(flatten)]
     mcp: crate::mcp::McpArgs,
 }
@@ -31,6 +38,11 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let Some(profile) = HostProfile::named(&args.host) else {
         bail!("unknown host {:?}; one of: {}", args.host, HOSTS.join(", "));
     };
+    if let Some(addr) = args.http
+        && !addr.ip().is_loopback()
+    {
+        bail!("--http {addr}: the gateway has no authentication, so it listens on loopback only");
+    }
     let (mcp_tools, failed) = args
         .mcp
         .tools_and_failures(
@@ -46,6 +58,17 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     }
     let host =
         data::host_for_gateway(place, args.workspace.as_deref(), mcp_tools, args.builtins).await?;
-    toolwire_gateway::serve_stdio(Gateway::new(host, profile)).await?;
+    let gateway = Gateway::new(host, profile);
+    match args.http {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?;
+            let bound = listener.local_addr()?;
+            eprintln!("toolwire gateway: listening on http://{bound}/mcp");
+            toolwire_gateway::serve_http(gateway, listener).await?;
+        }
+        None => toolwire_gateway::serve_stdio(gateway).await?,
+    }
     Ok(Outcome::Ok)
 }

@@ -1,6 +1,7 @@
 //! `toolwire mcp …`: MCP servers themselves rather than their tools. `login NAME` logs in
 //! to a protected HTTP server (browser, loopback redirect) and `logout NAME` forgets its
-//! tokens; the group leaves room for more (an MCP gateway's `serve`, `install`).
+//! tokens; `install --host HOST` writes the entry that starts `toolwire gateway` into a
+//! host's MCP config (cmd/install.rs).
 
 use std::sync::Arc;
 
@@ -23,6 +24,29 @@ enum Command {
     Login(LoginArgs),
     /// Forget a server's tokens (they stay valid at the server until they expire).
     Logout(NameArgs),
+    /// Write the one entry that starts `toolwire gateway` into a host's MCP config
+    /// (a backup of the file is kept beside it), replacing the entries it routes.
+    Install(InstallArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct InstallArgs {
+    /// The host: claude-code, claude-desktop, cursor, vscode, codex or gemini.
+    #[arg(long, value_name = "HOST")]
+    host: String,
+    /// The host's config file (default: where the host keeps its user-wide one).
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// The entry's name in the host's config.
+    #[arg(long, default_value = "toolwire")]
+    name: String,
+    /// A JSON file of MCP servers for the gateway to offer (repeatable; toolwire's own
+    /// config is read anyway).
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    config_files: Vec<std::path::PathBuf>,
+    /// Print the entry instead of writing it.
+    #[arg(long)]
+    print: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -44,6 +68,7 @@ struct NameArgs {
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     match args.command {
+        Command::Install(install_args) => install(&install_args, place)?,
         Command::Login(login_args) => {
             let server = named(&login_args.server, place)?;
             login(&server, !login_args.no_browser).await?;
@@ -81,6 +106,57 @@ fn named(args: &NameArgs, place: &StoreLocation) -> Result<Arc<McpServer>> {
 
 /// Logs in to `server` as a person: the authorization page in the browser (its address
 /// printed too, for a terminal without one), the redirect taken on loopback.
+fn install(args: &InstallArgs, place: &StoreLocation) -> Result<()> {
+    use super::install::{INSTALL_HOSTS, default_config_path};
+    if !INSTALL_HOSTS.contains(&args.host.as_str()) {
+        bail!(
+            "unknown host {:?}; one of: {}",
+            args.host,
+            INSTALL_HOSTS.join(", ")
+        );
+    }
+    // The absolute path of this binary, so the host needs no PATH to find it.
+    let command = std::env::current_exe()
+        .context("cannot tell where this toolwire binary is")?
+        .display()
+        .to_string();
+    let mut gateway_args = Vec::new();
+    if let Some(dir) = &place.data_dir {
+        gateway_args.push("--data-dir".to_owned());
+        gateway_args.push(std::path::absolute(dir)?.display().to_string());
+    }
+    gateway_args.extend(["gateway".to_owned(), "--host".to_owned(), args.host.clone()]);
+    for file in &args.config_files {
+        gateway_args.push("--mcp-config".to_owned());
+        gateway_args.push(std::path::absolute(file)?.display().to_string());
+    }
+    if args.print {
+        let entry =
+            serde_json::json!({args.name.clone(): {"command": command, "args": gateway_args}});
+        println!("{}", serde_json::to_string_pretty(&entry)?);
+        return Ok(());
+    }
+    let path = match &args.config {
+        Some(path) => path.clone(),
+        None => {
+            let home = std::env::var_os("HOME").context("HOME is not set: give --config FILE")?;
+            default_config_path(&args.host, std::path::Path::new(&home))
+                .context("no default config for this host: give --config FILE")?
+        }
+    };
+    let done = super::install::install(&args.host, &path, &args.name, &command, &gateway_args)?;
+    out::eprintln(&format!(
+        "{} {:?} in {}{}; remove the servers it now routes from that file",
+        if done.replaced { "replaced" } else { "added" },
+        args.name,
+        done.path.display(),
+        done.backup
+            .map(|b| format!(" (the file as it was: {})", b.display()))
+            .unwrap_or_default(),
+    ));
+    Ok(())
+}
+
 pub(crate) async fn login(server: &McpServer, open_browser: bool) -> Result<()> {
     let redirect = LoopbackRedirect::bind().await?;
     let pending = server

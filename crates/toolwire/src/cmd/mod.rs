@@ -6,6 +6,7 @@ pub(crate) mod chat;
 pub(crate) mod export;
 pub(crate) mod gateway;
 pub(crate) mod gc;
+pub(crate) mod install;
 pub(crate) mod mcp;
 pub(crate) mod migrate;
 pub(crate) mod normalize;

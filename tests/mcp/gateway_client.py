@@ -1,0 +1,136 @@
+"""Drives `toolwire gateway` with the official Python SDK's client (mcp 2.x, pinned in
+requirements.txt), as a host would: the steps given in GATEWAY_STEPS (tool calls, with the
+progress they report; resource reads; a whole result read back page by page through
+read_result), elicitations answered from GATEWAY_ANSWERS, one JSON line per step for the
+Rust test (crates/toolwire/tests/gateway.rs). The same step language as
+gateway_client.mjs, so the two SDKs are held to the same results.
+
+    venv/bin/python gateway_client.py TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
+    GATEWAY_URL=http://127.0.0.1:PORT/mcp venv/bin/python gateway_client.py   (--http)
+
+GATEWAY_MODE picks the revision: "auto" (the default: 2026-07-28, found by
+server/discover) or "legacy" (the 2025-11-25 initialize handshake).
+"""
+
+import asyncio
+import base64
+import json
+import os
+import re
+import sys
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+PAGE_NOTE = re.compile(r'"offset":(\d+)\}\]$')
+
+
+def out(value):
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
+
+
+def dump(result):
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def text_of(result):
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+async def main():
+    url = os.environ.get("GATEWAY_URL")
+    toolwire, data, host, *gateway_args = sys.argv[1:] if not url else ("", "", "")
+    steps = json.loads(os.environ.get("GATEWAY_STEPS", "[]"))
+    answers = json.loads(os.environ.get("GATEWAY_ANSWERS", "[]"))
+    asked = []
+    last_link = None
+
+    async def elicit(_context, params):
+        asked.append(params.message)
+        answer = answers.pop(0) if answers else {"action": "decline"}
+        return types.ElicitResult.model_validate(answer)
+
+    server = StdioServerParameters(
+        command=toolwire,
+        args=["gateway", "--host", host, *gateway_args],
+        env={**os.environ, "TOOLWIRE_DATA_DIR": data},
+    )
+    client = Client(
+        url or server,
+        elicitation_callback=elicit if answers else None,
+        client_info=types.Implementation(name="gateway-python-host", version="1.0.0"),
+        read_timeout_seconds=120,
+        mode=os.environ.get("GATEWAY_MODE", "auto"),
+    )
+    async with client:
+        out({"step": "protocol", "version": getattr(client.session, "protocol_version", None)})
+        tools = await client.list_tools()
+        out({"step": "list", "names": [t.name for t in tools.tools], "tools": [dump(t) for t in tools.tools]})
+        for step in steps:
+            try:
+                if "read" in step:
+                    # "last-link": the first resource link of the call before.
+                    uri = last_link if step["read"] == "last-link" else step["read"]
+                    read = await client.read_resource(uri)
+                    contents = [
+                        {
+                            "uri": str(c.uri),
+                            "mimeType": c.mime_type,
+                            "blob": getattr(c, "blob", None),
+                        }
+                        for c in read.contents
+                    ]
+                    out({"step": "read", "contents": contents})
+                elif "follow" in step:
+                    await follow(client, step)
+                else:
+                    progress = []
+
+                    async def on_progress(value, total, message, progress=progress):
+                        progress.append({"progress": value, "total": total, "message": message})
+
+                    result = await client.call_tool(step["tool"], step.get("args", {}), progress_callback=on_progress)
+                    links = [str(b.uri) for b in result.content if b.type == "resource_link"]
+                    last_link = links[0] if links else None
+                    out({"step": "call", "tool": step["tool"], "result": dump(result), "asked": asked[:], "progress": progress})
+                    asked.clear()
+            except Exception as e:  # the step's failure is what the test checks
+                out({"step": "error", "tool": step.get("tool"), "message": str(e)})
+
+
+async def follow(client, step):
+    """The whole result, read back through read_result from the start, page by page, each
+    page's closing "[chars a–b of n; …]" note taken off, compared with the file."""
+    first = await client.call_tool(step["tool"], step.get("args", {}))
+    call_id = (first.meta or {}).get("toolwire/callId")
+    joined = []
+    offset = 0
+    pages = 0
+    while True:
+        page = text_of(await client.call_tool("read_result", {"callId": call_id, "offset": offset, "limit": 60000}))
+        pages += 1
+        note = page.rfind("\n[chars ")
+        joined.append(page[:note] if note >= 0 else page)
+        more = PAGE_NOTE.search(page) if note >= 0 else None
+        if not more:
+            break
+        offset = int(more.group(1))
+    with open(step["follow"], encoding="utf-8") as f:
+        want = f.read()
+    whole = "".join(joined)
+    out(
+        {
+            "step": "follow",
+            "firstText": len(text_of(first)),
+            "firstMarker": "omitted by toolwire; read them with read_result" in text_of(first),
+            "pages": pages,
+            "whole": whole == want,
+            "extra": len(whole) - len(want),
+        }
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
