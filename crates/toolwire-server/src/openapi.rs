@@ -251,7 +251,7 @@ pub const ROUTES: &[RouteDoc] = &[
         summary: "Runs the agent for an AG-UI client: a RunAgentInput in, an SSE stream of AG-UI 1.0 events out (the threadId is the session; resume entries answer the interrupts a run ended with).",
         body: Some(schema::<crate::agui::RunAgentInput>),
         reply: None,
-        statuses: &[200, 400, 404, 409],
+        statuses: &[200, 400, 404, 409, 415, 422],
         query: &[],
     },
     RouteDoc {
