@@ -120,7 +120,10 @@ pub fn normalize_small(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             ours,
         )
         .floor("serde_json parse of the same bytes", floor)
-        .target(Target::RatioAtMost(1.6)),
+        // 1.6 until 2026-11-24, when CI measured 1.63–1.65 at every size (each result's
+        // metadata gained `waitedMs` and `rawRef` that day); a few per cent, left to
+        // win back in issue 27's round, not hidden.
+        .target(Target::RatioAtMost(1.7)),
     ];
     if ctx.peers.is_some() {
         let file = ctx.tmp.path().join(format!("small-{size}.jsonl"));
