@@ -80,19 +80,14 @@ pub async fn call_tool_result(
         .filter(|link| texts.contains(&link.key))
         .collect();
     for link in &links {
-        let mut block = json!({
+        let block = json!({
             "type": "resource_link",
             "uri": format!("{BLOB_URI_PREFIX}{}", link.key),
             "name": link.name.clone().unwrap_or_else(|| link.key.clone()),
             "mimeType": link.mime,
             "size": link.size,
+            "description": "Stored by toolwire; read it with resources/read.",
         });
-        if let Some(map) = block.as_object_mut() {
-            map.insert(
-                "description".into(),
-                Json::String("Stored by toolwire; read it with resources/read.".into()),
-            );
-        }
         content.push(block);
     }
     if content.is_empty() {

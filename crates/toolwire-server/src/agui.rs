@@ -70,7 +70,7 @@ fn now_ms() -> i64 {
 }
 
 /// What a resume entry asks toolwire to do with the waiting call.
-fn resolution_of(entry: &ResumeEntry, reason: Option<SuspensionReason>) -> Resolution {
+fn resolution_of(entry: &ResumeEntry, reason: SuspensionReason) -> Resolution {
     if entry.status != "resolved" {
         return Resolution::Cancel {
             reason: Some("cancelled from the AG-UI client".to_owned()),
@@ -78,7 +78,7 @@ fn resolution_of(entry: &ResumeEntry, reason: Option<SuspensionReason>) -> Resol
     }
     let payload = entry.payload.clone().unwrap_or(Json_::Null);
     match reason {
-        Some(SuspensionReason::Input) => Resolution::Answer { value: payload },
+        SuspensionReason::Input => Resolution::Answer { value: payload },
         _ => match payload.get("approved").and_then(Json_::as_bool) {
             Some(true) => Resolution::Approve,
             _ => Resolution::Deny {
@@ -143,7 +143,7 @@ pub async fn run(
                         entry.interrupt_id
                     )));
                 };
-                let resolution = resolution_of(entry, Some(pending.suspension.reason));
+                let resolution = resolution_of(entry, pending.suspension.reason);
                 if let Err(resolution) = state
                     .approver
                     .answer_soon(&entry.interrupt_id, resolution, crate::api::ANSWER_GRACE)
