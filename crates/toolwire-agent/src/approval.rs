@@ -151,12 +151,12 @@ pub(crate) async fn store_settled(
         // Read the claim before the history: a result stored and its row forgotten
         // between the two reads is then still found.
         let claimed = stores
-            .suspensions
+            .suspensions()
             .suspensions(session_id)
             .await?
             .iter()
             .any(|p| p.suspension.id == suspension_id);
-        if let Some(found) = stores.history.find_result(&call.id).await? {
+        if let Some(found) = stores.history().find_result(&call.id).await? {
             forget(executor, &ours).await;
             return Ok(Some(StoredMessage {
                 id: found.message_id,

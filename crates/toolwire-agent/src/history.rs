@@ -49,12 +49,12 @@ pub async fn export_request(
     options: &toolwire_model::EncodeOptions,
     system: &str,
 ) -> Result<(serde_json::Value, Vec<toolwire_model::EncodeNote>), crate::HostError> {
-    if stores.history.session(session_id).await?.is_none() {
+    if stores.history().session(session_id).await?.is_none() {
         return Err(crate::HostError::NoSession(session_id.to_owned()));
     }
-    let messages = stores.history.load(session_id).await?;
+    let messages = stores.history().load(session_id).await?;
     let conv = conversation(system, &messages);
-    let blobs = crate::StoreBlobs(std::sync::Arc::clone(&stores.blobs));
+    let blobs = crate::StoreBlobs(std::sync::Arc::clone(stores.blobs()));
     Ok(toolwire_model::encode_request(provider, &conv, options, &blobs).await?)
 }
 

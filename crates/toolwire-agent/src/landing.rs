@@ -65,7 +65,7 @@ impl ResultSink for StoreSink {
             for id in suspensions {
                 // Stored: the pending call is done with. A failure leaves a row that
                 // lists as resolving, which is harmless.
-                let _ = self.stores.suspensions.finish_suspension(&id).await;
+                let _ = self.stores.suspensions().finish_suspension(&id).await;
             }
             Ok(stored)
         })

@@ -201,7 +201,7 @@ impl Agent {
 
     /// Creates a session and announces it.
     pub async fn start_session(&self, new: NewSession) -> Result<Session, AgentError> {
-        let session = self.stores.history.create_session(new).await?;
+        let session = self.stores.create_session(new).await?;
         self.emit(
             &session.id,
             EventKind::SessionStarted {

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolwire_core::Value;
 use toolwire_model::read::{DEFAULT_READ_CHARS, ReadRequest, read};
-use toolwire_store::HistoryStore;
+use toolwire_store::HistoryReader;
 
 use toolwire_tool::ToolContext;
 use toolwire_tool::{Tool, ToolError, tool_fn};
@@ -43,7 +43,7 @@ pub struct ReadResultArgs {
 }
 
 /// The `read_result` tool over a history store.
-pub fn read_result(history: Arc<dyn HistoryStore>) -> impl Tool {
+pub fn read_result(history: Arc<dyn HistoryReader>) -> impl Tool {
     tool_fn(
         "read_result",
         "Reads more of an earlier tool result that was shortened for you. Call it with the \
@@ -106,11 +106,7 @@ mod tests {
         let stores = Stores::open(data.path(), StoreConfig::default())
             .await
             .unwrap();
-        let session = stores
-            .history
-            .create_session(NewSession::default())
-            .await
-            .unwrap();
+        let session = stores.create_session(NewSession::default()).await.unwrap();
         let log: String = (0..50_000)
             .map(|i| format!("line {i}\n"))
             .collect::<String>()
@@ -122,11 +118,10 @@ mod tests {
             vec![Value::text(log), Value::structured(report)],
         );
         stores
-            .history
             .append(&session.id, Message::tool(stored))
             .await
             .unwrap();
-        let tool = read_result(Arc::clone(&stores.history));
+        let tool = read_result(stores.history_reader());
 
         let found = call(&tool, json!({"callId": "call_big", "pattern": "FATAL"}))
             .await

@@ -38,7 +38,7 @@ impl Agent {
             .await?;
         // The session is loaded once per turn and then kept in step with what this turn
         // stores: reloading it before every model request made a long turn quadratic.
-        let mut stored = self.stores.history.load(session_id).await?;
+        let mut stored = self.stores.history().load(session_id).await?;
         if stored.last().map(|m| m.seq) != Some(user.seq) {
             stored.push(user);
         }
@@ -55,7 +55,7 @@ impl Agent {
             stream: self.config.stream,
             ..EncodeOptions::default()
         };
-        let blobs = StoreBlobs(std::sync::Arc::clone(&self.stores.blobs));
+        let blobs = StoreBlobs(std::sync::Arc::clone(self.stores.blobs()));
         let mut outcome = TurnOutcome {
             stop: StopReason::MaxIterations,
             text: String::new(),

@@ -152,7 +152,6 @@ async fn run_subagent(
     child.config.instructions = format!("{SUBAGENT_INSTRUCTIONS}\n\n{}", kind.role());
     let session = child
         .stores
-        .history
         .create_session(NewSession {
             title: Some(args.description.clone()),
             ..NewSession::child_of(&ctx.session_id)

@@ -277,7 +277,7 @@ async fn approval_and_denial(provider: Provider) {
     // Nothing is left pending.
     assert!(
         h.stores
-            .suspensions
+            .suspensions()
             .suspensions(&session)
             .await
             .unwrap()
@@ -509,13 +509,7 @@ static LOADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::n
 struct CountingLoads(std::sync::Arc<dyn toolwire_store::HistoryStore>);
 
 #[async_trait::async_trait]
-impl toolwire_store::HistoryStore for CountingLoads {
-    async fn create_session(
-        &self,
-        new: toolwire_store::NewSession,
-    ) -> toolwire_store::Result<toolwire_store::Session> {
-        self.0.create_session(new).await
-    }
+impl toolwire_store::HistoryReader for CountingLoads {
     async fn session(&self, id: &str) -> toolwire_store::Result<Option<toolwire_store::Session>> {
         self.0.session(id).await
     }
@@ -531,24 +525,6 @@ impl toolwire_store::HistoryStore for CountingLoads {
     ) -> toolwire_store::Result<Vec<toolwire_store::Session>> {
         self.0.child_sessions(parent_id).await
     }
-    async fn append(
-        &self,
-        session_id: &str,
-        content: toolwire_core::Message,
-    ) -> toolwire_store::Result<toolwire_store::StoredMessage> {
-        self.0.append(session_id, content).await
-    }
-    async fn append_many(
-        &self,
-        session_id: &str,
-        contents: Vec<toolwire_core::Message>,
-    ) -> toolwire_store::Result<Vec<toolwire_store::StoredMessage>> {
-        self.0.append_many(session_id, contents).await
-    }
-    async fn delete_session(&self, id: &str) -> toolwire_store::Result<bool> {
-        self.0.delete_session(id).await
-    }
-
     async fn load(
         &self,
         session_id: &str,
@@ -566,6 +542,33 @@ impl toolwire_store::HistoryStore for CountingLoads {
         &self,
     ) -> toolwire_store::Result<std::collections::BTreeSet<toolwire_store::BlobKey>> {
         self.0.referenced_blobs().await
+    }
+}
+
+#[async_trait::async_trait]
+impl toolwire_store::HistoryStore for CountingLoads {
+    async fn create_session(
+        &self,
+        new: toolwire_store::NewSession,
+    ) -> toolwire_store::Result<toolwire_store::Session> {
+        self.0.create_session(new).await
+    }
+    async fn append(
+        &self,
+        session_id: &str,
+        content: toolwire_core::Message,
+    ) -> toolwire_store::Result<toolwire_store::StoredMessage> {
+        self.0.append(session_id, content).await
+    }
+    async fn append_many(
+        &self,
+        session_id: &str,
+        contents: Vec<toolwire_core::Message>,
+    ) -> toolwire_store::Result<Vec<toolwire_store::StoredMessage>> {
+        self.0.append_many(session_id, contents).await
+    }
+    async fn delete_session(&self, id: &str) -> toolwire_store::Result<bool> {
+        self.0.delete_session(id).await
     }
 }
 

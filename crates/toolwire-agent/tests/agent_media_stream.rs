@@ -49,7 +49,7 @@ async fn streamed(provider: Provider) {
     assert_eq!(tail(provider, &bodies[1], expected.len()), expected);
     let deltas: Vec<String> = h
         .stores
-        .events
+        .events()
         .events_since(&session, 0)
         .await
         .unwrap()
@@ -122,7 +122,7 @@ async fn media_goes_to_blobs_and_back_into_the_request() {
         .await
         .unwrap();
     // Stored with a blob source, not inline base64.
-    let stored = h.stores.history.find_result("m1").await.unwrap().unwrap();
+    let stored = h.stores.history().find_result("m1").await.unwrap().unwrap();
     let source = &stored.result.output[0].data["source"];
     let key = source["blob"].as_str().unwrap();
     assert!(key.starts_with("blake3:"), "{source}");
@@ -183,7 +183,7 @@ async fn cancel_while_waiting_for_approval_denies_the_call() {
     assert!(!h.workspace.path().join("x.txt").exists());
     assert!(
         h.stores
-            .suspensions
+            .suspensions()
             .suspensions(&session)
             .await
             .unwrap()

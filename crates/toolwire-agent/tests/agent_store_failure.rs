@@ -58,7 +58,7 @@ async fn a_result_the_store_refuses_does_not_drop_its_siblings() {
         .unwrap();
     let stored: Vec<_> = h
         .stores
-        .history
+        .history()
         .load(&session)
         .await
         .unwrap()

@@ -94,12 +94,12 @@ async fn subagent(provider: Provider) {
     assert_eq!(tail(provider, &bodies[3], expected.len()), expected);
 
     // The child session is stored, linked to the parent, and named in the result.
-    let children = h.stores.history.child_sessions(&session).await.unwrap();
+    let children = h.stores.history().child_sessions(&session).await.unwrap();
     assert_eq!(children.len(), 1);
     let child = &children[0];
     assert_eq!(child.parent_id.as_deref(), Some(session.as_str()));
     assert_eq!(child.title.as_deref(), Some("Find the answer"));
-    let stored = h.stores.history.find_result("t1").await.unwrap().unwrap();
+    let stored = h.stores.history().find_result("t1").await.unwrap().unwrap();
     assert_eq!(
         stored.result.metadata.extra.get("childSessionId"),
         Some(&Json::String(child.id.clone()))
@@ -122,7 +122,7 @@ async fn subagent(provider: Provider) {
             "assistant:The subagent says 42.[]",
         ]
     );
-    let child_events = h.stores.events.events_since(&child.id, 0).await.unwrap();
+    let child_events = h.stores.events().events_since(&child.id, 0).await.unwrap();
     let first: Json = serde_json::to_value(&child_events[0]).unwrap();
     assert_eq!(first["type"], "session_started");
     assert_eq!(first["parentCallId"], "t1");
@@ -179,7 +179,7 @@ async fn subagents_cannot_nest() {
     );
     assert_eq!(
         h.stores
-            .history
+            .history()
             .child_sessions(&session)
             .await
             .unwrap()
@@ -217,7 +217,7 @@ async fn long_reports_are_capped_with_a_marker() {
         .unwrap();
     let child = h
         .stores
-        .history
+        .history()
         .child_sessions(&session)
         .await
         .unwrap()
@@ -273,7 +273,7 @@ async fn cancel_reaches_the_subagent() {
     assert_eq!(out.stop, StopReason::Cancelled);
     let child = h
         .stores
-        .history
+        .history()
         .child_sessions(&session)
         .await
         .unwrap()
@@ -282,7 +282,7 @@ async fn cancel_reaches_the_subagent() {
         h.transcript(&child.id).await,
         ["user:Hang.", r#"assistant:["h1"]"#, "result:h1:error"]
     );
-    let stored = h.stores.history.find_result("t1").await.unwrap().unwrap();
+    let stored = h.stores.history().find_result("t1").await.unwrap().unwrap();
     assert_eq!(
         stored.result.error.as_ref().unwrap().code.as_deref(),
         Some("cancelled")

@@ -77,7 +77,7 @@ async fn a_result_is_announced_only_once_stored_and_as_stored() {
         };
         let stored = host
             .stores()
-            .history
+            .history()
             .find_result(&returned.call_id)
             .await
             .unwrap()
@@ -92,7 +92,7 @@ async fn a_result_is_announced_only_once_stored_and_as_stored() {
         );
     }
     // The picture went to the blob store: announced by reference, never as base64.
-    let stored = host.stores().history.load(&session.id).await.unwrap();
+    let stored = host.stores().history().load(&session.id).await.unwrap();
     let text = serde_json::to_string(&stored).unwrap();
     assert!(
         !text.contains(&picture_base64()[..64]),
@@ -120,7 +120,7 @@ async fn no_event_runs_ahead_of_its_stored_result() {
                 {
                     let found = host
                         .stores()
-                        .history
+                        .history()
                         .find_result(&result.call_id)
                         .await
                         .unwrap();
@@ -185,7 +185,7 @@ async fn a_raw_payload_within_the_limit_is_kept_beside_its_result() {
         assert_eq!(returned.status, Status::Success, "{returned:?}");
         let stored = host
             .stores()
-            .history
+            .history()
             .find_result(&returned.call_id)
             .await
             .unwrap()

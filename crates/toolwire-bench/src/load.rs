@@ -296,13 +296,13 @@ async fn verify(
 ) -> anyhow::Result<()> {
     for (id, calls) in sessions {
         let mut stored: HashMap<String, Vec<toolwire_core::ToolResult>> = HashMap::new();
-        for m in stores.history.load(id).await? {
+        for m in stores.history().load(id).await? {
             if let Message::ToolResult(r) = m.content {
                 stored.entry(r.call_id.clone()).or_default().push(r);
             }
         }
         let mut events: HashMap<String, usize> = HashMap::new();
-        for e in stores.events.events_since(id, 0).await? {
+        for e in stores.events().events_since(id, 0).await? {
             if let EventKind::ToolResult { result, .. } = e.kind {
                 *events.entry(result.call_id).or_default() += 1;
             }
@@ -491,7 +491,7 @@ pub fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         if let Ok(stores) = shared.open().await {
             for key in &keys {
                 if let Ok(key) = BlobKey::parse(key) {
-                    let _ = stores.blobs.delete(&key).await;
+                    let _ = stores.blobs().delete(&key).await;
                 }
             }
         }

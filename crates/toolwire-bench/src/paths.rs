@@ -179,7 +179,7 @@ pub fn persist_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
                     stored.output[0].data["source"]["blob"].is_string(),
                     "not stored as a blob"
                 );
-                stores.blobs.delete(&key).await?;
+                stores.blobs().delete(&key).await?;
                 Ok(())
             });
             if let Err(e) = out {
@@ -217,20 +217,14 @@ pub fn append(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let (ours, floor) = ctx.rt.block_on(async {
         use sqlx::Connection;
         let stores = Stores::open(dir.path(), StoreConfig::default()).await?;
-        let session = Arc::new(
-            stores
-                .history
-                .create_session(NewSession::default())
-                .await?
-                .id,
-        );
+        let session = Arc::new(stores.create_session(NewSession::default()).await?.id);
         let t = Instant::now();
         let tasks: Vec<_> = (0..64)
             .map(|c| {
-                let (history, session) = (stores.history.clone(), Arc::clone(&session));
+                let (stores, session) = (stores.clone(), Arc::clone(&session));
                 tokio::spawn(async move {
                     for i in (c..n).step_by(64) {
-                        history
+                        stores
                             .append(
                                 &session,
                                 toolwire_core::Message::ToolResult(small_result(i)),
@@ -290,7 +284,7 @@ pub fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let dir = tempfile::tempdir_in(ctx.tmp.path())?;
     let (id, load, select) = ctx.rt.block_on(async {
         let stores = Stores::open(dir.path(), StoreConfig::default()).await?;
-        let id = stores.history.create_session(NewSession::default()).await?.id;
+        let id = stores.create_session(NewSession::default()).await?.id;
         let messages = (0..n)
             .map(|i| match i % 4 {
                 0 => toolwire_core::Message::User { text: format!("please do {i}") },
@@ -298,7 +292,7 @@ pub fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             })
             .collect::<Vec<_>>();
         for chunk in messages.chunks(1000) {
-            stores.history.append_many(&id, chunk.to_vec()).await?;
+            stores.append_many(&id, chunk.to_vec()).await?;
         }
         let url = format!("sqlite://{}", dir.path().join(toolwire_store::HISTORY_FILE).display());
         let mut conn = sqlx::SqliteConnection::connect(&url).await?;
@@ -314,7 +308,7 @@ pub fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             select = select.min(ms(t.elapsed()));
             ensure!(rows.len() == n, "SELECT found {} rows", rows.len());
             let t = Instant::now();
-            let loaded = stores.history.load(&id).await?;
+            let loaded = stores.history().load(&id).await?;
             load = load.min(ms(t.elapsed()));
             ensure!(loaded.len() == n, "load found {} messages", loaded.len());
         }

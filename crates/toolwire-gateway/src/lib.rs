@@ -315,7 +315,7 @@ impl ServerHandler for Gateway {
             .finish()
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
-        let blobs = StoreBlobs(Arc::clone(&host.stores().blobs));
+        let blobs = StoreBlobs(Arc::clone(host.stores().blobs()));
         let profile = &self.shared.profile;
         let (reply, links) = reply::call_tool_result(
             &result,
@@ -347,7 +347,7 @@ impl ServerHandler for Gateway {
             .shared
             .host
             .stores()
-            .blobs
+            .blobs()
             .get(&key)
             .await
             .map_err(|_| not_found())?;

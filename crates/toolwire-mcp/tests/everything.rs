@@ -121,7 +121,7 @@ async fn exercise(config: ServerConfig) {
         // Stored once, and the same when read back.
         let stored = host
             .stores()
-            .history
+            .history()
             .find_result(&result.call_id)
             .await
             .unwrap()

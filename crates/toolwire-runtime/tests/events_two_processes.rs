@@ -16,8 +16,8 @@ async fn two_buses() -> (tempfile::TempDir, Stores, Arc<EventBus>, Arc<EventBus>
     let b = Stores::open(dir.path(), StoreConfig::default())
         .await
         .unwrap();
-    let bus_a = EventBus::new(Arc::clone(&a.events));
-    let bus_b = EventBus::new(Arc::clone(&b.events));
+    let bus_a = EventBus::new(Arc::clone(a.events()));
+    let bus_b = EventBus::new(Arc::clone(b.events()));
     (dir, a, bus_a, bus_b)
 }
 
@@ -53,7 +53,7 @@ async fn numbering_recovers_after_another_process_logs_to_the_session() {
     assert_eq!(seqs, [3, 4, 5, 6, 7]);
     // The log holds all seven, numbered without gaps.
     let all: Vec<u64> = a
-        .events
+        .events()
         .events_since("s1", 0)
         .await
         .unwrap()

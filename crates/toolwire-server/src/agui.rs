@@ -114,9 +114,9 @@ pub async fn run(
 ) -> Result<Response, ApiError> {
     let thread = SessionId::parse(input.thread_id.clone())
         .map_err(|e| ApiError::bad_request(format!("threadId: {e}")))?;
-    let history = Arc::clone(&state.host.stores().history);
-    if history.session(&thread).await?.is_none() {
-        history
+    let stores = state.host.stores();
+    if stores.history().session(&thread).await?.is_none() {
+        stores
             .create_session(NewSession {
                 id: Some(thread.to_string()),
                 title: Some("AG-UI thread".to_owned()),
@@ -125,7 +125,7 @@ pub async fn run(
             .await?;
     }
     // Where this run's window onto the feed begins.
-    let after = state.host.stores().events.last_event_seq(&thread).await?;
+    let after = state.host.stores().events().last_event_seq(&thread).await?;
     let base = base_url(&state, &headers);
     let mut finishes_on_result = false;
     match input.resume.as_deref() {
@@ -198,6 +198,7 @@ pub async fn run(
         last_step_ended: false,
     };
     let closing = state.closing();
+    let history = state.host.stores().history_reader();
     let snapshot = if resumed {
         Some(messages_snapshot(&state, &thread, &window.base).await?)
     } else {
@@ -292,7 +293,7 @@ async fn messages_snapshot(
     thread: &str,
     base: &str,
 ) -> Result<Vec<Json_>, ApiError> {
-    let stored = state.host.stores().history.load(thread).await?;
+    let stored = state.host.stores().history().load(thread).await?;
     let mut messages = Vec::new();
     for message in &stored {
         let id = format!("m{}", message.seq);

@@ -50,7 +50,7 @@ pub async fn list_sessions(
     let sessions = state
         .host
         .stores()
-        .history
+        .history()
         .list_sessions(Page {
             offset: q.offset,
             limit,
@@ -76,7 +76,6 @@ pub async fn create_session(
     let session = state
         .host
         .stores()
-        .history
         .create_session(NewSession {
             title,
             ..NewSession::default()
@@ -101,13 +100,13 @@ pub async fn get_session(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
 ) -> Result<Json<SessionWithMessages>, ApiError> {
-    let history = &state.host.stores().history;
+    let history = &state.host.stores().history();
     let session = history
         .session(&id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no session {id:?}")))?;
     // Read before the messages, so no event falls between the two.
-    let last_event_seq = state.host.stores().events.last_event_seq(&id).await?;
+    let last_event_seq = state.host.stores().events().last_event_seq(&id).await?;
     let messages = history.load(&id).await?;
     Ok(Json(SessionWithMessages {
         session,
@@ -120,7 +119,7 @@ pub async fn delete_session(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
 ) -> Result<StatusCode, ApiError> {
-    if state.host.stores().history.delete_session(&id).await? {
+    if state.host.stores().delete_session(&id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found(format!("no session {id:?}")))
@@ -157,7 +156,7 @@ fn accepted(session_id: &str, call_id: Option<String>) -> (StatusCode, Json<Acce
 }
 
 async fn existing_session(state: &AppState, id: &str) -> Result<(), ApiError> {
-    match state.host.stores().history.session(id).await? {
+    match state.host.stores().history().session(id).await? {
         Some(_) => Ok(()),
         None => Err(ApiError::not_found(format!("no session {id:?}"))),
     }
@@ -388,7 +387,7 @@ async fn check_keep(
     let found = state
         .host
         .stores()
-        .history
+        .history()
         .find_result(&keep.call_id)
         .await?;
     let links = |r: &ToolResult| {

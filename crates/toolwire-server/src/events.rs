@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
 use toolwire_agent::SharedEvent;
-use toolwire_store::HistoryStore;
+use toolwire_store::HistoryReader;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -83,7 +83,7 @@ pub async fn delete_session(state: State<AppState>, id: Path<SessionId>) -> Resp
 /// Resolves once `session` is deleted: at the word of a deletion through this server, or
 /// when a look in the store finds it gone.
 async fn session_gone(
-    history: Arc<dyn HistoryStore>,
+    history: Arc<dyn HistoryReader>,
     session: String,
     mut deleted: broadcast::Receiver<String>,
 ) {
@@ -145,7 +145,7 @@ async fn feed(
     if state
         .host
         .stores()
-        .history
+        .history()
         .session(session)
         .await?
         .is_none()
@@ -157,7 +157,7 @@ async fn feed(
     // when its session is deleted (a resume then finds no session).
     let closing = state.closing();
     let gone = session_gone(
-        Arc::clone(&state.host.stores().history),
+        state.host.stores().history_reader(),
         session.to_owned(),
         deleted,
     );

@@ -178,7 +178,7 @@ impl std::fmt::Debug for AppState {
 impl AppState {
     pub fn new(host: Host, provider: Option<ProviderSettings>, guard: Guard) -> Self {
         // Waits end when another instance on the same store claims the call.
-        let approver = Arc::new(WebApprover::shared(Arc::clone(&host.stores().suspensions)));
+        let approver = Arc::new(WebApprover::shared(Arc::clone(host.stores().suspensions())));
         AppState {
             host,
             provider,

@@ -87,7 +87,7 @@ pub async fn content(
 ) -> Result<Response, ApiError> {
     // Parsed before anything is looked up: the key never becomes a path unchecked.
     let key = BlobKey::parse(&key).map_err(|e| ApiError::bad_request(e.to_string()))?;
-    let blobs = &state.host.stores().blobs;
+    let blobs = &state.host.stores().blobs();
     let size = blobs
         .size(&key)
         .await?

@@ -399,7 +399,7 @@ async fn export_gives_the_model_view() {
 async fn resources_are_served_with_range_etag_and_a_sandbox_for_markup() {
     let f = start().await;
     let s = &f.server;
-    let blobs = &s.host.stores().blobs;
+    let blobs = &s.host.stores().blobs();
     let png: Vec<u8> = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a]
         .into_iter()
         .chain(0..=255u8)

@@ -451,7 +451,7 @@ async fn a_session_deleted_by_another_process_ends_its_feed_too() {
     let mut body = sse.bytes_stream();
     // Straight in the store, as a second instance or the CLI would: no word reaches the
     // feed, which finds the session gone when it next looks.
-    assert!(s.host.stores().history.delete_session(&id).await.unwrap());
+    assert!(s.host.stores().delete_session(&id).await.unwrap());
     let ended = tokio::time::timeout(Duration::from_secs(8), async {
         while let Some(Ok(_)) = body.next().await {}
     })

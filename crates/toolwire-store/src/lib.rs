@@ -6,10 +6,10 @@
 //! use toolwire_core::{CallRef, ToolResult, Value};
 //!
 //! let stores = Stores::open(&Stores::default_data_dir()?, StoreConfig::default()).await?;
-//! let session = stores.history.create_session(NewSession::default()).await?;
+//! let session = stores.create_session(NewSession::default()).await?;
 //! let result = ToolResult::success(CallRef::new("call_1", "echo"), Value::text("hi"));
 //! stores.record_result(&session.id, result, None).await?;
-//! let messages = stores.history.load(&session.id).await?;
+//! let messages = stores.history().load(&session.id).await?;
 //! # Ok(()) }
 //! ```
 
@@ -37,8 +37,8 @@ pub use gc::{GcOptions, GcReport, gc};
 #[cfg(feature = "backends")]
 pub use history::{EVENTS_CHANNEL, PgHistory, SqliteHistory};
 pub use history::{
-    EventLog, EventWake, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult,
-    SuspensionStore,
+    EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, Session, StoredMessage,
+    StoredResult, SuspensionStore,
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use memory::{MemoryEventLog, MemorySuspensions};

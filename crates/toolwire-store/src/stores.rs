@@ -10,7 +10,8 @@ use crate::error::{Result, StoreError};
 use crate::failed::{redact, store_failed};
 use crate::gc::{GcOptions, GcReport};
 use crate::history::{
-    EventLog, HistoryStore, PgHistory, SqliteHistory, StoredMessage, SuspensionStore,
+    EventLog, HistoryReader, HistoryStore, NewSession, PgHistory, Session, SqliteHistory,
+    StoredMessage, SuspensionStore,
 };
 use crate::ids::BlobKey;
 use crate::persist::PersistConfig;
@@ -40,13 +41,16 @@ impl StoreConfig {
     }
 }
 
+/// The stores a host writes through. The fields are private so that every message
+/// reaches the history through [`Stores::append`], which checks its blob references:
+/// [`Stores::history`] hands out the read side only.
 #[derive(Debug, Clone)]
 pub struct Stores {
-    pub blobs: Arc<dyn BlobStore>,
-    pub history: Arc<dyn HistoryStore>,
-    pub events: Arc<dyn EventLog>,
-    pub suspensions: Arc<dyn SuspensionStore>,
-    pub config: StoreConfig,
+    pub(crate) blobs: Arc<dyn BlobStore>,
+    pub(crate) history: Arc<dyn HistoryStore>,
+    pub(crate) events: Arc<dyn EventLog>,
+    pub(crate) suspensions: Arc<dyn SuspensionStore>,
+    pub(crate) config: StoreConfig,
 }
 
 impl Stores {
@@ -109,6 +113,57 @@ impl Stores {
         }
     }
 
+    /// The same stores with the history wrapped, e.g. by a layer that counts or fails
+    /// calls (tests, instrumentation). Writes still go through [`Stores::append`].
+    pub fn map_history(
+        mut self,
+        wrap: impl FnOnce(Arc<dyn HistoryStore>) -> Arc<dyn HistoryStore>,
+    ) -> Self {
+        self.history = wrap(self.history);
+        self
+    }
+
+    /// The blob store (content-addressed, so writing to it cannot corrupt history).
+    pub fn blobs(&self) -> &Arc<dyn BlobStore> {
+        &self.blobs
+    }
+
+    /// The history, read side only: writes go through [`Stores::append`] and friends.
+    pub fn history(&self) -> &dyn HistoryReader {
+        self.history.as_ref()
+    }
+
+    /// The read side of the history as a shared handle, for a task or tool that keeps it.
+    pub fn history_reader(&self) -> Arc<dyn HistoryReader> {
+        self.history.clone()
+    }
+
+    /// The per-session event log.
+    pub fn events(&self) -> &Arc<dyn EventLog> {
+        &self.events
+    }
+
+    /// The pending calls waiting for a person or a task.
+    pub fn suspensions(&self) -> &Arc<dyn SuspensionStore> {
+        &self.suspensions
+    }
+
+    /// The limits and persistence settings these stores were opened with.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// Creates a session; the id is generated when `new.id` is `None`.
+    pub async fn create_session(&self, new: NewSession) -> Result<Session> {
+        self.history.create_session(new).await
+    }
+
+    /// Deletes a session with its subagents' sessions, messages, events and pending
+    /// calls; `false` when there was none. Blobs stay until `gc` finds them unreferenced.
+    pub async fn delete_session(&self, id: &str) -> Result<bool> {
+        self.history.delete_session(id).await
+    }
+
     /// The persistence step with this store's blobs and config.
     pub async fn persist(&self, result: ToolResult, raw: Option<&[u8]>) -> Result<ToolResult> {
         crate::persist::persist(result, raw, self.blobs.as_ref(), &self.config.persist).await
@@ -125,6 +180,25 @@ impl Stores {
     /// Appends a message after checking that every blob it references is stored, so no
     /// row ever points at a missing blob.
     pub async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {
+        self.check_blobs(&content).await?;
+        self.history.append(session_id, content).await
+    }
+
+    /// Appends several messages atomically (all or none), each checked as by
+    /// [`Stores::append`].
+    pub async fn append_many(
+        &self,
+        session_id: &str,
+        contents: Vec<Message>,
+    ) -> Result<Vec<StoredMessage>> {
+        for content in &contents {
+            self.check_blobs(content).await?;
+        }
+        self.history.append_many(session_id, contents).await
+    }
+
+    /// Errs unless every blob `content` references is well formed and stored.
+    async fn check_blobs(&self, content: &Message) -> Result<()> {
         if let Some(bad) = content
             .as_tool_result()
             .and_then(|r| malformed_blob_refs(r).pop())
@@ -133,7 +207,7 @@ impl Stores {
                 key: crate::ids::truncate_for_message(&bad),
             });
         }
-        for key in message_blob_refs(&content) {
+        for key in message_blob_refs(content) {
             let key = BlobKey::parse(&key)?;
             if self.blobs.size(&key).await?.is_none() {
                 return Err(StoreError::MissingBlob {
@@ -141,7 +215,7 @@ impl Stores {
                 });
             }
         }
-        self.history.append(session_id, content).await
+        Ok(())
     }
 
     /// Persist, then append: what a host does with each tool result.
@@ -174,6 +248,7 @@ impl Stores {
         }
     }
 
+    /// Deletes blobs no stored message references (see [`GcOptions`]).
     pub async fn gc(&self, opts: GcOptions) -> Result<GcReport> {
         crate::gc::gc(self.blobs.as_ref(), self.history.as_ref(), opts).await
     }

@@ -49,11 +49,7 @@ async fn small_stores(dir: &Path, limits: BlobLimits) -> Stores {
 async fn malformed_blob_keys_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let stores = small_stores(dir.path(), BlobLimits::default()).await;
-    let session = stores
-        .history
-        .create_session(NewSession::default())
-        .await
-        .unwrap();
+    let session = stores.create_session(NewSession::default()).await.unwrap();
     for bad in [
         "sha256:abcd",
         "blake3:../../etc/passwd",
@@ -90,25 +86,25 @@ async fn malformed_blob_keys_are_refused() {
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::MissingBlob { .. }), "{err}");
-    assert!(stores.history.load(&session.id).await.unwrap().is_empty());
+    assert!(stores.history().load(&session.id).await.unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn dot_dot_and_separators_in_ids_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let stores = small_stores(dir.path(), BlobLimits::default()).await;
-    let session = stores
-        .history
-        .create_session(NewSession::default())
+    let session = stores.create_session(NewSession::default()).await.unwrap();
+    let before = stores
+        .history()
+        .list_sessions(Page::default())
         .await
         .unwrap();
-    let before = stores.history.list_sessions(Page::default()).await.unwrap();
     for bad in ["../etc", "a/../b", "a/b", "a\\b", "x\0y", ""] {
         let new = NewSession {
             id: Some(bad.into()),
             ..NewSession::default()
         };
-        let err = stores.history.create_session(new).await.unwrap_err();
+        let err = stores.create_session(new).await.unwrap_err();
         assert!(
             matches!(
                 err,
@@ -119,7 +115,7 @@ async fn dot_dot_and_separators_in_ids_are_refused() {
             ),
             "{bad:?}: {err}"
         );
-        let err = stores.history.load(bad).await.unwrap_err();
+        let err = stores.history().load(bad).await.unwrap_err();
         assert!(matches!(err, StoreError::InvalidId { .. }), "{err}");
         let r = ToolResult::success(CallRef::new(bad, "t"), Value::text("x"));
         let err = stores
@@ -136,30 +132,33 @@ async fn dot_dot_and_separators_in_ids_are_refused() {
             ),
             "{bad:?}: {err}"
         );
-        let err = stores.history.find_result(bad).await.unwrap_err();
+        let err = stores.history().find_result(bad).await.unwrap_err();
         assert!(matches!(err, StoreError::InvalidId { .. }), "{err}");
     }
     let child = NewSession {
         parent_id: Some("../up".into()),
         ..NewSession::default()
     };
-    assert!(stores.history.create_session(child).await.is_err());
+    assert!(stores.create_session(child).await.is_err());
     assert_eq!(
-        stores.history.list_sessions(Page::default()).await.unwrap(),
+        stores
+            .history()
+            .list_sessions(Page::default())
+            .await
+            .unwrap(),
         before
     );
-    assert!(stores.history.load(&session.id).await.unwrap().is_empty());
+    assert!(stores.history().load(&session.id).await.unwrap().is_empty());
     // Unknown but well-formed ids are a different, equally clear error.
-    let err = stores.history.load("nope").await.unwrap_err();
+    let err = stores.history().load("nope").await.unwrap_err();
     assert_eq!(err.to_string(), "session \"nope\" not found");
     let orphan = NewSession {
         parent_id: Some("nope".into()),
         ..NewSession::default()
     };
-    let err = stores.history.create_session(orphan).await.unwrap_err();
+    let err = stores.create_session(orphan).await.unwrap_err();
     assert!(matches!(err, StoreError::ParentNotFound { .. }), "{err}");
     let err = stores
-        .history
         .append("nope", Message::User { text: "hi".into() })
         .await
         .unwrap_err();
@@ -198,7 +197,7 @@ async fn a_full_quota_refuses_the_blob_and_keeps_the_store() {
     };
     let stores = small_stores(dir.path(), limits).await;
     stores
-        .blobs
+        .blobs()
         .put(&common::media_bytes(1, 8_000))
         .await
         .unwrap();
@@ -220,12 +219,12 @@ async fn a_full_quota_refuses_the_blob_and_keeps_the_store() {
     );
     assert!(err.to_string().contains("quota exceeded"), "{err}");
     // Size unknown: the stream is cut when it crosses the quota.
-    let mut w = stores.blobs.writer(None).await.unwrap();
+    let mut w = stores.blobs().writer(None).await.unwrap();
     w.write(&common::media_bytes(3, 1_500)).await.unwrap();
     let err = w.write(&common::media_bytes(4, 1_500)).await.unwrap_err();
     assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
     let err = stores
-        .blobs
+        .blobs()
         .put(&common::media_bytes(5, 3_000))
         .await
         .unwrap_err();
@@ -234,7 +233,7 @@ async fn a_full_quota_refuses_the_blob_and_keeps_the_store() {
     // The same bytes again cost nothing and still succeed.
     assert!(
         stores
-            .blobs
+            .blobs()
             .put(&common::media_bytes(1, 8_000))
             .await
             .unwrap()
@@ -252,7 +251,7 @@ async fn an_oversize_blob_is_refused_and_nothing_is_left_behind() {
     let stores = small_stores(dir.path(), limits).await;
     let before = blob_files(dir.path());
     let err = stores
-        .blobs
+        .blobs()
         .put(&common::media_bytes(1, 4_097))
         .await
         .unwrap_err();
@@ -272,7 +271,7 @@ async fn an_oversize_blob_is_refused_and_nothing_is_left_behind() {
         matches!(err, StoreError::BlobTooLarge { limit: 4_096, .. }),
         "{err}"
     );
-    let mut w = stores.blobs.writer(None).await.unwrap();
+    let mut w = stores.blobs().writer(None).await.unwrap();
     w.write(&[0; 4_000]).await.unwrap();
     let err = w.write(&[0; 200]).await.unwrap_err();
     assert!(
@@ -299,7 +298,7 @@ async fn invalid_base64_is_a_clear_error() {
             .starts_with("invalid base64 in output[1].data.source"),
         "{err}"
     );
-    assert!(stores.blobs.list().await.unwrap().is_empty());
+    assert!(stores.blobs().list().await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -341,5 +340,5 @@ async fn bad_store_urls_say_what_is_expected_and_never_show_a_secret() {
     let stores = Stores::open_urls(&db, &blobs, StoreConfig::default())
         .await
         .unwrap();
-    assert!(stores.blobs.list().await.unwrap().is_empty());
+    assert!(stores.blobs().list().await.unwrap().is_empty());
 }

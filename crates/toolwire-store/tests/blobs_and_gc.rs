@@ -14,12 +14,12 @@ on_every_backend! {
     async fn same_bytes_make_one_blob_and_ranges_read_back(backend) {
         let stores = backend.open().await;
         let bytes = common::media_bytes(7, 9 << 20);
-        let a = stores.blobs.put(&bytes).await.unwrap();
+        let a = stores.blobs().put(&bytes).await.unwrap();
         let chunks: Vec<Result<Bytes, StoreError>> = bytes
             .chunks(100_003)
             .map(|c| Ok(Bytes::copy_from_slice(c)))
             .collect();
-        let b = put_stream(stores.blobs.as_ref(), futures::stream::iter(chunks), None)
+        let b = put_stream(stores.blobs().as_ref(), futures::stream::iter(chunks), None)
             .await
             .unwrap();
         assert_eq!(a.key, b.key);
@@ -28,24 +28,24 @@ on_every_backend! {
             format!("blake3:{}", blake3::hash(&bytes).to_hex())
         );
         assert!(!a.existed && b.existed);
-        assert_eq!(stores.blobs.list().await.unwrap().len(), 1);
-        assert_eq!(stores.blobs.used_bytes(), bytes.len() as u64);
+        assert_eq!(stores.blobs().list().await.unwrap().len(), 1);
+        assert_eq!(stores.blobs().used_bytes(), bytes.len() as u64);
         let got = stores
-            .blobs
+            .blobs()
             .get_range(&a.key, 5_000_000..5_000_100)
             .await
             .unwrap();
         assert_eq!(got.as_ref(), &bytes[5_000_000..5_000_100]);
         assert!(
             stores
-                .blobs
+                .blobs()
                 .get_range(&a.key, 0..0)
                 .await
                 .unwrap()
                 .is_empty()
         );
         let err = stores
-            .blobs
+            .blobs()
             .get_range(&a.key, 10..(10 << 20))
             .await
             .unwrap_err();
@@ -53,8 +53,8 @@ on_every_backend! {
         // Usage is recounted on reopen.
         drop(stores);
         let stores = backend.open().await;
-        assert_eq!(stores.blobs.used_bytes(), bytes.len() as u64);
-        assert_eq!(stores.blobs.get(&a.key).await.unwrap().len(), bytes.len());
+        assert_eq!(stores.blobs().used_bytes(), bytes.len() as u64);
+        assert_eq!(stores.blobs().get(&a.key).await.unwrap().len(), bytes.len());
     }
 }
 
@@ -81,7 +81,7 @@ on_every_backend! {
         let out = persist(
             result,
             Some(raw),
-            stores.blobs.as_ref(),
+            stores.blobs().as_ref(),
             &PersistConfig::default(),
         )
         .await
@@ -113,7 +113,7 @@ on_every_backend! {
             keep_raw: true,
             ..PersistConfig::default()
         };
-        let again = persist(out.clone(), Some(raw), stores.blobs.as_ref(), &keep)
+        let again = persist(out.clone(), Some(raw), stores.blobs().as_ref(), &keep)
             .await
             .unwrap();
         let raw_key = again.metadata.raw_ref.clone().unwrap();
@@ -157,7 +157,7 @@ on_every_backend! {
     async fn gc_lists_then_removes_only_unreferenced_blobs(backend) {
         let stores = backend.open().await;
         let session = stores
-            .history
+
             .create_session(NewSession::default())
             .await
             .unwrap();
@@ -171,7 +171,7 @@ on_every_backend! {
         );
         stores.record_result(&session.id, kept, None).await.unwrap();
         let orphan = stores
-            .blobs
+            .blobs()
             .put(&common::media_bytes(2, 5000))
             .await
             .unwrap();
@@ -194,7 +194,7 @@ on_every_backend! {
             vec![&orphan.key]
         );
         assert_eq!(dry.removed, 0);
-        assert!(stores.blobs.size(&orphan.key).await.unwrap().is_some());
+        assert!(stores.blobs().size(&orphan.key).await.unwrap().is_some());
 
         let real = stores
             .gc(GcOptions {
@@ -204,8 +204,8 @@ on_every_backend! {
             .await
             .unwrap();
         assert_eq!((real.removed, real.freed_bytes), (1, 5000));
-        assert!(stores.blobs.size(&orphan.key).await.unwrap().is_none());
-        let loaded = stores.history.load(&session.id).await.unwrap();
+        assert!(stores.blobs().size(&orphan.key).await.unwrap().is_none());
+        let loaded = stores.history().load(&session.id).await.unwrap();
         let Message::ToolResult(r) = &loaded[0].content else {
             panic!("not a result")
         };

@@ -18,13 +18,13 @@ on_every_backend! {
         let per_task = if backend.is_sqlite() { 10_000 } else { 1_000 };
         let stores = backend.open().await;
         let shared = stores
-            .history
+
             .create_session(NewSession::default())
             .await
             .unwrap();
         let mut tasks = Vec::new();
         for t in 0..TASKS {
-            let history = stores.history.clone();
+            let history = stores.clone();
             let session = shared.id.clone();
             tasks.push(tokio::spawn(async move {
                 for i in 0..per_task {
@@ -43,7 +43,7 @@ on_every_backend! {
         for task in tasks {
             task.await.unwrap();
         }
-        let loaded = stores.history.load(&shared.id).await.unwrap();
+        let loaded = stores.history().load(&shared.id).await.unwrap();
         assert_eq!(loaded.len(), TASKS * per_task);
         let seqs: Vec<i64> = loaded.iter().map(|m| m.seq).collect();
         assert_eq!(seqs, (1..=(TASKS * per_task) as i64).collect::<Vec<_>>());
@@ -60,7 +60,7 @@ on_every_backend! {
     async fn append_many_is_ordered_and_all_or_nothing(backend) {
         let stores = backend.open().await;
         let session = stores
-            .history
+
             .create_session(NewSession::default())
             .await
             .unwrap();
@@ -75,14 +75,14 @@ on_every_backend! {
                 .collect()
         };
         let stored = stores
-            .history
+
             .append_many(&session.id, batch(1000))
             .await
             .unwrap();
         assert_eq!(stored.last().unwrap().seq, 1000);
         assert!(
             stores
-                .history
+
                 .append_many("missing", batch(10))
                 .await
                 .is_err()
@@ -92,8 +92,8 @@ on_every_backend! {
             CallRef::new("../x", "n"),
             Value::text("x"),
         )));
-        assert!(stores.history.append_many(&session.id, bad).await.is_err());
-        let loaded = stores.history.load(&session.id).await.unwrap();
+        assert!(stores.append_many(&session.id, bad).await.is_err());
+        let loaded = stores.history().load(&session.id).await.unwrap();
         assert_eq!(loaded.len(), 1000);
         assert_eq!(
             loaded.iter().map(|m| m.seq).collect::<Vec<_>>(),

@@ -40,9 +40,9 @@ async fn child(dir: &Path) {
         id: Some(SESSION.into()),
         ..NewSession::default()
     };
-    stores.history.create_session(new).await.unwrap();
+    stores.create_session(new).await.unwrap();
     // A second stream of large blob writes, so the kill also lands inside one.
-    let blobs = stores.blobs.clone();
+    let blobs = stores.blobs().clone();
     tokio::spawn(async move {
         for n in 0u64.. {
             let big = common::media_bytes(1_000_000 + n, 6 << 20);
@@ -115,7 +115,7 @@ fn sigkill_mid_stream_keeps_every_returned_append() {
         let stores = Stores::open(dir.path(), StoreConfig::default())
             .await
             .unwrap();
-        let messages = stores.history.load(SESSION).await.unwrap();
+        let messages = stores.history().load(SESSION).await.unwrap();
         // Every acknowledged append is there, in order, with its media intact.
         assert!(
             messages.len() >= acked.len(),
@@ -132,23 +132,23 @@ fn sigkill_mid_stream_keeps_every_returned_append() {
             assert_eq!(stores.blob(key).await.unwrap().as_ref(), bytes.as_slice());
         }
         // No blob under a final name is partial: each hashes to its own name.
-        let listed = stores.blobs.list().await.unwrap();
+        let listed = stores.blobs().list().await.unwrap();
         assert!(!listed.is_empty());
         for info in &listed {
-            let bytes = stores.blobs.get(&info.key).await.unwrap();
+            let bytes = stores.blobs().get(&info.key).await.unwrap();
             assert_eq!(
                 format!("blake3:{}", blake3::hash(&bytes).to_hex()),
                 info.key.as_str()
             );
         }
         // No row references a missing blob.
-        for key in stores.history.referenced_blobs().await.unwrap() {
+        for key in stores.history().referenced_blobs().await.unwrap() {
             assert!(listed.iter().any(|b| b.key == key), "missing {key}");
             BlobKey::parse(key.as_str()).unwrap();
         }
         // Leftovers of the killed writes are unfinished temps, and cleaning them leaves none.
         stores
-            .blobs
+            .blobs()
             .remove_stale_temps(Duration::ZERO)
             .await
             .unwrap();

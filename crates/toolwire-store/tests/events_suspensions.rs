@@ -17,7 +17,7 @@ on_every_backend! {
     async fn events_are_numbered_by_the_store_replay_in_order_and_survive_a_reopen(backend) {
         {
             let stores = backend.open().await;
-            let h = &stores.events;
+            let h = &stores.events();
             for turn in 1..=3 {
                 let e = h
                     .append_event("s1", at(), EventKind::TurnStarted { turn })
@@ -37,14 +37,14 @@ on_every_backend! {
             let other = backend.open().await;
             let (a, b) = tokio::join!(
                 h.append_event("s1", at(), EventKind::TurnStarted { turn: 4 }),
-                other.events.append_event("s1", at(), EventKind::TurnStarted { turn: 5 })
+                other.events().append_event("s1", at(), EventKind::TurnStarted { turn: 5 })
             );
             let mut seqs = [a.unwrap().seq, b.unwrap().seq];
             seqs.sort_unstable();
             assert_eq!(seqs, [4, 5]);
         }
         let stores = backend.open().await;
-        let h = &stores.events;
+        let h = &stores.events();
         assert_eq!(h.last_event_seq("s1").await.unwrap(), 5);
         assert_eq!(h.last_event_seq("nobody").await.unwrap(), 0);
         let since: Vec<u64> = h
@@ -74,19 +74,19 @@ on_every_backend! {
     async fn a_suspension_is_claimed_once_listed_until_finished_and_survives_a_reopen(backend) {
         {
             let stores = backend.open().await;
-            stores.suspensions.put_suspension(&pending("susp_a")).await.unwrap();
-            stores.suspensions.put_suspension(&pending("susp_b")).await.unwrap();
+            stores.suspensions().put_suspension(&pending("susp_a")).await.unwrap();
+            stores.suspensions().put_suspension(&pending("susp_b")).await.unwrap();
         }
         // A second process (here: a second handle after reopening) lists and claims them;
         // a third claims at the same moment.
         let stores = backend.open().await;
         let rival = backend.open().await;
-        let h = &stores.suspensions;
+        let h = &stores.suspensions();
         let listed = h.suspensions("s1").await.unwrap();
         assert_eq!(listed, [pending("susp_a"), pending("susp_b")]);
         let (a, b) = tokio::join!(
             h.claim_suspension("susp_a"),
-            rival.suspensions.claim_suspension("susp_a")
+            rival.suspensions().claim_suspension("susp_a")
         );
         let got: Vec<_> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
         assert_eq!(got.len(), 1, "claimed twice: {got:?}");
@@ -107,7 +107,7 @@ async fn deleting_a_session_removes_it_its_subagents_and_their_records(backend) 
     use toolwire_core::Message;
     use toolwire_store::NewSession;
     let stores = backend.open().await;
-    let (db, events, pending_calls) = (&stores.history, &stores.events, &stores.suspensions);
+    let (db, events, pending_calls) = (&stores, &stores.events(), &stores.suspensions());
     let parent = db.create_session(NewSession::default()).await.unwrap();
     let child = db
         .create_session(NewSession::child_of(parent.id.clone()))
@@ -131,16 +131,16 @@ async fn deleting_a_session_removes_it_its_subagents_and_their_records(backend) 
 
     assert!(db.delete_session(&parent.id).await.unwrap());
     for gone in [&parent.id, &child.id] {
-        assert!(db.session(gone).await.unwrap().is_none());
+        assert!(db.history().session(gone).await.unwrap().is_none());
         assert!(matches!(
-            db.load(gone).await,
+            db.history().load(gone).await,
             Err(toolwire_store::StoreError::SessionNotFound { .. })
         ));
         assert!(events.events_since(gone, 0).await.unwrap().is_empty());
     }
     assert!(pending_calls.suspensions(&child.id).await.unwrap().is_empty());
     // Another session is untouched, and deleting twice says there was nothing.
-    assert_eq!(db.load(&other.id).await.unwrap().len(), 1);
+    assert_eq!(db.history().load(&other.id).await.unwrap().len(), 1);
     assert!(!db.delete_session(&parent.id).await.unwrap());
     assert!(db.delete_session("../etc").await.is_err());
 }
@@ -154,9 +154,9 @@ async fn on_postgres_another_instances_events_arrive_as_wakeups() {
     };
     let a = backend.open().await;
     let b = backend.open().await;
-    let mut wakeups = a.events.wakeups().expect("Postgres has wake-ups");
+    let mut wakeups = a.events().wakeups().expect("Postgres has wake-ups");
     for turn in 1..=3 {
-        b.events
+        b.events()
             .append_event("s_shared", at(), EventKind::TurnStarted { turn })
             .await
             .unwrap();
@@ -174,5 +174,5 @@ async fn on_postgres_another_instances_events_arrive_as_wakeups() {
     assert_eq!(seen, [1, 2, 3]);
     // SQLite has no channel: its subscribers poll.
     let sqlite = common::backends::sqlite().open().await;
-    assert!(sqlite.events.wakeups().is_none());
+    assert!(sqlite.events().wakeups().is_none());
 }

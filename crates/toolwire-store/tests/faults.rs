@@ -60,11 +60,7 @@ async fn open_with_session(history: &str, blobs: &str) -> (Stores, toolwire_stor
     let stores = Stores::open_urls(history, blobs, StoreConfig::default())
         .await
         .unwrap();
-    let session = stores
-        .history
-        .create_session(NewSession::default())
-        .await
-        .unwrap();
+    let session = stores.create_session(NewSession::default()).await.unwrap();
     (stores, session)
 }
 
@@ -129,7 +125,7 @@ async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_
         Status::Success
     );
     // Every stored reference resolves: nothing points at the blob that was never written.
-    for m in stores.history.load(&session.id).await.unwrap() {
+    for m in stores.history().load(&session.id).await.unwrap() {
         for key in message_blob_refs(&m.content) {
             assert!(stores.blob(&key).await.is_ok(), "{key}");
         }
@@ -175,7 +171,7 @@ async fn postgres_going_away_mid_run_fails_appends_cleanly_and_recovers() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(appended.expect("appends work again").seq, 4);
-    let loaded = stores.history.load(&session.id).await.unwrap();
+    let loaded = stores.history().load(&session.id).await.unwrap();
     let texts: Vec<String> = loaded
         .iter()
         .map(|m| match &m.content {

@@ -16,7 +16,7 @@ async fn gc_between_persist_and_append_spares_a_reused_blob() {
         .await
         .unwrap();
     let bytes = vec![7u8; 5000];
-    let r = s.blobs.put(&bytes).await.unwrap();
+    let r = s.blobs().put(&bytes).await.unwrap();
     // The blob was orphaned a day ago.
     let hex = r.key.hex().to_owned();
     let file = std::fs::File::options()
@@ -25,11 +25,7 @@ async fn gc_between_persist_and_append_spares_a_reused_blob() {
         .unwrap();
     file.set_modified(SystemTime::now() - Duration::from_secs(86_400))
         .unwrap();
-    let session = s
-        .history
-        .create_session(NewSession::default())
-        .await
-        .unwrap();
+    let session = s.create_session(NewSession::default()).await.unwrap();
     let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let result = ToolResult::success(
         CallRef::new("c1", "t"),

@@ -14,7 +14,6 @@ use toolwire_store::{NewSession, StoreError, Stores, migrate};
 /// calls (one being answered), and a subagent's session under it.
 async fn fill(src: &Stores) -> (String, String) {
     let parent = src
-        .history
         .create_session(NewSession {
             title: Some("the parent".into()),
             ..NewSession::default()
@@ -22,7 +21,6 @@ async fn fill(src: &Stores) -> (String, String) {
         .await
         .unwrap();
     let child = src
-        .history
         .create_session(NewSession::child_of(&parent.id))
         .await
         .unwrap();
@@ -53,7 +51,7 @@ async fn fill(src: &Stores) -> (String, String) {
         .await
         .unwrap();
     for turn in 1..=3 {
-        src.events
+        src.events()
             .append_event(
                 &parent.id,
                 format!("2026-11-23T10:00:0{turn}Z"),
@@ -62,22 +60,22 @@ async fn fill(src: &Stores) -> (String, String) {
             .await
             .unwrap();
     }
-    src.suspensions
+    src.suspensions()
         .put_suspension(&common::pending("p_wait", &parent.id))
         .await
         .unwrap();
-    src.suspensions
+    src.suspensions()
         .put_suspension(&common::pending("p_busy", &parent.id))
         .await
         .unwrap();
-    src.suspensions.claim_suspension("p_busy").await.unwrap();
+    src.suspensions().claim_suspension("p_busy").await.unwrap();
     (parent.id, child.id)
 }
 
 async fn assert_same(src: &Stores, dst: &Stores, sessions: &[&str]) {
     for id in sessions {
-        let a = src.history.load(id).await.unwrap();
-        let b = dst.history.load(id).await.unwrap();
+        let a = src.history().load(id).await.unwrap();
+        let b = dst.history().load(id).await.unwrap();
         assert_eq!(a.len(), b.len(), "{id}");
         for (x, y) in a.iter().zip(&b) {
             assert_eq!(x.seq, y.seq);
@@ -90,12 +88,12 @@ async fn assert_same(src: &Stores, dst: &Stores, sessions: &[&str]) {
             }
         }
         let (ea, eb) = (
-            src.events.events_since(id, 0).await.unwrap(),
-            dst.events.events_since(id, 0).await.unwrap(),
+            src.events().events_since(id, 0).await.unwrap(),
+            dst.events().events_since(id, 0).await.unwrap(),
         );
         assert_eq!(ea, eb);
-        let sa = src.history.session(id).await.unwrap().unwrap();
-        let sb = dst.history.session(id).await.unwrap().unwrap();
+        let sa = src.history().session(id).await.unwrap().unwrap();
+        let sb = dst.history().session(id).await.unwrap().unwrap();
         assert_eq!((sa.parent_id, sa.title), (sb.parent_id, sb.title));
     }
 }
@@ -114,7 +112,7 @@ on_every_backend! {
         assert_eq!(first.events_copied, 3);
         assert_eq!((first.suspensions_copied, first.suspensions_skipped), (1, 1));
         assert_same(&src, &dst, &[&parent, &child]).await;
-        let waiting = dst.suspensions.suspensions(&parent).await.unwrap();
+        let waiting = dst.suspensions().suspensions(&parent).await.unwrap();
         assert_eq!(waiting, [common::pending("p_wait", &parent)]);
 
         // Nothing new: everything is verified, nothing copied.
@@ -127,7 +125,7 @@ on_every_backend! {
 
         // The source goes on (or the first run was interrupted): only the rest is copied.
         src.append(&parent, Message::User { text: "more".into() }).await.unwrap();
-        src.events
+        src.events()
             .append_event(&parent, "2026-11-23T10:00:09Z".into(), EventKind::SessionEnded)
             .await
             .unwrap();
@@ -136,7 +134,7 @@ on_every_backend! {
         assert_same(&src, &dst, &[&parent, &child]).await;
 
         // A target that disagrees stops the copy with a clear error.
-        dst.history
+        dst
             .append(&child, Message::User { text: "only on the target".into() })
             .await
             .unwrap();
@@ -166,7 +164,7 @@ async fn a_damaged_source_blob_is_not_copied_and_its_message_stays_behind() {
     assert!(matches!(err, StoreError::BlobHashMismatch { .. }), "{err}");
     // The messages before the damaged one's chunk were not copied either: nothing in the
     // target points at a missing blob.
-    for m in dst.history.load(&parent).await.unwrap() {
+    for m in dst.history().load(&parent).await.unwrap() {
         for key in toolwire_store::message_blob_refs(&m.content) {
             assert!(dst.blob(&key).await.is_ok());
         }

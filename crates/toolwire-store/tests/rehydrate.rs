@@ -25,7 +25,7 @@ on_every_backend! {
             "persisted to a blob"
         );
 
-        let back = rehydrate_images(&stored, stores.blobs.as_ref(), 1 << 20)
+        let back = rehydrate_images(&stored, stores.blobs().as_ref(), 1 << 20)
             .await
             .unwrap();
         assert_eq!(
@@ -35,7 +35,7 @@ on_every_backend! {
         assert_eq!(back.output[0], stored.output[0]);
 
         // Over the limit: left as a reference.
-        let kept = rehydrate_images(&stored, stores.blobs.as_ref(), 100)
+        let kept = rehydrate_images(&stored, stores.blobs().as_ref(), 100)
             .await
             .unwrap();
         assert_eq!(kept, stored);
@@ -44,7 +44,7 @@ on_every_backend! {
         // blob store's figure, not its claim.
         let mut lying = stored.clone();
         lying.output[1].data["source"]["size"] = 10.into();
-        let kept = rehydrate_images(&lying, stores.blobs.as_ref(), 100)
+        let kept = rehydrate_images(&lying, stores.blobs().as_ref(), 100)
             .await
             .unwrap();
         assert_eq!(kept, lying);
@@ -55,11 +55,11 @@ on_every_backend! {
             .unwrap()
             .to_owned();
         stores
-            .blobs
+            .blobs()
             .delete(&BlobKey::parse(&key).unwrap())
             .await
             .unwrap();
-        let missing = rehydrate_images(&stored, stores.blobs.as_ref(), 1 << 20)
+        let missing = rehydrate_images(&stored, stores.blobs().as_ref(), 1 << 20)
             .await
             .unwrap();
         assert_eq!(missing, stored);

@@ -34,13 +34,8 @@ async fn round_trip(messages: Vec<Message>) {
 
 async fn round_trip_on(backend: &Backend, messages: Vec<Message>) {
     let stores = backend.open().await;
-    let parent = stores
-        .history
-        .create_session(NewSession::default())
-        .await
-        .unwrap();
+    let parent = stores.create_session(NewSession::default()).await.unwrap();
     let session = stores
-        .history
         .create_session(NewSession::child_of(&parent.id))
         .await
         .unwrap();
@@ -60,7 +55,7 @@ async fn round_trip_on(backend: &Backend, messages: Vec<Message>) {
     drop(stores);
 
     let stores = backend.open().await;
-    let loaded = stores.history.load(&session.id).await.unwrap();
+    let loaded = stores.history().load(&session.id).await.unwrap();
     assert_eq!(loaded.len(), appended.len());
     for (a, l) in appended.iter().zip(&loaded) {
         assert_eq!(a.content, l.content);
@@ -105,7 +100,7 @@ async fn round_trip_on(backend: &Backend, messages: Vec<Message>) {
             assert_eq!(resolved, bytes);
         }
         let found = stores
-            .history
+            .history()
             .find_result(&result.call_id)
             .await
             .unwrap()
@@ -119,7 +114,7 @@ async fn round_trip_on(backend: &Backend, messages: Vec<Message>) {
             .unwrap();
         assert_eq!(&found.result, newest);
     }
-    let children = stores.history.child_sessions(&parent.id).await.unwrap();
+    let children = stores.history().child_sessions(&parent.id).await.unwrap();
     assert_eq!(children.len(), 1);
     assert_eq!(children[0].id, session.id);
     assert_eq!(children[0].message_count, loaded.len() as i64);

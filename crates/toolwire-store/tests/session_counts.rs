@@ -27,7 +27,7 @@ fn counts(s: &Session) -> (i64, i64, i64) {
 on_every_backend! {
     async fn counts_follow_results_suspensions_and_settling(backend) {
         let stores = backend.open().await;
-        let h = &stores.history;
+        let h = &stores;
         let new = |id: &str| NewSession { id: Some(id.to_owned()), ..NewSession::default() };
         h.create_session(new("counted")).await.unwrap();
         h.create_session(new("quiet")).await.unwrap();
@@ -39,35 +39,35 @@ on_every_backend! {
         h.append_many("counted", vec![ok("c1"), failed("c2"), ok("c3")]).await.unwrap();
         h.append("child", failed("c4")).await.unwrap();
         h.append("quiet", Message::User { text: "only talk".into() }).await.unwrap();
-        let s = h.session("counted").await.unwrap().unwrap();
+        let s = h.history().session("counted").await.unwrap().unwrap();
         assert_eq!(counts(&s), (3, 0, 1));
         assert_eq!(s.message_count, 4);
 
         // A call waiting for a person is a call, and a waiting one, until it settles: then
         // its stored result counts it instead.
-        stores.suspensions.put_suspension(&common::pending("susp_1", "counted")).await.unwrap();
-        assert_eq!(counts(&h.session("counted").await.unwrap().unwrap()), (4, 1, 1));
+        stores.suspensions().put_suspension(&common::pending("susp_1", "counted")).await.unwrap();
+        assert_eq!(counts(&h.history().session("counted").await.unwrap().unwrap()), (4, 1, 1));
         // Answered: it runs on, no longer waiting (and not counted until its result is
         // stored, like any running call). A second question of the same call would be a
         // new pending suspension beside this resolving one: the call counts once.
-        stores.suspensions.claim_suspension("susp_1").await.unwrap().unwrap();
-        assert_eq!(counts(&h.session("counted").await.unwrap().unwrap()), (3, 0, 1));
+        stores.suspensions().claim_suspension("susp_1").await.unwrap().unwrap();
+        assert_eq!(counts(&h.history().session("counted").await.unwrap().unwrap()), (3, 0, 1));
         h.append("counted", failed("call_susp_1")).await.unwrap();
-        stores.suspensions.finish_suspension("susp_1").await.unwrap();
-        assert_eq!(counts(&h.session("counted").await.unwrap().unwrap()), (4, 0, 2));
+        stores.suspensions().finish_suspension("susp_1").await.unwrap();
+        assert_eq!(counts(&h.history().session("counted").await.unwrap().unwrap()), (4, 0, 2));
 
         // A refused append (no such session) counts nothing anywhere.
         assert!(h.append("nobody", ok("c9")).await.is_err());
         drop(stores);
 
         let stores = backend.open().await;
-        let h = &stores.history;
-        let listed = h.list_sessions(Page::default()).await.unwrap();
+        let h = &stores;
+        let listed = h.history().list_sessions(Page::default()).await.unwrap();
         let by_id = |id: &str| listed.iter().find(|s| s.id == id).map(counts);
         assert_eq!(by_id("counted"), Some((4, 0, 2)));
         assert_eq!(by_id("quiet"), Some((0, 0, 0)));
         assert_eq!(by_id("child"), Some((1, 0, 1)));
-        let children = h.child_sessions("counted").await.unwrap();
+        let children = h.history().child_sessions("counted").await.unwrap();
         assert_eq!(children.iter().map(counts).collect::<Vec<_>>(), [(1, 0, 1)]);
     }
 }

@@ -47,7 +47,7 @@ async fn writer(dir: &Path, name: &str) {
             .await
             .unwrap_or_else(|e| panic!("{name} append {i}: {e}"));
         stores
-            .events
+            .events()
             .append_event(
                 SESSION,
                 format!("2026-11-23T00:00:00.{i:03}Z"),
@@ -80,7 +80,6 @@ fn two_processes_and_a_lock_holder_contend_and_nothing_is_lost() {
             .await
             .unwrap();
         stores
-            .history
             .create_session(NewSession {
                 id: Some(SESSION.into()),
                 ..NewSession::default()
@@ -116,7 +115,7 @@ fn two_processes_and_a_lock_holder_contend_and_nothing_is_lost() {
             tokio::time::sleep(Duration::from_secs(2)).await;
             sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
             // Readers are never blocked (WAL): a load works between and during writes.
-            stores.history.load(SESSION).await.unwrap();
+            stores.history().load(SESSION).await.unwrap();
         }
     });
     for child in children {
@@ -133,7 +132,7 @@ fn two_processes_and_a_lock_holder_contend_and_nothing_is_lost() {
         let stores = Stores::open(dir.path(), StoreConfig::default())
             .await
             .unwrap();
-        let messages = stores.history.load(SESSION).await.unwrap();
+        let messages = stores.history().load(SESSION).await.unwrap();
         let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
         let expected: Vec<i64> = (1..=2 * PER_WRITER as i64).collect();
         assert_eq!(seqs, expected, "message numbers have no gap or duplicate");
@@ -146,7 +145,7 @@ fn two_processes_and_a_lock_holder_contend_and_nothing_is_lost() {
             for res in &r.resources {
                 let key = BlobKey::parse(&res.uri).unwrap();
                 assert!(
-                    stores.blobs.size(&key).await.unwrap().is_some(),
+                    stores.blobs().size(&key).await.unwrap().is_some(),
                     "{} names a missing blob",
                     r.call_id
                 );
@@ -157,7 +156,7 @@ fn two_processes_and_a_lock_holder_contend_and_nothing_is_lost() {
                 assert!(calls.contains(&format!("{w}-{i}")), "{w}-{i} lost");
             }
         }
-        let events = stores.events.events_since(SESSION, 0).await.unwrap();
+        let events = stores.events().events_since(SESSION, 0).await.unwrap();
         let event_seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
         let expected: Vec<u64> = (1..=2 * PER_WRITER).collect();
         assert_eq!(

@@ -73,7 +73,7 @@ pub(crate) async fn for_display<'a>(
         return Ok(Cow::Borrowed(result));
     }
     Ok(Cow::Owned(
-        rehydrate_images(result, stores.blobs.as_ref(), DEFAULT_REHYDRATE_LIMIT).await?,
+        rehydrate_images(result, stores.blobs().as_ref(), DEFAULT_REHYDRATE_LIMIT).await?,
     ))
 }
 

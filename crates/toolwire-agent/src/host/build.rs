@@ -100,18 +100,18 @@ impl HostBuilder {
                 registry.register_arc(tool)?;
             }
         }
-        registry.register(read_result(Arc::clone(&stores.history)))?;
+        registry.register(read_result(stores.history_reader()))?;
         for tool in self.tools {
             registry.register_arc(tool)?;
         }
         let events = EventBus::with_media(
-            Arc::clone(&stores.events),
-            Arc::clone(&stores.blobs),
-            stores.config.persist.clone(),
+            Arc::clone(stores.events()),
+            Arc::clone(stores.blobs()),
+            stores.config().persist.clone(),
         );
         let executor = Executor::builder(registry)
             .events(Arc::clone(&events))
-            .suspensions(Arc::clone(&stores.suspensions))
+            .suspensions(Arc::clone(stores.suspensions()))
             .config(self.executor.unwrap_or_else(ExecutorConfig::from_env))
             .sink(crate::landing::StoreSink::new(stores.clone(), events))
             .build();

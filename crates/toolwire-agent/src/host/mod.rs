@@ -180,13 +180,12 @@ impl Host {
         match id {
             Some(id) => self
                 .stores
-                .history
+                .history()
                 .session(id)
                 .await?
                 .ok_or_else(|| HostError::NoSession(id.to_owned())),
             None => Ok(self
                 .stores
-                .history
                 .create_session(NewSession {
                     title: Some(title.to_owned()),
                     ..NewSession::default()

@@ -319,7 +319,7 @@ impl Harness {
             .await
             .unwrap();
         if let Some(wrap) = opts.wrap_history {
-            stores.history = wrap(Arc::clone(&stores.history));
+            stores = stores.map_history(wrap);
         }
         let ws = Arc::new(Workspace::new(workspace.path()).unwrap());
         let hang_started = Arc::new(tokio::sync::Notify::new());
@@ -358,10 +358,10 @@ impl Harness {
         if opts.with_task {
             registry.register(task.clone()).unwrap();
         }
-        let events = EventBus::new(Arc::clone(&stores.events));
+        let events = EventBus::new(Arc::clone(stores.events()));
         let executor = Executor::builder(registry)
             .events(Arc::clone(&events))
-            .suspensions(Arc::clone(&stores.suspensions))
+            .suspensions(Arc::clone(stores.suspensions()))
             .build();
         let mut config = AgentConfig::new("test-model");
         config.instructions = "Test instructions.".into();
@@ -404,7 +404,7 @@ impl Harness {
     /// `result:id:status`.
     pub async fn transcript(&self, session: &str) -> Vec<String> {
         self.stores
-            .history
+            .history()
             .load(session)
             .await
             .unwrap()
@@ -426,7 +426,7 @@ impl Harness {
 
     /// The event types of a session, in order (`turn_started:1`, `tool_result:c1`, ...).
     pub async fn event_tags(&self, session: &str) -> Vec<String> {
-        let all = self.stores.events.events_since(session, 0).await.unwrap();
+        let all = self.stores.events().events_since(session, 0).await.unwrap();
         all.into_iter()
             .map(|event| {
                 let e: Json = serde_json::to_value(&event).unwrap();

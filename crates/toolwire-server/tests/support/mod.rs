@@ -184,7 +184,7 @@ pub async fn wait_for(
         let events = server
             .host
             .stores()
-            .events
+            .events()
             .events_since(session, 0)
             .await
             .unwrap();

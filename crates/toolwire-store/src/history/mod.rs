@@ -36,13 +36,13 @@ pub struct StoredResult {
     pub result: ToolResult,
 }
 
-/// Durable, ordered session history. Implementations: SQLite and Postgres; both
-/// store a tool result as its canonical JSON text, so a load returns the same bytes.
+/// The read side of the session history: what a viewer, a search or a `read_result` tool
+/// needs. [`Stores::history`](crate::Stores) hands out only this, so the one checked
+/// write path (`Stores::append`, which refuses a message whose blobs are missing) cannot
+/// be skipped by accident.
 #[async_trait]
-pub trait HistoryStore: Send + Sync + fmt::Debug {
-    /// Creates a session; the id is generated when `new.id` is `None`.
-    async fn create_session(&self, new: NewSession) -> Result<Session>;
-
+pub trait HistoryReader: Send + Sync + fmt::Debug {
+    /// The session with this id, if any.
     async fn session(&self, id: &str) -> Result<Option<Session>>;
 
     /// Sessions, most recently updated first.
@@ -50,6 +50,25 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
 
     /// Sessions whose parent is `parent_id` (subagents), oldest first.
     async fn child_sessions(&self, parent_id: &str) -> Result<Vec<Session>>;
+
+    /// Every message of a session, in order.
+    async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>>;
+
+    /// The newest stored result with this call id.
+    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>>;
+
+    /// Every blob some stored message references.
+    async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>>;
+}
+
+/// Durable, ordered session history. Implementations: SQLite and Postgres; both
+/// store a tool result as its canonical JSON text, so a load returns the same bytes.
+/// The write methods do not check blob references; hosts write through
+/// `Stores`, which does.
+#[async_trait]
+pub trait HistoryStore: HistoryReader {
+    /// Creates a session; the id is generated when `new.id` is `None`.
+    async fn create_session(&self, new: NewSession) -> Result<Session>;
 
     /// Appends a message. When this returns `Ok`, the message is on disk.
     async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {
@@ -64,18 +83,9 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
         contents: Vec<Message>,
     ) -> Result<Vec<StoredMessage>>;
 
-    /// Every message of a session, in order.
-    async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>>;
-
     /// Deletes a session with its subagents' sessions, messages, events and pending
     /// calls; `false` when there was none. Blobs stay until `gc` finds them unreferenced.
     async fn delete_session(&self, id: &str) -> Result<bool>;
-
-    /// The newest stored result with this call id.
-    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>>;
-
-    /// Every blob some stored message references.
-    async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>>;
 }
 
 /// The per-session event streams, resumable from any number.

@@ -22,8 +22,8 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, EventWake, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult,
-    SuspensionStore,
+    EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, Session, StoredMessage,
+    StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::failed::redact;
@@ -138,6 +138,28 @@ fn parse_wake(payload: &str) -> Option<EventWake> {
 rows::statements!(PgConnection, PgPool);
 
 #[async_trait]
+impl HistoryReader for PgHistory {
+    async fn session(&self, id: &str) -> Result<Option<Session>> {
+        read_session(&self.pool, id).await
+    }
+    async fn list_sessions(&self, page: Page) -> Result<Vec<Session>> {
+        read_sessions(&self.pool, page).await
+    }
+    async fn child_sessions(&self, parent_id: &str) -> Result<Vec<Session>> {
+        read_children(&self.pool, parent_id).await
+    }
+    async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
+        read_messages(&self.pool, session_id).await
+    }
+    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
+        read_result(&self.pool, call_id).await
+    }
+    async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
+        read_blob_refs(&self.pool).await
+    }
+}
+
+#[async_trait]
 impl HistoryStore for PgHistory {
     async fn create_session(&self, new: NewSession) -> Result<Session> {
         let session = rows::new_session(new)?;
@@ -146,19 +168,6 @@ impl HistoryStore for PgHistory {
         tx.commit().await?;
         Ok(session)
     }
-
-    async fn session(&self, id: &str) -> Result<Option<Session>> {
-        read_session(&self.pool, id).await
-    }
-
-    async fn list_sessions(&self, page: Page) -> Result<Vec<Session>> {
-        read_sessions(&self.pool, page).await
-    }
-
-    async fn child_sessions(&self, parent_id: &str) -> Result<Vec<Session>> {
-        read_children(&self.pool, parent_id).await
-    }
-
     async fn append_many(
         &self,
         session_id: &str,
@@ -174,25 +183,12 @@ impl HistoryStore for PgHistory {
         tx.commit().await?;
         Ok(rows::stored_messages(session_id, contents, ids, now))
     }
-
     async fn delete_session(&self, id: &str) -> Result<bool> {
         validate_id("session id", id)?;
         let mut tx = self.pool.begin().await?;
         let found = delete_tree(&mut tx, id).await?;
         tx.commit().await?;
         Ok(found > 0)
-    }
-
-    async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
-        read_messages(&self.pool, session_id).await
-    }
-
-    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
-        read_result(&self.pool, call_id).await
-    }
-
-    async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
-        read_blob_refs(&self.pool).await
     }
 }
 

@@ -24,7 +24,8 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, NewRow, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult, SuspensionStore,
+    EventLog, HistoryReader, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult,
+    SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
@@ -220,6 +221,28 @@ impl SqliteHistory {
 rows::statements!(SqliteConnection, SqlitePool);
 
 #[async_trait]
+impl HistoryReader for SqliteHistory {
+    async fn session(&self, id: &str) -> Result<Option<Session>> {
+        read_session(&self.inner.read, id).await
+    }
+    async fn list_sessions(&self, page: Page) -> Result<Vec<Session>> {
+        read_sessions(&self.inner.read, page).await
+    }
+    async fn child_sessions(&self, parent_id: &str) -> Result<Vec<Session>> {
+        read_children(&self.inner.read, parent_id).await
+    }
+    async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
+        read_messages(&self.inner.read, session_id).await
+    }
+    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
+        read_result(&self.inner.read, call_id).await
+    }
+    async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
+        read_blob_refs(&self.inner.read).await
+    }
+}
+
+#[async_trait]
 impl HistoryStore for SqliteHistory {
     async fn create_session(&self, new: NewSession) -> Result<Session> {
         let session = rows::new_session(new)?;
@@ -231,19 +254,6 @@ impl HistoryStore for SqliteHistory {
         .await?;
         Ok(session)
     }
-
-    async fn session(&self, id: &str) -> Result<Option<Session>> {
-        read_session(&self.inner.read, id).await
-    }
-
-    async fn list_sessions(&self, page: Page) -> Result<Vec<Session>> {
-        read_sessions(&self.inner.read, page).await
-    }
-
-    async fn child_sessions(&self, parent_id: &str) -> Result<Vec<Session>> {
-        read_children(&self.inner.read, parent_id).await
-    }
-
     async fn append_many(
         &self,
         session_id: &str,
@@ -259,7 +269,6 @@ impl HistoryStore for SqliteHistory {
             .await?;
         Ok(rows::stored_messages(session_id, contents, ids, now))
     }
-
     async fn delete_session(&self, id: &str) -> Result<bool> {
         validate_id("session id", id)?;
         let stmt = Stmt::DeleteSession { id: id.to_owned() };
@@ -267,18 +276,6 @@ impl HistoryStore for SqliteHistory {
             Returned::Seq(deleted) => Ok(deleted > 0),
             _ => Ok(false),
         }
-    }
-
-    async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
-        read_messages(&self.inner.read, session_id).await
-    }
-
-    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
-        read_result(&self.inner.read, call_id).await
-    }
-
-    async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
-        read_blob_refs(&self.inner.read).await
     }
 }
 

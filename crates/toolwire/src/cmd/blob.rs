@@ -27,7 +27,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let key = BlobKey::parse(args.key.trim()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let stores = data::open(place).await?;
     let size = stores
-        .blobs
+        .blobs()
         .size(&key)
         .await?
         .with_context(|| format!("no blob {key} in this store"))?;
@@ -44,7 +44,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let mut at = 0;
     while at < size {
         let end = (at + CHUNK).min(size);
-        let bytes = stores.blobs.get_range(&key, at..end).await?;
+        let bytes = stores.blobs().get_range(&key, at..end).await?;
         sink.write_all(&bytes)?;
         at = end;
     }

@@ -77,7 +77,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         let raw = keep_raw.then_some(input.bytes.as_slice());
         let existing =
             match &args.session {
-                Some(id) => Some(stores.history.session(id).await?.ok_or_else(|| {
+                Some(id) => Some(stores.history().session(id).await?.ok_or_else(|| {
                     anyhow::anyhow!("no session {id:?} (see `toolwire sessions`)")
                 })?),
                 None => None,
@@ -90,7 +90,6 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             Some(session) => session,
             None => {
                 stores
-                    .history
                     .create_session(NewSession {
                         id: None,
                         parent_id: None,

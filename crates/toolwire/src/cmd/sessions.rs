@@ -23,7 +23,7 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let stores = data::open(place).await?;
     let sessions = stores
-        .history
+        .history()
         .list_sessions(Page {
             offset: args.offset,
             limit: args.limit,

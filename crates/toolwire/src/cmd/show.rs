@@ -22,10 +22,10 @@ pub(crate) struct Args {
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let stores = data::open(place).await?;
-    if stores.history.session(&args.session).await?.is_none() {
+    if stores.history().session(&args.session).await?.is_none() {
         bail!("no session {:?} (see `toolwire sessions`)", args.session);
     }
-    let messages = stores.history.load(&args.session).await?;
+    let messages = stores.history().load(&args.session).await?;
     if args.json {
         out::json(&messages)?;
         return Ok(Outcome::Ok);
