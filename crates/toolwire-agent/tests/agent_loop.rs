@@ -4,7 +4,7 @@
 //! the second and later turns are asserted as concrete JSON.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod agent_support;
+mod support;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -12,7 +12,7 @@ use toolwire_agent::{AgentError, StopReason};
 use toolwire_model::Provider;
 use toolwire_runtime::Resolution;
 
-use agent_support::*;
+use support::*;
 
 async fn text_turn(provider: Provider) {
     let h = Harness::new(provider, vec![text("Hello there.")], Options::default()).await;

@@ -3,7 +3,7 @@
 //! request; a cancel while a call waits for approval denies it and leaves nothing pending.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod agent_support;
+mod support;
 
 use std::sync::Arc;
 
@@ -18,7 +18,7 @@ use toolwire_core::{Source, Value};
 use toolwire_model::Provider;
 use toolwire_runtime::{Resolution, ToolContext, ToolError, tool_fn};
 
-use agent_support::*;
+use support::*;
 
 async fn streamed(provider: Provider) {
     let script = vec![

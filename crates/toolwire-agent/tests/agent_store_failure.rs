@@ -3,12 +3,12 @@
 //! the turn goes on.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod agent_support;
+mod support;
 
 use std::sync::Arc;
 
-use agent_support::*;
 use serde_json::json;
+use support::*;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::Message;
 use toolwire_core::{Source, Status, Value};

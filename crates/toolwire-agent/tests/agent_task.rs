@@ -4,14 +4,14 @@
 //! the parent's system prompt only.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod agent_support;
+mod support;
 
 use serde_json::{Value as Json, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_agent::{MAX_TASK_RESULT_CHARS, StopReason, TASK_TOOL_GUIDANCE};
 use toolwire_model::Provider;
 
-use agent_support::*;
+use support::*;
 
 async fn subagent(provider: Provider) {
     let script = vec![

@@ -3,7 +3,7 @@
 //! reply comes back as a `sampling/createMessage` result.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod agent_support;
+mod support;
 
 use serde_json::json;
 use toolwire_agent::{ProviderSampler, ProviderSettings};
@@ -25,7 +25,7 @@ fn settings(provider: Provider, url: String) -> ProviderSettings {
 async fn a_sampling_request_is_answered_by_the_provider() {
     for provider in [Provider::Anthropic, Provider::OpenaiChat] {
         let server = MockServer::start().await;
-        let body = agent_support::response_body(provider, &agent_support::text("Paris"));
+        let body = support::response_body(provider, &support::text("Paris"));
         Mock::given(method("POST"))
             .respond_with(ResponseTemplate::new(200).set_body_json(body))
             .mount(&server)

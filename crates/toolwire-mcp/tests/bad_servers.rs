@@ -3,7 +3,6 @@
 //! result. (A server that never answers is in in_process.rs.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod peers;
 mod support;
 
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use toolwire_mcp::{Limits, ServerConfig, Transport};
 use toolwire_runtime::{Executor, Scope, ToolCall};
 
 fn bad(mode: &str) -> ServerConfig {
-    let script = peers::peers_dir().join("bad_server.py");
+    let script = support::peers::peers_dir().join("bad_server.py");
     support::stdio(
         "bad",
         "python3",

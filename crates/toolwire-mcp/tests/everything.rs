@@ -6,7 +6,6 @@
 //! under CI (`CI` set) they fail, so a missing server never passes for a working one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod peers;
 mod support;
 
 use std::sync::Arc;
@@ -248,7 +247,7 @@ async fn exercise(config: ServerConfig) {
 
 #[tokio::test]
 async fn server_everything_over_stdio() {
-    let Some(script) = peers::everything() else {
+    let Some(script) = support::peers::everything() else {
         return;
     };
     exercise(support::stdio(
@@ -261,11 +260,11 @@ async fn server_everything_over_stdio() {
 
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
-    let Some(script) = peers::everything() else {
+    let Some(script) = support::peers::everything() else {
         return;
     };
-    let port = peers::free_port();
-    let server = peers::spawn_http(&script, port).await;
+    let port = support::peers::free_port();
+    let server = support::peers::spawn_http(&script, port).await;
     exercise(support::trusted(ServerConfig::new(
         "ev",
         Transport::Http {
@@ -283,7 +282,7 @@ async fn server_everything_over_streamable_http() {
 /// task goes on with it (not with its "elicitation unavailable" default).
 #[tokio::test]
 async fn a_question_inside_a_task_reaches_the_person() {
-    let Some(script) = peers::everything() else {
+    let Some(script) = support::peers::everything() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -2,7 +2,6 @@
 //! its tools list, read and write through toolwire, and it refuses paths outside.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod peers;
 mod support;
 
 use serde_json::json;
@@ -20,7 +19,7 @@ fn text_of(r: &toolwire_core::ToolResult) -> String {
 
 #[tokio::test]
 async fn server_filesystem_reads_and_writes_a_temp_dir() {
-    let Some(script) = peers::filesystem() else {
+    let Some(script) = support::peers::filesystem() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

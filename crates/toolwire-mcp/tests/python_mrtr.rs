@@ -3,7 +3,6 @@
 //! and the answer resumes it, over one round and over two.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod peers;
 mod support;
 
 use serde_json::json;
@@ -13,7 +12,7 @@ use toolwire_runtime::{Resolution, Scope, ToolCall};
 
 #[tokio::test]
 async fn input_required_suspends_and_the_answer_resumes_the_call() {
-    let Some((python, args)) = peers::python_mrtr() else {
+    let Some((python, args)) = support::peers::python_mrtr() else {
         return;
     };
     let connected = toolwire_mcp::connect_all(
@@ -90,7 +89,7 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
 /// after the configured number of rounds.
 #[tokio::test]
 async fn a_decline_ends_the_call_and_endless_questions_are_capped() {
-    let Some((python, args)) = peers::python_mrtr() else {
+    let Some((python, args)) = support::peers::python_mrtr() else {
         return;
     };
     let limits = Limits {

@@ -2,7 +2,7 @@
 //! reviewed files in tests/golden/. `UPDATE_GOLDEN=1` rewrites them (then read the diff).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::path::PathBuf;
 
@@ -15,11 +15,11 @@ fn golden_dir() -> PathBuf {
 #[tokio::test]
 async fn request_bodies_match_golden_files() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let blobs = common::blobs();
+    let blobs = support::blobs();
     let mut mismatches = Vec::new();
-    for (name, conv) in common::scenarios() {
+    for (name, conv) in support::scenarios() {
         for provider in Provider::ALL {
-            let (body, diags) = encode_request(provider, &conv, &common::options(), &blobs)
+            let (body, diags) = encode_request(provider, &conv, &support::options(), &blobs)
                 .await
                 .unwrap();
             let doc = serde_json::json!({ "request": body, "diagnostics": diags });

@@ -3,7 +3,7 @@
 //! Needs python3 with those packages: missing ones fail under CI and skip otherwise.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,11 +23,11 @@ fn skip_or_fail(reason: &str) {
 async fn encoded_requests_validate_against_official_sdk_types() {
     let dir = std::env::temp_dir().join(format!("toolwire-sdk-validate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let blobs = common::blobs();
+    let blobs = support::blobs();
     let mut files: Vec<PathBuf> = Vec::new();
-    for (name, conv) in common::scenarios() {
+    for (name, conv) in support::scenarios() {
         for provider in Provider::ALL {
-            let (body, _) = encode_request(provider, &conv, &common::options(), &blobs)
+            let (body, _) = encode_request(provider, &conv, &support::options(), &blobs)
                 .await
                 .unwrap();
             let path = dir.join(format!("{name}.{provider}.json"));

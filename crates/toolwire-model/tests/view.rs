@@ -3,7 +3,7 @@
 //! tool and per turn.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use toolwire_core::{CallRef, Source, ToolResult, Value};
 use toolwire_model::{
@@ -15,9 +15,9 @@ async fn widgets_and_user_only_values_never_reach_the_model() {
     for provider in Provider::ALL {
         let (body, _) = encode_request(
             provider,
-            &common::mix(),
-            &common::options(),
-            &common::blobs(),
+            &support::mix(),
+            &support::options(),
+            &support::blobs(),
         )
         .await
         .unwrap();
@@ -46,7 +46,7 @@ async fn media_older_than_the_window_and_missing_blobs_become_placeholders() {
     let image = |id: &str| {
         Message::tool(ToolResult::success(
             CallRef::new(id, "shot"),
-            Value::image(Source::blob(common::blob_key(), 70), "image/png")
+            Value::image(Source::blob(support::blob_key(), 70), "image/png")
                 .summary(format!("{id}.png")),
         ))
     };
@@ -66,8 +66,8 @@ async fn media_older_than_the_window_and_missing_blobs_become_placeholders() {
     let (body, diags) = encode_request(
         Provider::Anthropic,
         &conv,
-        &common::options(),
-        &common::blobs(),
+        &support::options(),
+        &support::blobs(),
     )
     .await
     .unwrap();
@@ -87,7 +87,7 @@ async fn media_older_than_the_window_and_missing_blobs_become_placeholders() {
             .any(|d| d.code == NoteCode::MediaPlaceholder && d.call_id.as_deref() == Some("old"))
     );
 
-    let (body, diags) = encode_request(Provider::Anthropic, &conv, &common::options(), &NoBlobs)
+    let (body, diags) = encode_request(Provider::Anthropic, &conv, &support::options(), &NoBlobs)
         .await
         .unwrap();
     assert_eq!(
@@ -136,7 +136,7 @@ fn openai_texts(body: &serde_json::Value) -> Vec<String> {
 
 #[tokio::test]
 async fn budgets_apply_per_instance_tool_call_and_turn() {
-    let mut options = common::options();
+    let mut options = support::options();
     options.budget.max_chars = 1000;
     options.budget.per_tool.insert("grep".into(), 500);
     let (body, diags) = encode_request(Provider::OpenaiChat, &three_logs(), &options, &NoBlobs)

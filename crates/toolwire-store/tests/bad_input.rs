@@ -1,7 +1,7 @@
 //! Acceptance: bad input gets a clear error and leaves the store unchanged.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::path::{Path, PathBuf};
 
@@ -198,7 +198,7 @@ async fn a_full_quota_refuses_the_blob_and_keeps_the_store() {
     let stores = small_stores(dir.path(), limits).await;
     stores
         .blobs()
-        .put(&common::media_bytes(1, 8_000))
+        .put(&support::media_bytes(1, 8_000))
         .await
         .unwrap();
     let before = blob_files(dir.path());
@@ -207,7 +207,7 @@ async fn a_full_quota_refuses_the_blob_and_keeps_the_store() {
     let big = ToolResult::success(
         CallRef::new("c1", "t"),
         Value::file(
-            Source::base64(common::b64(&common::media_bytes(2, 5_000))),
+            Source::base64(support::b64(&support::media_bytes(2, 5_000))),
             "video/mp4",
             None,
         ),
@@ -220,12 +220,12 @@ async fn a_full_quota_refuses_the_blob_and_keeps_the_store() {
     assert!(err.to_string().contains("quota exceeded"), "{err}");
     // Size unknown: the stream is cut when it crosses the quota.
     let mut w = stores.blobs().writer(None).await.unwrap();
-    w.write(&common::media_bytes(3, 1_500)).await.unwrap();
-    let err = w.write(&common::media_bytes(4, 1_500)).await.unwrap_err();
+    w.write(&support::media_bytes(3, 1_500)).await.unwrap();
+    let err = w.write(&support::media_bytes(4, 1_500)).await.unwrap_err();
     assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
     let err = stores
         .blobs()
-        .put(&common::media_bytes(5, 3_000))
+        .put(&support::media_bytes(5, 3_000))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::QuotaExceeded { .. }), "{err}");
@@ -234,7 +234,7 @@ async fn a_full_quota_refuses_the_blob_and_keeps_the_store() {
     assert!(
         stores
             .blobs()
-            .put(&common::media_bytes(1, 8_000))
+            .put(&support::media_bytes(1, 8_000))
             .await
             .unwrap()
             .existed
@@ -252,7 +252,7 @@ async fn an_oversize_blob_is_refused_and_nothing_is_left_behind() {
     let before = blob_files(dir.path());
     let err = stores
         .blobs()
-        .put(&common::media_bytes(1, 4_097))
+        .put(&support::media_bytes(1, 4_097))
         .await
         .unwrap_err();
     assert_eq!(
@@ -262,7 +262,7 @@ async fn an_oversize_blob_is_refused_and_nothing_is_left_behind() {
     let img = ToolResult::success(
         CallRef::new("c1", "t"),
         Value::image(
-            Source::base64(common::b64(&common::media_bytes(2, 10_000))),
+            Source::base64(support::b64(&support::media_bytes(2, 10_000))),
             "image/png",
         ),
     );

@@ -1,7 +1,7 @@
 //! Blob store behaviour (dedup, streaming, ranges), the persist step's rules, and gc.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use toolwire_store::{GcOptions, NewSession, PersistConfig, StoreError, persist, 
 on_every_backend! {
     async fn same_bytes_make_one_blob_and_ranges_read_back(backend) {
         let stores = backend.open().await;
-        let bytes = common::media_bytes(7, 9 << 20);
+        let bytes = support::media_bytes(7, 9 << 20);
         let a = stores.blobs().put(&bytes).await.unwrap();
         let chunks: Vec<Result<Bytes, StoreError>> = bytes
             .chunks(100_003)
@@ -61,16 +61,16 @@ on_every_backend! {
 on_every_backend! {
     async fn persist_externalizes_by_threshold_and_kind(backend) {
         let stores = backend.open().await;
-        let small_img = common::media_bytes(1, 1024);
-        let big_img = common::media_bytes(2, 1025);
-        let tiny_audio = common::media_bytes(3, 10);
+        let small_img = support::media_bytes(1, 1024);
+        let big_img = support::media_bytes(2, 1025);
+        let tiny_audio = support::media_bytes(3, 10);
         let result = ToolResult::success(
             CallRef::new("c", "t"),
             vec![
-                Value::image(Source::base64(common::b64(&small_img)), "image/png"),
-                Value::image(Source::base64(common::b64(&big_img)), "image/png"),
+                Value::image(Source::base64(support::b64(&small_img)), "image/png"),
+                Value::image(Source::base64(support::b64(&big_img)), "image/png"),
                 Value::file(
-                    Source::base64(common::b64(&tiny_audio)),
+                    Source::base64(support::b64(&tiny_audio)),
                     "audio/ogg",
                     Some("a.ogg".into()),
                 ),
@@ -128,8 +128,8 @@ on_every_backend! {
     async fn persist_accepts_line_broken_url_safe_and_data_uri_base64(backend) {
         use base64::Engine as _;
         let stores = backend.open().await;
-        let bytes = common::media_bytes(9, 3000);
-        let std_b64 = common::b64(&bytes);
+        let bytes = support::media_bytes(9, 3000);
+        let std_b64 = support::b64(&bytes);
         let wrapped: String = std_b64
             .as_bytes()
             .chunks(76)
@@ -164,7 +164,7 @@ on_every_backend! {
         let kept = ToolResult::success(
             CallRef::new("c", "t"),
             Value::file(
-                Source::base64(common::b64(&common::media_bytes(1, 50))),
+                Source::base64(support::b64(&support::media_bytes(1, 50))),
                 "video/mp4",
                 None,
             ),
@@ -172,7 +172,7 @@ on_every_backend! {
         stores.record_result(&session.id, kept, None).await.unwrap();
         let orphan = stores
             .blobs()
-            .put(&common::media_bytes(2, 5000))
+            .put(&support::media_bytes(2, 5000))
             .await
             .unwrap();
 

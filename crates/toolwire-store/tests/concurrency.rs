@@ -3,7 +3,7 @@
 //! count would only make the suite slow without testing more).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::collections::HashSet;
 

@@ -5,7 +5,7 @@
 //! prints `ACK <i>` after each append returns, the parent kills it and checks the store.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -23,12 +23,12 @@ const ACKS_BEFORE_KILL: usize = 120;
 /// in flight when the kill lands.
 fn result_for(i: u64) -> (ToolResult, Vec<u8>) {
     let len = [2_000, 40_000, 700_000][(i % 3) as usize];
-    let bytes = common::media_bytes(i, len);
+    let bytes = support::media_bytes(i, len);
     let result = ToolResult::success(
         CallRef::new(format!("call-{i}"), "snap"),
         vec![
             Value::text(format!("result {i}")),
-            Value::file(Source::base64(common::b64(&bytes)), "video/mp4", None),
+            Value::file(Source::base64(support::b64(&bytes)), "video/mp4", None),
         ],
     );
     (result, bytes)
@@ -45,7 +45,7 @@ async fn child(dir: &Path) {
     let blobs = stores.blobs().clone();
     tokio::spawn(async move {
         for n in 0u64.. {
-            let big = common::media_bytes(1_000_000 + n, 6 << 20);
+            let big = support::media_bytes(1_000_000 + n, 6 << 20);
             let mut w = blobs.writer(None).await.unwrap();
             for chunk in big.chunks(64 << 10) {
                 w.write(chunk).await.unwrap();

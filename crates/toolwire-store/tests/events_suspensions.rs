@@ -5,7 +5,7 @@
 //! arrive as wake-ups.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use toolwire_core::{EventKind, PendingCall};
 
@@ -67,7 +67,7 @@ on_every_backend! {
 }
 
 fn pending(id: &str) -> PendingCall {
-    common::pending(id, "s1")
+    support::pending(id, "s1")
 }
 
 on_every_backend! {
@@ -149,7 +149,7 @@ async fn deleting_a_session_removes_it_its_subagents_and_their_records(backend) 
 /// Two instances on one Postgres: events one logs wake the other's subscribers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_postgres_another_instances_events_arrive_as_wakeups() {
-    let Some(backend) = common::backends::postgres_s3().await else {
+    let Some(backend) = support::backends::postgres_s3().await else {
         return;
     };
     let a = backend.open().await;
@@ -173,6 +173,6 @@ async fn on_postgres_another_instances_events_arrive_as_wakeups() {
     }
     assert_eq!(seen, [1, 2, 3]);
     // SQLite has no channel: its subscribers poll.
-    let sqlite = common::backends::sqlite().open().await;
+    let sqlite = support::backends::sqlite().open().await;
     assert!(sqlite.events().wakeups().is_none());
 }

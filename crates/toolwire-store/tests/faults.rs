@@ -4,7 +4,7 @@
 //! and once the store is back, results store normally again.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,16 +65,16 @@ async fn open_with_session(history: &str, blobs: &str) -> (Stores, toolwire_stor
 }
 
 fn image_result(call: &str, seed: u64) -> ToolResult {
-    let bytes = common::media_bytes(seed, 40_000);
+    let bytes = support::media_bytes(seed, 40_000);
     ToolResult::success(
         CallRef::new(call, "view_image"),
-        Value::image(Source::base64(common::b64(&bytes)), "image/png"),
+        Value::image(Source::base64(support::b64(&bytes)), "image/png"),
     )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_reference() {
-    let Some(s3) = common::backends::server_url(common::backends::S3_ENV, "S3") else {
+    let Some(s3) = support::backends::server_url(support::backends::S3_ENV, "S3") else {
         return;
     };
     // The S3 URL with its endpoint swapped for the relay's.
@@ -137,7 +137,8 @@ async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_
 /// on from the next number, with no gap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_mid_run_fails_appends_cleanly_and_recovers() {
-    let Some(pg) = common::backends::server_url(common::backends::POSTGRES_ENV, "Postgres") else {
+    let Some(pg) = support::backends::server_url(support::backends::POSTGRES_ENV, "Postgres")
+    else {
         return;
     };
     let (scheme, rest) = pg.split_once("://").unwrap();

@@ -4,7 +4,7 @@
 //! and a damaged source blob stop it with a clear error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use serde_json::json;
 use toolwire_core::{CallRef, EventKind, Message, Source, ToolCall, ToolResult, Value};
@@ -41,10 +41,10 @@ async fn fill(src: &Stores) -> (String, String) {
     )
     .await
     .unwrap();
-    let image = common::media_bytes(9, 50_000);
+    let image = support::media_bytes(9, 50_000);
     let result = ToolResult::success(
         CallRef::new("c1", "view_image"),
-        Value::image(Source::base64(common::b64(&image)), "image/png"),
+        Value::image(Source::base64(support::b64(&image)), "image/png"),
     );
     src.record_result(&parent.id, result, None).await.unwrap();
     src.append(&child.id, Message::User { text: "sub".into() })
@@ -61,11 +61,11 @@ async fn fill(src: &Stores) -> (String, String) {
             .unwrap();
     }
     src.suspensions()
-        .put_suspension(&common::pending("p_wait", &parent.id))
+        .put_suspension(&support::pending("p_wait", &parent.id))
         .await
         .unwrap();
     src.suspensions()
-        .put_suspension(&common::pending("p_busy", &parent.id))
+        .put_suspension(&support::pending("p_busy", &parent.id))
         .await
         .unwrap();
     src.suspensions().claim_suspension("p_busy").await.unwrap();
@@ -100,7 +100,7 @@ async fn assert_same(src: &Stores, dst: &Stores, sessions: &[&str]) {
 
 on_every_backend! {
     async fn a_store_migrates_whole_and_a_second_run_copies_only_what_is_new(backend) {
-        let source = common::backends::sqlite();
+        let source = support::backends::sqlite();
         let src = source.open().await;
         let (parent, child) = fill(&src).await;
         let dst = backend.open().await;
@@ -113,7 +113,7 @@ on_every_backend! {
         assert_eq!((first.suspensions_copied, first.suspensions_skipped), (1, 1));
         assert_same(&src, &dst, &[&parent, &child]).await;
         let waiting = dst.suspensions().suspensions(&parent).await.unwrap();
-        assert_eq!(waiting, [common::pending("p_wait", &parent)]);
+        assert_eq!(waiting, [support::pending("p_wait", &parent)]);
 
         // Nothing new: everything is verified, nothing copied.
         let again = migrate(&src, &dst).await.unwrap();
@@ -149,7 +149,7 @@ on_every_backend! {
 
 #[tokio::test]
 async fn a_damaged_source_blob_is_not_copied_and_its_message_stays_behind() {
-    let source = common::backends::sqlite();
+    let source = support::backends::sqlite();
     let src = source.open().await;
     let (parent, _) = fill(&src).await;
     // Flip the bytes of the one blob on disk.
@@ -158,7 +158,7 @@ async fn a_damaged_source_blob_is_not_copied_and_its_message_stays_behind() {
     let mut bytes = std::fs::read(&blob).unwrap();
     bytes[0] ^= 0xff;
     std::fs::write(&blob, bytes).unwrap();
-    let target = common::backends::sqlite();
+    let target = support::backends::sqlite();
     let dst = target.open().await;
     let err = migrate(&src, &dst).await.unwrap_err();
     assert!(matches!(err, StoreError::BlobHashMismatch { .. }), "{err}");

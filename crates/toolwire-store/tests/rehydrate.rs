@@ -2,7 +2,7 @@
 //! limit, and a missing blob left as a reference.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use toolwire_core::{CallRef, Source, ToolResult, Value};
 use toolwire_store::{BlobKey, rehydrate_images};
@@ -11,12 +11,12 @@ on_every_backend! {
     async fn persisted_images_come_back_inline_within_the_limit(backend) {
         let stores = backend.open().await;
         let mut png = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
-        png.extend(common::media_bytes(7, 4000));
+        png.extend(support::media_bytes(7, 4000));
         let original = ToolResult::success(
             CallRef::new("c1", "shot"),
             vec![
                 Value::text("here"),
-                Value::image(Source::base64(common::b64(&png)), "image/png"),
+                Value::image(Source::base64(support::b64(&png)), "image/png"),
             ],
         );
         let stored = stores.persist(original.clone(), None).await.unwrap();

@@ -2,12 +2,12 @@
 //! equal JSON bytes, with media resolved from the blob store to the original bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use common::backends::Backend;
 use proptest::prelude::*;
+use support::backends::Backend;
 use toolwire_core::Message;
 use toolwire_core::{ResourceKind, ToolResult};
 use toolwire_store::NewSession;
@@ -27,7 +27,7 @@ fn inline_media(result: &ToolResult) -> Vec<(usize, Vec<u8>)> {
 
 /// On every backend: SQLite + files, and Postgres + S3 where they run.
 async fn round_trip(messages: Vec<Message>) {
-    for backend in common::backends::all().await {
+    for backend in support::backends::all().await {
         round_trip_on(&backend, messages.clone()).await;
     }
 }
@@ -124,7 +124,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_messages_survive_a_reopen(messages in prop::collection::vec(common::arb_message(), 1..8)) {
+    fn arbitrary_messages_survive_a_reopen(messages in prop::collection::vec(support::arb_message(), 1..8)) {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(round_trip(messages));
     }
@@ -136,20 +136,20 @@ proptest! {
 async fn images_audio_video_widgets_errors_and_suspensions_round_trip() {
     use serde_json::json;
     use toolwire_core::{CallRef, Source, Suspension, SuspensionReason, Value, Widget};
-    let img = common::media_bytes(1, 5000);
-    let wav = common::media_bytes(2, 100);
-    let mp4 = common::media_bytes(3, 300_000);
+    let img = support::media_bytes(1, 5000);
+    let wav = support::media_bytes(2, 100);
+    let mp4 = support::media_bytes(3, 300_000);
     let success = ToolResult::success(
         CallRef::new("call_media", "capture"),
         vec![
-            Value::image(Source::base64(common::b64(&img)), "image/png"),
+            Value::image(Source::base64(support::b64(&img)), "image/png"),
             Value::file(
-                Source::base64(common::b64(&wav)),
+                Source::base64(support::b64(&wav)),
                 "audio/wav",
                 Some("a.wav".into()),
             ),
             Value::file(
-                Source::base64(common::b64(&mp4)),
+                Source::base64(support::b64(&mp4)),
                 "video/mp4",
                 Some("v.mp4".into()),
             ),

@@ -3,7 +3,7 @@
 //! settling, read back by `session`, `list_sessions` and `child_sessions`, after a reopen.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use toolwire_core::{CallRef, Message, ToolResult, Value};
 use toolwire_store::{NewSession, Page, Session};
@@ -45,7 +45,7 @@ on_every_backend! {
 
         // A call waiting for a person is a call, and a waiting one, until it settles: then
         // its stored result counts it instead.
-        stores.suspensions().put_suspension(&common::pending("susp_1", "counted")).await.unwrap();
+        stores.suspensions().put_suspension(&support::pending("susp_1", "counted")).await.unwrap();
         assert_eq!(counts(&h.history().session("counted").await.unwrap().unwrap()), (4, 1, 1));
         // Answered: it runs on, no longer waiting (and not counted until its result is
         // stored, like any running call). A second question of the same call would be a

@@ -8,7 +8,7 @@
 //! does: two processes, not two tasks, since tasks of one process share one writer.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -29,9 +29,9 @@ fn result_for(writer: &str, i: u64) -> ToolResult {
     // their rows race too.
     let mut output = vec![Value::text(format!("{writer} {i}"))];
     if i.is_multiple_of(4) {
-        let bytes = common::media_bytes(i * 7 + writer.len() as u64, 3_000);
+        let bytes = support::media_bytes(i * 7 + writer.len() as u64, 3_000);
         output.push(Value::file(
-            Source::base64(common::b64(&bytes)),
+            Source::base64(support::b64(&bytes)),
             "video/mp4",
             None,
         ));

@@ -3,9 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
-use common::{cases, options};
+use support::{cases, options};
 use toolwire_term::{ColorMode, strip_sgr};
 use unicode_width::UnicodeWidthStr;
 

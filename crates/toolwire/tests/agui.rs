@@ -6,15 +6,13 @@
 //! and the turn goes on to its end).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-#[path = "../../toolwire-mcp/tests/peers/mod.rs"]
-mod peers;
+mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::provider::{chunk, server, sse};
 use serde_json::{Value as Json, json};
+use support::provider::{chunk, server, sse};
 
 /// tests/agui with AG-UI's packages, or `None` (after saying why) when not installed.
 fn agui_client() -> Option<PathBuf> {
@@ -48,10 +46,10 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
     let provider = server("/v1/chat/completions", replies).await;
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("pixel.png"), common::png(4096)).unwrap();
-    let port = common::free_port();
+    std::fs::write(ws.path().join("pixel.png"), support::png(4096)).unwrap();
+    let port = support::free_port();
     let base = format!("{}/v1", provider.uri());
-    let serve = common::spawn_serve(
+    let serve = support::spawn_serve(
         data.path(),
         ws.path(),
         port,
@@ -65,7 +63,7 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
             &base,
         ],
     );
-    let _serve = peers::Child(serve);
+    let _serve = support::peers::Child(serve);
     let url = format!("http://127.0.0.1:{port}/api/agui");
     let out = tokio::task::spawn_blocking(move || {
         Command::new("node")
@@ -145,7 +143,7 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
         src.starts_with(&format!("http://127.0.0.1:{port}/api/resources/blake3:")),
         "{src}"
     );
-    let (status, _) = common::http(
+    let (status, _) = support::http(
         port,
         "GET",
         src.split_once(&format!("{port}")).unwrap().1,

@@ -3,10 +3,10 @@
 //! approvals; and the one-line message when no API key is set.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
-use common::provider::{chunk, server, sse};
-use common::with_stdin;
+use support::provider::{chunk, server, sse};
+use support::with_stdin;
 
 use std::process::{Command, Output};
 

@@ -2,9 +2,9 @@
 //! with one line saying what and where, never a panic (exit 101) or a backtrace.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
-use common::with_stdin;
+use support::with_stdin;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -8,7 +8,7 @@
 //! cut is a real one: the connection closes inside a chunked body.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -18,8 +18,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Running, approve, free_port, http, json, png, spawn_serve, try_http, with_stdin};
 use serde_json::{Value as Json, json};
+use support::{Running, approve, free_port, http, json, png, spawn_serve, try_http, with_stdin};
 
 /// What the provider answers to one request.
 enum Reply {
@@ -714,10 +714,10 @@ fn restart_postgres() {
 /// calls made after the restart store normally.
 #[test]
 fn postgres_restarted_mid_load_fails_calls_clearly_and_stores_nothing_twice() {
-    let Some((pg, s3)) = common::scale_out_services() else {
+    let Some((pg, s3)) = support::scale_out_services() else {
         return;
     };
-    let args = common::scale_out_args(&pg, &s3, "restart");
+    let args = support::scale_out_args(&pg, &s3, "restart");
     let global: Vec<&str> = args.iter().map(String::as_str).collect();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("a.txt"), "a small result\n").unwrap();

@@ -9,9 +9,7 @@
 //! the FastMCP server of tests/mcp (audio, a 5 MB text, an outputSchema, a ToolError).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod mcp_common;
-#[path = "../../toolwire-mcp/tests/peers/mod.rs"]
-mod peers;
+mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -40,7 +38,7 @@ fn drive_http(url: &str, name: &str, steps: Value) -> Vec<Value> {
 }
 
 fn run_client(client: Command, steps: Value, answers: Value) -> Vec<Value> {
-    let script = peers::peer("gateway_client.mjs").unwrap();
+    let script = support::peers::peer("gateway_client.mjs").unwrap();
     // The script goes first: `client` was given the script's own arguments.
     let args: Vec<_> = client.get_args().map(ToOwned::to_owned).collect();
     let mut node = Command::new("node");
@@ -60,7 +58,7 @@ fn run_client(client: Command, steps: Value, answers: Value) -> Vec<Value> {
 /// Runs a client script with its steps and answers; what it printed, once it succeeded.
 fn run(mut client: Command, steps: Value, answers: Value) -> Vec<u8> {
     let out = client
-        .current_dir(peers::peers_dir())
+        .current_dir(support::peers::peers_dir())
         .env("GATEWAY_STEPS", steps.to_string())
         .env("GATEWAY_ANSWERS", answers.to_string())
         .output()
@@ -75,8 +73,8 @@ fn run(mut client: Command, steps: Value, answers: Value) -> Vec<u8> {
 }
 
 fn everything() -> Option<String> {
-    let script = peers::everything()?;
-    peers::peer("gateway_client.mjs")?;
+    let script = support::peers::everything()?;
+    support::peers::peer("gateway_client.mjs")?;
     Some(format!("ev=node {} stdio", script.display()))
 }
 
@@ -160,12 +158,12 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
     );
 
     // Every call is in one session of this connection, with its stored result.
-    let out = mcp_common::toolwire(data.path(), &["sessions", "--json"]);
+    let out = support::mcp::toolwire(data.path(), &["sessions", "--json"]);
     let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
     assert_eq!(sessions[0]["title"], "gateway: gateway-test-host");
     let id = sessions[0]["id"].as_str().unwrap();
-    let shown = mcp_common::toolwire(data.path(), &["show", id, "--json"]);
+    let shown = support::mcp::toolwire(data.path(), &["show", id, "--json"]);
     let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
     let results: Vec<&Value> = messages
         .as_array()
@@ -204,10 +202,10 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
 
 #[test]
 fn a_5_mb_result_is_cut_for_the_host_and_read_back_whole() {
-    let Some(fs) = peers::filesystem() else {
+    let Some(fs) = support::peers::filesystem() else {
         return;
     };
-    if peers::peer("gateway_client.mjs").is_none() {
+    if support::peers::peer("gateway_client.mjs").is_none() {
         return;
     }
     let data = tempfile::tempdir().unwrap();
@@ -249,7 +247,7 @@ fn a_5_mb_result_is_cut_for_the_host_and_read_back_whole() {
 
 /// `toolwire gateway --http 127.0.0.1:0` with its data in `data`, and its URL (said on
 /// stderr, which a thread keeps draining).
-fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (peers::Child, String) {
+fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (support::peers::Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
         .args(["--data-dir", data.to_str().unwrap()])
         .args(["gateway", "--host", "claude-code", "--http", "127.0.0.1:0"])
@@ -260,7 +258,7 @@ fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (peers::Child, String) {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let child = peers::Child(child);
+    let child = support::peers::Child(child);
     let mut line = String::new();
     loop {
         line.clear();
@@ -296,7 +294,7 @@ fn over_http_each_mcp_session_is_a_toolwire_session() {
                 .contains("\"type\":\"image\"")
         );
     }
-    let out = mcp_common::toolwire(data.path(), &["sessions", "--json"]);
+    let out = support::mcp::toolwire(data.path(), &["sessions", "--json"]);
     let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut titles: Vec<&str> = sessions
         .as_array()
@@ -341,7 +339,7 @@ fn over_http_each_mcp_session_is_a_toolwire_session() {
 /// stay in one toolwire session, found by its name (the Python SDK client, twice).
 #[test]
 fn over_http_a_stateless_client_keeps_one_session() {
-    let (Some(python), Some(ev)) = (peers::peer("venv/bin/python"), everything()) else {
+    let (Some(python), Some(ev)) = (support::peers::peer("venv/bin/python"), everything()) else {
         return;
     };
     let data = tempfile::tempdir().unwrap();
@@ -349,7 +347,7 @@ fn over_http_a_stateless_client_keeps_one_session() {
     for message in ["first", "second"] {
         let mut client = Command::new(&python);
         client
-            .arg(peers::peers_dir().join("gateway_client.py"))
+            .arg(support::peers::peers_dir().join("gateway_client.py"))
             .env("GATEWAY_URL", &url);
         let steps = json!([{"tool": "ev__echo", "args": {"message": message}}]);
         let out = String::from_utf8(run(client, steps, json!([]))).unwrap();
@@ -363,7 +361,7 @@ fn over_http_a_stateless_client_keeps_one_session() {
             format!("Echo: {message}")
         );
     }
-    let out = mcp_common::toolwire(data.path(), &["sessions", "--json"]);
+    let out = support::mcp::toolwire(data.path(), &["sessions", "--json"]);
     let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
     assert_eq!(
@@ -376,12 +374,12 @@ fn over_http_a_stateless_client_keeps_one_session() {
 #[test]
 fn http_listens_on_loopback_only() {
     let data = tempfile::tempdir().unwrap();
-    let out = mcp_common::toolwire(data.path(), &["gateway", "--http", "0.0.0.0:0"]);
+    let out = support::mcp::toolwire(data.path(), &["gateway", "--http", "0.0.0.0:0"]);
     assert!(!out.status.success());
     assert!(
-        mcp_common::stderr_of(&out).contains("listens on loopback only"),
+        support::mcp::stderr_of(&out).contains("listens on loopback only"),
         "{}",
-        mcp_common::stderr_of(&out)
+        support::mcp::stderr_of(&out)
     );
 }
 
@@ -394,10 +392,10 @@ fn drive_python(
     steps: Value,
     answers: Value,
 ) -> Option<Vec<Value>> {
-    let python = peers::peer("venv/bin/python")?;
+    let python = support::peers::peer("venv/bin/python")?;
     let mut client = Command::new(python);
     client
-        .arg(peers::peers_dir().join("gateway_client.py"))
+        .arg(support::peers::peers_dir().join("gateway_client.py"))
         .arg(env!("CARGO_BIN_EXE_toolwire"))
         .arg(data)
         .arg("claude-code")
@@ -416,7 +414,7 @@ fn drive_python(
 /// tests/mcp/fastmcp_server.py as the gateway's one server, `py`: no approval asked but
 /// for `long_note`.
 fn fastmcp_config(dir: &Path) -> String {
-    let peers = peers::peers_dir();
+    let peers = support::peers::peers_dir();
     let config = json!({"mcpServers": {"py": {
         "command": peers.join("venv/bin/python"),
         "args": [peers.join("fastmcp_server.py")],
@@ -430,7 +428,7 @@ fn fastmcp_config(dir: &Path) -> String {
 
 #[test]
 fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
-    if peers::peer("venv/bin/python").is_none() {
+    if support::peers::peer("venv/bin/python").is_none() {
         return;
     }
     let data = tempfile::tempdir().unwrap();
@@ -553,7 +551,7 @@ fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
 
 #[test]
 fn the_python_sdk_client_approves_through_elicitation() {
-    if peers::peer("venv/bin/python").is_none() {
+    if support::peers::peer("venv/bin/python").is_none() {
         return;
     }
     let data = tempfile::tempdir().unwrap();
@@ -602,12 +600,12 @@ fn install_writes_the_one_entry_and_keeps_a_backup() {
     let config = dir.path().join("settings.json");
     std::fs::write(&config, r#"{"mcpServers": {"fs": {"command": "npx"}}}"#).unwrap();
     let file = config.to_str().unwrap();
-    let out = mcp_common::toolwire(
+    let out = support::mcp::toolwire(
         data.path(),
         &["mcp", "install", "--host", "gemini", "--config", file],
     );
-    assert!(out.status.success(), "{}", mcp_common::stderr_of(&out));
-    assert!(mcp_common::stderr_of(&out).contains("toolwire-backup-"));
+    assert!(out.status.success(), "{}", support::mcp::stderr_of(&out));
+    assert!(support::mcp::stderr_of(&out).contains("toolwire-backup-"));
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
     let entry = &written["mcpServers"]["toolwire"];
     let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_toolwire")).unwrap();
@@ -625,14 +623,14 @@ fn install_writes_the_one_entry_and_keeps_a_backup() {
     assert_eq!(args[2..], ["gateway", "--host", "gemini"]);
     assert_eq!(written["mcpServers"]["fs"]["command"], "npx");
 
-    let bad = mcp_common::toolwire(data.path(), &["mcp", "install", "--host", "emacs"]);
-    assert!(mcp_common::stderr_of(&bad).contains("unknown host \"emacs\""));
+    let bad = support::mcp::toolwire(data.path(), &["mcp", "install", "--host", "emacs"]);
+    assert!(support::mcp::stderr_of(&bad).contains("unknown host \"emacs\""));
 }
 
 /// A program of tests/mcp-hosts (`npm ci --prefix tests/mcp-hosts`, as .ci/run does), or
 /// `None` after saying why; missing under CI is a failure.
 fn mcp_host(bin: &str) -> Option<std::path::PathBuf> {
-    let path = peers::peers_dir()
+    let path = support::peers::peers_dir()
         .join("../mcp-hosts/node_modules/.bin")
         .join(bin);
     if path.exists() {
@@ -719,7 +717,7 @@ fn claude_code_and_gemini_cli_report_the_installed_gateway_connected() {
         ("claude-code", home.path().join(".claude.json")),
         ("gemini", home.path().join(".gemini/settings.json")),
     ] {
-        let out = mcp_common::toolwire(
+        let out = support::mcp::toolwire(
             &data,
             &[
                 "mcp",
@@ -732,7 +730,7 @@ fn claude_code_and_gemini_cli_report_the_installed_gateway_connected() {
                 servers.to_str().unwrap(),
             ],
         );
-        assert!(out.status.success(), "{}", mcp_common::stderr_of(&out));
+        assert!(out.status.success(), "{}", support::mcp::stderr_of(&out));
     }
     // Gemini CLI starts no server of an untrusted folder.
     let trusted = json!({home.path().to_str().unwrap(): "TRUST_FOLDER"});

@@ -3,17 +3,14 @@
 //! for bad flags and servers that cannot start.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-mod mcp_common;
-#[path = "../../toolwire-mcp/tests/peers/mod.rs"]
-mod peers;
+mod support;
 
-use mcp_common::{keys, session_of, stderr_of, stdout_of, tool_named, toolwire};
+use support::mcp::{keys, session_of, stderr_of, stdout_of, tool_named, toolwire};
 
 use std::process::{Command, Output};
 
 fn everything_flag() -> Option<String> {
-    let script = peers::everything()?;
+    let script = support::peers::everything()?;
     Some(format!("ev=node {} stdio", script.display()))
 }
 
@@ -91,7 +88,7 @@ fn call_runs_an_mcp_tool_and_stores_it() {
 
 #[test]
 fn mcp_config_files_are_read() {
-    let Some(script) = peers::everything() else {
+    let Some(script) = support::peers::everything() else {
         return;
     };
     let data = tempfile::tempdir().unwrap();
@@ -198,7 +195,7 @@ fn call_fs_approved(
 }
 
 fn filesystem_flag(root: &std::path::Path) -> Option<String> {
-    let script = peers::filesystem()?;
+    let script = support::peers::filesystem()?;
     Some(format!("fs=node {} {}", script.display(), root.display()))
 }
 
@@ -268,7 +265,7 @@ fn tools_not_marked_read_only_ask_first() {
     assert!(stdout_of(&out).contains("written"));
 
     // Per-server rule in the mcpServers JSON.
-    let script = peers::filesystem().unwrap();
+    let script = support::peers::filesystem().unwrap();
     let config = data.path().join("mcp.json");
     let doc = serde_json::json!({"mcpServers": {"fs": {
         "command": "node", "args": [script.display().to_string(), root.display().to_string()],
@@ -317,7 +314,7 @@ fn tools_not_marked_read_only_ask_first() {
 /// not be in it unless the config passes them on purpose.
 #[test]
 fn servers_do_not_receive_toolwires_secrets() {
-    let Some(script) = peers::everything() else {
+    let Some(script) = support::peers::everything() else {
         return;
     };
     let data = tempfile::tempdir().unwrap();
@@ -363,7 +360,7 @@ fn servers_do_not_receive_toolwires_secrets() {
 /// `a___x`).
 #[test]
 fn server_names_other_hosts_accept_work() {
-    let Some(script) = peers::everything() else {
+    let Some(script) = support::peers::everything() else {
         return;
     };
     let data = tempfile::tempdir().unwrap();
@@ -605,9 +602,9 @@ fn the_workspace_is_declared_as_roots() {
 
 /// The state of every server of a `serve` on `port`, by name.
 fn server_states(port: u16) -> std::collections::HashMap<String, serde_json::Value> {
-    let (status, body) = common::http(port, "GET", "/api/servers", None);
+    let (status, body) = support::http(port, "GET", "/api/servers", None);
     assert_eq!(status, 200, "{body}");
-    common::json(&body)["servers"]
+    support::json(&body)["servers"]
         .as_array()
         .unwrap()
         .iter()
@@ -635,7 +632,7 @@ fn wait_for_state(port: u16, name: &str, state: &str) -> serde_json::Value {
 /// ready) and its tools work as before.
 #[test]
 fn serve_connects_servers_in_the_background_and_shows_their_state() {
-    let Some(script) = peers::everything() else {
+    let Some(script) = support::peers::everything() else {
         return;
     };
     let data = tempfile::tempdir().unwrap();
@@ -652,8 +649,8 @@ fn serve_connects_servers_in_the_background_and_shows_their_state() {
         .to_string(),
     )
     .unwrap();
-    let port = common::free_port();
-    let serve = common::Running(common::spawn_serve_listening(
+    let port = support::free_port();
+    let serve = support::Running(support::spawn_serve_listening(
         data.path(),
         ws.path(),
         port,
@@ -679,8 +676,8 @@ fn serve_connects_servers_in_the_background_and_shows_their_state() {
             .any(|t| t == "ev__echo"),
         "{ev}"
     );
-    let (_, tools) = common::http(port, "GET", "/api/tools", None);
-    tool_named(&common::json(&tools), "ev__echo");
+    let (_, tools) = support::http(port, "GET", "/api/tools", None);
+    tool_named(&support::json(&tools), "ev__echo");
     echo_through_serve(port, "before");
 
     // Kill server-everything behind toolwire's back: it is noticed and started again.
@@ -717,11 +714,11 @@ fn ev_pid(parent: u32) -> String {
 
 /// Calls `ev__echo` through the API and waits for its result to be stored.
 fn echo_through_serve(port: u16, message: &str) {
-    let (status, body) = common::http(port, "POST", "/api/sessions", Some(r#"{"title":"echo"}"#));
+    let (status, body) = support::http(port, "POST", "/api/sessions", Some(r#"{"title":"echo"}"#));
     assert_eq!(status, 201, "{body}");
-    let id = common::json(&body)["id"].as_str().unwrap().to_owned();
+    let id = support::json(&body)["id"].as_str().unwrap().to_owned();
     let input = serde_json::json!({"tool": "ev__echo", "input": {"message": message}});
-    let (status, body) = common::http(
+    let (status, body) = support::http(
         port,
         "POST",
         &format!("/api/sessions/{id}/calls"),
@@ -729,7 +726,7 @@ fn echo_through_serve(port: u16, message: &str) {
     );
     assert_eq!(status, 202, "{body}");
     for _ in 0..300 {
-        let (_, session) = common::http(port, "GET", &format!("/api/sessions/{id}"), None);
+        let (_, session) = support::http(port, "GET", &format!("/api/sessions/{id}"), None);
         if session.contains(&format!("Echo: {message}")) {
             return;
         }

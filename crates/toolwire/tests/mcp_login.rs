@@ -6,7 +6,7 @@
 //! and after `mcp logout` waiting for a login again.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod mcp_common;
+mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_common::{stderr_of, stdout_of, toolwire};
+use support::mcp::{stderr_of, stdout_of, toolwire};
 
 fn python() -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/venv/bin/python");

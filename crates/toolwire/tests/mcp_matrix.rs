@@ -4,12 +4,11 @@
 //! blob`), with what toolwire must do with each written down as assertions.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-mod mcp_common;
+mod support;
 mod tmux_pane;
 
-use common::{Running, free_port, http, json, spawn_serve};
-use mcp_common::{keys, session_of, stderr_of, stdout_of, tool_named, toolwire};
+use support::mcp::{keys, session_of, stderr_of, stdout_of, tool_named, toolwire};
+use support::{Running, free_port, http, json, spawn_serve};
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -24,7 +23,7 @@ fn peers_dir() -> PathBuf {
 }
 
 /// `path` if it is there; otherwise the test fails under CI and is skipped, said aloud,
-/// elsewhere (the rule of crates/toolwire-mcp/tests/peers). `how` says what installs it.
+/// elsewhere (the rule of crates/toolwire-mcp/tests/support/peers.rs). `how` says what installs it.
 fn need(path: PathBuf, how: &str) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);

@@ -9,7 +9,7 @@
 //! skipped, saying so.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Running, free_port, json, spawn_serve};
+use support::{Running, free_port, json, spawn_serve};
 
 const NAME: &str = "toolwire.example.com";
 const TOKEN: &str = "proxy-test-token-0123456789";

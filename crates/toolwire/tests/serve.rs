@@ -2,9 +2,9 @@
 //! address without a token in one line, and stops cleanly on SIGTERM.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
-use common::{
+use support::{
     Running, approve, free_port, http, json, scale_out_args, scale_out_services, start_serve,
     start_serve_with,
 };

@@ -5,8 +5,7 @@
 //! fails; elsewhere the test skips, saying why.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../toolwire-mcp/tests/peers/mod.rs"]
-mod peers;
+mod support;
 mod tmux_pane;
 
 use std::process::Command;
@@ -25,7 +24,7 @@ fn call_script(data: &std::path::Path, everything: &std::path::Path) -> String {
 
 #[test]
 fn an_mcp_form_is_drawn_checked_and_sent_in_the_terminal() {
-    let Some(everything) = peers::everything() else {
+    let Some(everything) = support::peers::everything() else {
         return;
     };
     if !tmux_available() {
@@ -113,7 +112,7 @@ fn an_mcp_form_is_drawn_checked_and_sent_in_the_terminal() {
 
 #[test]
 fn cancel_in_the_terminal_and_no_terminal_answer_cancel() {
-    let Some(everything) = peers::everything() else {
+    let Some(everything) = support::peers::everything() else {
         return;
     };
     if !tmux_available() {

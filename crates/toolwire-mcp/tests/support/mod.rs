@@ -2,6 +2,8 @@
 //! configuration, and an executor over the tools of connected servers.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod peers;
+
 use std::sync::Arc;
 
 use toolwire_mcp::{Connected, Limits, McpServer, ServerConfig, Transport};

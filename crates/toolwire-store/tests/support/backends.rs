@@ -113,7 +113,7 @@ macro_rules! on_every_backend {
         $(#[$m])*
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
-            for backend in $crate::common::backends::all().await {
+            for backend in $crate::support::backends::all().await {
                 eprintln!("{} on {}", stringify!($name), backend.name);
                 let $b = &backend;
                 $body

@@ -2,6 +2,10 @@
 //! serve` processes started and reaped.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod mcp;
+/// The real MCP peers (tests/mcp), shared with toolwire-mcp's tests.
+#[path = "../../../toolwire-mcp/tests/support/peers.rs"]
+pub mod peers;
 pub mod provider;
 
 use std::io::{Read, Write};
