@@ -6,13 +6,14 @@ use toolwire_core::{CallId, SessionId};
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json_;
 use toolwire_agent::{Approver, HostError};
 use toolwire_core::{Message, PendingCall, Resolution, ToolResult, Widget};
 use toolwire_model::{EncodeOptions, Provider};
-use toolwire_store::{NewSession, Page, Session, StoredMessage};
+use toolwire_store::{NewSession, Page, RawStoredMessage, Session, StoredMessage};
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -96,23 +97,60 @@ pub struct SessionWithMessages {
     pub last_event_seq: u64,
 }
 
+/// `GET /api/sessions/{id}`: the session and every message, as [`SessionWithMessages`].
+/// The messages' stored JSON is written into the response as it is, not parsed and
+/// serialized again: it was checked when it was stored, and a long session's response is
+/// mostly those bytes (see `session_response_matches_the_typed_shape` for the proof that
+/// the two agree).
 pub async fn get_session(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
-) -> Result<Json<SessionWithMessages>, ApiError> {
-    let history = &state.host.stores().history();
-    let session = history
+) -> Result<axum::response::Response, ApiError> {
+    let stores = state.host.stores();
+    let session = stores
+        .history()
         .session(&id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no session {id:?}")))?;
     // Read before the messages, so no event falls between the two.
-    let last_event_seq = state.host.stores().events().last_event_seq(&id).await?;
-    let messages = history.load(&id).await?;
-    Ok(Json(SessionWithMessages {
-        session,
-        messages,
-        last_event_seq,
-    }))
+    let last_event_seq = stores.events().last_event_seq(&id).await?;
+    let messages = stores.history().load_raw(&id).await?;
+    let body = session_json(&session, &messages, last_event_seq)?;
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response())
+}
+
+/// The body of `GET /api/sessions/{id}`: `{"session", "messages", "lastEventSeq"}`.
+fn session_json(
+    session: &Session,
+    messages: &[RawStoredMessage],
+    last_event_seq: u64,
+) -> Result<String, ApiError> {
+    let size: usize = messages.iter().map(|m| m.body.len() + 128).sum();
+    let mut out = String::with_capacity(size + 512);
+    out.push_str("{\"session\":");
+    out.push_str(
+        &serde_json::to_string(session).map_err(|e| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "encode", e.to_string())
+        })?,
+    );
+    out.push_str(",\"messages\":[");
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        m.write_json(&session.id, &mut out);
+    }
+    out.push_str("],\"lastEventSeq\":");
+    out.push_str(&last_event_seq.to_string());
+    out.push('}');
+    Ok(out)
 }
 
 pub async fn delete_session(
@@ -586,4 +624,61 @@ pub async fn info(State(state): State<AppState>) -> Json<Info> {
         model: provider.map(|p| p.agent_config().model),
         sandbox_origin: state.sandbox_origin.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolwire_core::{CallRef, ToolCall, Value};
+    use toolwire_store::{StoreConfig, Stores};
+
+    /// The hand-written response and the typed struct it stands for serialize to the same
+    /// JSON, for every kind of message, including text that needs escaping.
+    #[tokio::test]
+    async fn session_response_matches_the_typed_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let stores = Stores::open(dir.path(), StoreConfig::default())
+            .await
+            .unwrap();
+        let session = stores
+            .create_session(NewSession {
+                title: Some("quote \" and \u{2028}".into()),
+                ..NewSession::default()
+            })
+            .await
+            .unwrap();
+        let messages = vec![
+            Message::system("be brief"),
+            Message::user("tab\tand \"quotes\" and émoji 🦀"),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall::new(
+                    "call_1",
+                    "echo",
+                    serde_json::json!({"a": [1, 2]}),
+                )],
+            },
+            Message::ToolResult(ToolResult::success(
+                CallRef::new("call_1", "echo"),
+                Value::text("line\nline"),
+            )),
+        ];
+        stores.append_many(&session.id, messages).await.unwrap();
+        let session = stores
+            .history()
+            .session(&session.id)
+            .await
+            .unwrap()
+            .unwrap();
+        let raw = stores.history().load_raw(&session.id).await.unwrap();
+        let typed = SessionWithMessages {
+            messages: stores.history().load(&session.id).await.unwrap(),
+            session: session.clone(),
+            last_event_seq: 7,
+        };
+        let written: Json_ =
+            serde_json::from_str(&session_json(&session, &raw, 7).unwrap()).unwrap();
+        assert_eq!(written, serde_json::to_value(&typed).unwrap());
+        assert_eq!(written["messages"].as_array().map(Vec::len), Some(4));
+    }
 }

@@ -6,7 +6,7 @@ use axum::Json;
 use schemars::{JsonSchema, schema_for};
 use serde_json::{Map, Value as Json_, json};
 
-use crate::api::{CreateSession, PostCall, PostMessage, SessionList};
+use crate::api::{CreateSession, PostCall, PostMessage, SessionList, SessionWithMessages};
 
 /// One documented route.
 #[derive(Debug, Clone, Copy)]
@@ -89,7 +89,7 @@ pub const ROUTES: &[RouteDoc] = &[
         path: "/api/sessions/{id}",
         summary: "A session and its messages.",
         body: None,
-        reply: None,
+        reply: Some(schema::<SessionWithMessages>),
         statuses: &[200, 400, 404],
         query: &[],
     },

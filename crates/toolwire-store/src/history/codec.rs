@@ -50,6 +50,18 @@ pub(crate) fn role(message: &Message) -> &'static str {
     }
 }
 
+/// Whether `role` is one a row may hold.
+pub(crate) fn known_role(role: &str) -> bool {
+    [
+        ROLE_SYSTEM,
+        ROLE_USER,
+        ROLE_ASSISTANT,
+        ROLE_TOOL_RESULT,
+        ROLE_WIDGET,
+    ]
+    .contains(&role)
+}
+
 /// The canonical JSON stored in the row.
 pub(crate) fn body_json(message: &Message) -> Result<String> {
     Ok(match message {

@@ -2,7 +2,8 @@
 //! result included), [`EventLog`] (numbered events) and [`SuspensionStore`] (calls
 //! waiting for a person). One database backs all three.
 
-#[cfg(feature = "backends")]
+// The row encoding; without the SQL backends only the default `load_raw` uses it.
+#[cfg_attr(not(feature = "backends"), allow(dead_code))]
 mod codec;
 mod model;
 #[cfg(feature = "backends")]
@@ -21,7 +22,7 @@ use toolwire_core::{Event, EventKind, Message, PendingCall, ToolResult};
 use crate::error::Result;
 use crate::ids::BlobKey;
 
-pub use model::{NewSession, Page, Session, StoredMessage};
+pub use model::{NewSession, Page, RawStoredMessage, Session, StoredMessage};
 #[cfg(feature = "backends")]
 pub use postgres::{EVENTS_CHANNEL, PgHistory};
 #[cfg(feature = "backends")]
@@ -53,6 +54,25 @@ pub trait HistoryReader: Send + Sync + fmt::Debug {
 
     /// Every message of a session, in order.
     async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>>;
+
+    /// Every message of a session, in order, as stored JSON that is not parsed again: for
+    /// readers that pass messages on. The SQL backends read the rows as they are; this
+    /// default serializes what [`HistoryReader::load`] returns.
+    async fn load_raw(&self, session_id: &str) -> Result<Vec<RawStoredMessage>> {
+        self.load(session_id)
+            .await?
+            .iter()
+            .map(|m| {
+                Ok(RawStoredMessage {
+                    id: m.id,
+                    seq: m.seq,
+                    created_at_ms: m.created_at_ms,
+                    role: codec::role(&m.content).to_owned(),
+                    body: codec::body_json(&m.content)?,
+                })
+            })
+            .collect()
+    }
 
     /// The newest stored result with this call id.
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>>;

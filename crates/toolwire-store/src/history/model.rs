@@ -75,3 +75,41 @@ pub struct StoredMessage {
     #[serde(flatten)]
     pub content: Message,
 }
+
+/// A stored message as its row holds it: the message's canonical JSON, unparsed, for a
+/// reader that passes messages on (the web API) rather than looks inside them. The body
+/// was checked when it was written; reading it back does not parse it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawStoredMessage {
+    /// The row id, as in [`StoredMessage::id`].
+    pub id: i64,
+    /// 1-based position in the session.
+    pub seq: i64,
+    /// Milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
+    /// The message's role as serialized (`user`, `tool_result`, …).
+    pub role: String,
+    /// The message's content as canonical JSON (an object).
+    pub body: String,
+}
+
+impl RawStoredMessage {
+    /// Appends this message to `out` as the JSON object a [`StoredMessage`] serializes to
+    /// (same keys, same order); `session_id` is the session's id.
+    pub fn write_json(&self, session_id: &str, out: &mut String) {
+        use std::fmt::Write;
+        // Ids and roles are plain ASCII (checked on write), but quote them properly anyway.
+        let quoted = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
+        let _ = write!(
+            out,
+            "{{\"id\":{},\"sessionId\":{},\"seq\":{},\"createdAtMs\":{},\"role\":{},\"content\":",
+            self.id,
+            quoted(session_id),
+            self.seq,
+            self.created_at_ms,
+            quoted(&self.role),
+        );
+        out.push_str(&self.body);
+        out.push('}');
+    }
+}

@@ -22,8 +22,8 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, Session, StoredMessage,
-    StoredResult, SuspensionStore,
+    EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, RawStoredMessage, Session,
+    StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::failed::redact;
@@ -150,6 +150,9 @@ impl HistoryReader for PgHistory {
     }
     async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
         read_messages(&self.pool, session_id).await
+    }
+    async fn load_raw(&self, session_id: &str) -> Result<Vec<RawStoredMessage>> {
+        read_messages_raw(&self.pool, session_id).await
     }
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
         read_result(&self.pool, call_id).await

@@ -251,6 +251,41 @@ pub(crate) fn stored_messages(
         .collect()
 }
 
+/// Rows as they are, with the cheap checks that keep a damaged row from reaching a
+/// reader as broken JSON inside a valid-looking response: a known role and a body that is
+/// one JSON object's outline. (Full parsing is what [`messages_from_rows`] does.)
+pub(crate) fn raw_messages_from_rows(
+    session_id: &str,
+    rows: Vec<MessageRow>,
+) -> Result<Vec<crate::history::RawStoredMessage>> {
+    rows.into_iter()
+        .map(|(id, seq, role, body, created_at_ms)| {
+            if !super::codec::known_role(&role) {
+                return Err(corrupt_row(
+                    session_id,
+                    seq,
+                    format!("unknown role {role:?}"),
+                ));
+            }
+            let trimmed = body.trim();
+            if !(trimmed.starts_with('{') && trimmed.ends_with('}')) {
+                return Err(corrupt_row(
+                    session_id,
+                    seq,
+                    "the body is not a JSON object".into(),
+                ));
+            }
+            Ok(crate::history::RawStoredMessage {
+                id,
+                seq,
+                created_at_ms,
+                role,
+                body,
+            })
+        })
+        .collect()
+}
+
 pub(crate) fn messages_from_rows(
     session_id: &str,
     rows: Vec<MessageRow>,
@@ -528,6 +563,23 @@ macro_rules! statements {
                 });
             }
             sql::messages_from_rows(session_id, found)
+        }
+
+        async fn read_messages_raw(
+            pool: &$pool,
+            session_id: &str,
+        ) -> Result<Vec<$crate::history::RawStoredMessage>> {
+            $crate::ids::validate_id("session id", session_id)?;
+            let found: Vec<sql::MessageRow> = sqlx::query_as(sql::LOAD_MESSAGES)
+                .bind(session_id)
+                .fetch_all(pool)
+                .await?;
+            if found.is_empty() && read_session(pool, session_id).await?.is_none() {
+                return Err(StoreError::SessionNotFound {
+                    id: session_id.to_owned(),
+                });
+            }
+            sql::raw_messages_from_rows(session_id, found)
         }
 
         async fn read_result(pool: &$pool, call_id: &str) -> Result<Option<StoredResult>> {

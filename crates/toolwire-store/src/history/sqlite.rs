@@ -24,8 +24,8 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, NewRow, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, HistoryReader, HistoryStore, NewSession, Page, Session, StoredMessage, StoredResult,
-    SuspensionStore,
+    EventLog, HistoryReader, HistoryStore, NewSession, Page, RawStoredMessage, Session,
+    StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
@@ -233,6 +233,9 @@ impl HistoryReader for SqliteHistory {
     }
     async fn load(&self, session_id: &str) -> Result<Vec<StoredMessage>> {
         read_messages(&self.inner.read, session_id).await
+    }
+    async fn load_raw(&self, session_id: &str) -> Result<Vec<RawStoredMessage>> {
+        read_messages_raw(&self.inner.read, session_id).await
     }
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
         read_result(&self.inner.read, call_id).await
