@@ -82,7 +82,6 @@ on_every_backend! {
         assert_eq!(stored.last().unwrap().seq, 1000);
         assert!(
             stores
-
                 .append_many("missing", batch(10))
                 .await
                 .is_err()
@@ -99,5 +98,61 @@ on_every_backend! {
             loaded.iter().map(|m| m.seq).collect::<Vec<_>>(),
             (1..=1000).collect::<Vec<_>>()
         );
+    }
+}
+
+on_every_backend! {
+    /// Many callers at once, over two sessions, with appends to a missing session mixed
+    /// in: under load the SQLite writer stores such a batch as grouped statements, and a
+    /// bad append must still fail alone while each good one gets its own row back.
+    async fn concurrent_appends_over_sessions_fail_alone_and_return_their_rows(backend) {
+        let stores = backend.open().await;
+        let a = stores.create_session(NewSession::default()).await.unwrap().id;
+        let b = stores.create_session(NewSession::default()).await.unwrap().id;
+        let mut tasks = Vec::new();
+        for t in 0..96usize {
+            let (stores, target) = (stores.clone(), match t % 3 {
+                0 => a.clone(),
+                1 => b.clone(),
+                _ => "no_such_session".to_owned(),
+            });
+            tasks.push(tokio::spawn(async move {
+                let mut got = Vec::new();
+                for i in 0..20 {
+                    let call = format!("c{t}-{i}");
+                    let result = ToolResult::success(CallRef::new(call.clone(), "n"), Value::text(call.clone()));
+                    got.push((call, stores.append(&target, Message::ToolResult(result)).await));
+                }
+                (target, got)
+            }));
+        }
+        let mut stored = Vec::new();
+        for task in tasks {
+            let (target, got) = task.await.unwrap();
+            for (call, outcome) in got {
+                if target == "no_such_session" {
+                    assert!(outcome.is_err(), "{call} was stored in a missing session");
+                } else {
+                    stored.push((target.clone(), call, outcome.unwrap()));
+                }
+            }
+        }
+        let loaded = [
+            (a.clone(), stores.history().load(&a).await.unwrap()),
+            (b.clone(), stores.history().load(&b).await.unwrap()),
+        ];
+        for (target, call, message) in &stored {
+            // The row handed back is the row stored under that seq.
+            let rows = &loaded.iter().find(|(id, _)| id == target).unwrap().1;
+            let at = &rows[usize::try_from(message.seq - 1).unwrap()];
+            assert_eq!((at.id, at.seq), (message.id, message.seq));
+            assert_eq!(&at.content.as_tool_result().unwrap().call_id, call);
+        }
+        let stored = stored.len();
+        assert_eq!(stored, 64 * 20);
+        for id in [&a, &b] {
+            let seqs: Vec<i64> = stores.history().load(id).await.unwrap().iter().map(|m| m.seq).collect();
+            assert_eq!(seqs, (1..=(32 * 20)).collect::<Vec<i64>>());
+        }
     }
 }

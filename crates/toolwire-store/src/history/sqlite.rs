@@ -381,6 +381,31 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(|e| e.to_string())?;
+        // Under load the batch is many callers' appends: write them as a few grouped
+        // statements instead of four per row. Any failure undoes the group and the batch
+        // runs op by op below, where a bad op fails alone.
+        let ops = if ops.len() > 1 && ops.iter().all(|op| matches!(op, WriteOp::Append { .. })) {
+            let mut sp = Connection::begin(&mut *tx)
+                .await
+                .map_err(|e| e.to_string())?;
+            match append_grouped(&mut sp, &ops).await {
+                Ok(ids) => {
+                    sp.commit().await.map_err(|e| e.to_string())?;
+                    for (op, ids) in ops.into_iter().zip(ids) {
+                        if let WriteOp::Append { reply, .. } = op {
+                            outcomes.push(Outcome::Appended(reply, Ok(ids)));
+                        }
+                    }
+                    Vec::new()
+                }
+                Err(_) => {
+                    sp.rollback().await.map_err(|e| e.to_string())?;
+                    ops
+                }
+            }
+        } else {
+            ops
+        };
         for op in ops {
             let mut sp = Connection::begin(&mut *tx)
                 .await
@@ -416,6 +441,122 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
     for outcome in outcomes {
         outcome.send(&commit);
     }
+}
+
+/// Rows a grouped insert writes per statement: 6 parameters each, well under SQLite's
+/// limit of 32,766.
+const ROWS_PER_INSERT: usize = 128;
+
+/// The appends of several callers, in order: per session one counter bump by the number
+/// of its rows, then multi-row inserts. Returns each op's `(id, seq)`s. Errs on anything
+/// (an unknown session, a constraint), and the caller then runs the ops one by one.
+async fn append_grouped(
+    conn: &mut SqliteConnection,
+    ops: &[WriteOp],
+) -> Result<Vec<Vec<(i64, i64)>>> {
+    let rows: Vec<&[NewRow]> = ops
+        .iter()
+        .map(|op| match op {
+            WriteOp::Append { rows, .. } => rows.as_slice(),
+            _ => &[],
+        })
+        .collect();
+    // Sessions in first-seen order, each with its rows as (op, row) in order.
+    let mut sessions: Vec<(&str, Vec<(usize, usize)>)> = Vec::new();
+    for (o, op_rows) in rows.iter().enumerate() {
+        for (r, row) in op_rows.iter().enumerate() {
+            match sessions.iter_mut().find(|(id, _)| *id == row.session_id) {
+                Some((_, list)) => list.push((o, r)),
+                None => sessions.push((&row.session_id, vec![(o, r)])),
+            }
+        }
+    }
+    let mut out: Vec<Vec<(i64, i64)>> = rows.iter().map(|r| vec![(0, 0); r.len()]).collect();
+    for (session_id, list) in &sessions {
+        let row = |&(o, r): &(usize, usize)| &rows[o][r];
+        let count = i64::try_from(list.len()).unwrap_or(i64::MAX);
+        let results: i64 = list.iter().map(|at| row(at).results).sum();
+        let errors: i64 = list.iter().map(|at| row(at).errors).sum();
+        let now = list.iter().map(|at| row(at).now).max().unwrap_or_default();
+        let last: Option<(i64,)> = sqlx::query_as(
+            "UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
+             result_count = result_count + $4, error_count = error_count + $5 \
+             WHERE id = $1 RETURNING last_seq",
+        )
+        .bind(*session_id)
+        .bind(count)
+        .bind(now)
+        .bind(results)
+        .bind(errors)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let Some((last,)) = last else {
+            return Err(StoreError::SessionNotFound {
+                id: (*session_id).to_owned(),
+            });
+        };
+        let first = last - count + 1;
+        for (chunk_at, chunk) in list.chunks(ROWS_PER_INSERT).enumerate() {
+            let base = first + i64::try_from(chunk_at * ROWS_PER_INSERT).unwrap_or(i64::MAX);
+            let mut sql = String::from(
+                "INSERT INTO messages (session_id, seq, role, call_id, body, created_at) VALUES ",
+            );
+            for i in 0..chunk.len() {
+                let p = i * 6;
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql.push_str(&format!(
+                    "(${},${},${},${},${},${})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6
+                ));
+            }
+            sql.push_str(" RETURNING id, seq");
+            let mut query = sqlx::query_as::<_, (i64, i64)>(sqlx::AssertSqlSafe(sql));
+            for (i, at) in chunk.iter().enumerate() {
+                let r = row(at);
+                query = query
+                    .bind(&r.session_id)
+                    .bind(base + i64::try_from(i).unwrap_or(i64::MAX))
+                    .bind(r.role)
+                    .bind(&r.call_id)
+                    .bind(&r.body)
+                    .bind(r.now);
+            }
+            // RETURNING's order is not promised: match rows by their seq.
+            let stored = query.fetch_all(&mut *conn).await?;
+            if stored.len() != chunk.len() {
+                return Err(StoreError::CommitFailed {
+                    message: format!("{} of {} rows inserted", stored.len(), chunk.len()),
+                });
+            }
+            for (id, seq) in stored {
+                let i = usize::try_from(seq - base)
+                    .ok()
+                    .filter(|i| *i < chunk.len());
+                let Some(i) = i else {
+                    return Err(StoreError::CommitFailed {
+                        message: format!("an insert returned seq {seq}"),
+                    });
+                };
+                let (o, r) = chunk[i];
+                out[o][r] = (id, seq);
+                for blob in &rows[o][r].blobs {
+                    sqlx::query(rows::INSERT_MESSAGE_BLOB)
+                        .bind(id)
+                        .bind(blob)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
