@@ -745,11 +745,29 @@ pub fn agui_payload(content: &Json) -> Json {
     }
 }
 
-/// Pydantic AI's serialized `BinaryContent`: base64 `data` and a `media_type`.
+/// Pydantic AI's serialized `BinaryContent`: base64 `data` (the URL-safe alphabet, as
+/// pydantic writes bytes) and a `media_type`.
 fn file_block(value: &Json) -> Option<Json> {
     let data = value.get("data")?.as_str()?;
     let mime = value.get("media_type")?.as_str()?;
-    Some(media_block(data, mime))
+    Some(media_block(&standard_base64(data), mime))
+}
+
+/// Base64 in the standard alphabet, padded, whichever alphabet it came in: the store
+/// checks media in the standard one.
+fn standard_base64(data: &str) -> String {
+    let mut out: String = data
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while out.len() % 4 != 0 {
+        out.push('=');
+    }
+    out
 }
 
 fn media_block(data: &str, mime: &str) -> Json {
@@ -771,7 +789,10 @@ fn part_block(part: &Json) -> Json {
     let source = &part["source"];
     let mime = source["mimeType"].as_str();
     match (source["type"].as_str(), source["value"].as_str()) {
-        (Some("data"), Some(data)) => media_block(data, mime.unwrap_or("application/octet-stream")),
+        (Some("data"), Some(data)) => media_block(
+            &standard_base64(data),
+            mime.unwrap_or("application/octet-stream"),
+        ),
         (Some("url"), Some(url)) => {
             let mut link = json!({"type": "resource_link", "uri": url, "name": format!("{kind} from the agent")});
             if let Some(mime) = mime {
