@@ -368,19 +368,13 @@ impl Follower {
                 .ok_or_else(|| format!("no string `{name}`"))
         };
         match kind {
-            "RUN_STARTED" => {
-                if !self.run_open {
-                    self.run_open = true;
-                    self.turn = self.turn.saturating_add(1);
-                    self.emit(EventKind::TurnStarted { turn: self.turn }).await;
-                }
+            "RUN_STARTED" if !self.run_open => {
+                self.run_open = true;
+                self.turn = self.turn.saturating_add(1);
+                self.emit(EventKind::TurnStarted { turn: self.turn }).await;
             }
-            "TEXT_MESSAGE_START" => {
-                // Text after calls is a new assistant message.
-                if !self.made.is_empty() {
-                    self.flush().await;
-                }
-            }
+            // Text after calls is a new assistant message.
+            "TEXT_MESSAGE_START" if !self.made.is_empty() => self.flush().await,
             "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_CHUNK" => {
                 let delta = match event["delta"].as_str() {
                     Some(d) => d.to_owned(),
@@ -764,7 +758,7 @@ fn standard_base64(data: &str) -> String {
             c => c,
         })
         .collect();
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push('=');
     }
     out
@@ -1000,12 +994,12 @@ pub(crate) async fn proxy(
             format!("not a RunAgentInput: {e}"),
         ));
     }
-    if let Some(thread) = body["threadId"].as_str() {
-        if thread.is_empty() || thread.len() > 4096 {
-            return Err(crate::ApiError::bad_request(
-                "threadId: expected 1 to 4096 bytes",
-            ));
-        }
+    if let Some(thread) = body["threadId"].as_str()
+        && (thread.is_empty() || thread.len() > 4096)
+    {
+        return Err(crate::ApiError::bad_request(
+            "threadId: expected 1 to 4096 bytes",
+        ));
     }
     let (mut follower, response) = match target.start(state.host.clone(), &body).await {
         Ok(started) => started,
@@ -1046,4 +1040,99 @@ pub(crate) async fn proxy(
         axum::body::Body::from_stream(stream),
     )
         .into_response())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use toolwire_core::CallRef;
+
+    fn decode(max: usize, chunks: &[&[u8]]) -> Vec<Result<String, SseError>> {
+        let mut decoder = SseDecoder::new(max);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            decoder.push(chunk, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn events_split_anywhere_and_crlf_and_multiline_data_decode_whole() {
+        let stream = b": comment\r\nevent: x\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\ndata:two\n\n";
+        let whole = decode(1024, &[stream]);
+        assert_eq!(
+            whole,
+            vec![Ok("{\"a\":\n1}".to_owned()), Ok("two".to_owned())]
+        );
+        // Byte by byte, the same events.
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(decode(1024, &bytes), whole);
+    }
+
+    #[test]
+    fn an_overlong_line_or_event_is_skipped_once_and_what_follows_is_read() {
+        let long = [b'x'; 100];
+        let mut stream = b"data: ".to_vec();
+        stream.extend_from_slice(&long);
+        stream.extend_from_slice(b"\n\ndata: ok\n\n");
+        assert_eq!(
+            decode(50, &[&stream[..30], &stream[30..]]),
+            vec![Err(SseError::TooLong(50)), Ok("ok".to_owned())]
+        );
+        // Many short data lines that together pass the bound.
+        let many = b"data: 0123456789\n".repeat(10);
+        let mut stream = many.clone();
+        stream.extend_from_slice(b"\ndata: ok\n\n");
+        assert_eq!(
+            decode(50, &[&stream]),
+            vec![Err(SseError::TooLong(50)), Ok("ok".to_owned())]
+        );
+        assert_eq!(
+            decode(50, &[b"data: \xff\n\n"]),
+            vec![Err(SseError::NotUtf8)]
+        );
+    }
+
+    #[test]
+    fn ids_that_are_not_toolwire_ids_get_a_stable_digest() {
+        assert_eq!(toolwire_id("p-", "call_1"), "call_1");
+        let odd = toolwire_id("p-", "call/1 ../x");
+        assert!(odd.starts_with("p-") && check_id(&odd).is_none(), "{odd}");
+        assert_eq!(odd, toolwire_id("p-", "call/1 ../x"));
+    }
+
+    fn kinds_of(content: Json) -> Vec<String> {
+        let call = CallRef::new("c", "t");
+        let normalized = toolwire_normalize::normalize_value(agui_payload(&content), &call);
+        normalized
+            .result
+            .output
+            .iter()
+            .map(|v| v.kind.as_str().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn agui_content_maps_to_toolwire_kinds() {
+        // 1×1 PNG, standard and URL-safe base64.
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVQI12P4z8AAAAMBAQAY3Y2wAAAAAElFTkSuQmCC";
+        assert_eq!(kinds_of(json!("plain words")), ["text"]);
+        assert_eq!(kinds_of(json!("{\"a\": 1}")), ["structured"]);
+        assert_eq!(
+            kinds_of(json!(
+                json!({"data": png.replace('+', "-").replace('/', "_"), "media_type": "image/png", "kind": "binary"})
+                    .to_string()
+            )),
+            ["image"]
+        );
+        assert_eq!(
+            kinds_of(json!([
+                {"type": "text", "text": "see"},
+                {"type": "image", "source": {"type": "data", "value": png, "mimeType": "image/png"}},
+                {"type": "document", "source": {"type": "url", "value": "https://example.com/a.pdf", "mimeType": "application/pdf"}},
+            ])),
+            ["text", "image", "resource_link"]
+        );
+    }
 }
