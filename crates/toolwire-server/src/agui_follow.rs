@@ -355,6 +355,14 @@ impl Follower {
             self.note("an event without a string `type`; skipped");
             return;
         };
+        if self.end.is_some() {
+            if kind != "RUN_STARTED" {
+                self.note(format!("{kind} after the run ended; skipped"));
+                return;
+            }
+            // A stream may hold runs one after another.
+            self.end = None;
+        }
         if let Err(why) = self.apply(kind, &event).await {
             self.note(format!("{kind}: {why}; skipped"));
         }
