@@ -225,9 +225,9 @@ impl Follower {
         limits: FollowLimits,
     ) -> Result<Follower, toolwire_store::StoreError> {
         let session = toolwire_id("agui-thread-", thread_id);
-        let history = &host.stores().history;
-        if history.session(&session).await?.is_none() {
-            history
+        let stores = host.stores();
+        if stores.history().session(&session).await?.is_none() {
+            stores
                 .create_session(NewSession {
                     id: Some(session.clone()),
                     title: Some(title.to_owned()),
@@ -238,7 +238,7 @@ impl Follower {
         let mut waiting = HashMap::new();
         let mut answered = HashSet::new();
         let mut turn = 0u32;
-        for message in history.load(&session).await? {
+        for message in stores.history().load(&session).await? {
             match message.content {
                 Message::Assistant { tool_calls, .. } => {
                     turn = turn.saturating_add(1);

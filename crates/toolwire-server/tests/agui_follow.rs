@@ -27,7 +27,7 @@ async fn feed(follower: &mut Follower, events: &[Json]) {
 
 async fn stored(host: &Host, session: &str) -> Vec<Message> {
     host.stores()
-        .history
+        .history()
         .load(session)
         .await
         .unwrap()

@@ -10,7 +10,7 @@
 //! meets the bounds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -59,7 +59,7 @@ fn agui_client() -> Option<PathBuf> {
 }
 
 /// tests/agui/agents.py on a free loopback port, once it accepts connections.
-fn spawn_agents(python: &Path) -> (common::Running, u16) {
+fn spawn_agents(python: &Path) -> (support::Running, u16) {
     let mut child = Command::new(python)
         .arg(agui_dir().join("agents.py"))
         .stdout(Stdio::piped())
@@ -67,7 +67,7 @@ fn spawn_agents(python: &Path) -> (common::Running, u16) {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let running = common::Running(child);
+    let running = support::Running(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
@@ -147,16 +147,16 @@ async fn a_pydantic_ai_agent_followed_through_the_proxy_is_a_session_live_and_af
     let (_agents, agent_port) = spawn_agents(&python);
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let port = common::free_port();
+    let port = support::free_port();
     let agent_url = format!("http://127.0.0.1:{agent_port}/");
-    let serve = common::spawn_serve(
+    let serve = support::spawn_serve(
         data.path(),
         ws.path(),
         port,
         &[],
         &["--agui-follow", &agent_url],
     );
-    let serve = common::Running(serve);
+    let serve = support::Running(serve);
     let thread = "thread-pydantic-1";
     let base = format!("http://127.0.0.1:{port}");
     let out = tokio::task::spawn_blocking(move || {
@@ -213,9 +213,9 @@ async fn a_pydantic_ai_agent_followed_through_the_proxy_is_a_session_live_and_af
 
     // The record, as the web app loads it.
     let check = |port: u16| {
-        let (status, body) = common::http(port, "GET", &format!("/api/sessions/{thread}"), None);
+        let (status, body) = support::http(port, "GET", &format!("/api/sessions/{thread}"), None);
         assert_eq!(status, 200, "{body}");
-        let session = common::json(&body);
+        let session = support::json(&body);
         let messages = &session["messages"];
         let roles: Vec<&str> = messages
             .as_array()
@@ -250,7 +250,7 @@ async fn a_pydantic_ai_agent_followed_through_the_proxy_is_a_session_live_and_af
             .unwrap_or_else(|| panic!("the image is in the blob store: {radar}"))
             .to_owned();
         let (status, bytes) =
-            common::http(port, "GET", &format!("/api/resources/{key}/content"), None);
+            support::http(port, "GET", &format!("/api/resources/{key}/content"), None);
         assert_eq!(status, 200);
         // The body as text (lossy): the PNG signature's text and header chunk are there.
         assert!(bytes.contains("PNG\r\n") && bytes.contains("IHDR"), "a PNG");
@@ -276,11 +276,11 @@ async fn a_pydantic_ai_agent_followed_through_the_proxy_is_a_session_live_and_af
         assert!(text.contains(expected), "{expected:?} missing:\n{text}");
     }
     assert_eq!(blob_files(data.path()).len(), 1, "the image, once");
-    let port = common::free_port();
-    let _serve = common::Running(common::spawn_serve(data.path(), ws.path(), port, &[], &[]));
+    let port = support::free_port();
+    let _serve = support::Running(support::spawn_serve(data.path(), ws.path(), port, &[], &[]));
     check(port);
     // Without --agui-follow, the proxy says what is missing.
-    let (status, body) = common::http(
+    let (status, body) = support::http(
         port,
         "POST",
         "/api/agui/follow",

@@ -53,7 +53,7 @@ pub(crate) async fn run(args: Args, place: &toolwire_agent::StoreLocation) -> Re
     });
     let (mut follower, response) = target.start(host.clone(), &input).await?;
     let session = follower.session_id().to_owned();
-    let after = host.stores().events.last_event_seq(&session).await?;
+    let after = host.stores().events().last_event_seq(&session).await?;
     let mut feed = host.events().subscribe(&session, after).await?;
     let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<()>();
     let pumping = async {
