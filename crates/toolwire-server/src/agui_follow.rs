@@ -199,8 +199,6 @@ pub struct Follower {
     waiting: HashMap<String, String>,
     /// Every call of the session that has a result.
     answered: HashSet<String>,
-    /// The agent's call ids that are not toolwire ids, and the ids they stand for.
-    ids: HashMap<String, String>,
     diagnostics: Vec<String>,
     more_diagnostics: usize,
     end: Option<RunEnd>,
@@ -266,7 +264,6 @@ impl Follower {
             this_run: Vec::new(),
             waiting,
             answered,
-            ids: HashMap::new(),
             diagnostics: Vec::new(),
             more_diagnostics: 0,
             end: None,
@@ -300,12 +297,9 @@ impl Follower {
         }
     }
 
+    /// The toolwire id of an agent's call id (the same digest every time).
     fn call_id(&mut self, given: &str) -> String {
-        let id = toolwire_id("agui-call-", given);
-        if id != given {
-            self.ids.insert(given.to_owned(), id.clone());
-        }
-        id
+        toolwire_id("agui-call-", given)
     }
 
     /// Records the user's new message (the last of a `RunAgentInput` when it is a user
@@ -354,6 +348,11 @@ impl Follower {
         let Some(kind) = event["type"].as_str() else {
             self.note("an event without a string `type`; skipped");
             return;
+        };
+        // The type goes into diagnostics: an agent's made-up one is cut short there.
+        let kind = match kind.char_indices().nth(64) {
+            Some((end, _)) => &kind[..end],
+            None => kind,
         };
         if self.end.is_some() {
             if kind != "RUN_STARTED" {
