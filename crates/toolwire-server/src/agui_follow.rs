@@ -920,7 +920,7 @@ impl FollowTarget {
 }
 
 /// Reads the agent's stream to its end, recording each event, and hands each chunk
-/// unchanged to `forward` (while someone listens there). A stream that breaks, falls
+/// unchanged to `forward` (while someone listens there) once its events are recorded. A stream that breaks, falls
 /// silent for [`IDLE_LIMIT`], or is cut by `closing` ends the run as dropped.
 pub async fn pump(
     follower: &mut Follower,
@@ -961,17 +961,20 @@ pub async fn pump(
                 return;
             }
         };
-        if let Some(tx) = &forward {
-            // The front end gone, the run is still followed to its end.
-            if tx.send(chunk.clone()).await.is_err() {
-                forward = None;
-            }
-        }
+        // Recorded first, then forwarded: a front end that has seen an event finds it
+        // stored (its next run, answering a front-end call, finds the call), as the
+        // result sink stores before it announces.
         decoder.push(&chunk, &mut decoded);
         for item in decoded.drain(..) {
             match item {
                 Ok(data) => follower.event(&data).await,
                 Err(e) => follower.note(e.to_string()),
+            }
+        }
+        if let Some(tx) = &forward {
+            // The front end gone, the run is still followed to its end.
+            if tx.send(chunk).await.is_err() {
+                forward = None;
             }
         }
     }
