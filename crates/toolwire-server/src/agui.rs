@@ -421,6 +421,10 @@ impl Window {
                 self.calls_this_step = true;
                 false
             }
+            // A suspended result is the executor's own word that a call waits (the
+            // `suspended` event is the interrupt); it may come after the run that ended
+            // on that interrupt, in the window of the run that resumes it.
+            EventKind::ToolResult { result, .. } if result.status == Status::Suspended => false,
             EventKind::ToolResult { result, .. } => {
                 self.close_text(&mut out);
                 out.push(json!({

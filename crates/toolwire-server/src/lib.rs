@@ -12,6 +12,7 @@
 //! ```
 
 mod agui;
+pub mod agui_follow;
 mod api;
 mod approver;
 pub mod calls;
@@ -100,6 +101,9 @@ pub struct ServeConfig {
     pub header_read_timeout: Duration,
     /// A kept-alive connection with no request this long after its last answer is closed.
     pub idle_timeout: Duration,
+    /// The AG-UI agent `POST /api/agui/follow` forwards to and records
+    /// ([`agui_follow`]).
+    pub agui_follow: Option<agui_follow::FollowTarget>,
 }
 
 impl ServeConfig {
@@ -115,6 +119,7 @@ impl ServeConfig {
             max_feeds: MAX_FEEDS,
             header_read_timeout: HEADER_READ_TIMEOUT,
             idle_timeout: IDLE_TIMEOUT,
+            agui_follow: None,
         }
     }
 }
@@ -164,6 +169,8 @@ pub struct AppState {
     pub sandbox_origin: Option<String>,
     /// The open event feeds' slots, and word of deleted sessions for them.
     pub(crate) feeds: Arc<events::Feeds>,
+    /// The external AG-UI agent this server follows, if any.
+    pub agui_follow: Option<agui_follow::FollowTarget>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -189,6 +196,7 @@ impl AppState {
             closing: Arc::new(tokio::sync::watch::Sender::new(false)),
             sandbox_origin: None,
             feeds: Arc::new(events::Feeds::new(MAX_FEEDS)),
+            agui_follow: None,
         }
     }
 
@@ -254,6 +262,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/resources/{blob}/content", get(resources::content))
         .route("/api/ws", get(events::ws))
         .route("/api/agui", post(agui::run))
+        .route("/api/agui/follow", post(agui_follow::proxy))
         .route("/api/openapi.json", get(openapi::serve_document))
         .route("/api/info", get(api::info))
         .route("/", get(page))
@@ -382,6 +391,7 @@ impl Server {
         let mut state = AppState::new(host, config.provider, guard);
         state.sandbox_origin = Some(format!("http://{sandbox_addr}"));
         state.feeds = Arc::new(events::Feeds::new(config.max_feeds));
+        state.agui_follow = config.agui_follow;
         let max_connections =
             conn::connection_cap(config.max_connections, conn::open_files_limit())
                 .min(tokio::sync::Semaphore::MAX_PERMITS);

@@ -256,6 +256,15 @@ pub const ROUTES: &[RouteDoc] = &[
     },
     RouteDoc {
         method: "post",
+        path: "/api/agui/follow",
+        summary: "A proxy to the AG-UI agent given by --agui-follow: the RunAgentInput goes to it as it came, its SSE stream of AG-UI events comes back as it came, and the run is recorded in the session of its threadId (409 when the server follows no agent; 502 when the agent fails to answer).",
+        body: Some(schema::<crate::agui::RunAgentInput>),
+        reply: None,
+        statuses: &[200, 400, 409, 415, 422, 502],
+        query: &[],
+    },
+    RouteDoc {
+        method: "post",
         path: "/api/tools/{name}/resource",
         summary: "resources/read on the tool's source (its MCP server), for an MCP App's view.",
         body: Some(schema::<crate::api::ReadResource>),

@@ -83,6 +83,8 @@ enum Command {
     Gateway(cmd::gateway::Args),
     /// MCP servers themselves: log in to a protected one, log out.
     Mcp(cmd::mcp::Args),
+    /// External AG-UI agents: run one from the terminal and record its run as a session.
+    Agui(cmd::agui::Args),
 }
 
 /// How a command ended when it did not fail outright.
@@ -150,5 +152,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Serve(args) => cmd::serve::run(args, &place).await,
         Command::Gateway(args) => cmd::gateway::run(args, &place).await,
         Command::Mcp(args) => cmd::mcp::run(args, &place).await,
+        Command::Agui(args) => cmd::agui::run(args, &place).await,
     }
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub(crate) mod agui;
 pub(crate) mod blob;
 pub(crate) mod call;
 pub(crate) mod chat;

@@ -60,6 +60,11 @@ pub(crate) struct Args {
           default_value_t = toolwire_server::IDLE_TIMEOUT.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout: u64,
+    /// Follow an external AG-UI agent (its endpoint URL): POST /api/agui/follow forwards
+    /// each RunAgentInput to it, streams its events back unchanged, and records the run
+    /// as a session (the threadId's).
+    #[arg(long, value_name = "URL")]
+    agui_follow: Option<String>,
 }
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
@@ -98,6 +103,11 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     config.max_feeds = usize::try_from(args.max_feeds).unwrap_or(usize::MAX);
     config.header_read_timeout = std::time::Duration::from_secs(args.header_timeout);
     config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout);
+    config.agui_follow = args
+        .agui_follow
+        .as_deref()
+        .map(toolwire_server::agui_follow::FollowTarget::new)
+        .transpose()?;
     let server = Server::bind(host, config).await?;
     let url = server.url().to_owned();
     match &token {
@@ -110,6 +120,11 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
              once, or pass --print-login-url)"
         )),
         None => out::eprintln(&format!("toolwire is serving at {url}")),
+    }
+    if let Some(agent) = &args.agui_follow {
+        out::eprintln(&format!(
+            "following the AG-UI agent at {agent}: point the front end at {url}api/agui/follow"
+        ));
     }
     server.run(shutdown_signal()).await?;
     out::eprintln("stopped; every finished result is stored");

@@ -1,0 +1,1148 @@
+//! AG-UI in: follows an external AG-UI agent (LangGraph, Pydantic AI, anything that answers
+//! a `RunAgentInput` with an SSE stream of AG-UI events) and records what it does as a
+//! toolwire session: its text, its tool calls, and each tool result normalized and landed
+//! through the executor's one result sink (media to blobs, announced as stored), so the web
+//! app shows it live and `toolwire show` after a restart. The agent is untrusted: lines,
+//! events, arguments, text and open calls are bounded, a malformed event is a diagnostic
+//! (never a panic or a half-written record), and a stream that ends before its run did
+//! closes the run's open calls with error results. The mapping is in docs/contracts.md,
+//! "AG-UI in".
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Value as Json, json};
+use toolwire_agent::Host;
+use toolwire_core::{CallRef, ErrorCode, EventKind, Message, ToolCall, ToolResult, check_id};
+use toolwire_store::NewSession;
+
+/// How much of an untrusted agent's stream is held at once.
+#[derive(Debug, Clone, Copy)]
+pub struct FollowLimits {
+    /// Longest SSE line, and longest event (its `data:` lines joined): a tool result with
+    /// an inline image is one line, so this bounds the largest result followed.
+    pub max_event: usize,
+    /// Most calls started and not yet ended or answered at once.
+    pub max_open_calls: usize,
+    /// Longest arguments of one call (the `TOOL_CALL_ARGS` deltas joined).
+    pub max_args: usize,
+    /// Longest assistant text held before it is stored.
+    pub max_text: usize,
+    /// Most diagnostics kept for one run (the rest are counted).
+    pub max_diagnostics: usize,
+}
+
+impl Default for FollowLimits {
+    fn default() -> Self {
+        FollowLimits {
+            max_event: 16 * 1024 * 1024,
+            max_open_calls: 64,
+            max_args: 1024 * 1024,
+            max_text: 4 * 1024 * 1024,
+            max_diagnostics: 100,
+        }
+    }
+}
+
+/// What went wrong reading the stream itself (as opposed to one event in it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SseError {
+    #[error("an SSE line or event longer than {0} bytes (skipped)")]
+    TooLong(usize),
+    #[error("an SSE event that is not UTF-8 (skipped)")]
+    NotUtf8,
+}
+
+/// Splits an SSE byte stream into the `data` of its events, holding at most one line or
+/// event (`max`) at a time: an overlong one is skipped to its end and reported.
+#[derive(Debug)]
+pub struct SseDecoder {
+    max: usize,
+    line: Vec<u8>,
+    data: Vec<u8>,
+    has_data: bool,
+    /// Dropping bytes to the end of an overlong line.
+    skipping_line: bool,
+    /// Dropping the rest of an event that grew too long.
+    skipping_event: bool,
+}
+
+impl SseDecoder {
+    pub fn new(max: usize) -> Self {
+        SseDecoder {
+            max,
+            line: Vec::new(),
+            data: Vec::new(),
+            has_data: false,
+            skipping_line: false,
+            skipping_event: false,
+        }
+    }
+
+    /// Feeds bytes; each complete event's data (or why one was skipped) goes to `out`.
+    pub fn push(&mut self, mut chunk: &[u8], out: &mut Vec<Result<String, SseError>>) {
+        while !chunk.is_empty() {
+            let newline = chunk.iter().position(|&b| b == b'\n');
+            let (part, rest, ends) = match newline {
+                Some(i) => (&chunk[..i], &chunk[i + 1..], true),
+                None => (chunk, &[][..], false),
+            };
+            chunk = rest;
+            if !self.skipping_line {
+                if self.line.len() + part.len() > self.max {
+                    self.skipping_line = true;
+                    self.line.clear();
+                    self.drop_event(out);
+                } else {
+                    self.line.extend_from_slice(part);
+                }
+            }
+            if ends {
+                if self.skipping_line {
+                    self.skipping_line = false;
+                } else {
+                    let line = std::mem::take(&mut self.line);
+                    self.line_done(&line, out);
+                    self.line = line;
+                    self.line.clear();
+                }
+            }
+        }
+    }
+
+    /// Reports the event under way as skipped, once, and drops what it held.
+    fn drop_event(&mut self, out: &mut Vec<Result<String, SseError>>) {
+        if !self.skipping_event {
+            out.push(Err(SseError::TooLong(self.max)));
+        }
+        self.skipping_event = true;
+        self.data.clear();
+        self.has_data = false;
+    }
+
+    fn line_done(&mut self, line: &[u8], out: &mut Vec<Result<String, SseError>>) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            // The blank line ends an event.
+            if self.skipping_event {
+                self.skipping_event = false;
+            } else if self.has_data {
+                let data = std::mem::take(&mut self.data);
+                out.push(String::from_utf8(data).map_err(|_| SseError::NotUtf8));
+            }
+            self.has_data = false;
+            self.data.clear();
+            return;
+        }
+        if self.skipping_event || line.starts_with(b":") {
+            return;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(i) => (&line[..i], &line[i + 1..]),
+            None => (line, &[][..]),
+        };
+        if field != b"data" {
+            // `event`, `id`, `retry`: AG-UI puts everything in `data`.
+            return;
+        }
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        if self.data.len() + value.len() + 1 > self.max {
+            self.drop_event(out);
+            return;
+        }
+        if self.has_data {
+            self.data.push(b'\n');
+        }
+        self.data.extend_from_slice(value);
+        self.has_data = true;
+    }
+}
+
+/// How a followed run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// `RUN_FINISHED`; calls left without a result wait for the front end's answer.
+    Finished,
+    /// `RUN_ERROR`, with its message.
+    Failed(String),
+    /// The stream ended (or broke) before the run did.
+    Dropped(String),
+}
+
+/// A call whose arguments are still streaming.
+#[derive(Debug)]
+struct OpenCall {
+    id: String,
+    name: String,
+    args: String,
+    /// Set when the arguments grew past the limit: the call is kept, its input is not.
+    args_dropped: bool,
+}
+
+/// Follows one AG-UI thread into one toolwire session.
+#[derive(Debug)]
+pub struct Follower {
+    host: Host,
+    session: String,
+    limits: FollowLimits,
+    turn: u32,
+    run_open: bool,
+    /// Assistant text not stored yet.
+    text: String,
+    text_dropped: bool,
+    /// Calls whose arguments are streaming (between `TOOL_CALL_START` and `END`).
+    open: Vec<OpenCall>,
+    /// Calls ended and announced, to be stored with the assistant message they belong to.
+    made: Vec<ToolCall>,
+    /// Calls this run started that have no result yet (toolwire ids → tool names).
+    this_run: Vec<(String, String)>,
+    /// Every call of the session without a result (toolwire id → tool name).
+    waiting: HashMap<String, String>,
+    /// Every call of the session that has a result.
+    answered: HashSet<String>,
+    diagnostics: Vec<String>,
+    more_diagnostics: usize,
+    end: Option<RunEnd>,
+}
+
+/// A toolwire id for an id the agent chose: itself when it is a valid toolwire id, else a
+/// digest of it (ids go into paths and SQL; the agent's may hold anything).
+pub fn toolwire_id(prefix: &str, given: &str) -> String {
+    if check_id(given).is_none() {
+        return given.to_owned();
+    }
+    let digest = blake3::hash(given.as_bytes()).to_hex();
+    format!("{prefix}{}", &digest[..32])
+}
+
+impl Follower {
+    /// The session that follows `thread_id` (made on first use, titled `title`).
+    pub async fn open(
+        host: Host,
+        thread_id: &str,
+        title: &str,
+        limits: FollowLimits,
+    ) -> Result<Follower, toolwire_store::StoreError> {
+        let session = toolwire_id("agui-thread-", thread_id);
+        let stores = host.stores();
+        if stores.history().session(&session).await?.is_none() {
+            stores
+                .create_session(NewSession {
+                    id: Some(session.clone()),
+                    title: Some(title.to_owned()),
+                    ..NewSession::default()
+                })
+                .await?;
+        }
+        let mut waiting = HashMap::new();
+        let mut answered = HashSet::new();
+        let mut turn = 0u32;
+        for message in stores.history().load(&session).await? {
+            match message.content {
+                Message::Assistant { tool_calls, .. } => {
+                    turn = turn.saturating_add(1);
+                    for call in tool_calls {
+                        waiting.insert(call.id, call.name);
+                    }
+                }
+                Message::ToolResult(result) => {
+                    waiting.remove(&result.call_id);
+                    answered.insert(result.call_id);
+                }
+                _ => {}
+            }
+        }
+        Ok(Follower {
+            host,
+            session,
+            limits,
+            turn,
+            run_open: false,
+            text: String::new(),
+            text_dropped: false,
+            open: Vec::new(),
+            made: Vec::new(),
+            this_run: Vec::new(),
+            waiting,
+            answered,
+            diagnostics: Vec::new(),
+            more_diagnostics: 0,
+            end: None,
+        })
+    }
+
+    /// The toolwire session this thread is recorded in.
+    pub fn session_id(&self) -> &str {
+        &self.session
+    }
+
+    /// What was noticed and not recorded as it came (malformed or unexpected events).
+    pub fn diagnostics(&self) -> Vec<String> {
+        let mut all = self.diagnostics.clone();
+        if self.more_diagnostics > 0 {
+            all.push(format!("… and {} more", self.more_diagnostics));
+        }
+        all
+    }
+
+    /// How the run ended, once it has.
+    pub fn end(&self) -> Option<&RunEnd> {
+        self.end.as_ref()
+    }
+
+    fn note(&mut self, message: impl Into<String>) {
+        if self.diagnostics.len() < self.limits.max_diagnostics {
+            self.diagnostics.push(message.into());
+        } else {
+            self.more_diagnostics += 1;
+        }
+    }
+
+    /// The toolwire id of an agent's call id (the same digest every time).
+    fn call_id(&mut self, given: &str) -> String {
+        toolwire_id("agui-call-", given)
+    }
+
+    /// Records the user's new message (the last of a `RunAgentInput` when it is a user
+    /// message) and the results the front end sends back for the calls it ran (`tool`
+    /// messages answering calls still waiting).
+    pub async fn input(&mut self, messages: &[Json]) {
+        if let Some(last) = messages.last().filter(|m| m["role"] == "user") {
+            match user_text(last) {
+                Some(text) => {
+                    if let Err(e) = self
+                        .host
+                        .stores()
+                        .append(&self.session, Message::User { text })
+                        .await
+                    {
+                        self.note(format!("the user message could not be stored: {e}"));
+                    }
+                }
+                None => self.note("the last user message has no text; not recorded"),
+            }
+        }
+        for message in messages.iter().filter(|m| m["role"] == "tool") {
+            let Some(given) = message["toolCallId"].as_str() else {
+                self.note("a tool message without a toolCallId; not recorded");
+                continue;
+            };
+            let id = self.call_id(given);
+            if !self.waiting.contains_key(&id) {
+                // Answered already, or a call this session never saw.
+                continue;
+            }
+            let error = message["error"].as_str().map(str::to_owned);
+            self.result(&id, &message["content"], error).await;
+        }
+    }
+
+    /// Records one event's `data` (a JSON AG-UI event).
+    pub async fn event(&mut self, data: &str) {
+        let event: Json = match serde_json::from_str(data) {
+            Ok(e) => e,
+            Err(e) => {
+                self.note(format!("an event that is not JSON ({e}); skipped"));
+                return;
+            }
+        };
+        let Some(kind) = event["type"].as_str() else {
+            self.note("an event without a string `type`; skipped");
+            return;
+        };
+        // The type goes into diagnostics: an agent's made-up one is cut short there.
+        let kind = match kind.char_indices().nth(64) {
+            Some((end, _)) => &kind[..end],
+            None => kind,
+        };
+        if self.end.is_some() {
+            if kind != "RUN_STARTED" {
+                self.note(format!("{kind} after the run ended; skipped"));
+                return;
+            }
+            // A stream may hold runs one after another.
+            self.end = None;
+        }
+        if let Err(why) = self.apply(kind, &event).await {
+            self.note(format!("{kind}: {why}; skipped"));
+        }
+    }
+
+    async fn apply(&mut self, kind: &str, event: &Json) -> Result<(), String> {
+        let field = |name: &str| -> Result<String, String> {
+            event[name]
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("no string `{name}`"))
+        };
+        match kind {
+            "RUN_STARTED" if !self.run_open => {
+                self.run_open = true;
+                self.turn = self.turn.saturating_add(1);
+                self.emit(EventKind::TurnStarted { turn: self.turn }).await;
+            }
+            // Text after calls is a new assistant message.
+            "TEXT_MESSAGE_START" if !self.made.is_empty() => self.flush().await,
+            "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_CHUNK" => {
+                let delta = match event["delta"].as_str() {
+                    Some(d) => d.to_owned(),
+                    None if kind == "TEXT_MESSAGE_CHUNK" => return Ok(()),
+                    None => return Err("no string `delta`".to_owned()),
+                };
+                if !self.made.is_empty() {
+                    self.flush().await;
+                }
+                if self.text.len() + delta.len() > self.limits.max_text {
+                    if !self.text_dropped {
+                        self.text_dropped = true;
+                        return Err(format!(
+                            "assistant text past {} bytes is not recorded",
+                            self.limits.max_text
+                        ));
+                    }
+                    return Ok(());
+                }
+                self.text.push_str(&delta);
+                self.emit(EventKind::AssistantDelta { text: delta }).await;
+            }
+            "TOOL_CALL_START" => {
+                let given = field("toolCallId")?;
+                let name = field("toolCallName")?;
+                let id = self.call_id(&given);
+                if self.open.iter().any(|c| c.id == id)
+                    || self.made.iter().any(|c| c.id == id)
+                    || self.waiting.contains_key(&id)
+                    || self.answered.contains(&id)
+                {
+                    return Err(format!("call {given:?} was started already"));
+                }
+                if self.open.len() + self.this_run.len() >= self.limits.max_open_calls {
+                    return Err(format!(
+                        "more than {} calls open at once",
+                        self.limits.max_open_calls
+                    ));
+                }
+                self.open.push(OpenCall {
+                    id,
+                    name,
+                    args: String::new(),
+                    args_dropped: false,
+                });
+            }
+            "TOOL_CALL_ARGS" => {
+                let id = self.call_id(&field("toolCallId")?);
+                let delta = field("delta")?;
+                let max = self.limits.max_args;
+                let Some(call) = self.open.iter_mut().find(|c| c.id == id) else {
+                    return Err(format!("no open call {id:?}"));
+                };
+                if call.args_dropped {
+                    return Ok(());
+                }
+                if call.args.len() + delta.len() > max {
+                    call.args_dropped = true;
+                    call.args.clear();
+                    return Err(format!("arguments of call {id:?} past {max} bytes"));
+                }
+                call.args.push_str(&delta);
+            }
+            "TOOL_CALL_END" => {
+                let id = self.call_id(&field("toolCallId")?);
+                let Some(at) = self.open.iter().position(|c| c.id == id) else {
+                    return Err(format!("no open call {id:?}"));
+                };
+                let call = self.open.remove(at);
+                let input = if call.args_dropped {
+                    json!({"_toolwire": "arguments too long to record"})
+                } else if call.args.trim().is_empty() {
+                    json!({})
+                } else {
+                    // Unparsable arguments are kept as their text, as toolwire keeps a
+                    // provider's (docs/contracts.md).
+                    serde_json::from_str(&call.args).unwrap_or(Json::String(call.args))
+                };
+                self.emit(EventKind::ToolCallStarted {
+                    call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    input: input.clone(),
+                })
+                .await;
+                self.this_run.push((call.id.clone(), call.name.clone()));
+                self.made.push(ToolCall::new(call.id, call.name, input));
+            }
+            "TOOL_CALL_RESULT" => {
+                let id = self.call_id(&field("toolCallId")?);
+                if !event["content"].is_string() && !event["content"].is_array() {
+                    return Err("`content` is neither text nor a list of parts".to_owned());
+                }
+                if self.open.iter().any(|c| c.id == id) {
+                    // A result before its call ended: the call ends here.
+                    Box::pin(self.apply("TOOL_CALL_END", &json!({"toolCallId": id}))).await?;
+                }
+                if !self.waiting.contains_key(&id) && !self.made.iter().any(|c| c.id == id) {
+                    return Err(if self.answered.contains(&id) {
+                        format!("call {id:?} has a result already")
+                    } else {
+                        format!("no call {id:?} was started")
+                    });
+                }
+                self.result(&id, &event["content"], None).await;
+            }
+            "MESSAGES_SNAPSHOT" => {
+                let Some(messages) = event["messages"].as_array() else {
+                    return Err("no `messages` list".to_owned());
+                };
+                self.snapshot(messages).await;
+            }
+            "RUN_FINISHED" => self.finish(RunEnd::Finished).await,
+            "RUN_ERROR" => {
+                let message = event["message"]
+                    .as_str()
+                    .unwrap_or("the agent reported an error")
+                    .to_owned();
+                self.finish(RunEnd::Failed(message)).await;
+            }
+            // Steps, state, reasoning, activities, custom and raw events carry nothing
+            // toolwire records.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Calls and results a `MESSAGES_SNAPSHOT` holds that the stream did not show:
+    /// assistant calls this session has not seen, and results for calls still waiting.
+    async fn snapshot(&mut self, messages: &[Json]) {
+        for message in messages {
+            match message["role"].as_str() {
+                Some("assistant") => {
+                    let Some(calls) = message["toolCalls"].as_array() else {
+                        continue;
+                    };
+                    for call in calls {
+                        let (Some(given), Some(name)) =
+                            (call["id"].as_str(), call["function"]["name"].as_str())
+                        else {
+                            self.note("MESSAGES_SNAPSHOT: a tool call without id or name");
+                            continue;
+                        };
+                        let id = self.call_id(given);
+                        let known = self.waiting.contains_key(&id)
+                            || self.answered.contains(&id)
+                            || self.made.iter().any(|c| c.id == id)
+                            || self.open.iter().any(|c| c.id == id);
+                        if known || self.this_run.len() >= self.limits.max_open_calls {
+                            continue;
+                        }
+                        let args = call["function"]["arguments"].as_str().unwrap_or("");
+                        let _ = Box::pin(self.apply(
+                            "TOOL_CALL_START",
+                            &json!({"toolCallId": given, "toolCallName": name}),
+                        ))
+                        .await;
+                        let _ = Box::pin(self.apply(
+                            "TOOL_CALL_ARGS",
+                            &json!({"toolCallId": given, "delta": args}),
+                        ))
+                        .await;
+                        let _ =
+                            Box::pin(self.apply("TOOL_CALL_END", &json!({"toolCallId": given})))
+                                .await;
+                    }
+                }
+                Some("tool") => {
+                    let Some(given) = message["toolCallId"].as_str() else {
+                        continue;
+                    };
+                    let id = self.call_id(given);
+                    let waits =
+                        self.waiting.contains_key(&id) || self.made.iter().any(|c| c.id == id);
+                    if waits && !self.answered.contains(&id) {
+                        let error = message["error"].as_str().map(str::to_owned);
+                        self.result(&id, &message["content"], error).await;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Stores the assistant message under way: its text and the calls it made.
+    async fn flush(&mut self) {
+        if self.text.is_empty() && self.made.is_empty() {
+            return;
+        }
+        let calls = std::mem::take(&mut self.made);
+        let text = std::mem::take(&mut self.text);
+        self.text_dropped = false;
+        let names: Vec<(String, String)> = calls
+            .iter()
+            .map(|c| (c.id.clone(), c.name.clone()))
+            .collect();
+        match self
+            .host
+            .stores()
+            .append(
+                &self.session,
+                Message::Assistant {
+                    text,
+                    tool_calls: calls,
+                },
+            )
+            .await
+        {
+            Ok(_) => self.waiting.extend(names),
+            Err(e) => self.note(format!("the assistant message could not be stored: {e}")),
+        }
+    }
+
+    /// Normalizes a result's AG-UI content and lands it through the executor's sink.
+    async fn result(&mut self, id: &str, content: &Json, error: Option<String>) {
+        // The call's assistant message goes first, so the result follows its call.
+        self.flush().await;
+        let Some(name) = self.waiting.get(id).cloned() else {
+            self.note(format!(
+                "call {id:?} could not be stored; its result is dropped"
+            ));
+            return;
+        };
+        let call = CallRef::new(id, name);
+        let result = match error {
+            Some(message) => ToolResult::error_with_code(call, "agent_error", message),
+            None => {
+                let normalized = toolwire_normalize::normalize_value(agui_payload(content), &call);
+                normalized.result
+            }
+        };
+        match self
+            .host
+            .executor()
+            .land(&self.session, result, Vec::new())
+            .await
+        {
+            Ok(_) => {
+                self.waiting.remove(id);
+                self.answered.insert(id.to_owned());
+                self.this_run.retain(|(c, _)| c != id);
+            }
+            Err(e) => self.note(format!(
+                "the result of call {id:?} could not be stored: {e}"
+            )),
+        }
+    }
+
+    async fn finish(&mut self, end: RunEnd) {
+        if self.end.is_some() {
+            return;
+        }
+        self.flush().await;
+        let why = match &end {
+            RunEnd::Finished => None,
+            RunEnd::Failed(message) => Some(format!("the agent's run failed: {message}")),
+            RunEnd::Dropped(why) => Some(format!(
+                "the agent's stream ended before its run did: {why}"
+            )),
+        };
+        if let Some(why) = why {
+            // Calls whose arguments never ended are made now, so each has its result.
+            let unended: Vec<String> = self.open.iter().map(|c| c.id.clone()).collect();
+            for id in unended {
+                let _ = Box::pin(self.apply("TOOL_CALL_END", &json!({"toolCallId": id}))).await;
+            }
+            self.flush().await;
+            let open: Vec<(String, String)> = std::mem::take(&mut self.this_run);
+            for (id, name) in open {
+                let result = ToolResult::error_with_code(
+                    CallRef::new(&id, &name),
+                    ErrorCode::Interrupted.as_str(),
+                    why.clone(),
+                );
+                match self
+                    .host
+                    .executor()
+                    .land(&self.session, result, Vec::new())
+                    .await
+                {
+                    Ok(_) => {
+                        self.waiting.remove(&id);
+                        self.answered.insert(id);
+                    }
+                    Err(e) => self.note(format!("call {id:?} could not be closed: {e}")),
+                }
+            }
+        }
+        if self.run_open {
+            self.run_open = false;
+            self.emit(EventKind::TurnEnded { turn: self.turn }).await;
+        }
+        self.end = Some(end);
+    }
+
+    /// Ends a run whose stream ended without `RUN_FINISHED` or `RUN_ERROR` (or broke):
+    /// its open calls get error results. Nothing happens to a run that ended.
+    pub async fn stream_ended(&mut self, why: &str) {
+        self.finish(RunEnd::Dropped(why.to_owned())).await;
+    }
+
+    async fn emit(&self, kind: EventKind) {
+        // Events are the live view: the stored messages are the record.
+        let _ = self.host.events().emit(&self.session, kind).await;
+    }
+}
+
+/// A user message's text: a string, or its text parts joined.
+fn user_text(message: &Json) -> Option<String> {
+    match &message["content"] {
+        Json::String(text) => Some(text.clone()),
+        Json::Array(parts) => Some(
+            parts
+                .iter()
+                .filter(|p| p["type"] == "text")
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
+    .filter(|t| !t.trim().is_empty())
+}
+
+/// An AG-UI result's content as a payload toolwire-normalize reads:
+/// - text that is JSON is that JSON (frameworks serialize structured returns into text);
+///   other text stays text;
+/// - a file as Pydantic AI serializes one (`{"data": base64, "media_type": …}`), alone or
+///   in a list, is a media block;
+/// - AG-UI 1.0 parts become MCP content blocks: text as text, inline image and audio as
+///   image and audio blocks, inline video and documents as embedded resources, URL sources
+///   as resource links (toolwire does not fetch them); a provider file handle is kept as
+///   text naming it.
+pub fn agui_payload(content: &Json) -> Json {
+    match content {
+        Json::String(text) => match serde_json::from_str::<Json>(text) {
+            Ok(parsed @ (Json::Object(_) | Json::Array(_))) => match file_block(&parsed) {
+                Some(block) => json!({"content": [block]}),
+                None => match &parsed {
+                    Json::Array(items)
+                        if !items.is_empty() && items.iter().any(|i| file_block(i).is_some()) =>
+                    {
+                        let blocks: Vec<Json> = items
+                            .iter()
+                            .map(|i| match (file_block(i), i) {
+                                (Some(b), _) => b,
+                                (None, Json::String(s)) => json!({"type": "text", "text": s}),
+                                (None, other) => json!({"type": "text", "text": other.to_string()}),
+                            })
+                            .collect();
+                        json!({"content": blocks})
+                    }
+                    _ => parsed,
+                },
+            },
+            _ => Json::String(text.clone()),
+        },
+        Json::Array(parts) => {
+            let blocks: Vec<Json> = parts.iter().map(part_block).collect();
+            json!({"content": blocks})
+        }
+        other => other.clone(),
+    }
+}
+
+/// Pydantic AI's serialized `BinaryContent`: base64 `data` (the URL-safe alphabet, as
+/// pydantic writes bytes) and a `media_type`.
+fn file_block(value: &Json) -> Option<Json> {
+    let data = value.get("data")?.as_str()?;
+    let mime = value.get("media_type")?.as_str()?;
+    Some(media_block(&standard_base64(data), mime))
+}
+
+/// Base64 in the standard alphabet, padded, whichever alphabet it came in: the store
+/// checks media in the standard one.
+fn standard_base64(data: &str) -> String {
+    let mut out: String = data
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while !out.len().is_multiple_of(4) {
+        out.push('=');
+    }
+    out
+}
+
+fn media_block(data: &str, mime: &str) -> Json {
+    if mime.starts_with("image/") {
+        json!({"type": "image", "data": data, "mimeType": mime})
+    } else if mime.starts_with("audio/") {
+        json!({"type": "audio", "data": data, "mimeType": mime})
+    } else {
+        json!({"type": "resource", "resource": {"uri": "agui:inline", "blob": data, "mimeType": mime}})
+    }
+}
+
+/// One AG-UI 1.0 content part as an MCP content block.
+fn part_block(part: &Json) -> Json {
+    let kind = part["type"].as_str().unwrap_or("");
+    if kind == "text" {
+        return json!({"type": "text", "text": part["text"].as_str().unwrap_or("")});
+    }
+    let source = &part["source"];
+    let mime = source["mimeType"].as_str();
+    match (source["type"].as_str(), source["value"].as_str()) {
+        (Some("data"), Some(data)) => media_block(
+            &standard_base64(data),
+            mime.unwrap_or("application/octet-stream"),
+        ),
+        (Some("url"), Some(url)) => {
+            let mut link = json!({"type": "resource_link", "uri": url, "name": format!("{kind} from the agent")});
+            if let Some(mime) = mime {
+                link["mimeType"] = json!(mime);
+            }
+            link
+        }
+        (Some("file"), Some(handle)) => {
+            json!({"type": "text", "text": format!("[{kind} held by the provider: {handle}]")})
+        }
+        // Anything else is kept as it came, for normalize to keep as structured data.
+        _ => part.clone(),
+    }
+}
+
+/// Why a followed run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum FollowError {
+    #[error("{0}")]
+    BadInput(String),
+    #[error(transparent)]
+    Store(#[from] toolwire_store::StoreError),
+    #[error("the AG-UI agent at {url} cannot be reached: {why}")]
+    Unreachable { url: String, why: String },
+    #[error("the AG-UI agent at {url} answered {status}: {body}")]
+    Refused {
+        url: String,
+        status: u16,
+        body: String,
+    },
+}
+
+/// The agent followed: its endpoint (a `RunAgentInput` is POSTed there) and the client.
+#[derive(Debug, Clone)]
+pub struct FollowTarget {
+    pub url: String,
+    pub limits: FollowLimits,
+    client: reqwest::Client,
+}
+
+/// How long the agent's stream may stay silent before the run counts as dropped.
+pub const IDLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+impl FollowTarget {
+    /// An `http(s)://` endpoint.
+    pub fn new(url: &str) -> Result<FollowTarget, FollowError> {
+        let parsed = url::Url::parse(url)
+            .map_err(|e| FollowError::BadInput(format!("AG-UI agent URL {url:?}: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(FollowError::BadInput(format!(
+                "AG-UI agent URL {url:?}: expected http:// or https://"
+            )));
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .build()
+            .map_err(|e| FollowError::BadInput(format!("HTTP client: {e}")))?;
+        Ok(FollowTarget {
+            url: url.to_owned(),
+            limits: FollowLimits::default(),
+            client,
+        })
+    }
+
+    /// Opens the thread's session, records the input's new messages, and POSTs the input
+    /// to the agent: the stream to [`pump`] once it answers 2xx.
+    pub async fn start(
+        &self,
+        host: Host,
+        input: &Json,
+    ) -> Result<(Follower, reqwest::Response), FollowError> {
+        let thread = input["threadId"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| FollowError::BadInput("RunAgentInput: no threadId".to_owned()))?;
+        let messages = match &input["messages"] {
+            Json::Array(m) => m.as_slice(),
+            Json::Null => &[],
+            _ => {
+                return Err(FollowError::BadInput(
+                    "RunAgentInput: messages is not a list".to_owned(),
+                ));
+            }
+        };
+        let title = format!("AG-UI agent {}", self.url);
+        let mut follower = Follower::open(host, thread, &title, self.limits).await?;
+        follower.input(messages).await;
+        let response = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(input.to_string())
+            .send()
+            .await
+            .map_err(|e| FollowError::Unreachable {
+                url: self.url.clone(),
+                why: e.to_string(),
+            })?;
+        if !response.status().is_success() {
+            let status = response.status().as_u16();
+            // A little of the body says why; the rest is not read.
+            let mut body = String::new();
+            let mut stream = response.bytes_stream();
+            while let Some(Ok(chunk)) = futures::StreamExt::next(&mut stream).await {
+                body.push_str(&String::from_utf8_lossy(&chunk));
+                if body.len() > 1024 {
+                    let mut end = 1024;
+                    while !body.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    body.truncate(end);
+                    break;
+                }
+            }
+            return Err(FollowError::Refused {
+                url: self.url.clone(),
+                status,
+                body,
+            });
+        }
+        Ok((follower, response))
+    }
+}
+
+/// Reads the agent's stream to its end, recording each event, and hands each chunk
+/// unchanged to `forward` (while someone listens there) once its events are recorded. A stream that breaks, falls
+/// silent for [`IDLE_LIMIT`], or is cut by `closing` ends the run as dropped.
+pub async fn pump(
+    follower: &mut Follower,
+    response: reqwest::Response,
+    forward: Option<tokio::sync::mpsc::Sender<axum::body::Bytes>>,
+    closing: impl std::future::Future<Output = ()>,
+) {
+    use futures::StreamExt;
+    let mut decoder = SseDecoder::new(follower.limits.max_event);
+    let mut stream = response.bytes_stream();
+    let mut forward = forward;
+    let mut decoded = Vec::new();
+    tokio::pin!(closing);
+    loop {
+        let next = tokio::select! {
+            next = tokio::time::timeout(IDLE_LIMIT, stream.next()) => next,
+            () = &mut closing => {
+                follower.stream_ended("toolwire is shutting down").await;
+                return;
+            }
+        };
+        let chunk = match next {
+            Ok(Some(Ok(chunk))) => chunk,
+            Ok(Some(Err(e))) => {
+                follower
+                    .stream_ended(&format!("reading it failed: {e}"))
+                    .await;
+                return;
+            }
+            Ok(None) => {
+                follower.stream_ended("the agent closed it").await;
+                return;
+            }
+            Err(_) => {
+                follower
+                    .stream_ended(&format!("nothing came for {} s", IDLE_LIMIT.as_secs()))
+                    .await;
+                return;
+            }
+        };
+        // Recorded first, then forwarded: a front end that has seen an event finds it
+        // stored (its next run, answering a front-end call, finds the call), as the
+        // result sink stores before it announces.
+        decoder.push(&chunk, &mut decoded);
+        for item in decoded.drain(..) {
+            match item {
+                Ok(data) => follower.event(&data).await,
+                Err(e) => follower.note(e.to_string()),
+            }
+        }
+        if let Some(tx) = &forward {
+            // The front end gone, the run is still followed to its end.
+            if tx.send(chunk).await.is_err() {
+                forward = None;
+            }
+        }
+    }
+}
+
+/// `POST /api/agui/follow`: a proxy to the followed agent. The front end's
+/// `RunAgentInput` goes to the agent as it came, and the agent's SSE stream comes back as
+/// it came, while each event is recorded in the thread's session.
+pub(crate) async fn proxy(
+    axum::extract::State(state): axum::extract::State<crate::AppState>,
+    crate::extract::Json(body): crate::extract::Json<Json>,
+) -> Result<axum::response::Response, crate::ApiError> {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let Some(target) = state.agui_follow.clone() else {
+        return Err(crate::ApiError::new(
+            StatusCode::CONFLICT,
+            "not_following",
+            "this server follows no AG-UI agent: start it with --agui-follow URL",
+        ));
+    };
+    // The fields toolwire reads must be there and well formed; the rest goes through.
+    if let Err(e) = serde_json::from_value::<crate::agui::RunAgentInput>(body.clone()) {
+        return Err(crate::ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "bad_body",
+            format!("not a RunAgentInput: {e}"),
+        ));
+    }
+    if let Some(thread) = body["threadId"].as_str()
+        && (thread.is_empty() || thread.len() > 4096)
+    {
+        return Err(crate::ApiError::bad_request(
+            "threadId: expected 1 to 4096 bytes",
+        ));
+    }
+    let (mut follower, response) = match target.start(state.host.clone(), &body).await {
+        Ok(started) => started,
+        Err(FollowError::BadInput(why)) => return Err(crate::ApiError::bad_request(why)),
+        Err(FollowError::Store(e)) => return Err(e.into()),
+        Err(e) => {
+            return Err(crate::ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                "agent_failed",
+                e.to_string(),
+            ));
+        }
+    };
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("text/event-stream")
+        .to_owned();
+    let (tx, rx) = tokio::sync::mpsc::channel::<axum::body::Bytes>(64);
+    let closing = state.closing();
+    state.spawn(async move {
+        pump(&mut follower, response, Some(tx), closing).await;
+        for note in follower.diagnostics() {
+            eprintln!("toolwire: AG-UI session {}: {note}", follower.session_id());
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), rx))
+    });
+    Ok((
+        [
+            (axum::http::header::CONTENT_TYPE, content_type),
+            (axum::http::header::CACHE_CONTROL, "no-cache".to_owned()),
+        ],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use toolwire_core::CallRef;
+
+    fn decode(max: usize, chunks: &[&[u8]]) -> Vec<Result<String, SseError>> {
+        let mut decoder = SseDecoder::new(max);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            decoder.push(chunk, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn events_split_anywhere_and_crlf_and_multiline_data_decode_whole() {
+        let stream = b": comment\r\nevent: x\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\ndata:two\n\n";
+        let whole = decode(1024, &[stream]);
+        assert_eq!(
+            whole,
+            vec![Ok("{\"a\":\n1}".to_owned()), Ok("two".to_owned())]
+        );
+        // Byte by byte, the same events.
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(decode(1024, &bytes), whole);
+    }
+
+    #[test]
+    fn an_overlong_line_or_event_is_skipped_once_and_what_follows_is_read() {
+        let long = [b'x'; 100];
+        let mut stream = b"data: ".to_vec();
+        stream.extend_from_slice(&long);
+        stream.extend_from_slice(b"\n\ndata: ok\n\n");
+        assert_eq!(
+            decode(50, &[&stream[..30], &stream[30..]]),
+            vec![Err(SseError::TooLong(50)), Ok("ok".to_owned())]
+        );
+        // Many short data lines that together pass the bound.
+        let many = b"data: 0123456789\n".repeat(10);
+        let mut stream = many.clone();
+        stream.extend_from_slice(b"\ndata: ok\n\n");
+        assert_eq!(
+            decode(50, &[&stream]),
+            vec![Err(SseError::TooLong(50)), Ok("ok".to_owned())]
+        );
+        assert_eq!(
+            decode(50, &[b"data: \xff\n\n"]),
+            vec![Err(SseError::NotUtf8)]
+        );
+    }
+
+    #[test]
+    fn ids_that_are_not_toolwire_ids_get_a_stable_digest() {
+        assert_eq!(toolwire_id("p-", "call_1"), "call_1");
+        let odd = toolwire_id("p-", "call/1 ../x");
+        assert!(odd.starts_with("p-") && check_id(&odd).is_none(), "{odd}");
+        assert_eq!(odd, toolwire_id("p-", "call/1 ../x"));
+    }
+
+    fn kinds_of(content: Json) -> Vec<String> {
+        let call = CallRef::new("c", "t");
+        let normalized = toolwire_normalize::normalize_value(agui_payload(&content), &call);
+        normalized
+            .result
+            .output
+            .iter()
+            .map(|v| v.kind.as_str().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn agui_content_maps_to_toolwire_kinds() {
+        // 1×1 PNG, standard and URL-safe base64.
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVQI12P4z8AAAAMBAQAY3Y2wAAAAAElFTkSuQmCC";
+        assert_eq!(kinds_of(json!("plain words")), ["text"]);
+        assert_eq!(kinds_of(json!("{\"a\": 1}")), ["structured"]);
+        assert_eq!(
+            kinds_of(json!(
+                json!({"data": png.replace('+', "-").replace('/', "_"), "media_type": "image/png", "kind": "binary"})
+                    .to_string()
+            )),
+            ["image"]
+        );
+        assert_eq!(
+            kinds_of(json!([
+                {"type": "text", "text": "see"},
+                {"type": "image", "source": {"type": "data", "value": png, "mimeType": "image/png"}},
+                {"type": "document", "source": {"type": "url", "value": "https://example.com/a.pdf", "mimeType": "application/pdf"}},
+            ])),
+            ["text", "image", "resource_link"]
+        );
+    }
+}

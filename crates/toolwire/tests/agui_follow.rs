@@ -1,0 +1,434 @@
+//! AG-UI in: toolwire follows AG-UI agents it did not write (tests/agui/agents.py, on
+//! PyPI's Pydantic AI AG-UI adapter and ag-ui-protocol's encoder) and records their runs
+//! as sessions. Through `toolwire serve --agui-follow`'s proxy, AG-UI's own client
+//! (`@ag-ui/client`'s HttpAgent, tests/agui/follow.mjs) runs a Pydantic AI agent whose
+//! tools return text, JSON and an image, and a front-end tool whose result comes back in
+//! the next run; the session's live feed shows the run as it goes, and the calls, the
+//! results with their kinds and the image in the blob store are there after a restart, in
+//! the API and in `toolwire show`. `toolwire agui run` follows a scripted run with an AG-UI
+//! 1.0 image part, a malformed event and a dropped stream; a hostile agent written here
+//! meets the bounds.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+fn agui_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/agui")
+}
+
+/// Fails under CI, else skips saying why.
+fn missing(why: &str) -> Option<PathBuf> {
+    if std::env::var_os("CI").is_some() {
+        panic!("{why}");
+    }
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+/// The venv's python with the AG-UI agents' packages, or `None` (after saying why).
+fn agents_python() -> Option<PathBuf> {
+    let python = agui_dir().join("venv/bin/python");
+    let ok = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import pydantic_ai.ui.ag_ui, ag_ui.encoder, uvicorn"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if ok {
+        Some(python)
+    } else {
+        missing(
+            "tests/agui/venv lacks the AG-UI agents' packages: python3 -m venv tests/agui/venv && \
+             tests/agui/venv/bin/pip install -r tests/agui/requirements.txt (.ci/run does)",
+        )
+    }
+}
+
+fn agui_client() -> Option<PathBuf> {
+    let dir = agui_dir();
+    if dir.join("node_modules/@ag-ui/client").exists() {
+        return Some(dir.join("follow.mjs"));
+    }
+    missing("tests/agui/node_modules is missing: run `npm ci --prefix tests/agui` (.ci/run does)")
+}
+
+/// tests/agui/agents.py on a free loopback port, once it accepts connections.
+fn spawn_agents(python: &Path) -> (support::Running, u16) {
+    let mut child = Command::new(python)
+        .arg(agui_dir().join("agents.py"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let running = support::Running(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the AG-UI agents start within a minute");
+    let port = line
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("agents.py said {line:?}"));
+    (running, port)
+}
+
+fn toolwire(data: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(["--data-dir", data.to_str().unwrap()])
+        .args(args)
+        .env_remove("TOOLWIRE_TOKEN")
+        .output()
+        .unwrap()
+}
+
+/// The stored results of a session, by tool name.
+fn results(messages: &Json) -> Vec<&Json> {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool_result")
+        .map(|m| &m["content"])
+        .collect()
+}
+
+fn result_of<'a>(messages: &'a Json, tool: &str) -> &'a Json {
+    results(messages)
+        .into_iter()
+        .find(|r| r["toolName"] == tool)
+        .unwrap_or_else(|| panic!("no result of {tool}: {messages}"))
+}
+
+fn kinds(result: &Json) -> Vec<&str> {
+    result["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["kind"].as_str().unwrap())
+        .collect()
+}
+
+/// Every file of the blob store under `data`.
+fn blob_files(data: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![data.join("blobs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pydantic_ai_agent_followed_through_the_proxy_is_a_session_live_and_after_a_restart() {
+    let Some(python) = agents_python() else {
+        return;
+    };
+    let Some(client) = agui_client() else { return };
+    let (_agents, agent_port) = spawn_agents(&python);
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let port = support::free_port();
+    let agent_url = format!("http://127.0.0.1:{agent_port}/");
+    let serve = support::spawn_serve(
+        data.path(),
+        ws.path(),
+        port,
+        &[],
+        &["--agui-follow", &agent_url],
+    );
+    let serve = support::Running(serve);
+    let thread = "thread-pydantic-1";
+    let base = format!("http://127.0.0.1:{port}");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg(&client)
+            .arg(&base)
+            .arg(thread)
+            .arg("What is the weather in Paris?")
+            .current_dir(client.parent().unwrap())
+            .env("SUPPRESS_TRANSFORMATION_WARNINGS", "true")
+            .output()
+            .expect("node runs")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Json = serde_json::from_str(stdout.trim()).unwrap();
+    // The front end got the agent's events, valid AG-UI 1.0, through the proxy.
+    assert_eq!(got["invalid"], serde_json::json!([]), "{got}");
+    let run1: Vec<&str> = got["runs"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(run1.first(), Some(&"RUN_STARTED"), "{got}");
+    assert_eq!(run1.last(), Some(&"RUN_FINISHED"), "{got}");
+    assert_eq!(
+        run1.iter().filter(|e| **e == "TOOL_CALL_RESULT").count(),
+        3,
+        "{got}"
+    );
+    assert_eq!(
+        got["frontendCall"], "pyd_ai_tool_call_id__pick_color",
+        "{got}"
+    );
+    // The session's live feed showed run 2 as it went: the front end's result, then the
+    // agent's answer.
+    let live: Vec<&str> = got["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(live.first(), Some(&"tool_result"), "{got}");
+    assert!(live.contains(&"assistant_delta"), "{got}");
+    assert_eq!(live.last(), Some(&"turn_ended"), "{got}");
+    assert_eq!(got["live"][0]["kinds"], serde_json::json!(["text"]));
+
+    // The record, as the web app loads it.
+    let check = |port: u16| {
+        let (status, body) = support::http(port, "GET", &format!("/api/sessions/{thread}"), None);
+        assert_eq!(status, 200, "{body}");
+        let session = support::json(&body);
+        let messages = &session["messages"];
+        let roles: Vec<&str> = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles[0], "user", "{roles:?}");
+        assert_eq!(roles.last(), Some(&"assistant"), "{roles:?}");
+        // Exactly one result per call, each once.
+        assert_eq!(results(messages).len(), 4, "{messages}");
+        assert_eq!(kinds(result_of(messages, "weather")), ["text"]);
+        assert_eq!(
+            result_of(messages, "weather")["output"][0]["data"]["content"],
+            "sunny in a"
+        );
+        assert_eq!(kinds(result_of(messages, "forecast")), ["structured"]);
+        assert_eq!(
+            result_of(messages, "forecast")["output"][0]["data"]["high"],
+            21
+        );
+        assert_eq!(kinds(result_of(messages, "pick_color")), ["text"]);
+        assert_eq!(
+            result_of(messages, "pick_color")["output"][0]["data"]["content"],
+            "blue"
+        );
+        let radar = result_of(messages, "radar");
+        assert_eq!(kinds(radar), ["image"], "{radar}");
+        assert_eq!(radar["output"][0]["mimeType"], "image/png");
+        let key = radar["output"][0]["data"]["source"]["blob"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the image is in the blob store: {radar}"))
+            .to_owned();
+        let (status, bytes) =
+            support::http(port, "GET", &format!("/api/resources/{key}/content"), None);
+        assert_eq!(status, 200);
+        // The body as text (lossy): the PNG signature's text and header chunk are there.
+        assert!(bytes.contains("PNG\r\n") && bytes.contains("IHDR"), "a PNG");
+    };
+    check(port);
+    drop(serve);
+
+    // After a restart: `toolwire show`, and the web app's API again.
+    let shown = toolwire(data.path(), &["show", thread]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success(), "{text}");
+    for expected in [
+        "What is the weather in Paris?",
+        "weather · success",
+        "sunny in a",
+        "forecast · success",
+        "high: 21",
+        "radar · success",
+        "[image image/png",
+        "pick_color · success",
+        "blue",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing:\n{text}");
+    }
+    assert_eq!(blob_files(data.path()).len(), 1, "the image, once");
+    let port = support::free_port();
+    let _serve = support::Running(support::spawn_serve(data.path(), ws.path(), port, &[], &[]));
+    check(port);
+    // Without --agui-follow, the proxy says what is missing.
+    let (status, body) = support::http(
+        port,
+        "POST",
+        "/api/agui/follow",
+        Some(r#"{"threadId":"t","runId":"r","messages":[]}"#),
+    );
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("--agui-follow"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn agui_run_records_a_multimodal_image_and_closes_the_calls_of_a_dropped_stream() {
+    let Some(python) = agents_python() else {
+        return;
+    };
+    let (_agents, agent_port) = spawn_agents(&python);
+    let data = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{agent_port}/encoder");
+    let out = toolwire(
+        data.path(),
+        &["agui", "run", &url, "Draw the chart", "--thread", "enc-1"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // A run that did not finish is a failure, said plainly.
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Here is the chart."), "{stdout}");
+    assert!(
+        stderr.contains("the agent's stream ended before its run did"),
+        "{stderr}"
+    );
+    // The malformed event and the result for a call never made: reported, not recorded.
+    assert!(stderr.contains("an event that is not JSON"), "{stderr}");
+    assert!(
+        stderr.contains("no call \"call-ghost\" was started"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("toolwire show enc-1"), "{stderr}");
+
+    let shown = toolwire(data.path(), &["show", "enc-1"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    for expected in [
+        "Draw the chart",
+        "chart {\"size\":32}",
+        "chart · success",
+        "the chart",
+        "[image image/png",
+        "slow · error (interrupted)",
+        "ended before its run did",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing:\n{text}");
+    }
+    assert!(
+        !text.contains("call-ghost") && !text.contains("boo"),
+        "{text}"
+    );
+    // The AG-UI 1.0 image part is in the blob store, its bytes as sent.
+    let blobs = blob_files(data.path());
+    assert_eq!(blobs.len(), 1, "{blobs:?}");
+    assert!(std::fs::read(&blobs[0]).unwrap().starts_with(b"\x89PNG"));
+}
+
+/// An agent that answers one POST with `body` as an SSE stream, then closes.
+fn hostile_agent(body: Vec<u8>) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let Ok((mut tcp, _)) = listener.accept() else {
+            return;
+        };
+        // The request: its head, then its body by Content-Length.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && tcp.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head).to_lowercase();
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let mut request = vec![0u8; len];
+        let _ = tcp.read_exact(&mut request);
+        let _ = write!(
+            tcp,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        );
+        let _ = tcp.write_all(&body);
+    });
+    port
+}
+
+#[test]
+fn a_hostile_agent_meets_the_bounds_and_its_open_calls_are_closed() {
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"h\",\"runId\":\"r\"}\n\n",
+    );
+    // More calls open at once than the follower holds (64).
+    for i in 0..70 {
+        body.extend_from_slice(
+            format!("data: {{\"type\":\"TOOL_CALL_START\",\"toolCallId\":\"c{i}\",\"toolCallName\":\"t\"}}\n\n")
+                .as_bytes(),
+        );
+    }
+    // A line past the event bound (16 MiB), skipped; what follows it is still read.
+    body.extend_from_slice(b"data: ");
+    body.extend(std::iter::repeat_n(b'x', 17 * 1024 * 1024));
+    body.extend_from_slice(b"\n\n");
+    body.extend_from_slice(b"data: {\"type\":\"TOOL_CALL_END\",\"toolCallId\":\"c0\"}\n\n");
+    body.extend_from_slice(
+        b"data: {\"type\":\"TOOL_CALL_RESULT\",\"toolCallId\":\"c0\",\"content\":\"done\"}\n\n",
+    );
+    // An event with no type, then a call id that is no toolwire id.
+    body.extend_from_slice(b"data: {\"toolCallId\":\"c1\"}\n\n");
+    // And the stream ends mid-run.
+    let port = hostile_agent(body);
+    let data = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = toolwire(
+        data.path(),
+        &["agui", "run", &url, "go", "--thread", "hostile"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("more than 64 calls open at once"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("an SSE line or event longer than 16777216 bytes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("an event without a string `type`"),
+        "{stderr}"
+    );
+    let shown = toolwire(data.path(), &["show", "hostile"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    // c0 has its result; the other 63 calls it accepted were closed as errors.
+    assert_eq!(text.matches("t · success").count(), 1, "{text}");
+    assert_eq!(
+        text.matches("t · error (interrupted)").count(),
+        63,
+        "{text}"
+    );
+    assert!(
+        !text.contains("[c64]"),
+        "a call past the bound is not recorded"
+    );
+}
