@@ -20,6 +20,9 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::dpop::DpopKey;
+use crate::dpop_http::DpopOAuthClient;
+
 /// Largest token file read back: a token response is a few kilobytes; anything bigger
 /// was not written by toolwire.
 const MAX_TOKEN_FILE: u64 = 256 * 1024;
@@ -149,6 +152,10 @@ struct Record {
     client_secret: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     credentials: Option<StoredCredentials>,
+    /// The DPoP private key (base64url PKCS#8) the tokens are bound to, when the
+    /// authorization server offers DPoP: as secret as the tokens, and kept with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dpop_key: Option<String>,
 }
 
 /// One server's tokens for one resource, in a file only its owner can read
@@ -160,6 +167,9 @@ pub struct TokenFile {
     resource: String,
     /// The client secret to write beside the next tokens saved (set at login).
     client_secret: Arc<Mutex<Option<String>>>,
+    /// The DPoP key once read or made, written back with every save (a store cleared by
+    /// rmcp must not lose the key its next token is bound to).
+    dpop: Arc<Mutex<Option<Arc<DpopKey>>>>,
 }
 
 impl std::fmt::Debug for TokenFile {
@@ -181,6 +191,7 @@ impl TokenFile {
             server: server.to_owned(),
             resource: resource.to_owned(),
             client_secret: Arc::new(Mutex::new(None)),
+            dpop: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -299,6 +310,47 @@ impl TokenFile {
             .unwrap_or_default()
     }
 
+    /// The server's DPoP key: the stored one, or a new one stored now (before any token
+    /// request that binds a token to it).
+    pub(crate) fn dpop_key(&self) -> Result<Arc<DpopKey>, String> {
+        if let Some(key) = self.dpop.lock().ok().and_then(|k| k.clone()) {
+            return Ok(key);
+        }
+        let mut record = self.read()?.unwrap_or_default();
+        let key = match &record.dpop_key {
+            Some(stored) => Arc::new(DpopKey::from_stored(stored).map_err(|e| {
+                format!("{}: {e}; remove it and log in again", self.path.display())
+            })?),
+            None => {
+                let key = Arc::new(DpopKey::generate().map_err(|e| e.0)?);
+                record.server = self.server.clone();
+                record.resource = self.resource.clone();
+                record.dpop_key = Some(key.to_stored());
+                self.write(&record)?;
+                key
+            }
+        };
+        if let Ok(mut slot) = self.dpop.lock() {
+            *slot = Some(Arc::clone(&key));
+        }
+        Ok(key)
+    }
+
+    /// Whether the stored access token is DPoP-bound (`token_type` DPoP), so that it is
+    /// presented with the DPoP scheme and a proof.
+    pub(crate) fn token_is_dpop(&self) -> bool {
+        self.read()
+            .ok()
+            .flatten()
+            .and_then(|r| r.credentials)
+            .and_then(|c| c.token_response)
+            .is_some_and(|t| {
+                oauth2::TokenResponse::token_type(&t)
+                    .as_ref()
+                    .eq_ignore_ascii_case("dpop")
+            })
+    }
+
     fn set_client_secret(&self, secret: Option<String>) {
         if let Ok(mut slot) = self.client_secret.lock() {
             *slot = secret;
@@ -327,6 +379,11 @@ impl CredentialStore for TokenFile {
             record.client_secret = Some(secret);
         }
         record.credentials = Some(credentials);
+        if record.dpop_key.is_none()
+            && let Some(key) = self.dpop.lock().ok().and_then(|k| k.clone())
+        {
+            record.dpop_key = Some(key.to_stored());
+        }
         self.write(&record).map_err(store_error)
     }
 
@@ -486,6 +543,7 @@ pub struct PendingLogin {
     url: String,
     state: String,
     pub(crate) store: TokenFile,
+    dpop: Option<Arc<DpopOAuthClient>>,
 }
 
 impl std::fmt::Debug for PendingLogin {
@@ -541,7 +599,8 @@ impl PendingLogin {
                 &callback.csrf_token,
                 callback.issuer.as_deref(),
             )
-            .await?;
+            .await
+            .map_err(|e| token_error(e, self.dpop.as_ref()))?;
         Ok(())
     }
 }
@@ -575,6 +634,58 @@ async fn discover(
     Ok(metadata)
 }
 
+/// The manager for `store`'s server, its authorization server's metadata discovered
+/// (from `challenge` when there is one) and set. When that server offers DPoP with
+/// ES256, the manager's HTTP client is [`DpopOAuthClient`], so that every token request
+/// carries a proof made with the server's key, and discovery is made again through it
+/// (the manager keeps what discovery found: the `resource`, the scopes).
+async fn manager_for(store: &TokenFile, challenge: Option<&str>) -> Result<Managed, LoginError> {
+    let resource = store.resource.as_str();
+    let mut manager = AuthorizationManager::new(resource).await?;
+    let mut metadata = discover(&manager, resource, challenge).await?;
+    let mut dpop = None;
+    if crate::dpop::offered(&metadata) {
+        let key = store.dpop_key().map_err(LoginError)?;
+        let client = Arc::new(
+            DpopOAuthClient::new(key, &metadata.token_endpoint, resource)
+                .map_err(|e| LoginError(e.0))?,
+        );
+        dpop = Some(Arc::clone(&client));
+        manager = AuthorizationManager::new_with_oauth_http_client(resource, client).await?;
+        metadata = discover(&manager, resource, challenge).await?;
+        if !crate::dpop::offered(&metadata) {
+            return Err(LoginError::new(
+                "the authorization server's metadata changed between two reads (DPoP)",
+            ));
+        }
+    }
+    manager.set_credential_store(store.clone());
+    manager.set_metadata(metadata.clone());
+    Ok(Managed {
+        manager,
+        metadata,
+        dpop,
+    })
+}
+
+/// What [`manager_for`] makes.
+struct Managed {
+    manager: AuthorizationManager,
+    metadata: AuthorizationMetadata,
+    /// The DPoP client of its token requests, asked why one failed.
+    dpop: Option<Arc<DpopOAuthClient>>,
+}
+
+/// A failed token request's error, with DPoP's reason when DPoP gave up on it (rmcp
+/// reports only that the request failed).
+fn token_error(e: AuthError, dpop: Option<&Arc<DpopOAuthClient>>) -> LoginError {
+    let text = auth_error_text(&e);
+    match dpop.and_then(|d| d.take_refusal()) {
+        Some(why) => LoginError(format!("{text}: {why}")),
+        None => LoginError(text),
+    }
+}
+
 /// Begins logging in to the server at `resource`: discovery (from `challenge`, the 401
 /// or 403's `WWW-Authenticate`, when there is one), the client's identity, and the
 /// authorization URL with PKCE, `state`, `resource` and the scopes.
@@ -584,11 +695,11 @@ pub(crate) async fn begin(
     challenge: Option<&str>,
     redirect_uri: &str,
 ) -> Result<PendingLogin, LoginError> {
-    let resource = store.resource.clone();
-    let mut manager = AuthorizationManager::new(resource.as_str()).await?;
-    manager.set_credential_store(store.clone());
-    let metadata = discover(&manager, &resource, challenge).await?;
-    manager.set_metadata(metadata.clone());
+    let Managed {
+        mut manager,
+        metadata,
+        dpop,
+    } = manager_for(&store, challenge).await?;
     let mut scopes = if settings.scopes.is_empty() {
         manager.select_scopes(None, &[])
     } else {
@@ -645,6 +756,7 @@ pub(crate) async fn begin(
         url,
         state,
         store,
+        dpop,
     })
 }
 
@@ -656,11 +768,9 @@ pub(crate) async fn stored_manager(
     if !store.has_tokens() {
         return Ok(None);
     }
-    let mut manager = AuthorizationManager::new(store.resource.as_str()).await?;
-    manager.set_credential_store(store.clone());
     // Discovered here (not by rmcp's `initialize_from_store`) for the same checks and
     // fallbacks as at login.
-    manager.set_metadata(discover(&manager, &store.resource, None).await?);
+    let mut manager = manager_for(store, None).await?.manager;
     if !manager.initialize_from_store().await? {
         return Ok(None);
     }
@@ -757,12 +867,15 @@ async fn grant_client_credentials(
             ));
         }
     };
-    let mut manager = AuthorizationManager::new(store.resource.as_str()).await?;
-    manager.set_credential_store(store.clone());
-    manager.set_metadata(discover(&manager, &store.resource, None).await?);
+    let Managed {
+        mut manager, dpop, ..
+    } = manager_for(store, None).await?;
     manager.validate_client_credentials_metadata(&config)?;
     manager.configure_client_credentials(&config)?;
-    manager.exchange_client_credentials(&config).await?;
+    manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(|e| token_error(e, dpop.as_ref()))?;
     Ok(())
 }
 

@@ -4,6 +4,8 @@
 pub mod auth;
 mod client;
 pub mod config;
+mod dpop;
+mod dpop_http;
 pub mod naming;
 mod readable;
 mod schema;

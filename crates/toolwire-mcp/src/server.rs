@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::auth::AuthClient;
+
+use crate::dpop_http::DpopHttpClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value as Json;
@@ -587,7 +589,12 @@ impl McpServer {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
                 match auth {
-                    Some(client) => {
+                    Some(Authorized::Bearer(client)) => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
+                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                    }
+                    Some(Authorized::Dpop(client)) => {
                         let transport = StreamableHttpClientTransport::with_client(client, config);
                         let fut = handler.serve_with_lifecycle(transport, lifecycle);
                         tokio::time::timeout(self.limits.connect_timeout, fut).await
@@ -715,7 +722,7 @@ impl McpServer {
 
     /// The client that adds (and refreshes) the stored token, or runs the
     /// client-credentials grant when the config asks for that; `None` without tokens.
-    async fn authorized_client(&self) -> Result<Option<AuthClient<reqwest::Client>>, LoginError> {
+    async fn authorized_client(&self) -> Result<Option<Authorized>, LoginError> {
         let Some(store) = self.token_file() else {
             return Ok(None);
         };
@@ -735,7 +742,16 @@ impl McpServer {
             Ok(None) => return Ok(None),
             Err(e) => return Err(e),
         };
-        Ok(Some(AuthClient::new(reqwest::Client::default(), manager)))
+        // A DPoP-bound token is presented with proofs made with the key it is bound to.
+        if store.token_is_dpop() {
+            let key = store.dpop_key().map_err(LoginError)?;
+            let client = DpopHttpClient::new(key, store).map_err(|e| LoginError(e.0))?;
+            return Ok(Some(Authorized::Dpop(AuthClient::new(client, manager))));
+        }
+        Ok(Some(Authorized::Bearer(AuthClient::new(
+            reqwest::Client::default(),
+            manager,
+        ))))
     }
 
     /// The error of a server that refused toolwire with `challenge` (its 401 or 403).
@@ -841,6 +857,12 @@ impl McpServer {
         // A permit is kept when the supervisor is not waiting yet, so no wake-up is lost.
         self.login_changed.notify_one();
     }
+}
+
+/// The client that presents a server's token: Bearer, or DPoP with a proof per request.
+enum Authorized {
+    Bearer(AuthClient<reqwest::Client>),
+    Dpop(AuthClient<DpopHttpClient>),
 }
 
 /// Pages of `tools/list` followed before giving up on a server.
