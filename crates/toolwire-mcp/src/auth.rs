@@ -118,6 +118,63 @@ impl LoginError {
     }
 }
 
+/// Why an unattended grant failed, and whether the authorization server refused it
+/// outright (an OAuth error such as `invalid_client`, or another 4xx): asking again with
+/// the same credentials would get the same answer, so it is not asked again.
+#[derive(Debug, Clone)]
+pub(crate) struct GrantError {
+    pub(crate) error: LoginError,
+    pub(crate) refused: bool,
+}
+
+impl From<LoginError> for GrantError {
+    fn from(error: LoginError) -> Self {
+        GrantError {
+            error,
+            refused: false,
+        }
+    }
+}
+
+impl From<AuthError> for GrantError {
+    fn from(e: AuthError) -> Self {
+        LoginError::from(e).into()
+    }
+}
+
+/// OAuth error codes (RFC 6749 §5.2, RFC 8707) that no retry changes.
+const DEFINITE_ERRORS: [&str; 8] = [
+    "invalid_request",
+    "invalid_client",
+    "invalid_grant",
+    "unauthorized_client",
+    "unsupported_grant_type",
+    "invalid_scope",
+    "invalid_target",
+    "access_denied",
+];
+
+/// Whether rmcp's client-credentials error is the authorization server's refusal (an
+/// OAuth error answer, or a 4xx) rather than a failure to reach it. rmcp gives these as
+/// text only: "Token exchange failed: " then the OAuth2 crate's "Server returned error
+/// response: CODE…", or (private-key JWT) "CODE: …" or "HTTP 4xx …".
+fn definite_refusal(e: &AuthError) -> bool {
+    let AuthError::ClientCredentialsError(text) = e else {
+        return false;
+    };
+    let Some(rest) = text.strip_prefix("Token exchange failed: ") else {
+        return false;
+    };
+    let rest = rest
+        .strip_prefix("Server returned error response: ")
+        .unwrap_or(rest);
+    DEFINITE_ERRORS.iter().any(|code| {
+        rest.starts_with(code) && !rest[code.len()..].starts_with(char::is_alphanumeric)
+    }) || rest
+        .strip_prefix("HTTP 4")
+        .is_some_and(|r| r.starts_with(char::is_numeric))
+}
+
 impl From<AuthError> for LoginError {
     fn from(e: AuthError) -> Self {
         LoginError(auth_error_text(&e))
@@ -797,7 +854,7 @@ pub(crate) async fn stored_manager(
 pub(crate) async fn unattended(
     store: &TokenFile,
     settings: &OAuthSettings,
-) -> Result<AuthorizationManager, LoginError> {
+) -> Result<AuthorizationManager, GrantError> {
     // rmcp's private-key-JWT and enterprise exchanges are not `Send` (they hold a form
     // serializer across an await), so the grant runs on a thread with its own runtime.
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -806,11 +863,13 @@ pub(crate) async fn unattended(
         let result = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| LoginError::new(format!("cannot start the grant: {e}")))
+            .map_err(|e| GrantError::from(LoginError::new(format!("cannot start the grant: {e}"))))
             .and_then(|rt| {
                 rt.block_on(async {
                     match (&own_settings.idp, &own_settings.assertion_file) {
-                        (Some(idp), _) => grant_enterprise(&own_store, &own_settings, idp).await,
+                        (Some(idp), _) => grant_enterprise(&own_store, &own_settings, idp)
+                            .await
+                            .map_err(GrantError::from),
                         (None, Some(file)) => {
                             grant_jwt_bearer(&own_store, &own_settings, file).await
                         }
@@ -822,15 +881,15 @@ pub(crate) async fn unattended(
     });
     rx.await
         .map_err(|_| LoginError::new("the unattended grant stopped unexpectedly"))??;
-    stored_manager(store)
+    Ok(stored_manager(store)
         .await?
-        .ok_or_else(|| LoginError::new("the client-credentials grant stored no token"))
+        .ok_or_else(|| LoginError::new("the client-credentials grant stored no token"))?)
 }
 
 async fn grant_client_credentials(
     store: &TokenFile,
     settings: &OAuthSettings,
-) -> Result<(), LoginError> {
+) -> Result<(), GrantError> {
     let client_id = settings
         .client_id
         .clone()
@@ -864,7 +923,8 @@ async fn grant_client_credentials(
         (None, None) => {
             return Err(LoginError::new(
                 "client credentials need \"clientSecret\" or \"privateKeyFile\"",
-            ));
+            )
+            .into());
         }
     };
     let Managed {
@@ -872,10 +932,13 @@ async fn grant_client_credentials(
     } = manager_for(store, None).await?;
     manager.validate_client_credentials_metadata(&config)?;
     manager.configure_client_credentials(&config)?;
-    manager
-        .exchange_client_credentials(&config)
-        .await
-        .map_err(|e| token_error(e, dpop.as_ref()))?;
+    if let Err(e) = manager.exchange_client_credentials(&config).await {
+        let refused = definite_refusal(&e);
+        return Err(GrantError {
+            error: token_error(e, dpop.as_ref()),
+            refused,
+        });
+    }
     Ok(())
 }
 
@@ -980,7 +1043,7 @@ async fn grant_jwt_bearer(
     store: &TokenFile,
     settings: &OAuthSettings,
     assertion_file: &Path,
-) -> Result<(), LoginError> {
+) -> Result<(), GrantError> {
     let client_id = settings
         .client_id
         .clone()
@@ -1020,7 +1083,7 @@ async fn grant_jwt_bearer(
         .map_err(|e| LoginError::new(format!("cannot read {endpoint}'s answer: {e}")))?
     {
         if bytes.len() + chunk.len() > MAX_METADATA {
-            return Err(LoginError::new(format!("{endpoint}'s answer is too large")));
+            return Err(LoginError::new(format!("{endpoint}'s answer is too large")).into());
         }
         bytes.extend_from_slice(&chunk);
     }
@@ -1028,17 +1091,20 @@ async fn grant_jwt_bearer(
     if !status.is_success() {
         let code = answer["error"].as_str().unwrap_or("no error code");
         let detail = answer["error_description"].as_str().unwrap_or_default();
-        return Err(LoginError::new(format!(
-            "the authorization server refused the workload's assertion ({status}): {} {}",
-            clip(code, 100),
-            clip(detail, 300)
-        )));
+        return Err(GrantError {
+            error: LoginError::new(format!(
+                "the authorization server refused the workload's assertion ({status}): {} {}",
+                clip(code, 100),
+                clip(detail, 300)
+            )),
+            refused: status.is_client_error(),
+        });
     }
     let scopes = answer["scope"]
         .as_str()
         .map(|s| s.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
-    keep_token(store, client_id, answer, scopes, issuer).await
+    Ok(keep_token(store, client_id, answer, scopes, issuer).await?)
 }
 
 /// A secret kept in a file (an ID token), read with a bound and trimmed.
@@ -1255,6 +1321,31 @@ mod tests {
         assert!(file.expires_soon());
         assert!(file.remove().unwrap());
         let _ = std::fs::remove_dir(&dir);
+    }
+
+    #[test]
+    fn a_refusal_is_told_from_a_failure_to_reach_the_server() {
+        let refusal = |text: &str| {
+            definite_refusal(&AuthError::ClientCredentialsError(format!(
+                "Token exchange failed: {text}"
+            )))
+        };
+        // rmcp's texts: the OAuth2 crate's for a client secret, its own for a JWT.
+        assert!(refusal(
+            "Server returned error response: invalid_client: bad secret"
+        ));
+        assert!(refusal(
+            "Server returned error response: unauthorized_client"
+        ));
+        assert!(refusal("invalid_grant: the assertion expired"));
+        assert!(refusal("HTTP 403 Forbidden"));
+        assert!(!refusal("Request failed"));
+        assert!(!refusal("HTTP 503 Service Unavailable"));
+        assert!(!refusal(
+            "Server returned error response: temporarily_unavailable"
+        ));
+        assert!(!refusal("invalid_clientele: made up"));
+        assert!(!definite_refusal(&AuthError::AuthorizationRequired));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use tokio::io::AsyncReadExt;
 
 use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
-use crate::auth::{LoginError, PendingLogin, TokenFile};
+use crate::auth::{GrantError, LoginError, PendingLogin, TokenFile};
 use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
 
@@ -97,6 +97,10 @@ enum State {
     },
     /// Refused for want of a login: not tried again until one happens.
     NeedsLogin(ServerError),
+    /// Its authorization server refused the unattended grant outright (`invalid_client`,
+    /// a 4xx): the same credentials would be refused again, so it is not tried again
+    /// (until a login or logout, or a restart with other settings).
+    Refused(ServerError),
 }
 
 /// Makes the byte stream of an in-process server, once per connection.
@@ -358,7 +362,7 @@ impl McpServer {
                 }
                 *failures
             }
-            State::NeedsLogin(error) => return Err(error.clone()),
+            State::NeedsLogin(error) | State::Refused(error) => return Err(error.clone()),
             State::Idle => 0,
         };
         self.show(|s| {
@@ -388,16 +392,32 @@ impl McpServer {
                 });
                 Ok(conn)
             }
-            Err(error) if error.needs_login => {
+            Err(Failed::Refused(error)) => {
+                let why = error.why.clone();
+                self.show(|s| {
+                    s.state = SourceState::Failed;
+                    s.reason = Some(why);
+                });
+                *state = State::Refused(error.clone());
+                Err(error)
+            }
+            Err(failed) => Err(self.failed(&mut state, failures, failed.into_error())),
+        }
+    }
+
+    /// Records a failed connection attempt: waiting for a login, or down with backoff.
+    fn failed(&self, state: &mut State, failures: u32, error: ServerError) -> ServerError {
+        match error {
+            error if error.needs_login => {
                 let why = error.why.clone();
                 self.show(|s| {
                     s.state = SourceState::NeedsLogin;
                     s.reason = Some(why);
                 });
                 *state = State::NeedsLogin(error.clone());
-                Err(error)
+                error
             }
-            Err(error) => {
+            error => {
                 let why = error.why.clone();
                 self.show(|s| {
                     s.state = SourceState::Failed;
@@ -414,9 +434,15 @@ impl McpServer {
                     retry_at: Instant::now() + backoff,
                     error: error.clone(),
                 };
-                Err(error)
+                error
             }
         }
+    }
+
+    /// Whether its authorization server refused its unattended grant outright, so that
+    /// no further attempt is made.
+    pub(crate) async fn grant_refused(&self) -> bool {
+        matches!(&*self.state.lock().await, State::Refused(_))
     }
 
     /// Whether a connection is up now (a server that died shows as not up at once, not
@@ -502,17 +528,14 @@ impl McpServer {
     /// empty result, a list of older revisions only) that rmcp does not read as "legacy",
     /// so a handshake that fails after the server was reached is tried once more the
     /// 2025-11-25 way.
-    async fn connect(&self) -> Result<Connection, ServerError> {
+    async fn connect(&self) -> Result<Connection, Failed> {
         let auto = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::V_2025_11_25),
         };
         match self.connect_with(auto).await {
-            Err(Failed::Handshake(_)) => self
-                .connect_with(ClientLifecycleMode::Initialize)
-                .await
-                .map_err(Failed::into_error),
-            other => other.map_err(Failed::into_error),
+            Err(Failed::Handshake(_)) => self.connect_with(ClientLifecycleMode::Initialize).await,
+            other => other,
         }
     }
 
@@ -573,7 +596,12 @@ impl McpServer {
                 // down, say) is a failure to retry, not a reason to log in again: a token
                 // the server refuses comes back as a 401, which is.
                 let auth = self.authorized_client().await.map_err(|e| {
-                    Failed::Start(self.error(format!("cannot use its authorization: {}", e.0)))
+                    let error = self.error(format!("cannot use its authorization: {}", e.error.0));
+                    if e.refused {
+                        Failed::Refused(error)
+                    } else {
+                        Failed::Start(error)
+                    }
                 })?;
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
@@ -722,7 +750,7 @@ impl McpServer {
 
     /// The client that adds (and refreshes) the stored token, or runs the
     /// client-credentials grant when the config asks for that; `None` without tokens.
-    async fn authorized_client(&self) -> Result<Option<Authorized>, LoginError> {
+    async fn authorized_client(&self) -> Result<Option<Authorized>, GrantError> {
         let Some(store) = self.token_file() else {
             return Ok(None);
         };
@@ -740,7 +768,7 @@ impl McpServer {
                 crate::auth::unattended(&store, settings).await?
             }
             Ok(None) => return Ok(None),
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         // A DPoP-bound token is presented with proofs made with the key it is bound to.
         if store.token_is_dpop() {
@@ -875,12 +903,14 @@ enum Failed {
     /// The server answered, but the handshake failed.
     Handshake(ServerError),
     Timeout(ServerError),
+    /// Its authorization server refused the unattended grant outright.
+    Refused(ServerError),
 }
 
 impl Failed {
     fn into_error(self) -> ServerError {
         match self {
-            Failed::Start(e) | Failed::Handshake(e) | Failed::Timeout(e) => e,
+            Failed::Start(e) | Failed::Handshake(e) | Failed::Timeout(e) | Failed::Refused(e) => e,
         }
     }
 }
