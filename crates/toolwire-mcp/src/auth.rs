@@ -1107,6 +1107,183 @@ async fn grant_jwt_bearer(
     Ok(keep_token(store, client_id, answer, scopes, issuer).await?)
 }
 
+/// Longest a logout waits on the authorization server to revoke its tokens.
+const REVOCATION_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Revokes `store`'s tokens at the authorization server (RFC 7009), the refresh token
+/// first (revoking it ends the grant), then the access token. `None` when there is
+/// nothing to revoke or the server offers no `revocation_endpoint`; `Some(Err(why))`
+/// when revoking failed (the caller forgets the tokens anyway).
+pub(crate) async fn revoke(
+    store: &TokenFile,
+    settings: &OAuthSettings,
+) -> Option<Result<(), String>> {
+    let record = store.read().ok()??;
+    let credentials = record.credentials?;
+    let response = credentials.token_response?;
+    let access = oauth2::TokenResponse::access_token(&response)
+        .secret()
+        .clone();
+    let refresh = oauth2::TokenResponse::refresh_token(&response).map(|t| t.secret().clone());
+    let secret = record.client_secret.or_else(|| {
+        (settings.client_id.as_deref() == Some(credentials.client_id.as_str()))
+            .then(|| settings.client_secret.clone())
+            .flatten()
+    });
+    let revoking = async {
+        let manager = AuthorizationManager::new(store.resource.as_str())
+            .await
+            .map_err(|e| auth_error_text(&e))?;
+        let metadata = discover(&manager, &store.resource, None)
+            .await
+            .map_err(|e| e.0)?;
+        let Some(endpoint) = metadata
+            .additional_fields
+            .get("revocation_endpoint")
+            .and_then(serde_json::Value::as_str)
+        else {
+            return Ok(false);
+        };
+        if !endpoint_allowed(endpoint) {
+            return Err(format!(
+                "its revocation_endpoint {endpoint:?} is not https (http is allowed on \
+                 loopback only); no token was sent"
+            ));
+        }
+        // The secret goes where the token endpoint takes it (rmcp's choice): in the body
+        // when the server offers client_secret_post only, else in Basic.
+        let methods = metadata
+            .additional_fields
+            .get("revocation_endpoint_auth_methods_supported")
+            .or_else(|| {
+                metadata
+                    .additional_fields
+                    .get("token_endpoint_auth_methods_supported")
+            })
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let post_only = methods.iter().any(|m| m == "client_secret_post")
+            && !methods.iter().any(|m| m == "client_secret_basic");
+        let client = crate::oauth_address::filtered_client(
+            &store.resource,
+            reqwest::redirect::Policy::none(),
+            REVOCATION_TIMEOUT,
+        )
+        .map_err(|e| e.to_string())?;
+        let tokens = refresh
+            .iter()
+            .map(|t| (t, "refresh_token"))
+            .chain([(&access, "access_token")]);
+        let revoking_as = RevokingClient {
+            client: &client,
+            endpoint,
+            client_id: &credentials.client_id,
+            secret: secret.as_deref(),
+            post_only,
+        };
+        for (token, hint) in tokens {
+            match revoking_as.revoke(token, hint, false).await {
+                // The MCP Python SDK's endpoint wants a client_secret field even from a
+                // public client: one more request with an empty one, for that case only.
+                Err(why) if secret.is_none() && why.contains("client_secret") => {
+                    revoking_as.revoke(token, hint, true).await?
+                }
+                other => other?,
+            }
+        }
+        Ok(true)
+    };
+    match tokio::time::timeout(REVOCATION_TIMEOUT, revoking).await {
+        Ok(Ok(true)) => Some(Ok(())),
+        Ok(Ok(false)) => None,
+        Ok(Err(why)) => Some(Err(why)),
+        Err(_) => Some(Err(format!(
+            "the authorization server did not answer within {} s",
+            REVOCATION_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+/// One client revoking at one revocation endpoint.
+struct RevokingClient<'a> {
+    client: &'a reqwest::Client,
+    endpoint: &'a str,
+    client_id: &'a str,
+    secret: Option<&'a str>,
+    /// The secret goes in the body, not in Basic.
+    post_only: bool,
+}
+
+impl RevokingClient<'_> {
+    /// Revokes `token` (of kind `hint`); `empty_secret` adds an empty `client_secret`.
+    async fn revoke(&self, token: &str, hint: &str, empty_secret: bool) -> Result<(), String> {
+        let endpoint = self.endpoint;
+        // The form is finished before any await: its serializer is not `Send`.
+        let body = {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            // The client names itself in the body too (servers such as the MCP Python
+            // SDK's require it, with Basic as well).
+            form.append_pair("token", token)
+                .append_pair("token_type_hint", hint)
+                .append_pair("client_id", self.client_id);
+            match self.secret {
+                Some(secret) if self.post_only => {
+                    form.append_pair("client_secret", secret);
+                }
+                None if empty_secret => {
+                    form.append_pair("client_secret", "");
+                }
+                _ => {}
+            }
+            form.finish()
+        };
+        let mut request = self
+            .client
+            .post(endpoint)
+            .header("content-type", "application/x-www-form-urlencoded");
+        if let Some(secret) = self.secret.filter(|_| !self.post_only) {
+            request = request.basic_auth(form_encode(self.client_id), Some(form_encode(secret)));
+        }
+        let mut answer = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("cannot reach {endpoint}: {e}"))?;
+        // RFC 7009 §2.2: 200 for a revoked token and for one it did not know.
+        let status = answer.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        // The OAuth error, if the answer is one (read within a bound, clipped).
+        let mut bytes = Vec::new();
+        while let Ok(Some(chunk)) = answer.chunk().await {
+            if bytes.len() + chunk.len() > MAX_METADATA {
+                bytes.clear();
+                break;
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let said = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map(|v| {
+                let code = v["error"].as_str().unwrap_or_default();
+                let detail = v["error_description"].as_str().unwrap_or_default();
+                format!(": {} {}", clip(code, 100), clip(detail, 300))
+            })
+            .unwrap_or_default();
+        Err(format!(
+            "{endpoint} answered {status} to revoking the {}{}",
+            hint.replace('_', " "),
+            said.trim_end()
+        ))
+    }
+}
+
+/// RFC 6749 §2.3.1: client credentials in HTTP Basic are form-encoded first.
+fn form_encode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
 /// A secret kept in a file (an ID token), read with a bound and trimmed.
 fn read_secret_file(path: &Path) -> Result<String, LoginError> {
     let meta = std::fs::metadata(path)

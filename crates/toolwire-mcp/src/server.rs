@@ -861,14 +861,23 @@ impl McpServer {
         Ok(())
     }
 
-    /// Forgets its tokens; `Ok(false)` when there were none.
+    /// Forgets its tokens; `Ok(false)` when there were none. They are revoked at the
+    /// authorization server first when it offers that ([`McpServer::log_out`]).
     pub async fn logout(&self) -> Result<bool, LoginError> {
+        Ok(self.log_out().await?.removed)
+    }
+
+    /// Revokes its tokens at the authorization server when it offers a
+    /// `revocation_endpoint` (RFC 7009), then forgets them, whether revoking worked or
+    /// not: a person logging out must not be left logged in here.
+    pub async fn log_out(&self) -> Result<LoggedOut, LoginError> {
         let store = self
             .token_file()
             .ok_or_else(|| LoginError(format!("`{}` keeps no tokens", self.config.name)))?;
+        let revoked = crate::auth::revoke(&store, &self.config.oauth).await;
         let removed = store.remove().map_err(LoginError)?;
         self.forget_connection("logged out").await;
-        Ok(removed)
+        Ok(LoggedOut { removed, revoked })
     }
 
     /// Drops the connection (made with the old token, or none) so that the next use
@@ -885,6 +894,16 @@ impl McpServer {
         // A permit is kept when the supervisor is not waiting yet, so no wake-up is lost.
         self.login_changed.notify_one();
     }
+}
+
+/// What [`McpServer::log_out`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedOut {
+    /// Whether there were tokens to forget.
+    pub removed: bool,
+    /// The authorization server's revocation: `None` when it offers none (or there was
+    /// nothing to revoke), else whether it worked and why not.
+    pub revoked: Option<Result<(), String>>,
 }
 
 /// The client that presents a server's token: Bearer, or DPoP with a proof per request.
