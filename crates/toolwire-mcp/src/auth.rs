@@ -1319,23 +1319,59 @@ fn signing_algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, LoginErr
 #[derive(Debug)]
 pub struct LoopbackRedirect {
     listener: tokio::net::TcpListener,
+    /// The same port on the other loopback (IPv6 `[::1]` beside 127.0.0.1), when the
+    /// system has it: a browser sent to `localhost` may try either (RFC 8252 §7.3).
+    other: Option<tokio::net::TcpListener>,
     uri: String,
 }
 
 impl LoopbackRedirect {
-    /// Listens on 127.0.0.1, on a port the system picks.
+    /// Listens on 127.0.0.1 on a port the system picks, and on `[::1]` at the same port
+    /// where IPv6 is available; on `[::1]` only where IPv4 loopback is not. The redirect
+    /// URI names the IP literal listened on first (RFC 8252 §7.3: not `localhost`).
     pub async fn bind() -> Result<Self, LoginError> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .map_err(|e| LoginError::new(format!("cannot listen on loopback: {e}")))?;
+        let (listener, host) = match tokio::net::TcpListener::bind(("127.0.0.1", 0)).await {
+            Ok(listener) => (listener, "127.0.0.1"),
+            Err(v4) => match tokio::net::TcpListener::bind(("::1", 0)).await {
+                Ok(listener) => (listener, "[::1]"),
+                Err(v6) => {
+                    return Err(LoginError::new(format!(
+                        "cannot listen on loopback: {v4} (IPv4), {v6} (IPv6)"
+                    )));
+                }
+            },
+        };
         let port = listener
             .local_addr()
             .map_err(|e| LoginError::new(e.to_string()))?
             .port();
+        let other = if host == "127.0.0.1" {
+            // Best effort: the port may be taken on IPv6, or IPv6 may be off.
+            tokio::net::TcpListener::bind(("::1", port)).await.ok()
+        } else {
+            None
+        };
         Ok(LoopbackRedirect {
             listener,
-            uri: format!("http://127.0.0.1:{port}/callback"),
+            other,
+            uri: format!("http://{host}:{port}/callback"),
         })
+    }
+
+    /// The next connection on either listener.
+    async fn accept(&self) -> std::io::Result<tokio::net::TcpStream> {
+        match &self.other {
+            Some(other) => tokio::select! {
+                accepted = self.listener.accept() => accepted.map(|(s, _)| s),
+                accepted = other.accept() => accepted.map(|(s, _)| s),
+            },
+            None => self.listener.accept().await.map(|(s, _)| s),
+        }
+    }
+
+    /// Whether it also listens on the IPv6 loopback.
+    pub fn on_ipv6(&self) -> bool {
+        self.other.is_some() || self.uri.contains("[::1]")
     }
 
     pub fn uri(&self) -> &str {
@@ -1380,7 +1416,7 @@ impl LoopbackRedirect {
     /// The redirect that carries `state`: its URL, and the connection to answer it on.
     async fn landing(&self, state: &str) -> (String, tokio::net::TcpStream) {
         loop {
-            let Ok((mut stream, _)) = self.listener.accept().await else {
+            let Ok(mut stream) = self.accept().await else {
                 // Out of descriptors, say: wait rather than spin.
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
@@ -1523,6 +1559,46 @@ mod tests {
         ));
         assert!(!refusal("invalid_clientele: made up"));
         assert!(!definite_refusal(&AuthError::AuthorizationRequired));
+    }
+
+    #[tokio::test]
+    async fn the_redirect_listener_answers_on_both_loopbacks() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let redirect = LoopbackRedirect::bind().await.unwrap();
+        let port = reqwest::Url::parse(redirect.uri()).unwrap().port().unwrap();
+        let ipv6 = std::net::TcpListener::bind(("::1", 0)).is_ok();
+        assert_eq!(
+            redirect.on_ipv6(),
+            ipv6,
+            "IPv6 loopback is {}available but the listener is {}on it",
+            if ipv6 { "" } else { "not " },
+            if redirect.on_ipv6() { "" } else { "not " }
+        );
+        let mut hosts = vec!["127.0.0.1"];
+        if ipv6 {
+            hosts.push("::1");
+        }
+        for host in hosts {
+            let landing = tokio::spawn({
+                let request = format!("GET /callback?code=c&state=s-{host} HTTP/1.1\r\n\r\n");
+                async move {
+                    let mut stream = tokio::net::TcpStream::connect((host, port)).await.unwrap();
+                    stream.write_all(request.as_bytes()).await.unwrap();
+                    let mut answer = String::new();
+                    let _ = stream.read_to_string(&mut answer).await;
+                    answer
+                }
+            });
+            let (url, mut stream) = tokio::time::timeout(
+                Duration::from_secs(10),
+                redirect.landing(&format!("s-{host}")),
+            )
+            .await
+            .unwrap();
+            assert!(url.ends_with(&format!("state=s-{host}")), "{url}");
+            respond(&mut stream, "200 OK", "done").await.unwrap();
+            assert!(landing.await.unwrap().starts_with("HTTP/1.1 200"));
+        }
     }
 
     #[test]
