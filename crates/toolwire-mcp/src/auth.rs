@@ -20,6 +20,9 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::dpop::DpopKey;
+use crate::dpop_http::DpopOAuthClient;
+
 /// Largest token file read back: a token response is a few kilobytes; anything bigger
 /// was not written by toolwire.
 const MAX_TOKEN_FILE: u64 = 256 * 1024;
@@ -115,6 +118,63 @@ impl LoginError {
     }
 }
 
+/// Why an unattended grant failed, and whether the authorization server refused it
+/// outright (an OAuth error such as `invalid_client`, or another 4xx): asking again with
+/// the same credentials would get the same answer, so it is not asked again.
+#[derive(Debug, Clone)]
+pub(crate) struct GrantError {
+    pub(crate) error: LoginError,
+    pub(crate) refused: bool,
+}
+
+impl From<LoginError> for GrantError {
+    fn from(error: LoginError) -> Self {
+        GrantError {
+            error,
+            refused: false,
+        }
+    }
+}
+
+impl From<AuthError> for GrantError {
+    fn from(e: AuthError) -> Self {
+        LoginError::from(e).into()
+    }
+}
+
+/// OAuth error codes (RFC 6749 §5.2, RFC 8707) that no retry changes.
+const DEFINITE_ERRORS: [&str; 8] = [
+    "invalid_request",
+    "invalid_client",
+    "invalid_grant",
+    "unauthorized_client",
+    "unsupported_grant_type",
+    "invalid_scope",
+    "invalid_target",
+    "access_denied",
+];
+
+/// Whether rmcp's client-credentials error is the authorization server's refusal (an
+/// OAuth error answer, or a 4xx) rather than a failure to reach it. rmcp gives these as
+/// text only: "Token exchange failed: " then the OAuth2 crate's "Server returned error
+/// response: CODE…", or (private-key JWT) "CODE: …" or "HTTP 4xx …".
+fn definite_refusal(e: &AuthError) -> bool {
+    let AuthError::ClientCredentialsError(text) = e else {
+        return false;
+    };
+    let Some(rest) = text.strip_prefix("Token exchange failed: ") else {
+        return false;
+    };
+    let rest = rest
+        .strip_prefix("Server returned error response: ")
+        .unwrap_or(rest);
+    DEFINITE_ERRORS.iter().any(|code| {
+        rest.starts_with(code) && !rest[code.len()..].starts_with(char::is_alphanumeric)
+    }) || rest
+        .strip_prefix("HTTP 4")
+        .is_some_and(|r| r.starts_with(char::is_numeric))
+}
+
 impl From<AuthError> for LoginError {
     fn from(e: AuthError) -> Self {
         LoginError(auth_error_text(&e))
@@ -149,6 +209,10 @@ struct Record {
     client_secret: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     credentials: Option<StoredCredentials>,
+    /// The DPoP private key (base64url PKCS#8) the tokens are bound to, when the
+    /// authorization server offers DPoP: as secret as the tokens, and kept with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dpop_key: Option<String>,
 }
 
 /// One server's tokens for one resource, in a file only its owner can read
@@ -160,6 +224,9 @@ pub struct TokenFile {
     resource: String,
     /// The client secret to write beside the next tokens saved (set at login).
     client_secret: Arc<Mutex<Option<String>>>,
+    /// The DPoP key once read or made, written back with every save (a store cleared by
+    /// rmcp must not lose the key its next token is bound to).
+    dpop: Arc<Mutex<Option<Arc<DpopKey>>>>,
 }
 
 impl std::fmt::Debug for TokenFile {
@@ -181,6 +248,7 @@ impl TokenFile {
             server: server.to_owned(),
             resource: resource.to_owned(),
             client_secret: Arc::new(Mutex::new(None)),
+            dpop: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -299,6 +367,47 @@ impl TokenFile {
             .unwrap_or_default()
     }
 
+    /// The server's DPoP key: the stored one, or a new one stored now (before any token
+    /// request that binds a token to it).
+    pub(crate) fn dpop_key(&self) -> Result<Arc<DpopKey>, String> {
+        if let Some(key) = self.dpop.lock().ok().and_then(|k| k.clone()) {
+            return Ok(key);
+        }
+        let mut record = self.read()?.unwrap_or_default();
+        let key = match &record.dpop_key {
+            Some(stored) => Arc::new(DpopKey::from_stored(stored).map_err(|e| {
+                format!("{}: {e}; remove it and log in again", self.path.display())
+            })?),
+            None => {
+                let key = Arc::new(DpopKey::generate().map_err(|e| e.0)?);
+                record.server = self.server.clone();
+                record.resource = self.resource.clone();
+                record.dpop_key = Some(key.to_stored());
+                self.write(&record)?;
+                key
+            }
+        };
+        if let Ok(mut slot) = self.dpop.lock() {
+            *slot = Some(Arc::clone(&key));
+        }
+        Ok(key)
+    }
+
+    /// Whether the stored access token is DPoP-bound (`token_type` DPoP), so that it is
+    /// presented with the DPoP scheme and a proof.
+    pub(crate) fn token_is_dpop(&self) -> bool {
+        self.read()
+            .ok()
+            .flatten()
+            .and_then(|r| r.credentials)
+            .and_then(|c| c.token_response)
+            .is_some_and(|t| {
+                oauth2::TokenResponse::token_type(&t)
+                    .as_ref()
+                    .eq_ignore_ascii_case("dpop")
+            })
+    }
+
     fn set_client_secret(&self, secret: Option<String>) {
         if let Ok(mut slot) = self.client_secret.lock() {
             *slot = secret;
@@ -327,6 +436,11 @@ impl CredentialStore for TokenFile {
             record.client_secret = Some(secret);
         }
         record.credentials = Some(credentials);
+        if record.dpop_key.is_none()
+            && let Some(key) = self.dpop.lock().ok().and_then(|k| k.clone())
+        {
+            record.dpop_key = Some(key.to_stored());
+        }
         self.write(&record).map_err(store_error)
     }
 
@@ -486,6 +600,7 @@ pub struct PendingLogin {
     url: String,
     state: String,
     pub(crate) store: TokenFile,
+    dpop: Option<Arc<DpopOAuthClient>>,
 }
 
 impl std::fmt::Debug for PendingLogin {
@@ -541,7 +656,8 @@ impl PendingLogin {
                 &callback.csrf_token,
                 callback.issuer.as_deref(),
             )
-            .await?;
+            .await
+            .map_err(|e| token_error(e, self.dpop.as_ref()))?;
         Ok(())
     }
 }
@@ -575,6 +691,58 @@ async fn discover(
     Ok(metadata)
 }
 
+/// The manager for `store`'s server, its authorization server's metadata discovered
+/// (from `challenge` when there is one) and set. When that server offers DPoP with
+/// ES256, the manager's HTTP client is [`DpopOAuthClient`], so that every token request
+/// carries a proof made with the server's key, and discovery is made again through it
+/// (the manager keeps what discovery found: the `resource`, the scopes).
+async fn manager_for(store: &TokenFile, challenge: Option<&str>) -> Result<Managed, LoginError> {
+    let resource = store.resource.as_str();
+    let mut manager = AuthorizationManager::new(resource).await?;
+    let mut metadata = discover(&manager, resource, challenge).await?;
+    let mut dpop = None;
+    if crate::dpop::offered(&metadata) {
+        let key = store.dpop_key().map_err(LoginError)?;
+        let client = Arc::new(
+            DpopOAuthClient::new(key, &metadata.token_endpoint, resource)
+                .map_err(|e| LoginError(e.0))?,
+        );
+        dpop = Some(Arc::clone(&client));
+        manager = AuthorizationManager::new_with_oauth_http_client(resource, client).await?;
+        metadata = discover(&manager, resource, challenge).await?;
+        if !crate::dpop::offered(&metadata) {
+            return Err(LoginError::new(
+                "the authorization server's metadata changed between two reads (DPoP)",
+            ));
+        }
+    }
+    manager.set_credential_store(store.clone());
+    manager.set_metadata(metadata.clone());
+    Ok(Managed {
+        manager,
+        metadata,
+        dpop,
+    })
+}
+
+/// What [`manager_for`] makes.
+struct Managed {
+    manager: AuthorizationManager,
+    metadata: AuthorizationMetadata,
+    /// The DPoP client of its token requests, asked why one failed.
+    dpop: Option<Arc<DpopOAuthClient>>,
+}
+
+/// A failed token request's error, with DPoP's reason when DPoP gave up on it (rmcp
+/// reports only that the request failed).
+fn token_error(e: AuthError, dpop: Option<&Arc<DpopOAuthClient>>) -> LoginError {
+    let text = auth_error_text(&e);
+    match dpop.and_then(|d| d.take_refusal()) {
+        Some(why) => LoginError(format!("{text}: {why}")),
+        None => LoginError(text),
+    }
+}
+
 /// Begins logging in to the server at `resource`: discovery (from `challenge`, the 401
 /// or 403's `WWW-Authenticate`, when there is one), the client's identity, and the
 /// authorization URL with PKCE, `state`, `resource` and the scopes.
@@ -584,11 +752,11 @@ pub(crate) async fn begin(
     challenge: Option<&str>,
     redirect_uri: &str,
 ) -> Result<PendingLogin, LoginError> {
-    let resource = store.resource.clone();
-    let mut manager = AuthorizationManager::new(resource.as_str()).await?;
-    manager.set_credential_store(store.clone());
-    let metadata = discover(&manager, &resource, challenge).await?;
-    manager.set_metadata(metadata.clone());
+    let Managed {
+        mut manager,
+        metadata,
+        dpop,
+    } = manager_for(&store, challenge).await?;
     let mut scopes = if settings.scopes.is_empty() {
         manager.select_scopes(None, &[])
     } else {
@@ -645,6 +813,7 @@ pub(crate) async fn begin(
         url,
         state,
         store,
+        dpop,
     })
 }
 
@@ -656,11 +825,9 @@ pub(crate) async fn stored_manager(
     if !store.has_tokens() {
         return Ok(None);
     }
-    let mut manager = AuthorizationManager::new(store.resource.as_str()).await?;
-    manager.set_credential_store(store.clone());
     // Discovered here (not by rmcp's `initialize_from_store`) for the same checks and
     // fallbacks as at login.
-    manager.set_metadata(discover(&manager, &store.resource, None).await?);
+    let mut manager = manager_for(store, None).await?.manager;
     if !manager.initialize_from_store().await? {
         return Ok(None);
     }
@@ -687,7 +854,7 @@ pub(crate) async fn stored_manager(
 pub(crate) async fn unattended(
     store: &TokenFile,
     settings: &OAuthSettings,
-) -> Result<AuthorizationManager, LoginError> {
+) -> Result<AuthorizationManager, GrantError> {
     // rmcp's private-key-JWT and enterprise exchanges are not `Send` (they hold a form
     // serializer across an await), so the grant runs on a thread with its own runtime.
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -696,11 +863,13 @@ pub(crate) async fn unattended(
         let result = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| LoginError::new(format!("cannot start the grant: {e}")))
+            .map_err(|e| GrantError::from(LoginError::new(format!("cannot start the grant: {e}"))))
             .and_then(|rt| {
                 rt.block_on(async {
                     match (&own_settings.idp, &own_settings.assertion_file) {
-                        (Some(idp), _) => grant_enterprise(&own_store, &own_settings, idp).await,
+                        (Some(idp), _) => grant_enterprise(&own_store, &own_settings, idp)
+                            .await
+                            .map_err(GrantError::from),
                         (None, Some(file)) => {
                             grant_jwt_bearer(&own_store, &own_settings, file).await
                         }
@@ -712,15 +881,15 @@ pub(crate) async fn unattended(
     });
     rx.await
         .map_err(|_| LoginError::new("the unattended grant stopped unexpectedly"))??;
-    stored_manager(store)
+    Ok(stored_manager(store)
         .await?
-        .ok_or_else(|| LoginError::new("the client-credentials grant stored no token"))
+        .ok_or_else(|| LoginError::new("the client-credentials grant stored no token"))?)
 }
 
 async fn grant_client_credentials(
     store: &TokenFile,
     settings: &OAuthSettings,
-) -> Result<(), LoginError> {
+) -> Result<(), GrantError> {
     let client_id = settings
         .client_id
         .clone()
@@ -754,15 +923,22 @@ async fn grant_client_credentials(
         (None, None) => {
             return Err(LoginError::new(
                 "client credentials need \"clientSecret\" or \"privateKeyFile\"",
-            ));
+            )
+            .into());
         }
     };
-    let mut manager = AuthorizationManager::new(store.resource.as_str()).await?;
-    manager.set_credential_store(store.clone());
-    manager.set_metadata(discover(&manager, &store.resource, None).await?);
+    let Managed {
+        mut manager, dpop, ..
+    } = manager_for(store, None).await?;
     manager.validate_client_credentials_metadata(&config)?;
     manager.configure_client_credentials(&config)?;
-    manager.exchange_client_credentials(&config).await?;
+    if let Err(e) = manager.exchange_client_credentials(&config).await {
+        let refused = definite_refusal(&e);
+        return Err(GrantError {
+            error: token_error(e, dpop.as_ref()),
+            refused,
+        });
+    }
     Ok(())
 }
 
@@ -867,7 +1043,7 @@ async fn grant_jwt_bearer(
     store: &TokenFile,
     settings: &OAuthSettings,
     assertion_file: &Path,
-) -> Result<(), LoginError> {
+) -> Result<(), GrantError> {
     let client_id = settings
         .client_id
         .clone()
@@ -907,7 +1083,7 @@ async fn grant_jwt_bearer(
         .map_err(|e| LoginError::new(format!("cannot read {endpoint}'s answer: {e}")))?
     {
         if bytes.len() + chunk.len() > MAX_METADATA {
-            return Err(LoginError::new(format!("{endpoint}'s answer is too large")));
+            return Err(LoginError::new(format!("{endpoint}'s answer is too large")).into());
         }
         bytes.extend_from_slice(&chunk);
     }
@@ -915,17 +1091,197 @@ async fn grant_jwt_bearer(
     if !status.is_success() {
         let code = answer["error"].as_str().unwrap_or("no error code");
         let detail = answer["error_description"].as_str().unwrap_or_default();
-        return Err(LoginError::new(format!(
-            "the authorization server refused the workload's assertion ({status}): {} {}",
-            clip(code, 100),
-            clip(detail, 300)
-        )));
+        return Err(GrantError {
+            error: LoginError::new(format!(
+                "the authorization server refused the workload's assertion ({status}): {} {}",
+                clip(code, 100),
+                clip(detail, 300)
+            )),
+            refused: status.is_client_error(),
+        });
     }
     let scopes = answer["scope"]
         .as_str()
         .map(|s| s.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
-    keep_token(store, client_id, answer, scopes, issuer).await
+    Ok(keep_token(store, client_id, answer, scopes, issuer).await?)
+}
+
+/// Longest a logout waits on the authorization server to revoke its tokens.
+const REVOCATION_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Revokes `store`'s tokens at the authorization server (RFC 7009), the refresh token
+/// first (revoking it ends the grant), then the access token. `None` when there is
+/// nothing to revoke or the server offers no `revocation_endpoint`; `Some(Err(why))`
+/// when revoking failed (the caller forgets the tokens anyway).
+pub(crate) async fn revoke(
+    store: &TokenFile,
+    settings: &OAuthSettings,
+) -> Option<Result<(), String>> {
+    let record = store.read().ok()??;
+    let credentials = record.credentials?;
+    let response = credentials.token_response?;
+    let access = oauth2::TokenResponse::access_token(&response)
+        .secret()
+        .clone();
+    let refresh = oauth2::TokenResponse::refresh_token(&response).map(|t| t.secret().clone());
+    let secret = record.client_secret.or_else(|| {
+        (settings.client_id.as_deref() == Some(credentials.client_id.as_str()))
+            .then(|| settings.client_secret.clone())
+            .flatten()
+    });
+    let revoking = async {
+        let manager = AuthorizationManager::new(store.resource.as_str())
+            .await
+            .map_err(|e| auth_error_text(&e))?;
+        let metadata = discover(&manager, &store.resource, None)
+            .await
+            .map_err(|e| e.0)?;
+        let Some(endpoint) = metadata
+            .additional_fields
+            .get("revocation_endpoint")
+            .and_then(serde_json::Value::as_str)
+        else {
+            return Ok(false);
+        };
+        if !endpoint_allowed(endpoint) {
+            return Err(format!(
+                "its revocation_endpoint {endpoint:?} is not https (http is allowed on \
+                 loopback only); no token was sent"
+            ));
+        }
+        // The secret goes where the token endpoint takes it (rmcp's choice): in the body
+        // when the server offers client_secret_post only, else in Basic.
+        let methods = metadata
+            .additional_fields
+            .get("revocation_endpoint_auth_methods_supported")
+            .or_else(|| {
+                metadata
+                    .additional_fields
+                    .get("token_endpoint_auth_methods_supported")
+            })
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let post_only = methods.iter().any(|m| m == "client_secret_post")
+            && !methods.iter().any(|m| m == "client_secret_basic");
+        let client = crate::oauth_address::filtered_client(
+            &store.resource,
+            reqwest::redirect::Policy::none(),
+            REVOCATION_TIMEOUT,
+        )
+        .map_err(|e| e.to_string())?;
+        let tokens = refresh
+            .iter()
+            .map(|t| (t, "refresh_token"))
+            .chain([(&access, "access_token")]);
+        let revoking_as = RevokingClient {
+            client: &client,
+            endpoint,
+            client_id: &credentials.client_id,
+            secret: secret.as_deref(),
+            post_only,
+        };
+        for (token, hint) in tokens {
+            match revoking_as.revoke(token, hint, false).await {
+                // The MCP Python SDK's endpoint wants a client_secret field even from a
+                // public client: one more request with an empty one, for that case only.
+                Err(why) if secret.is_none() && why.contains("client_secret") => {
+                    revoking_as.revoke(token, hint, true).await?
+                }
+                other => other?,
+            }
+        }
+        Ok(true)
+    };
+    match tokio::time::timeout(REVOCATION_TIMEOUT, revoking).await {
+        Ok(Ok(true)) => Some(Ok(())),
+        Ok(Ok(false)) => None,
+        Ok(Err(why)) => Some(Err(why)),
+        Err(_) => Some(Err(format!(
+            "the authorization server did not answer within {} s",
+            REVOCATION_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+/// One client revoking at one revocation endpoint.
+struct RevokingClient<'a> {
+    client: &'a reqwest::Client,
+    endpoint: &'a str,
+    client_id: &'a str,
+    secret: Option<&'a str>,
+    /// The secret goes in the body, not in Basic.
+    post_only: bool,
+}
+
+impl RevokingClient<'_> {
+    /// Revokes `token` (of kind `hint`); `empty_secret` adds an empty `client_secret`.
+    async fn revoke(&self, token: &str, hint: &str, empty_secret: bool) -> Result<(), String> {
+        let endpoint = self.endpoint;
+        // The form is finished before any await: its serializer is not `Send`.
+        let body = {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            // The client names itself in the body too (servers such as the MCP Python
+            // SDK's require it, with Basic as well).
+            form.append_pair("token", token)
+                .append_pair("token_type_hint", hint)
+                .append_pair("client_id", self.client_id);
+            match self.secret {
+                Some(secret) if self.post_only => {
+                    form.append_pair("client_secret", secret);
+                }
+                None if empty_secret => {
+                    form.append_pair("client_secret", "");
+                }
+                _ => {}
+            }
+            form.finish()
+        };
+        let mut request = self
+            .client
+            .post(endpoint)
+            .header("content-type", "application/x-www-form-urlencoded");
+        if let Some(secret) = self.secret.filter(|_| !self.post_only) {
+            request = request.basic_auth(form_encode(self.client_id), Some(form_encode(secret)));
+        }
+        let mut answer = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("cannot reach {endpoint}: {e}"))?;
+        // RFC 7009 §2.2: 200 for a revoked token and for one it did not know.
+        let status = answer.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        // The OAuth error, if the answer is one (read within a bound, clipped).
+        let mut bytes = Vec::new();
+        while let Ok(Some(chunk)) = answer.chunk().await {
+            if bytes.len() + chunk.len() > MAX_METADATA {
+                bytes.clear();
+                break;
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let said = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map(|v| {
+                let code = v["error"].as_str().unwrap_or_default();
+                let detail = v["error_description"].as_str().unwrap_or_default();
+                format!(": {} {}", clip(code, 100), clip(detail, 300))
+            })
+            .unwrap_or_default();
+        Err(format!(
+            "{endpoint} answered {status} to revoking the {}{}",
+            hint.replace('_', " "),
+            said.trim_end()
+        ))
+    }
+}
+
+/// RFC 6749 §2.3.1: client credentials in HTTP Basic are form-encoded first.
+fn form_encode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
 /// A secret kept in a file (an ID token), read with a bound and trimmed.
@@ -963,23 +1319,59 @@ fn signing_algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, LoginErr
 #[derive(Debug)]
 pub struct LoopbackRedirect {
     listener: tokio::net::TcpListener,
+    /// The same port on the other loopback (IPv6 `[::1]` beside 127.0.0.1), when the
+    /// system has it: a browser sent to `localhost` may try either (RFC 8252 §7.3).
+    other: Option<tokio::net::TcpListener>,
     uri: String,
 }
 
 impl LoopbackRedirect {
-    /// Listens on 127.0.0.1, on a port the system picks.
+    /// Listens on 127.0.0.1 on a port the system picks, and on `[::1]` at the same port
+    /// where IPv6 is available; on `[::1]` only where IPv4 loopback is not. The redirect
+    /// URI names the IP literal listened on first (RFC 8252 §7.3: not `localhost`).
     pub async fn bind() -> Result<Self, LoginError> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .map_err(|e| LoginError::new(format!("cannot listen on loopback: {e}")))?;
+        let (listener, host) = match tokio::net::TcpListener::bind(("127.0.0.1", 0)).await {
+            Ok(listener) => (listener, "127.0.0.1"),
+            Err(v4) => match tokio::net::TcpListener::bind(("::1", 0)).await {
+                Ok(listener) => (listener, "[::1]"),
+                Err(v6) => {
+                    return Err(LoginError::new(format!(
+                        "cannot listen on loopback: {v4} (IPv4), {v6} (IPv6)"
+                    )));
+                }
+            },
+        };
         let port = listener
             .local_addr()
             .map_err(|e| LoginError::new(e.to_string()))?
             .port();
+        let other = if host == "127.0.0.1" {
+            // Best effort: the port may be taken on IPv6, or IPv6 may be off.
+            tokio::net::TcpListener::bind(("::1", port)).await.ok()
+        } else {
+            None
+        };
         Ok(LoopbackRedirect {
             listener,
-            uri: format!("http://127.0.0.1:{port}/callback"),
+            other,
+            uri: format!("http://{host}:{port}/callback"),
         })
+    }
+
+    /// The next connection on either listener.
+    async fn accept(&self) -> std::io::Result<tokio::net::TcpStream> {
+        match &self.other {
+            Some(other) => tokio::select! {
+                accepted = self.listener.accept() => accepted.map(|(s, _)| s),
+                accepted = other.accept() => accepted.map(|(s, _)| s),
+            },
+            None => self.listener.accept().await.map(|(s, _)| s),
+        }
+    }
+
+    /// Whether it also listens on the IPv6 loopback.
+    pub fn on_ipv6(&self) -> bool {
+        self.other.is_some() || self.uri.contains("[::1]")
     }
 
     pub fn uri(&self) -> &str {
@@ -1024,7 +1416,7 @@ impl LoopbackRedirect {
     /// The redirect that carries `state`: its URL, and the connection to answer it on.
     async fn landing(&self, state: &str) -> (String, tokio::net::TcpStream) {
         loop {
-            let Ok((mut stream, _)) = self.listener.accept().await else {
+            let Ok(mut stream) = self.accept().await else {
                 // Out of descriptors, say: wait rather than spin.
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
@@ -1142,6 +1534,71 @@ mod tests {
         assert!(file.expires_soon());
         assert!(file.remove().unwrap());
         let _ = std::fs::remove_dir(&dir);
+    }
+
+    #[test]
+    fn a_refusal_is_told_from_a_failure_to_reach_the_server() {
+        let refusal = |text: &str| {
+            definite_refusal(&AuthError::ClientCredentialsError(format!(
+                "Token exchange failed: {text}"
+            )))
+        };
+        // rmcp's texts: the OAuth2 crate's for a client secret, its own for a JWT.
+        assert!(refusal(
+            "Server returned error response: invalid_client: bad secret"
+        ));
+        assert!(refusal(
+            "Server returned error response: unauthorized_client"
+        ));
+        assert!(refusal("invalid_grant: the assertion expired"));
+        assert!(refusal("HTTP 403 Forbidden"));
+        assert!(!refusal("Request failed"));
+        assert!(!refusal("HTTP 503 Service Unavailable"));
+        assert!(!refusal(
+            "Server returned error response: temporarily_unavailable"
+        ));
+        assert!(!refusal("invalid_clientele: made up"));
+        assert!(!definite_refusal(&AuthError::AuthorizationRequired));
+    }
+
+    #[tokio::test]
+    async fn the_redirect_listener_answers_on_both_loopbacks() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let redirect = LoopbackRedirect::bind().await.unwrap();
+        let port = reqwest::Url::parse(redirect.uri()).unwrap().port().unwrap();
+        let ipv6 = std::net::TcpListener::bind(("::1", 0)).is_ok();
+        assert_eq!(
+            redirect.on_ipv6(),
+            ipv6,
+            "IPv6 loopback is {}available but the listener is {}on it",
+            if ipv6 { "" } else { "not " },
+            if redirect.on_ipv6() { "" } else { "not " }
+        );
+        let mut hosts = vec!["127.0.0.1"];
+        if ipv6 {
+            hosts.push("::1");
+        }
+        for host in hosts {
+            let landing = tokio::spawn({
+                let request = format!("GET /callback?code=c&state=s-{host} HTTP/1.1\r\n\r\n");
+                async move {
+                    let mut stream = tokio::net::TcpStream::connect((host, port)).await.unwrap();
+                    stream.write_all(request.as_bytes()).await.unwrap();
+                    let mut answer = String::new();
+                    let _ = stream.read_to_string(&mut answer).await;
+                    answer
+                }
+            });
+            let (url, mut stream) = tokio::time::timeout(
+                Duration::from_secs(10),
+                redirect.landing(&format!("s-{host}")),
+            )
+            .await
+            .unwrap();
+            assert!(url.ends_with(&format!("state=s-{host}")), "{url}");
+            respond(&mut stream, "200 OK", "done").await.unwrap();
+            assert!(landing.await.unwrap().starts_with("HTTP/1.1 200"));
+        }
     }
 
     #[test]

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::auth::AuthClient;
+
+use crate::dpop_http::DpopHttpClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value as Json;
@@ -16,7 +18,7 @@ use tokio::io::AsyncReadExt;
 
 use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
-use crate::auth::{LoginError, PendingLogin, TokenFile};
+use crate::auth::{GrantError, LoginError, PendingLogin, TokenFile};
 use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
 
@@ -95,6 +97,10 @@ enum State {
     },
     /// Refused for want of a login: not tried again until one happens.
     NeedsLogin(ServerError),
+    /// Its authorization server refused the unattended grant outright (`invalid_client`,
+    /// a 4xx): the same credentials would be refused again, so it is not tried again
+    /// (until a login or logout, or a restart with other settings).
+    Refused(ServerError),
 }
 
 /// Makes the byte stream of an in-process server, once per connection.
@@ -356,7 +362,7 @@ impl McpServer {
                 }
                 *failures
             }
-            State::NeedsLogin(error) => return Err(error.clone()),
+            State::NeedsLogin(error) | State::Refused(error) => return Err(error.clone()),
             State::Idle => 0,
         };
         self.show(|s| {
@@ -386,16 +392,32 @@ impl McpServer {
                 });
                 Ok(conn)
             }
-            Err(error) if error.needs_login => {
+            Err(Failed::Refused(error)) => {
+                let why = error.why.clone();
+                self.show(|s| {
+                    s.state = SourceState::Failed;
+                    s.reason = Some(why);
+                });
+                *state = State::Refused(error.clone());
+                Err(error)
+            }
+            Err(failed) => Err(self.failed(&mut state, failures, failed.into_error())),
+        }
+    }
+
+    /// Records a failed connection attempt: waiting for a login, or down with backoff.
+    fn failed(&self, state: &mut State, failures: u32, error: ServerError) -> ServerError {
+        match error {
+            error if error.needs_login => {
                 let why = error.why.clone();
                 self.show(|s| {
                     s.state = SourceState::NeedsLogin;
                     s.reason = Some(why);
                 });
                 *state = State::NeedsLogin(error.clone());
-                Err(error)
+                error
             }
-            Err(error) => {
+            error => {
                 let why = error.why.clone();
                 self.show(|s| {
                     s.state = SourceState::Failed;
@@ -412,9 +434,15 @@ impl McpServer {
                     retry_at: Instant::now() + backoff,
                     error: error.clone(),
                 };
-                Err(error)
+                error
             }
         }
+    }
+
+    /// Whether its authorization server refused its unattended grant outright, so that
+    /// no further attempt is made.
+    pub(crate) async fn grant_refused(&self) -> bool {
+        matches!(&*self.state.lock().await, State::Refused(_))
     }
 
     /// Whether a connection is up now (a server that died shows as not up at once, not
@@ -500,17 +528,14 @@ impl McpServer {
     /// empty result, a list of older revisions only) that rmcp does not read as "legacy",
     /// so a handshake that fails after the server was reached is tried once more the
     /// 2025-11-25 way.
-    async fn connect(&self) -> Result<Connection, ServerError> {
+    async fn connect(&self) -> Result<Connection, Failed> {
         let auto = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::V_2025_11_25),
         };
         match self.connect_with(auto).await {
-            Err(Failed::Handshake(_)) => self
-                .connect_with(ClientLifecycleMode::Initialize)
-                .await
-                .map_err(Failed::into_error),
-            other => other.map_err(Failed::into_error),
+            Err(Failed::Handshake(_)) => self.connect_with(ClientLifecycleMode::Initialize).await,
+            other => other,
         }
     }
 
@@ -571,7 +596,12 @@ impl McpServer {
                 // down, say) is a failure to retry, not a reason to log in again: a token
                 // the server refuses comes back as a 401, which is.
                 let auth = self.authorized_client().await.map_err(|e| {
-                    Failed::Start(self.error(format!("cannot use its authorization: {}", e.0)))
+                    let error = self.error(format!("cannot use its authorization: {}", e.error.0));
+                    if e.refused {
+                        Failed::Refused(error)
+                    } else {
+                        Failed::Start(error)
+                    }
                 })?;
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
@@ -587,7 +617,12 @@ impl McpServer {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
                 match auth {
-                    Some(client) => {
+                    Some(Authorized::Bearer(client)) => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
+                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                    }
+                    Some(Authorized::Dpop(client)) => {
                         let transport = StreamableHttpClientTransport::with_client(client, config);
                         let fut = handler.serve_with_lifecycle(transport, lifecycle);
                         tokio::time::timeout(self.limits.connect_timeout, fut).await
@@ -715,7 +750,7 @@ impl McpServer {
 
     /// The client that adds (and refreshes) the stored token, or runs the
     /// client-credentials grant when the config asks for that; `None` without tokens.
-    async fn authorized_client(&self) -> Result<Option<AuthClient<reqwest::Client>>, LoginError> {
+    async fn authorized_client(&self) -> Result<Option<Authorized>, GrantError> {
         let Some(store) = self.token_file() else {
             return Ok(None);
         };
@@ -733,9 +768,18 @@ impl McpServer {
                 crate::auth::unattended(&store, settings).await?
             }
             Ok(None) => return Ok(None),
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
-        Ok(Some(AuthClient::new(reqwest::Client::default(), manager)))
+        // A DPoP-bound token is presented with proofs made with the key it is bound to.
+        if store.token_is_dpop() {
+            let key = store.dpop_key().map_err(LoginError)?;
+            let client = DpopHttpClient::new(key, store).map_err(|e| LoginError(e.0))?;
+            return Ok(Some(Authorized::Dpop(AuthClient::new(client, manager))));
+        }
+        Ok(Some(Authorized::Bearer(AuthClient::new(
+            reqwest::Client::default(),
+            manager,
+        ))))
     }
 
     /// The error of a server that refused toolwire with `challenge` (its 401 or 403).
@@ -817,14 +861,23 @@ impl McpServer {
         Ok(())
     }
 
-    /// Forgets its tokens; `Ok(false)` when there were none.
+    /// Forgets its tokens; `Ok(false)` when there were none. They are revoked at the
+    /// authorization server first when it offers that ([`McpServer::log_out`]).
     pub async fn logout(&self) -> Result<bool, LoginError> {
+        Ok(self.log_out().await?.removed)
+    }
+
+    /// Revokes its tokens at the authorization server when it offers a
+    /// `revocation_endpoint` (RFC 7009), then forgets them, whether revoking worked or
+    /// not: a person logging out must not be left logged in here.
+    pub async fn log_out(&self) -> Result<LoggedOut, LoginError> {
         let store = self
             .token_file()
             .ok_or_else(|| LoginError(format!("`{}` keeps no tokens", self.config.name)))?;
+        let revoked = crate::auth::revoke(&store, &self.config.oauth).await;
         let removed = store.remove().map_err(LoginError)?;
         self.forget_connection("logged out").await;
-        Ok(removed)
+        Ok(LoggedOut { removed, revoked })
     }
 
     /// Drops the connection (made with the old token, or none) so that the next use
@@ -843,6 +896,22 @@ impl McpServer {
     }
 }
 
+/// What [`McpServer::log_out`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedOut {
+    /// Whether there were tokens to forget.
+    pub removed: bool,
+    /// The authorization server's revocation: `None` when it offers none (or there was
+    /// nothing to revoke), else whether it worked and why not.
+    pub revoked: Option<Result<(), String>>,
+}
+
+/// The client that presents a server's token: Bearer, or DPoP with a proof per request.
+enum Authorized {
+    Bearer(AuthClient<reqwest::Client>),
+    Dpop(AuthClient<DpopHttpClient>),
+}
+
 /// Pages of `tools/list` followed before giving up on a server.
 const MAX_TOOL_PAGES: usize = 100;
 
@@ -853,12 +922,14 @@ enum Failed {
     /// The server answered, but the handshake failed.
     Handshake(ServerError),
     Timeout(ServerError),
+    /// Its authorization server refused the unattended grant outright.
+    Refused(ServerError),
 }
 
 impl Failed {
     fn into_error(self) -> ServerError {
         match self {
-            Failed::Start(e) | Failed::Handshake(e) | Failed::Timeout(e) => e,
+            Failed::Start(e) | Failed::Handshake(e) | Failed::Timeout(e) | Failed::Refused(e) => e,
         }
     }
 }

@@ -66,6 +66,14 @@ async fn keep_up(
             }
             // Nothing to retry until a person logs in: wait for that (or a logout).
             Err(e) if e.needs_login => server.login_changed.notified().await,
+            // The authorization server refused the unattended grant: the same
+            // credentials would be refused again.
+            Err(_) if server.grant_refused().await => {
+                server.show_given_up(
+                    "its authorization server refused the grant; not tried again until the \"oauth\" settings change and toolwire restarts",
+                );
+                return;
+            }
             Err(_) => {
                 // `connection` recorded the failure and its backoff.
                 if server.failures().await >= MAX_BACKGROUND_ATTEMPTS {

@@ -32,6 +32,8 @@ enum Lie {
     Oversized,
     Malformed,
     PlainPkceOnly,
+    /// Its revocation endpoint fails (503).
+    RevocationFails,
 }
 
 struct Auth {
@@ -42,6 +44,8 @@ struct Auth {
     registrations: AtomicUsize,
     token_requests: AtomicUsize,
     token_form: Mutex<String>,
+    /// Each revocation request's form and Authorization header.
+    revocations: Mutex<Vec<(String, Option<String>)>>,
 }
 
 async fn mcp(State(a): State<Arc<Auth>>) -> Response {
@@ -77,6 +81,7 @@ async fn metadata(State(a): State<Arc<Auth>>) -> Response {
         "authorization_endpoint": format!("{b}/authorize"),
         "token_endpoint": format!("{b}/token"),
         "registration_endpoint": format!("{b}/register"),
+        "revocation_endpoint": format!("{b}/revoke"),
         "response_types_supported": ["code"],
         "code_challenge_methods_supported": ["S256"],
         "scopes_supported": ["read"],
@@ -95,7 +100,7 @@ async fn metadata(State(a): State<Arc<Auth>>) -> Response {
         Lie::PlainPkceOnly => {
             doc["code_challenge_methods_supported"] = serde_json::json!(["plain"])
         }
-        Lie::None | Lie::OtherResource => {}
+        Lie::None | Lie::OtherResource | Lie::RevocationFails => {}
     }
     axum::Json(doc).into_response()
 }
@@ -121,6 +126,17 @@ async fn token(State(a): State<Arc<Auth>>, _headers: HeaderMap, body: String) ->
         "scope": "read",
     }))
     .into_response()
+}
+
+async fn revoke(State(a): State<Arc<Auth>>, headers: HeaderMap, body: String) -> Response {
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap().to_owned());
+    a.revocations.lock().unwrap().push((body, authorization));
+    if a.lie == Lie::RevocationFails {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    StatusCode::OK.into_response()
 }
 
 async fn listen(app: Router) -> String {
@@ -149,6 +165,7 @@ async fn start(lie: Lie) -> (Arc<Auth>, Arc<AtomicUsize>) {
         registrations: AtomicUsize::new(0),
         token_requests: AtomicUsize::new(0),
         token_form: Mutex::new(String::new()),
+        revocations: Mutex::new(Vec::new()),
     });
     let app = Router::new()
         .route("/mcp", post(mcp).get(mcp))
@@ -159,6 +176,7 @@ async fn start(lie: Lie) -> (Arc<Auth>, Arc<AtomicUsize>) {
         .route("/.well-known/oauth-authorization-server", get(metadata))
         .route("/register", post(register))
         .route("/token", post(token))
+        .route("/revoke", post(revoke))
         .with_state(Arc::clone(&auth));
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (auth, hits)
@@ -367,7 +385,71 @@ async fn a_good_login_sends_pkce_and_resource_and_keeps_the_token_owner_only() {
     ] {
         assert!(!shown.contains(ACCESS_TOKEN), "{shown}");
     }
-    assert!(server.logout().await.unwrap());
+    // Logging out revokes at the authorization server (RFC 7009): the refresh token
+    // first, then the access token, as the registered public client.
+    let done = server.log_out().await.unwrap();
+    assert_eq!(done.revoked, Some(Ok(())));
+    assert!(done.removed);
+    let revoked: Vec<(String, String, String)> = auth
+        .revocations
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(form, authorization)| {
+            assert!(
+                authorization.is_none(),
+                "a public client sent {authorization:?}"
+            );
+            let field = |name: &str| {
+                url::form_urlencoded::parse(form.as_bytes())
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default()
+            };
+            (field("token"), field("token_type_hint"), field("client_id"))
+        })
+        .collect();
+    assert_eq!(
+        revoked,
+        [
+            (
+                "tw-test-refresh-token".to_owned(),
+                "refresh_token".to_owned(),
+                "registered-client".to_owned()
+            ),
+            (
+                ACCESS_TOKEN.to_owned(),
+                "access_token".to_owned(),
+                "registered-client".to_owned()
+            ),
+        ]
+    );
     assert!(!file.path().exists());
     assert!(!server.logout().await.unwrap());
+    assert_eq!(
+        auth.revocations.lock().unwrap().len(),
+        2,
+        "nothing left to revoke"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_revocation_still_forgets_the_tokens() {
+    let (auth, _) = start(Lie::RevocationFails).await;
+    let tokens = tempfile::tempdir().unwrap();
+    let server = server(&auth, tokens.path());
+    let pending = server.begin_login(REDIRECT).await.unwrap();
+    let redirect = format!("{REDIRECT}?code=good-code&state={}", pending.state());
+    server.finish_login(pending, &redirect).await.unwrap();
+    let file = server.token_file().unwrap();
+    assert!(file.has_tokens());
+    let done = server.log_out().await.unwrap();
+    assert!(done.removed);
+    let why = done.revoked.unwrap().unwrap_err();
+    assert!(
+        why.contains("503") && why.contains("refresh token"),
+        "{why}"
+    );
+    assert!(!why.contains("tw-test-refresh-token"), "{why}");
+    assert!(!file.path().exists(), "a failed revocation kept the tokens");
 }

@@ -42,6 +42,31 @@ impl Drop for Killed {
 }
 
 /// One HTTP/1.1 request on loopback: the status and the `Location`, if any.
+/// The status of an MCP `initialize` sent with `token` as its Bearer token.
+fn status_with_token(url: &str, token: &str) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = TcpStream::connect(host).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
 fn http(method: &str, url: &str, form: Option<&str>) -> (u16, Option<String>, String) {
     let rest = url.strip_prefix("http://").unwrap();
     let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
@@ -184,8 +209,27 @@ fn login_on_loopback_then_tools_then_logout() {
     );
     assert!(listed.contains("guarded  ready"), "{listed}");
 
+    // The stored access token works until logout revokes it at the server (RFC 7009).
+    let stored = std::fs::read_dir(data.join("mcp-auth"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let stored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(stored).unwrap()).unwrap();
+    let access = stored["credentials"]["token_response"]["access_token"]
+        .as_str()
+        .expect("no access token stored")
+        .to_owned();
+    assert_eq!(status_with_token(&format!("{base}/mcp"), &access), 200);
     let out = toolwire(&data, &["mcp", "logout", "guarded", "--mcp-config", config]);
     assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("removed and revoked at its authorization server"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(status_with_token(&format!("{base}/mcp"), &access), 401);
     let gone = toolwire(&data, &["tools", "--mcp-config", config]);
     assert!(
         stdout_of(&gone).contains("guarded  needs_login"),

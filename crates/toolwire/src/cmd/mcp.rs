@@ -76,9 +76,19 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         }
         Command::Logout(name_args) => {
             let server = named(&name_args, place)?;
-            let removed = server.logout().await?;
-            out::eprintln(&if removed {
-                format!("logged out of {} (its tokens are removed)", server.name())
+            let done = server.log_out().await?;
+            let revoked = match &done.revoked {
+                None => String::new(),
+                Some(Ok(())) => " and revoked at its authorization server".to_owned(),
+                Some(Err(why)) => {
+                    format!("; revoking them at its authorization server failed: {why}")
+                }
+            };
+            out::eprintln(&if done.removed {
+                format!(
+                    "logged out of {} (its tokens are removed{revoked})",
+                    server.name()
+                )
             } else {
                 format!("{} had no stored tokens", server.name())
             });

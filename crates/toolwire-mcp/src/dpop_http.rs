@@ -1,0 +1,547 @@
+//! DPoP on the wire: the OAuth HTTP client that puts a proof on token requests (for
+//! rmcp's `AuthorizationManager`), and the streamable-HTTP client that presents a
+//! DPoP-bound token to the MCP server (under rmcp's `AuthClient`), each retrying once
+//! with the nonce a server asks for.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::{
+    OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRedirectPolicy,
+    OAuthHttpRequest,
+};
+use rmcp::transport::common::client_side_sse::BoxedSseResponse;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+
+use crate::auth::TokenFile;
+use crate::dpop::{DpopError, DpopKey, NonceSlot, asks_for_nonce, nonce_from};
+use crate::oauth_address::{AddressPolicy, filtered_client};
+
+/// Largest answer read from an authorization server (rmcp caps its own reads the same).
+const MAX_OAUTH_BODY: usize = 1024 * 1024;
+
+/// Redirects an OAuth request may follow (registration asks to follow them).
+const MAX_REDIRECTS: usize = 5;
+
+const DPOP: &str = "dpop";
+const DPOP_NONCE: &str = "dpop-nonce";
+
+fn boxed(why: String) -> OAuthHttpClientError {
+    Box::new(DpopError(why))
+}
+
+/// rmcp's `OAuthHttpClient` for an authorization server that offers DPoP: every request
+/// goes out as rmcp made it, and a `POST` to the token endpoint (the code exchange, a
+/// refresh, client credentials) carries a proof signed with the server's key. A
+/// `use_dpop_nonce` refusal is retried once with the nonce given; the latest nonce is
+/// kept for the next token request.
+pub(crate) struct DpopOAuthClient {
+    follow: reqwest::Client,
+    stop: reqwest::Client,
+    policy: AddressPolicy,
+    key: Arc<DpopKey>,
+    token_endpoint: String,
+    nonce: NonceSlot,
+    /// Why the last token request was given up on: rmcp reports a failed exchange as
+    /// "Request failed", without this client's reason.
+    refusal: Mutex<Option<String>>,
+}
+
+impl DpopOAuthClient {
+    /// Why DPoP made the last token request fail, once.
+    pub(crate) fn take_refusal(&self) -> Option<String> {
+        self.refusal.lock().ok().and_then(|mut r| r.take())
+    }
+
+    fn refuse(&self, why: String) -> OAuthHttpClientError {
+        if let Ok(mut slot) = self.refusal.lock() {
+            *slot = Some(why.clone());
+        }
+        boxed(why)
+    }
+
+    pub(crate) fn new(
+        key: Arc<DpopKey>,
+        token_endpoint: &str,
+        resource: &str,
+    ) -> Result<Self, DpopError> {
+        let policy = AddressPolicy::for_resource(resource);
+        let redirects = policy.clone();
+        let follow = reqwest::redirect::Policy::custom(move |attempt| {
+            if !redirects.allows_url(attempt.url()) {
+                attempt.error("a redirect to an address not allowed for this server")
+            } else if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error("too many redirects")
+            } else {
+                attempt.follow()
+            }
+        });
+        let build = |redirect| {
+            filtered_client(resource, redirect, Duration::from_secs(30))
+                .map_err(|e| DpopError(format!("cannot make the OAuth HTTP client: {e}")))
+        };
+        Ok(DpopOAuthClient {
+            follow: build(follow)?,
+            stop: build(reqwest::redirect::Policy::none())?,
+            policy: policy.clone(),
+            key,
+            token_endpoint: crate::dpop::htu(token_endpoint)?,
+            nonce: NonceSlot::default(),
+            refusal: Mutex::new(None),
+        })
+    }
+
+    /// One exchange: the response as rmcp reads it, its body read within the cap.
+    async fn send(
+        &self,
+        parts: &http::request::Parts,
+        body: &[u8],
+        redirect: OAuthHttpRedirectPolicy,
+        proof: Option<String>,
+    ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let url = reqwest::Url::parse(&parts.uri.to_string())?;
+        if !self.policy.allows_url(&url) {
+            return Err(boxed(format!(
+                "{url} is at an address not allowed for this server's authorization"
+            )));
+        }
+        let client = match redirect {
+            OAuthHttpRedirectPolicy::Follow => &self.follow,
+            _ => &self.stop,
+        };
+        let mut request = client
+            .request(parts.method.clone(), url)
+            .headers(parts.headers.clone())
+            .body(body.to_vec());
+        if let Some(proof) = proof {
+            request = request.header(DPOP, proof);
+        }
+        let response = request.send().await?;
+        let mut builder = http::Response::builder().status(response.status());
+        for (name, value) in response.headers() {
+            builder = builder.header(name, value);
+        }
+        let mut bytes = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk?;
+            if bytes.len() + chunk.len() > MAX_OAUTH_BODY {
+                return Err(boxed(format!(
+                    "the authorization server's answer is larger than {MAX_OAUTH_BODY} bytes"
+                )));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(builder.body(bytes)?)
+    }
+}
+
+/// Whether a token endpoint's answer is RFC 9449 §8's "use this nonce" (a 400 or 401
+/// whose OAuth error is `use_dpop_nonce`).
+fn token_nonce_refusal(response: &http::Response<Vec<u8>>) -> bool {
+    matches!(response.status().as_u16(), 400 | 401)
+        && serde_json::from_slice::<serde_json::Value>(response.body())
+            .ok()
+            .is_some_and(|b| b["error"] == "use_dpop_nonce")
+}
+
+impl OAuthHttpClient for DpopOAuthClient {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        Box::pin(async move {
+            let OAuthHttpRequest {
+                request,
+                redirect_policy,
+                ..
+            } = request;
+            let (parts, body) = request.into_parts();
+            let to_token_endpoint = parts.method == http::Method::POST
+                && crate::dpop::htu(&parts.uri.to_string()).ok().as_deref()
+                    == Some(self.token_endpoint.as_str());
+            if !to_token_endpoint {
+                return self.send(&parts, &body, redirect_policy, None).await;
+            }
+            let proof = |nonce: Option<String>| {
+                self.key
+                    .proof("POST", &self.token_endpoint, None, nonce.as_deref())
+                    .map_err(|e| self.refuse(e.0))
+            };
+            let sent = self.nonce.get();
+            let response = self
+                .send(&parts, &body, redirect_policy, Some(proof(sent.clone())?))
+                .await?;
+            let given = response
+                .headers()
+                .get(DPOP_NONCE)
+                .map(|v| nonce_from(v.as_bytes()));
+            if !token_nonce_refusal(&response) {
+                // A new nonce on any other answer is the one to use next (an invalid one
+                // is not kept; the next refusal will say so).
+                if let Some(Ok(nonce)) = given {
+                    self.nonce.set(nonce);
+                }
+                return Ok(response);
+            }
+            let nonce = match given {
+                Some(Ok(nonce)) if Some(&nonce) != sent.as_ref() => nonce,
+                Some(Ok(_)) => {
+                    return Err(self.refuse(
+                        "the authorization server refused the DPoP nonce it had given \
+                         (use_dpop_nonce with the same nonce)"
+                            .to_owned(),
+                    ));
+                }
+                Some(Err(e)) => {
+                    return Err(self.refuse(format!(
+                        "the authorization server asked for a DPoP nonce, but {e}"
+                    )));
+                }
+                None => {
+                    return Err(self.refuse(
+                        "the authorization server asked for a DPoP nonce (use_dpop_nonce) \
+                         but sent no DPoP-Nonce"
+                            .to_owned(),
+                    ));
+                }
+            };
+            self.nonce.set(nonce.clone());
+            let again = self
+                .send(&parts, &body, redirect_policy, Some(proof(Some(nonce))?))
+                .await?;
+            if token_nonce_refusal(&again) {
+                return Err(self.refuse(
+                    "the authorization server asked for another DPoP nonce after toolwire \
+                     sent the one it gave; not retrying further"
+                        .to_owned(),
+                ));
+            }
+            if let Some(Ok(nonce)) = again
+                .headers()
+                .get(DPOP_NONCE)
+                .map(|v| nonce_from(v.as_bytes()))
+            {
+                self.nonce.set(nonce);
+            }
+            Ok(again)
+        })
+    }
+}
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+fn unexpected(why: String) -> HttpError {
+    StreamableHttpError::UnexpectedServerResponse(why.into())
+}
+
+/// The streamable-HTTP client for a server whose token is DPoP-bound: rmcp's reqwest
+/// client does each request (so its response handling, limits and SSE stay), given
+/// `Authorization: DPoP <token>` and a fresh proof (`ath`, the latest nonce) as headers.
+///
+/// rmcp's client drops a 401's headers, and with them the `DPoP-Nonce` of a
+/// `use_dpop_nonce` challenge: on one, this client asks the server again with a bodyless
+/// `POST` (answered by its authentication before any body is read, so nothing runs) to
+/// read the nonce, then retries the request once with it. A server that asks again gets
+/// a clear error, not another round.
+#[derive(Clone)]
+pub(crate) struct DpopHttpClient {
+    http: reqwest::Client,
+    key: Arc<DpopKey>,
+    store: TokenFile,
+    nonce: NonceSlot,
+}
+
+impl std::fmt::Debug for DpopHttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DpopHttpClient")
+            .field("key", &self.key)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DpopHttpClient {
+    pub(crate) fn new(key: Arc<DpopKey>, store: TokenFile) -> Result<Self, DpopError> {
+        // A proof names the URL it is for, so a redirect would carry a proof for another
+        // URL: none is followed.
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| DpopError(format!("cannot make the HTTP client: {e}")))?;
+        Ok(DpopHttpClient {
+            http,
+            key,
+            store,
+            nonce: NonceSlot::default(),
+        })
+    }
+
+    /// The headers that present `token`: DPoP's when the stored token is DPoP-bound
+    /// (returned as custom headers, no Bearer token), else the token for rmcp's Bearer.
+    fn present(
+        &self,
+        method: &str,
+        uri: &str,
+        token: Option<String>,
+        nonce: Option<&str>,
+        mut headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(Option<String>, HashMap<HeaderName, HeaderValue>), HttpError> {
+        let Some(token) = token else {
+            return Ok((None, headers));
+        };
+        if !self.store.token_is_dpop() {
+            return Ok((Some(token), headers));
+        }
+        let proof = self
+            .key
+            .proof(method, uri, Some(&token), nonce)
+            .map_err(|e| unexpected(e.0))?;
+        let authorization = HeaderValue::try_from(format!("DPoP {token}"))
+            .map_err(|_| unexpected("the access token cannot be sent in a header".to_owned()))?;
+        let proof = HeaderValue::try_from(proof)
+            .map_err(|_| unexpected("the DPoP proof cannot be sent in a header".to_owned()))?;
+        headers.insert(http::header::AUTHORIZATION, authorization);
+        headers.insert(HeaderName::from_static(DPOP), proof);
+        Ok((None, headers))
+    }
+
+    /// The nonce the server wants, read from its answer to a bodyless `POST` with a
+    /// proof that has none.
+    async fn ask_nonce(
+        &self,
+        uri: &str,
+        token: &str,
+        session: Option<&str>,
+        headers: &HashMap<HeaderName, HeaderValue>,
+    ) -> Result<String, HttpError> {
+        let (_, presented) =
+            self.present("POST", uri, Some(token.to_owned()), None, headers.clone())?;
+        let mut request = self
+            .http
+            .post(uri)
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .header(http::header::CONTENT_TYPE, "application/json");
+        for (name, value) in presented {
+            request = request.header(name, value);
+        }
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        match response.headers().get(DPOP_NONCE) {
+            Some(value) => nonce_from(value.as_bytes())
+                .map_err(|e| unexpected(format!("the MCP server asked for a DPoP nonce, but {e}"))),
+            None => Err(unexpected(
+                "the MCP server asked for a DPoP nonce (use_dpop_nonce) but sent no DPoP-Nonce"
+                    .to_owned(),
+            )),
+        }
+    }
+
+    /// `call` with the token presented, once more with the server's nonce when it asks
+    /// for one.
+    async fn presenting<T, F, Fut>(
+        &self,
+        method: &str,
+        uri: &str,
+        session: Option<&str>,
+        token: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+        call: F,
+    ) -> Result<T, HttpError>
+    where
+        F: Fn(Option<String>, HashMap<HeaderName, HeaderValue>) -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let sent = self.nonce.get();
+        let (bearer, presented) =
+            self.present(method, uri, token.clone(), sent.as_deref(), headers.clone())?;
+        let first = call(bearer, presented).await;
+        let (Err(StreamableHttpError::AuthRequired(challenge)), Some(token)) = (&first, &token)
+        else {
+            return first;
+        };
+        if !asks_for_nonce(&challenge.www_authenticate_header) || !self.store.token_is_dpop() {
+            return first;
+        }
+        let nonce = self.ask_nonce(uri, token, session, &headers).await?;
+        if Some(&nonce) == sent.as_ref() {
+            return Err(unexpected(
+                "the MCP server refused the DPoP nonce it had given (use_dpop_nonce with the \
+                 same nonce)"
+                    .to_owned(),
+            ));
+        }
+        self.nonce.set(nonce.clone());
+        let (bearer, presented) =
+            self.present(method, uri, Some(token.clone()), Some(&nonce), headers)?;
+        match call(bearer, presented).await {
+            Err(StreamableHttpError::AuthRequired(c))
+                if asks_for_nonce(&c.www_authenticate_header) =>
+            {
+                Err(unexpected(
+                    "the MCP server asked for another DPoP nonce after toolwire sent the one \
+                     it gave; not retrying further"
+                        .to_owned(),
+                ))
+            }
+            other => other,
+        }
+    }
+}
+
+impl StreamableHttpClient for DpopHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_token,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_token,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.presenting(
+            "POST",
+            &uri,
+            session_id.as_deref(),
+            auth_token,
+            custom_headers,
+            |token, headers| {
+                self.http.post_message_with_response_limits(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    headers,
+                    limits,
+                )
+            },
+        )
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.presenting(
+            "DELETE",
+            &uri,
+            Some(&session_id),
+            auth_token,
+            custom_headers,
+            |token, headers| {
+                self.http
+                    .delete_session(uri.clone(), session_id.clone(), token, headers)
+            },
+        )
+        .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxedSseResponse, HttpError> {
+        self.presenting(
+            "GET",
+            &uri,
+            session_id.as_deref(),
+            auth_token,
+            custom_headers,
+            |token, headers| {
+                self.http.get_stream(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    token,
+                    headers,
+                )
+            },
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_token: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxedSseResponse, HttpError> {
+        self.presenting(
+            "GET",
+            &uri,
+            session_id.as_deref(),
+            auth_token,
+            custom_headers,
+            |token, headers| {
+                self.http.get_stream_with_max_sse_event_size(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    token,
+                    headers,
+                    max_sse_event_size,
+                )
+            },
+        )
+        .await
+    }
+}
