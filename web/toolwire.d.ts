@@ -11,27 +11,40 @@
  */
 
 /**
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Status".
- */
-export type Status = "success" | "error" | "suspended";
-/**
  * A semantic value: a `kind`, its `data`, and optional hints. `data` is kept as JSON so
  * that custom kinds and extra fields of well-known kinds survive untouched; typed,
  * borrowing access is in [`crate::view`].
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Value".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Value".
  */
 export type Value = {
-  kind: Kind;
+  /**
+   * What the value is (`table`, `diff`, `acme.report`, ...); it fixes the shape of `data`.
+   */
+  kind: string;
+  /**
+   * The payload, in the shape the kind defines; kept as JSON so nothing is lost.
+   */
   data: unknown;
   /**
    * One line for compact display; always shown in a renderer's header.
    */
   summary?: string | null;
+  /**
+   * The MIME type of the content, e.g. `text/markdown` or `image/png`.
+   */
   mimeType?: string | null;
+  /**
+   * How the value asks to be shown.
+   */
   display?: DisplayHints | null;
+  /**
+   * MCP annotations: who the value is for, and its importance.
+   */
   annotations?: Annotations | null;
   /**
    * MCP `_meta` of the block this value came from, kept verbatim.
@@ -41,47 +54,93 @@ export type Value = {
   } | null;
 };
 /**
- * A value's kind. Deserializing accepts any string so that a bad kind reaches
- * [`crate::validate`] and is reported with its path instead of failing the whole parse.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Kind".
- */
-export type Kind = string;
-/**
  * The generic views, used for kinds a renderer does not know.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "View".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "View".
  */
 export type View = "text" | "markdown" | "code" | "diff" | "table" | "tree" | "image" | "raw" | "hidden";
 /**
+ * Who a value is meant for (MCP's `Role`).
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Audience".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "Audience".
  */
 export type Audience = "user" | "assistant";
 /**
+ * How a call ended, or that it has not ended yet.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Status".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Status".
+ */
+export type Status = "success" | "error" | "suspended";
+/**
+ * A value's kind. Deserializing accepts any string so that a bad kind reaches
+ * `validate()` and is reported with its path instead of failing the whole parse.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Kind".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Kind".
+ */
+export type Kind = string;
+/**
+ * What a suspended call waits for.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "SuspensionReason".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "SuspensionReason".
  */
 export type SuspensionReason = "approval" | "input";
 /**
+ * What an externalized blob holds.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "ResourceKind".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "ResourceKind".
  */
 export type ResourceKind = "image" | "audio" | "video" | "binary";
 /**
+ * What an entry of a listing is.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "EntryType".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "EntryType".
  */
 export type EntryType = "file" | "directory" | "symlink";
 /**
+ * How a column's cells are read: for sorting and alignment.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "ColumnType".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "ColumnType".
  */
 export type ColumnType = "string" | "number" | "boolean" | "date";
 /**
+ * How a column's cells are aligned.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Align".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "Align".
  */
 export type Align = "left" | "center" | "right";
@@ -91,9 +150,15 @@ export type Align = "left" | "center" | "right";
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Source".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Source".
  */
 export type Source =
   | {
+      /**
+       * Standard-alphabet base64, padding optional.
+       */
       base64: string;
     }
   | {
@@ -101,15 +166,24 @@ export type Source =
        * `blake3:` followed by 64 lowercase hex characters.
        */
       blob: string;
+      /**
+       * The decoded size in bytes.
+       */
       size: number;
     }
   | {
+      /**
+       * An `http(s):` or `data:` URL.
+       */
       url: string;
     };
 /**
  * What an audio, video, document or other binary `file` value holds.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "MediaKind".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "MediaKind".
  */
 export type MediaKind = "audio" | "video" | "document" | "binary";
@@ -120,6 +194,9 @@ export type MediaKind = "audio" | "video" | "document" | "binary";
  * via the `definition` "Event".
  */
 export type Event = {
+  /**
+   * The session the event belongs to.
+   */
   sessionId: string;
   /**
    * 1, 2, 3, ... per session, without gaps; assigned when the event is logged.
@@ -132,6 +209,9 @@ export type Event = {
 } & (
   | {
       type: "session_started";
+      /**
+       * The `task` call whose subagent runs in this session.
+       */
       parentCallId?: string | null;
     }
   | {
@@ -139,73 +219,136 @@ export type Event = {
     }
   | {
       type: "turn_started";
+      /**
+       * The turn's number within the session, from 1.
+       */
       turn: number;
     }
   | {
       type: "turn_ended";
+      /**
+       * The turn's number within the session, from 1.
+       */
       turn: number;
     }
   | {
       type: "assistant_delta";
+      /**
+       * The new text, to append to what came before.
+       */
       text: string;
     }
   | {
       type: "tool_call_started";
+      /**
+       * The call's id.
+       */
       callId: string;
+      /**
+       * The tool it runs.
+       */
       toolName: string;
+      /**
+       * The input it was given.
+       */
       input: unknown;
     }
   | {
       type: "progress";
+      /**
+       * The call's id.
+       */
       callId: string;
+      /**
+       * Units of work done so far.
+       */
       done: number;
+      /**
+       * Units in all, when the tool knows.
+       */
       total?: number | null;
+      /**
+       * What it is doing now.
+       */
       message?: string | null;
     }
   | {
       type: "tool_result";
-      result: ToolResult;
+      result: ToolResult1;
+      /**
+       * The tool's payload before normalizing.
+       */
       raw?: unknown;
     }
   | {
       type: "widget";
+      /**
+       * The call that pushed the widget.
+       */
       callId: string;
-      widget: Widget;
+      widget: Widget1;
     }
   | {
       type: "suspended";
+      /**
+       * The paused call's id.
+       */
       callId: string;
-      suspension: Suspension;
+      suspension: Suspension1;
     }
   | {
       type: "resolved";
+      /**
+       * The resumed call's id.
+       */
       callId: string;
+      /**
+       * The suspension that was answered.
+       */
       suspensionId: string;
-      resolution: Answered;
+      /**
+       * How it was answered.
+       */
+      resolution: "approved" | "denied" | "answered" | "cancelled";
     }
 );
 /**
- * How a suspended call was answered, as a `resolved` event says it.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Answered".
- */
-export type Answered = "approved" | "denied" | "answered" | "cancelled";
-/**
  * A session id: 1 to 256 letters, digits, `-`, `.`, `_` or `~`, without `..`.
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "SessionId".
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "SessionId".
  */
 export type SessionId = string;
+/**
+ * How a suspended call was answered, as a `resolved` event says it.
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Answered".
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Answered".
+ */
+export type Answered = "approved" | "denied" | "answered" | "cancelled";
 
 /**
  * One result per tool call.
  */
 export interface ToolResult {
+  /**
+   * The id of the call this answers; equal to the call's.
+   */
   callId: string;
+  /**
+   * The tool that was called.
+   */
   toolName: string;
-  status: Status;
+  /**
+   * Whether the call succeeded, failed or waits on a person.
+   */
+  status: "success" | "error" | "suspended";
   /**
    * Ordered values; a success has at least one.
    */
@@ -234,13 +377,22 @@ export interface ToolResult {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "DisplayHints".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "DisplayHints".
  */
 export interface DisplayHints {
+  /**
+   * The generic view to use when the renderer does not know the kind.
+   */
   preferredView?: View | null;
   /**
    * Language for code highlighting, e.g. `rust`.
    */
   language?: string | null;
+  /**
+   * Start folded: shown as a one-line summary until opened.
+   */
   collapsed?: boolean | null;
   /**
    * Lines (terminal) or pixels (browser) before the view is cut or scrolls.
@@ -256,6 +408,9 @@ export interface DisplayHints {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Annotations".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Annotations".
  */
 export interface Annotations {
   /**
@@ -266,6 +421,9 @@ export interface Annotations {
    * MCP importance, 0.0 (optional) to 1.0 (required).
    */
   priority?: number | null;
+  /**
+   * When the content last changed (ISO 8601), as MCP's `lastModified`.
+   */
   lastModified?: string | null;
   [k: string]: unknown;
 }
@@ -274,13 +432,22 @@ export interface Annotations {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "ErrorInfo".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "ErrorInfo".
  */
 export interface ErrorInfo {
+  /**
+   * What went wrong, in words the model and the person both read.
+   */
   message: string;
   /**
    * A stable machine-readable code, e.g. `timeout`, `invalid_input`, `denied`.
    */
   code?: string | null;
+  /**
+   * Structured detail for programs (e.g. schema violations); never needed to understand `message`.
+   */
   details?: unknown;
 }
 /**
@@ -288,10 +455,19 @@ export interface ErrorInfo {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Suspension".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Suspension".
  */
 export interface Suspension {
+  /**
+   * Unique id; the answer names it.
+   */
   id: string;
-  reason: SuspensionReason;
+  /**
+   * Whether the call waits for an approval or for an answer.
+   */
+  reason: "approval" | "input";
   /**
    * What the person is asked.
    */
@@ -307,12 +483,18 @@ export interface Suspension {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Widget".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Widget".
  */
 export interface Widget {
   /**
    * Widget type identifier, e.g. `weather-forecast`.
    */
   widget: string;
+  /**
+   * The widget's data, in the shape its renderer expects.
+   */
   data: unknown;
   /**
    * Plain text for consumers that cannot render the widget; never empty.
@@ -329,12 +511,18 @@ export interface Widget {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "WidgetApp".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "WidgetApp".
  */
 export interface WidgetApp {
   /**
    * A `ui://` URI.
    */
   uri: string;
+  /**
+   * The MIME type of the HTML resource (MCP Apps: `text/html;profile=mcp-app`).
+   */
   mimeType?: string | null;
   /**
    * The HTML, when the tool embedded it or the host read it.
@@ -357,24 +545,39 @@ export interface WidgetApp {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Resource".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Resource".
  */
 export interface Resource {
   /**
    * The blob key, `blake3:<hex>`.
    */
   uri: string;
-  kind: ResourceKind;
+  /**
+   * Image, audio, video or other binary.
+   */
+  kind: "image" | "audio" | "video" | "binary";
+  /**
+   * The blob's MIME type.
+   */
   mimeType: string;
+  /**
+   * The blob's size in bytes.
+   */
   size: number;
+  /**
+   * The file name it came with, if any.
+   */
   filename?: string | null;
 }
 /**
- * Timing, provenance and any other metadata; unknown keys are kept in `extra`.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Metadata".
+ * Timing, provenance and whatever else the tool or toolwire recorded.
  */
 export interface Metadata {
+  /**
+   * Where the output came from (URLs, files), as the tool listed them.
+   */
   sources?: unknown[] | null;
   /**
    * RFC 3339.
@@ -384,6 +587,47 @@ export interface Metadata {
    * RFC 3339.
    */
   endedAt?: string | null;
+  /**
+   * Milliseconds the call ran, from start to end.
+   */
+  durationMs?: number | null;
+  /**
+   * Milliseconds the call waited for a person (an approval, an answer) before it ran
+   * on; not part of `durationMs`, which is the time after the last answer.
+   */
+  waitedMs?: number | null;
+  /**
+   * Blob key of the raw payload as the tool sent it (an MCP result), kept when it is
+   * at most 1 MiB of JSON (any size with `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`).
+   */
+  rawRef?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * Timing, provenance and any other metadata; unknown keys are kept in `extra`.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Metadata".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "Metadata".
+ */
+export interface Metadata1 {
+  /**
+   * Where the output came from (URLs, files), as the tool listed them.
+   */
+  sources?: unknown[] | null;
+  /**
+   * RFC 3339.
+   */
+  startedAt?: string | null;
+  /**
+   * RFC 3339.
+   */
+  endedAt?: string | null;
+  /**
+   * Milliseconds the call ran, from start to end.
+   */
   durationMs?: number | null;
   /**
    * Milliseconds the call waited for a person (an approval, an answer) before it ran
@@ -402,6 +646,9 @@ export interface Metadata {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "TextData".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "TextData".
  */
 export interface TextData {
   content: string;
@@ -410,6 +657,9 @@ export interface TextData {
  * `diff`: a file change. `hunks` is optional because `original`/`modified` carry it all.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "DiffData".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "DiffData".
  */
 export interface DiffData {
@@ -425,6 +675,9 @@ export interface DiffData {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "DiffHunk".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "DiffHunk".
  */
 export interface DiffHunk {
   oldStart: number;
@@ -438,6 +691,9 @@ export interface DiffHunk {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "FileContentData".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "FileContentData".
  */
 export interface FileContentData {
   path: string;
@@ -450,6 +706,9 @@ export interface FileContentData {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "FileListData".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "FileListData".
  */
 export interface FileListData {
   path: string;
@@ -460,12 +719,26 @@ export interface FileListData {
   truncated?: boolean | null;
 }
 /**
+ * One entry of a `file_list`.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "FileEntry".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "FileEntry".
  */
 export interface FileEntry {
+  /**
+   * The entry's name within the listed directory (not a full path).
+   */
   name: string;
-  type: EntryType;
+  /**
+   * File, directory or symlink.
+   */
+  type: "file" | "directory" | "symlink";
+  /**
+   * Size in bytes; directories usually leave it out.
+   */
   size?: number | null;
   /**
    * RFC 3339 timestamp.
@@ -477,6 +750,9 @@ export interface FileEntry {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "TableData".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "TableData".
  */
 export interface TableData {
   columns: Column[];
@@ -485,19 +761,39 @@ export interface TableData {
   }[];
 }
 /**
+ * One column of a `table`: the row key it reads, and how to show it.
+ *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Column".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "Column".
  */
 export interface Column {
+  /**
+   * The key of each row object this column shows.
+   */
   key: string;
+  /**
+   * The heading; the key when absent.
+   */
   label?: string | null;
+  /**
+   * How to read and sort the cells; inferred from them when absent.
+   */
   type?: ColumnType | null;
+  /**
+   * Cell alignment; numbers go right when absent.
+   */
   align?: Align | null;
 }
 /**
  * `image`: the value's `mimeType` is `image/*`.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "ImageData".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "ImageData".
  */
 export interface ImageData {
@@ -508,6 +804,9 @@ export interface ImageData {
  * `file`: audio, video, a document or other binary content.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "FileData".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "FileData".
  */
 export interface FileData {
@@ -520,12 +819,109 @@ export interface FileData {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "ResourceLinkData".
+ *
+ * This interface was referenced by `ToolResult1`'s JSON-Schema
+ * via the `definition` "ResourceLinkData".
  */
 export interface ResourceLinkData {
+  /**
+   * Where the resource is (any URI; `toolwire-blob:` for a stored blob).
+   */
   uri: string;
+  /**
+   * A human name for the resource.
+   */
   name?: string | null;
+  /**
+   * What the resource holds, as its server described it.
+   */
   description?: string | null;
+  /**
+   * Its size in bytes, when known.
+   */
   size?: number | null;
+}
+/**
+ * The result, as the model and the history see it.
+ */
+export interface ToolResult1 {
+  /**
+   * The id of the call this answers; equal to the call's.
+   */
+  callId: string;
+  /**
+   * The tool that was called.
+   */
+  toolName: string;
+  /**
+   * Whether the call succeeded, failed or waits on a person.
+   */
+  status: "success" | "error" | "suspended";
+  /**
+   * Ordered values; a success has at least one.
+   */
+  output?: Value[];
+  /**
+   * Present exactly when `status` is `error`.
+   */
+  error?: ErrorInfo | null;
+  /**
+   * Present exactly when `status` is `suspended`.
+   */
+  suspension?: Suspension | null;
+  /**
+   * Display-only; never sent to a model (docs/contracts.md, "Display widgets").
+   */
+  widgets?: Widget[];
+  /**
+   * Index of the blobs that `output` values reference (docs/contracts.md, "Media
+   * persistence and rehydration").
+   */
+  resources?: Resource[];
+  metadata?: Metadata;
+}
+/**
+ * A display-only output for the person. Never sent to the model: the model already has
+ * the tool's `output`. `fallback` is what any consumer without a renderer shows.
+ */
+export interface Widget1 {
+  /**
+   * Widget type identifier, e.g. `weather-forecast`.
+   */
+  widget: string;
+  /**
+   * The widget's data, in the shape its renderer expects.
+   */
+  data: unknown;
+  /**
+   * Plain text for consumers that cannot render the widget; never empty.
+   */
+  fallback: string;
+  /**
+   * Set when the widget is an MCP Apps / MCP-UI `ui://` HTML resource.
+   */
+  app?: WidgetApp | null;
+}
+/**
+ * A call waiting on a person: an approval, or an answer to a blocking tool.
+ */
+export interface Suspension1 {
+  /**
+   * Unique id; the answer names it.
+   */
+  id: string;
+  /**
+   * Whether the call waits for an approval or for an answer.
+   */
+  reason: "approval" | "input";
+  /**
+   * What the person is asked.
+   */
+  prompt: string;
+  /**
+   * JSON Schema of the expected answer, for `input` suspensions.
+   */
+  inputSchema?: unknown;
 }
 
 /**

@@ -16,12 +16,16 @@ const CANCELLED_WHILE_WAITING: &str = "the turn was cancelled before the user an
 /// question (answer it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRequest {
+    /// The session of the call.
     pub session_id: String,
+    /// The call waiting.
     pub call: ToolCall,
+    /// What it waits for: an approval, or an answer to a question.
     pub suspension: Suspension,
 }
 
 impl ApprovalRequest {
+    /// Whether it waits for an answer rather than a yes or no.
     pub fn is_question(&self) -> bool {
         self.suspension.reason == SuspensionReason::Input
     }
@@ -30,6 +34,7 @@ impl ApprovalRequest {
 /// Decides suspended calls. The loop asks once per suspended call, in call order, and
 /// stops waiting (denying the call) when the turn is cancelled.
 pub trait Approver: Send + Sync {
+    /// Decides one suspended call; resolves to the decision.
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Resolution>;
 }
 
@@ -54,6 +59,7 @@ impl Approver for AutoApprove {
 /// Denies every call that needs a person, saying why; the safe default with nobody there.
 #[derive(Debug, Clone, Default)]
 pub struct DenyAll {
+    /// Said to the model as the reason; a generic one when `None`.
     pub reason: Option<String>,
 }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use toolwire_model::blob::{BlobError, BlobFuture, BlobReader};
+use toolwire_model::{BlobError, BlobFuture, BlobReader};
 use toolwire_store::{BlobKey, BlobStore, StoreError};
 
 /// Reads `blake3:<hex>` keys from a [`BlobStore`].

@@ -11,22 +11,24 @@
 //!                   ─► Executor::execute_all ─► approvals ─► store each result ]*
 //! ```
 //! The request is built from exactly what was stored, so what the model sees is what a
-//! reload would see. Subagents are the [`task::TaskTool`].
+//! reload would see. Subagents are the [`TaskTool`].
+
+#![warn(missing_docs)]
 
 mod approval;
-pub mod blobs;
-pub mod history;
-pub mod host;
+mod blobs;
+mod history;
+mod host;
 mod landing;
 mod prompt;
-pub mod read_result;
+mod read_result;
 mod run;
-pub mod sampling;
-pub mod task;
+mod sampling;
+mod task;
 
 use std::sync::Arc;
 
-use toolwire_model::client::{ClientError, ProviderClient};
+use toolwire_model::{ClientError, ProviderClient};
 use toolwire_model::{EncodeError, Provider, TruncationBudget};
 use toolwire_runtime::{Executor, LandError};
 use toolwire_store::{NewSession, Session, StoreError, Stores};
@@ -38,7 +40,7 @@ pub use host::{
     Host, HostAgent, HostBuilder, HostError, ProviderSettings, Running, StoreLocation, TurnEvents,
 };
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
-pub use read_result::{ReadResultArgs, read_result};
+pub use read_result::read_result;
 pub use sampling::{ProviderSampler, SamplingError};
 pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
 /// The cancel a turn takes, re-exported so hosts need not depend on tokio-util.
@@ -54,9 +56,12 @@ pub use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, Tool
 /// The default limit on model requests per user message.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 100;
 
+/// What an [`Agent`] asks of its model: which one, how long, how often, with what instructions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
+    /// The model to ask, e.g. `claude-sonnet-4-5`.
     pub model: String,
+    /// The output limit of each model request.
     pub max_tokens: u32,
     /// Model requests per user message; the turn stops (with valid history) after this many.
     pub max_iterations: u32,
@@ -64,10 +69,12 @@ pub struct AgentConfig {
     pub stream: bool,
     /// The host's instructions; the task guidance is appended when `task` is offered.
     pub instructions: String,
+    /// How much of each tool result's text the model sees.
     pub budget: TruncationBudget,
 }
 
 impl AgentConfig {
+    /// The defaults, for `model`.
     pub fn new(model: impl Into<String>) -> Self {
         AgentConfig {
             model: model.into(),
@@ -80,12 +87,16 @@ impl AgentConfig {
     }
 }
 
+/// Why a turn could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
+    /// The history store failed.
     #[error("history store: {0}")]
     Store(#[from] StoreError),
+    /// The request could not be encoded.
     #[error(transparent)]
     Encode(#[from] EncodeError),
+    /// The model's API failed (after retries).
     #[error(transparent)]
     Model(#[from] ClientError),
     /// The executor cannot store results (built without a sink and not given one).
@@ -116,6 +127,7 @@ pub enum StopReason {
 /// The end of one user message's turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnOutcome {
+    /// Why the turn ended.
     pub stop: StopReason,
     /// The model's last text (its answer when `stop` is `Done`).
     pub text: String,
@@ -156,6 +168,7 @@ impl std::fmt::Debug for Agent {
 }
 
 impl Agent {
+    /// An agent asking `client`'s model, running tools on `executor`, storing in `stores`, with `approver` deciding suspended calls.
     pub fn new(
         client: ProviderClient,
         config: AgentConfig,
@@ -175,18 +188,22 @@ impl Agent {
         })
     }
 
+    /// The provider the agent's client talks to.
     pub fn provider(&self) -> Provider {
         self.client.config().provider
     }
 
+    /// Its model, limits and instructions.
     pub fn config(&self) -> &AgentConfig {
         &self.config
     }
 
+    /// The executor that runs its tools.
     pub fn executor(&self) -> &Arc<Executor> {
         &self.executor
     }
 
+    /// The stores its sessions live in.
     pub fn stores(&self) -> &Stores {
         &self.stores
     }

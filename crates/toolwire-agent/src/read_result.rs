@@ -8,7 +8,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolwire_core::Value;
-use toolwire_model::read::{DEFAULT_READ_CHARS, ReadRequest, read};
+use toolwire_model::{DEFAULT_READ_CHARS, ReadRequest, read};
 use toolwire_store::HistoryReader;
 
 use toolwire_tool::ToolContext;

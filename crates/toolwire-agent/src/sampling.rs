@@ -4,8 +4,8 @@
 
 use serde_json::{Value as Json, json};
 use toolwire_core::Message;
-use toolwire_model::blob::MemoryBlobs;
-use toolwire_model::client::ProviderClient;
+use toolwire_model::MemoryBlobs;
+use toolwire_model::ProviderClient;
 use toolwire_model::{Conversation, EncodeOptions, Provider, encode_request};
 
 use crate::{HostError, ProviderSettings};
@@ -19,10 +19,12 @@ pub enum SamplingError {
     /// The request itself is wrong: the server asked for nothing to answer.
     #[error("the sampling request has no user message")]
     NoUserMessage,
+    /// The request cannot be encoded for the model's provider.
     #[error("the sampling request cannot be sent to the model: {0}")]
     Encode(#[from] toolwire_model::EncodeError),
+    /// The model's API failed.
     #[error("the model did not answer: {0}")]
-    Model(#[from] toolwire_model::client::ClientError),
+    Model(#[from] toolwire_model::ClientError),
 }
 
 impl SamplingError {
@@ -41,6 +43,7 @@ pub struct ProviderSampler {
 }
 
 impl ProviderSampler {
+    /// A sampler for the provider `settings` name.
     pub fn new(settings: &ProviderSettings) -> Result<Self, HostError> {
         let client = ProviderClient::new(settings.client_config()?)?;
         Ok(ProviderSampler {

@@ -96,6 +96,7 @@ impl Default for TaskTool {
 }
 
 impl TaskTool {
+    /// The `task` tool, with its schema.
     pub fn new() -> Self {
         let input_schema =
             serde_json::to_value(schemars::schema_for!(TaskArgs)).unwrap_or(Json::Bool(true));

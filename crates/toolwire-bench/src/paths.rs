@@ -343,7 +343,7 @@ pub fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 /// A 100 MB log cut to 60,000 characters, keeping its tail: the cost must follow the
 /// budget, not the input.
 pub fn cut(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
-    use toolwire_model::truncate::{CutContext, Weight, cut_text};
+    use toolwire_model::{CutContext, Weight, cut_text};
     let line = "2026-01-01T00:00:00Z INFO compiling crate number 12345 of the build — ok\n";
     let big = line.repeat(mb(size, 100.0) / line.len());
     let at = CutContext {

@@ -11,7 +11,9 @@ use crate::widget::Widget;
 /// One call a model made (or a person asked for): which tool, with what input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The provider's id for the call; its result carries the same id back.
     pub id: String,
+    /// The registered name of the tool to run.
     pub name: String,
     /// The parsed JSON input. Providers that send arguments as a JSON string have it
     /// parsed; an unparsable string is kept as a string so the tool can say why.
@@ -37,6 +39,7 @@ pub struct ByPerson {
 }
 
 impl ToolCall {
+    /// A call the model made, with no signature and no person behind it.
     pub fn new(id: impl Into<String>, name: impl Into<String>, input: Json) -> Self {
         ToolCall {
             id: id.into(),
@@ -68,16 +71,21 @@ impl ToolCall {
 pub enum Message {
     /// Instructions; providers that take one system prompt get them joined in order.
     System {
+        /// The instruction text.
         text: String,
     },
+    /// What the person typed.
     User {
+        /// The message text.
         text: String,
     },
     /// What the model said: text, then the calls it made, in the order it made them.
     Assistant {
         #[serde(default)]
+        /// The reply text; empty when the model only called tools.
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        /// The calls it made, in the order it made them.
         tool_calls: Vec<ToolCall>,
     },
     /// The result of one call; results may be stored in completion order.
@@ -86,20 +94,25 @@ pub enum Message {
     /// no model view includes it.
     Widget {
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The call that pushed the widget, when one did.
         call_id: Option<String>,
+        /// The widget to show.
         widget: Widget,
     },
 }
 
 impl Message {
+    /// A system message with these instructions.
     pub fn system(text: impl Into<String>) -> Self {
         Message::System { text: text.into() }
     }
 
+    /// A user message with this text.
     pub fn user(text: impl Into<String>) -> Self {
         Message::User { text: text.into() }
     }
 
+    /// An assistant message: its text, then the calls it made.
     pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
         Message::Assistant {
             text: text.into(),
@@ -107,6 +120,7 @@ impl Message {
         }
     }
 
+    /// A tool result message.
     pub fn tool(result: ToolResult) -> Self {
         Message::ToolResult(result)
     }
@@ -120,6 +134,7 @@ impl Message {
         }
     }
 
+    /// The result, when this message is one.
     pub fn as_tool_result(&self) -> Option<&ToolResult> {
         match self {
             Message::ToolResult(r) => Some(r),

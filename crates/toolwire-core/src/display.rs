@@ -8,11 +8,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DisplayHints {
+    /// The generic view to use when the renderer does not know the kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preferred_view: Option<View>,
     /// Language for code highlighting, e.g. `rust`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// Start folded: shown as a one-line summary until opened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collapsed: Option<bool>,
     /// Lines (terminal) or pixels (browser) before the view is cut or scrolls.
@@ -24,6 +26,7 @@ pub struct DisplayHints {
 }
 
 impl DisplayHints {
+    /// Whether no hint is set, so the hints can be left out of the wire form.
     pub fn is_empty(&self) -> bool {
         *self == DisplayHints::default()
     }
@@ -33,14 +36,23 @@ impl DisplayHints {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum View {
+    /// Plain text.
     Text,
+    /// Rendered markdown.
     Markdown,
+    /// Source code, highlighted in `language`.
     Code,
+    /// A file diff.
     Diff,
+    /// Rows and columns.
     Table,
+    /// A nested tree of the JSON data.
     Tree,
+    /// An image.
     Image,
+    /// The JSON as it is.
     Raw,
+    /// Not shown at all.
     Hidden,
 }
 
@@ -54,6 +66,7 @@ pub struct Annotations {
     /// MCP importance, 0.0 (optional) to 1.0 (required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<f64>,
+    /// When the content last changed (ISO 8601), as MCP's `lastModified`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
     /// Annotation keys beyond MCP's, kept so nothing a server sent is lost.
@@ -68,9 +81,12 @@ impl Annotations {
     }
 }
 
+/// Who a value is meant for (MCP's `Role`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Audience {
+    /// The person using the client.
     User,
+    /// The model.
     Assistant,
 }

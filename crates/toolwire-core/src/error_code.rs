@@ -13,6 +13,7 @@ pub enum ErrorCode {
     InvalidInput,
     /// The tool's output did not match its output schema, or was not a valid result.
     InvalidOutput,
+    /// The tool ran past its deadline.
     Timeout,
     /// The tool panicked; the executor caught it.
     Panic,
@@ -34,6 +35,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The code as written into `error.code`, e.g. `unknown_tool`.
     pub fn as_str(&self) -> &str {
         match self {
             ErrorCode::UnknownTool => "unknown_tool",

@@ -12,11 +12,13 @@ use crate::widget::Widget;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
+    /// The session the event belongs to.
     pub session_id: String,
     /// 1, 2, 3, ... per session, without gaps; assigned when the event is logged.
     pub seq: u64,
     /// RFC 3339.
     pub at: String,
+    /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
 }
@@ -29,52 +31,81 @@ pub struct Event {
     rename_all_fields = "camelCase"
 )]
 pub enum EventKind {
+    /// A session began; a subagent's session names the call that started it.
     SessionStarted {
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The `task` call whose subagent runs in this session.
         parent_call_id: Option<String>,
     },
+    /// The session ended: no more events follow.
     SessionEnded,
+    /// The agent loop began a turn (one model request and the calls it made).
     TurnStarted {
+        /// The turn's number within the session, from 1.
         turn: u32,
     },
+    /// The agent loop finished a turn.
     TurnEnded {
+        /// The turn's number within the session, from 1.
         turn: u32,
     },
+    /// A piece of the model's text as it streams in.
     AssistantDelta {
+        /// The new text, to append to what came before.
         text: String,
     },
+    /// A tool call began running.
     ToolCallStarted {
+        /// The call's id.
         call_id: String,
+        /// The tool it runs.
         tool_name: String,
+        /// The input it was given.
         input: Json,
     },
+    /// A running call reported progress.
     Progress {
+        /// The call's id.
         call_id: String,
+        /// Units of work done so far.
         done: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Units in all, when the tool knows.
         total: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// What it is doing now.
         message: Option<String>,
     },
     /// The sanitized result. `raw` (the tool's payload before normalizing) rides along
     /// only when debugging asks for it.
     ToolResult {
+        /// The result, as the model and the history see it.
         result: Box<ToolResult>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The tool's payload before normalizing.
         raw: Option<Json>,
     },
     /// Boxed: a widget's data (an ordered map) makes this the largest variant.
     Widget {
+        /// The call that pushed the widget.
         call_id: String,
+        /// The widget to show.
         widget: Box<Widget>,
     },
+    /// A call paused, waiting for an approval, an answer or a login.
     Suspended {
+        /// The paused call's id.
         call_id: String,
+        /// What it waits for and why.
         suspension: Suspension,
     },
+    /// A paused call got what it waited for, and resumes.
     Resolved {
+        /// The resumed call's id.
         call_id: String,
+        /// The suspension that was answered.
         suspension_id: String,
+        /// How it was answered.
         resolution: Answered,
     },
 }

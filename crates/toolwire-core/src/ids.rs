@@ -44,7 +44,9 @@ pub fn check_id(value: &str) -> Option<&'static str> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {what}: {reason}")]
 pub struct InvalidId {
+    /// Which id was refused, e.g. `session id`.
     pub what: &'static str,
+    /// Why, e.g. `contains '..'`.
     pub reason: &'static str,
 }
 
@@ -65,6 +67,7 @@ macro_rules! id_type {
                 }
             }
 
+            /// The id as a string.
             pub fn as_str(&self) -> &str {
                 &self.0
             }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 pub const KIND_PATTERN: &str = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$";
 
 /// A value's kind. Deserializing accepts any string so that a bad kind reaches
-/// [`crate::validate`] and is reported with its path instead of failing the whole parse.
+/// `validate()` and is reported with its path instead of failing the whole parse.
 #[derive(
     Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -26,6 +26,7 @@ impl Kind {
         Kind(Cow::Owned(kind.into()))
     }
 
+    /// The kind as a string, e.g. `file_list`.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -98,18 +99,28 @@ pub fn is_valid_kind(kind: &str) -> bool {
 /// hints").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WellKnown {
+    /// `text`: plain text or markdown.
     Text,
+    /// `diff`: a change to one file.
     Diff,
+    /// `file_content`: a file's text, with its path.
     FileContent,
+    /// `file_list`: a directory listing.
     FileList,
+    /// `table`: rows under typed columns.
     Table,
+    /// `image`: an image, inline, by URL or stored as a blob.
     Image,
+    /// `file`: audio, video, a document or other binary content.
     File,
+    /// `resource_link`: a pointer to a resource that was not inlined.
     ResourceLink,
+    /// `structured`: any JSON, shown as a tree.
     Structured,
 }
 
 impl WellKnown {
+    /// Every well-known kind, in the order the contract lists them.
     pub const ALL: [WellKnown; 9] = [
         WellKnown::Text,
         WellKnown::Diff,
@@ -122,6 +133,7 @@ impl WellKnown {
         WellKnown::Structured,
     ];
 
+    /// The kind's wire name, e.g. `file_list`.
     pub fn name(self) -> &'static str {
         match self {
             WellKnown::Text => "text",
@@ -136,6 +148,7 @@ impl WellKnown {
         }
     }
 
+    /// The well-known kind with this wire name, if any.
     pub fn from_name(name: &str) -> Option<Self> {
         WellKnown::ALL.into_iter().find(|k| k.name() == name)
     }

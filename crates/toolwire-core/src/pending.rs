@@ -11,10 +11,15 @@ use crate::result::Suspension;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingCall {
+    /// What the call waits for, with the id an answer names.
     pub suspension: Suspension,
+    /// The call itself, to run (or resume) once answered.
     pub call: ToolCall,
+    /// The session the call belongs to.
     pub session_id: String,
+    /// The trace the call runs under, kept so its resumption logs under the same trace.
     pub trace_id: String,
+    /// Who owns the session, for stores that keep calls per user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
     /// Set when the tool suspended itself mid-run: the state it asked to keep (null when
@@ -51,14 +56,19 @@ pub enum Resolution {
     /// Do not run it; the model is told the user denied it.
     Deny {
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Why, in the person's words; the model is told it.
         reason: Option<String>,
     },
     /// The answer to a blocking tool; it becomes the output with no re-execution.
-    Answer { value: Json },
+    Answer {
+        /// The answer, matching the suspension's `inputSchema`.
+        value: Json,
+    },
     /// The person dismissed the question without answering it (MCP's `cancel`, beside
     /// `decline`, which is [`Resolution::Deny`]). The call ends.
     Cancel {
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Why, in the person's words.
         reason: Option<String>,
     },
 }
@@ -80,8 +90,12 @@ impl Resolution {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Answered {
+    /// The call was approved and runs.
     Approved,
+    /// The call was denied.
     Denied,
+    /// A blocking tool got its answer.
     Answered,
+    /// The question was dismissed; the call ended.
     Cancelled,
 }

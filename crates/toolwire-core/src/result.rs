@@ -11,11 +11,14 @@ use crate::widget::{Resource, Widget};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CallRef {
+    /// The provider's id of the call.
     pub call_id: String,
+    /// The name of the tool called.
     pub tool_name: String,
 }
 
 impl CallRef {
+    /// The identity of call `call_id` to tool `tool_name`.
     pub fn new(call_id: impl Into<String>, tool_name: impl Into<String>) -> Self {
         CallRef {
             call_id: call_id.into(),
@@ -28,8 +31,11 @@ impl CallRef {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
+    /// The id of the call this answers; equal to the call's.
     pub call_id: String,
+    /// The tool that was called.
     pub tool_name: String,
+    /// Whether the call succeeded, failed or waits on a person.
     pub status: Status,
     /// Ordered values; a success has at least one.
     #[serde(default)]
@@ -47,19 +53,25 @@ pub struct ToolResult {
     /// persistence and rehydration").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// Timing, provenance and whatever else the tool or toolwire recorded.
     #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     pub metadata: Metadata,
 }
 
+/// How a call ended, or that it has not ended yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    /// The call finished; `output` holds what it made.
     Success,
+    /// The call failed; `error` says why.
     Error,
+    /// The call waits on a person; `suspension` says for what.
     Suspended,
 }
 
 impl Status {
+    /// The status as written on the wire: `success`, `error` or `suspended`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Success => "success",
@@ -72,10 +84,12 @@ impl Status {
 /// Why a call failed. `message` is for the model and the person alike.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorInfo {
+    /// What went wrong, in words the model and the person both read.
     pub message: String,
     /// A stable machine-readable code, e.g. `timeout`, `invalid_input`, `denied`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// Structured detail for programs (e.g. schema violations); never needed to understand `message`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -88,7 +102,9 @@ pub struct ErrorInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Suspension {
+    /// Unique id; the answer names it.
     pub id: String,
+    /// Whether the call waits for an approval or for an answer.
     pub reason: SuspensionReason,
     /// What the person is asked.
     pub prompt: String,
@@ -101,10 +117,13 @@ pub struct Suspension {
     pub input_schema: Option<Json>,
 }
 
+/// What a suspended call waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SuspensionReason {
+    /// A yes/no on running the call.
     Approval,
+    /// An answer matching `inputSchema` that becomes the call's output.
     Input,
 }
 
@@ -112,6 +131,7 @@ pub enum SuspensionReason {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
+    /// Where the output came from (URLs, files), as the tool listed them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<Json>>,
     /// RFC 3339.
@@ -120,6 +140,7 @@ pub struct Metadata {
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_at: Option<String>,
+    /// Milliseconds the call ran, from start to end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Milliseconds the call waited for a person (an approval, an answer) before it ran
@@ -130,11 +151,13 @@ pub struct Metadata {
     /// at most 1 MiB of JSON (any size with `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_ref: Option<String>,
+    /// Keys beyond these, kept verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Json>,
 }
 
 impl Metadata {
+    /// Whether nothing is set, so the field can be left off the wire.
     pub fn is_empty(&self) -> bool {
         *self == Metadata::default()
     }
@@ -152,6 +175,7 @@ pub(crate) fn present_json<'de, D: serde::Deserializer<'de>>(
 
 /// What a builder accepts as `output`: one value, or several.
 pub trait IntoOutput {
+    /// The output values, in order.
     fn into_output(self) -> Vec<Value>;
 }
 
@@ -196,6 +220,7 @@ impl ToolResult {
         }
     }
 
+    /// A failed result with this message and no code.
     pub fn error(call: CallRef, message: impl Into<String>) -> Self {
         ToolResult {
             error: Some(ErrorInfo {
@@ -228,6 +253,7 @@ impl ToolResult {
             .map(crate::ErrorCode::parse)
     }
 
+    /// A result waiting on a person.
     pub fn suspended(call: CallRef, suspension: Suspension) -> Self {
         ToolResult {
             suspension: Some(suspension),
@@ -235,20 +261,24 @@ impl ToolResult {
         }
     }
 
+    /// The identity of the call this result answers.
     pub fn call(&self) -> CallRef {
         CallRef::new(self.call_id.clone(), self.tool_name.clone())
     }
 
+    /// The same result with one more widget.
     pub fn with_widget(mut self, widget: Widget) -> Self {
         self.widgets.push(widget);
         self
     }
 
+    /// The same result with one more output value.
     pub fn with_output(mut self, value: Value) -> Self {
         self.output.push(value);
         self
     }
 
+    /// Whether the call failed.
     pub fn is_error(&self) -> bool {
         self.status == Status::Error
     }

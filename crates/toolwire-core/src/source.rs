@@ -11,31 +11,40 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Source {
+    /// The bytes inline, base64-encoded.
     Base64 {
+        /// Standard-alphabet base64, padding optional.
         base64: String,
     },
+    /// The bytes in the blob store, by content hash.
     Blob {
         /// `blake3:` followed by 64 lowercase hex characters.
         #[schemars(regex(pattern = r"^blake3:[0-9a-f]{64}$"))]
         blob: String,
+        /// The decoded size in bytes.
         size: u64,
     },
+    /// The bytes at a URL, fetched by whoever needs them.
     Url {
+        /// An `http(s):` or `data:` URL.
         url: String,
     },
 }
 
 impl Source {
+    /// Inline bytes from their base64 text.
     pub fn base64(data: impl Into<String>) -> Self {
         Source::Base64 {
             base64: data.into(),
         }
     }
 
+    /// Bytes to be fetched from `url`.
     pub fn url(url: impl Into<String>) -> Self {
         Source::Url { url: url.into() }
     }
 
+    /// Bytes stored as blob `key` (`blake3:<hex>`) of `size` bytes.
     pub fn blob(key: impl Into<String>, size: u64) -> Self {
         Source::Blob {
             blob: key.into(),
@@ -156,9 +165,13 @@ impl<'de> Visitor<'de> for SourceVisitor {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MediaKind {
+    /// Audio (`audio/*`).
     Audio,
+    /// Video (`video/*`).
     Video,
+    /// A document: text, PDF, word processing formats.
     Document,
+    /// Anything else.
     Binary,
 }
 

@@ -16,15 +16,20 @@ use crate::source::{MediaKind, Source};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Value {
+    /// What the value is (`table`, `diff`, `acme.report`, ...); it fixes the shape of `data`.
     pub kind: Kind,
+    /// The payload, in the shape the kind defines; kept as JSON so nothing is lost.
     pub data: Json,
     /// One line for compact display; always shown in a renderer's header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// The MIME type of the content, e.g. `text/markdown` or `image/png`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// How the value asks to be shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<DisplayHints>,
+    /// MCP annotations: who the value is for, and its importance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
     /// MCP `_meta` of the block this value came from, kept verbatim.
@@ -111,6 +116,7 @@ impl Value {
         )
     }
 
+    /// A directory listing of `path`; `truncated` says the listing stopped early.
     pub fn file_list(path: impl Into<String>, entries: Vec<FileEntry>, truncated: bool) -> Self {
         let summary = format!("{} entries", entries.len());
         Value::new(
@@ -156,6 +162,7 @@ impl Value {
         Value::new(WellKnown::File, Json::Object(data)).mime(mime)
     }
 
+    /// A link to a resource that was not inlined.
     pub fn resource_link(link: ResourceLinkData) -> Self {
         Value::new(WellKnown::ResourceLink, to_json(&link))
     }
@@ -165,11 +172,13 @@ impl Value {
         Value::new(WellKnown::Structured, data)
     }
 
+    /// The same value with a one-line summary.
     pub fn summary(mut self, summary: impl Into<String>) -> Self {
         self.summary = Some(summary.into());
         self
     }
 
+    /// The same value with its MIME type set.
     pub fn mime(mut self, mime: impl Into<String>) -> Self {
         self.mime_type = Some(mime.into());
         self
@@ -179,26 +188,31 @@ impl Value {
         self.display.get_or_insert_with(DisplayHints::default)
     }
 
+    /// The same value asking for the generic `view`.
     pub fn view(mut self, view: View) -> Self {
         self.hints().preferred_view = Some(view);
         self
     }
 
+    /// The same value asking for code highlighting in `language`.
     pub fn language(mut self, language: impl Into<String>) -> Self {
         self.hints().language = Some(language.into());
         self
     }
 
+    /// The same value asking to start folded, or not.
     pub fn collapsed(mut self, collapsed: bool) -> Self {
         self.hints().collapsed = Some(collapsed);
         self
     }
 
+    /// The same value asking to be cut or scrolled after `lines`.
     pub fn max_height(mut self, lines: u32) -> Self {
         self.hints().max_height = Some(lines);
         self
     }
 
+    /// The same value with a display priority (higher first).
     pub fn priority(mut self, priority: i64) -> Self {
         self.hints().priority = Some(priority);
         self
@@ -212,6 +226,7 @@ impl Value {
         self
     }
 
+    /// Whether the value is of the well-known `kind`.
     pub fn is_kind(&self, kind: WellKnown) -> bool {
         self.kind == kind.name()
     }

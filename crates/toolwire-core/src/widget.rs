@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 pub struct Widget {
     /// Widget type identifier, e.g. `weather-forecast`.
     pub widget: String,
+    /// The widget's data, in the shape its renderer expects.
     pub data: Json,
     /// Plain text for consumers that cannot render the widget; never empty.
     pub fallback: String,
@@ -23,6 +24,7 @@ pub struct Widget {
 pub const MCP_APP_WIDGET: &str = "mcp_app";
 
 impl Widget {
+    /// A widget of type `widget` with its data and the text to show without a renderer.
     pub fn new(widget: impl Into<String>, data: Json, fallback: impl Into<String>) -> Self {
         Widget {
             widget: widget.into(),
@@ -40,6 +42,7 @@ impl Widget {
 pub struct WidgetApp {
     /// A `ui://` URI.
     pub uri: String,
+    /// The MIME type of the HTML resource (MCP Apps: `text/html;profile=mcp-app`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// The HTML, when the tool embedded it or the host read it.
@@ -62,18 +65,27 @@ pub struct WidgetApp {
 pub struct Resource {
     /// The blob key, `blake3:<hex>`.
     pub uri: String,
+    /// Image, audio, video or other binary.
     pub kind: ResourceKind,
+    /// The blob's MIME type.
     pub mime_type: String,
+    /// The blob's size in bytes.
     pub size: u64,
+    /// The file name it came with, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename: Option<String>,
 }
 
+/// What an externalized blob holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ResourceKind {
+    /// An image.
     Image,
+    /// Audio.
     Audio,
+    /// Video.
     Video,
+    /// Anything else (documents, archives).
     Binary,
 }

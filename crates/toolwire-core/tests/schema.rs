@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use toolwire_core::schema::tool_result_schema_json;
+use toolwire_core::tool_result_schema_json;
 
 #[test]
 fn committed_schema_is_current() {

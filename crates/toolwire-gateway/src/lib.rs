@@ -6,10 +6,12 @@
 //! elicitation. Served over stdio (one host connection per process) or streamable HTTP
 //! (one toolwire session per MCP session; see [`serve_http`]).
 
+#![warn(missing_docs)]
+
 mod asks;
-pub mod profile;
+mod profile;
 mod progress;
-pub mod reply;
+mod reply;
 
 use std::sync::{Arc, Mutex};
 
@@ -24,10 +26,10 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value as Json, json};
 use tokio::sync::OnceCell;
 use toolwire_agent::{Host, StoreBlobs};
-use toolwire_core::{ToolCall, ids::new_id};
+use toolwire_core::{ToolCall, new_id};
 use toolwire_store::BlobKey;
 
-pub use profile::HostProfile;
+pub use profile::{HOSTS, HostProfile};
 pub use reply::BLOB_URI_PREFIX;
 
 /// Blobs whose type the gateway remembers from its replies (for `resources/read`);

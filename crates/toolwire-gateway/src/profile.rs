@@ -28,7 +28,7 @@ pub struct HostProfile {
     pub provider: Provider,
     /// The host shows only `structuredContent` when a result has it (claude-code#54737,
     /// codex#38287): such a host gets the text blocks in it too, under
-    /// [`crate::reply::CONTENT_KEY`], when they say more than the value and the tool's
+    /// the `toolwire/content` key, when they say more than the value and the tool's
     /// output schema allows an extra member (see `reply::carry_text` for the trade-off).
     pub drops_content_beside_structured: bool,
 }
@@ -82,7 +82,7 @@ impl HostProfile {
     pub fn generic() -> HostProfile {
         HostProfile {
             name: "generic",
-            max_chars: toolwire_model::options::DEFAULT_MAX_CHARS,
+            max_chars: toolwire_model::DEFAULT_MAX_CHARS,
             provider: Provider::Anthropic,
             drops_content_beside_structured: false,
         }

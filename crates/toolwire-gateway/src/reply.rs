@@ -6,9 +6,9 @@
 use serde_json::{Map, Value as Json, json};
 use toolwire_core::view::{KnownView, SourceView};
 use toolwire_core::{Message, Status, ToolCall, ToolResult, WellKnown};
-use toolwire_model::blob::BlobReader;
-use toolwire_model::render::MediaClass;
-use toolwire_model::view::{Block, MediaData, Turn, build_view};
+use toolwire_model::BlobReader;
+use toolwire_model::MediaClass;
+use toolwire_model::{Block, MediaData, Turn, build_view};
 use toolwire_model::{Conversation, EncodeOptions};
 
 use crate::profile::HostProfile;

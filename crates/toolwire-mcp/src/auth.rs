@@ -64,10 +64,13 @@ pub struct OAuthSettings {
 /// The enterprise identity provider of [`OAuthSettings::idp`].
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct IdpSettings {
+    /// The identity provider's issuer URL, as its ID tokens name it.
     pub issuer: String,
+    /// Where toolwire exchanges the person's ID token for an authorization grant.
     pub token_endpoint: String,
     /// toolwire's client at the identity provider.
     pub client_id: String,
+    /// toolwire's secret at the identity provider, for a confidential client.
     pub client_secret: Option<String>,
     /// Where the person's ID token is (written by the single sign-on that got it).
     pub id_token_file: PathBuf,
@@ -252,6 +255,7 @@ impl TokenFile {
         }
     }
 
+    /// The token file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -1374,6 +1378,7 @@ impl LoopbackRedirect {
         self.other.is_some() || self.uri.contains("[::1]")
     }
 
+    /// The redirect URI to register: `http://127.0.0.1:PORT/callback`.
     pub fn uri(&self) -> &str {
         &self.uri
     }

@@ -128,6 +128,7 @@ enum Unasked {
 /// Answers a server's `sampling/createMessage`: the request's params in, its result out,
 /// as MCP JSON. A host sets one when the session has a model provider.
 pub trait Sampler: Send + Sync {
+    /// Answers one `sampling/createMessage` request: its params in, its MCP result out.
     fn sample(
         &self,
         params: serde_json::Value,

@@ -24,6 +24,7 @@ pub struct ServerConfig {
     /// Prefix of its tools' names (`PREFIX__TOOL`): the name cleaned to what every
     /// provider accepts, made unique across servers by [`merge`].
     pub prefix: String,
+    /// How to reach it: a command on stdio, or an HTTP URL.
     pub transport: Transport,
     /// Which of its calls ask a person first.
     pub approval: ApprovalRules,
@@ -52,6 +53,7 @@ impl ServerConfig {
 /// (`"approval"`) and per tool (`"tools": {"NAME": {"approval"}}`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApprovalRules {
+    /// The policy for every tool of the server, unless a tool's own entry says otherwise.
     pub server: Option<ApprovalPolicy>,
     /// By the tool's own name on its server.
     pub tools: BTreeMap<String, ApprovalPolicy>,
@@ -117,16 +119,22 @@ impl InheritEnv {
 pub enum Transport {
     /// A child process speaking JSON-RPC on stdin/stdout.
     Stdio {
+        /// The program to run.
         command: String,
+        /// Its arguments.
         args: Vec<String>,
         /// Set for the server on top of what it inherits.
         env: BTreeMap<String, String>,
+        /// The working directory; toolwire's own when `None`.
         cwd: Option<PathBuf>,
+        /// Which of toolwire's environment variables it inherits.
         inherit: InheritEnv,
     },
     /// Streamable HTTP at `url`.
     Http {
+        /// The endpoint.
         url: String,
+        /// Headers sent with every request (an API key, for one).
         headers: BTreeMap<String, String>,
     },
 }
@@ -174,19 +182,34 @@ impl Transport {
 /// Why a server configuration was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// A `--mcp` flag without `=` between name and target.
     #[error("--mcp {0:?}: expected NAME=COMMAND or NAME=URL")]
     NoEquals(String),
+    /// A server name that is empty, too long, blank or has control characters.
     #[error(
         "MCP server name {0:?}: give 1 to {MAX_NAME_CHARS} characters, not all spaces, \
          with no control characters"
     )]
     BadName(String),
+    /// A server's entry is malformed.
     #[error("MCP server {name:?}: {why}")]
-    Server { name: String, why: String },
+    Server {
+        /// The server's name.
+        name: String,
+        /// What is wrong with its entry.
+        why: String,
+    },
+    /// Two servers have the same name.
     #[error("MCP server {0:?} is configured twice")]
     Duplicate(String),
+    /// A config file cannot be read or parsed.
     #[error("{path}: {why}")]
-    File { path: String, why: String },
+    File {
+        /// The file.
+        path: String,
+        /// Why it cannot be used.
+        why: String,
+    },
 }
 
 /// Parses a `--mcp NAME=COMMAND|URL` flag. A value starting with `http://` or `https://`

@@ -1,12 +1,14 @@
 //! MCP servers as toolwire tool sources: configuration, naming, connections and the tools
 //! that call them. rmcp is used here only, so that its churn stays in one crate.
 
-pub mod auth;
+#![warn(missing_docs)]
+
+mod auth;
 mod client;
-pub mod config;
+mod config;
 mod dpop;
 mod dpop_http;
-pub mod naming;
+mod naming;
 mod oauth_address;
 mod readable;
 mod schema;
@@ -17,12 +19,23 @@ mod tool;
 
 use std::sync::Arc;
 
-pub use auth::{IdpSettings, LoginError, LoopbackRedirect, OAuthSettings, PendingLogin, TokenFile};
+pub use auth::{
+    IdpSettings, LOGIN_TIMEOUT, LoginError, LoopbackRedirect, OAuthSettings, PendingLogin,
+    TokenFile,
+};
 pub use client::{SampleError, Sampler, mcp_stop_reason};
-pub use config::{ApprovalRules, ConfigError, InheritEnv, ServerConfig, Transport};
+// Named for what it merges: a bare `merge` at the crate root would say nothing.
+pub use config::merge as merge_servers;
+pub use config::{
+    ApprovalRules, ConfigError, InheritEnv, SAFE_ENV, ServerConfig, Transport, parse_flag,
+    parse_servers_json, read_servers_file,
+};
+pub use naming::SEPARATOR;
 pub use server::{InProcess, Limits, LoggedOut, McpServer, ServerError};
 pub use supervise::{MAX_BACKGROUND_ATTEMPTS, OnTools, Supervisor, supervise};
 pub use tool::McpTool;
+// A facade: the approval policy a server config sets and the source vocabulary a host lists
+// servers by, re-exported so an MCP host needs this crate alone.
 pub use toolwire_tool::ApprovalPolicy;
 pub use toolwire_tool::{SourceState, SourceStatus, ToolSource};
 
@@ -30,7 +43,9 @@ pub use toolwire_tool::{SourceState, SourceStatus, ToolSource};
 /// reported beside the others' tools rather than failing them all.
 #[derive(Debug, Default)]
 pub struct Connected {
+    /// The tools of every server that connected, in server order.
     pub tools: Vec<Arc<McpTool>>,
+    /// The servers that did not connect, and why.
     pub failed: Vec<ServerError>,
     /// Each server that answered, and the protocol revision it speaks.
     pub servers: Vec<(Arc<McpServer>, String)>,

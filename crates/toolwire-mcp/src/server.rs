@@ -32,6 +32,7 @@ pub struct Limits {
     /// The first wait before restarting a server that died or failed to start; it
     /// doubles with each failure in a row.
     pub first_backoff: Duration,
+    /// The longest wait between restarts, however many failures in a row.
     pub max_backoff: Duration,
     /// Questions one call may ask a person (2026-07-28 `input_required` rounds) before
     /// toolwire ends it: a server that asks again whatever the answer must not loop.
@@ -57,8 +58,11 @@ const STDERR_TAIL: usize = 4 * 1024;
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("MCP server `{server}` ({target}): {why}")]
 pub struct ServerError {
+    /// The server's name as configured.
     pub server: String,
+    /// What it runs or reaches, secrets left out.
     pub target: String,
+    /// What went wrong, for a person.
     pub why: String,
     /// It refused toolwire for want of a token (or of scope): logging in may fix it.
     pub needs_login: bool,
@@ -229,6 +233,7 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
+    /// A server handle for `config`; nothing starts until it is connected.
     pub fn new(config: ServerConfig, limits: Limits) -> Arc<Self> {
         Arc::new(McpServer {
             config,
@@ -319,10 +324,12 @@ impl McpServer {
         &self.config.prefix
     }
 
+    /// The server's configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.config
     }
 
+    /// The limits its calls run under.
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
@@ -736,7 +743,7 @@ impl McpServer {
     }
 }
 
-/// Logging in: the server's side of [`crate::auth`].
+/// Logging in: the server's side of the OAuth flow ([`OAuthSettings`](crate::OAuthSettings)).
 impl McpServer {
     /// Its token file, when it is an HTTP server and toolwire keeps tokens.
     pub fn token_file(&self) -> Option<TokenFile> {

@@ -32,7 +32,7 @@ pub(crate) struct Parked {
 
 impl Parked {
     fn park(&self, call: LiveCall) -> String {
-        let id = toolwire_core::ids::new_id("mcpq");
+        let id = toolwire_core::new_id("mcpq");
         if let Ok(mut calls) = self.calls.lock() {
             if calls.len() >= MAX_PARKED {
                 // The oldest question is given up; dropping its call cancels it.
@@ -186,6 +186,7 @@ impl McpTool {
         }
     }
 
+    /// The tool's own name on its server (what `tools/call` is sent with).
     pub fn remote_name(&self) -> &str {
         &self.remote
     }

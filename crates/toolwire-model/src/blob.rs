@@ -8,10 +8,17 @@ use std::pin::Pin;
 /// never a failed request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BlobError {
+    /// No blob has that key.
     #[error("blob {0} not found")]
     NotFound(String),
+    /// The blob exists but could not be read.
     #[error("blob {key} could not be read: {message}")]
-    Io { key: String, message: String },
+    Io {
+        /// The blob's key.
+        key: String,
+        /// What the store said.
+        message: String,
+    },
 }
 
 /// The future a [`BlobReader`] returns; boxed so the trait stays object-safe.
@@ -20,6 +27,7 @@ pub type BlobFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, BlobError>
 /// Reads the bytes behind a `blake3:<hex>` key. The runtime adapts the BlobStore to it;
 /// tests use [`MemoryBlobs`].
 pub trait BlobReader: Send + Sync {
+    /// The bytes of blob `key`.
     fn read<'a>(&'a self, key: &'a str) -> BlobFuture<'a>;
 }
 
@@ -30,10 +38,12 @@ pub struct MemoryBlobs {
 }
 
 impl MemoryBlobs {
+    /// An empty reader.
     pub fn new() -> Self {
         MemoryBlobs::default()
     }
 
+    /// Adds a blob under `key`.
     pub fn insert(&mut self, key: impl Into<String>, bytes: Vec<u8>) {
         self.blobs.insert(key.into(), bytes);
     }

@@ -9,14 +9,17 @@ pub use toolwire_core::{Message, ToolCall};
 /// [`toolwire_core::ToolResult`], so the same stored value feeds every provider's view.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
+    /// The messages, oldest first.
     pub messages: Vec<Message>,
 }
 
 impl Conversation {
+    /// A conversation of these messages.
     pub fn new(messages: Vec<Message>) -> Self {
         Conversation { messages }
     }
 
+    /// Appends a message at the end.
     pub fn push(&mut self, message: Message) {
         self.messages.push(message);
     }

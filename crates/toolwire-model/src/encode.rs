@@ -8,11 +8,15 @@ use crate::note::EncodeNote;
 use crate::options::{EncodeOptions, Provider};
 use crate::view::{ModelView, build_view};
 
+/// Why a request body could not be produced.
 #[derive(Debug, thiserror::Error)]
 pub enum EncodeError {
+    /// The request could not be written as JSON.
     #[error("could not serialize the {provider} request: {source}")]
     Serialize {
+        /// The provider whose format was being written.
         provider: Provider,
+        /// What serde_json said.
         #[source]
         source: serde_json::Error,
     },

@@ -3,31 +3,41 @@
 //! [`encode_request`] turns a [`Conversation`] into the exact request body for Anthropic
 //! Messages, OpenAI Chat Completions, OpenAI Responses or Gemini generateContent: calls and
 //! results paired in call order, per-kind text, budgets, media routed, widgets and
-//! user-only values left out. [`client`] sends it; [`formats`] decodes the replies.
+//! user-only values left out. [`ProviderClient`] sends it; each [`Provider`]'s
+//! [`ProviderFormat`] decodes the replies.
 
-pub mod blob;
-pub mod budget;
-pub mod client;
-pub mod conversation;
+#![warn(missing_docs)]
+
+mod blob;
+mod budget;
+mod client;
+mod conversation;
 mod encode;
-pub mod formats;
-pub mod media;
-pub mod note;
-pub mod options;
-pub mod pairing;
-pub mod provider;
-pub mod read;
-pub mod render;
-pub mod truncate;
-pub mod view;
+mod formats;
+mod media;
+mod note;
+mod options;
+mod pairing;
+mod provider;
+mod read;
+mod render;
+mod truncate;
+mod view;
 
-pub use blob::{BlobError, BlobReader, MemoryBlobs, NoBlobs};
+pub use blob::{BlobError, BlobFuture, BlobReader, MemoryBlobs, NoBlobs};
+pub use client::{ClientConfig, ClientError, DEFAULT_MAX_REPLY_BYTES, ProviderClient, RetryPolicy};
 pub use conversation::{Conversation, Message, ToolCall};
 pub use encode::{EncodeError, encode_request, encode_view};
-pub use formats::{AssistantReply, DecodeError, Usage};
+pub use formats::{AssistantReply, DecodeError, ProviderFormat, StreamDecode, Usage};
+pub use media::MediaSupport;
 pub use note::{EncodeNote, NoteCode};
-pub use options::{EncodeOptions, Provider, ToolSpec, TruncationBudget};
-pub use view::ModelView;
+pub use options::{
+    DEFAULT_MAX_CHARS, EncodeOptions, Provider, ToolSpec, TruncationBudget, UnknownProvider,
+};
+pub use read::{DEFAULT_READ_CHARS, ReadError, ReadRequest, read, read_part};
+pub use render::MediaClass;
+pub use truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
+pub use view::{Block, InlineMedia, MediaData, ModelView, ResultView, Turn, build_view};
 
 /// A denied approval as the result the model gets: an error that says the user denied it.
 pub fn denied_result(

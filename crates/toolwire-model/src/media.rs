@@ -11,6 +11,7 @@ use crate::render::{MediaClass, MediaRef, human_size};
 pub struct MediaSupport {
     /// Image types the provider documents for image input.
     pub image_types: &'static [&'static str],
+    /// Whether PDFs are taken as documents.
     pub pdf: bool,
     /// Audio and video, which only come as bytes: never by URL.
     pub audio_video: bool,
@@ -57,7 +58,7 @@ pub fn reference(source: &SourceView<'_>) -> String {
 /// `[image: chart.png, image/png, 34 KB, blake3:…]`.
 pub fn placeholder(media: &MediaRef<'_>) -> String {
     let size = match media.source {
-        SourceView::Base64(b) => Some(toolwire_core::source::base64_decoded_len(b)),
+        SourceView::Base64(b) => Some(toolwire_core::base64_decoded_len(b)),
         SourceView::Blob { size, .. } => Some(size),
         SourceView::Url(_) => None,
     };

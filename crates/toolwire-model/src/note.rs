@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+/// What an [`EncodeNote`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoteCode {
@@ -22,12 +23,16 @@ pub enum NoteCode {
     InvalidValue,
 }
 
+/// Something encoding repaired or left out, for logs and `toolwire export`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EncodeNote {
+    /// What happened.
     pub code: NoteCode,
+    /// The call it concerns, when it concerns one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// What happened, in words.
     pub message: String,
 }
 
@@ -42,6 +47,7 @@ impl std::fmt::Display for EncodeNote {
 }
 
 impl EncodeNote {
+    /// A note of `code` about `call_id`.
     pub fn new(code: NoteCode, call_id: Option<&str>, message: impl Into<String>) -> Self {
         EncodeNote {
             code,

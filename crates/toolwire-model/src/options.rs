@@ -11,7 +11,9 @@ pub use crate::provider::{Provider, UnknownProvider};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolSpec {
+    /// The tool's name, as the model calls it.
     pub name: String,
+    /// What the tool does, for the model to choose by.
     #[serde(default)]
     pub description: String,
     /// JSON Schema of the input; an object schema.
@@ -32,7 +34,9 @@ pub const DEFAULT_INLINE_MEDIA_MESSAGES: usize = 2;
 pub struct TruncationBudget {
     /// Characters per result (`toolResultMaxLength`).
     pub max_chars: usize,
+    /// Characters per result for a tool, by tool name; overrides `max_chars`.
     pub per_tool: BTreeMap<String, usize>,
+    /// Characters per result for a call, by call id; overrides the rest.
     pub per_call: BTreeMap<String, usize>,
     /// Optional total for all results of one assistant turn, shared fairly.
     pub turn_max_chars: Option<usize>,
@@ -64,10 +68,13 @@ impl TruncationBudget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EncodeOptions {
+    /// The model to ask, e.g. `claude-sonnet-4-5`.
     pub model: String,
     /// Required by Anthropic; sent as the output limit by every format.
     pub max_tokens: u32,
+    /// The tools the model may call.
     pub tools: Vec<ToolSpec>,
+    /// How much of each result's text the model sees.
     pub budget: TruncationBudget,
     /// Media of the most recent N messages is sent inline; older media becomes a placeholder.
     pub inline_media_messages: usize,
@@ -89,6 +96,7 @@ impl Default for EncodeOptions {
 }
 
 impl EncodeOptions {
+    /// The defaults, for `model`.
     pub fn for_model(model: impl Into<String>) -> Self {
         EncodeOptions {
             model: model.into(),

@@ -18,31 +18,69 @@ use crate::truncate::count;
 /// Default characters returned by one read.
 pub const DEFAULT_READ_CHARS: usize = 20_000;
 
+/// Why a `read_result` request cannot be served; the message tells the model how to ask again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReadError {
+    /// The result has no output value of that index.
     #[error("part {part} is out of range: the result has {len} output values (parts 0–{})", len.saturating_sub(1))]
-    NoSuchPart { part: usize, len: usize },
+    NoSuchPart {
+        /// The index asked for.
+        part: usize,
+        /// How many output values the result has.
+        len: usize,
+    },
+    /// The part is media (an image, a file), which has no text.
     #[error("part {part} is {what}, which has no text to read")]
-    Media { part: usize, what: String },
+    Media {
+        /// The index asked for.
+        part: usize,
+        /// What kind of media it is.
+        what: String,
+    },
+    /// The offset lies beyond the part's end.
     #[error("offset {offset} is past the end of part {part} ({len} {unit})")]
     PastEnd {
+        /// The index asked for.
         part: usize,
+        /// The offset asked for.
         offset: usize,
+        /// The part's length.
         len: usize,
+        /// What the length counts: chars, lines, rows.
         unit: &'static str,
     },
+    /// The pattern does not compile, or is too long or too costly.
     #[error("pattern {pattern:?} is not a regular expression this reader takes: {why}")]
-    BadPattern { pattern: String, why: String },
+    BadPattern {
+        /// The pattern as given.
+        pattern: String,
+        /// Why it was refused.
+        why: String,
+    },
+    /// The pointer is not an RFC 6901 JSON pointer.
     #[error(
         "pointer {pointer:?} is not a JSON pointer: it must be empty or start with \"/\" (RFC 6901)"
     )]
-    BadPointer { pointer: String },
+    BadPointer {
+        /// The pointer as given.
+        pointer: String,
+    },
+    /// A pointer was given for a part that is not JSON.
     #[error("part {part} is {what}, not JSON, so a pointer cannot go into it")]
-    NotJson { part: usize, what: &'static str },
+    NotJson {
+        /// The index asked for.
+        part: usize,
+        /// What the part is instead.
+        what: &'static str,
+    },
+    /// The pointer leads nowhere in the part.
     #[error("nothing at pointer {pointer:?} in part {part}; {hint}")]
     NoValueAt {
+        /// The index asked for.
         part: usize,
+        /// The pointer as given.
         pointer: String,
+        /// Where the pointer stopped matching, and what is there.
         hint: String,
     },
 }
@@ -60,10 +98,15 @@ const MAX_MATCH_CHARS: usize = 300;
 /// counts lines, rows or JSON leaves searched, and the page lists the matches).
 #[derive(Debug, Clone, Default)]
 pub struct ReadRequest<'a> {
+    /// Which output value to read.
     pub part: usize,
+    /// Where to start: chars, or with `pattern` lines, rows or leaves searched.
     pub offset: usize,
+    /// At most this many chars.
     pub limit: usize,
+    /// A regular expression; only what matches is listed.
     pub pattern: Option<&'a str>,
+    /// A JSON pointer into the part; the read covers what it points at.
     pub pointer: Option<&'a str>,
 }
 

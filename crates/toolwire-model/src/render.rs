@@ -2,8 +2,9 @@
 //! and how to cut itself to a budget by structure.
 
 use serde_json::Value as Json;
+use toolwire_core::view::KnownView;
 use toolwire_core::view::{DiffView, SourceView};
-use toolwire_core::{Audience, EntryType, KnownView, MediaKind, Value};
+use toolwire_core::{Audience, EntryType, MediaKind, Value};
 
 use crate::budget::{chars_up_to, fair_shares};
 use crate::truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
@@ -11,15 +12,20 @@ use crate::truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_tex
 /// What kind of media a value holds, for routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MediaClass {
+    /// An image.
     Image,
+    /// A PDF document.
     Pdf,
+    /// Audio.
     Audio,
+    /// Video.
     Video,
     /// Any other document or binary.
     Other,
 }
 
 impl MediaClass {
+    /// The word used in placeholders and notes: `image`, `pdf`, `audio`, `video`, `file`.
     pub fn label(self) -> &'static str {
         match self {
             MediaClass::Image => "image",

@@ -17,28 +17,41 @@ use crate::render::{MediaClass, MediaRef, PART_SEPARATOR, Shape, fit_all, for_mo
 /// What the model sees, provider-neutral but provider-ready.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelView {
+    /// The system prompt, all system messages joined.
     pub system: Option<String>,
+    /// The turns, alternating as the providers require.
     pub turns: Vec<Turn>,
 }
 
+/// One turn of a [`ModelView`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Turn {
+    /// What the person said.
     User(String),
+    /// What the model said, and the calls it made.
     Assistant {
+        /// The model's text.
         text: String,
+        /// Its calls, in order.
         calls: Vec<ToolCall>,
     },
     /// Exactly one result per call of the assistant turn before, in call order.
     Results {
+        /// The results, in call order.
         results: Vec<ResultView>,
+        /// User text that arrived while the calls ran, sent after the results.
         then_user: Vec<String>,
     },
 }
 
+/// One tool result as the model sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResultView {
+    /// The call it answers.
     pub call_id: String,
+    /// The tool that was called.
     pub tool_name: String,
+    /// Whether the call failed (providers mark error results).
     pub is_error: bool,
     /// Never empty: a result with nothing for the model says so in text.
     pub blocks: Vec<Block>,
@@ -58,26 +71,36 @@ impl ResultView {
     }
 }
 
+/// One piece of a result: text, or media the provider takes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
+    /// Text, already shaped and cut to its budget.
     Text(String),
+    /// Media sent inline.
     Media(InlineMedia),
 }
 
 /// Media the provider takes, with its bytes at hand.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InlineMedia {
+    /// Image, PDF, audio, video or other.
     pub class: MediaClass,
+    /// The media's MIME type.
     pub mime: String,
+    /// The bytes (base64) or where to fetch them.
     pub data: MediaData,
+    /// A file name to give the provider, when known.
     pub name: Option<String>,
     /// The placeholder text, for formats that must point at media sent elsewhere.
     pub placeholder: String,
 }
 
+/// Where inline media's bytes are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MediaData {
+    /// The bytes, base64-encoded.
     Base64(String),
+    /// A URL the provider fetches itself.
     Url(String),
 }
 

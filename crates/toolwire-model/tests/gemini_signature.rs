@@ -4,12 +4,11 @@
 
 use serde_json::json;
 use toolwire_core::{CallRef, ToolResult, Value};
-use toolwire_model::formats::gemini::decode_response;
 use toolwire_model::{Conversation, EncodeOptions, Message, NoBlobs, Provider, encode_request};
 
 #[tokio::test]
 async fn thought_signatures_go_back_with_their_calls() {
-    let reply = decode_response(&json!({"candidates": [{"content": {"role": "model", "parts": [
+    let reply = Provider::Gemini.format().decode_response(&json!({"candidates": [{"content": {"role": "model", "parts": [
         {"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "a"}}, "thoughtSignature": "sig-AAA"},
         {"functionCall": {"id": "c2", "name": "list_dir", "args": {}}}
     ]}, "finishReason": "STOP"}]}))

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use toolwire_model::client::{ClientConfig, ClientError, ProviderClient, RetryPolicy};
+use toolwire_model::{ClientConfig, ClientError, ProviderClient, RetryPolicy};
 use toolwire_model::{Provider, ToolCall};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

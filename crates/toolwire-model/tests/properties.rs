@@ -6,10 +6,10 @@
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 use toolwire_core::{CallRef, ToolResult, Value};
-use toolwire_model::truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
 use toolwire_model::{
     Conversation, EncodeOptions, Message, NoBlobs, Provider, ToolCall, encode_request,
 };
+use toolwire_model::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
 
 const CTX: CutContext<'static> = CutContext {
     call_id: "call_7",

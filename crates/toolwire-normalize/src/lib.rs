@@ -6,11 +6,13 @@
 //! `structured` value and reported in [`Normalized::diagnostics`], which are also recorded
 //! in the result's `metadata.diagnostics`.
 
+#![warn(missing_docs)]
+
 mod depth;
 mod envelope;
 mod fast;
 mod mcp;
-pub mod media;
+mod media;
 mod payload;
 
 use serde_json::Value as Json;
@@ -18,11 +20,14 @@ use toolwire_core::{CallRef, Status, ToolResult, Value, Widget};
 
 pub use depth::{MAX_DEPTH, dismantle, to_string_iterative};
 pub use mcp::{MCP_METADATA_KEY, Questions, app_widget};
+pub use media::sniff_bytes;
 
 /// The outcome of normalizing: a result that passes `validate()`, and what was noticed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Normalized {
+    /// The canonical result; it passes `validate()`.
     pub result: ToolResult,
+    /// What was not mapped as-is, in payload order; empty for a clean payload.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -30,7 +35,9 @@ pub struct Normalized {
 /// the payload) and what was done with it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
+    /// Where in the payload, `$`-rooted, e.g. `$.content[2]`.
     pub path: String,
+    /// What was noticed and what was done with it.
     pub message: String,
 }
 

@@ -39,6 +39,7 @@ const LIVE_BUFFER: usize = 1024;
 pub const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl EventBus {
+    /// A bus that logs to `log` and keeps media inline.
     pub fn new(log: Arc<dyn EventLog>) -> Arc<Self> {
         EventBus::build(log, None)
     }
@@ -64,6 +65,7 @@ impl EventBus {
         Arc::new(EventBus { log, live, media })
     }
 
+    /// A bus over an in-memory log, for tests and one-off runs.
     pub fn in_memory() -> Arc<Self> {
         EventBus::new(Arc::new(MemoryEventLog::default()))
     }
@@ -266,6 +268,7 @@ pub struct SharedEvent {
 }
 
 impl SharedEvent {
+    /// Wraps an event for sharing among subscribers.
     pub fn new(event: Event) -> Self {
         SharedEvent {
             event,
@@ -273,6 +276,7 @@ impl SharedEvent {
         }
     }
 
+    /// The event itself.
     pub fn event(&self) -> &Event {
         &self.event
     }

@@ -4,11 +4,13 @@
 //! guarantees one valid result per call, in call order, whatever the tool does: invalid
 //! input, a panic, a timeout, a cancel, an unknown name, a required approval.
 
-pub mod events;
-pub mod executor;
+#![warn(missing_docs)]
+
+mod events;
+mod executor;
 mod progress;
-pub mod registry;
-pub mod sink;
+mod registry;
+mod sink;
 
 pub use events::{EventBus, SharedEvent, Subscription};
 pub use executor::{

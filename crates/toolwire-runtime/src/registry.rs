@@ -7,18 +7,25 @@ use serde_json::Value as Json;
 
 use toolwire_tool::{Tool, ToolSchema, is_valid_tool_name};
 
+/// Why a tool could not be registered.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
+    /// The name is not one every provider accepts as a function name.
     #[error(
         "tool name {0:?} is not one every provider accepts (^[a-zA-Z_][a-zA-Z0-9_-]*$, at most 64 characters)"
     )]
     InvalidName(String),
+    /// A tool of that name is registered already.
     #[error("tool {0:?} is already registered")]
     Duplicate(String),
+    /// The tool's input or output schema does not compile.
     #[error("tool {name:?}: {which} is not a valid JSON Schema: {message}")]
     InvalidSchema {
+        /// The tool's name.
         name: String,
+        /// `inputSchema` or `outputSchema`.
         which: &'static str,
+        /// What the schema compiler said.
         message: String,
     },
 }
@@ -26,6 +33,7 @@ pub enum RegistryError {
 /// A registered tool and its compiled validators.
 #[derive(Clone)]
 pub struct Registered {
+    /// The tool itself.
     pub tool: Arc<dyn Tool>,
     input: Arc<jsonschema::Validator>,
     output: Option<Arc<jsonschema::Validator>>,
@@ -40,6 +48,7 @@ impl std::fmt::Debug for Registered {
 }
 
 impl Registered {
+    /// The tool's schema.
     pub fn schema(&self) -> &ToolSchema {
         self.tool.schema()
     }
@@ -96,6 +105,7 @@ impl Registered {
         }
     }
 
+    /// Whether successful outputs are checked against an `outputSchema`.
     pub fn has_output_schema(&self) -> bool {
         self.output.is_some()
     }
@@ -137,14 +147,17 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// An empty registry.
     pub fn new() -> Self {
         Registry::default()
     }
 
+    /// Registers `tool`, checking its name and compiling its schemas once, up front.
     pub fn register(&mut self, tool: impl Tool) -> Result<(), RegistryError> {
         self.register_arc(Arc::new(tool))
     }
 
+    /// Registers an already shared tool; see [`Registry::register`].
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
         let schema = tool.schema();
         let name = schema.name.clone();
@@ -181,14 +194,17 @@ impl Registry {
         Ok(())
     }
 
+    /// The registered tool of that name.
     pub fn get(&self, name: &str) -> Option<&Registered> {
         self.tools.get(name)
     }
 
+    /// The tool names, in registration order.
     pub fn names(&self) -> &[String] {
         &self.order
     }
 
+    /// The tools' schemas, in registration order: what a model is offered.
     pub fn schemas(&self) -> impl Iterator<Item = &ToolSchema> {
         self.order
             .iter()

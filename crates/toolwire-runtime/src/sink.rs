@@ -14,6 +14,7 @@ use toolwire_store::{StoreError, StoredMessage};
 /// A finished call on its way to the store.
 #[derive(Debug)]
 pub struct Landing {
+    /// The call's one result, as the model and the history will see it.
     pub result: ToolResult,
     /// The raw payload the tool returned, when the executor is debugging (`debug_raw`):
     /// it rides along in the announcement only.
@@ -39,8 +40,10 @@ pub trait ResultSink: Send + Sync {
 /// Why [`crate::Executor::land`] could not land a result.
 #[derive(Debug, thiserror::Error)]
 pub enum LandError {
+    /// No sink was set, so nothing can store the result.
     #[error("the executor has no result sink: results cannot be stored")]
     NoSink,
+    /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

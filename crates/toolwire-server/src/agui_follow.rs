@@ -46,8 +46,10 @@ impl Default for FollowLimits {
 /// What went wrong reading the stream itself (as opposed to one event in it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SseError {
+    /// A line or event was longer than the decoder's limit (given); it was skipped.
     #[error("an SSE line or event longer than {0} bytes (skipped)")]
     TooLong(usize),
+    /// An event's data was not UTF-8; it was skipped.
     #[error("an SSE event that is not UTF-8 (skipped)")]
     NotUtf8,
 }
@@ -67,6 +69,7 @@ pub struct SseDecoder {
 }
 
 impl SseDecoder {
+    /// A decoder holding at most `max` bytes of one line or event.
     pub fn new(max: usize) -> Self {
         SseDecoder {
             max,
@@ -812,16 +815,28 @@ fn part_block(part: &Json) -> Json {
 /// Why a followed run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum FollowError {
+    /// The URL or the run input is not usable; the message says why.
     #[error("{0}")]
     BadInput(String),
+    /// The session could not be opened or written.
     #[error(transparent)]
     Store(#[from] toolwire_store::StoreError),
+    /// The agent could not be reached.
     #[error("the AG-UI agent at {url} cannot be reached: {why}")]
-    Unreachable { url: String, why: String },
+    Unreachable {
+        /// The agent's endpoint.
+        url: String,
+        /// What the HTTP client said.
+        why: String,
+    },
+    /// The agent answered the run with a non-2xx status.
     #[error("the AG-UI agent at {url} answered {status}: {body}")]
     Refused {
+        /// The agent's endpoint.
         url: String,
+        /// The HTTP status it answered.
         status: u16,
+        /// The start of its answer's body.
         body: String,
     },
 }
@@ -829,7 +844,9 @@ pub enum FollowError {
 /// The agent followed: its endpoint (a `RunAgentInput` is POSTed there) and the client.
 #[derive(Debug, Clone)]
 pub struct FollowTarget {
+    /// The endpoint a run's `RunAgentInput` is POSTed to.
     pub url: String,
+    /// How much of the agent's stream is held at once.
     pub limits: FollowLimits,
     client: reqwest::Client,
 }

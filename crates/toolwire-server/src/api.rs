@@ -300,8 +300,8 @@ pub async fn post_call(
         Some(app) => format!("app:{app}"),
         None => "web".to_owned(),
     };
-    let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &tool, input)
-        .by_person(via);
+    let call =
+        toolwire_core::ToolCall::new(toolwire_core::new_id("call"), &tool, input).by_person(via);
     let call_id = call.id.clone();
     let (cancel, tracked) = state.calls.track(&id, &call_id);
     let running = state

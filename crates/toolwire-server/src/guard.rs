@@ -21,6 +21,7 @@ pub struct Guard {
     pub hosts: Vec<String>,
     /// `Origin` values accepted on state-changing requests.
     pub origins: Vec<String>,
+    /// The API token; when set, every API request must carry it (header or login cookie).
     pub token: Option<String>,
     /// The login cookie is `Secure`: set when the server is served under an https origin.
     pub secure_cookies: bool,
@@ -31,7 +32,7 @@ impl Guard {
     /// loopback names when it is on loopback. On an unspecified address (`0.0.0.0`, `[::]`)
     /// it is reached by every name of this machine: the loopback names, the host name
     /// (and `NAME.local`, its mDNS name) and the addresses of its interfaces, as far as
-    /// the system tells them without asking DNS (see [`machine_names`]). Any other name (a
+    /// the system tells them without asking DNS (see `machine_names`). Any other name (a
     /// DNS name, a reverse proxy's) is the public origin's to add.
     pub fn for_addr(addr: std::net::SocketAddr, token: Option<String>) -> Self {
         let port = addr.port();

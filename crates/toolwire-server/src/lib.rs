@@ -11,21 +11,26 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod agui;
+// A namespace: the AG-UI follower's parts (decoder, limits, follower, target, pump),
+// which the binary and the tests drive; nothing of it is re-exported at the root.
 pub mod agui_follow;
 mod api;
 mod approver;
-pub mod calls;
+mod calls;
 mod conn;
 mod error;
 mod events;
 mod extract;
-pub mod guard;
+mod guard;
 mod login;
+// A namespace: the API's OpenAPI description, `openapi::ROUTES` and `openapi::document()`.
 pub mod openapi;
 mod resources;
-pub mod sandbox;
-pub mod web;
+mod sandbox;
+mod web;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -39,10 +44,9 @@ use axum::routing::{get, post};
 use tokio::task::JoinSet;
 use toolwire_agent::{Host, ProviderSettings};
 
-pub use approver::WebApprover;
-pub use error::ApiError;
+pub(crate) use approver::WebApprover;
+pub(crate) use error::ApiError;
 pub use guard::Guard;
-pub use resources::parse_range;
 
 /// Largest request body: the API takes small JSON documents only.
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -73,6 +77,7 @@ pub use conn::{RETRY_AFTER_SECS, STALL_TIMEOUT};
 /// How to serve.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
+    /// The address to listen on; port 0 picks a free one.
     pub addr: SocketAddr,
     /// Required on any address but loopback; checked on every API request when set.
     pub token: Option<String>,
@@ -107,6 +112,7 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
+    /// Serving on `addr` with no token, no provider and the default limits.
     pub fn new(addr: SocketAddr) -> Self {
         ServeConfig {
             addr,
@@ -127,26 +133,34 @@ impl ServeConfig {
 /// Why the server did not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// A non-loopback address was given without a token.
     #[error(
         "{0} is not a loopback address: anyone who can reach it could run tools, so a token is \
          required (pass --token or set TOOLWIRE_TOKEN)"
     )]
     TokenRequired(SocketAddr),
+    /// The token is too short to resist guessing.
     #[error("a token must be at least 16 characters")]
     WeakToken,
+    /// A public origin was given without a token.
     #[error(
         "a public origin makes the server reachable by others, so a token is required \
          (pass --token or set TOOLWIRE_TOKEN)"
     )]
     TokenRequiredForPublicOrigin,
+    /// The public origin is not `http(s)://HOST[:PORT]`.
     #[error("public origin {0:?}: expected http(s)://HOST[:PORT], with no path")]
     BadPublicOrigin(String),
+    /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address asked for.
         addr: SocketAddr,
+        /// Why it could not be bound.
         #[source]
         source: std::io::Error,
     },
+    /// Serving failed after it started.
     #[error("the server failed: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -154,19 +168,19 @@ pub enum ServeError {
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
-    pub host: Host,
-    pub provider: Option<ProviderSettings>,
-    pub approver: Arc<WebApprover>,
-    pub guard: Arc<Guard>,
+    pub(crate) host: Host,
+    pub(crate) provider: Option<ProviderSettings>,
+    pub(crate) approver: Arc<WebApprover>,
+    pub(crate) guard: Arc<Guard>,
     /// Calls started by requests, which a person may stop.
-    pub calls: calls::RunningCalls,
+    pub(crate) calls: calls::RunningCalls,
     /// Turns and calls started by requests, awaited at shutdown.
     tasks: Arc<Mutex<JoinSet<()>>>,
     /// Set when the server begins to shut down: event feeds end then, or the graceful
     /// shutdown would wait forever for streams that never finish by themselves.
     closing: Arc<tokio::sync::watch::Sender<bool>>,
     /// The MCP Apps sandbox proxy's origin (`http://127.0.0.1:P`), once bound.
-    pub sandbox_origin: Option<String>,
+    pub(crate) sandbox_origin: Option<String>,
     /// The open event feeds' slots, and word of deleted sessions for them.
     pub(crate) feeds: Arc<events::Feeds>,
     /// The external AG-UI agent this server follows, if any.
@@ -183,6 +197,7 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
+    /// The shared state of a server for `host`, answering agent turns with `provider` when set, behind `guard`.
     pub fn new(host: Host, provider: Option<ProviderSettings>, guard: Guard) -> Self {
         // Waits end when another instance on the same store claims the call.
         let approver = Arc::new(WebApprover::shared(Arc::clone(host.stores().suspensions())));
@@ -416,6 +431,7 @@ impl Server {
         &self.url
     }
 
+    /// The address actually bound (the port, when 0 was asked for).
     pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
         Ok(self.listener.local_addr()?)
     }

@@ -11,9 +11,11 @@ use crate::api::{CreateSession, PostCall, PostMessage, SessionList, SessionWithM
 /// One documented route.
 #[derive(Debug, Clone, Copy)]
 pub struct RouteDoc {
+    /// The HTTP method, e.g. `GET`.
     pub method: &'static str,
     /// axum's syntax: `{id}` is a path parameter.
     pub path: &'static str,
+    /// One line on what the route does.
     pub summary: &'static str,
     /// The request body's schema, for routes that take one.
     pub body: Option<fn() -> Json_>,
@@ -383,6 +385,6 @@ pub fn document() -> Json_ {
     })
 }
 
-pub async fn serve_document() -> Json<Json_> {
+pub(crate) async fn serve_document() -> Json<Json_> {
     Json(document())
 }

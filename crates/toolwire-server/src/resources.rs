@@ -51,7 +51,7 @@ pub fn parse_range(value: &str, size: u64) -> Option<Result<std::ops::Range<u64>
 /// The Content-Type of a blob, from its bytes: blobs are content-addressed and carry no
 /// type of their own, and a client-given one is never trusted.
 fn content_type(head: &[u8]) -> &'static str {
-    toolwire_normalize::media::sniff_bytes(head).unwrap_or_else(|| {
+    toolwire_normalize::sniff_bytes(head).unwrap_or_else(|| {
         if std::str::from_utf8(head).is_ok() {
             "text/plain; charset=utf-8"
         } else {

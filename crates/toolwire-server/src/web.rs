@@ -28,11 +28,6 @@ pub fn asset(path: &str) -> Option<&'static [u8]> {
         .map(|(_, bytes)| *bytes)
 }
 
-/// The names of every embedded file.
-pub fn asset_names() -> impl Iterator<Item = &'static str> {
-    files::FILES.iter().map(|(p, _)| *p)
-}
-
 fn content_type(path: &str) -> &'static str {
     let ext = path.rsplit_once('.').map(|(_, e)| e).unwrap_or_default();
     match ext {

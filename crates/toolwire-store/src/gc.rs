@@ -6,6 +6,7 @@ use crate::blob::{BlobInfo, BlobStore};
 use crate::error::Result;
 use crate::history::HistoryStore;
 
+/// What [`gc`](crate::gc()) may remove.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GcOptions {
     /// List what would be removed; remove nothing.
@@ -24,8 +25,10 @@ impl Default for GcOptions {
     }
 }
 
+/// What a [`gc`](crate::gc()) run found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GcReport {
+    /// Whether the run only listed what it would remove.
     pub dry_run: bool,
     /// Blobs in the store.
     pub scanned: usize,
@@ -33,7 +36,9 @@ pub struct GcReport {
     pub unreferenced: Vec<BlobInfo>,
     /// Unreferenced blobs kept because they are younger than `min_age`.
     pub kept_young: usize,
+    /// Unreferenced blobs removed.
     pub removed: usize,
+    /// Bytes those blobs held.
     pub freed_bytes: u64,
     /// Leftovers of unfinished writes removed (0 when `dry_run`).
     pub temps_removed: usize,

@@ -17,6 +17,7 @@ pub use toolwire_core::MAX_ID_LEN;
 pub struct BlobKey(String);
 
 impl BlobKey {
+    /// The key, if it is `blake3:` and 64 lowercase hex characters.
     pub fn parse(key: &str) -> Result<Self> {
         if is_blob_key(key) {
             Ok(BlobKey(key.to_owned()))
@@ -32,6 +33,7 @@ impl BlobKey {
         BlobKey(format!("blake3:{}", hash.to_hex()))
     }
 
+    /// The key as a string, `blake3:<hex>`.
     pub fn as_str(&self) -> &str {
         &self.0
     }

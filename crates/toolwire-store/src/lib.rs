@@ -13,18 +13,20 @@
 //! # Ok(()) }
 //! ```
 
-pub mod blob;
+#![warn(missing_docs)]
+
+mod blob;
 mod error;
 mod failed;
-pub mod gc;
-pub mod history;
+mod gc;
+mod history;
 mod ids;
 mod memory;
 #[cfg(feature = "backends")]
-pub mod migrate;
-pub mod persist;
+mod migrate;
+mod persist;
 mod refs;
-pub mod rehydrate;
+mod rehydrate;
 #[cfg(feature = "backends")]
 mod stores;
 

@@ -17,6 +17,7 @@ fn poisoned<T>(_: T) -> StoreError {
     }
 }
 
+/// An [`EventLog`](crate::EventLog) in memory, for tests and one-off runs: gone with the process.
 #[derive(Debug, Default)]
 pub struct MemoryEventLog {
     events: Mutex<HashMap<String, Vec<Event>>>,

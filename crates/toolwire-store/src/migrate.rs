@@ -23,16 +23,24 @@ const PAGE: u32 = 500;
 /// What a run copied; what was already there is not counted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MigrateReport {
+    /// Sessions in the source.
     pub sessions: usize,
+    /// Sessions the target did not have.
     pub sessions_created: usize,
+    /// Messages the target did not have.
     pub messages_copied: usize,
+    /// Messages the target had already, checked byte for byte against the source.
     pub messages_verified: usize,
+    /// Events the target did not have.
     pub events_copied: usize,
+    /// Pending calls the target did not have.
     pub suspensions_copied: usize,
     /// Calls that were being answered when the source stopped (`resolving`): copying one
     /// as pending could run it twice, so they are left out and counted here.
     pub suspensions_skipped: usize,
+    /// Blobs the target did not have.
     pub blobs_copied: usize,
+    /// Bytes of those blobs.
     pub blob_bytes_copied: u64,
 }
 

@@ -27,6 +27,7 @@ const SLICE_CHARS: usize = 1 << 20;
 /// multipart part: below it, a streamed S3 upload has no parallelism to gain.
 const WHOLE_PUT_BYTES: u64 = 5 << 20;
 
+/// How results' media is externalized before they are stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PersistConfig {
     /// Images and documents with more decoded bytes than this are externalized; audio and
@@ -87,7 +88,7 @@ pub async fn persist(
         };
         let (key, size) = match inline_base64(source) {
             Some(b64) => {
-                let decoded_len = toolwire_core::source::base64_decoded_len(b64);
+                let decoded_len = toolwire_core::base64_decoded_len(b64);
                 let always = matches!(kind, ResourceKind::Audio | ResourceKind::Video);
                 if !always && decoded_len <= config.inline_threshold {
                     continue;
@@ -261,7 +262,7 @@ async fn decode_and_store(
     engine: &GeneralPurpose,
     path: &str,
 ) -> Result<(BlobRef, Option<&'static str>)> {
-    let size_hint = toolwire_core::source::base64_decoded_len(b64);
+    let size_hint = toolwire_core::base64_decoded_len(b64);
     if size_hint <= WHOLE_PUT_BYTES {
         // One PUT (after a HEAD that finds a blob already stored) instead of a streamed
         // upload: on S3 a stream is a multipart upload to a temporary key, then a copy

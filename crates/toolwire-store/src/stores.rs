@@ -25,9 +25,12 @@ pub const HISTORY_FILE: &str = "history.db";
 /// The blob directory under the data directory.
 pub const BLOB_DIR: &str = "blobs";
 
+/// How [`Stores`] limits blobs and externalizes media.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoreConfig {
+    /// Size limit per blob, and the store's quota.
     pub limits: BlobLimits,
+    /// Which media is moved out of results into blobs.
     pub persist: PersistConfig,
 }
 

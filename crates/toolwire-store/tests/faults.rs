@@ -86,7 +86,7 @@ async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_
     let relay = Relay::start(upstream).await;
     let (base, query) = s3.split_once('?').unwrap();
     let query = query.replace(endpoint, &format!("http://127.0.0.1:{}", relay.port));
-    let prefix = toolwire_core::ids::new_id("fault");
+    let prefix = toolwire_core::new_id("fault");
     let blob_url = format!("{base}/{prefix}?{query}");
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("history.db").display());

@@ -10,18 +10,27 @@ use crate::{Render, join};
 /// Why a JSON document could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
+    /// The document is neither a result, a value, nor an array of them.
     #[error(
         "expected a ToolResult ({{callId, toolName, status, output, ...}}), a Value ({{kind, data, ...}}) \
          or an array of them, found {found}"
     )]
-    NotAResult { found: &'static str },
+    NotAResult {
+        /// The JSON type found instead, e.g. `a number`.
+        found: &'static str,
+    },
+    /// It looks like a result but does not deserialize as one.
     #[error("not a valid ToolResult: {0}")]
     ToolResult(#[source] serde_json::Error),
+    /// It looks like a value but does not deserialize as one.
     #[error("not a valid Value: {0}")]
     Value(#[source] serde_json::Error),
+    /// One item of an array could not be rendered.
     #[error("item {index}: {source}")]
     Item {
+        /// The item's index in the array.
         index: usize,
+        /// Why it could not be rendered.
         #[source]
         source: Box<RenderError>,
     },

@@ -13,11 +13,13 @@
 //! assert_eq!(render(&result, &TermOptions::plain(80)), "✓ echo · success\nhi\n");
 //! ```
 
+#![warn(missing_docs)]
+
 mod fmt;
 mod highlight;
 mod json;
 mod kinds;
-pub mod live;
+mod live;
 mod modes;
 mod options;
 mod out;

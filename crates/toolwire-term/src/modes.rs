@@ -16,8 +16,11 @@ pub enum ColorMode {
 /// How images can be shown inline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImageProtocol {
+    /// The kitty graphics protocol (kitty, WezTerm, Ghostty).
     Kitty,
+    /// iTerm2's inline images (iTerm2, WezTerm).
     ITerm,
+    /// Sixel graphics (xterm with sixel, foot, mlterm).
     Sixel,
     /// One line describing the image instead.
     None,

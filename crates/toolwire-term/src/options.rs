@@ -9,7 +9,9 @@ use crate::registry::WidgetRegistry;
 pub struct TermOptions {
     /// Columns; every rendered line fits in it.
     pub width: usize,
+    /// Whether and how lines are coloured.
     pub color: ColorMode,
+    /// How images are drawn, if at all.
     pub images: ImageProtocol,
     /// Lines per value before it is cut (a value's own `maxHeight` may cut sooner).
     pub max_height: Option<usize>,
@@ -35,26 +37,31 @@ impl TermOptions {
         }
     }
 
+    /// The same options with another colour mode.
     pub fn with_color(mut self, color: ColorMode) -> Self {
         self.color = color;
         self
     }
 
+    /// The same options with another height limit (`None`: no limit).
     pub fn with_max_height(mut self, lines: Option<usize>) -> Self {
         self.max_height = lines;
         self
     }
 
+    /// The same options with another image protocol.
     pub fn with_images(mut self, images: ImageProtocol) -> Self {
         self.images = images;
         self
     }
 
+    /// The same options, ignoring (or not) every fold and height limit.
     pub fn with_expand_all(mut self, expand: bool) -> Self {
         self.expand_all = expand;
         self
     }
 
+    /// The same options with these widget renderers.
     pub fn with_widgets(mut self, widgets: WidgetRegistry) -> Self {
         self.widgets = widgets;
         self

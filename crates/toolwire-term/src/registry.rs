@@ -12,7 +12,9 @@ use crate::modes::ColorMode;
 /// What a widget renderer may know about the terminal.
 #[derive(Debug, Clone, Copy)]
 pub struct WidgetContext {
+    /// Columns the widget's lines must fit in.
     pub width: usize,
+    /// Whether colour codes may be used.
     pub color: ColorMode,
 }
 
@@ -30,6 +32,7 @@ impl WidgetContext {
 /// Why a renderer could not draw its widget; the fallback text is shown instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WidgetError {
+    /// The widget's data is not in the shape the renderer draws.
     #[error("widget data does not match what the renderer expects: {0}")]
     BadData(String),
 }
@@ -37,6 +40,7 @@ pub enum WidgetError {
 /// Draws one widget type as text. Output may hold SGR colour codes; every other control
 /// character is neutralized, since the data it draws is untrusted.
 pub trait WidgetRenderer: Send + Sync {
+    /// The widget's lines, fitting `ctx.width`.
     fn render(&self, data: &Json, ctx: &WidgetContext) -> Result<String, WidgetError>;
 }
 
@@ -62,6 +66,7 @@ impl std::fmt::Debug for WidgetRegistry {
 }
 
 impl WidgetRegistry {
+    /// An empty registry.
     pub fn new() -> Self {
         WidgetRegistry::default()
     }
@@ -76,10 +81,12 @@ impl WidgetRegistry {
         self
     }
 
+    /// The renderer for `widget`, if one is registered.
     pub fn get(&self, widget: &str) -> Option<&Arc<dyn WidgetRenderer>> {
         self.renderers.get(widget)
     }
 
+    /// The widget ids that have a renderer, sorted.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.renderers.keys().map(String::as_str)
     }

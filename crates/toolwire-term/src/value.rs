@@ -459,7 +459,7 @@ fn generic_table(out: &mut Out, data: &Json, expand: bool) {
         }
     }
     let rows = match data {
-        Json::Array(items) if toolwire_core::value::is_tabular(items) => items.as_slice(),
+        Json::Array(items) if toolwire_core::is_tabular(items) => items.as_slice(),
         _ => return fallback(out, data, "an array of objects"),
     };
     let mut keys: Vec<&str> = Vec::new();

@@ -12,9 +12,13 @@ use futures::future::BoxFuture;
 /// Cheap to clone; every clone talks to the same call.
 #[derive(Clone)]
 pub struct ToolContext {
+    /// The id of the call being run.
     pub call_id: String,
+    /// The session the call belongs to.
     pub session_id: String,
+    /// The trace the call runs under, for logs across processes.
     pub trace_id: String,
+    /// The session's owner, when the host knows one.
     pub user_id: Option<String>,
     /// Cancelled on timeout, on a user's cancel, or when the turn is abandoned. Long tools
     /// should check it; the executor stops waiting either way.
@@ -37,6 +41,7 @@ struct Shared {
 /// Where a running call's progress goes: the executor's event bus, a test's recorder.
 /// Kept as a trait so that tools do not depend on the event machinery.
 pub trait ProgressSink: Send + Sync {
+    /// Reports `done` of `total` units (and what is being done) for call `call_id` of `session_id`.
     fn progress(
         &self,
         session_id: &str,

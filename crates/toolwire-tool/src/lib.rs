@@ -6,11 +6,13 @@
 //! dependencies, so a crate that only defines tools stays light; the executor that runs
 //! them is `toolwire-runtime`.
 
-pub mod context;
-pub mod reconfigure;
-pub mod schema;
-pub mod source;
-pub mod tool;
+#![warn(missing_docs)]
+
+mod context;
+mod reconfigure;
+mod schema;
+mod source;
+mod tool;
 
 pub use context::{ProgressSink, ToolContext};
 pub use reconfigure::reconfigure;

@@ -16,15 +16,21 @@ pub struct ToolSchema {
     pub name: String,
     /// What it does, when to use it and what it returns: what the model chooses by.
     pub description: String,
+    /// JSON Schema of the input; every call's input is checked against it before it runs.
     pub input_schema: Json,
+    /// JSON Schema of a successful output, checked when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Json>,
+    /// Whether the call runs and returns, waits for a person, or only displays.
     #[serde(default)]
     pub execution_mode: ExecutionMode,
+    /// Whether a person must approve each call first.
     #[serde(default)]
     pub approval: ApprovalPolicy,
+    /// Example inputs (and outputs) that show the model how to call it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<ToolExample>,
+    /// MCP hints: read-only, destructive, idempotent, open-world.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
     /// Per-tool limit; the executor's default applies when absent.
@@ -50,6 +56,7 @@ pub struct ToolSchema {
 }
 
 impl ToolSchema {
+    /// A functional tool needing no approval, with this name, description and input schema.
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -100,16 +107,22 @@ pub enum ExecutionMode {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ApprovalPolicy {
+    /// Runs without asking.
     #[default]
     Never,
+    /// Asks a person before every call.
     Always,
 }
 
+/// An example call, for the model: an input, and what it returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolExample {
+    /// The example's input.
     pub input: Json,
+    /// What the call returns, when shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Json>,
+    /// When the example applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -118,14 +131,19 @@ pub struct ToolExample {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
+    /// A human-readable name for the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The tool does not change its environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only_hint: Option<bool>,
+    /// The tool may destroy or overwrite something (meaningful when not read-only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
+    /// Calling it again with the same input changes nothing more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotent_hint: Option<bool>,
+    /// The tool reaches things outside a closed world (the web, other people).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_world_hint: Option<bool>,
 }

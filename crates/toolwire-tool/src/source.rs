@@ -52,6 +52,7 @@ pub struct SourceStatus {
     pub prefix: String,
     /// What it runs or reaches (`stdio: npx …`, `http: https://…`), secrets left out.
     pub target: String,
+    /// Where it is in its life: starting, up, failed, waiting for a login.
     pub state: SourceState,
     /// Why it failed (set with `failed`, and while restarting after a failure).
     pub reason: Option<String>,
@@ -63,6 +64,7 @@ pub struct SourceStatus {
 
 /// Something that gives tools and has a state of its own: the host lists these.
 pub trait ToolSource: Send + Sync {
+    /// Its state and tools as of now.
     fn status(&self) -> SourceStatus;
 
     /// How a person logs in to it, for a source that can need a login (an MCP server
@@ -75,7 +77,9 @@ pub trait ToolSource: Send + Sync {
 /// A login begun: the page the person opens, and the `state` its redirect brings back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoginStart {
+    /// The authorization page the person opens.
     pub url: String,
+    /// The OAuth `state` that the redirect brings back, naming this login.
     pub state: String,
 }
 

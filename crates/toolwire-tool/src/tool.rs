@@ -14,6 +14,7 @@ use crate::schema::ToolSchema;
 
 /// A tool. Implement it directly, or build one from an async fn with [`tool_fn`].
 pub trait Tool: Send + Sync + 'static {
+    /// The tool's name, description, schemas and policies.
     fn schema(&self) -> &ToolSchema;
 
     /// Runs the call. `input` has already been checked against `inputSchema`.
@@ -62,9 +63,11 @@ pub trait Tool: Send + Sync + 'static {
 /// the person's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resume {
+    /// The suspension the person answered.
     pub suspension: Suspension,
     /// `state` of [`ToolError::Suspend`], or the `metadata` of a suspended result.
     pub state: Option<Json>,
+    /// The person's answer.
     pub resolution: Resolution,
 }
 
@@ -118,12 +121,17 @@ impl From<ToolResult> for Output {
 /// Why a call failed. The message is shown to the model and the person alike.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolError {
+    /// The input failed a check the schema could not express; the model may retry.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// The tool failed; `message` says why.
     #[error("{message}")]
     Failed {
+        /// What went wrong, for the model and the person.
         message: String,
+        /// A machine-readable code, e.g. `not_found`.
         code: Option<String>,
+        /// Structured detail for programs.
         details: Option<Json>,
     },
     /// The tool needs a person mid-call (e.g. a confirmation it discovered it needs, or
@@ -131,14 +139,18 @@ pub enum ToolError {
     /// to [`Tool::resume`] with the answer.
     #[error("suspended: {}", .suspension.prompt)]
     Suspend {
+        /// What the person is asked.
         suspension: Box<Suspension>,
+        /// State to keep with the pending call and hand back to [`Tool::resume`].
         state: Option<Json>,
     },
+    /// The call was cancelled (the tool saw its token fire).
     #[error("cancelled")]
     Cancelled,
 }
 
 impl ToolError {
+    /// A suspension mid-call, keeping `state` for [`Tool::resume`].
     pub fn suspend(suspension: Suspension, state: Option<Json>) -> Self {
         ToolError::Suspend {
             suspension: Box::new(suspension),
@@ -146,6 +158,7 @@ impl ToolError {
         }
     }
 
+    /// A failure with this message and no code.
     pub fn failed(message: impl Into<String>) -> Self {
         ToolError::Failed {
             message: message.into(),
@@ -154,6 +167,7 @@ impl ToolError {
         }
     }
 
+    /// A failure with a machine-readable code.
     pub fn with_code(code: impl Into<String>, message: impl Into<String>) -> Self {
         ToolError::Failed {
             message: message.into(),

@@ -29,17 +29,20 @@ pub struct GitStatus {
     pub branch: String,
     /// Commits ahead of and behind the upstream; 0 without one.
     pub ahead: u64,
+    /// Commits behind the upstream; 0 without one.
     pub behind: u64,
     /// Changes in the index.
     pub staged: Vec<String>,
     /// Changes in the work tree not yet staged.
     pub modified: Vec<String>,
+    /// Files git does not track (and does not ignore).
     pub untracked: Vec<String>,
     /// Unmerged paths (a merge or rebase stopped on them).
     pub conflicted: Vec<String>,
 }
 
 impl GitStatus {
+    /// Whether nothing is staged, modified, untracked or conflicted.
     pub fn is_clean(&self) -> bool {
         self.staged.is_empty()
             && self.modified.is_empty()

@@ -6,6 +6,8 @@
 //! default ([`toolwire_tool::ApprovalPolicy::Always`]); `ask_user` is a blocking tool whose
 //! answer becomes its output. `run` (process groups, pipes) exists on Unix only.
 
+#![warn(missing_docs)]
+
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
@@ -27,7 +29,7 @@ mod shell_output;
 mod workspace;
 mod write_file;
 
-pub use ask::ask_user;
+pub use ask::{AskUser, ask_user};
 pub use edit_file::edit_file;
 pub use git::{GIT_STATUS_KIND, GitStatus, git_status, parse_porcelain_v2};
 pub use image::view_image;

@@ -10,35 +10,62 @@ use toolwire_tool::ToolError;
 /// so it can correct itself.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
+    /// The root cannot be opened or canonicalized.
     #[error("workspace root `{}` is not usable: {source}", .root.display())]
     Root {
+        /// The root as given.
         root: PathBuf,
+        /// Why it cannot be used.
         #[source]
         source: io::Error,
     },
+    /// The root exists but is not a directory.
     #[error("workspace root `{}` is not a directory", .0.display())]
     RootNotDir(PathBuf),
+    /// A relative path climbs out of the root with `..`.
     #[error("path `{path}` escapes the workspace root with `..`; use a path inside the workspace")]
-    DotDotEscape { path: String },
+    DotDotEscape {
+        /// The path as the model gave it.
+        path: String,
+    },
+    /// An absolute path lies outside the root.
     #[error(
         "absolute path `{path}` is outside the workspace root `{}`; use a path relative to the workspace",
         .root.display()
     )]
-    OutsideRoot { path: String, root: PathBuf },
+    OutsideRoot {
+        /// The path as the model gave it.
+        path: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// A symlink inside the root points outside it.
     #[error(
         "path `{path}` resolves through a symlink to `{}`, which is outside the workspace root `{}`",
         .target.display(), .root.display()
     )]
     SymlinkEscape {
+        /// The path as the model gave it.
         path: String,
+        /// Where the symlink leads.
         target: PathBuf,
+        /// The workspace root.
         root: PathBuf,
     },
+    /// The path goes through a symlink whose target does not exist.
     #[error("path `{path}` goes through a broken symlink at `{}`", .link.display())]
-    BrokenSymlink { path: String, link: PathBuf },
+    BrokenSymlink {
+        /// The path as the model gave it.
+        path: String,
+        /// The broken link.
+        link: PathBuf,
+    },
+    /// The path could not be resolved for another reason (permissions, I/O).
     #[error("path `{path}` could not be resolved: {source}")]
     Io {
+        /// The path as the model gave it.
         path: String,
+        /// The I/O error.
         #[source]
         source: io::Error,
     },
@@ -234,7 +261,7 @@ pub async fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.{}.tmp", toolwire_core::ids::new_id("tw")));
+    let temp = dir.join(format!(".{name}.{}.tmp", toolwire_core::new_id("tw")));
     let permissions = tokio::fs::metadata(path)
         .await
         .ok()

@@ -30,7 +30,7 @@ pub(crate) fn stdin_lines() -> Lines {
     Arc::new(Mutex::new(rx))
 }
 
-/// Asks on the terminal: y(es), n(o) [reason], or d(etails) to see the whole input.
+/// Asks on the terminal: y(es), n(o) \[reason\], or d(etails) to see the whole input.
 pub(crate) struct TermApprover {
     pub lines: Lines,
     /// Approve every call without asking (`--yes`).
@@ -53,7 +53,7 @@ impl<'a> Asker<'a> {
         Asker {
             tool,
             server: tool
-                .split_once(toolwire_mcp::naming::SEPARATOR)
+                .split_once(toolwire_mcp::SEPARATOR)
                 .map(|(server, _)| server),
         }
     }

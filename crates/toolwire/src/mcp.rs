@@ -8,7 +8,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use futures::future::BoxFuture;
 use toolwire_agent::{ProviderSampler, ProviderSettings, Tool};
-use toolwire_mcp::{Limits, McpServer, SampleError, Sampler, ServerConfig, config};
+use toolwire_mcp::{
+    Limits, McpServer, SampleError, Sampler, ServerConfig, merge_servers, parse_flag,
+    parse_servers_json, read_servers_file,
+};
 
 use crate::out;
 
@@ -49,18 +52,18 @@ impl McpArgs {
             if doc.get("mcpServers").is_some() {
                 let base = file.parent().unwrap_or(Path::new("."));
                 groups.push(
-                    config::parse_servers_json(&doc, base)
+                    parse_servers_json(&doc, base)
                         .with_context(|| format!("in {}", file.display()))?,
                 );
             }
         }
         for file in &self.config_files {
-            groups.push(config::read_servers_file(file)?);
+            groups.push(read_servers_file(file)?);
         }
         let flags: Result<Vec<ServerConfig>, _> =
-            self.servers.iter().map(|f| config::parse_flag(f)).collect();
+            self.servers.iter().map(|f| parse_flag(f)).collect();
         groups.push(flags?);
-        Ok(config::merge(groups)?)
+        Ok(merge_servers(groups)?)
     }
 
     /// The tools of the configured servers. With `only`, just the server whose tools
@@ -105,9 +108,7 @@ impl McpArgs {
     ) -> Result<Vec<Arc<McpServer>>> {
         let mut configs = self.configs(data_dir)?;
         if let Some(tool) = only {
-            let prefix = tool
-                .split_once(toolwire_mcp::naming::SEPARATOR)
-                .map(|(p, _)| p);
+            let prefix = tool.split_once(toolwire_mcp::SEPARATOR).map(|(p, _)| p);
             configs.retain(|c| Some(c.prefix.as_str()) == prefix);
         }
         if configs.is_empty() {

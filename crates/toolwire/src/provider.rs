@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 use toolwire_agent::ProviderSettings;
+use toolwire_model::ClientError;
 use toolwire_model::Provider;
-use toolwire_model::client::ClientError;
 
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ProviderArgs {

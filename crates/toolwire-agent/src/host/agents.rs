@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use toolwire_model::client::ProviderClient;
+use toolwire_model::ProviderClient;
 use toolwire_runtime::Registry;
 use toolwire_store::{NewSession, Session};
 

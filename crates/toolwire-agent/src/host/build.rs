@@ -85,6 +85,7 @@ impl HostBuilder {
         self
     }
 
+    /// Opens the stores, builds the executor and the tools, and returns the host.
     pub async fn build(self) -> Result<Host, HostError> {
         let stores = match self.stores {
             Some(stores) => stores,
@@ -137,6 +138,7 @@ pub struct StoreLocation {
 }
 
 impl StoreLocation {
+    /// Opens the history and blob stores where this location says.
     pub async fn open(&self) -> Result<Stores, HostError> {
         let dir = match &self.data_dir {
             Some(dir) => dir.clone(),

@@ -24,7 +24,7 @@ impl Host {
         input: Json,
         approver: Arc<dyn Approver>,
     ) -> Result<Running<ToolResult>, HostError> {
-        let call = ToolCall::new(toolwire_core::ids::new_id("call"), tool, input).by_person("api");
+        let call = ToolCall::new(toolwire_core::new_id("call"), tool, input).by_person("api");
         self.call_as(session_id, call, approver).await
     }
 

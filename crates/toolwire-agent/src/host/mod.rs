@@ -27,7 +27,7 @@ mod settings;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolwire_model::client::ClientError;
+use toolwire_model::ClientError;
 use toolwire_runtime::{EventBus, Executor, LandError, Registered, Registry, RegistryError};
 use toolwire_store::{NewSession, Session, StoreError, Stores};
 use toolwire_tool::{SourceStatus, Tool, ToolSource};
@@ -40,42 +40,59 @@ pub use build::{HostBuilder, StoreLocation};
 pub use running::Running;
 pub use settings::ProviderSettings;
 
+/// Why a host could not be built or could not do what it was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
+    /// The stores failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The workspace directory could not be opened.
     #[error("workspace {}", .path.display())]
     Workspace {
+        /// The directory that was asked for.
         path: PathBuf,
+        /// Why it could not be used.
         #[source]
         source: WorkspaceError,
     },
+    /// A tool could not be registered.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The model client could not be built.
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The agent loop failed.
     #[error(transparent)]
     Agent(#[from] AgentError),
+    /// No session has this id.
     #[error("no session {0:?}")]
     NoSession(String),
+    /// The stores in this directory could not be opened.
     #[error("cannot open the stores in {}", .dir.display())]
     OpenStores {
+        /// The data directory.
         dir: PathBuf,
+        /// What the store said.
         #[source]
         source: StoreError,
     },
     /// A database or blob URL (Postgres, S3) could not be opened; the error names it.
     #[error("cannot open the stores: {source}")]
     OpenStoreUrls {
+        /// What the store said.
         #[source]
         source: StoreError,
     },
+    /// No data directory was given and none could be found.
     #[error("no data directory: pass --data-dir or set TOOLWIRE_DATA_DIR")]
     NoDataDir,
+    /// A run's task ended without finishing (it panicked or was aborted).
     #[error("the run stopped unexpectedly: {0}")]
     Aborted(String),
+    /// A suspended call could not be answered.
     #[error(transparent)]
     Resolve(#[from] toolwire_runtime::ResolveError),
+    /// The session could not be encoded for a provider.
     #[error("cannot encode the session: {0}")]
     Encode(#[from] toolwire_model::EncodeError),
     /// The executor cannot store results (built without a sink and not given one).
@@ -113,18 +130,22 @@ impl std::fmt::Debug for Sources {
 }
 
 impl Host {
+    /// A builder for a host; every part has a default.
     pub fn builder() -> HostBuilder {
         HostBuilder::default()
     }
 
+    /// The history and blob stores.
     pub fn stores(&self) -> &Stores {
         &self.stores
     }
 
+    /// The executor that runs the tools.
     pub fn executor(&self) -> &Arc<Executor> {
         &self.executor
     }
 
+    /// The bus session events go to.
     pub fn events(&self) -> &Arc<EventBus> {
         self.executor.events()
     }

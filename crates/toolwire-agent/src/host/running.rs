@@ -53,6 +53,7 @@ impl<T> Running<T> {
         self
     }
 
+    /// The session the run works in.
     pub fn session_id(&self) -> &str {
         &self.session_id
     }

@@ -1,7 +1,7 @@
 //! Which provider an agent of the host talks to, and with which model.
 
 use toolwire_model::Provider;
-use toolwire_model::client::{ClientConfig, ClientError};
+use toolwire_model::{ClientConfig, ClientError};
 
 use crate::{AgentConfig, DEFAULT_MAX_ITERATIONS};
 
@@ -9,11 +9,15 @@ use crate::{AgentConfig, DEFAULT_MAX_ITERATIONS};
 /// defaults to the first whose key is set, the model to the provider's default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderSettings {
+    /// The provider; the first whose API key is set when `None`.
     pub provider: Option<Provider>,
+    /// The model; the provider's default when `None`.
     pub model: Option<String>,
     /// Another endpoint, e.g. a local OpenAI-compatible server; no key is then required.
     pub base_url: Option<String>,
+    /// Model requests per user message before the turn stops.
     pub max_iterations: u32,
+    /// Stream replies, emitting text as it arrives.
     pub stream: bool,
 }
 
@@ -56,6 +60,7 @@ impl ProviderSettings {
         }
     }
 
+    /// The agent configuration these settings give.
     pub fn agent_config(&self) -> AgentConfig {
         let provider = self.provider();
         let mut config = AgentConfig::new(

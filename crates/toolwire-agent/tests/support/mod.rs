@@ -16,7 +16,7 @@ use toolwire_agent::{Agent, AgentConfig, ApprovalRequest, Approver, TaskTool};
 use toolwire_core::Message;
 use toolwire_core::Value;
 use toolwire_model::Provider;
-use toolwire_model::client::{ClientConfig, ProviderClient, RetryPolicy};
+use toolwire_model::{ClientConfig, ProviderClient, RetryPolicy};
 use toolwire_runtime::{
     EventBus, Executor, Registry, Resolution, Tool, ToolContext, ToolError, tool_fn,
 };

@@ -15,49 +15,77 @@ use crate::violation::{Collector, Problem, Violations};
 mod fields;
 use fields::Fields;
 
+/// A `text` value's data.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TextView<'a> {
+    /// The text (plain or markdown, as the value's `mimeType` says).
     pub content: &'a str,
 }
 
+/// A `diff` value's data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiffView<'a> {
+    /// The changed file's path.
     pub path: &'a str,
+    /// The content before; absent when only the new content was sent.
     pub original: Option<&'a str>,
+    /// The content after.
     pub modified: &'a str,
+    /// Whether the change created the file.
     pub is_new: bool,
+    /// The hunks, when the tool sent them instead of leaving them to be computed.
     pub hunks: Option<Vec<HunkView<'a>>>,
 }
 
+/// One hunk of a diff, as in a unified diff's `@@` header and lines.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HunkView<'a> {
+    /// First line of the hunk in the old file (1-based).
     pub old_start: u64,
+    /// Number of old-file lines the hunk covers.
     pub old_lines: u64,
+    /// First line of the hunk in the new file (1-based).
     pub new_start: u64,
+    /// Number of new-file lines the hunk covers.
     pub new_lines: u64,
+    /// The hunk's lines, each starting with ` `, `+` or `-`.
     pub lines: Vec<&'a str>,
 }
 
+/// A `file_content` value's data.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FileContentView<'a> {
+    /// The file's path.
     pub path: &'a str,
+    /// The file's text (or base64, when `encoding` says so).
     pub content: &'a str,
+    /// The file's size in bytes.
     pub size: u64,
+    /// How `content` is encoded when not plain text, e.g. `base64`.
     pub encoding: Option<&'a str>,
 }
 
+/// A `file_list` value's data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileListView<'a> {
+    /// The listed directory.
     pub path: &'a str,
+    /// Its entries, in the tool's order.
     pub entries: Vec<EntryView<'a>>,
+    /// Whether the listing stopped before the end of the directory.
     pub truncated: bool,
 }
 
+/// One entry of a `file_list`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EntryView<'a> {
+    /// The entry's name within the directory.
     pub name: &'a str,
+    /// File, directory or symlink.
     pub entry_type: EntryType,
+    /// Size in bytes, when given.
     pub size: Option<u64>,
+    /// Last modification (RFC 3339), when given.
     pub modified: Option<&'a str>,
 }
 
@@ -65,7 +93,9 @@ pub struct EntryView<'a> {
 /// touches 40.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableView<'a> {
+    /// The columns, in display order.
     pub columns: Vec<ColumnView<'a>>,
+    /// The rows, each a JSON object keyed by column key.
     pub rows: &'a [Json],
 }
 
@@ -76,11 +106,16 @@ impl<'a> TableView<'a> {
     }
 }
 
+/// One column of a `table`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ColumnView<'a> {
+    /// The row key whose cells this column shows.
     pub key: &'a str,
+    /// The heading, when it differs from the key.
     pub label: Option<&'a str>,
+    /// How to read the cells, when declared.
     pub column_type: Option<ColumnType>,
+    /// How to align the cells, when declared.
     pub align: Option<Align>,
 }
 
@@ -91,49 +126,81 @@ impl<'a> ColumnView<'a> {
     }
 }
 
+/// Where an image's or file's bytes are, borrowed from the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceView<'a> {
+    /// Inline base64 text.
     Base64(&'a str),
-    Blob { key: &'a str, size: u64 },
+    /// A stored blob: its `blake3:` key and decoded size.
+    Blob {
+        /// `blake3:` and 64 lowercase hex characters.
+        key: &'a str,
+        /// The decoded size in bytes.
+        size: u64,
+    },
+    /// A URL to fetch.
     Url(&'a str),
 }
 
+/// An `image` value's data.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ImageView<'a> {
+    /// Where the image's bytes are.
     pub source: SourceView<'a>,
+    /// Alternative text for people who cannot see it.
     pub alt: Option<&'a str>,
     /// The value's `mimeType`.
     pub mime_type: Option<&'a str>,
 }
 
+/// A `file` value's data.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FileView<'a> {
+    /// Where the file's bytes are.
     pub source: SourceView<'a>,
+    /// Audio, video, document or binary.
     pub media_kind: MediaKind,
+    /// The file name it came with, if any.
     pub filename: Option<&'a str>,
+    /// The value's `mimeType`.
     pub mime_type: Option<&'a str>,
 }
 
+/// A `resource_link` value's data.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ResourceLinkView<'a> {
+    /// The resource's URI.
     pub uri: &'a str,
+    /// Its human name, if any.
     pub name: Option<&'a str>,
+    /// What it holds, as its server described it.
     pub description: Option<&'a str>,
+    /// Its size in bytes, when known.
     pub size: Option<u64>,
+    /// Its MIME type, when known.
     pub mime_type: Option<&'a str>,
 }
 
 /// A well-known value, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum KnownView<'a> {
+    /// A `text` value.
     Text(TextView<'a>),
+    /// A `diff` value.
     Diff(DiffView<'a>),
+    /// A `file_content` value.
     FileContent(FileContentView<'a>),
+    /// A `file_list` value.
     FileList(FileListView<'a>),
+    /// A `table` value.
     Table(TableView<'a>),
+    /// An `image` value.
     Image(ImageView<'a>),
+    /// A `file` value.
     File(FileView<'a>),
+    /// A `resource_link` value.
     ResourceLink(ResourceLinkView<'a>),
+    /// A `structured` value: its data, any JSON.
     Structured(&'a Json),
 }
 
@@ -175,6 +242,7 @@ impl Value {
         }
     }
 
+    /// The value as `text`, or the violations that keep it from being one.
     pub fn as_text(&self) -> Result<TextView<'_>, Violations> {
         self.typed(WellKnown::Text, |v| match v {
             KnownView::Text(t) => Some(t),
@@ -182,6 +250,7 @@ impl Value {
         })
     }
 
+    /// The value as a `diff`, or the violations that keep it from being one.
     pub fn as_diff(&self) -> Result<DiffView<'_>, Violations> {
         self.typed(WellKnown::Diff, |v| match v {
             KnownView::Diff(t) => Some(t),
@@ -189,6 +258,7 @@ impl Value {
         })
     }
 
+    /// The value as `file_content`, or the violations that keep it from being one.
     pub fn as_file_content(&self) -> Result<FileContentView<'_>, Violations> {
         self.typed(WellKnown::FileContent, |v| match v {
             KnownView::FileContent(t) => Some(t),
@@ -196,6 +266,7 @@ impl Value {
         })
     }
 
+    /// The value as a `file_list`, or the violations that keep it from being one.
     pub fn as_file_list(&self) -> Result<FileListView<'_>, Violations> {
         self.typed(WellKnown::FileList, |v| match v {
             KnownView::FileList(t) => Some(t),
@@ -203,6 +274,7 @@ impl Value {
         })
     }
 
+    /// The value as a `table`, or the violations that keep it from being one.
     pub fn as_table(&self) -> Result<TableView<'_>, Violations> {
         self.typed(WellKnown::Table, |v| match v {
             KnownView::Table(t) => Some(t),
@@ -210,6 +282,7 @@ impl Value {
         })
     }
 
+    /// The value as an `image`, or the violations that keep it from being one.
     pub fn as_image(&self) -> Result<ImageView<'_>, Violations> {
         self.typed(WellKnown::Image, |v| match v {
             KnownView::Image(t) => Some(t),
@@ -217,6 +290,7 @@ impl Value {
         })
     }
 
+    /// The value as a `file`, or the violations that keep it from being one.
     pub fn as_file(&self) -> Result<FileView<'_>, Violations> {
         self.typed(WellKnown::File, |v| match v {
             KnownView::File(t) => Some(t),
@@ -224,6 +298,7 @@ impl Value {
         })
     }
 
+    /// The value as a `resource_link`, or the violations that keep it from being one.
     pub fn as_resource_link(&self) -> Result<ResourceLinkView<'_>, Violations> {
         self.typed(WellKnown::ResourceLink, |v| match v {
             KnownView::ResourceLink(t) => Some(t),

@@ -10,7 +10,9 @@ use crate::options::Provider;
 pub struct RetryPolicy {
     /// Attempts in all, the first included.
     pub max_attempts: u32,
+    /// The wait after the first failure; it doubles with each one after.
     pub base_delay: Duration,
+    /// The longest wait, whatever the backoff or the server's `Retry-After`.
     pub max_delay: Duration,
 }
 
@@ -37,8 +39,10 @@ impl RetryPolicy {
 /// The default [`ClientConfig::max_reply_bytes`]: 16 MiB, far above any real reply.
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 16 << 20;
 
+/// Where and how a [`ProviderClient`](crate::ProviderClient) sends requests; `Debug` leaves out the key.
 #[derive(Clone, PartialEq)]
 pub struct ClientConfig {
+    /// Which API the endpoint speaks.
     pub provider: Provider,
     /// Without the path: `https://api.anthropic.com`, `https://api.openai.com/v1`,
     /// `https://generativelanguage.googleapis.com`, or a local OpenAI-compatible server.
@@ -47,9 +51,11 @@ pub struct ClientConfig {
     pub api_key: Option<String>,
     /// Whole-request limit for non-streaming calls.
     pub timeout: Duration,
+    /// Limit on setting up a connection.
     pub connect_timeout: Duration,
     /// Longest silence between bytes, which bounds a stalled stream.
     pub read_timeout: Duration,
+    /// How failed requests are retried.
     pub retry: RetryPolicy,
     /// The most bytes of one reply (the body, or all stream events) read before the reply
     /// is refused: a reply is stored and sent back every turn, so a 200 MB one must not be.
@@ -73,6 +79,7 @@ impl std::fmt::Debug for ClientConfig {
 }
 
 impl ClientConfig {
+    /// A configuration with the default limits and retries.
     pub fn new(provider: Provider, base_url: impl Into<String>, api_key: Option<String>) -> Self {
         ClientConfig {
             provider,

@@ -13,30 +13,56 @@ use serde_json::Value as Json;
 use crate::formats::{AssistantReply, DecodeError};
 use crate::options::Provider;
 
+/// Why a model request failed, after any retries.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The provider needs an API key and its variable is not set.
     #[error("{provider}: no API key; set {var}")]
     MissingKey {
+        /// The provider asked.
         provider: Provider,
+        /// The variable to set.
         var: &'static str,
     },
     /// The provider answered with an error; `message` is the provider's own.
     #[error("{provider} returned HTTP {status}: {message}")]
     Http {
+        /// The provider asked.
         provider: Provider,
+        /// The HTTP status of the last attempt.
         status: u16,
+        /// The provider's error message, cut to a readable length.
         message: String,
         /// How many attempts were made before giving up.
         attempts: u32,
     },
+    /// The request never got an answer: connection refused, timeout, TLS failure.
     #[error("{provider}: request failed: {message}")]
-    Transport { provider: Provider, message: String },
+    Transport {
+        /// The provider asked.
+        provider: Provider,
+        /// What the HTTP client said.
+        message: String,
+    },
+    /// The reply does not have the shape the provider's format documents.
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    /// A streamed reply ended or broke before its final event.
     #[error("{provider}: stream broke off: {message}")]
-    Stream { provider: Provider, message: String },
+    Stream {
+        /// The provider asked.
+        provider: Provider,
+        /// How it broke.
+        message: String,
+    },
+    /// The reply went over [`ClientConfig::max_reply_bytes`].
     #[error("{provider}: the reply is larger than {limit} bytes; refused")]
-    TooLarge { provider: Provider, limit: usize },
+    TooLarge {
+        /// The provider asked.
+        provider: Provider,
+        /// The limit in bytes.
+        limit: usize,
+    },
 }
 
 /// A client for one provider.
@@ -47,6 +73,7 @@ pub struct ProviderClient {
 }
 
 impl ProviderClient {
+    /// A client with this configuration; fails only if the HTTP client cannot be built.
     pub fn new(config: ClientConfig) -> Result<Self, ClientError> {
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
@@ -59,6 +86,7 @@ impl ProviderClient {
         Ok(ProviderClient { config, http })
     }
 
+    /// Its provider, endpoint, key and limits.
     pub fn config(&self) -> &ClientConfig {
         &self.config
     }

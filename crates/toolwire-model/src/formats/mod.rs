@@ -165,20 +165,27 @@ pub(crate) fn set_stream_flag(body: &mut Json) {
 /// What the model answered: its text and the calls it made, in order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AssistantReply {
+    /// The reply's text; empty when it only called tools.
     pub text: String,
+    /// The calls it made, in order.
     pub tool_calls: Vec<ToolCall>,
     /// The provider's own stop reason, e.g. `tool_use`, `tool_calls`, `STOP`.
     pub stop_reason: Option<String>,
+    /// Tokens spent, when the provider reported them.
     pub usage: Option<Usage>,
 }
 
+/// Tokens one request spent, as the provider counted them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// Tokens of the request (prompt, tools, history).
     pub input_tokens: u64,
+    /// Tokens of the reply.
     pub output_tokens: u64,
 }
 
 impl AssistantReply {
+    /// The reply as an assistant message, to append to the conversation.
     pub fn into_message(self) -> Message {
         Message::assistant(self.text, self.tool_calls)
     }
@@ -188,7 +195,9 @@ impl AssistantReply {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unexpected {provider} response: {message}")]
 pub struct DecodeError {
+    /// The provider's format name, e.g. `anthropic`.
     pub provider: &'static str,
+    /// What did not fit the format.
     pub message: String,
 }
 

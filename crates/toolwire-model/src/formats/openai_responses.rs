@@ -58,6 +58,8 @@ pub enum Output {
     Parts(Vec<OutputPart>),
 }
 
+// The variants are the API's `type` values (`input_text`, ...), prefix and all.
+#[allow(clippy::enum_variant_names)]
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum OutputPart {

@@ -17,6 +17,7 @@ use std::fmt::Write;
 /// Where a cut text came from, so the marker can tell the model how to read the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CutContext<'a> {
+    /// The call whose result is cut.
     pub call_id: &'a str,
     /// Index of the value in the result's `output`.
     pub part: usize,

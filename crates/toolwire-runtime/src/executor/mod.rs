@@ -27,6 +27,7 @@ use crate::sink::{LandError, Landing, ResultSink};
 
 mod suspend;
 
+/// How an [`Executor`] runs calls: concurrency, timeouts, raw payloads.
 #[derive(Debug, Clone)]
 pub struct ExecutorConfig {
     /// Calls of one batch running at once.
@@ -76,8 +77,11 @@ impl ExecutorConfig {
 /// Who is calling: the session the calls belong to, and a cancel for all of them.
 #[derive(Debug, Clone)]
 pub struct Scope {
+    /// The session the calls belong to.
     pub session_id: String,
+    /// The trace the calls run under; the session id unless the host sets one.
     pub trace_id: String,
+    /// The session's owner, when the host knows one; tools see it in their context.
     pub user_id: Option<String>,
     /// Cancelling it ends every running call of the scope with a `cancelled` error.
     pub cancel: CancellationToken,
@@ -88,6 +92,7 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// A scope for `session_id`, traced under the same id, with a fresh cancel.
     pub fn new(session_id: impl Into<String>) -> Self {
         let session_id = session_id.into();
         Scope {
@@ -100,14 +105,18 @@ impl Scope {
     }
 }
 
+/// Why an answer to a suspended call could not be applied.
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
+    /// No call waits on that suspension id.
     #[error("no pending call with suspension id {0:?} (already resolved, or never suspended)")]
     NotFound(String),
+    /// The suspension store failed.
     #[error("suspension store: {0}")]
     Store(#[from] StoreError),
 }
 
+/// Runs tool calls under toolwire's contract: one valid result per call, in call order.
 pub struct Executor {
     /// Swapped whole when tools come or go (an MCP server got ready after the host
     /// started): a call, a turn or a listing works on the snapshot it took.
@@ -154,6 +163,7 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Limits and debugging switches (default: [`ExecutorConfig::default`]).
     pub fn config(mut self, config: ExecutorConfig) -> Self {
         self.config = config;
         self
@@ -165,6 +175,7 @@ impl ExecutorBuilder {
         self
     }
 
+    /// The executor, with defaults for every part left out.
     pub fn build(self) -> Executor {
         let sink = std::sync::OnceLock::new();
         if let Some(s) = self.sink {
@@ -248,6 +259,7 @@ impl Executor {
         Ok(())
     }
 
+    /// The bus its events go to.
     pub fn events(&self) -> &Arc<EventBus> {
         &self.events
     }
@@ -258,6 +270,7 @@ impl Executor {
         self.sink.set(sink).is_ok()
     }
 
+    /// Whether finished results land through a sink (see [`Executor::set_sink`]).
     pub fn has_sink(&self) -> bool {
         self.sink.get().is_some()
     }
@@ -286,6 +299,7 @@ impl Executor {
         Ok(sink.land(session_id, landing).await?)
     }
 
+    /// Its limits and debugging switches.
     pub fn config(&self) -> &ExecutorConfig {
         &self.config
     }
@@ -585,7 +599,7 @@ pub fn interrupted(call: CallRef) -> ToolResult {
 }
 
 fn new_suspension_id() -> String {
-    toolwire_core::ids::new_id("susp")
+    toolwire_core::new_id("susp")
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -37,7 +37,9 @@ impl Default for BlobLimits {
 /// A stored blob, as a put returns it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlobRef {
+    /// The blob's content address.
     pub key: BlobKey,
+    /// Its size in bytes.
     pub size: u64,
     /// True when the same bytes were already stored and nothing new was written.
     pub existed: bool,
@@ -46,7 +48,9 @@ pub struct BlobRef {
 /// A blob found by listing the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlobInfo {
+    /// The blob's content address.
     pub key: BlobKey,
+    /// Its size in bytes.
     pub size: u64,
     /// Milliseconds since the Unix epoch.
     pub modified_ms: i64,
@@ -64,6 +68,7 @@ pub trait BlobStore: Send + Sync + fmt::Debug {
     /// Stores bytes already in memory.
     async fn put(&self, bytes: &[u8]) -> Result<BlobRef>;
 
+    /// The whole blob.
     async fn get(&self, key: &BlobKey) -> Result<Bytes>;
 
     /// Bytes `range.start..range.end` of a blob; the range must lie inside it.
@@ -82,6 +87,7 @@ pub trait BlobStore: Send + Sync + fmt::Debug {
     /// and are older than `older_than`; returns how many.
     async fn remove_stale_temps(&self, older_than: Duration) -> Result<usize>;
 
+    /// The size limit per blob and the quota this store enforces.
     fn limits(&self) -> BlobLimits;
 
     /// Bytes currently stored, as tracked by this handle.
@@ -92,8 +98,11 @@ pub trait BlobStore: Send + Sync + fmt::Debug {
 /// removes everything written so far.
 #[async_trait]
 pub trait BlobWriter: Send + fmt::Debug {
+    /// Appends a chunk; on error the write is abandoned and its bytes removed.
     async fn write(&mut self, chunk: &[u8]) -> Result<()>;
+    /// Publishes the blob under its hash, once every byte is synced.
     async fn finish(self: Box<Self>) -> Result<BlobRef>;
+    /// Abandons the write and removes what was written.
     async fn abort(self: Box<Self>) -> Result<()>;
 }
 

@@ -28,6 +28,7 @@ const PART_SIZE: usize = 5 << 20;
 const MAX_PARTS_IN_FLIGHT: usize = 2;
 const TEMP_DIR: &str = "tmp";
 
+/// Blobs in an object store: a directory on disk, S3, or anything `object_store` reaches.
 #[derive(Debug, Clone)]
 pub struct ObjectBlobStore {
     inner: Arc<Inner>,
@@ -212,7 +213,7 @@ fn key_of(path: &Path) -> Option<BlobKey> {
 
 /// A name no other writer, in this process or another, will pick.
 fn temp_path() -> Path {
-    Path::from_iter([TEMP_DIR.to_owned(), toolwire_core::ids::new_id("tmp")])
+    Path::from_iter([TEMP_DIR.to_owned(), toolwire_core::new_id("tmp")])
 }
 
 fn not_found(e: &object_store::Error) -> bool {

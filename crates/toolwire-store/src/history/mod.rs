@@ -31,9 +31,13 @@ pub use sqlite::SqliteHistory;
 /// A stored tool result found by its call id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredResult {
+    /// The row id of the message holding the result.
     pub message_id: i64,
+    /// The session it belongs to.
     pub session_id: String,
+    /// Its position in the session.
     pub seq: i64,
+    /// The result.
     pub result: ToolResult,
 }
 
@@ -133,7 +137,9 @@ pub trait EventLog: Send + Sync + fmt::Debug {
 /// An event was logged, maybe by another process: `seq` of `session_id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventWake {
+    /// The session the event belongs to.
     pub session_id: String,
+    /// The event's number in its session.
     pub seq: u64,
 }
 

@@ -9,13 +9,17 @@ use toolwire_core::Message;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
+    /// The session id (`ses_…`, or one the caller chose).
     pub id: String,
+    /// The session that started this one, for a subagent's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
+    /// A title, set by the host or a person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Milliseconds since the Unix epoch.
     pub created_at_ms: i64,
+    /// When it last changed, in milliseconds since the Unix epoch.
     pub updated_at_ms: i64,
     /// Number of messages (seqs run 1..=message_count).
     pub message_count: i64,
@@ -30,15 +34,19 @@ pub struct Session {
     pub error_count: i64,
 }
 
+/// What a new session starts with.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewSession {
     /// Generated when `None`.
     pub id: Option<String>,
+    /// The parent session, for a subagent's session.
     pub parent_id: Option<String>,
+    /// A title.
     pub title: Option<String>,
 }
 
 impl NewSession {
+    /// A subagent's session under `parent_id`, with a generated id.
     pub fn child_of(parent_id: impl Into<String>) -> Self {
         NewSession {
             parent_id: Some(parent_id.into()),
@@ -50,7 +58,9 @@ impl NewSession {
 /// Offset paging for listings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Page {
+    /// Items to skip.
     pub offset: u32,
+    /// Items to return at most.
     pub limit: u32,
 }
 
@@ -67,11 +77,15 @@ impl Default for Page {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredMessage {
+    /// The row id, unique across the store.
     pub id: i64,
+    /// The session it belongs to.
     pub session_id: String,
     /// 1-based position in the session.
     pub seq: i64,
+    /// When it was stored, in milliseconds since the Unix epoch.
     pub created_at_ms: i64,
+    /// The message itself.
     #[serde(flatten)]
     pub content: Message,
 }

@@ -51,6 +51,7 @@ fn migrator() -> Migrator {
     ])
 }
 
+/// The history in Postgres: for several server instances sharing one store, with events announced by NOTIFY.
 #[derive(Debug, Clone)]
 pub struct PgHistory {
     pool: PgPool,
@@ -77,6 +78,7 @@ impl PgHistory {
         })
     }
 
+    /// Connects with ready-made options, migrates and starts listening; see [`PgHistory::open_url`].
     pub async fn open_with(opts: PgConnectOptions) -> Result<Self> {
         // One connection first: a wrong address or password fails at once, where a pool
         // would retry until its acquire timeout.

@@ -173,7 +173,7 @@ pub(crate) fn new_session(new: NewSession) -> Result<Session> {
             validate_id("session id", &id)?;
             id
         }
-        None => toolwire_core::ids::new_id("s"),
+        None => toolwire_core::new_id("s"),
     };
     if let Some(parent) = &new.parent_id {
         validate_id("parent session id", parent)?;

@@ -64,6 +64,7 @@ fn migrator() -> Migrator {
     rows::migrator(&STEPS)
 }
 
+/// The history in one SQLite file: the default store, for one machine.
 #[derive(Debug, Clone)]
 pub struct SqliteHistory {
     inner: Arc<Inner>,

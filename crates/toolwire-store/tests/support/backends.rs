@@ -62,14 +62,11 @@ pub fn server_url(var: &str, what: &str) -> Option<String> {
 
 /// A fresh name for one test's schema and bucket prefix.
 fn fresh_name() -> String {
-    format!(
-        "t{}",
-        toolwire_core::ids::new_id("x").replace(['-', '_'], "")
-    )
-    .to_ascii_lowercase()
-    .chars()
-    .take(40)
-    .collect()
+    format!("t{}", toolwire_core::new_id("x").replace(['-', '_'], ""))
+        .to_ascii_lowercase()
+        .chars()
+        .take(40)
+        .collect()
 }
 
 /// Postgres in a schema of its own + S3 under a prefix of its own, so tests running at

@@ -76,11 +76,9 @@ pub(crate) fn source_label(source: SourceView<'_>, bytes: Option<&[u8]>) -> Opti
 pub(crate) fn source_size(source: SourceView<'_>, bytes: Option<&[u8]>) -> Option<u64> {
     match source {
         SourceView::Blob { size, .. } => Some(size),
-        SourceView::Base64(b64) => Some(
-            bytes.map_or(toolwire_core::source::base64_decoded_len(b64), |b| {
-                b.len() as u64
-            }),
-        ),
+        SourceView::Base64(b64) => {
+            Some(bytes.map_or(toolwire_core::base64_decoded_len(b64), |b| b.len() as u64))
+        }
         SourceView::Url(_) => None,
     }
 }

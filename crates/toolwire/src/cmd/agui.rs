@@ -40,8 +40,8 @@ pub(crate) async fn run(args: Args, place: &toolwire_agent::StoreLocation) -> Re
     } = args.command;
     let target = FollowTarget::new(&url)?;
     let host = data::host(place, None, Vec::new()).await?;
-    let run_id = toolwire_core::ids::new_id("run");
-    let thread = thread.unwrap_or_else(|| toolwire_core::ids::new_id("thread"));
+    let run_id = toolwire_core::new_id("run");
+    let thread = thread.unwrap_or_else(|| toolwire_core::new_id("thread"));
     let input = json!({
         "threadId": thread,
         "runId": run_id,

@@ -76,7 +76,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         terminal_only: true,
         live: Some(Arc::clone(&live)),
     });
-    let call = toolwire_core::ToolCall::new(toolwire_core::ids::new_id("call"), &args.tool, input)
+    let call = toolwire_core::ToolCall::new(toolwire_core::new_id("call"), &args.tool, input)
         .by_person("cli");
     let mut running = host.call_as(&session.id, call, approver).await?;
     while let Some(event) = running.next().await {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use toolwire_agent::StoreLocation;
-use toolwire_gateway::{Gateway, HostProfile, profile::HOSTS};
+use toolwire_gateway::{Gateway, HOSTS, HostProfile};
 
 use crate::Outcome;
 use crate::data;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use toolwire_agent::StoreLocation;
-use toolwire_mcp::{LoopbackRedirect, McpServer, auth::LOGIN_TIMEOUT};
+use toolwire_mcp::{LOGIN_TIMEOUT, LoopbackRedirect, McpServer};
 
 use crate::{Outcome, out};
 

@@ -5,6 +5,6 @@ use anyhow::Result;
 use crate::{Outcome, out};
 
 pub(crate) fn run() -> Result<Outcome> {
-    out::rendered(&toolwire_core::schema::tool_result_schema_json());
+    out::rendered(&toolwire_core::tool_result_schema_json());
     Ok(Outcome::Ok)
 }

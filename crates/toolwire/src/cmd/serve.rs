@@ -18,7 +18,7 @@ pub(crate) struct Args {
     #[arg(long, default_value = "127.0.0.1:7777", env = "TOOLWIRE_ADDR")]
     addr: SocketAddr,
     /// The origin a reverse proxy serves this instance under, e.g.
-    /// https://toolwire.example.com (repeatable; needs --token).
+    /// `https://toolwire.example.com` (repeatable; needs --token).
     #[arg(long, value_name = "URL")]
     public_origin: Vec<String>,
     /// The token every request must carry (at least 16 characters). Shown by `ps`:
@@ -136,7 +136,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
 fn hand_over(host: &Host) -> toolwire_mcp::OnTools {
     let host = host.clone();
     Arc::new(move |server, tools| {
-        let owned = format!("{}{}", server.prefix(), toolwire_mcp::naming::SEPARATOR);
+        let owned = format!("{}{}", server.prefix(), toolwire_mcp::SEPARATOR);
         let tools = tools.into_iter().map(|t| t as Arc<dyn Tool>).collect();
         if let Err(e) = host.replace_tools(|name| name.starts_with(&owned), tools) {
             out::eprintln(&format!(
