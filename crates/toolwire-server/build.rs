@@ -38,7 +38,18 @@ fn main() -> std::io::Result<()> {
     println!("cargo:rerun-if-changed={}", web.display());
     let mut files = Vec::new();
     walk(&web, &web, &mut files);
-    let mut code = String::from("pub static FILES: &[(&str, &[u8])] = &[\n");
+    // The build's version of the app: a hash of every file's name and bytes. The page asks
+    // for its assets under it (`/web/v-…/app.js`), so browsers may keep them for good and a
+    // new build's page asks for new ones.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for (rel, path) in &files {
+        let bytes = std::fs::read(path)?;
+        for b in rel.bytes().chain([0]).chain(bytes) {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    let mut code = format!("pub static VERSION: &str = \"v-{hash:016x}\";\n");
+    code.push_str("pub static FILES: &[(&str, &[u8])] = &[\n");
     for (rel, path) in &files {
         let abs = path.canonicalize().unwrap_or_else(|_| path.clone());
         let _ = writeln!(

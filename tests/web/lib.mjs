@@ -1,7 +1,7 @@
 // Shared pieces of the browser tests: a real `toolwire serve` on a free loopback port over
 // temp dirs, the CLI beside it, and Debian's chromium driven by playwright-core.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,41 @@ export function chromiumPath() {
 }
 
 export async function launchBrowser() {
-  return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--headless', '--autoplay-policy=no-user-gesture-required'] });
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--headless', '--autoplay-policy=no-user-gesture-required'] });
+  // TOOLWIRE_WEB_DIR=web: the page's assets (`/web/*`) come from that folder instead of the
+  // binary, so looking at a change to the app needs no rebuild. For iterating only: the
+  // tests and screenshots that count run against the assets embedded in the binary.
+  const dir = process.env.TOOLWIRE_WEB_DIR;
+  if (dir) {
+    const { readFileSync } = await import('node:fs');
+    const types = { js: 'text/javascript', mjs: 'text/javascript', css: 'text/css', svg: 'image/svg+xml', html: 'text/html' };
+    const newContext = browser.newContext.bind(browser);
+    const route = async (target) => {
+      await target.route(/\/web\/[^?#]+$/, (r) => {
+        const rel = new URL(r.request().url()).pathname.replace(/^\/web\/(v-[0-9a-f]{16}\/)?/, '');
+        if (rel.includes('..')) return r.abort();
+        try {
+          const body = readFileSync(join(dir, rel));
+          return r.fulfill({ body, contentType: types[rel.split('.').pop()] || 'text/plain' });
+        } catch {
+          return r.continue();
+        }
+      });
+      return target;
+    };
+    browser.newContext = async (opts) => {
+      const context = await route(await newContext(opts));
+      context.toolwireRouted = true;
+      return context;
+    };
+    const newPage = browser.newPage.bind(browser);
+    browser.newPage = async (opts) => {
+      const page = await newPage(opts);
+      if (page.context().toolwireRouted) return page;
+      return route(page);
+    };
+  }
+  return browser;
 }
 
 export async function freePort() {
@@ -83,9 +117,28 @@ export async function serve(d, port, extra = []) {
 
 /** server-everything from tests/mcp (npm ci --prefix tests/mcp), as a --mcp argument. */
 export function everythingMcp(name = 'ev') {
+  return ['--mcp', `${name}=node ${everythingScript()} stdio`];
+}
+
+/** server-everything's script, by a neutral path: a link under the temp dir
+ * (`/tmp/toolwire-mcp/server-everything.js`), so the command the app shows beside the
+ * server (and screenshots keep) names no folder of this machine's checkout. Node runs the
+ * linked file from where it really is. */
+export function everythingScript() {
   const script = join(ROOT, 'tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js');
   if (!existsSync(script)) throw new Error(`no ${script}: npm ci --prefix tests/mcp`);
-  return ['--mcp', `${name}=node ${script} stdio`];
+  const dir = join(tmpdir(), 'toolwire-mcp');
+  const link = join(dir, 'server-everything.js');
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!existsSync(link) || realpathSync(link) !== realpathSync(script)) {
+      rmSync(link, { force: true });
+      symlinkSync(script, link);
+    }
+    return link;
+  } catch {
+    return script;
+  }
 }
 
 /** Calls the API as a client (a tool, not a browser: no Origin). */

@@ -272,10 +272,21 @@ test('copy and download a call\'s arguments and result', async () => {
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
   await open(page, `/sessions/${sessions.kinds}`);
   const card = page.locator('.card[data-tool="read_file"]').first();
+  // Copy and Download are menus (a popover each): open, pick, and it closes.
+  const copyMenu = card.locator('[data-menu="copy"]');
+  assert.equal(await copyMenu.getAttribute('aria-expanded'), 'false');
+  await copyMenu.click();
+  assert.equal(await copyMenu.getAttribute('aria-expanded'), 'true');
   await card.locator('[data-copy="input"]').click();
+  assert.equal(await copyMenu.getAttribute('aria-expanded'), 'false');
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), JSON.stringify({ path: 'main.rs' }, null, 2));
-  await card.locator('[data-copy="text"]').click();
+  // The keyboard too: the first item has focus once the menu opens.
+  await copyMenu.focus();
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
   assert.match(await page.evaluate(() => navigator.clipboard.readText()), /println!\("hello"\)/);
+  await card.locator('[data-menu="download"]').click();
   const [download] = await Promise.all([page.waitForEvent('download'), card.locator('[data-download="json"]').click()]);
   assert.match(download.suggestedFilename(), /^read_file-.*\.json$/);
   const stored = JSON.parse(await (await import('node:fs')).promises.readFile(await download.path(), 'utf8'));
@@ -382,6 +393,7 @@ test('a resource link is a chip: type, copy URI, and Read through the tool\'s se
   assert.equal(refused.status, 404);
   assert.equal(await kept(), before);
   // The MCP result exactly as server-everything sent it, kept beside the stored result.
+  await card.locator('[data-menu="download"]').click();
   const [raw] = await Promise.all([page.waitForEvent('download'), card.locator('[data-download="raw"]').click()]);
   assert.match(raw.suggestedFilename(), /^ev__get-resource-links-.*\.mcp\.json$/);
   const sent = JSON.parse(await (await import('node:fs')).promises.readFile(await raw.path(), 'utf8'));

@@ -21,7 +21,10 @@ export async function api(path, options = {}) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(options.json);
   }
-  const r = await fetch(path, init);
+  // A GET boot.js already sent (the page's session, the server's info) is taken, once.
+  const early = !options.json && !options.method && window.toolwireEarly && window.toolwireEarly.get(path);
+  if (early) window.toolwireEarly.delete(path);
+  const r = await (early || fetch(path, init));
   if (r.status === 204) return null;
   const body = await r.json().catch(() => null);
   if (!r.ok) {

@@ -11,6 +11,7 @@ import { api, ID, resourceUrl } from './api.js';
 import { h, pretty, showError } from './util.js';
 import { schemaForm } from './forms.js';
 import { modelView } from './modelview.js';
+import { menuButton } from './menu.js';
 
 /** @typedef {import('../toolwire.d.ts').ToolResult} ToolResult */
 
@@ -23,7 +24,37 @@ const STATUS_STATE = {
   timeout: 'output-error',
 };
 
+/** The icon of each kind of value (web/icons/). */
+const KIND_ICON = {
+  text: 'text', markdown: 'text', code: 'code', file_content: 'file', diff: 'diff', file_list: 'folder', table: 'table',
+  image: 'image', audio: 'audio', video: 'video', file: 'file', resource_link: 'link', structured: 'braces', tree: 'tree',
+  raw: 'braces', mcp_app: 'app',
+};
+
 let cardSeq = 0;
+
+/** The card every card is cloned from: its header (fold, tool, status, duration, time
+ * waited, size, time, links), the question box and the body (arguments, result). */
+let prototypeCard = null;
+function cardPrototype() {
+  if (!prototypeCard) {
+    prototypeCard = h('article', { class: 'card', 'data-state': 'input-available', tabindex: -1 },
+      h('header', {},
+        h('button', { type: 'button', class: 'fold', 'aria-expanded': 'true' }),
+        h('span', { class: 'tool' }),
+        h('span', { class: 'status' }, 'running'),
+        h('span', { class: 'head-end' },
+          h('span', { class: 'duration' }),
+          // The time the call waited for a person (approval, answer), apart from its duration.
+          h('span', { class: 'waited', hidden: true }),
+          h('span', { class: 'size' }),
+          h('time', { class: 'at' }),
+          h('span', { class: 'links' }))),
+      h('div', { class: 'suspension' }),
+      h('div', { class: 'body' }, h('details', { class: 'args' }, h('summary', {}, 'arguments')), h('div', { class: 'result' })));
+  }
+  return prototypeCard;
+}
 
 export class Card {
   constructor(view, callId, name, input, at) {
@@ -39,76 +70,98 @@ export class Card {
     this.search = null;
     const n = (cardSeq += 1);
     const server = view.catalogue ? view.catalogue.serverOf(name) : null;
-    this.el = h('article', { class: 'card', 'data-call-id': callId, 'data-state': 'input-available', 'data-tool': name,
-      tabindex: -1, 'aria-labelledby': `card-${n}-tool` });
+    // A copy of one prototype card, filled in: cloning is several times cheaper than making
+    // each element and attribute anew, which is most of a long session's first render.
+    this.el = cardPrototype().cloneNode(true);
+    const el = this.el;
+    const header = el.firstChild;
+    [this.foldEl, this.toolEl, this.statusEl, this.headEnd] = header.children;
+    [this.durationEl, this.waitedEl, this.sizeEl] = this.headEnd.children;
+    const time = this.headEnd.children[3];
+    // (The time of day; its `datetime`, the full date, is written when the card is drawn.)
+    this.linksEl = this.headEnd.children[4];
+    this.suspensionEl = header.nextSibling;
+    this.body = this.suspensionEl.nextSibling;
+    const args = this.body.firstChild;
+    this.resultEl = args.nextSibling;
+    el.dataset.callId = callId;
+    el.dataset.tool = name;
+    el.setAttribute('aria-labelledby', `card-${n}-tool`);
     // The filter and the keyboard find a card from its element (a reused call id leaves
     // older cards out of the view's map).
-    this.el.toolwireCard = this;
-    this.statusEl = h('span', { class: 'status' }, 'running');
-    this.durationEl = h('span', { class: 'duration' });
-    // The time the call waited for a person (approval, answer), apart from its duration.
-    this.waitedEl = h('span', { class: 'waited', hidden: true });
-    this.sizeEl = h('span', { class: 'size' });
+    el.toolwireCard = this;
+    this.toolEl.id = `card-${n}-tool`;
+    this.toolEl.textContent = name;
+    if (server) this.toolEl.after(h('span', { class: 'server-chip', title: `MCP server ${server.name}` }, server.name));
+    this.body.id = `card-${n}-body`;
+    this.foldEl.setAttribute('aria-controls', this.body.id);
+    this.foldEl.setAttribute('aria-label', `Fold ${name}`);
+    this.foldEl.addEventListener('click', () => this.setOpen(this.body.hidden));
+    time.textContent = clock(this.at);
+    this.timeEl = time;
     // The progress bar, the detail box and Stop are made when first needed: most cards of a
-    // long session never show them.
+    // long session never show them. Stop stops the call while it runs or waits for a
+    // person; it then gets a cancelled result.
     this.progressEl = null;
-    this.suspensionEl = h('div', { class: 'suspension' });
-    this.resultEl = h('div', { class: 'result' });
     this.detailEl = null;
-    this.linksEl = h('span', { class: 'links' });
-    // Stops the call while it runs or waits for a person; it then gets a cancelled result.
     this.stopEl = null;
-    this.body = h('div', { class: 'body', id: `card-${n}-body` });
-    this.foldEl = h('button', { type: 'button', class: 'fold', 'aria-expanded': 'true', 'aria-controls': this.body.id,
-      'aria-label': `Fold ${name}`, onclick: () => this.setOpen(this.body.hidden) });
-    const time = h('time', { class: 'at', datetime: isoOf(this.at) }, clock(this.at));
-    this.el.append(
-      h('header', {}, this.foldEl,
-        h('span', { class: 'tool', id: `card-${n}-tool` }, name),
-        server ? h('span', { class: 'server-chip', title: `MCP server ${server.name}` }, server.name) : null,
-        this.statusEl,
-        this.headEnd = h('span', { class: 'head-end' }, this.durationEl, this.waitedEl, this.sizeEl, time, this.linksEl)),
-      this.suspensionEl,
-      this.body);
-    this.body.append(
-      h('details', { class: 'args' }, h('summary', {}, 'arguments'), h('pre', { tabindex: 0 }, pretty(input))),
-      this.resultEl);
+    // The arguments are written out when first opened: most cards never are.
+    args.addEventListener('toggle', () => {
+      if (args.open && !args.querySelector('pre')) args.append(h('pre', { tabindex: 0 }, pretty(this.input)));
+    });
     this.footerEl = null;
     this.modelEl = null;
     this.view.running(this, true);
     // A card made and finished in one go (a load) never gets Stop; one still running
     // after this turn of the event loop does.
-    queueMicrotask(() => { if (!/^output-/.test(this.el.dataset.state)) this.ensureStop(); });
+    // (A load of stored messages checks its cards once at its end instead: see session.js.)
+    if (!view.loading) queueMicrotask(() => { if (!/^output-/.test(this.el.dataset.state)) this.ensureStop(); });
   }
 
   /** The card's buttons (details, copy, download), made when the card is first drawn or
    * asks something: a 10,000-call session does not build 100,000 buttons up front. */
   footer() {
     if (this.footerEl) return this.footerEl;
-    const detailButton = (label, what) => h('button', { type: 'button', 'data-show': what, 'aria-pressed': 'false' }, label);
+    // Each button has an icon; on a narrow card (a container query in app.css) only the
+    // icons show, so the footer stays one row at 400 px. The name stays for assistive
+    // technology (the label is hidden visually only) and as a tooltip.
+    const labelled = (attrs, icon, label) => h('button', { type: 'button', class: `i ${icon}`, title: attrs.title || label, ...attrs },
+      h('span', { class: 'label' }, label));
+    const detailButton = (label, what, icon) => labelled({ 'data-show': what, 'aria-pressed': 'false' }, icon, label);
+    const known = this.view.tools.has(this.name);
     this.copiedEl = h('span', { class: 'copied', role: 'status' });
-    this.schemaEl = h('span', { class: 'schema-check muted' });
+    this.schemaEl = h('span', { class: 'schema-check' });
+    // Copy and Download are menus: what to copy (arguments, text, stored JSON) and what to
+    // save (the stored JSON, the MCP result as received).
+    const copy = menuButton('Copy', 'i-copy', [
+      labelled({ 'data-copy': 'input', title: 'Copy the arguments' }, 'i-terminal', 'Arguments'),
+      labelled({ 'data-copy': 'text', title: 'Copy the result\'s text' }, 'i-text', 'Result text'),
+      labelled({ 'data-copy': 'json', title: 'Copy the stored JSON' }, 'i-braces', 'Stored JSON'),
+    ], { 'data-menu': 'copy' });
+    this.rawEl = h('a', { class: 'i i-package', 'data-download': 'raw', hidden: true, title: 'Download the result exactly as the MCP server sent it' },
+      h('span', { class: 'label' }, 'MCP result as received'));
+    const save = menuButton('Download', 'i-download', [
+      labelled({ 'data-download': 'json', title: 'Download the stored JSON' }, 'i-braces', 'Stored JSON'),
+      this.rawEl,
+    ], { 'data-menu': 'download' });
     this.footerEl = h('footer', {},
-      detailButton('stored JSON', 'json'),
-      detailButton('diagnostics', 'diagnostics'),
-      detailButton('_meta', 'meta'),
-      detailButton('What the model saw', 'model'),
-      h('span', { class: 'sep', 'aria-hidden': 'true' }),
-      h('button', { type: 'button', 'data-copy': 'input', title: 'Copy the arguments' }, 'Copy args'),
-      h('button', { type: 'button', 'data-copy': 'text' }, 'Copy text'),
-      h('button', { type: 'button', 'data-copy': 'json' }, 'Copy JSON'),
-      h('button', { type: 'button', 'data-download': 'json', title: 'Download the stored JSON' }, 'Download'),
-      this.rawEl = h('span', { class: 'raw-link' }),
-      // A direct call again, as it was or edited in the composer (when the tool is known).
-      this.view.tools.has(this.name) ? h('span', { class: 'sep', 'data-rerun-sep': '', 'aria-hidden': 'true' }) : null,
-      this.view.tools.has(this.name) ? h('button', { type: 'button', 'data-rerun': 'same' }, 'Re-run') : null,
-      this.view.tools.has(this.name) && this.view.pickTool ? h('button', { type: 'button', 'data-rerun': 'edit' }, 'Edit & re-run') : null,
-      this.copiedEl,
-      this.schemaEl);
-    // One listener for every button of the footer.
+      h('div', { class: 'footer-row' },
+        detailButton('Stored JSON', 'json', 'i-braces'),
+        detailButton('Diagnostics', 'diagnostics', 'i-pulse'),
+        detailButton('_meta', 'meta', 'i-tag'),
+        detailButton('What the model saw', 'model', 'i-eye'),
+        h('span', { class: 'sep', 'aria-hidden': 'true' }),
+        copy.button, copy.list, save.button, save.list,
+        // A direct call again, as it was or edited in the composer (when the tool is known).
+        known ? h('span', { class: 'sep', 'data-rerun-sep': '', 'aria-hidden': 'true' }) : null,
+        known ? labelled({ 'data-rerun': 'same', title: 'Call the tool again with the same arguments' }, 'i-rerun', 'Re-run') : null,
+        known && this.view.pickTool ? labelled({ 'data-rerun': 'edit', title: 'Edit the arguments in the composer and call again' }, 'i-edit', 'Edit & re-run') : null,
+        this.schemaEl),
+      this.copiedEl);
+    // One listener for every button of the footer (and of its menus).
     this.footerEl.addEventListener('click', (e) => {
       const b = e.target.closest('button');
-      if (!b) return;
+      if (!b || b.dataset.menu) return;
       if (b.dataset.show === 'model') this.toggleModel();
       else if (b.dataset.show) this.toggleDetail(b.dataset.show);
       else if (b.dataset.copy) this.copy(b.dataset.copy);
@@ -116,9 +169,19 @@ export class Card {
       else if (b.dataset.rerun === 'edit') this.view.pickTool(this.name, this.input);
       else if (b.dataset.rerun) this.rerun(b);
     });
-    if (this.result) this.schemaEl.textContent = schemaCheck(this.result, this.view.tools.get(this.name));
+    if (this.result) this.showSchema();
     this.body.append(this.footerEl);
     return this.footerEl;
+  }
+
+  /** Whether the result's structured value matched the tool's outputSchema, as an icon
+   * and a label (the label hides on a narrow card; the tooltip keeps it). */
+  showSchema() {
+    const check = schemaCheck(this.result, this.view.tools.get(this.name));
+    this.schemaEl.dataset.check = check.startsWith('outputSchema: matched') ? 'matched' : check ? 'mismatch' : '';
+    this.schemaEl.title = check;
+    this.schemaEl.className = `schema-check${check ? ` i ${this.schemaEl.dataset.check === 'matched' ? 'i-check-circle' : 'i-alert'}` : ''}`;
+    this.schemaEl.replaceChildren(check ? h('span', { class: 'label' }, check) : '');
   }
 
   /** Shows or hides what the model was sent for this call (modelview.js). */
@@ -208,8 +271,11 @@ export class Card {
    * it beside the result (`metadata.rawRef`, a stored blob). */
   rawLink() {
     const url = resourceUrl(this.result && this.result.metadata && this.result.metadata.rawRef);
-    this.rawEl.replaceChildren(url ? h('a', { href: url, 'data-download': 'raw', title: 'Download the result exactly as the MCP server sent it',
-      download: `${this.name}-${this.callId}.mcp.json`.replace(/[^\w.-]+/g, '_') }, 'MCP result') : '');
+    this.rawEl.hidden = !url;
+    if (url) {
+      this.rawEl.href = url;
+      this.rawEl.download = `${this.name}-${this.callId}.mcp.json`.replace(/[^\w.-]+/g, '_');
+    }
   }
 
   setState(state, label) {
@@ -348,12 +414,13 @@ export class Card {
     // Drawn when the card nears the viewport: a long session costs only what shows.
     this.drawn = false;
     this.view.whenVisible(this, () => this.draw());
-    if (this.schemaEl) this.schemaEl.textContent = schemaCheck(result, this.view.tools.get(this.name));
+    if (this.schemaEl) this.showSchema();
     if (this.detailEl && !this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
   }
 
   draw() {
     if (this.drawn || !this.result) return;
+    if (!this.timeEl.hasAttribute('datetime')) this.timeEl.setAttribute('datetime', isoOf(this.at));
     try {
       const size = JSON.stringify(this.result).length;
       this.sizeEl.textContent = bytes(size);
@@ -365,6 +432,7 @@ export class Card {
     this.drawn = true;
     this.footer();
     this.rawLink();
+    this.showKinds();
     try {
       renderResult(this.resultEl, this.result, {
         resourceUrl,
@@ -384,6 +452,15 @@ export class Card {
       this.resultEl.replaceChildren();
       showError(this.resultEl, `cannot show this result: ${err.message}`);
     }
+  }
+
+  /** The kinds of the result as icons beside its status (named for assistive technology). */
+  showKinds() {
+    const kinds = [...new Set(this.kinds())].filter((k) => KIND_ICON[k]);
+    if (this.kindsEl) this.kindsEl.remove();
+    this.kindsEl = kinds.length ? h('span', { class: 'kinds', role: 'img', 'aria-label': `holds ${kinds.join(', ').replace(/_/g, ' ')}` },
+      kinds.map((k) => h('span', { class: `i i-${KIND_ICON[k]}`, title: k.replace(/_/g, ' ') }))) : null;
+    if (this.kindsEl) this.statusEl.after(this.kindsEl);
   }
 
   toggleDetail(what, keep) {

@@ -38,9 +38,9 @@ export class Filters {
     this.kind = h('select', { name: 'kind', 'aria-label': 'Filter by kind of result' });
     this.status.value = this.state.status;
     this.orderEl = h('button', { type: 'button', class: 'small', 'data-role': 'order', onclick: () => this.set('order', this.state.order === 'newest' ? '' : 'newest') });
-    this.compactEl = h('button', { type: 'button', class: 'small', 'data-role': 'compact', 'aria-pressed': 'false', onclick: () => this.set('view', this.state.view === 'compact' ? '' : 'compact') }, 'Compact');
-    this.foldEl = h('button', { type: 'button', class: 'small', 'data-role': 'fold-all', onclick: () => this.foldAll() }, 'Fold all');
-    this.nextErrorEl = h('button', { type: 'button', class: 'small', 'data-role': 'next-error', title: 'Jump to the next error (e)', onclick: () => this.nextError() }, 'Next error');
+    this.compactEl = h('button', { type: 'button', class: 'small', 'data-role': 'compact', 'aria-pressed': 'false', title: 'One line per call', onclick: () => this.set('view', this.state.view === 'compact' ? '' : 'compact') }, label('Compact'));
+    this.foldEl = h('button', { type: 'button', class: 'small', 'data-role': 'fold-all', title: 'Fold or unfold every card', onclick: () => this.foldAll() }, label('Fold all'));
+    this.nextErrorEl = h('button', { type: 'button', class: 'small', 'data-role': 'next-error', title: 'Jump to the next error (e)', onclick: () => this.nextError() }, label('Next error'));
     this.shown = h('span', { class: 'shown', role: 'status' });
     this.el = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter the timeline' },
       this.q, this.tool, this.server, this.status, this.kind,
@@ -132,7 +132,7 @@ export class Filters {
     const t = this.view.timeline;
     t.dataset.order = s.order === 'newest' ? 'newest' : 'oldest';
     t.classList.toggle('compact', s.view === 'compact');
-    this.orderEl.textContent = s.order === 'newest' ? 'Newest first' : 'Oldest first';
+    this.orderEl.replaceChildren(label(s.order === 'newest' ? 'Newest first' : 'Oldest first'));
     this.orderEl.title = 'Change the order of the timeline';
     this.compactEl.setAttribute('aria-pressed', String(s.view === 'compact'));
     const active = this.active();
@@ -173,7 +173,8 @@ export class Filters {
       const card = this.cardOf(el);
       if (card) card.setOpen(!this.folded);
     }
-    this.foldEl.textContent = this.folded ? 'Unfold all' : 'Fold all';
+    this.foldEl.replaceChildren(label(this.folded ? 'Unfold all' : 'Fold all'));
+    this.foldEl.dataset.folded = String(this.folded);
   }
 
   /** Moves to the next shown card in reading order after `from` (or the viewport's top);
@@ -204,6 +205,11 @@ export class Filters {
   nextError() {
     return this.move((el) => ERROR_STATES.has(el.dataset.state));
   }
+}
+
+/** A button's text: beside its icon, or (on a narrow filter bar) its name only. */
+function label(text) {
+  return h('span', { class: 'label' }, text);
 }
 
 function fill(select, all, values, current, labels = {}) {

@@ -19,6 +19,9 @@ const RESOURCE_READ = 'toolwire.resource_read';
 /** Timeline items per chunk. */
 const CHUNK = 50;
 
+/** Items drawn before the page says it is ready: more than a tall window shows. */
+const FIRST_SCREEN = 10;
+
 export class SessionView {
   /** `catalogue`: the tools and servers (tools.js), shared with the sidebar. */
   constructor(main, id, catalogue) {
@@ -35,6 +38,9 @@ export class SessionView {
     this.source = null;
     this.after = 0;
     this.pendingDraw = new Map();
+    // Cards near the viewport waiting their turn to be drawn (pump), in timeline order.
+    this.drawQueue = new Set();
+    this.pumping = false;
     this.waiters = new Map();
     // The timeline's items go into chunks of CHUNK (`.chunk`), and only chunks are
     // observed and skipped off screen (`content-visibility: auto`): a browser checks every
@@ -59,22 +65,67 @@ export class SessionView {
     }, { rootMargin: '2000px 0px' });
   }
 
-  /** Draws the pending cards of a chunk near the viewport. */
+  /** Queues the pending cards of a chunk near the viewport to be drawn. */
   drawChunk(chunk) {
-    for (const el of chunk.children) {
-      const draw = this.pendingDraw.get(el);
-      if (!draw) continue;
-      this.pendingDraw.delete(el);
-      draw();
+    for (const el of chunk.children) if (this.pendingDraw.has(el)) this.drawQueue.add(el);
+    this.pump();
+  }
+
+  /** Draws queued cards a few milliseconds at a time, between frames and input: a chunk
+   * of 50 results with highlighted code would otherwise hold the page for one long task.
+   * What shows first was drawn before this (`drawFirst`). */
+  pump() {
+    if (this.pumping || !this.drawQueue.size) return;
+    this.pumping = true;
+    const idle = window.requestIdleCallback ? (f) => requestIdleCallback(f, { timeout: 60 }) : (f) => setTimeout(f, 0);
+    const step = () => {
+      const end = performance.now() + 8;
+      for (const el of this.drawQueue) {
+        this.drawQueue.delete(el);
+        this.drawNow(el);
+        if (performance.now() > end) break;
+      }
+      if (this.drawQueue.size) idle(step);
+      else this.pumping = false;
+    };
+    idle(step);
+  }
+
+  /** Draws the card `el` if it waits to be. */
+  drawNow(el) {
+    const draw = this.pendingDraw.get(el);
+    if (!draw) return;
+    this.pendingDraw.delete(el);
+    draw();
+  }
+
+  /** Draws, at once, the first screenful of what the timeline shows first (the top of
+   * the first chunk, or of the last when newest come first): what a person sees when the
+   * page opens is drawn before it says it is ready; the rest follows as it comes near. */
+  drawFirst() {
+    const t = this.timeline;
+    const chunk = t.dataset.order === 'newest' ? t.lastElementChild : t.firstElementChild;
+    if (!chunk) return;
+    const items = [...chunk.children];
+    if (t.dataset.order === 'newest') items.reverse();
+    let shown = 0;
+    for (const el of items) {
+      if (el.hidden) continue;
+      this.drawNow(el);
+      shown += 1;
+      if (shown >= FIRST_SCREEN) break;
     }
   }
 
   /** Runs `draw` once `card` is within two thousand pixels of the viewport (its chunk is):
-   * at once when it is already there. */
+   * soon when it is already there. */
   whenVisible(card, draw) {
     this.pendingDraw.set(card.el, draw);
     const chunk = card.el.parentElement;
-    if (chunk && this.nearChunks.has(chunk)) queueMicrotask(() => this.drawChunk(chunk));
+    if (chunk && this.nearChunks.has(chunk)) {
+      this.drawQueue.add(card.el);
+      this.pump();
+    }
   }
 
   /** Appends a message, a card or a widget to the timeline, in its last chunk. */
@@ -126,6 +177,7 @@ export class SessionView {
     await this.load();
     if (this.composerStart) this.composerStart(this.cards.size > 0);
     this.filters.refresh();
+    this.drawFirst();
     follow(this);
   }
 
@@ -134,6 +186,10 @@ export class SessionView {
     const first = this.first;
     this.first = null;
     const { session, messages, lastEventSeq } = await (first || api(`/api/sessions/${this.id}`));
+    // Asked now, drawn after the messages: its answer comes while they are built. (Asked
+    // after the session was read, so a call it lists is never older than the session.)
+    const suspensions = api(`/api/sessions/${this.id}/suspensions`);
+    suspensions.catch(() => {});
     document.title = `${session.title || session.id} · toolwire`;
     this.main.querySelector('.title').textContent = session.title || 'Untitled session';
     this.main.querySelector('.sid').textContent = session.id;
@@ -144,14 +200,22 @@ export class SessionView {
     for (const c of [...this.runningCards]) this.running(c, false);
     this.observer.disconnect();
     this.pendingDraw.clear();
+    this.drawQueue.clear();
     this.nearChunks.clear();
     this.chunk = null;
     this.streaming = null;
     this.timeline.replaceChildren();
-    for (const m of messages) this.message(m);
+    this.loading = true;
+    try {
+      for (const m of messages) this.message(m);
+    } finally {
+      this.loading = false;
+    }
+    // Calls still running once the stored messages are drawn get their Stop.
+    for (const c of this.runningCards) c.ensureStop();
     // Pending calls whose result is not stored yet (e.g. waiting for approval after a
     // restart) still get their controls.
-    const pending = await api(`/api/sessions/${this.id}/suspensions`);
+    const pending = await suspensions;
     for (const p of pending) {
       const card = this.card(p.call.id, p.call.name, p.call.input);
       card.suspend(p.suspension);

@@ -53,7 +53,7 @@ export class Sidebar {
     search.addEventListener('input', () => this.drawSessions(search.value));
     const box = h('section', { class: 'side-section', 'aria-labelledby': 'side-sessions' },
       h('div', { class: 'side-head' }, h('h2', { id: 'side-sessions' }, 'Sessions'),
-        h('button', { type: 'button', class: 'small ghost', onclick: () => newSession(box) }, '+ New')),
+        h('button', { type: 'button', class: 'small ghost', title: 'New session', onclick: () => newSession(box) }, 'New')),
       search, this.sessionList);
     return box;
   }

@@ -21,8 +21,8 @@ export function initTheme() {
   const button = document.getElementById('theme');
   if (!button) return;
   const label = () => {
-    button.replaceChildren(theme === 'dark' ? '☾' : theme === 'light' ? '☀' : '◐',
-      Object.assign(document.createElement('span'), { className: 'label', textContent: ` ${theme}` }));
+    // The icon (a monitor, a sun, a moon) comes from app.css, by `data-theme`.
+    button.replaceChildren(Object.assign(document.createElement('span'), { className: 'label', textContent: theme }));
     button.setAttribute('aria-label', `Colour theme: ${theme}`);
     button.title = `Colour theme: ${theme} (click to change)`;
   };

@@ -67,9 +67,33 @@ fn with_policy(mut response: Response, sandbox_origin: Option<&str>) -> Response
     response
 }
 
+/// The build's version of the app, the folder its page asks for assets under.
+pub fn version() -> &'static str {
+    files::VERSION
+}
+
+/// The app's document with its asset URLs under this build's version (`/web/v-…/app.js`):
+/// the scripts' imports are relative, so the whole module graph comes from there, and is
+/// kept by the browser for good (a first render fetches no script again).
+fn page_html() -> Option<&'static str> {
+    static HTML: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    HTML.get_or_init(|| {
+        let html = std::str::from_utf8(asset("index.html")?).ok()?;
+        Some(html.replace("\"/web/", &format!("\"/web/{}/", files::VERSION)))
+    })
+    .as_deref()
+}
+
+/// Whether `segment` names a build's version (this build's or an older page's).
+fn is_version(segment: &str) -> bool {
+    segment.len() == 18
+        && segment.starts_with("v-")
+        && segment[2..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// The app's HTML document.
 pub fn page(sandbox_origin: Option<&str>) -> Response {
-    match asset("index.html") {
+    match page_html() {
         Some(html) => with_policy(
             ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
             sandbox_origin,
@@ -83,21 +107,48 @@ pub fn page(sandbox_origin: Option<&str>) -> Response {
     }
 }
 
-/// `GET /web/{*path}`: an embedded asset.
+/// `GET /web/{*path}`: an embedded asset, by its name or under a version
+/// (`/web/v-…/app.js`). Under this build's version it may be kept for good: the version
+/// changes with any file. Under another (a page from an older build still open) it is
+/// served as it is now, and revalidated like a bare name.
 pub async fn serve_asset(Path(path): Path<String>) -> Response {
-    match asset(&path) {
-        Some(bytes) => with_policy(
-            ([(header::CONTENT_TYPE, content_type(&path))], bytes).into_response(),
-            None,
-        ),
+    let (name, immutable) = match path.split_once('/') {
+        Some((v, rest)) if is_version(v) => (rest, v == files::VERSION),
+        _ => (path.as_str(), false),
+    };
+    match asset(name) {
+        Some(bytes) => {
+            let mut response = with_policy(
+                ([(header::CONTENT_TYPE, content_type(name))], bytes).into_response(),
+                None,
+            );
+            if immutable {
+                response.headers_mut().insert(
+                    header::CACHE_CONTROL,
+                    HeaderValue::from_static("public, max-age=31536000, immutable"),
+                );
+            }
+            response
+        }
         None => ApiError::not_found("no such file in the web app").into_response(),
     }
 }
 
-/// `GET /sessions/{id}`: the same document; the script shows the session.
+/// `GET /sessions/{id}`: the same document; the script shows the session. The answer
+/// tells the browser to fetch the session at once (`Link: …; rel=preload`), while the
+/// page and its scripts are still on their way: its first render waits for the slower
+/// of the two, not for one after the other. (The page's `boot.js` asks for the same URL
+/// the same way, and gets the preloaded answer.)
 pub async fn session_page(
     axum::extract::State(state): axum::extract::State<crate::AppState>,
-    Path(_id): Path<String>,
+    Path(id): Path<String>,
 ) -> Response {
-    page(state.sandbox_origin.as_deref())
+    let mut response = page(state.sandbox_origin.as_deref());
+    if response.status().is_success() && toolwire_core::ids::check_id(&id).is_none() {
+        let link = format!("</api/sessions/{id}>; rel=preload; as=fetch; crossorigin");
+        if let Ok(v) = HeaderValue::from_str(&link) {
+            response.headers_mut().insert(header::LINK, v);
+        }
+    }
+    response
 }

@@ -221,10 +221,26 @@ async fn pages_and_resources_carry_their_policies() {
             .unwrap()
             .contains("default-src 'self'")
     );
+    // It asks the browser to fetch the session beside the page (a preload the page's own
+    // fetch then takes); an id the store would refuse gets no such hint.
+    assert_eq!(
+        session_page.headers()["link"],
+        "</api/sessions/s_anything>; rel=preload; as=fetch; crossorigin"
+    );
     assert_eq!(session_page.text().await.unwrap(), html);
+    let odd = s.get("/sessions/a%20b").send().await.unwrap();
+    assert!(odd.headers().get("link").is_none());
     // Assets come from the embedded table, typed, and nothing else is reachable.
     let js = s.get("/web/app.js").send().await.unwrap();
     assert_eq!(js.status(), 200);
+    let js_body = s
+        .get("/web/app.js")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(
         js.headers()["content-type"]
             .to_str()
@@ -232,6 +248,34 @@ async fn pages_and_resources_carry_their_policies() {
             .starts_with("text/javascript")
     );
     assert_eq!(js.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(js.headers()["cache-control"], "no-cache");
+    // The page asks for its assets under this build's version, which browsers may keep for
+    // good; an older build's version is served too, but revalidated.
+    let version = html
+        .split("src=\"/web/")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(version.starts_with("v-") && version.len() == 18, "{html}");
+    let kept = s
+        .get(&format!("/web/{version}/app.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.status(), 200);
+    assert_eq!(
+        kept.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(kept.text().await.unwrap(), js_body);
+    let older = s
+        .get("/web/v-0123456789abcdef/app.js")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(older.status(), 200);
+    assert_eq!(older.headers()["cache-control"], "no-cache");
     for bad in [
         "/web/nothere.js",
         "/web/../Cargo.toml",
