@@ -67,11 +67,6 @@ fn with_policy(mut response: Response, sandbox_origin: Option<&str>) -> Response
     response
 }
 
-/// The build's version of the app, the folder its page asks for assets under.
-pub fn version() -> &'static str {
-    files::VERSION
-}
-
 /// The app's document with its asset URLs under this build's version (`/web/v-…/app.js`):
 /// the scripts' imports are relative, so the whole module graph comes from there, and is
 /// kept by the browser for good (a first render fetches no script again).
@@ -144,7 +139,7 @@ pub async fn session_page(
     Path(id): Path<String>,
 ) -> Response {
     let mut response = page(state.sandbox_origin.as_deref());
-    if response.status().is_success() && toolwire_core::ids::check_id(&id).is_none() {
+    if response.status().is_success() && toolwire_core::check_id(&id).is_none() {
         let link = format!("</api/sessions/{id}>; rel=preload; as=fetch; crossorigin");
         if let Ok(v) = HeaderValue::from_str(&link) {
             response.headers_mut().insert(header::LINK, v);
