@@ -22,6 +22,7 @@ mod prompt;
 pub mod read_result;
 mod run;
 pub mod sampling;
+mod spans;
 pub mod task;
 
 use std::sync::Arc;
@@ -49,6 +50,8 @@ pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
 pub use toolwire_runtime::{
     ApprovalPolicy, Registered, Registry, ResolveError, SharedEvent, Tool, ToolSchema,
 };
+/// The tracing hook a host takes ([`HostBuilder::tracer`]); `toolwire-otel` implements it.
+pub use toolwire_runtime::Tracer;
 pub use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
 /// The default limit on model requests per user message.
@@ -132,6 +135,8 @@ pub struct Agent {
     approver: Arc<dyn Approver>,
     /// Subagents started by this agent's `task` calls and not yet waited for.
     children: std::sync::Mutex<Vec<ChildRun>>,
+    /// `gen_ai.agent.name` in its traces: `toolwire`, or `subagent` for a `task`'s.
+    name: &'static str,
 }
 
 /// A subagent run, tracked so that a cancelled turn waits for its subagents to store
@@ -172,11 +177,17 @@ impl Agent {
             stores,
             approver,
             children: std::sync::Mutex::new(Vec::new()),
+            name: "toolwire",
         })
     }
 
     pub fn provider(&self) -> Provider {
         self.client.config().provider
+    }
+
+    /// The agent's name in traces (`gen_ai.agent.name`).
+    pub fn agent_name(&self) -> &'static str {
+        self.name
     }
 
     pub fn config(&self) -> &AgentConfig {
@@ -233,6 +244,7 @@ impl Agent {
             stores: self.stores.clone(),
             approver: Arc::clone(&self.approver),
             children: std::sync::Mutex::new(Vec::new()),
+            name: "subagent",
         }
     }
 

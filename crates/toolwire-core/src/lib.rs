@@ -26,6 +26,7 @@ pub mod pending;
 pub mod result;
 pub mod schema;
 pub mod source;
+pub mod trace;
 mod validate;
 pub mod value;
 pub mod view;
@@ -43,6 +44,7 @@ pub use pending::{Answered, PendingCall, Resolution};
 pub use result::{
     CallRef, ErrorInfo, IntoOutput, Metadata, Status, Suspension, SuspensionReason, ToolResult,
 };
+pub use trace::TraceContext;
 pub use source::{MediaKind, Source, is_base64, is_blob_key, mime_essence};
 pub use value::Value;
 pub use view::KnownView;

@@ -9,6 +9,7 @@ pub mod executor;
 mod progress;
 pub mod registry;
 pub mod sink;
+pub mod trace;
 
 pub use events::{EventBus, SharedEvent, Subscription};
 pub use executor::{
@@ -17,6 +18,7 @@ pub use executor::{
 };
 pub use registry::{Registered, Registry, RegistryError};
 pub use sink::{LandError, Landing, ResultSink};
+pub use trace::{Attr, AttrValue, SharedTracer, Span, SpanKind, Tracer};
 /// The vocabulary and stores the executor works with, re-exported for one import.
 pub use toolwire_core::{ErrorCode, Event, EventKind, PendingCall, Resolution, ToolCall};
 pub use toolwire_store::{EventLog, MemoryEventLog, MemorySuspensions, SuspensionStore};
