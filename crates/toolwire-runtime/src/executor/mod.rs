@@ -301,7 +301,8 @@ impl Executor {
         suspensions: Vec<String>,
     ) -> Result<toolwire_store::StoredMessage, LandError> {
         let sink = self.sink.get().ok_or(LandError::NoSink)?;
-        let call_id = result.call_id.clone();
+        // Only a traced call needs its id after the result is handed over.
+        let traced = self.tracer.is_some().then(|| result.call_id.clone());
         let kept = self
             .raws
             .lock()
@@ -315,7 +316,7 @@ impl Executor {
             suspensions,
         };
         let stored = sink.land(session_id, landing).await;
-        if self.tracer.is_some() {
+        if let Some(call_id) = traced {
             // The span records the result as stored: its media by blob reference.
             match &stored {
                 Ok(stored) => match &stored.content {
