@@ -46,12 +46,12 @@ pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
 pub use tokio_util::sync::CancellationToken;
 /// The conversation and event vocabulary, re-exported so an embedder needs one crate.
 pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
+/// The tracing hook a host takes ([`HostBuilder::tracer`]); `toolwire-otel` implements it.
+pub use toolwire_runtime::Tracer;
 /// The tool contract, for hosts that bring their own tools (an MCP server's).
 pub use toolwire_runtime::{
     ApprovalPolicy, Registered, Registry, ResolveError, SharedEvent, Tool, ToolSchema,
 };
-/// The tracing hook a host takes ([`HostBuilder::tracer`]); `toolwire-otel` implements it.
-pub use toolwire_runtime::Tracer;
 pub use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
 /// The default limit on model requests per user message.

@@ -44,8 +44,8 @@ pub use pending::{Answered, PendingCall, Resolution};
 pub use result::{
     CallRef, ErrorInfo, IntoOutput, Metadata, Status, Suspension, SuspensionReason, ToolResult,
 };
-pub use trace::TraceContext;
 pub use source::{MediaKind, Source, is_base64, is_blob_key, mime_essence};
+pub use trace::TraceContext;
 pub use value::Value;
 pub use view::KnownView;
 pub use violation::{Problem, Violation, Violations};

@@ -752,6 +752,18 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<Arc<McpT
         .collect()
 }
 
+/// The call's trace context in `_meta` under the keys MCP reserves for it (`traceparent`,
+/// `tracestate`, as W3C Trace Context writes them), so a traced server's spans join the
+/// trace of the call that asked.
+fn trace_meta(trace: &toolwire_core::TraceContext) -> rmcp::model::RequestMetaObject {
+    let mut meta = serde_json::Map::new();
+    meta.insert("traceparent".to_owned(), Json::String(trace.traceparent()));
+    if let Some(state) = &trace.state {
+        meta.insert("tracestate".to_owned(), Json::String(state.clone()));
+    }
+    rmcp::model::RequestMetaObject::from(meta)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -791,16 +803,4 @@ mod tests {
             json!({"action": "accept"})
         );
     }
-}
-
-/// The call's trace context in `_meta` under the keys MCP reserves for it (`traceparent`,
-/// `tracestate`, as W3C Trace Context writes them), so a traced server's spans join the
-/// trace of the call that asked.
-fn trace_meta(trace: &toolwire_core::TraceContext) -> rmcp::model::RequestMetaObject {
-    let mut meta = serde_json::Map::new();
-    meta.insert("traceparent".to_owned(), Json::String(trace.traceparent()));
-    if let Some(state) = &trace.state {
-        meta.insert("tracestate".to_owned(), Json::String(state.clone()));
-    }
-    rmcp::model::RequestMetaObject::from(meta)
 }

@@ -53,7 +53,11 @@ impl OtelConfig {
     pub fn from_vars(
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<OtelConfig>, ConfigError> {
-        let get = |name: &str| var(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let get = |name: &str| {
+            var(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
         if get("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
             return Ok(None);
         }
@@ -213,7 +217,10 @@ mod tests {
         assert!(!c.content);
         let c = config(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://ignored:4318"),
-            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://here:9999/custom"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://here:9999/custom",
+            ),
             (CONTENT_ENV, "true"),
         ])
         .unwrap()

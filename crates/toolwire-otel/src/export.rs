@@ -51,7 +51,8 @@ impl Exporter {
     ) -> ExportStats {
         let max = self.config.max_batch.max(1);
         let mut batch: Vec<SpanData> = Vec::with_capacity(max);
-        let mut tick = tokio::time::interval(self.config.delay.max(std::time::Duration::from_millis(1)));
+        let mut tick =
+            tokio::time::interval(self.config.delay.max(std::time::Duration::from_millis(1)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {

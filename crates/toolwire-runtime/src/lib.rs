@@ -18,7 +18,6 @@ pub use executor::{
 };
 pub use registry::{Registered, Registry, RegistryError};
 pub use sink::{LandError, Landing, ResultSink};
-pub use trace::{Attr, AttrValue, SharedTracer, Span, SpanKind, Tracer};
 /// The vocabulary and stores the executor works with, re-exported for one import.
 pub use toolwire_core::{ErrorCode, Event, EventKind, PendingCall, Resolution, ToolCall};
 pub use toolwire_store::{EventLog, MemoryEventLog, MemorySuspensions, SuspensionStore};
@@ -28,3 +27,4 @@ pub use toolwire_tool::{
     ToolAnnotations, ToolContext, ToolError, ToolExample, ToolOrigin, ToolSchema, reconfigure,
     tool_fn,
 };
+pub use trace::{Attr, AttrValue, SharedTracer, Span, SpanKind, Tracer};

@@ -65,14 +65,19 @@ impl Receiver {
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let port = line.trim().parse().unwrap_or_else(|_| panic!("port: {line:?}"));
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("port: {line:?}"));
         Receiver { child, port, out }
     }
 
     /// Every span received, as the receiver decoded it.
     fn spans(&self) -> Vec<Json> {
         let text = std::fs::read_to_string(self.out.path().join("spans.jsonl")).unwrap_or_default();
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 }
 
@@ -142,9 +147,7 @@ async fn a_chat_turn_is_one_trace_by_the_genai_conventions() {
         return;
     };
     let receiver = Receiver::start(&otel_python);
-    let call = |id: &str, name: &str, input: Json| {
-        json!({"type": "tool_use", "id": id, "name": name, "input": input})
-    };
+    let call = |id: &str, name: &str, input: Json| json!({"type": "tool_use", "id": id, "name": name, "input": input});
     // The turn's first reply asks for four calls: two on the MCP server (text, an image),
     // a write that needs approval, and a subagent; the subagent's own request comes
     // next (it runs while the parent's calls run), then the parent's final answer.
@@ -164,8 +167,18 @@ async fn a_chat_turn_is_one_trace_by_the_genai_conventions() {
             11,
             7,
         ),
-        reply(json!([{"type": "text", "text": "Nothing."}]), "end_turn", 3, 2),
-        reply(json!([{"type": "text", "text": "Done."}]), "end_turn", 21, 4),
+        reply(
+            json!([{"type": "text", "text": "Nothing."}]),
+            "end_turn",
+            3,
+            2,
+        ),
+        reply(
+            json!([{"type": "text", "text": "Done."}]),
+            "end_turn",
+            21,
+            4,
+        ),
     ];
     let srv = server("/v1/messages", replies).await;
     let ws = tempfile::tempdir().unwrap();
@@ -219,7 +232,11 @@ async fn a_chat_turn_is_one_trace_by_the_genai_conventions() {
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
     assert!(stdout.contains("Done."), "{stdout}");
     assert!(!stderr.contains("traces:"), "spans were lost: {stderr}");
 
@@ -231,7 +248,10 @@ async fn a_chat_turn_is_one_trace_by_the_genai_conventions() {
         spans = receiver.spans();
     }
     for s in &spans {
-        assert!(s.get("error").is_none(), "the receiver could not decode: {s}");
+        assert!(
+            s.get("error").is_none(),
+            "the receiver could not decode: {s}"
+        );
         assert_eq!(s["resource"]["service.name"], "toolwire-otel-test");
         assert_eq!(s["headers"]["x-test"], "yes");
         assert_eq!(s["scope"], "toolwire");
@@ -269,13 +289,22 @@ async fn a_chat_turn_is_one_trace_by_the_genai_conventions() {
         assert_eq!(attr(c, "gen_ai.provider.name"), "anthropic");
         assert_eq!(attr(c, "gen_ai.request.model"), "test-model");
     }
-    assert_eq!(attr(parent_chats[0], "gen_ai.usage.input_tokens"), &json!({"int": 11}));
-    assert_eq!(attr(parent_chats[0], "gen_ai.usage.output_tokens"), &json!({"int": 7}));
+    assert_eq!(
+        attr(parent_chats[0], "gen_ai.usage.input_tokens"),
+        &json!({"int": 11})
+    );
+    assert_eq!(
+        attr(parent_chats[0], "gen_ai.usage.output_tokens"),
+        &json!({"int": 7})
+    );
     assert_eq!(
         attr(parent_chats[0], "gen_ai.response.finish_reasons"),
         &json!(["tool_use"])
     );
-    assert_eq!(attr(parent_chats[1], "gen_ai.usage.input_tokens"), &json!({"int": 21}));
+    assert_eq!(
+        attr(parent_chats[1], "gen_ai.usage.input_tokens"),
+        &json!({"int": 21})
+    );
     assert_eq!(
         attr(parent_chats[1], "gen_ai.response.finish_reasons"),
         &json!(["end_turn"])
@@ -322,9 +351,20 @@ async fn a_chat_turn_is_one_trace_by_the_genai_conventions() {
     let picture = one(&spans, "execute_tool echo__picture");
     let refs = attr(picture, "toolwire.result.ref").as_array().unwrap();
     assert_eq!(refs.len(), 1);
-    assert!(refs[0].as_str().unwrap().starts_with("blake3:"), "{picture}");
-    assert!(attr(picture, "toolwire.result.bytes")["int"].as_u64().unwrap() > 1000);
-    assert!(attr(picture, "gen_ai.tool.call.result").is_null(), "{picture}");
+    assert!(
+        refs[0].as_str().unwrap().starts_with("blake3:"),
+        "{picture}"
+    );
+    assert!(
+        attr(picture, "toolwire.result.bytes")["int"]
+            .as_u64()
+            .unwrap()
+            > 1000
+    );
+    assert!(
+        attr(picture, "gen_ai.tool.call.result").is_null(),
+        "{picture}"
+    );
 
     // Each approval wait (the write, and the MCP server's tools, which are not marked
     // read-only) is its own span under its call.
@@ -334,8 +374,16 @@ async fn a_chat_turn_is_one_trace_by_the_genai_conventions() {
         child_of(wait, call);
         assert_eq!(attr(wait, "toolwire.resolution"), "approved");
         assert_eq!(attr(wait, "toolwire.suspension.reason"), "approval");
-        assert_eq!(attr(wait, "gen_ai.tool.call.id"), attr(call, "gen_ai.tool.call.id"));
-        assert!(call["events"].as_array().unwrap().contains(&json!("toolwire.resolved")));
+        assert_eq!(
+            attr(wait, "gen_ai.tool.call.id"),
+            attr(call, "gen_ai.tool.call.id")
+        );
+        assert!(
+            call["events"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("toolwire.resolved"))
+        );
         assert!(wait["end"].as_u64() <= call["end"].as_u64());
     }
 
@@ -351,7 +399,10 @@ async fn a_chat_turn_is_one_trace_by_the_genai_conventions() {
         .filter(|c| c["parentSpanId"] == sub["spanId"])
         .collect();
     assert_eq!(sub_chat.len(), 1);
-    assert_eq!(attr(sub_chat[0], "gen_ai.usage.input_tokens"), &json!({"int": 3}));
+    assert_eq!(
+        attr(sub_chat[0], "gen_ai.usage.input_tokens"),
+        &json!({"int": 3})
+    );
 
     // Nothing else: 1 turn + 3 requests + 4 calls + 3 waits + 1 subagent turn.
     assert_eq!(spans.len(), 12, "{spans:#?}");

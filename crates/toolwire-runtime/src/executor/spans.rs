@@ -117,7 +117,10 @@ impl Executor {
                 if let Some(mut wait) = open.wait.take() {
                     wait.set(attr::RESOLUTION, resolution.into());
                 }
-                open.span.event("toolwire.resolved", vec![(attr::RESOLUTION, resolution.into())]);
+                open.span.event(
+                    "toolwire.resolved",
+                    vec![(attr::RESOLUTION, resolution.into())],
+                );
                 self.spans.put(&scope.session_id, &call.id, open);
             }
             None => {
