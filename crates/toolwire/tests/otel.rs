@@ -5,10 +5,10 @@
 //! spans, attributes and parent links, and the MCP server got the call's `traceparent`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+mod support;
 
-use common::provider::server;
-use common::with_stdin;
+use support::provider::server;
+use support::with_stdin;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -416,7 +416,7 @@ fn a_dead_collector_costs_a_call_nothing() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("n.txt"), "hello\n").unwrap();
     // A port nothing listens on.
-    let port = common::free_port();
+    let port = support::free_port();
     let started = Instant::now();
     let out = toolwire(
         &[
