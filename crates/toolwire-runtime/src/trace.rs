@@ -113,8 +113,9 @@ pub mod attr {
 pub const INLINE_RESULT_LIMIT: usize = 4096;
 
 /// What a finished call's span records about its result: its status, `error.type` for
-/// a failure, and (content on) the result inline when small and without media, else its
-/// blobs' keys and sizes (`toolwire.result.ref`, `toolwire.result.bytes`).
+/// a failure, and (content on) the result inline when small and without media (a failure
+/// without output: its error), else its blobs' keys and sizes (`toolwire.result.ref`,
+/// `toolwire.result.bytes`).
 pub fn record_result(span: &mut dyn Span, result: &ToolResult, content: bool) {
     span.set(attr::RESULT_STATUS, status_name(result.status).into());
     if result.status == Status::Error {
@@ -137,7 +138,12 @@ pub fn record_result(span: &mut dyn Span, result: &ToolResult, content: bool) {
         span.set(attr::RESULT_BYTES, media_bytes.into());
         return;
     }
-    let text = serde_json::to_string(&result.output).unwrap_or_default();
+    // A failure's output is usually empty: its error (message, code) is what it said.
+    let text = match (&result.error, result.output.is_empty()) {
+        (Some(error), true) => serde_json::to_string(error),
+        _ => serde_json::to_string(&result.output),
+    }
+    .unwrap_or_default();
     if text.len() <= INLINE_RESULT_LIMIT {
         span.set(attr::TOOL_RESULT, text.into());
         return;
