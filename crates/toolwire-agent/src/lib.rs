@@ -24,6 +24,7 @@ mod prompt;
 mod read_result;
 mod run;
 mod sampling;
+mod spans;
 mod task;
 
 use std::sync::Arc;
@@ -47,6 +48,8 @@ pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
 pub use tokio_util::sync::CancellationToken;
 /// The conversation and event vocabulary, re-exported so an embedder needs one crate.
 pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
+/// The tracing hook a host takes ([`HostBuilder::tracer`]); `toolwire-otel` implements it.
+pub use toolwire_runtime::Tracer;
 /// The tool contract, for hosts that bring their own tools (an MCP server's).
 pub use toolwire_runtime::{
     ApprovalPolicy, Registered, Registry, ResolveError, SharedEvent, Tool, ToolSchema,
@@ -144,6 +147,8 @@ pub struct Agent {
     approver: Arc<dyn Approver>,
     /// Subagents started by this agent's `task` calls and not yet waited for.
     children: std::sync::Mutex<Vec<ChildRun>>,
+    /// `gen_ai.agent.name` in its traces: `toolwire`, or `subagent` for a `task`'s.
+    name: &'static str,
 }
 
 /// A subagent run, tracked so that a cancelled turn waits for its subagents to store
@@ -185,12 +190,18 @@ impl Agent {
             stores,
             approver,
             children: std::sync::Mutex::new(Vec::new()),
+            name: "toolwire",
         })
     }
 
     /// The provider the agent's client talks to.
     pub fn provider(&self) -> Provider {
         self.client.config().provider
+    }
+
+    /// The agent's name in traces (`gen_ai.agent.name`).
+    pub fn agent_name(&self) -> &'static str {
+        self.name
     }
 
     /// Its model, limits and instructions.
@@ -250,6 +261,7 @@ impl Agent {
             stores: self.stores.clone(),
             approver: Arc::clone(&self.approver),
             children: std::sync::Mutex::new(Vec::new()),
+            name: "subagent",
         }
     }
 

@@ -4,13 +4,15 @@ use std::collections::HashSet;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{EventKind, Message, Status, ToolCall, ToolResult};
+use toolwire_core::{EventKind, Message, Status, ToolCall, ToolResult, TraceContext};
 use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
 use toolwire_runtime::Scope;
+use toolwire_runtime::trace::Span;
 use toolwire_store::StoredMessage;
 
 use crate::approval::{settle, store_settled};
 use crate::history::{conversation, tool_specs, turns_so_far};
+use crate::spans::{record_reply, record_turn};
 use crate::task::CHILD_SESSION_KEY;
 use crate::{Agent, AgentError, StopReason, StoreBlobs, TurnOutcome};
 
@@ -26,6 +28,38 @@ impl Agent {
         session_id: &str,
         user_text: &str,
         cancel: CancellationToken,
+    ) -> Result<TurnOutcome, AgentError> {
+        self.run_turn_in(session_id, user_text, cancel, None, None)
+            .await
+    }
+
+    /// A turn traced under `parent` (a `task` call's span, named by `parent_call`), or
+    /// as a trace of its own: its `invoke_agent` span holds the turn's model requests and
+    /// calls.
+    pub(crate) async fn run_turn_in(
+        &self,
+        session_id: &str,
+        user_text: &str,
+        cancel: CancellationToken,
+        parent: Option<&TraceContext>,
+        parent_call: Option<&str>,
+    ) -> Result<TurnOutcome, AgentError> {
+        let mut span = self.turn_span(session_id, parent, parent_call);
+        let outcome = self
+            .turn(session_id, user_text, cancel, span.as_deref())
+            .await;
+        if let Some(span) = span.as_deref_mut() {
+            record_turn(span, &outcome);
+        }
+        outcome
+    }
+
+    async fn turn(
+        &self,
+        session_id: &str,
+        user_text: &str,
+        cancel: CancellationToken,
+        span: Option<&dyn Span>,
     ) -> Result<TurnOutcome, AgentError> {
         let user = self
             .stores
@@ -75,7 +109,7 @@ impl Agent {
             let reply = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
-                reply = self.ask_model(session_id, &body) => Some(reply),
+                reply = self.ask_model(session_id, &body, span) => Some(reply),
             };
             let Some(reply) = reply else {
                 self.emit(session_id, EventKind::TurnEnded { turn }).await;
@@ -107,7 +141,7 @@ impl Agent {
                 outcome.stop = StopReason::Done;
                 return Ok(outcome);
             }
-            self.execute(session_id, calls, &cancel, &mut stored)
+            self.execute(session_id, calls, &cancel, &mut stored, span)
                 .await?;
             self.emit(session_id, EventKind::TurnEnded { turn }).await;
         }
@@ -116,6 +150,21 @@ impl Agent {
 
     /// One model request; streamed text becomes `assistant_delta` events as it arrives.
     async fn ask_model(
+        &self,
+        session_id: &str,
+        body: &serde_json::Value,
+        turn: Option<&dyn Span>,
+    ) -> Result<AssistantReply, AgentError> {
+        // A cancelled request drops its span, which ends it there.
+        let mut span = self.chat_span(turn);
+        let reply = self.request(session_id, body).await;
+        if let Some(span) = span.as_deref_mut() {
+            record_reply(span, &reply);
+        }
+        reply
+    }
+
+    async fn request(
         &self,
         session_id: &str,
         body: &serde_json::Value,
@@ -156,9 +205,11 @@ impl Agent {
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
         stored: &mut Vec<StoredMessage>,
+        turn: Option<&dyn Span>,
     ) -> Result<(), AgentError> {
         let scope = Scope {
             cancel: cancel.child_token(),
+            trace: turn.map(|s| s.context().clone()),
             ..Scope::new(session_id)
         };
         // Each finished call lands as it finishes (stored, then announced), so a person

@@ -175,17 +175,27 @@ async fn run_subagent(
     // this future, and the subagent must still store its cancelled results and end.
     let child_session = session.id.clone();
     let (parent_call, prompt, cancel) = (ctx.call_id.clone(), args.prompt, ctx.cancel.clone());
+    // The subagent's turn is traced under this call's span.
+    let trace = ctx.trace.clone();
     let run = tokio::spawn(async move {
         let _done = done.drop_guard();
         child
             .emit(
                 &child_session,
                 EventKind::SessionStarted {
-                    parent_call_id: Some(parent_call),
+                    parent_call_id: Some(parent_call.clone()),
                 },
             )
             .await;
-        let outcome = child.run_turn(&child_session, &prompt, cancel).await;
+        let outcome = child
+            .run_turn_in(
+                &child_session,
+                &prompt,
+                cancel,
+                trace.as_ref(),
+                Some(&parent_call),
+            )
+            .await;
         child.end_session(&child_session).await;
         outcome
     });

@@ -209,9 +209,11 @@ impl McpTool {
         } else {
             ClientRequest::CallToolRequest(CallToolRequest::new(params))
         };
+        let mut options = PeerRequestOptions::no_options();
+        options.meta = ctx.trace.as_ref().map(trace_meta);
         let handle = conn
             .peer()
-            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .send_request_with_option(request, options)
             .await
             .map_err(|e| {
                 let why = crate::readable::readable(&e);
@@ -749,6 +751,18 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<Arc<McpT
             ))
         })
         .collect()
+}
+
+/// The call's trace context in `_meta` under the keys MCP reserves for it (`traceparent`,
+/// `tracestate`, as W3C Trace Context writes them), so a traced server's spans join the
+/// trace of the call that asked.
+fn trace_meta(trace: &toolwire_core::TraceContext) -> rmcp::model::RequestMetaObject {
+    let mut meta = serde_json::Map::new();
+    meta.insert("traceparent".to_owned(), Json::String(trace.traceparent()));
+    if let Some(state) = &trace.state {
+        meta.insert("tracestate".to_owned(), Json::String(state.clone()));
+    }
+    rmcp::model::RequestMetaObject::from(meta)
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@ mod executor;
 mod progress;
 mod registry;
 mod sink;
+// A namespace, not re-exported at the root: the tracing hook's types and the GenAI
+// attribute names read best as `trace::Tracer`, `trace::attr::TOOL_NAME`.
+pub mod trace;
 
 pub use events::{EventBus, SharedEvent, Subscription};
 pub use executor::{
@@ -28,3 +31,4 @@ pub use toolwire_tool::{
     ToolAnnotations, ToolContext, ToolError, ToolExample, ToolOrigin, ToolSchema, reconfigure,
     tool_fn,
 };
+pub use trace::{Attr, AttrValue, SharedTracer, Span, SpanKind, Tracer};

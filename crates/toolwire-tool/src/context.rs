@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
-use toolwire_core::Widget;
+use toolwire_core::{TraceContext, Widget};
 
 use futures::future::BoxFuture;
 
@@ -26,6 +26,9 @@ pub struct ToolContext {
     /// True when a person approved this call after it suspended; a tool that suspends
     /// itself (`ToolError::Suspend`) checks it to proceed.
     pub approved: bool,
+    /// The trace span this call runs under, when tracing is on: a tool that calls another
+    /// process (an MCP server) passes it on as `traceparent`, so that work joins the trace.
+    pub trace: Option<TraceContext>,
     /// Whether the executor keeps what a tool received ([`ToolContext::received`]):
     /// copying every payload costs, so tools only copy when asked.
     keeps_received: bool,
@@ -77,6 +80,7 @@ impl ToolContext {
             user_id,
             cancel: CancellationToken::new(),
             approved: false,
+            trace: None,
             keeps_received: false,
             shared: Arc::new(Shared {
                 widgets: Mutex::new(Vec::new()),

@@ -56,7 +56,11 @@ fn builder(place: &StoreLocation, workspace: Option<&Path>) -> Result<HostBuilde
         Some(dir) => dir.to_owned(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    Ok(Host::builder().workspace(workspace).location(place.clone()))
+    let builder = Host::builder().workspace(workspace).location(place.clone());
+    Ok(match crate::telemetry::tracer() {
+        Some(tracer) => builder.tracer(tracer),
+        None => builder,
+    })
 }
 
 /// The result as the terminal should draw it: when it can draw images, blob-backed ones

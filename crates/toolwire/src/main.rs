@@ -8,6 +8,7 @@ mod input;
 mod mcp;
 mod out;
 mod provider;
+mod telemetry;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -129,7 +130,16 @@ pub(crate) fn error_line(err: &anyhow::Error) -> String {
     line
 }
 
+/// Runs the command, traced when the `OTEL_*` variables ask for it; queued spans are
+/// sent before the process ends.
 async fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
+    telemetry::start();
+    let outcome = command(cli).await;
+    telemetry::finish().await;
+    outcome
+}
+
+async fn command(cli: Cli) -> anyhow::Result<Outcome> {
     let place = toolwire_agent::StoreLocation {
         data_dir: cli.data_dir,
         database_url: cli.database_url,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolwire_runtime::{EventBus, Executor, ExecutorConfig, Registry};
+use toolwire_runtime::{EventBus, Executor, ExecutorConfig, Registry, Tracer};
 use toolwire_store::{StoreConfig, StoreError, Stores};
 use toolwire_tool::{Tool, ToolSource};
 use toolwire_tools::{Workspace, builtin_tools};
@@ -21,6 +21,7 @@ pub struct HostBuilder {
     sources: Vec<Arc<dyn ToolSource>>,
     no_builtins: bool,
     executor: Option<ExecutorConfig>,
+    tracer: Option<Arc<dyn Tracer>>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -85,6 +86,13 @@ impl HostBuilder {
         self
     }
 
+    /// Where the spans of turns, model requests and calls go (default: none; tracing
+    /// off costs nothing).
+    pub fn tracer(mut self, tracer: Arc<dyn Tracer>) -> Self {
+        self.tracer = Some(tracer);
+        self
+    }
+
     /// Opens the stores, builds the executor and the tools, and returns the host.
     pub async fn build(self) -> Result<Host, HostError> {
         let stores = match self.stores {
@@ -110,12 +118,15 @@ impl HostBuilder {
             Arc::clone(stores.blobs()),
             stores.config().persist.clone(),
         );
-        let executor = Executor::builder(registry)
+        let mut executor = Executor::builder(registry)
             .events(Arc::clone(&events))
             .suspensions(Arc::clone(stores.suspensions()))
             .config(self.executor.unwrap_or_else(ExecutorConfig::from_env))
-            .sink(crate::landing::StoreSink::new(stores.clone(), events))
-            .build();
+            .sink(crate::landing::StoreSink::new(stores.clone(), events));
+        if let Some(tracer) = self.tracer {
+            executor = executor.tracer(tracer);
+        }
+        let executor = executor.build();
         Ok(Host {
             stores,
             executor: Arc::new(executor),

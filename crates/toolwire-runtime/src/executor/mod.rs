@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{
     Audience, CallRef, ErrorCode, EventKind, PendingCall, Resolution, Status, Suspension,
-    SuspensionReason, ToolCall, ToolResult, Value, WellKnown,
+    SuspensionReason, ToolCall, ToolResult, TraceContext, Value, WellKnown,
 };
 use toolwire_normalize::normalize_value;
 use toolwire_store::{MemorySuspensions, StoreError, SuspensionStore};
@@ -24,7 +24,9 @@ use toolwire_tool::{
 use crate::events::{EventBus, now_rfc3339};
 use crate::registry::{Registered, Registry, RegistryError};
 use crate::sink::{LandError, Landing, ResultSink};
+use crate::trace::{SharedTracer, Tracer};
 
+mod spans;
 mod suspend;
 
 /// How an [`Executor`] runs calls: concurrency, timeouts, raw payloads.
@@ -89,6 +91,8 @@ pub struct Scope {
     /// [`Executor::resolve`]; 0 for fresh calls): stamped on its result as `waitedMs`, and
     /// carried by a suspension it makes again.
     pub waited_ms: u64,
+    /// The span the calls run under (a turn's `invoke_agent`), when tracing is on.
+    pub trace: Option<TraceContext>,
 }
 
 impl Scope {
@@ -101,6 +105,7 @@ impl Scope {
             user_id: None,
             cancel: CancellationToken::new(),
             waited_ms: 0,
+            trace: None,
         }
     }
 }
@@ -129,6 +134,11 @@ pub struct Executor {
     sink: std::sync::OnceLock<Arc<dyn ResultSink>>,
     /// Raw payloads of finished calls kept for their landing.
     raws: std::sync::Mutex<std::collections::HashMap<String, KeptRaw>>,
+    /// Where spans go; `None` (the default) traces nothing and costs nothing.
+    tracer: SharedTracer,
+    /// Calls' open spans, shared by the executors of one host (`with_tools`): a call
+    /// started by one may land through another.
+    spans: Arc<spans::OpenSpans>,
 }
 
 /// The parts of an [`Executor`]; see [`Executor::builder`].
@@ -138,6 +148,8 @@ pub struct ExecutorBuilder {
     suspensions: Option<Arc<dyn SuspensionStore>>,
     config: ExecutorConfig,
     sink: Option<Arc<dyn ResultSink>>,
+    tracer: SharedTracer,
+    spans: Option<Arc<spans::OpenSpans>>,
 }
 
 impl std::fmt::Debug for ExecutorBuilder {
@@ -175,6 +187,12 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Where calls' `execute_tool` spans go (default: nowhere).
+    pub fn tracer(mut self, tracer: Arc<dyn Tracer>) -> Self {
+        self.tracer = Some(tracer);
+        self
+    }
+
     /// The executor, with defaults for every part left out.
     pub fn build(self) -> Executor {
         let sink = std::sync::OnceLock::new();
@@ -190,6 +208,8 @@ impl ExecutorBuilder {
             config: self.config,
             sink,
             raws: std::sync::Mutex::new(std::collections::HashMap::new()),
+            tracer: self.tracer,
+            spans: self.spans.unwrap_or_default(),
         }
     }
 }
@@ -220,6 +240,8 @@ impl Executor {
             suspensions: None,
             config: ExecutorConfig::default(),
             sink: None,
+            tracer: None,
+            spans: None,
         }
     }
 
@@ -231,6 +253,8 @@ impl Executor {
             .suspensions(Arc::clone(&self.suspensions))
             .config(self.config.clone());
         builder.sink = self.sink.get().cloned();
+        builder.tracer = self.tracer.clone();
+        builder.spans = Some(Arc::clone(&self.spans));
         builder.build()
     }
 
@@ -264,6 +288,12 @@ impl Executor {
         &self.events
     }
 
+    /// The tracer spans go to, if tracing is on: an agent's turns and model requests
+    /// use the same one.
+    pub fn tracer(&self) -> Option<&Arc<dyn Tracer>> {
+        self.tracer.as_ref()
+    }
+
     /// Sets where finished results land; `false` when one was set already (the first
     /// stays). From then on the executor announces only calls that wait.
     pub fn set_sink(&self, sink: Arc<dyn ResultSink>) -> bool {
@@ -284,6 +314,8 @@ impl Executor {
         suspensions: Vec<String>,
     ) -> Result<toolwire_store::StoredMessage, LandError> {
         let sink = self.sink.get().ok_or(LandError::NoSink)?;
+        // Only a traced call needs its id after the result is handed over.
+        let traced = self.tracer.is_some().then(|| result.call_id.clone());
         let kept = self
             .raws
             .lock()
@@ -296,7 +328,20 @@ impl Executor {
             raw_text: kept.text,
             suspensions,
         };
-        Ok(sink.land(session_id, landing).await?)
+        let stored = sink.land(session_id, landing).await;
+        if let Some(call_id) = traced {
+            // The span records the result as stored: its media by blob reference.
+            match &stored {
+                Ok(stored) => match &stored.content {
+                    toolwire_core::Message::ToolResult(result) => {
+                        self.end_tool_span(session_id, result);
+                    }
+                    _ => self.end_tool_span(session_id, &landed_unknown(&call_id)),
+                },
+                Err(_) => self.end_tool_span(session_id, &landed_unknown(&call_id)),
+            }
+        }
+        Ok(stored?)
     }
 
     /// Its limits and debugging switches.
@@ -317,6 +362,7 @@ impl Executor {
     /// Runs one call to exactly one result.
     pub async fn execute(&self, scope: &Scope, mut call: ToolCall) -> ToolResult {
         let started = Started::now();
+        self.open_tool_span(scope, &call);
         self.emit(
             scope,
             EventKind::ToolCallStarted {
@@ -405,6 +451,7 @@ impl Executor {
         );
         ctx.approved = approved;
         ctx.cancel = scope.cancel.child_token();
+        ctx.trace = self.tool_trace(&scope.session_id, &call.id);
         if self.keeps_raw() {
             ctx = ctx.keeping_received();
         }
@@ -491,8 +538,11 @@ impl Executor {
         if scope.waited_ms > 0 && result.status != Status::Suspended {
             result.metadata.waited_ms = Some(scope.waited_ms);
         }
+        if result.status != Status::Suspended && !self.has_sink() {
+            self.end_tool_span(&scope.session_id, &result);
+        }
         if self.has_sink() && result.status != Status::Suspended {
-            // Announced by the sink once stored, as stored.
+            // Announced by the sink once stored, as stored; its span ends with `land`.
             let kept = raw.map(|raw| self.kept_raw(raw));
             if let (Some(kept), Ok(mut raws)) = (kept, self.raws.lock()) {
                 if raws.len() >= MAX_KEPT_RAWS {
@@ -538,6 +588,15 @@ fn waited_since(since: Option<&str>) -> u64 {
         .and_then(|at| humantime::parse_rfc3339(at).ok())
         .and_then(|at| std::time::SystemTime::now().duration_since(at).ok())
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The result a span records when the store gave none back (the landing failed).
+fn landed_unknown(call_id: &str) -> ToolResult {
+    ToolResult::error_with_code(
+        CallRef::new(call_id, ""),
+        ErrorCode::StoreFailed,
+        "the result could not be stored",
+    )
 }
 
 /// A finished call's raw payload on its way to the sink: its JSON text to store (within

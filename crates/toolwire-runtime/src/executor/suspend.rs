@@ -38,6 +38,7 @@ impl Executor {
                 format!("could not record the pending call: {e}"),
             );
         }
+        self.suspended_span(scope, call, &suspension);
         self.emit(
             scope,
             EventKind::Suspended {
@@ -71,10 +72,12 @@ impl Executor {
             waited_ms: pending
                 .waited_ms
                 .saturating_add(waited_since(pending.suspended_at.as_deref())),
+            trace: None,
         };
         let started = Started::now();
         let call = &pending.call;
         let call_ref = CallRef::new(&call.id, &call.name);
+        self.resumed_span(&scope, call, answered_name(resolution.outcome()));
         self.emit(
             &scope,
             EventKind::Resolved {
@@ -159,5 +162,16 @@ fn answer_value(value: Json) -> Value {
     match value {
         Json::String(s) => Value::text(s),
         other => Value::structured(other),
+    }
+}
+
+/// How a `resolved` event names an answer.
+fn answered_name(answered: toolwire_core::Answered) -> &'static str {
+    use toolwire_core::Answered;
+    match answered {
+        Answered::Approved => "approved",
+        Answered::Denied => "denied",
+        Answered::Answered => "answered",
+        Answered::Cancelled => "cancelled",
     }
 }
