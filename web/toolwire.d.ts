@@ -11,21 +11,22 @@
  */
 
 /**
+ * How a call ended, or that it has not ended yet.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Status".
+ */
+export type Status = "success" | "error" | "suspended";
+/**
  * A semantic value: a `kind`, its `data`, and optional hints. `data` is kept as JSON so
  * that custom kinds and extra fields of well-known kinds survive untouched; typed,
  * borrowing access is in [`crate::view`].
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Value".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Value".
  */
 export type Value = {
-  /**
-   * What the value is (`table`, `diff`, `acme.report`, ...); it fixes the shape of `data`.
-   */
-  kind: string;
+  kind: Kind;
   /**
    * The payload, in the shape the kind defines; kept as JSON so nothing is lost.
    */
@@ -54,12 +55,17 @@ export type Value = {
   } | null;
 };
 /**
+ * A value's kind. Deserializing accepts any string so that a bad kind reaches
+ * `validate()` and is reported with its path instead of failing the whole parse.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "Kind".
+ */
+export type Kind = string;
+/**
  * The generic views, used for kinds a renderer does not know.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "View".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "View".
  */
 export type View = "text" | "markdown" | "code" | "diff" | "table" | "tree" | "image" | "raw" | "hidden";
@@ -68,39 +74,12 @@ export type View = "text" | "markdown" | "code" | "diff" | "table" | "tree" | "i
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Audience".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Audience".
  */
 export type Audience = "user" | "assistant";
-/**
- * How a call ended, or that it has not ended yet.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Status".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Status".
- */
-export type Status = "success" | "error" | "suspended";
-/**
- * A value's kind. Deserializing accepts any string so that a bad kind reaches
- * `validate()` and is reported with its path instead of failing the whole parse.
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Kind".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Kind".
- */
-export type Kind = string;
 /**
  * What a suspended call waits for.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "SuspensionReason".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "SuspensionReason".
  */
 export type SuspensionReason = "approval" | "input";
@@ -109,18 +88,12 @@ export type SuspensionReason = "approval" | "input";
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "ResourceKind".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "ResourceKind".
  */
 export type ResourceKind = "image" | "audio" | "video" | "binary";
 /**
  * What an entry of a listing is.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "EntryType".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "EntryType".
  */
 export type EntryType = "file" | "directory" | "symlink";
@@ -129,18 +102,12 @@ export type EntryType = "file" | "directory" | "symlink";
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "ColumnType".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "ColumnType".
  */
 export type ColumnType = "string" | "number" | "boolean" | "date";
 /**
  * How a column's cells are aligned.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Align".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "Align".
  */
 export type Align = "left" | "center" | "right";
@@ -149,9 +116,6 @@ export type Align = "left" | "center" | "right";
  * `Base64`, `persist` turns large ones into `Blob`.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Source".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "Source".
  */
 export type Source =
@@ -181,9 +145,6 @@ export type Source =
  * What an audio, video, document or other binary `file` value holds.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "MediaKind".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "MediaKind".
  */
 export type MediaKind = "audio" | "video" | "document" | "binary";
@@ -274,7 +235,7 @@ export type Event = {
     }
   | {
       type: "tool_result";
-      result: ToolResult1;
+      result: ToolResult;
       /**
        * The tool's payload before normalizing.
        */
@@ -286,7 +247,7 @@ export type Event = {
        * The call that pushed the widget.
        */
       callId: string;
-      widget: Widget1;
+      widget: Widget;
     }
   | {
       type: "suspended";
@@ -294,7 +255,7 @@ export type Event = {
        * The paused call's id.
        */
       callId: string;
-      suspension: Suspension1;
+      suspension: Suspension;
     }
   | {
       type: "resolved";
@@ -306,32 +267,23 @@ export type Event = {
        * The suspension that was answered.
        */
       suspensionId: string;
-      /**
-       * How it was answered.
-       */
-      resolution: "approved" | "denied" | "answered" | "cancelled";
+      resolution: Answered;
     }
 );
 /**
- * A session id: 1 to 256 letters, digits, `-`, `.`, `_` or `~`, without `..`.
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "SessionId".
- *
- * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "SessionId".
- */
-export type SessionId = string;
-/**
  * How a suspended call was answered, as a `resolved` event says it.
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Answered".
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Answered".
  */
 export type Answered = "approved" | "denied" | "answered" | "cancelled";
+/**
+ * A session id: 1 to 256 letters, digits, `-`, `.`, `_` or `~`, without `..`.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "SessionId".
+ */
+export type SessionId = string;
 
 /**
  * One result per tool call.
@@ -345,10 +297,7 @@ export interface ToolResult {
    * The tool that was called.
    */
   toolName: string;
-  /**
-   * Whether the call succeeded, failed or waits on a person.
-   */
-  status: "success" | "error" | "suspended";
+  status: Status;
   /**
    * Ordered values; a success has at least one.
    */
@@ -376,9 +325,6 @@ export interface ToolResult {
  * Hints a UI may honour; every field is optional and a UI that ignores them still works.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "DisplayHints".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "DisplayHints".
  */
 export interface DisplayHints {
@@ -408,9 +354,6 @@ export interface DisplayHints {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Annotations".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Annotations".
  */
 export interface Annotations {
   /**
@@ -432,9 +375,6 @@ export interface Annotations {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "ErrorInfo".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "ErrorInfo".
  */
 export interface ErrorInfo {
   /**
@@ -455,19 +395,13 @@ export interface ErrorInfo {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Suspension".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Suspension".
  */
 export interface Suspension {
   /**
    * Unique id; the answer names it.
    */
   id: string;
-  /**
-   * Whether the call waits for an approval or for an answer.
-   */
-  reason: "approval" | "input";
+  reason: SuspensionReason;
   /**
    * What the person is asked.
    */
@@ -482,9 +416,6 @@ export interface Suspension {
  * the tool's `output`. `fallback` is what any consumer without a renderer shows.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Widget".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "Widget".
  */
 export interface Widget {
@@ -510,9 +441,6 @@ export interface Widget {
  * own (docs/contracts.md, "Invariants", 5).
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "WidgetApp".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "WidgetApp".
  */
 export interface WidgetApp {
@@ -545,19 +473,13 @@ export interface WidgetApp {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Resource".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Resource".
  */
 export interface Resource {
   /**
    * The blob key, `blake3:<hex>`.
    */
   uri: string;
-  /**
-   * Image, audio, video or other binary.
-   */
-  kind: "image" | "audio" | "video" | "binary";
+  kind: ResourceKind;
   /**
    * The blob's MIME type.
    */
@@ -572,47 +494,12 @@ export interface Resource {
   filename?: string | null;
 }
 /**
- * Timing, provenance and whatever else the tool or toolwire recorded.
- */
-export interface Metadata {
-  /**
-   * Where the output came from (URLs, files), as the tool listed them.
-   */
-  sources?: unknown[] | null;
-  /**
-   * RFC 3339.
-   */
-  startedAt?: string | null;
-  /**
-   * RFC 3339.
-   */
-  endedAt?: string | null;
-  /**
-   * Milliseconds the call ran, from start to end.
-   */
-  durationMs?: number | null;
-  /**
-   * Milliseconds the call waited for a person (an approval, an answer) before it ran
-   * on; not part of `durationMs`, which is the time after the last answer.
-   */
-  waitedMs?: number | null;
-  /**
-   * Blob key of the raw payload as the tool sent it (an MCP result), kept when it is
-   * at most 1 MiB of JSON (any size with `TOOLWIRE_DEBUG_TOOL_RESULT_RAW=1`).
-   */
-  rawRef?: string | null;
-  [k: string]: unknown;
-}
-/**
  * Timing, provenance and any other metadata; unknown keys are kept in `extra`.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "Metadata".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "Metadata".
  */
-export interface Metadata1 {
+export interface Metadata {
   /**
    * Where the output came from (URLs, files), as the tool listed them.
    */
@@ -646,9 +533,6 @@ export interface Metadata1 {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "TextData".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "TextData".
  */
 export interface TextData {
   content: string;
@@ -657,9 +541,6 @@ export interface TextData {
  * `diff`: a file change. `hunks` is optional because `original`/`modified` carry it all.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "DiffData".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "DiffData".
  */
 export interface DiffData {
@@ -675,9 +556,6 @@ export interface DiffData {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "DiffHunk".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "DiffHunk".
  */
 export interface DiffHunk {
   oldStart: number;
@@ -691,9 +569,6 @@ export interface DiffHunk {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "FileContentData".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "FileContentData".
  */
 export interface FileContentData {
   path: string;
@@ -705,9 +580,6 @@ export interface FileContentData {
  * `file_list`: a directory listing.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "FileListData".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "FileListData".
  */
 export interface FileListData {
@@ -723,19 +595,13 @@ export interface FileListData {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "FileEntry".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "FileEntry".
  */
 export interface FileEntry {
   /**
    * The entry's name within the listed directory (not a full path).
    */
   name: string;
-  /**
-   * File, directory or symlink.
-   */
-  type: "file" | "directory" | "symlink";
+  type: EntryType;
   /**
    * Size in bytes; directories usually leave it out.
    */
@@ -750,9 +616,6 @@ export interface FileEntry {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "TableData".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "TableData".
  */
 export interface TableData {
   columns: Column[];
@@ -764,9 +627,6 @@ export interface TableData {
  * One column of a `table`: the row key it reads, and how to show it.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "Column".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "Column".
  */
 export interface Column {
@@ -792,9 +652,6 @@ export interface Column {
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
  * via the `definition` "ImageData".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
- * via the `definition` "ImageData".
  */
 export interface ImageData {
   source: Source;
@@ -804,9 +661,6 @@ export interface ImageData {
  * `file`: audio, video, a document or other binary content.
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "FileData".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "FileData".
  */
 export interface FileData {
@@ -818,9 +672,6 @@ export interface FileData {
  * `resource_link`: a pointer to a resource the tool did not inline (MCP `resource_link`).
  *
  * This interface was referenced by `ToolResult`'s JSON-Schema
- * via the `definition` "ResourceLinkData".
- *
- * This interface was referenced by `ToolResult1`'s JSON-Schema
  * via the `definition` "ResourceLinkData".
  */
 export interface ResourceLinkData {
@@ -840,88 +691,6 @@ export interface ResourceLinkData {
    * Its size in bytes, when known.
    */
   size?: number | null;
-}
-/**
- * The result, as the model and the history see it.
- */
-export interface ToolResult1 {
-  /**
-   * The id of the call this answers; equal to the call's.
-   */
-  callId: string;
-  /**
-   * The tool that was called.
-   */
-  toolName: string;
-  /**
-   * Whether the call succeeded, failed or waits on a person.
-   */
-  status: "success" | "error" | "suspended";
-  /**
-   * Ordered values; a success has at least one.
-   */
-  output?: Value[];
-  /**
-   * Present exactly when `status` is `error`.
-   */
-  error?: ErrorInfo | null;
-  /**
-   * Present exactly when `status` is `suspended`.
-   */
-  suspension?: Suspension | null;
-  /**
-   * Display-only; never sent to a model (docs/contracts.md, "Display widgets").
-   */
-  widgets?: Widget[];
-  /**
-   * Index of the blobs that `output` values reference (docs/contracts.md, "Media
-   * persistence and rehydration").
-   */
-  resources?: Resource[];
-  metadata?: Metadata;
-}
-/**
- * A display-only output for the person. Never sent to the model: the model already has
- * the tool's `output`. `fallback` is what any consumer without a renderer shows.
- */
-export interface Widget1 {
-  /**
-   * Widget type identifier, e.g. `weather-forecast`.
-   */
-  widget: string;
-  /**
-   * The widget's data, in the shape its renderer expects.
-   */
-  data: unknown;
-  /**
-   * Plain text for consumers that cannot render the widget; never empty.
-   */
-  fallback: string;
-  /**
-   * Set when the widget is an MCP Apps / MCP-UI `ui://` HTML resource.
-   */
-  app?: WidgetApp | null;
-}
-/**
- * A call waiting on a person: an approval, or an answer to a blocking tool.
- */
-export interface Suspension1 {
-  /**
-   * Unique id; the answer names it.
-   */
-  id: string;
-  /**
-   * Whether the call waits for an approval or for an answer.
-   */
-  reason: "approval" | "input";
-  /**
-   * What the person is asked.
-   */
-  prompt: string;
-  /**
-   * JSON Schema of the expected answer, for `input` suspensions.
-   */
-  inputSchema?: unknown;
 }
 
 /**

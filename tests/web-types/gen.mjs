@@ -65,6 +65,25 @@ function anyJsonToUnknown(node) {
 }
 
 /**
+ * A field's doc comment lands beside its `$ref` (`{"$ref": "#/$defs/Status", "description":
+ * …}`), and json-schema-to-typescript then copies the referenced type under a new name
+ * (`ToolResult1`, `status: "success" | …`) instead of naming it. The referenced type keeps
+ * its own description; drop the field's so the declaration says `status: Status`.
+ */
+function refsStayNamed(node) {
+  if (Array.isArray(node)) {
+    node.forEach(refsStayNamed);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  if (typeof node.$ref === 'string') {
+    delete node.description;
+    delete node.title;
+  }
+  for (const value of Object.values(node)) refsStayNamed(value);
+}
+
+/**
  * The schema types `Value.data` per well-known kind with `allOf: [{if: {kind: const}, then:
  * {data: $ref}}]`, which json-schema-to-typescript ignores (`Value.data` is `unknown`). Read
  * those rules and declare the mapping, plus a union narrowed by `kind`.
@@ -138,6 +157,7 @@ async function generate() {
   const rootName = schema.title ?? 'ToolResult';
   const prepared = structuredClone(schema);
   anyJsonToUnknown(prepared);
+  refsStayNamed(prepared);
   taggedUnionsAsIntersections(prepared.$defs ?? {});
 
   let ts = await compile(prepared, rootName, {

@@ -151,6 +151,12 @@ test('a session with every kind renders', async () => {
 
 test('reloading and restarting the server give the same page', async () => {
   await open(`/sessions/${sessions.kinds}`);
+  // The four calls made through the API were made by a person, and their cards say so
+  // (the stored call's `byPerson.via`); results stored with no call say nothing.
+  const by = await page.$$eval('.card', (els) => els.map((e) => [e.dataset.tool, e.querySelector('.by-person')?.textContent ?? null]));
+  assert.deepEqual(by.filter(([, who]) => who).map(([tool, who]) => `${tool}: ${who}`),
+    ['read_file', 'list_dir', 'query_csv', 'view_image'].map((t) => `${t}: by you · web`));
+  assert.ok(by.length > 4);
   const before = await timelineText();
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');

@@ -198,6 +198,16 @@ export class Card {
     button.setAttribute('aria-pressed', 'true');
   }
 
+  /** Says that a person made this call, not the model, and where (`web`, `cli`, `api`, or
+   * `app:TOOL`, an MCP App's view): the stored call's `byPerson.via`. */
+  madeBy(via) {
+    if (this.byEl || typeof via !== 'string' || !via) return;
+    const where = (via.startsWith('app:') ? `${via.slice(4)} app` : via).slice(0, 64);
+    this.byEl = h('span', { class: 'by-person', title: `Made by a person through ${where}, not by the model` }, `by you · ${where}`);
+    const chip = this.toolEl.nextElementSibling;
+    (chip && chip.classList.contains('server-chip') ? chip : this.toolEl).after(this.byEl);
+  }
+
   /** Folds or unfolds the card's body; an approval or question shows either way. A body
    * folded before it was drawn is drawn once unfolded and near the viewport: unfolding
    * all of a 10,000-call session draws what is on screen, not everything. */

@@ -230,7 +230,10 @@ export class SessionView {
       this.append(h('div', { class: 'msg user' }, c.text || ''));
     } else if (m.role === 'assistant') {
       if (c.text) this.append(h('div', { class: 'msg assistant' }, c.text));
-      for (const call of c.toolCalls || []) this.card(call.id, call.name, call.input, m.createdAtMs);
+      for (const call of c.toolCalls || []) {
+        const card = this.card(call.id, call.name, call.input, m.createdAtMs);
+        if (call.byPerson) card.madeBy(call.byPerson.via);
+      }
     } else if (m.role === 'tool_result') {
       // A stored result for a call that already has one (a reused id: a hostile model or
       // tool) gets its own card; nothing stored is hidden.
