@@ -274,15 +274,25 @@ test('copy and download a call\'s arguments and result', async () => {
   const card = page.locator('.card[data-tool="read_file"]').first();
   // Copy and Download are menus (a popover each): open, pick, and it closes.
   const copyMenu = card.locator('[data-menu="copy"]');
+  // The popover's toggle event, which says the menu is open, comes a task after the click.
+  const expanded = (want) => copyMenu.evaluate((b, w) => new Promise((resolve, reject) => {
+    const until = Date.now() + 5000;
+    (function check() {
+      if (b.getAttribute('aria-expanded') === w) resolve(true);
+      else if (Date.now() > until) reject(new Error(`aria-expanded is ${b.getAttribute('aria-expanded')}, not ${w}`));
+      else requestAnimationFrame(check);
+    })();
+  }), want);
   assert.equal(await copyMenu.getAttribute('aria-expanded'), 'false');
   await copyMenu.click();
-  assert.equal(await copyMenu.getAttribute('aria-expanded'), 'true');
+  assert.ok(await expanded('true'));
   await card.locator('[data-copy="input"]').click();
-  assert.equal(await copyMenu.getAttribute('aria-expanded'), 'false');
+  assert.ok(await expanded('false'));
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), JSON.stringify({ path: 'main.rs' }, null, 2));
   // The keyboard too: the first item has focus once the menu opens.
   await copyMenu.focus();
   await page.keyboard.press('Enter');
+  assert.ok(await expanded('true'));
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('Enter');
   assert.match(await page.evaluate(() => navigator.clipboard.readText()), /println!\("hello"\)/);

@@ -22,7 +22,12 @@ export function menuButton(label, icon, items, attrs = {}) {
   }
   const button = h('button', { type: 'button', class: `menu-button i ${icon}`, 'aria-haspopup': 'menu', 'aria-expanded': 'false',
     'aria-controls': id, popovertarget: id, title: label, ...attrs }, h('span', { class: 'label' }, label), h('span', { class: 'caret', 'aria-hidden': 'true' }));
-  const close = () => { if (list.matches(':popover-open')) list.hidePopover(); };
+  // Said at once, not only when the (asynchronous) toggle event comes: a screen reader or a
+  // script asking right after a pick hears the menu closed.
+  const close = () => {
+    if (list.matches(':popover-open')) list.hidePopover();
+    button.setAttribute('aria-expanded', 'false');
+  };
   list.addEventListener('toggle', (e) => {
     const open = e.newState === 'open';
     button.setAttribute('aria-expanded', String(open));
