@@ -551,7 +551,8 @@ macro_rules! statements {
             Ok(found.into_iter().map(sql::session_from_row).collect())
         }
 
-        async fn read_messages(pool: &$pool, session_id: &str) -> Result<Vec<StoredMessage>> {
+        /// A session's message rows in order; errs when there is no such session.
+        async fn message_rows(pool: &$pool, session_id: &str) -> Result<Vec<sql::MessageRow>> {
             $crate::ids::validate_id("session id", session_id)?;
             let found: Vec<sql::MessageRow> = sqlx::query_as(sql::LOAD_MESSAGES)
                 .bind(session_id)
@@ -562,24 +563,18 @@ macro_rules! statements {
                     id: session_id.to_owned(),
                 });
             }
-            sql::messages_from_rows(session_id, found)
+            Ok(found)
+        }
+
+        async fn read_messages(pool: &$pool, session_id: &str) -> Result<Vec<StoredMessage>> {
+            sql::messages_from_rows(session_id, message_rows(pool, session_id).await?)
         }
 
         async fn read_messages_raw(
             pool: &$pool,
             session_id: &str,
         ) -> Result<Vec<$crate::history::RawStoredMessage>> {
-            $crate::ids::validate_id("session id", session_id)?;
-            let found: Vec<sql::MessageRow> = sqlx::query_as(sql::LOAD_MESSAGES)
-                .bind(session_id)
-                .fetch_all(pool)
-                .await?;
-            if found.is_empty() && read_session(pool, session_id).await?.is_none() {
-                return Err(StoreError::SessionNotFound {
-                    id: session_id.to_owned(),
-                });
-            }
-            sql::raw_messages_from_rows(session_id, found)
+            sql::raw_messages_from_rows(session_id, message_rows(pool, session_id).await?)
         }
 
         async fn read_result(pool: &$pool, call_id: &str) -> Result<Option<StoredResult>> {
