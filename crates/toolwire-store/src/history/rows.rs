@@ -49,9 +49,10 @@ pub(crate) const SUSPENSIONS: &str =
 pub(crate) const PARENT_EXISTS: &str = "SELECT CAST(1 AS BIGINT) FROM sessions WHERE id = $1";
 pub(crate) const INSERT_SESSION: &str = "INSERT INTO sessions (id, parent_id, title, created_at, updated_at, last_seq) \
      VALUES ($1, $2, $3, $4, $5, 0)";
-/// `$3` and `$4` are 1 for a stored result and a failed one, else 0: the counts change in
-/// the transaction that stores the message.
-pub(crate) const BUMP_SESSION: &str = "UPDATE sessions SET last_seq = last_seq + 1, updated_at = $2, \
+/// Takes `$5` seqs (1 for one message; the SQLite writer takes a batch's at once) and
+/// returns the last. `$3` and `$4` count the stored results and failed ones among them:
+/// the counts change in the transaction that stores the messages.
+pub(crate) const BUMP_SESSION: &str = "UPDATE sessions SET last_seq = last_seq + $5, updated_at = $2, \
      result_count = result_count + $3, error_count = error_count + $4 \
      WHERE id = $1 RETURNING last_seq";
 pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
@@ -435,6 +436,7 @@ macro_rules! statements {
                     .bind(row.now)
                     .bind(row.results)
                     .bind(row.errors)
+                    .bind(1_i64)
                     .fetch_optional(&mut *conn)
                     .await?;
                 let Some((seq,)) = seq else {

@@ -479,18 +479,14 @@ async fn append_grouped(
         let results: i64 = list.iter().map(|at| row(at).results).sum();
         let errors: i64 = list.iter().map(|at| row(at).errors).sum();
         let now = list.iter().map(|at| row(at).now).max().unwrap_or_default();
-        let last: Option<(i64,)> = sqlx::query_as(
-            "UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
-             result_count = result_count + $4, error_count = error_count + $5 \
-             WHERE id = $1 RETURNING last_seq",
-        )
-        .bind(*session_id)
-        .bind(count)
-        .bind(now)
-        .bind(results)
-        .bind(errors)
-        .fetch_optional(&mut *conn)
-        .await?;
+        let last: Option<(i64,)> = sqlx::query_as(rows::BUMP_SESSION)
+            .bind(*session_id)
+            .bind(now)
+            .bind(results)
+            .bind(errors)
+            .bind(count)
+            .fetch_optional(&mut *conn)
+            .await?;
         let Some((last,)) = last else {
             return Err(StoreError::SessionNotFound {
                 id: (*session_id).to_owned(),
