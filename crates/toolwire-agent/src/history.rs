@@ -31,6 +31,21 @@ pub fn tool_specs(registry: &Registry) -> Vec<ToolSpec> {
         .collect()
 }
 
+/// `base` with each tool's configured result size (`maxResultChars` in its MCP server's
+/// config) added per tool; a size `base` already names for a tool stays.
+pub fn budget_with_tool_settings(
+    base: &toolwire_model::TruncationBudget,
+    registry: &Registry,
+) -> toolwire_model::TruncationBudget {
+    let mut budget = base.clone();
+    for schema in registry.schemas() {
+        if let Some(n) = schema.max_result_chars {
+            budget.per_tool.entry(schema.name.clone()).or_insert(n);
+        }
+    }
+    budget
+}
+
 /// Model turns so far: the number of assistant messages.
 pub fn turns_so_far(stored: &[StoredMessage]) -> u32 {
     let n = stored

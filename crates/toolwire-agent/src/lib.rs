@@ -36,7 +36,7 @@ use toolwire_store::{NewSession, Session, StoreError, Stores};
 
 pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
 pub use blobs::StoreBlobs;
-pub use history::{conversation, export_request, tool_specs};
+pub use history::{budget_with_tool_settings, conversation, export_request, tool_specs};
 pub use host::{
     Host, HostAgent, HostBuilder, HostError, ProviderSettings, Running, StoreLocation, TurnEvents,
 };

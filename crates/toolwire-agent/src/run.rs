@@ -11,7 +11,7 @@ use toolwire_runtime::trace::Span;
 use toolwire_store::StoredMessage;
 
 use crate::approval::{settle, store_settled};
-use crate::history::{conversation, tool_specs, turns_so_far};
+use crate::history::{budget_with_tool_settings, conversation, tool_specs, turns_so_far};
 use crate::spans::{record_reply, record_turn};
 use crate::task::CHILD_SESSION_KEY;
 use crate::{Agent, AgentError, StopReason, StoreBlobs, TurnOutcome};
@@ -81,11 +81,12 @@ impl Agent {
             .filter_map(|m| m.content.call_id().map(str::to_owned))
             .collect();
         let system = self.system_prompt();
+        let registry = self.executor.registry();
         let options = EncodeOptions {
             model: self.config.model.clone(),
             max_tokens: self.config.max_tokens,
-            tools: tool_specs(&self.executor.registry()),
-            budget: self.config.budget.clone(),
+            tools: tool_specs(&registry),
+            budget: budget_with_tool_settings(&self.config.budget, &registry),
             stream: self.config.stream,
             ..EncodeOptions::default()
         };

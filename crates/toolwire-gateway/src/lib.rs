@@ -194,8 +194,8 @@ impl Gateway {
             .collect()
     }
 
-    /// The budget for tool `name` (its `_meta` hint when it gives one, else the host's),
-    /// and its output schema.
+    /// The budget for tool `name` (the person's setting for it or its server, else its
+    /// `_meta` hint when it gives one, else the host's), and its output schema.
     fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
         let Some(tool) = self.shared.host.tool(name) else {
             return (self.shared.profile.max_chars, None);
@@ -212,7 +212,10 @@ impl Gateway {
                     .clamp(1_000, 500_000)
             });
         (
-            hinted.unwrap_or(self.shared.profile.max_chars),
+            schema
+                .max_result_chars
+                .or(hinted)
+                .unwrap_or(self.shared.profile.max_chars),
             schema.output_schema.clone(),
         )
     }

@@ -28,6 +28,8 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Which of its calls ask a person first.
     pub approval: ApprovalRules,
+    /// How many characters of its tools' results a model (or the gateway's host) is given.
+    pub budget: BudgetRules,
     /// How it is logged in to (HTTP servers that need OAuth authorization).
     pub oauth: crate::auth::OAuthSettings,
 }
@@ -42,6 +44,7 @@ impl ServerConfig {
             name,
             transport,
             approval: ApprovalRules::default(),
+            budget: BudgetRules::default(),
             oauth: crate::auth::OAuthSettings::default(),
         }
     }
@@ -72,6 +75,42 @@ impl ApprovalRules {
             } else {
                 ApprovalPolicy::Always
             })
+    }
+}
+
+/// Characters of one result's text the model sees, set by the person for a server
+/// (`"maxResultChars"`) or for one of its tools (`"tools": {"NAME": {"maxResultChars"}}`).
+/// The person's setting wins over the tool's own `_meta` size hint
+/// (`anthropic/maxResultSizeChars`): the tool asks, the person decides.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BudgetRules {
+    /// For every tool of the server.
+    pub server: Option<usize>,
+    /// By the tool's own name on its server.
+    pub tools: BTreeMap<String, usize>,
+}
+
+/// The smallest and largest `maxResultChars` accepted: below, not even a cut marker and a
+/// few lines fit; above, one result would fill any model's context window.
+pub const RESULT_CHARS_RANGE: std::ops::RangeInclusive<usize> = 500..=2_000_000;
+
+impl BudgetRules {
+    /// The person's setting for tool `remote` (its name on the server), if any: the tool's,
+    /// else the server's.
+    pub fn limit(&self, remote: &str) -> Option<usize> {
+        self.tools.get(remote).copied().or(self.server)
+    }
+}
+
+fn result_chars(n: Option<u64>, whose: &str) -> Result<Option<usize>, String> {
+    let Some(n) = n else { return Ok(None) };
+    match usize::try_from(n) {
+        Ok(n) if RESULT_CHARS_RANGE.contains(&n) => Ok(Some(n)),
+        _ => Err(format!(
+            "{whose}\"maxResultChars\" is {n}; give between {} and {} characters",
+            RESULT_CHARS_RANGE.start(),
+            RESULT_CHARS_RANGE.end()
+        )),
     }
 }
 
@@ -328,6 +367,9 @@ struct Entry {
     /// Per tool, by its name on the server: `{"write_file": {"approval": "always"}}`.
     #[serde(default)]
     tools: BTreeMap<String, ToolEntry>,
+    /// Characters of each result the model sees, for every tool of the server.
+    #[serde(default)]
+    max_result_chars: Option<u64>,
     /// `true` (all of toolwire's environment) or a list of names to pass beyond the
     /// safe default.
     #[serde(default)]
@@ -442,10 +484,12 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ToolEntry {
     #[serde(default)]
     approval: Option<ApprovalPolicy>,
+    #[serde(default)]
+    max_result_chars: Option<u64>,
 }
 
 fn inherit_of(value: Option<Json>) -> Result<InheritEnv, String> {
@@ -495,6 +539,16 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
         };
         let inherit = inherit_of(entry.inherit_env).map_err(server_error)?;
         let oauth = oauth_of(entry.oauth, base).map_err(server_error)?;
+        let mut budget = BudgetRules {
+            server: result_chars(entry.max_result_chars, "").map_err(server_error)?,
+            tools: BTreeMap::new(),
+        };
+        for (tool, rule) in &entry.tools {
+            let whose = format!("tool {tool:?}: ");
+            if let Some(n) = result_chars(rule.max_result_chars, &whose).map_err(server_error)? {
+                budget.tools.insert(tool.clone(), n);
+            }
+        }
         let approval = ApprovalRules {
             server: entry.approval,
             tools: entry
@@ -545,6 +599,7 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
         };
         let mut server = ServerConfig::new(name, transport);
         server.approval = approval;
+        server.budget = budget;
         server.oauth = oauth;
         out.push(server);
     }
@@ -699,6 +754,39 @@ mod tests {
         );
         let bad = json!({"mcpServers": {"fs": {"command": "x", "approval": "sometimes"}}});
         assert!(parse_servers_json(&bad, Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn result_sizes_are_set_per_server_and_per_tool_within_bounds() {
+        let doc = json!({"mcpServers": {"fs": {
+            "command": "x", "maxResultChars": 8000,
+            "tools": {"read_file": {"maxResultChars": 120000}, "write_file": {"approval": "always"}},
+        }}});
+        let fs = parse_servers_json(&doc, Path::new("/")).unwrap().remove(0);
+        assert_eq!(fs.budget.limit("read_file"), Some(120_000));
+        assert_eq!(fs.budget.limit("write_file"), Some(8_000));
+        let plain = json!({"mcpServers": {"fs": {"command": "x"}}});
+        let plain = parse_servers_json(&plain, Path::new("/"))
+            .unwrap()
+            .remove(0);
+        assert_eq!(plain.budget.limit("read_file"), None);
+        // Out of range, negative or not a number: an error naming the server and the tool.
+        for bad in [
+            json!({"command": "x", "maxResultChars": 10}),
+            json!({"command": "x", "maxResultChars": -5}),
+            json!({"command": "x", "maxResultChars": "big"}),
+            json!({"command": "x", "tools": {"grep": {"maxResultChars": 99_000_000_000u64}}}),
+        ] {
+            let err = parse_servers_json(&json!({"mcpServers": {"fs": bad}}), Path::new("/"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("fs"), "{err}");
+        }
+        let huge = json!({"mcpServers": {"fs": {"command": "x", "tools": {"grep": {"maxResultChars": 99_000_000_000u64}}}}});
+        let err = parse_servers_json(&huge, Path::new("/"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"grep\"") && err.contains("2000000"), "{err}");
     }
 
     #[test]

@@ -576,6 +576,11 @@ pub async fn export(
         None => provider.default_model().to_owned(),
     };
     let mut options = EncodeOptions::for_model(model);
+    // The sizes configured per tool apply as they do when the agent sends the session.
+    options.budget = toolwire_agent::budget_with_tool_settings(
+        &options.budget,
+        &state.host.executor().registry(),
+    );
     match q.max_chars {
         Some(0) => return Err(ApiError::bad_request("max_chars: must be at least 1")),
         Some(n) => options.budget.max_chars = n,

@@ -36,6 +36,11 @@ pub struct ToolSchema {
     /// Per-tool limit; the executor's default applies when absent.
     #[serde(skip)]
     pub timeout: Option<Duration>,
+    /// Characters of one result's text the model is given, when a person configured it
+    /// for this tool (an MCP server's `maxResultChars`); the budget's default otherwise.
+    /// Not part of the tool's description: it is the user's setting, not the tool's.
+    #[serde(skip)]
+    pub max_result_chars: Option<usize>,
     /// Callable by a person (CLI, web app) but never offered to the model: an MCP App's
     /// tool whose `visibility` leaves out `"model"`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -72,6 +77,7 @@ impl ToolSchema {
             examples: Vec::new(),
             annotations: None,
             timeout: None,
+            max_result_chars: None,
             hidden_from_model: false,
             hidden_from_apps: false,
             origin: None,

@@ -200,6 +200,38 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
     assert_eq!(declined["isError"], true, "{declined}");
 }
 
+/// A size set for one tool in the `mcpServers` config wins over the host's budget.
+#[test]
+fn a_tools_configured_result_size_wins_over_the_hosts_budget() {
+    let Some(script) = support::peers::everything() else {
+        return;
+    };
+    if support::peers::peer("gateway_client.mjs").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let config = data.path().join("servers.json");
+    let doc = json!({"mcpServers": {"ev": {
+        "command": "node", "args": [script, "stdio"],
+        "tools": {"echo": {"maxResultChars": 800}},
+    }}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let message: String = (0..400).map(|i| format!("word{i} ")).collect();
+    let steps = json!([{"tool": "ev__echo", "args": {"message": message}}]);
+    let got = drive(
+        data.path(),
+        "claude-code",
+        &["--mcp-config", config.to_str().unwrap()],
+        steps,
+        json!([]),
+    );
+    let text = got[1]["result"]["content"][0]["text"].as_str().unwrap();
+    // Claude Code's own budget (32,000) would have passed all 3,000 characters.
+    assert!(message.len() > 2_500);
+    assert!(text.len() < 1_200, "{} chars: {text}", text.len());
+    assert!(text.contains("omitted by toolwire"), "{text}");
+}
+
 #[test]
 fn a_5_mb_result_is_cut_for_the_host_and_read_back_whole() {
     let Some(fs) = support::peers::filesystem() else {
