@@ -140,14 +140,9 @@ fn session_json(
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "encode", e.to_string())
         })?,
     );
-    out.push_str(",\"messages\":[");
-    for (i, m) in messages.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        m.write_json(&session.id, &mut out);
-    }
-    out.push_str("],\"lastEventSeq\":");
+    out.push_str(",\"messages\":");
+    RawStoredMessage::write_json_array(messages, &session.id, &mut out);
+    out.push_str(",\"lastEventSeq\":");
     out.push_str(&last_event_seq.to_string());
     out.push('}');
     Ok(out)

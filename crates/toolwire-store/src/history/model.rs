@@ -108,22 +108,36 @@ pub struct RawStoredMessage {
 }
 
 impl RawStoredMessage {
-    /// Appends this message to `out` as the JSON object a [`StoredMessage`] serializes to
-    /// (same keys, same order); `session_id` is the session's id.
-    pub fn write_json(&self, session_id: &str, out: &mut String) {
+    /// Appends `messages` to `out` as the JSON array the same [`StoredMessage`]s serialize
+    /// to (same keys, same order); `session_id` is the session's id. A long session is
+    /// written with one quoting of the id, not one per message.
+    pub fn write_json_array(messages: &[RawStoredMessage], session_id: &str, out: &mut String) {
         use std::fmt::Write;
-        // Ids and roles are plain ASCII (checked on write), but quote them properly anyway.
-        let quoted = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
-        let _ = write!(
-            out,
-            "{{\"id\":{},\"sessionId\":{},\"seq\":{},\"createdAtMs\":{},\"role\":{},\"content\":",
-            self.id,
-            quoted(session_id),
-            self.seq,
-            self.created_at_ms,
-            quoted(&self.role),
-        );
-        out.push_str(&self.body);
-        out.push('}');
+        // Ids are plain ASCII (checked on write), but quote them properly anyway.
+        let session = serde_json::to_string(session_id).unwrap_or_else(|_| "\"\"".to_owned());
+        out.push('[');
+        for (i, m) in messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let _ = write!(
+                out,
+                "{{\"id\":{},\"sessionId\":{session},\"seq\":{},\"createdAtMs\":{},\"role\":",
+                m.id, m.seq, m.created_at_ms,
+            );
+            // A raw message's role is one of the known roles (checked when read), which are
+            // plain lowercase words: nothing to escape.
+            if m.role.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+                out.push('"');
+                out.push_str(&m.role);
+                out.push('"');
+            } else {
+                out.push_str(&serde_json::to_string(&m.role).unwrap_or_default());
+            }
+            out.push_str(",\"content\":");
+            out.push_str(&m.body);
+            out.push('}');
+        }
+        out.push(']');
     }
 }
