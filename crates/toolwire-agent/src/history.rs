@@ -105,3 +105,46 @@ mod signature_tests {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod budget_tests {
+    use super::*;
+    use futures::future::BoxFuture;
+    use toolwire_runtime::{Output, Tool, ToolContext, ToolError, ToolSchema};
+
+    struct Sized(ToolSchema);
+
+    impl Tool for Sized {
+        fn schema(&self) -> &ToolSchema {
+            &self.0
+        }
+        fn execute(
+            &self,
+            _input: serde_json::Value,
+            _ctx: ToolContext,
+        ) -> BoxFuture<'static, Result<Output, ToolError>> {
+            Box::pin(async { Ok(Output::Raw(serde_json::json!({}))) })
+        }
+    }
+
+    fn tool(name: &str, max: Option<usize>) -> Sized {
+        let mut schema = ToolSchema::new(name, "t", serde_json::json!({"type": "object"}));
+        schema.max_result_chars = max;
+        Sized(schema)
+    }
+
+    #[test]
+    fn configured_tool_sizes_join_the_budget_without_overriding_the_callers() {
+        let mut registry = Registry::new();
+        registry.register(tool("grep", Some(500))).unwrap();
+        registry.register(tool("read", Some(90_000))).unwrap();
+        registry.register(tool("plain", None)).unwrap();
+        let mut base = toolwire_model::TruncationBudget::default();
+        base.per_tool.insert("read".into(), 1_234);
+        let budget = budget_with_tool_settings(&base, &registry);
+        assert_eq!(budget.limit_for("c1", "grep"), 500);
+        assert_eq!(budget.limit_for("c1", "read"), 1_234);
+        assert_eq!(budget.limit_for("c1", "plain"), base.max_chars);
+    }
+}
