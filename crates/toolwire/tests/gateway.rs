@@ -403,6 +403,42 @@ fn over_http_a_stateless_client_keeps_one_session() {
     assert_eq!(sessions[0]["messageCount"], 4, "{sessions}");
 }
 
+/// Over stateless HTTP the retry that brings the person's answer is a request of its
+/// own, served by another handler: the call waits in the process, found by its
+/// `requestState`.
+#[test]
+fn over_http_a_2026_07_28_host_approves_by_the_round_trip() {
+    if support::peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp-config", &config]);
+    let mut client = Command::new(support::peers::peer("venv/bin/python").unwrap());
+    client
+        .arg(support::peers::peers_dir().join("gateway_client.py"))
+        .env("GATEWAY_URL", &url);
+    let steps = json!([
+        {"tool": "py__long_note", "args": {"words": 6}},
+        {"tool": "py__long_note", "args": {"words": 7}},
+    ]);
+    let answers = json!([
+        {"action": "accept", "content": {"approve": true}},
+        {"action": "accept", "content": {"approve": false}},
+    ]);
+    let out = String::from_utf8(run(client, steps, answers)).unwrap();
+    let got: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got[0]["version"], "2026-07-28", "{out}");
+    assert_eq!(got[2]["result"]["structuredContent"]["words"], 6, "{out}");
+    assert_eq!(got[2]["asked"].as_array().unwrap().len(), 1, "{out}");
+    assert_eq!(got[3]["result"]["isError"], true, "{out}");
+    assert!(got[3].to_string().contains("the person said no"), "{out}");
+}
+
 #[test]
 fn http_listens_on_loopback_only() {
     let data = tempfile::tempdir().unwrap();
