@@ -375,7 +375,7 @@ impl ServerHandler for Gateway {
                         progress::forward(&mut running, &call_id, &peer, token).await;
                     }
                     let done = running.finish().await.map_err(|e| e.to_string());
-                    let _ = steps.send(rounds::Step::Done(done)).await;
+                    let _ = steps.send(rounds::Step::Done(Box::new(done))).await;
                 });
                 let flight = rounds::Flight {
                     call,

@@ -34,7 +34,7 @@ pub(crate) enum Step {
         answer: oneshot::Sender<Resolution>,
     },
     /// The call ended.
-    Done(Result<ToolResult, String>),
+    Done(Box<Result<ToolResult, String>>),
 }
 
 /// A call running for a 2026-07-28 host, and what binds a retry to it.
@@ -58,7 +58,7 @@ struct Waiting {
 
 /// Calls waiting for their host's retry, by `requestState`.
 #[derive(Default)]
-pub(crate) struct Waits(Mutex<HashMap<String, Waiting>>);
+pub(crate) struct Waits(Mutex<HashMap<String, Box<Waiting>>>);
 
 /// Most calls that wait for a retry at once; past it a call is refused (memory stays
 /// bounded whatever hosts do).
@@ -69,7 +69,7 @@ const INPUT_KEY: &str = "toolwire-ask";
 
 impl Waits {
     /// Keeps `waiting` under `state`; gives it back when too many wait already.
-    fn park(&self, state: String, waiting: Waiting) -> Result<(), Waiting> {
+    fn park(&self, state: String, waiting: Box<Waiting>) -> Result<(), Box<Waiting>> {
         let Ok(mut all) = self.0.lock() else {
             return Err(waiting);
         };
@@ -82,7 +82,7 @@ impl Waits {
         Ok(())
     }
 
-    fn take(&self, state: &str) -> Option<Waiting> {
+    fn take(&self, state: &str) -> Option<Box<Waiting>> {
         let mut all = self.0.lock().ok()?;
         all.remove(state).filter(|w| !w.answer.is_closed())
     }
@@ -111,13 +111,15 @@ impl Gateway {
                         None,
                     ));
                 }
-                Some(Step::Done(Ok(result))) => return self.reply(&result, &flight.call).await,
-                Some(Step::Done(Err(e))) => {
-                    return Err(ErrorData::internal_error(
-                        format!("the call ended badly: {e}"),
-                        None,
-                    ));
-                }
+                Some(Step::Done(done)) => match *done {
+                    Ok(result) => return self.reply(&result, &flight.call).await,
+                    Err(e) => {
+                        return Err(ErrorData::internal_error(
+                            format!("the call ended badly: {e}"),
+                            None,
+                        ));
+                    }
+                },
                 Some(Step::Ask {
                     form,
                     question,
@@ -135,11 +137,11 @@ impl Gateway {
                         }
                     };
                     let state = format!("ask_{}", uuid::Uuid::new_v4().simple());
-                    let waiting = Waiting {
+                    let waiting = Box::new(Waiting {
                         flight,
                         answer,
                         question,
-                    };
+                    });
                     match self.shared.waits.park(state.clone(), waiting) {
                         Ok(()) => {
                             let asked = InputRequiredResult::new(Some(requests), Some(state));
