@@ -672,6 +672,43 @@ fn the_python_sdk_client_approves_through_elicitation() {
     }
 }
 
+/// A tool's own question (server-everything's elicitation, behind the gateway) reaches
+/// a 2026-07-28 host by the same round trip, after the approval: two rounds, each asked
+/// with its own form, and the answer given is what the tool gets.
+#[test]
+fn a_tools_own_question_reaches_a_2026_07_28_host_by_the_round_trip() {
+    let (Some(_), Some(ev)) = (support::peers::peer("venv/bin/python"), everything()) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let steps = json!([{"tool": "ev__trigger-elicitation-request", "args": {}}]);
+    let answers = json!([
+        {"action": "accept", "content": {"approve": true}},
+        {"action": "accept", "content": {"name": "Ada Lovelace"}},
+    ]);
+    let got = drive_python(data.path(), &["--mcp", &ev], "auto", steps, answers).unwrap();
+    assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
+    let call = &got[2];
+    let asked = call["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{call}");
+    assert!(
+        asked[0]
+            .as_str()
+            .unwrap()
+            .contains("toolwire asks before running"),
+        "{call}"
+    );
+    assert!(
+        asked[1]
+            .as_str()
+            .unwrap()
+            .starts_with("ev__trigger-elicitation-request asks:"),
+        "{call}"
+    );
+    let text = call["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("- Name: Ada Lovelace"), "{call}");
+}
+
 /// On 2026-07-28 the answer comes back in a second request: it cannot be moved onto
 /// another call (other arguments under the same requestState are refused, and nothing
 /// runs), nor replayed once used.
