@@ -6,7 +6,11 @@
 //! read back whole through `read_result`; and the same gateway over streamable HTTP
 //! (`--http`), a toolwire session per MCP session, loopback names only. The Python SDK's
 //! client (tests/mcp/gateway_client.py) holds it to the same, on both revisions, against
-//! the FastMCP server of tests/mcp (audio, a 5 MB text, an outputSchema, a ToolError).
+//! the FastMCP server of tests/mcp (audio, a 5 MB text, an outputSchema, a ToolError),
+//! and asks its person through the 2026-07-28 input-required round trip (an answer bound
+//! to its call), or, when it cannot ask, through the web app of a `toolwire serve` on the
+//! same data directory (approved and denied through serve's API; tests/web's
+//! gateway_approval.test.mjs clicks Approve in the page).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
