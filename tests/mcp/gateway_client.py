@@ -1,7 +1,8 @@
 """Drives `toolwire gateway` with the official Python SDK's client (mcp 2.x, pinned in
 requirements.txt), as a host would: the steps given in GATEWAY_STEPS (tool calls, with the
 progress they report; resource reads; a whole result read back page by page through
-read_result), elicitations answered from GATEWAY_ANSWERS, one JSON line per step for the
+read_result; a 2026-07-28 input-required round trip driven by hand, with a forged retry),
+elicitations answered from GATEWAY_ANSWERS, one JSON line per step for the
 Rust test (crates/toolwire/tests/gateway.rs). The same step language as
 gateway_client.mjs, so the two SDKs are held to the same results.
 
@@ -85,6 +86,8 @@ async def main():
                     out({"step": "read", "contents": contents})
                 elif "follow" in step:
                     await follow(client, step)
+                elif "forge" in step:
+                    await forge(client, step)
                 else:
                     progress = []
 
@@ -98,6 +101,37 @@ async def main():
                     asked.clear()
             except Exception as e:  # the step's failure is what the test checks
                 out({"step": "error", "tool": step.get("tool"), "message": str(e)})
+
+
+async def forge(client, step):
+    """The 2026-07-28 round trip driven by hand: the first leg's input_required, then a
+    retry that carries an approval under that requestState for other arguments (which
+    must not run), then the honest retry with the answer in step["answer"]."""
+    first = await client.session.call_tool(step["tool"], step["args"], allow_input_required=True)
+    report = {"step": "forge", "first": dump(first)}
+    state = getattr(first, "request_state", None)
+    keys = list((getattr(first, "input_requests", None) or {}).keys())
+    approve = {key: {"action": "accept", "content": {"approve": True}} for key in keys}
+    try:
+        other = await client.session.call_tool(
+            step["tool"], step["otherArgs"], input_responses=approve, request_state=state, allow_input_required=True
+        )
+        report["forged"] = dump(other)
+    except Exception as e:  # the refusal the test wants
+        report["forgedError"] = str(e)
+    answer = {key: step["answer"] for key in keys}
+    honest = await client.session.call_tool(
+        step["tool"], step["args"], input_responses=answer, request_state=state, allow_input_required=True
+    )
+    report["honest"] = dump(honest)
+    try:
+        again = await client.session.call_tool(
+            step["tool"], step["args"], input_responses=answer, request_state=state, allow_input_required=True
+        )
+        report["replayed"] = dump(again)
+    except Exception as e:
+        report["replayedError"] = str(e)
+    out(report)
 
 
 async def follow(client, step):

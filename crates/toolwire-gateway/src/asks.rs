@@ -1,23 +1,118 @@
-//! A call that needs a person, asked through the host: an approval or a tool's question
-//! becomes an `elicitation/create` to the MCP client, which shows it to its user. A host
-//! that cannot ask (no elicitation capability) gets a clear refusal instead of a call that
-//! runs unasked.
+//! A call that needs a person, asked where the person can answer: an approval or a tool's
+//! question goes
+//! - to a 2025-11-25 host that supports elicitation as an `elicitation/create` request;
+//! - to a 2026-07-28 host that supports elicitation as an `input_required` result of its
+//!   `tools/call`, which the host answers by calling again with the answer (see
+//!   [`crate::rounds`]);
+//! - else to the web app of a `toolwire serve` on the same data directory, where the call
+//!   is listed as pending (it is recorded in the shared store when it suspends) until the
+//!   person answers there or the wait times out;
+//! - else nowhere: a clear refusal, never a call that runs unasked.
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp::model::{ElicitRequestParams, ElicitationAction};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ProtocolVersion};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Value as Json, json};
+use tokio::sync::{mpsc, oneshot};
 use toolwire_agent::{ApprovalRequest, Approver};
 use toolwire_core::Resolution;
+use toolwire_store::SuspensionStore;
 
-/// Asks the person at the host.
+use crate::rounds::Step;
+
+/// Where a gateway may send the people its hosts cannot ask, and how long it waits.
+#[derive(Debug, Clone)]
+pub struct AskSettings {
+    /// The data directory a `toolwire serve` announces itself in (`serve.url`), if any.
+    pub data_dir: Option<PathBuf>,
+    /// How long a call waits for a person's answer (through the host's retry or the
+    /// web app) before it is refused.
+    pub timeout: Duration,
+}
+
+impl Default for AskSettings {
+    fn default() -> Self {
+        AskSettings {
+            data_dir: None,
+            timeout: DEFAULT_ASK_TIMEOUT,
+        }
+    }
+}
+
+/// How long a call waits for a person by default.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The file in the data directory where a running `toolwire serve` writes its URL.
+pub const SERVE_URL_FILE: &str = "serve.url";
+
+/// How one call's questions reach the person.
+pub(crate) enum Via {
+    /// `elicitation/create` to the host.
+    Elicit(Peer<RoleServer>),
+    /// An `input_required` result, answered by the host's retry.
+    Rounds(mpsc::Sender<Step>),
+    /// The host cannot ask: the pending call in the shared store, answered in the web
+    /// app of a `toolwire serve` if one runs when the call asks (looked for only then,
+    /// so that calls needing nobody cost nothing more), else nobody.
+    Elsewhere {
+        settings: AskSettings,
+        suspensions: std::sync::Arc<dyn SuspensionStore>,
+    },
+}
+
+/// Whether `context`'s host can be asked by elicitation, and on which revision: `Some(true)`
+/// for the `input_required` round trip (2026-07-28), `Some(false)` for
+/// `elicitation/create`, `None` when it cannot be asked.
+pub(crate) fn host_channel(context: &RequestContext<RoleServer>) -> Option<bool> {
+    let rounds = context
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+    let can = if rounds {
+        context
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_some())
+    } else {
+        !context.peer.supported_elicitation_modes().is_empty()
+    };
+    can.then_some(rounds)
+}
+
+/// The web app's URL, when a `toolwire serve` announced itself in `settings`' data
+/// directory and answers there now.
+pub(crate) async fn reachable_serve(settings: &AskSettings) -> Option<String> {
+    let dir = settings.data_dir.as_ref()?;
+    let text = tokio::fs::read_to_string(dir.join(SERVE_URL_FILE))
+        .await
+        .ok()?;
+    let url = text.lines().next()?.trim().to_owned();
+    // Only the host and port matter for "is it up": `http://HOST:PORT/`.
+    let authority = url
+        .strip_prefix("http://")?
+        .split('/')
+        .next()
+        .filter(|a| !a.is_empty())?
+        .to_owned();
+    // A file left by a serve that died names a port nobody listens on (or, rarely,
+    // someone else): either way the answer would not come, so connect first.
+    let connect = tokio::net::TcpStream::connect(authority);
+    match tokio::time::timeout(Duration::from_secs(1), connect).await {
+        Ok(Ok(_)) => Some(url),
+        _ => None,
+    }
+}
+
+/// Asks the person for one call.
 pub(crate) struct HostAsks {
-    peer: Peer<RoleServer>,
+    via: Via,
+    timeout: Duration,
 }
 
 impl HostAsks {
-    pub(crate) fn new(peer: Peer<RoleServer>) -> Self {
-        HostAsks { peer }
+    pub(crate) fn new(via: Via, timeout: Duration) -> Self {
+        HostAsks { via, timeout }
     }
 }
 
@@ -65,60 +160,157 @@ fn question_form(request: &ApprovalRequest) -> Json {
     })
 }
 
-impl Approver for HostAsks {
-    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Resolution> {
-        Box::pin(async move {
-            if self.peer.supported_elicitation_modes().is_empty() {
+/// The form `request` is asked with.
+fn form_of(request: &ApprovalRequest) -> Json {
+    if request.is_question() {
+        question_form(request)
+    } else {
+        approval_form(request)
+    }
+}
+
+/// The person's answer to a form as the call's resolution: an approval needs
+/// `{"approve": true}`, anything else accepted is a no.
+pub(crate) fn resolution_of(
+    action: ElicitationAction,
+    content: Option<Json>,
+    question: bool,
+) -> Resolution {
+    match (action, question) {
+        (ElicitationAction::Accept, true) => Resolution::Answer {
+            value: content.unwrap_or(Json::Null),
+        },
+        (ElicitationAction::Accept, false)
+            if content
+                .as_ref()
+                .and_then(|c| c.get("approve"))
+                .and_then(Json::as_bool)
+                == Some(true) =>
+        {
+            Resolution::Approve
+        }
+        (ElicitationAction::Cancel, _) => Resolution::Cancel {
+            reason: Some("the person dismissed the question".to_owned()),
+        },
+        _ => Resolution::Deny {
+            reason: Some("the person said no".to_owned()),
+        },
+    }
+}
+
+impl HostAsks {
+    async fn elicit(&self, peer: &Peer<RoleServer>, request: &ApprovalRequest) -> Resolution {
+        let params: ElicitRequestParams = match serde_json::from_value(form_of(request)) {
+            Ok(params) => params,
+            Err(e) => {
+                return Resolution::Cancel {
+                    reason: Some(format!("the question could not be asked: {e}")),
+                };
+            }
+        };
+        match peer.create_elicitation(params).await {
+            Ok(answer) => resolution_of(answer.action, answer.content, request.is_question()),
+            Err(e) => Resolution::Cancel {
+                reason: Some(format!("the host could not ask: {e}")),
+            },
+        }
+    }
+
+    /// Hands the form to the `tools/call` handler, which returns it to the host as
+    /// `input_required`; the host's retry brings the answer back.
+    async fn by_rounds(&self, steps: &mpsc::Sender<Step>, request: &ApprovalRequest) -> Resolution {
+        let (answer, answered) = oneshot::channel();
+        let ask = Step::Ask {
+            form: form_of(request),
+            question: request.is_question(),
+            answer,
+        };
+        if steps.send(ask).await.is_err() {
+            return Resolution::Cancel {
+                reason: Some("the host's request ended before it could be asked".to_owned()),
+            };
+        }
+        match tokio::time::timeout(self.timeout, answered).await {
+            Ok(Ok(resolution)) => resolution,
+            Ok(Err(_)) => Resolution::Cancel {
+                reason: Some("the host stopped before it answered".to_owned()),
+            },
+            Err(_) => Resolution::Deny {
+                reason: Some(format!(
+                    "no answer came from the host within {} s",
+                    self.timeout.as_secs()
+                )),
+            },
+        }
+    }
+
+    /// Waits while the call is pending, unclaimed, in the shared store. Once the web app's
+    /// answer claims it, the deny returned here is not used: the executor's own claim then
+    /// fails and the call's result is the one `toolwire serve` stores (see
+    /// `toolwire_agent`'s settle loop). If nobody answers in time, the deny stands.
+    async fn by_web(
+        &self,
+        url: &str,
+        suspensions: &dyn SuspensionStore,
+        request: &ApprovalRequest,
+    ) -> Resolution {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let id = &request.suspension.id;
+        loop {
+            let waiting = match suspensions.suspensions(&request.session_id).await {
+                Ok(listed) => listed
+                    .iter()
+                    .any(|p| &p.suspension.id == id && !p.resolving),
+                // A store that cannot be read now is asked again next tick.
+                Err(_) => true,
+            };
+            if !waiting {
+                return Resolution::Deny {
+                    reason: Some("answered in toolwire's web app".to_owned()),
+                };
+            }
+            if tokio::time::Instant::now() >= deadline {
                 return Resolution::Deny {
                     reason: Some(format!(
-                        "{} needs a person's approval, and this MCP host cannot ask (it \
-                         does not support elicitation); allow it in toolwire's mcpServers \
-                         config (\"approval\": \"never\") or run it from toolwire",
-                        request.call.name
+                        "{} needs a person's approval, and nobody answered in toolwire's \
+                         web app ({url}) within {} s",
+                        request.call.name,
+                        self.timeout.as_secs()
                     )),
                 };
             }
-            let form = if request.is_question() {
-                question_form(request)
-            } else {
-                approval_form(request)
-            };
-            let params: ElicitRequestParams = match serde_json::from_value(form) {
-                Ok(params) => params,
-                Err(e) => {
-                    return Resolution::Cancel {
-                        reason: Some(format!("the question could not be asked: {e}")),
-                    };
+            tokio::time::sleep(WEB_POLL).await;
+        }
+    }
+}
+
+/// How often a call waiting for the web app looks whether it was answered.
+const WEB_POLL: Duration = Duration::from_millis(250);
+
+impl Approver for HostAsks {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Resolution> {
+        Box::pin(async move {
+            match &self.via {
+                Via::Elicit(peer) => self.elicit(peer, request).await,
+                Via::Rounds(steps) => self.by_rounds(steps, request).await,
+                Via::Elsewhere {
+                    settings,
+                    suspensions,
+                } => {
+                    if let Some(url) = reachable_serve(settings).await {
+                        return self.by_web(&url, suspensions.as_ref(), request).await;
+                    }
+                    Resolution::Deny {
+                        reason: Some(format!(
+                            "{} needs a person's approval, and nobody can be asked: this MCP \
+                         host cannot ask (it does not support elicitation), and no `toolwire serve` runs \
+                         on toolwire's data directory to ask in its web app. Start one \
+                         there, or allow the tool in toolwire's mcpServers config \
+                         (\"approval\": \"never\"), or run it from toolwire",
+                            request.call.name
+                        )),
+                    }
                 }
-            };
-            let answer = match self.peer.create_elicitation(params).await {
-                Ok(answer) => answer,
-                Err(e) => {
-                    return Resolution::Cancel {
-                        reason: Some(format!("the host could not ask: {e}")),
-                    };
-                }
-            };
-            match (answer.action, request.is_question()) {
-                (ElicitationAction::Accept, true) => Resolution::Answer {
-                    value: answer.content.unwrap_or(Json::Null),
-                },
-                (ElicitationAction::Accept, false)
-                    if answer
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("approve"))
-                        .and_then(Json::as_bool)
-                        == Some(true) =>
-                {
-                    Resolution::Approve
-                }
-                (ElicitationAction::Cancel, _) => Resolution::Cancel {
-                    reason: Some("the person dismissed the question".to_owned()),
-                },
-                _ => Resolution::Deny {
-                    reason: Some("the person said no".to_owned()),
-                },
             }
         })
     }

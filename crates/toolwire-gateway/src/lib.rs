@@ -12,6 +12,7 @@ mod asks;
 mod profile;
 mod progress;
 mod reply;
+mod rounds;
 
 use std::sync::{Arc, Mutex};
 
@@ -29,6 +30,7 @@ use toolwire_agent::{Host, StoreBlobs};
 use toolwire_core::{ToolCall, new_id};
 use toolwire_store::BlobKey;
 
+pub use asks::{AskSettings, DEFAULT_ASK_TIMEOUT, SERVE_URL_FILE};
 pub use profile::{HOSTS, HostProfile};
 pub use reply::BLOB_URI_PREFIX;
 
@@ -68,6 +70,10 @@ struct Shared {
     /// Toolwire sessions of stateless HTTP clients, by client name: their requests come
     /// one by one, each to a new handler, yet belong to one conversation of the host.
     stateless: tokio::sync::Mutex<Vec<(String, String)>>,
+    /// Where people are asked when their host cannot ask, and for how long.
+    asks: AskSettings,
+    /// Calls of 2026-07-28 hosts waiting for the retry that brings their answer.
+    waits: rounds::Waits,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -82,12 +88,19 @@ impl std::fmt::Debug for Gateway {
 impl Gateway {
     /// A gateway over `host`'s tools, shaping results for `profile`'s host.
     pub fn new(host: Host, profile: HostProfile) -> Self {
+        Gateway::with_asks(host, profile, AskSettings::default())
+    }
+
+    /// [`Gateway::new`], asking people as `asks` says when their host cannot ask.
+    pub fn with_asks(host: Host, profile: HostProfile, asks: AskSettings) -> Self {
         Gateway {
             shared: Arc::new(Shared {
                 host,
                 profile,
                 known_blobs: Mutex::new(Vec::new()),
                 stateless: tokio::sync::Mutex::new(Vec::new()),
+                asks,
+                waits: rounds::Waits::default(),
             }),
             session: OnceCell::new(),
         }
@@ -194,6 +207,29 @@ impl Gateway {
             .collect()
     }
 
+    /// `result` of `call` as the host gets it: cut to its budget, media kept.
+    async fn reply(
+        &self,
+        result: &toolwire_core::ToolResult,
+        call: &ToolCall,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (max_chars, output_schema) = self.budget_for(&call.name);
+        let blobs = StoreBlobs(Arc::clone(self.shared.host.stores().blobs()));
+        let (reply, links) = reply::call_tool_result(
+            result,
+            call,
+            &self.shared.profile,
+            max_chars,
+            output_schema.as_ref(),
+            &blobs,
+        )
+        .await;
+        self.remember(&links);
+        let reply: CallToolResult = serde_json::from_value(complete(reply))
+            .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
+        Ok(CallToolResponse::Complete(reply))
+    }
+
     /// The budget for tool `name` (the person's setting for it or its server, else its
     /// `_meta` hint when it gives one, else the host's), and its output schema.
     fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
@@ -291,9 +327,18 @@ impl ServerHandler for Gateway {
                 None,
             ));
         }
-        let session = self.session(&context).await?;
         let mut arguments = request.arguments.unwrap_or_default();
-        let (max_chars, output_schema) = self.budget_for(&name);
+        if let Some(state) = request.request_state.as_deref() {
+            let sent = Json::Object(arguments);
+            return self
+                .resume(state, &name, &sent, request.input_responses, &context)
+                .await;
+        }
+        let session = self.session(&context).await?;
+        let channel = asks::host_channel(&context);
+        // As the host sent them: what a retry with the person's answer must repeat.
+        let sent = (channel == Some(true)).then(|| Json::Object(arguments.clone()));
+        let (max_chars, _) = self.budget_for(&name);
         if name == READ_RESULT {
             // A page must fit the budget whole, or it would be cut again on its way back.
             let fits = max_chars.saturating_sub(PAGE_NOTE_ROOM).max(1);
@@ -305,8 +350,50 @@ impl ServerHandler for Gateway {
         }
         let input = Json::Object(arguments);
         let call = ToolCall::new(new_id("call"), &name, input);
-        let asks = Arc::new(asks::HostAsks::new(context.peer.clone()));
         let progress_token = context.meta.get_progress_token();
+        let timeout = self.shared.asks.timeout;
+        let via = match (channel, sent) {
+            (Some(true), Some(sent)) => {
+                // 2026-07-28: the call runs on between this request and the host's retry,
+                // so it has a task, a cancel and a channel of its own.
+                let (steps, read) = tokio::sync::mpsc::channel(4);
+                let cancel = tokio_util::sync::CancellationToken::new();
+                let asks = Arc::new(asks::HostAsks::new(
+                    asks::Via::Rounds(steps.clone()),
+                    timeout,
+                ));
+                let mut running = host
+                    .call_cancellable(&session, call.clone(), asks, cancel.clone())
+                    .await
+                    .map_err(|e| {
+                        ErrorData::internal_error(format!("the call could not start: {e}"), None)
+                    })?;
+                let peer = context.peer.clone();
+                let call_id = call.id.clone();
+                tokio::spawn(async move {
+                    if let Some(token) = progress_token {
+                        progress::forward(&mut running, &call_id, &peer, token).await;
+                    }
+                    let done = running.finish().await.map_err(|e| e.to_string());
+                    let _ = steps.send(rounds::Step::Done(Box::new(done))).await;
+                });
+                let flight = rounds::Flight {
+                    call,
+                    name,
+                    arguments: sent,
+                    client: client_name(&context),
+                    steps: read,
+                    cancel,
+                };
+                return self.fly(flight, &context).await;
+            }
+            (Some(_), _) => asks::Via::Elicit(context.peer.clone()),
+            (None, _) => asks::Via::Elsewhere {
+                settings: self.shared.asks.clone(),
+                suspensions: Arc::clone(host.stores().suspensions()),
+            },
+        };
+        let asks = Arc::new(asks::HostAsks::new(via, timeout));
         let mut running = host
             .call_cancellable(&session, call.clone(), asks, context.ct.clone())
             .await
@@ -320,21 +407,7 @@ impl ServerHandler for Gateway {
             .finish()
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
-        let blobs = StoreBlobs(Arc::clone(host.stores().blobs()));
-        let profile = &self.shared.profile;
-        let (reply, links) = reply::call_tool_result(
-            &result,
-            &call,
-            profile,
-            max_chars,
-            output_schema.as_ref(),
-            &blobs,
-        )
-        .await;
-        self.remember(&links);
-        let reply: CallToolResult = serde_json::from_value(complete(reply))
-            .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
-        Ok(CallToolResponse::Complete(reply))
+        self.reply(&result, &call).await
     }
 
     async fn read_resource(

@@ -6,7 +6,11 @@
 //! read back whole through `read_result`; and the same gateway over streamable HTTP
 //! (`--http`), a toolwire session per MCP session, loopback names only. The Python SDK's
 //! client (tests/mcp/gateway_client.py) holds it to the same, on both revisions, against
-//! the FastMCP server of tests/mcp (audio, a 5 MB text, an outputSchema, a ToolError).
+//! the FastMCP server of tests/mcp (audio, a 5 MB text, an outputSchema, a ToolError),
+//! and asks its person through the 2026-07-28 input-required round trip (an answer bound
+//! to its call), or, when it cannot ask, through the web app of a `toolwire serve` on the
+//! same data directory (approved and denied through serve's API; tests/web's
+//! gateway_approval.test.mjs clicks Approve in the page).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -403,6 +407,42 @@ fn over_http_a_stateless_client_keeps_one_session() {
     assert_eq!(sessions[0]["messageCount"], 4, "{sessions}");
 }
 
+/// Over stateless HTTP the retry that brings the person's answer is a request of its
+/// own, served by another handler: the call waits in the process, found by its
+/// `requestState`.
+#[test]
+fn over_http_a_2026_07_28_host_approves_by_the_round_trip() {
+    if support::peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp-config", &config]);
+    let mut client = Command::new(support::peers::peer("venv/bin/python").unwrap());
+    client
+        .arg(support::peers::peers_dir().join("gateway_client.py"))
+        .env("GATEWAY_URL", &url);
+    let steps = json!([
+        {"tool": "py__long_note", "args": {"words": 6}},
+        {"tool": "py__long_note", "args": {"words": 7}},
+    ]);
+    let answers = json!([
+        {"action": "accept", "content": {"approve": true}},
+        {"action": "accept", "content": {"approve": false}},
+    ]);
+    let out = String::from_utf8(run(client, steps, answers)).unwrap();
+    let got: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got[0]["version"], "2026-07-28", "{out}");
+    assert_eq!(got[2]["result"]["structuredContent"]["words"], 6, "{out}");
+    assert_eq!(got[2]["asked"].as_array().unwrap().len(), 1, "{out}");
+    assert_eq!(got[3]["result"]["isError"], true, "{out}");
+    assert!(got[3].to_string().contains("the person said no"), "{out}");
+}
+
 #[test]
 fn http_listens_on_loopback_only() {
     let data = tempfile::tempdir().unwrap();
@@ -556,7 +596,10 @@ fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
 
     let refused = &got[8]["result"];
     assert_eq!(refused["isError"], true, "{refused}");
-    assert!(refused.to_string().contains("cannot ask"), "{refused}");
+    assert!(
+        refused.to_string().contains("nobody can be asked"),
+        "{refused}"
+    );
 
     // Progress reaches the host, coalesced (at most one per 100 ms) and rising, the last
     // step always among it.
@@ -581,46 +624,312 @@ fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
     );
 }
 
+/// A tool needing approval, asked through the Python SDK client's elicitation: on
+/// 2025-11-25 as an `elicitation/create` request, on 2026-07-28 as the input-required
+/// round trip (the client asks, then calls again with the answer). Yes runs it, no
+/// refuses it.
 #[test]
 fn the_python_sdk_client_approves_through_elicitation() {
+    if support::peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    for (mode, version) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let data = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let config = fastmcp_config(work.path());
+        let steps = json!([
+            {"tool": "py__long_note", "args": {"words": 3}},
+            {"tool": "py__long_note", "args": {"words": 4}},
+        ]);
+        let answers = json!([
+            {"action": "accept", "content": {"approve": true}},
+            {"action": "decline"},
+        ]);
+        let got = drive_python(
+            data.path(),
+            &["--mcp-config", &config],
+            mode,
+            steps,
+            answers,
+        )
+        .unwrap();
+        assert_eq!(got[0]["version"], version, "{}", got[0]);
+        let approved = &got[2];
+        assert_eq!(
+            approved["result"]["structuredContent"]["words"], 3,
+            "{mode}: {approved}"
+        );
+        assert!(
+            approved["asked"][0]
+                .as_str()
+                .unwrap()
+                .contains("toolwire asks before running py__long_note"),
+            "{mode}: {approved}"
+        );
+        let declined = &got[3];
+        assert_eq!(declined["result"]["isError"], true, "{mode}: {declined}");
+        assert!(
+            declined.to_string().contains("the person said no"),
+            "{mode}: {declined}"
+        );
+        assert_eq!(declined["asked"].as_array().unwrap().len(), 1, "{declined}");
+    }
+}
+
+/// A tool's own question (server-everything's elicitation, behind the gateway) reaches
+/// a 2026-07-28 host by the same round trip, after the approval: two rounds, each asked
+/// with its own form, and the answer given is what the tool gets.
+#[test]
+fn a_tools_own_question_reaches_a_2026_07_28_host_by_the_round_trip() {
+    let (Some(_), Some(ev)) = (support::peers::peer("venv/bin/python"), everything()) else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let steps = json!([{"tool": "ev__trigger-elicitation-request", "args": {}}]);
+    let answers = json!([
+        {"action": "accept", "content": {"approve": true}},
+        {"action": "accept", "content": {"name": "Ada Lovelace"}},
+    ]);
+    let got = drive_python(data.path(), &["--mcp", &ev], "auto", steps, answers).unwrap();
+    assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
+    let call = &got[2];
+    let asked = call["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{call}");
+    assert!(
+        asked[0]
+            .as_str()
+            .unwrap()
+            .contains("toolwire asks before running"),
+        "{call}"
+    );
+    assert!(
+        asked[1]
+            .as_str()
+            .unwrap()
+            .starts_with("ev__trigger-elicitation-request asks:"),
+        "{call}"
+    );
+    let text = call["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("- Name: Ada Lovelace"), "{call}");
+}
+
+/// On 2026-07-28 the answer comes back in a second request: it cannot be moved onto
+/// another call (other arguments under the same requestState are refused, and nothing
+/// runs), nor replayed once used.
+#[test]
+fn a_2026_07_28_answer_is_bound_to_the_call_it_answers() {
     if support::peers::peer("venv/bin/python").is_none() {
         return;
     }
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let config = fastmcp_config(work.path());
-    let steps = json!([
-        {"tool": "py__long_note", "args": {"words": 3}},
-        {"tool": "py__long_note", "args": {"words": 3}},
-    ]);
-    let answers = json!([
-        {"action": "accept", "content": {"approve": true}},
-        {"action": "decline"},
-    ]);
-    // Asking mid-call is a 2025-11-25 request; 2026-07-28's input-required round trip is
-    // not served yet, so this client shakes hands the old way.
+    let steps = json!([{
+        "forge": true,
+        "tool": "py__long_note",
+        "args": {"words": 2},
+        "otherArgs": {"words": 9},
+        "answer": {"action": "accept", "content": {"approve": true}},
+    }]);
+    // Answers given, so the client declares elicitation; the hand-driven step uses none.
     let got = drive_python(
         data.path(),
         &["--mcp-config", &config],
-        "legacy",
+        "auto",
         steps,
-        answers,
+        json!([{"action": "decline"}]),
     )
     .unwrap();
-    assert_eq!(got[0]["version"], "2025-11-25", "{}", got[0]);
+    assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
+    let forge = &got[2];
+    assert_eq!(forge["first"]["resultType"], "input_required", "{forge}");
+    let ask = &forge["first"]["inputRequests"]["toolwire-ask"];
+    assert_eq!(ask["method"], "elicitation/create", "{forge}");
+    assert!(
+        ask["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("py__long_note"),
+        "{forge}"
+    );
+    assert!(
+        forge["forgedError"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the forged retry ran: {forge}"))
+            .contains("belongs to another call"),
+        "{forge}"
+    );
+    assert_eq!(forge["honest"]["structuredContent"]["words"], 2, "{forge}");
+    assert!(
+        forge["replayedError"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the replay ran: {forge}"))
+            .contains("no call waits"),
+        "{forge}"
+    );
+    // Only the approved call ran: the history holds one call and its one result.
+    let out = support::mcp::toolwire(data.path(), &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = sessions[0]["id"].as_str().unwrap();
+    let shown = support::mcp::toolwire(data.path(), &["show", id, "--json"]);
+    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let results: Vec<&Value> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 1, "{messages}");
+    assert!(!messages.to_string().contains("\"words\":9"), "{messages}");
+}
+
+/// The one call of the gateway's session waiting for a person, as `toolwire serve` on
+/// the same data directory lists it: (session id, suspension id).
+fn waiting_in_serve(port: u16) -> (String, String) {
+    for _ in 0..600 {
+        let (_, body) = support::http(port, "GET", "/api/sessions", None);
+        let sessions = support::json(&body);
+        let gateway = sessions["sessions"].as_array().and_then(|all| {
+            all.iter()
+                .find(|s| s["title"] == "gateway: gateway-python-host")
+                .and_then(|s| s["id"].as_str())
+                .map(str::to_owned)
+        });
+        if let Some(id) = gateway {
+            let (_, body) = support::http(
+                port,
+                "GET",
+                &format!("/api/sessions/{id}/suspensions"),
+                None,
+            );
+            let pending = support::json(&body);
+            if let Some(suspension) = pending[0]["suspension"]["id"].as_str() {
+                return (id, suspension.to_owned());
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("no call of the gateway waits in serve's web app");
+}
+
+/// A host that cannot ask (the Python SDK client with no elicitation) gets its approvals
+/// from the web app of a `toolwire serve` on the same data directory: the gateway's call
+/// is listed there as waiting, approving it runs it, denying it refuses it; and the
+/// host's call returns what the person decided.
+#[test]
+fn a_host_that_cannot_ask_is_answered_through_the_web_app() {
+    if support::peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let port = support::free_port();
+    let _serve = support::Running(support::spawn_serve(
+        data.path(),
+        work.path(),
+        port,
+        &[],
+        &["--mcp-config", &config],
+    ));
+    assert!(
+        data.path().join("serve.url").exists(),
+        "serve did not announce itself"
+    );
+    let steps = json!([
+        {"tool": "py__long_note", "args": {"words": 3}},
+        {"tool": "py__long_note", "args": {"words": 5}},
+    ]);
+    let client = {
+        let data = data.path().to_owned();
+        let config = config.clone();
+        std::thread::spawn(move || {
+            drive_python(
+                &data,
+                &["--mcp-config", &config, "--ask-timeout", "120"],
+                "auto",
+                steps,
+                json!([]),
+            )
+        })
+    };
+    let (session, first) = waiting_in_serve(port);
+    support::approve(port, &session, &first);
+    let (_, second) = waiting_in_serve(port);
+    assert_ne!(first, second);
+    let (status, body) = support::http(
+        port,
+        "POST",
+        &format!("/api/sessions/{session}/suspensions/{second}"),
+        Some(r#"{"type":"deny","reason":"not now, from the web app"}"#),
+    );
+    assert!(status < 300, "{status} {body}");
+    let got = client.join().unwrap().unwrap();
+    assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
     let approved = &got[2];
     assert_eq!(
         approved["result"]["structuredContent"]["words"], 3,
         "{approved}"
     );
     assert!(
-        approved["asked"][0]
-            .as_str()
-            .unwrap()
-            .contains("toolwire asks before running py__long_note"),
+        approved["asked"].as_array().unwrap().is_empty(),
         "{approved}"
     );
-    assert_eq!(got[3]["result"]["isError"], true, "{}", got[3]);
+    let denied = &got[3]["result"];
+    assert_eq!(denied["isError"], true, "{denied}");
+    assert!(
+        denied.to_string().contains("not now, from the web app"),
+        "{denied}"
+    );
+}
+
+/// With nobody to ask within the wait, the call is refused and says where it waited.
+#[test]
+fn a_web_approval_nobody_gives_times_out_into_a_refusal() {
+    if support::peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let port = support::free_port();
+    let _serve = support::Running(support::spawn_serve(
+        data.path(),
+        work.path(),
+        port,
+        &[],
+        &["--mcp-config", &config],
+    ));
+    let steps = json!([{"tool": "py__long_note", "args": {"words": 3}}]);
+    let got = drive_python(
+        data.path(),
+        &["--mcp-config", &config, "--ask-timeout", "2"],
+        "auto",
+        steps,
+        json!([]),
+    )
+    .unwrap();
+    let refused = &got[2]["result"];
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("nobody answered in toolwire's web app"),
+        "{refused}"
+    );
+    // Nothing waits any more in the web app.
+    let (_, body) = support::http(port, "GET", "/api/sessions", None);
+    let id = support::json(&body)["sessions"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, body) = support::http(
+        port,
+        "GET",
+        &format!("/api/sessions/{id}/suspensions"),
+        None,
+    );
+    assert_eq!(support::json(&body), json!([]), "{body}");
 }
 
 /// `toolwire mcp install` writes the entry that starts this binary's gateway on the same

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use toolwire_agent::StoreLocation;
-use toolwire_gateway::{Gateway, HOSTS, HostProfile};
+use toolwire_gateway::{AskSettings, Gateway, HOSTS, HostProfile};
 
 use crate::Outcome;
 use crate::data;
@@ -30,6 +30,12 @@ pub(crate) struct Args {
     /// one; the address is said on stderr.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8931")]
     http: Option<SocketAddr>,
+    /// Seconds a call that needs a person waits for the answer (from the host's retry
+    /// on 2026-07-28, or from `toolwire serve`'s web app when the host cannot ask)
+    /// before it is refused.
+    #[arg(long, value_name = "SECONDS", default_value_t = toolwire_gateway::DEFAULT_ASK_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    ask_timeout: u64,
     #[command(flatten)]
     mcp: crate::mcp::McpArgs,
 }
@@ -58,7 +64,17 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     }
     let host =
         data::host_for_gateway(place, args.workspace.as_deref(), mcp_tools, args.builtins).await?;
-    let gateway = Gateway::new(host, profile);
+    // A host that cannot ask sends its person to the web app of a `toolwire serve` on
+    // the same data directory, which announces itself there.
+    let data_dir = match &place.data_dir {
+        Some(dir) => Some(dir.clone()),
+        None => toolwire_store::Stores::default_data_dir().ok(),
+    };
+    let asks = AskSettings {
+        data_dir,
+        timeout: std::time::Duration::from_secs(args.ask_timeout),
+    };
+    let gateway = Gateway::with_asks(host, profile, asks);
     match args.http {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr)

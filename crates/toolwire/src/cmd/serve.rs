@@ -126,9 +126,30 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             "following the AG-UI agent at {agent}: point the front end at {url}api/agui/follow"
         ));
     }
-    server.run(shutdown_signal()).await?;
+    let announced = announce(place, &url);
+    let ran = server.run(shutdown_signal()).await;
+    if let Some(file) = announced {
+        // Another serve may have announced itself since: its file is left alone.
+        if std::fs::read_to_string(&file).is_ok_and(|text| text.trim() == url) {
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+    ran?;
     out::eprintln("stopped; every finished result is stored");
     Ok(Outcome::Ok)
+}
+
+/// Writes this instance's URL into the data directory (`serve.url`), where a
+/// `toolwire gateway` on the same directory finds the web app to send approvals to when its
+/// host cannot ask. Best effort: without it the gateway refuses such calls, as before.
+fn announce(place: &StoreLocation, url: &str) -> Option<PathBuf> {
+    let dir = match &place.data_dir {
+        Some(dir) => dir.clone(),
+        None => toolwire_store::Stores::default_data_dir().ok()?,
+    };
+    let file = dir.join(toolwire_gateway::SERVE_URL_FILE);
+    std::fs::write(&file, format!("{url}\n")).ok()?;
+    Some(file)
 }
 
 /// Puts a server's tools in the host's set each time it (re)connects, in place of the
