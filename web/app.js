@@ -36,6 +36,7 @@ async function main() {
   const ready = catalogue.start();
   ready.catch(() => {});
   let view = null;
+  let built = null;
   const sidebar = new Sidebar(document.getElementById('sidebar'), catalogue, {
     sessions: !!session,
     current: session,
@@ -49,6 +50,8 @@ async function main() {
       view = new SessionView(main, session, catalogue);
       window.toolwireView = view;
       await view.start(ready);
+      view.fillFirst();
+      built = view.built;
     } else {
       main.replaceChildren(h('p', { class: 'error' }, 'No such page.'));
     }
@@ -56,8 +59,14 @@ async function main() {
     main.replaceChildren();
     showError(main, err);
   }
-  // Tests and people measuring first render read this mark.
+  // What shows first is laid out before the mark, as the static page that `scripts/bench`
+  // compares with is: the mark is when a person could see it, not when script was done.
+  void document.body.offsetHeight;
+  // Tests and people measuring first render read this mark. `ready` waits for the rest
+  // of a long session's timeline, made in idle slices after it (tests read every card).
   performance.mark('toolwire-rendered');
+  if (built) await built.catch(() => {});
+  performance.mark('toolwire-built');
   document.body.dataset.ready = 'true';
 }
 

@@ -183,6 +183,84 @@ test('a long session is held in chunks of 50, and a chunk the filter empties tak
   await page.context().close();
 });
 
+/** Runs `act(view)` in the page at the `toolwire-rendered` mark, before any later task:
+ * `performance.mark` is wrapped before the page's scripts run. `act` is the source of a
+ * function; what it returns is kept as `window.atMark`. */
+async function atMark(page, act) {
+  await page.addInitScript((source) => {
+    const mark = performance.mark.bind(performance);
+    performance.mark = (name, ...rest) => {
+      if (name === 'toolwire-rendered' && window.toolwireView) {
+        // eslint-disable-next-line no-new-func
+        window.atMark = new Function('view', source)(window.toolwireView);
+      }
+      return mark(name, ...rest);
+    };
+  }, act);
+}
+
+test('a long session: its first screen is drawn before the mark and the rest made after, and the filter, keyboard and fold all reach every card', async () => {
+  const n = 160;
+  const s = await api(server.base, '/api/sessions', { title: 'a long session' });
+  // One failed call far beyond the first chunk of 50 items.
+  for (let i = 0; i < n; i += 20) {
+    await Promise.all(Array.from({ length: 20 }, (_, j) => api(server.base, `/api/sessions/${s.id}/calls`,
+      { tool: 'read_file', input: { path: i + j === n - 5 ? 'no-such-file.rs' : 'main.rs' } })));
+  }
+  const stored = await until(async () => {
+    const got = await api(server.base, `/api/sessions/${s.id}`);
+    return got.messages.filter((m) => m.role === 'tool_result').length === n && got;
+  }, 30000, `${n} results`);
+  const failed = stored.messages.find((m) => m.role === 'tool_result' && m.content.status === 'error').content.callId;
+
+  // At the mark: part of the cards made, the count of every call, and every card in the
+  // window drawn.
+  let page = await newPage();
+  await atMark(page, `
+    const cards = [...document.querySelectorAll('.timeline .card')];
+    const inView = cards.filter((c) => { const r = c.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; });
+    return {
+      made: cards.length,
+      shown: document.querySelector('.title-row .shown').textContent,
+      inView: inView.length,
+      undrawn: inView.filter((c) => view.pendingDraw.has(c) || !c.querySelector('.result').childElementCount).length,
+    };`);
+  await open(page, `/sessions/${s.id}`);
+  const first = await page.evaluate(() => window.atMark);
+  assert.ok(first.made > 0 && first.made < n, `${first.made} of ${n} cards made at the mark`);
+  assert.equal(first.shown, `${n} calls`);
+  assert.ok(first.inView >= 3, `${first.inView} cards in the window`);
+  assert.equal(first.undrawn, 0, 'every card in the window is drawn at the mark');
+  // Once ready, every card.
+  assert.equal(await page.locator('.timeline .card').count(), n);
+  assert.equal(await page.locator('.title-row .shown').innerText(), `${n} calls`);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+
+  // At the mark, before the rest is made: the next error (e), the status filter and fold
+  // all each reach the cards not made yet.
+  page = await newPage();
+  await atMark(page, `
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: 'e', bubbles: true }));
+    const error = document.activeElement.closest('.card');
+    view.filters.set('status', 'errors');
+    const filtered = document.querySelector('.title-row .shown').textContent;
+    view.filters.set('status', '');
+    view.filters.foldAll();
+    return {
+      error: error && error.dataset.callId,
+      filtered,
+      folded: document.querySelectorAll('.timeline .card > .body[hidden]').length,
+    };`);
+  await open(page, `/sessions/${s.id}`);
+  const acted = await page.evaluate(() => window.atMark);
+  assert.equal(acted.error, failed);
+  assert.equal(acted.filtered, `1 of ${n} calls`);
+  assert.equal(acted.folded, n);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test('keyboard: skip link, j and k between cards, e to the next error, / to the filter', async () => {
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);

@@ -58,6 +58,9 @@ export function follow(view) {
 }
 
 function apply(view, ev) {
+  // An event may be about a stored call whose card is not made yet, and what it adds goes
+  // after every stored message.
+  view.flush();
   switch (ev.type) {
     case 'tool_call_started':
       view.card(ev.callId, ev.toolName, ev.input);

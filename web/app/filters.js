@@ -103,7 +103,8 @@ export class Filters {
 
   /** The choices (tools, kinds) and the count, redrawn at most every 300 ms. */
   later() {
-    if (this.refreshTimer) return;
+    // (While a long session's cards are made, the view refreshes once they all are.)
+    if (this.refreshTimer || this.view.building) return;
     this.refreshTimer = setTimeout(() => {
       this.refreshTimer = null;
       this.refresh();
@@ -112,7 +113,9 @@ export class Filters {
 
   /** Redraws the choices from the cards there are, then applies the filter. */
   refresh() {
-    const cards = this.view.allCards().map((el) => this.cardOf(el)).filter(Boolean);
+    // The cards made so far: while a long session is made, the choices grow as it does
+    // (the view refreshes again once every card is made).
+    const cards = this.view.builtCards().map((el) => this.cardOf(el)).filter(Boolean);
     const tools = [...new Set(cards.map((c) => c.name))].sort();
     const kinds = [...new Set(cards.flatMap((c) => c.kinds()))].sort();
     fill(this.tool, 'All tools', tools, this.state.tool);
@@ -138,7 +141,14 @@ export class Filters {
     const active = this.active();
     let total = 0;
     let shown = 0;
-    for (const el of this.view.items()) {
+    // A filter needs every card; with none, the cards not made yet (a long session's,
+    // made in idle slices) show as they are made, and are only counted here.
+    const items = active ? this.view.items() : this.view.builtItems();
+    if (!active && this.view.building) {
+      total = this.view.unbuiltCards();
+      shown = total;
+    }
+    for (const el of items) {
       if (el.classList.contains('card')) {
         const card = this.cardOf(el);
         total += 1;
@@ -164,7 +174,8 @@ export class Filters {
     }
     this.compactApplied = s.view === 'compact';
     this.shown.textContent = active ? `${shown} of ${total} calls` : `${total} call${total === 1 ? '' : 's'}`;
-    this.nextErrorEl.disabled = !t.querySelector(':scope > .chunk > .card:is([data-state="output-error"], [data-state="output-denied"])');
+    // (While cards are still made, an error may be among them: the button looks there.)
+    this.nextErrorEl.disabled = !this.view.building && !t.querySelector(':scope > .chunk > .card:is([data-state="output-error"], [data-state="output-denied"])');
   }
 
   foldAll() {

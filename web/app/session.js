@@ -19,8 +19,21 @@ const RESOURCE_READ = 'toolwire.resource_read';
 /** Timeline items per chunk. */
 const CHUNK = 50;
 
-/** Items drawn before the page says it is ready: more than a tall window shows. */
+/** Items drawn before the page says it is ready: more than a tall window shows (and
+ * more are drawn if a laid-out first screen is still not full: `fillFirst`). */
 const FIRST_SCREEN = 10;
+
+/** Stored messages made into items before the page says it has rendered, when nothing
+ * needs the whole timeline at once: the first chunk. The rest are made in idle slices
+ * (`buildRest`), so a 10,000-call session does not build 10,000 cards before it shows
+ * the first ten. */
+const FIRST_BUILD = CHUNK;
+
+/** Milliseconds of one idle slice of building or drawing: well inside a 60 fps frame. */
+const SLICE_MS = 8;
+
+/** Runs `f` when the page is idle, or within 60 ms at the latest. */
+const idle = window.requestIdleCallback ? (f) => requestIdleCallback(f, { timeout: 60 }) : (f) => setTimeout(f, 0);
 
 export class SessionView {
   /** `catalogue`: the tools and servers (tools.js), shared with the sidebar. */
@@ -42,6 +55,14 @@ export class SessionView {
     this.drawQueue = new Set();
     this.pumping = false;
     this.waiters = new Map();
+    // The stored messages of the last load not made into items yet, from `restAt` on
+    // (`buildRest`); `built` settles once every one is in the timeline.
+    this.rest = [];
+    this.restAt = 0;
+    this.generation = 0;
+    this.built = Promise.resolve();
+    this.builtDone = () => {};
+    this.itemCount = 0;
     // The timeline's items go into chunks of CHUNK (`.chunk`), and only chunks are
     // observed and skipped off screen (`content-visibility: auto`): a browser checks every
     // observed element and every such box each frame, so 10,000 cards observed one by one
@@ -77,9 +98,8 @@ export class SessionView {
   pump() {
     if (this.pumping || !this.drawQueue.size) return;
     this.pumping = true;
-    const idle = window.requestIdleCallback ? (f) => requestIdleCallback(f, { timeout: 60 }) : (f) => setTimeout(f, 0);
     const step = () => {
-      const end = performance.now() + 8;
+      const end = performance.now() + SLICE_MS;
       for (const el of this.drawQueue) {
         this.drawQueue.delete(el);
         this.drawNow(el);
@@ -99,21 +119,40 @@ export class SessionView {
     draw();
   }
 
-  /** Draws, at once, the first screenful of what the timeline shows first (the top of
-   * the first chunk, or of the last when newest come first): what a person sees when the
-   * page opens is drawn before it says it is ready; the rest follows as it comes near. */
-  drawFirst() {
-    const t = this.timeline;
-    const chunk = t.dataset.order === 'newest' ? t.lastElementChild : t.firstElementChild;
-    if (!chunk) return;
-    const items = [...chunk.children];
-    if (t.dataset.order === 'newest') items.reverse();
+  /** Draws, at once, the next `count` items of what the timeline shows first (from the
+   * top, or from the bottom when newest come first, skipping what the filter hides): what
+   * a person sees when the page opens is drawn before it says it has rendered; the rest
+   * follows as it comes near. Remembers the last item it reached (`fillFirst`). */
+  drawFirst(count = FIRST_SCREEN) {
+    const newest = this.timeline.dataset.order === 'newest';
+    const chunks = [...this.timeline.children];
+    if (newest) chunks.reverse();
     let shown = 0;
-    for (const el of items) {
-      if (el.hidden) continue;
-      this.drawNow(el);
-      shown += 1;
-      if (shown >= FIRST_SCREEN) break;
+    for (const chunk of chunks) {
+      if (chunk.hidden) continue;
+      const items = [...chunk.children];
+      if (newest) items.reverse();
+      for (const el of items) {
+        if (el.hidden) continue;
+        this.lastFirst = el;
+        if (!this.pendingDraw.has(el)) continue;
+        this.drawNow(el);
+        shown += 1;
+        if (shown >= count) return;
+      }
+    }
+  }
+
+  /** Draws more of the first screen while what was drawn ends above the window's bottom
+   * (a tall window, narrow cards), reading the layout once per round: the page lays out
+   * what it shows before it says it has rendered anyway. */
+  fillFirst() {
+    for (let round = 0; round < 8; round += 1) {
+      const last = this.lastFirst;
+      if (!last || !last.isConnected || last.getBoundingClientRect().bottom >= innerHeight) return;
+      const before = this.pendingDraw.size;
+      this.drawFirst();
+      if (this.pendingDraw.size === before) return;
     }
   }
 
@@ -136,6 +175,7 @@ export class SessionView {
       this.observer.observe(this.chunk);
     }
     this.chunk.append(el);
+    this.itemCount += 1;
   }
 
   /** Starts or stops the running timer of `card`. */
@@ -157,7 +197,10 @@ export class SessionView {
     }
   }
 
-  /** `ready`: the catalogue's first load (started by the entry beside the sidebar). */
+  /** `ready`: the catalogue's first load (started by the entry beside the sidebar).
+   * Settles once what shows first is drawn (`fillFirst` then tops it up to the window's
+   * height); the rest of the timeline is made in idle slices after, and `built` settles
+   * once it is all there. */
   async start(ready) {
     // The session is fetched at once, beside what the view needs first.
     this.first = api(`/api/sessions/${this.id}`);
@@ -174,18 +217,17 @@ export class SessionView {
       this.timeline,
       this.composer);
     initKeys(this);
-    await this.load();
-    if (this.composerStart) this.composerStart(this.cards.size > 0);
-    this.filters.refresh();
-    this.drawFirst();
+    await this.load(true);
     follow(this);
   }
 
-  /** Draws the timeline from the stored messages. */
-  async load() {
-    const first = this.first;
+  /** Draws the timeline from the stored messages; `first`, the page's first load: the
+   * composer opens or not, the filter's choices are made and the first screen is drawn
+   * before the suspensions' answer is awaited (no frame shows the cards undrawn). */
+  async load(first) {
+    const early = this.first;
     this.first = null;
-    const { session, messages, lastEventSeq } = await (first || api(`/api/sessions/${this.id}`));
+    const { session, messages, lastEventSeq } = await (early || api(`/api/sessions/${this.id}`));
     // Asked now, drawn after the messages: its answer comes while they are built. (Asked
     // after the session was read, so a call it lists is never older than the session.)
     const suspensions = api(`/api/sessions/${this.id}/suspensions`);
@@ -205,22 +247,38 @@ export class SessionView {
     this.chunk = null;
     this.streaming = null;
     this.timeline.replaceChildren();
-    this.loading = true;
-    try {
-      for (const m of messages) this.message(m);
-    } finally {
-      this.loading = false;
-    }
+    // A load before this one that was still making its items stops (and says it is over).
+    this.builtDone();
+    this.generation += 1;
+    let done;
+    this.built = new Promise((resolve) => { done = resolve; });
+    this.builtDone = done;
+    this.rest = Array.isArray(messages) ? messages : [];
+    this.restAt = 0;
+    // The first chunk now, the rest in idle slices (`buildRest`): unless what shows first
+    // needs them all (newest first, or a filter that may match anything).
+    const whole = this.filters && (this.filters.active() || this.filters.state.order === 'newest');
+    this.itemCount = 0;
+    this.buildSome(Infinity, whole ? Infinity : FIRST_BUILD);
+    if (!this.rest.length) done();
     // Calls still running once the stored messages are drawn get their Stop.
     for (const c of this.runningCards) c.ensureStop();
+    if (first) {
+      if (this.composerStart) this.composerStart(this.cards.size > 0 || this.building);
+      this.filters.refresh();
+      this.drawFirst();
+    }
     // Pending calls whose result is not stored yet (e.g. waiting for approval after a
-    // restart) still get their controls.
+    // restart) still get their controls; their cards may be among those not made yet.
     const pending = await suspensions;
+    if (pending.length) this.flush();
     for (const p of pending) {
       const card = this.card(p.call.id, p.call.name, p.call.input);
       card.suspend(p.suspension);
     }
     this.after = Math.max(this.after, lastEventSeq || 0);
+    // Only now: the suspensions' answer is not kept waiting behind slices of building.
+    this.buildRest();
   }
 
   message(m) {
@@ -262,14 +320,104 @@ export class SessionView {
     return card;
   }
 
-  /** Every card in timeline order, including those whose call id was reused. */
+  /** Every card in timeline order, including those whose call id was reused (the
+   * stored messages not made into cards yet are made first). */
   allCards() {
+    this.flush();
+    return this.builtCards();
+  }
+
+  /** Every message and card in timeline order (made first, as `allCards`). */
+  items() {
+    this.flush();
+    return this.builtItems();
+  }
+
+  /** The cards made so far, in timeline order. */
+  builtCards() {
     return [...this.timeline.querySelectorAll(':scope > .chunk > .card')];
   }
 
-  /** Every message and card in timeline order. */
-  items() {
+  /** The messages and cards made so far, in timeline order. */
+  builtItems() {
     return [...this.timeline.querySelectorAll(':scope > .chunk > *')];
+  }
+
+  /** Whether stored messages of the last load still wait to be made into items. */
+  get building() {
+    return this.restAt < this.rest.length;
+  }
+
+  /** Makes the waiting stored messages into items, in order, until the time `until` or
+   * until the timeline holds `most` items. */
+  buildSome(until = Infinity, most = Infinity) {
+    const rest = this.rest;
+    this.loading = true;
+    try {
+      while (this.restAt < rest.length && this.itemCount < most) {
+        // Counted before it is made: a message that throws is not made again.
+        const m = rest[this.restAt];
+        this.restAt += 1;
+        this.message(m);
+        if ((this.restAt & 15) === 0 && performance.now() > until) break;
+      }
+    } finally {
+      this.loading = false;
+    }
+    if (this.restAt >= rest.length && rest.length) {
+      this.rest = [];
+      this.restAt = 0;
+      // Calls still running once the stored messages are made get their Stop.
+      for (const c of this.runningCards) c.ensureStop();
+      this.builtDone();
+    }
+  }
+
+  /** Makes every stored message not made yet into items, now: for what needs the whole
+   * timeline (the filter, fold all, the keyboard, the feed's events, a call's result). */
+  flush() {
+    if (!this.building) return;
+    this.buildSome();
+    // The choices and the count, from every card (the filter held them while building).
+    if (this.filters) this.filters.later();
+  }
+
+  /** Makes the rest of the stored messages into items in idle slices, between frames and
+   * input, then redraws the filter's choices and count from every card. */
+  buildRest() {
+    const generation = this.generation;
+    const step = () => {
+      if (generation !== this.generation || !this.building) return;
+      this.buildSome(performance.now() + SLICE_MS);
+      if (this.building) idle(step);
+      else if (this.filters) this.filters.refresh();
+    };
+    if (this.building) idle(step);
+  }
+
+  /** How many cards the stored messages not made yet will add: `message` and `card`'s
+   * rules (a call's first mention makes its card; a second result for a call makes
+   * another), without making anything. The count of calls says it while they are made. */
+  unbuiltCards() {
+    const seen = new Map();
+    const hasResult = (id) => (seen.has(id) ? seen.get(id) : this.cards.has(id) ? !!this.cards.get(id).result : undefined);
+    let n = 0;
+    for (let i = this.restAt; i < this.rest.length; i += 1) {
+      const m = this.rest[i];
+      const c = (m && m.content) || {};
+      if (m.role === 'assistant') {
+        for (const call of c.toolCalls || []) {
+          if (hasResult(call.id) === undefined) {
+            seen.set(call.id, false);
+            n += 1;
+          }
+        }
+      } else if (m.role === 'tool_result') {
+        if (hasResult(c.callId) !== false) n += 1;
+        seen.set(c.callId, true);
+      }
+    }
+    return n;
   }
 
   widget(widget) {
@@ -296,6 +444,7 @@ export class SessionView {
    * result already, and it is taken from there instead of waiting for an event that has
    * passed. */
   resultOf(callId) {
+    this.flush();
     const card = this.cards.get(callId);
     if (card && card.result && card.result.status !== 'suspended') return Promise.resolve(card.result);
     return new Promise((resolve) => this.waiters.set(callId, resolve));
