@@ -68,7 +68,7 @@ try {
   // The rest of the cards are made after the first render, in idle slices; scrolling is
   // measured once they all are (`data-ready`).
   await page.waitForSelector('body[data-ready="true"]', { timeout: 300000 });
-  const built = await page.evaluate(() => performance.getEntriesByName('toolwire-built')[0].startTime);
+  const built = await page.evaluate(() => (performance.getEntriesByName('toolwire-built')[0] || { startTime: NaN }).startTime);
   const cards = await page.locator('.card').count();
   if (cards !== calls) throw new Error(`${cards} cards, ${calls} expected`);
   await page.waitForTimeout(500);
