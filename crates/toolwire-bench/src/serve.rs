@@ -338,8 +338,9 @@ pub fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             "results",
             "resultsStatic",
             // Issue 25 asks for at most 1.5× the same text as a static page at 1,000
-            // results (measured 1.11× on 2026-11-24, busy machine, once the page made only
-            // its first chunk before the mark and the rest after). Below 1,000 results
+            // results: measured 1.11×, 1.76× and 1.46× in three runs on 2026-11-24 (busy
+            // machine; 2.28-2.80× before the page made only its first chunk before the mark
+            // and the rest after), so this row can still fail on a loaded runner. Below 1,000 results
             // the app's fixed start-up dominates the ratio: judged in ms.
             if size >= 1.0 {
                 Target::RatioAtMost(1.5)
