@@ -23,10 +23,20 @@ const prefix = read ? "fs" : "ev";
 const transport = toolwire
   ? new StdioClientTransport({
       command: toolwire,
-      args: ["--data-dir", data, "gateway", "--mcp", `${prefix}=${process.execPath} ${server.join(" ")}`],
+      // The gateway's workspace is the root it offers the server (server-filesystem
+      // then allows only it).
+      args: ["--data-dir", data, "gateway", ...(read ? ["--workspace", path.dirname(read)] : []),
+        "--mcp", `${prefix}=${process.execPath} ${server.join(" ")}`],
       stderr: "ignore",
     })
-  : new StdioClientTransport({ command: process.execPath, args: server, stderr: "ignore" });
+  : new StdioClientTransport({
+      command: process.execPath,
+      args: server,
+      stderr: "ignore",
+      // server-filesystem sends the file twice (text and structuredContent): 10.6 MB for
+      // 5 MB, over the SDK's default 10 MB line limit, which would close the connection.
+      maxBufferSize: 64 << 20,
+    });
 const tool = (toolwire ? `${prefix}__` : "") + (read ? "read_text_file" : "echo");
 const args = (i) => (read ? { path: read } : { message: `call ${i}` });
 const client = new Client({ name: "bench", version: "1" });
