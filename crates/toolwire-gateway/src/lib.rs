@@ -191,10 +191,8 @@ impl Gateway {
     /// The media type of blob `key` as the newest stored result holding it gives it.
     async fn stored_mime(&self, key: &BlobKey) -> String {
         let history = self.shared.host.stores().history();
-        let found = match history.result_with_blob(key).await {
-            Ok(found) => found,
-            Err(_) => None,
-        };
+        // A history that cannot be read leaves the type unknown, as it was.
+        let found = history.result_with_blob(key).await.ok().flatten();
         found
             .and_then(|stored| reply::blob_mime(&stored.result, key.as_str()))
             .unwrap_or_else(|| "application/octet-stream".to_owned())
