@@ -1,8 +1,12 @@
 // The peer of toolwire's MCP benchmark: the official TypeScript SDK client making N
 // sequential tools/call round trips to server-everything's echo over stdio.
-// Usage: node bench_echo.mjs [N] [TOOLWIRE_BIN DATA_DIR]   Prints: {"calls": N, "ms": total}
+// Usage: node bench_echo.mjs [N] [TOOLWIRE_BIN DATA_DIR]
+// Prints: {"calls": N, "ms": total, "closeMs": from close() to the server's exit}
 // With TOOLWIRE_BIN, the client talks to `toolwire gateway` with server-everything behind
-// it (the tool is then ev__echo), for the gateway's row beside the direct one.
+// it (the tool is then ev__echo), for the gateway's row beside the direct one; closeMs is
+// then the time the gateway takes to store what it answered and exit.
+// With BENCH_READ=FILE, each call instead reads FILE whole through server-filesystem's
+// read_text_file (serving FILE's directory): the 5 MB result row.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { fileURLToPath } from "node:url";
@@ -11,24 +15,45 @@ import path from "node:path";
 const n = Number(process.argv[2] ?? 1000);
 const [toolwire, data] = process.argv.slice(3);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const server = path.join(here, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const read = process.env.BENCH_READ;
+const server = read
+  ? [path.join(here, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), path.dirname(read)]
+  : [path.join(here, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "stdio"];
+const prefix = read ? "fs" : "ev";
 const transport = toolwire
   ? new StdioClientTransport({
       command: toolwire,
-      args: ["--data-dir", data, "gateway", "--mcp", `ev=${process.execPath} ${server} stdio`],
+      // The gateway's workspace is the root it offers the server (server-filesystem
+      // then allows only it).
+      args: ["--data-dir", data, "gateway", ...(read ? ["--workspace", path.dirname(read)] : []),
+        "--mcp", `${prefix}=${process.execPath} ${server.join(" ")}`],
       stderr: "ignore",
     })
-  : new StdioClientTransport({ command: process.execPath, args: [server, "stdio"], stderr: "ignore" });
-const echo = toolwire ? "ev__echo" : "echo";
+  : new StdioClientTransport({
+      command: process.execPath,
+      args: server,
+      stderr: "ignore",
+      // server-filesystem sends the file twice (text and structuredContent): 10.6 MB for
+      // 5 MB, over the SDK's default 10 MB line limit, which would close the connection.
+      maxBufferSize: 64 << 20,
+    });
+const tool = (toolwire ? `${prefix}__` : "") + (read ? "read_text_file" : "echo");
+const args = (i) => (read ? { path: read } : { message: `call ${i}` });
 const client = new Client({ name: "bench", version: "1" });
 await client.connect(transport);
-for (let i = 0; i < 20; i++) {
-  await client.callTool({ name: echo, arguments: { message: `warm ${i}` } });
+const warm = read ? 2 : 20;
+for (let i = 0; i < warm; i++) {
+  await client.callTool({ name: tool, arguments: args(i) });
 }
 const start = process.hrtime.bigint();
+let chars = 0;
 for (let i = 0; i < n; i++) {
-  await client.callTool({ name: echo, arguments: { message: `call ${i}` } });
+  const r = await client.callTool({ name: tool, arguments: args(i) }, undefined, { timeout: 120000 });
+  if (r.isError) throw new Error(`call ${i} failed: ${JSON.stringify(r.content)}`);
+  chars += r.content.filter((c) => c.type === "text").reduce((sum, c) => sum + c.text.length, 0);
 }
 const ms = Number(process.hrtime.bigint() - start) / 1e6;
-console.log(JSON.stringify({ calls: n, ms }));
+const closing = process.hrtime.bigint();
 await client.close();
+const closeMs = Number(process.hrtime.bigint() - closing) / 1e6;
+console.log(JSON.stringify({ calls: n, ms, closeMs, chars: chars / n }));

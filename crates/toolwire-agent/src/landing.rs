@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use toolwire_core::{EventKind, Message};
 use toolwire_runtime::{EventBus, Landing, ResultSink};
-use toolwire_store::{StoreError, StoredMessage, Stores};
+use toolwire_store::{StoreError, StoredMessage, Stores, store_failed};
 
 /// Lands results in `stores`, announcing them on `events`.
 pub(crate) struct StoreSink {
@@ -33,7 +33,14 @@ impl ResultSink for StoreSink {
                 raw,
                 raw_text,
                 suspensions,
+                call,
             } = landing;
+            if let Some(call) = call {
+                // A call recorded behind its answer: stored before its result.
+                self.stores
+                    .append(session_id, Message::assistant("", vec![call]))
+                    .await?;
+            }
             if let Some(text) = raw_text {
                 // The copy as received is a convenience: when it cannot be stored (a full
                 // blob store), the result lands without it, and the store's own error
@@ -68,6 +75,99 @@ impl ResultSink for StoreSink {
                 let _ = self.stores.suspensions().finish_suspension(&id).await;
             }
             Ok(stored)
+        })
+    }
+
+    /// The landings' media and raw copies stored side by side, then every call and
+    /// result in one append and every announcement in one write: a batch costs two
+    /// commits, not two per result. When the append fails (all or none is stored), each
+    /// lands alone, so a bad one fails alone.
+    fn land_many<'a>(
+        &'a self,
+        session_id: &'a str,
+        landings: Vec<Landing>,
+    ) -> BoxFuture<'a, Vec<Result<StoredMessage, StoreError>>> {
+        Box::pin(async move {
+            if landings.len() < 2 {
+                let mut landed = Vec::new();
+                for landing in landings {
+                    landed.push(self.land(session_id, landing).await);
+                }
+                return landed;
+            }
+            let prepared =
+                futures::future::join_all(landings.into_iter().map(|landing| async move {
+                    let Landing {
+                        mut result,
+                        raw,
+                        raw_text,
+                        suspensions,
+                        call,
+                    } = landing;
+                    if let Some(text) = raw_text
+                        && self.stores.keep_raw(&mut result, &text).await.is_err()
+                    {
+                        result.metadata.raw_ref = None;
+                    }
+                    let call_ref = result.call();
+                    let result = match self.stores.persist(result, None).await {
+                        Ok(persisted) => persisted,
+                        Err(e) => store_failed(call_ref, &e),
+                    };
+                    (result, raw, suspensions, call)
+                }))
+                .await;
+            let mut messages = Vec::with_capacity(prepared.len() * 2);
+            for (result, _, _, call) in &prepared {
+                if let Some(call) = call {
+                    messages.push(Message::assistant("", vec![call.clone()]));
+                }
+                messages.push(Message::ToolResult(result.clone()));
+            }
+            let stored = match self.stores.append_many(session_id, messages).await {
+                Ok(stored) => stored,
+                Err(_) => {
+                    let mut landed = Vec::with_capacity(prepared.len());
+                    for (result, raw, suspensions, call) in prepared {
+                        let landing = Landing {
+                            result,
+                            raw,
+                            raw_text: None,
+                            suspensions,
+                            call,
+                        };
+                        landed.push(self.land(session_id, landing).await);
+                    }
+                    return landed;
+                }
+            };
+            let results: Vec<StoredMessage> = stored
+                .into_iter()
+                .filter(|m| matches!(m.content, Message::ToolResult(_)))
+                .collect();
+            let mut announced = Vec::new();
+            for (stored, (_, raw, _, _)) in results.iter().zip(&prepared) {
+                if let Message::ToolResult(result) = &stored.content {
+                    announced.push(EventKind::ToolResult {
+                        result: Box::new(result.clone()),
+                        raw: raw.clone(),
+                    });
+                    for widget in &result.widgets {
+                        announced.push(EventKind::Widget {
+                            call_id: result.call_id.clone(),
+                            widget: Box::new(widget.clone()),
+                        });
+                    }
+                }
+            }
+            // Events are the live view: a failing log must not fail stored calls.
+            let _ = self.events.emit_many(session_id, announced).await;
+            for (_, _, suspensions, _) in &prepared {
+                for id in suspensions {
+                    let _ = self.stores.suspensions().finish_suspension(id).await;
+                }
+            }
+            results.into_iter().map(Ok).collect()
         })
     }
 }

@@ -163,6 +163,12 @@ const WORKLOADS: &[Workload] = &[
         run: mcp::gateway_echo,
     },
     Workload {
+        name: "gateway_big",
+        quick: &[1.0],
+        full: &[0.1, 1.0],
+        run: mcp::gateway_big,
+    },
+    Workload {
         name: "executor",
         quick: &[0.1, 1.0],
         full: &[0.1, 1.0, 10.0],

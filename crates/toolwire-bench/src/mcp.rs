@@ -1,7 +1,8 @@
 //! 1,000 sequential MCP `tools/call` round trips to server-everything's `echo` over stdio,
 //! through toolwire's executor (rmcp + normalize), beside the official TypeScript SDK
 //! client doing the same to the same server in the same run (tests/mcp/bench_echo.mjs);
-//! and the same client's 1,000 calls through `toolwire gateway` beside its direct ones.
+//! and the same client's 1,000 calls through `toolwire gateway` beside its direct ones,
+//! and its reads of a 5 MB file through the gateway (cut and stored) beside direct ones.
 
 use std::process::Command;
 use std::time::Instant;
@@ -70,49 +71,153 @@ async fn toolwire_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
 }
 
 fn typescript_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
-    client_ms(ctx, calls, false)
+    Ok(client_run(ctx, calls, false, None)?.ms)
 }
 
-/// The TypeScript SDK client's `calls` echoes, to server-everything directly or through
-/// `toolwire gateway` (with a fresh data directory).
-fn client_ms(ctx: &Ctx, calls: usize, through_gateway: bool) -> anyhow::Result<f64> {
+/// One run of tests/mcp/bench_echo.mjs.
+struct ClientRun {
+    /// The calls, from the first to the last answer.
+    ms: f64,
+    /// From the client's `close` to the server's exit: for the gateway, storing what it
+    /// answered and had not stored yet.
+    close_ms: f64,
+    /// Text characters the client got per call.
+    chars: f64,
+}
+
+/// The TypeScript SDK client's `calls` echoes (or reads of `read`, a file, through
+/// server-filesystem), to the server directly or through `toolwire gateway` (with a fresh
+/// data directory).
+fn client_run(
+    ctx: &Ctx,
+    calls: usize,
+    through_gateway: bool,
+    read: Option<&std::path::Path>,
+) -> anyhow::Result<ClientRun> {
     let mut command = Command::new("node");
     command
         .arg(ctx.root.join("tests/mcp/bench_echo.mjs"))
         .arg(calls.to_string());
+    if let Some(file) = read {
+        command.env("BENCH_READ", file);
+    }
     let data = tempfile::tempdir_in(ctx.tmp.path())?;
     if through_gateway {
         command.arg(&ctx.toolwire_bin).arg(data.path());
     }
     let line = crate::peers::node_json(&mut command, "tests/mcp/bench_echo.mjs")?;
-    line["ms"].as_f64().context("bench_echo.mjs gave no ms")
+    Ok(ClientRun {
+        ms: line["ms"].as_f64().context("bench_echo.mjs gave no ms")?,
+        close_ms: line["closeMs"].as_f64().unwrap_or_default(),
+        chars: line["chars"].as_f64().unwrap_or_default(),
+    })
+}
+
+/// Best of three interleaved rounds (the machine is shared and noisy): the gateway's run
+/// (the fastest) and the direct one.
+fn best_of_three(
+    ctx: &Ctx,
+    calls: usize,
+    read: Option<&std::path::Path>,
+) -> anyhow::Result<(ClientRun, ClientRun)> {
+    let mut ours: Option<ClientRun> = None;
+    let mut theirs: Option<ClientRun> = None;
+    for _ in 0..3 {
+        let run = client_run(ctx, calls, true, read)?;
+        if ours.as_ref().is_none_or(|best| run.ms < best.ms) {
+            ours = Some(run);
+        }
+        let run = client_run(ctx, calls, false, read)?;
+        if theirs.as_ref().is_none_or(|best| run.ms < best.ms) {
+            theirs = Some(run);
+        }
+    }
+    Ok((ours.context("no run")?, theirs.context("no run")?))
 }
 
 pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let calls = ((1000.0 * size) as usize).max(1);
-    let (mut ours, mut theirs) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..3 {
-        ours = ours.min(client_ms(ctx, calls, true)?);
-        theirs = theirs.min(client_ms(ctx, calls, false)?);
-    }
+    let (ours, theirs) = best_of_three(ctx, calls, None)?;
     Ok(vec![
         Row::new(
             "1,000 MCP tools/call to server-everything's echo through toolwire gateway (stdio)",
             size,
             format!("{calls} calls"),
             Unit::Ms,
-            ours,
+            ours.ms,
         )
         .note(format!(
-            "{:.0} µs/call: the host's call, stored in a session, called through rmcp, budgeted",
-            ours * 1e3 / calls as f64
+            "{:.0} µs/call: the host's call through rmcp both ways, budgeted, answered, then \
+             stored behind the answer in batches; {:.0} ms more after the host closed until \
+             every call was stored and the gateway exited",
+            ours.ms * 1e3 / calls as f64,
+            ours.close_ms,
         ))
-        .peer("the MCP TypeScript SDK client calling the server directly", theirs)
-        // The issue asks for at most 1.2×; not met yet (see `behind`), so the row reports
-        // without failing --check until it is.
+        .peer(
+            "the MCP TypeScript SDK client calling the server directly",
+            theirs.ms,
+        )
+        // The issue asks for at most 1.2×; not met yet (see `behind`). Until it is,
+        // --check judges the row at 3× (it was 7.7-10.6× before calls were stored behind
+        // their answers), so CI catches going back without claiming the target.
+        .target(Target::RatioAtMost(3.0))
         .behind(
-            "every call through the gateway is stored (the call, its result and its events              in SQLite) before the host gets its answer, and crosses a second process; the              issue's target is 1.2× the direct call. Idea: land the stored result after              replying, and batch the session's writes.",
+            "the issue's target is 1.2× the direct call. Every call now crosses a second \
+             process and rmcp twice (the host's JSON-RPC in, the server's out, both parsed \
+             and written again), is normalized and budgeted through toolwire-model's view, \
+             and is stored behind its answer (two commits a batch, no longer four fsyncs \
+             before each answer: 2.06× on 2026-11-24 under a load average of 10-17, from \
+             27× the same hour before). Ideas: skip the model view for a result that fits \
+             the budget whole, reuse rmcp's parsed request instead of rebuilding JSON, and \
+             profile the remaining per-call wake-ups (the call's own task, the recorder).",
         ),
+    ])
+}
+
+/// The 5 MB file the gateway_big row reads: 75,000 numbered lines and an error at the end.
+fn big_file(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
+    let dir = ctx.tmp.path().join("gateway_big");
+    std::fs::create_dir_all(&dir)?;
+    let file = dir.join("big.log");
+    let mut log = String::with_capacity(5_300_000);
+    for i in 0..75_000 {
+        log.push_str(&format!("line {i}: {}\n", "x".repeat(60)));
+    }
+    log.push_str("ERROR: the last line is the one that matters\n");
+    std::fs::write(&file, log)?;
+    Ok(file)
+}
+
+pub fn gateway_big(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    let calls = ((10.0 * size) as usize).max(1);
+    let file = big_file(ctx)?;
+    let (ours, theirs) = best_of_three(ctx, calls, Some(&file))?;
+    ensure!(
+        ours.chars < theirs.chars,
+        "the gateway did not cut the 5 MB result ({} chars beside {})",
+        ours.chars,
+        theirs.chars
+    );
+    Ok(vec![
+        Row::new(
+            "10 MCP tools/call reading a 5 MB file (server-filesystem) through toolwire gateway: normalized, stored whole, cut for the host",
+            size,
+            format!("{calls} calls"),
+            Unit::Ms,
+            ours.ms,
+        )
+        .note(format!(
+            "{:.1} ms/call; the host gets {:.0} characters of {:.0}, the rest read with read_result; \
+             {:.0} ms more after the host closed until every result was stored",
+            ours.ms / calls as f64,
+            ours.chars,
+            theirs.chars,
+            ours.close_ms,
+        ))
+        .peer("the MCP TypeScript SDK client reading it directly, whole", theirs.ms)
+        // 1.26× measured on 2026-11-24 (directly the client parses 10.6 MB a call, through
+        // the gateway 60 KB, the gateway parsing, normalizing and storing the 5 MB).
+        .target(Target::RatioAtMost(2.0)),
     ])
 }
 

@@ -14,6 +14,7 @@ mod progress;
 mod reply;
 mod rounds;
 
+use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine;
@@ -26,7 +27,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value as Json, json};
 use tokio::sync::OnceCell;
-use toolwire_agent::{Host, StoreBlobs};
+use toolwire_agent::{Host, Recorder, StoreBlobs};
 use toolwire_core::{ToolCall, new_id};
 use toolwire_store::BlobKey;
 
@@ -66,6 +67,9 @@ pub struct Gateway {
 struct Shared {
     host: Host,
     profile: HostProfile,
+    /// Stores each call and its result behind the answer (made at the first call, on the
+    /// runtime that serves it).
+    recorder: std::sync::OnceLock<Recorder>,
     known_blobs: Mutex<Vec<(String, String)>>,
     /// Toolwire sessions of stateless HTTP clients, by client name: their requests come
     /// one by one, each to a new handler, yet belong to one conversation of the host.
@@ -97,6 +101,7 @@ impl Gateway {
             shared: Arc::new(Shared {
                 host,
                 profile,
+                recorder: std::sync::OnceLock::new(),
                 known_blobs: Mutex::new(Vec::new()),
                 stateless: tokio::sync::Mutex::new(Vec::new()),
                 asks,
@@ -113,6 +118,25 @@ impl Gateway {
             shared: Arc::clone(&self.shared),
             session: OnceCell::new(),
         }
+    }
+
+    /// Waits until every call answered so far is stored; returns how many could not be
+    /// stored at all (the store failed) since the gateway started. Called before the
+    /// gateway exits, so a host that disconnects loses nothing.
+    pub async fn flush(&self) -> u64 {
+        match self.shared.recorder.get() {
+            Some(recorder) => {
+                recorder.flush().await;
+                recorder.lost()
+            }
+            None => 0,
+        }
+    }
+
+    fn recorder(&self) -> &Recorder {
+        self.shared
+            .recorder
+            .get_or_init(|| self.shared.host.recorder())
     }
 
     /// The session of this connection, if a call made one.
@@ -175,6 +199,16 @@ impl Gateway {
             .rev()
             .find(|(k, _)| k == key)
             .map(|(_, m)| m.clone())
+    }
+
+    /// The media type of blob `key` as the newest stored result holding it gives it.
+    async fn stored_mime(&self, key: &BlobKey) -> String {
+        let history = self.shared.host.stores().history();
+        // A history that cannot be read leaves the type unknown, as it was.
+        let found = history.result_with_blob(key).await.ok().flatten();
+        found
+            .and_then(|stored| reply::blob_mime(&stored.result, key.as_str()))
+            .unwrap_or_else(|| "application/octet-stream".to_owned())
     }
 
     /// The tools the host's model is offered: every tool of the host but those only a
@@ -348,6 +382,10 @@ impl ServerHandler for Gateway {
                 .map_or(fits, |n| usize::try_from(n).unwrap_or(fits));
             arguments.insert("limit".into(), json!(asked.min(fits)));
         }
+        if name == READ_RESULT {
+            // It reads the history: every call answered before must be in it.
+            self.recorder().flush().await;
+        }
         let input = Json::Object(arguments);
         let call = ToolCall::new(new_id("call"), &name, input);
         let progress_token = context.meta.get_progress_token();
@@ -394,8 +432,16 @@ impl ServerHandler for Gateway {
             },
         };
         let asks = Arc::new(asks::HostAsks::new(via, timeout));
+        // The host waits on every call: it is answered first and stored right behind.
         let mut running = host
-            .call_cancellable(&session, call.clone(), asks, context.ct.clone())
+            .call_recorded(
+                &session,
+                call.clone(),
+                asks,
+                context.ct.clone(),
+                self.recorder(),
+                progress_token.is_some(),
+            )
             .await
             .map_err(|e| {
                 ErrorData::internal_error(format!("the call could not start: {e}"), None)
@@ -429,9 +475,12 @@ impl ServerHandler for Gateway {
             .get(&key)
             .await
             .map_err(|_| not_found())?;
-        let mime = self
-            .mime_of(key.as_str())
-            .unwrap_or_else(|| "application/octet-stream".to_owned());
+        let mime = match self.mime_of(key.as_str()) {
+            Some(mime) => mime,
+            // Not linked by this process (it restarted, or another one linked it): the
+            // stored result that holds the blob says what it is.
+            None => self.stored_mime(&key).await,
+        };
         let blob = base64::engine::general_purpose::STANDARD.encode(&bytes);
         let read: ReadResourceResult = serde_json::from_value(complete(json!({"contents": [{
             "uri": uri, "mimeType": mime, "blob": blob,
@@ -442,17 +491,32 @@ impl ServerHandler for Gateway {
 }
 
 /// Serves `gateway` on this process's stdin and stdout until the host disconnects.
+/// Every call answered is stored before this returns, however the connection ended.
 pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     use rmcp::ServiceExt;
+    let stored = gateway.sibling();
     let running = gateway
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| GatewayError(format!("the host did not connect: {e}")))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| GatewayError(format!("the connection ended badly: {e}")))?;
-    Ok(())
+    let ended = tokio::select! {
+        ended = running.waiting() => ended
+            .map(drop)
+            .map_err(|e| GatewayError(format!("the connection ended badly: {e}"))),
+        () = stop_signal() => Ok(()),
+    };
+    stored_all(&stored).await?;
+    ended
+}
+
+/// Waits until every answered call is stored; errs when some could not be.
+async fn stored_all(gateway: &Gateway) -> Result<(), GatewayError> {
+    match gateway.flush().await {
+        0 => Ok(()),
+        lost => Err(GatewayError(format!(
+            "{lost} calls could not be stored in toolwire's history"
+        ))),
+    }
 }
 
 /// Serves `gateway` over streamable HTTP at `/mcp` on `listener` until the process ends:
@@ -472,15 +536,45 @@ pub async fn serve_http(
         "http://127.0.0.1:*",
         "http://[::1]:*",
     ]);
+    let stored = gateway.sibling();
     let service = StreamableHttpService::new(
         move || Ok(gateway.sibling()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
     let router = axum::Router::new().nest_service("/mcp", service);
-    axum::serve(listener, router)
-        .await
-        .map_err(|e| GatewayError(format!("the HTTP server stopped: {e}")))
+    // Not a graceful shutdown: that would wait for every host's open event stream.
+    let served = tokio::select! {
+        served = axum::serve(listener, router).into_future() => {
+            served.map_err(|e| GatewayError(format!("the HTTP server stopped: {e}")))
+        }
+        () = stop_signal() => Ok(()),
+    };
+    stored_all(&stored).await?;
+    served
+}
+
+/// Ctrl-C or SIGTERM: the HTTP gateway stops taking requests and stores what it answered.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// Why the gateway stopped.

@@ -154,6 +154,14 @@ fn carry_text(structured: &mut Json, texts: &str, schema: &Json) {
     }
 }
 
+/// The media type `result` gives blob `key`, if it holds it.
+pub(crate) fn blob_mime(result: &ToolResult, key: &str) -> Option<String> {
+    blob_media(result)
+        .into_iter()
+        .find(|link| link.key == key)
+        .map(|link| link.mime)
+}
+
 /// The media values of `result` kept in the blob store.
 fn blob_media(result: &ToolResult) -> Vec<BlobLink> {
     result

@@ -72,7 +72,52 @@ impl EventBus {
 
     /// Logs and broadcasts one event; returns it with its number.
     pub async fn emit(&self, session_id: &str, kind: EventKind) -> Result<Event, StoreError> {
-        let kind = match (kind, &self.media) {
+        let kind = self.media_as_blobs(kind).await;
+        log_and_send(&*self.log, &self.live, session_id, kind).await
+    }
+
+    /// Logs and broadcasts an event nobody waits on (a call started): it is queued in
+    /// order, after every event emitted before it, and broadcast once the log has it,
+    /// while the caller goes on. A log without a queue logs it before this returns.
+    pub async fn announce(&self, session_id: &str, kind: EventKind) -> Result<(), StoreError> {
+        let kind = self.media_as_blobs(kind).await;
+        let queued = self
+            .log
+            .queue_event(session_id, now_rfc3339(), kind)
+            .await?;
+        let live = self.live.clone();
+        tokio::spawn(async move {
+            // Advisory, as any event: one the log refused is not broadcast.
+            if let Ok(event) = queued.await {
+                let _ = live.send(Arc::new(SharedEvent::new(event)));
+            }
+        });
+        Ok(())
+    }
+
+    /// Logs several events of one session in order, as one write where the log can,
+    /// then broadcasts them; returns how many were logged.
+    pub async fn emit_many(
+        &self,
+        session_id: &str,
+        kinds: Vec<EventKind>,
+    ) -> Result<usize, StoreError> {
+        let mut timed = Vec::with_capacity(kinds.len());
+        for kind in kinds {
+            timed.push((now_rfc3339(), self.media_as_blobs(kind).await));
+        }
+        let events = self.log.append_events(session_id, timed).await?;
+        let logged = events.len();
+        for event in events {
+            let _ = self.live.send(Arc::new(SharedEvent::new(event)));
+        }
+        Ok(logged)
+    }
+
+    /// `kind` with a result's inline media moved to the blob store, when this bus keeps
+    /// media there.
+    async fn media_as_blobs(&self, kind: EventKind) -> EventKind {
+        match (kind, &self.media) {
             (EventKind::ToolResult { result, raw }, Some((blobs, config)))
                 if has_inline_media(&result) =>
             {
@@ -88,8 +133,7 @@ impl EventBus {
                 EventKind::ToolResult { result, raw }
             }
             (kind, _) => kind,
-        };
-        log_and_send(&*self.log, &self.live, session_id, kind).await
+        }
     }
 
     /// The log's highest number for a session: where a new subscriber starts to see

@@ -8,7 +8,7 @@
 
 use futures::future::BoxFuture;
 use serde_json::Value as Json;
-use toolwire_core::ToolResult;
+use toolwire_core::{ToolCall, ToolResult};
 use toolwire_store::{StoreError, StoredMessage};
 
 /// A finished call on its way to the store.
@@ -24,6 +24,9 @@ pub struct Landing {
     pub raw_text: Option<Vec<u8>>,
     /// The call's suspensions, done with once the result is stored.
     pub suspensions: Vec<String>,
+    /// The call itself, when it was not stored as it started (a call recorded behind its
+    /// answer, as the MCP gateway's): stored just before its result, in the same write.
+    pub call: Option<ToolCall>,
 }
 
 /// Stores a call's one result, then announces it and forgets its suspensions.
@@ -35,6 +38,22 @@ pub trait ResultSink: Send + Sync {
         session_id: &'a str,
         landing: Landing,
     ) -> BoxFuture<'a, Result<StoredMessage, StoreError>>;
+
+    /// Lands several results of one session, in order; a sink may store them in one
+    /// write. Each gets its own outcome, as from [`ResultSink::land`].
+    fn land_many<'a>(
+        &'a self,
+        session_id: &'a str,
+        landings: Vec<Landing>,
+    ) -> BoxFuture<'a, Vec<Result<StoredMessage, StoreError>>> {
+        Box::pin(async move {
+            let mut landed = Vec::with_capacity(landings.len());
+            for landing in landings {
+                landed.push(self.land(session_id, landing).await);
+            }
+            landed
+        })
+    }
 }
 
 /// Why [`crate::Executor::land`] could not land a result.

@@ -39,8 +39,8 @@ pub use gc::{GcOptions, GcReport, gc};
 #[cfg(feature = "backends")]
 pub use history::{EVENTS_CHANNEL, PgHistory, SqliteHistory};
 pub use history::{
-    EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, RawStoredMessage, Session,
-    StoredMessage, StoredResult, SuspensionStore,
+    EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, QueuedEvent,
+    RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use memory::{MemoryEventLog, MemorySuspensions};

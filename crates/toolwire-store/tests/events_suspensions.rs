@@ -14,6 +14,39 @@ fn at() -> String {
 }
 
 on_every_backend! {
+    async fn queued_and_batched_events_keep_the_order_they_were_given_in(backend) {
+        let stores = backend.open().await;
+        let h = &stores.events();
+        // Queued without waiting: numbered in the order queued, before what follows.
+        let first = h
+            .queue_event("q1", at(), EventKind::TurnStarted { turn: 1 })
+            .await
+            .unwrap();
+        let second = h
+            .queue_event("q1", at(), EventKind::TurnStarted { turn: 2 })
+            .await
+            .unwrap();
+        let batch: Vec<(String, EventKind)> = (3..=6)
+            .map(|turn| (at(), EventKind::TurnStarted { turn }))
+            .collect();
+        let logged = h.append_events("q1", batch).await.unwrap();
+        assert_eq!(first.await.unwrap().seq, 1);
+        assert_eq!(second.await.unwrap().seq, 2);
+        let seqs: Vec<u64> = logged.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [3, 4, 5, 6]);
+        let turns: Vec<EventKind> = h
+            .events_since("q1", 0)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        let want: Vec<EventKind> = (1..=6).map(|turn| EventKind::TurnStarted { turn }).collect();
+        assert_eq!(turns, want);
+    }
+}
+
+on_every_backend! {
     async fn events_are_numbered_by_the_store_replay_in_order_and_survive_a_reopen(backend) {
         {
             let stores = backend.open().await;

@@ -180,6 +180,43 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
     assert!(!messages.to_string().contains("iVBOR"));
 }
 
+/// Calls are answered before they are stored (the host waits on each one), but none is
+/// lost: when the host disconnects, the gateway stores every call it answered before it
+/// exits, each call followed by its result, in the order they were made.
+#[test]
+fn every_call_answered_is_stored_when_the_host_disconnects() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let calls = 300;
+    let steps: Vec<Value> = (0..calls)
+        .map(|i| json!({"tool": "ev__echo", "args": {"message": format!("m{i}")}}))
+        .collect();
+    let got = drive(
+        data.path(),
+        "generic",
+        &["--mcp", &ev],
+        json!(steps),
+        json!([]),
+    );
+    assert_eq!(got.len(), calls + 1);
+    let out = support::mcp::toolwire(data.path(), &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = sessions[0]["id"].as_str().unwrap();
+    let shown = support::mcp::toolwire(data.path(), &["show", id, "--json"]);
+    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let messages = messages.as_array().unwrap();
+    assert_eq!(messages.len(), 2 * calls, "every call and every result");
+    for (i, pair) in messages.chunks(2).enumerate() {
+        let call = &pair[0]["content"]["toolCalls"][0];
+        assert_eq!(call["input"]["message"], format!("m{i}"), "{}", pair[0]);
+        assert_eq!(pair[1]["role"], "tool_result", "{}", pair[1]);
+        assert_eq!(pair[1]["content"]["callId"], call["id"], "{}", pair[1]);
+        let echoed = got[i + 1]["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(echoed, format!("Echo: m{i}"));
+        assert!(pair[1].to_string().contains(echoed), "{}", pair[1]);
+    }
+}
+
 #[test]
 fn approvals_are_asked_through_the_hosts_elicitation() {
     let Some(ev) = everything() else { return };
@@ -496,6 +533,42 @@ fn fastmcp_config(dir: &Path) -> String {
     let path = dir.join("mcp.json");
     std::fs::write(&path, config.to_string()).unwrap();
     path.to_str().unwrap().to_owned()
+}
+
+/// A `toolwire://blob/` link keeps its media type after the gateway that gave it ends: a
+/// new gateway process on the same data reads it from the stored result.
+#[test]
+fn a_linked_blob_keeps_its_media_type_in_another_gateway_process() {
+    if support::peers::peer("venv/bin/python").is_none()
+        || support::peers::peer("gateway_client.mjs").is_none()
+    {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let wav = work.path().join("t.wav");
+    let steps = json!([{"tool": "py__tone_wav", "args": {"millis": 100, "save_to": wav}}]);
+    let gateway = ["--mcp-config", config.as_str()];
+    let got = drive(data.path(), "claude-code", &gateway, steps, json!([]));
+    let link = got[1]["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .unwrap_or_else(|| panic!("a link: {}", got[1]))
+        .clone();
+    assert_eq!(link["mimeType"], "audio/wav");
+    let uri = link["uri"].as_str().unwrap();
+    let steps = json!([{"read": uri}]);
+    let again = drive(data.path(), "claude-code", &gateway, steps, json!([]));
+    let read = &again[1]["contents"][0];
+    assert_eq!(read["uri"], uri, "{}", again[1]);
+    assert_eq!(read["mimeType"], "audio/wav", "{}", again[1]);
+    assert_eq!(
+        read["size"].as_u64().unwrap(),
+        std::fs::metadata(&wav).unwrap().len()
+    );
 }
 
 #[test]

@@ -21,6 +21,7 @@
 mod agents;
 mod build;
 mod calls;
+mod recorder;
 mod running;
 mod settings;
 
@@ -37,6 +38,7 @@ use crate::AgentError;
 
 pub use agents::{HostAgent, TurnEvents};
 pub use build::{HostBuilder, StoreLocation};
+pub use recorder::Recorder;
 pub use running::Running;
 pub use settings::ProviderSettings;
 

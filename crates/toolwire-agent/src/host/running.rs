@@ -66,6 +66,10 @@ impl<T> Running<T> {
     /// The next event of the session; `None` once the work has ended and every event
     /// it logged was delivered.
     pub async fn next(&mut self) -> Option<Event> {
+        if self.seen == u64::MAX {
+            // Started without events ([`Host::call_recorded`]).
+            return None;
+        }
         if self.subscription.is_none() {
             match self.events.subscribe(&self.session_id, self.seen).await {
                 Ok(subscription) => self.subscription = Some(subscription),
@@ -135,8 +139,24 @@ impl Host {
         session_id: &str,
         work: impl Future<Output = Result<T, HostError>> + Send + 'static,
     ) -> Result<Running<T>, HostError> {
+        self.run_with(session_id, work, true).await
+    }
+
+    /// [`Host::run`]; without `events`, the caller will not read them, and the log is
+    /// not asked where they start ([`Running::next`] then gives none).
+    pub(super) async fn run_with<T: Send + 'static>(
+        &self,
+        session_id: &str,
+        work: impl Future<Output = Result<T, HostError>> + Send + 'static,
+        events: bool,
+    ) -> Result<Running<T>, HostError> {
+        let from = if events {
+            self.events().last_seq(session_id).await?
+        } else {
+            // Nothing is read from here: `next` ends at once.
+            u64::MAX
+        };
         let events = self.events();
-        let from = events.last_seq(session_id).await?;
         Ok(Running {
             subscription: None,
             events: Arc::clone(events),

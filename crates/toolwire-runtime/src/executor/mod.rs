@@ -314,7 +314,46 @@ impl Executor {
         suspensions: Vec<String>,
     ) -> Result<toolwire_store::StoredMessage, LandError> {
         let sink = self.sink.get().ok_or(LandError::NoSink)?;
-        // Only a traced call needs its id after the result is handed over.
+        let (landing, traced) = self.landing(result, suspensions, None);
+        let stored = sink.land(session_id, landing).await;
+        self.end_landed_span(session_id, traced, &stored);
+        Ok(stored?)
+    }
+
+    /// [`Executor::land`] for several finished calls of one session, in order, each with
+    /// the call itself when it was not stored as it started: the sink may store them all
+    /// in one write. Each gets its own outcome.
+    pub async fn land_many(
+        &self,
+        session_id: &str,
+        finished: Vec<(Option<ToolCall>, ToolResult, Vec<String>)>,
+    ) -> Vec<Result<toolwire_store::StoredMessage, LandError>> {
+        let Some(sink) = self.sink.get() else {
+            return finished.iter().map(|_| Err(LandError::NoSink)).collect();
+        };
+        let (landings, traced): (Vec<_>, Vec<_>) = finished
+            .into_iter()
+            .map(|(call, result, suspensions)| self.landing(result, suspensions, call))
+            .unzip();
+        let stored = sink.land_many(session_id, landings).await;
+        stored
+            .into_iter()
+            .zip(traced)
+            .map(|(stored, traced)| {
+                self.end_landed_span(session_id, traced, &stored);
+                Ok(stored?)
+            })
+            .collect()
+    }
+
+    /// `result` on its way to the sink, with the payload kept for it; and its call id when
+    /// its span ends with the landing (only a traced call needs it).
+    fn landing(
+        &self,
+        result: ToolResult,
+        suspensions: Vec<String>,
+        call: Option<ToolCall>,
+    ) -> (Landing, Option<String>) {
         let traced = self.tracer.is_some().then(|| result.call_id.clone());
         let kept = self
             .raws
@@ -327,21 +366,30 @@ impl Executor {
             raw: kept.announced,
             raw_text: kept.text,
             suspensions,
+            call,
         };
-        let stored = sink.land(session_id, landing).await;
-        if let Some(call_id) = traced {
-            // The span records the result as stored: its media by blob reference.
-            match &stored {
-                Ok(stored) => match &stored.content {
-                    toolwire_core::Message::ToolResult(result) => {
-                        self.end_tool_span(session_id, result);
-                    }
-                    _ => self.end_tool_span(session_id, &landed_unknown(&call_id)),
-                },
-                Err(_) => self.end_tool_span(session_id, &landed_unknown(&call_id)),
-            }
+        (landing, traced)
+    }
+
+    /// Ends a traced call's span with its result as stored: its media by blob reference.
+    fn end_landed_span(
+        &self,
+        session_id: &str,
+        traced: Option<String>,
+        stored: &Result<toolwire_store::StoredMessage, toolwire_store::StoreError>,
+    ) {
+        let Some(call_id) = traced else {
+            return;
+        };
+        match stored {
+            Ok(stored) => match &stored.content {
+                toolwire_core::Message::ToolResult(result) => {
+                    self.end_tool_span(session_id, result);
+                }
+                _ => self.end_tool_span(session_id, &landed_unknown(&call_id)),
+            },
+            Err(_) => self.end_tool_span(session_id, &landed_unknown(&call_id)),
         }
-        Ok(stored?)
     }
 
     /// Its limits and debugging switches.
@@ -363,15 +411,14 @@ impl Executor {
     pub async fn execute(&self, scope: &Scope, mut call: ToolCall) -> ToolResult {
         let started = Started::now();
         self.open_tool_span(scope, &call);
-        self.emit(
-            scope,
-            EventKind::ToolCallStarted {
-                call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                input: call.input.clone(),
-            },
-        )
-        .await;
+        // Queued, not waited for: nothing of the call depends on the log having it, and
+        // every later event of the call is logged after it.
+        let announced = EventKind::ToolCallStarted {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            input: call.input.clone(),
+        };
+        let _ = self.events.announce(&scope.session_id, announced).await;
         let registry = self.registry();
         let ran = match registry.get(&call.name) {
             None => {

@@ -81,6 +81,10 @@ pub trait HistoryReader: Send + Sync + fmt::Debug {
     /// The newest stored result with this call id.
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>>;
 
+    /// The newest stored result that references blob `key`: what the blob is (its media
+    /// type, its name) to a reader that has only its key.
+    async fn result_with_blob(&self, key: &BlobKey) -> Result<Option<StoredResult>>;
+
     /// Every blob some stored message references.
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>>;
 }
@@ -120,6 +124,34 @@ pub trait EventLog: Send + Sync + fmt::Debug {
     /// processes) on one session never collide or renumber.
     async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event>;
 
+    /// Queues `kind` to be logged after every event queued before it, and returns once it
+    /// is queued, not once it is logged: the returned future resolves to the event,
+    /// numbered, when it is. For an announcement nobody waits on (a call started), so the
+    /// caller goes on while the log commits. A log without a queue logs it first.
+    async fn queue_event(
+        &self,
+        session_id: &str,
+        at: String,
+        kind: EventKind,
+    ) -> Result<QueuedEvent> {
+        let event = self.append_event(session_id, at, kind).await;
+        Ok(Box::pin(std::future::ready(event)))
+    }
+
+    /// Logs several events of one session, in order, as one write where the log can (a
+    /// single commit for all of them).
+    async fn append_events(
+        &self,
+        session_id: &str,
+        events: Vec<(String, EventKind)>,
+    ) -> Result<Vec<Event>> {
+        let mut logged = Vec::with_capacity(events.len());
+        for (at, kind) in events {
+            logged.push(self.append_event(session_id, at, kind).await?);
+        }
+        Ok(logged)
+    }
+
     /// Events of a session numbered above `after`, in order.
     async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>>;
 
@@ -133,6 +165,10 @@ pub trait EventLog: Send + Sync + fmt::Debug {
         None
     }
 }
+
+/// An event on its way into the log ([`EventLog::queue_event`]): resolves to it, numbered,
+/// once it is logged.
+pub type QueuedEvent = futures::future::BoxFuture<'static, Result<Event>>;
 
 /// An event was logged, maybe by another process: `seq` of `session_id`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -159,6 +159,9 @@ impl HistoryReader for PgHistory {
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
         read_result(&self.pool, call_id).await
     }
+    async fn result_with_blob(&self, key: &BlobKey) -> Result<Option<StoredResult>> {
+        read_result_with_blob(&self.pool, key).await
+    }
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
         read_blob_refs(&self.pool).await
     }

@@ -41,6 +41,9 @@ pub(crate) const LOAD_MESSAGES: &str =
 pub(crate) const FIND_RESULT: &str = "SELECT id, session_id, seq, body FROM messages \
      WHERE call_id = $1 AND role = $2 ORDER BY id DESC LIMIT 1";
 pub(crate) const REFERENCED_BLOBS: &str = "SELECT DISTINCT blob FROM message_blobs";
+pub(crate) const RESULT_WITH_BLOB: &str = "SELECT m.id, m.session_id, m.seq, m.body \
+     FROM message_blobs b JOIN messages m ON m.id = b.message_id \
+     WHERE b.blob = $1 AND m.role = $2 ORDER BY m.id DESC LIMIT 1";
 pub(crate) const EVENTS_SINCE: &str =
     "SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq";
 pub(crate) const LAST_EVENT_SEQ: &str = "SELECT MAX(seq) FROM events WHERE session_id = $1";
@@ -583,6 +586,18 @@ macro_rules! statements {
             $crate::ids::validate_id("call id", call_id)?;
             let row: Option<sql::ResultRow> = sqlx::query_as(sql::FIND_RESULT)
                 .bind(call_id)
+                .bind($crate::history::codec::ROLE_TOOL_RESULT)
+                .fetch_optional(pool)
+                .await?;
+            sql::result_from_row(row)
+        }
+
+        async fn read_result_with_blob(
+            pool: &$pool,
+            key: &BlobKey,
+        ) -> Result<Option<StoredResult>> {
+            let row: Option<sql::ResultRow> = sqlx::query_as(sql::RESULT_WITH_BLOB)
+                .bind(key.as_str())
                 .bind($crate::history::codec::ROLE_TOOL_RESULT)
                 .fetch_optional(pool)
                 .await?;

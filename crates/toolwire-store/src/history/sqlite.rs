@@ -24,8 +24,8 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, NewRow, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, HistoryReader, HistoryStore, NewSession, Page, RawStoredMessage, Session,
-    StoredMessage, StoredResult, SuspensionStore,
+    EventLog, HistoryReader, HistoryStore, NewSession, Page, QueuedEvent, RawStoredMessage,
+    Session, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
@@ -208,6 +208,29 @@ impl SqliteHistory {
         })
     }
 
+    /// Queues an event's insert (after every write queued before it) without waiting
+    /// for it: the event, unnumbered, and where its number will come.
+    async fn send_event(
+        &self,
+        session_id: &str,
+        at: String,
+        kind: EventKind,
+    ) -> Result<(Event, oneshot::Receiver<Result<Returned>>)> {
+        let (event, body) = rows::new_event(session_id, at, kind)?;
+        let stmt = Stmt::AppendEvent {
+            session_id: session_id.to_owned(),
+            body,
+            now: now_ms(),
+        };
+        let (reply, answer) = oneshot::channel();
+        self.inner
+            .writes
+            .send(WriteOp::Exec { stmt, reply })
+            .await
+            .map_err(|_| StoreError::WriterGone)?;
+        Ok((event, answer))
+    }
+
     async fn submit<T>(&self, make: impl FnOnce(Reply<T>) -> WriteOp) -> Result<T> {
         let (reply, answer) = oneshot::channel();
         self.inner
@@ -240,6 +263,9 @@ impl HistoryReader for SqliteHistory {
     }
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
         read_result(&self.inner.read, call_id).await
+    }
+    async fn result_with_blob(&self, key: &BlobKey) -> Result<Option<StoredResult>> {
+        read_result_with_blob(&self.inner.read, key).await
     }
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
         read_blob_refs(&self.inner.read).await
@@ -286,17 +312,35 @@ impl HistoryStore for SqliteHistory {
 #[async_trait]
 impl EventLog for SqliteHistory {
     async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event> {
-        let (mut event, body) = rows::new_event(session_id, at, kind)?;
-        let stmt = Stmt::AppendEvent {
-            session_id: session_id.to_owned(),
-            body,
-            now: now_ms(),
-        };
-        match self.submit(|reply| WriteOp::Exec { stmt, reply }).await? {
-            Returned::Seq(seq) => event.seq = u64::try_from(seq).unwrap_or_default(),
-            _ => return Err(StoreError::WriterGone),
+        let (event, answer) = self.send_event(session_id, at, kind).await?;
+        numbered(event, answer).await
+    }
+
+    async fn queue_event(
+        &self,
+        session_id: &str,
+        at: String,
+        kind: EventKind,
+    ) -> Result<QueuedEvent> {
+        let (event, answer) = self.send_event(session_id, at, kind).await?;
+        Ok(Box::pin(numbered(event, answer)))
+    }
+
+    async fn append_events(
+        &self,
+        session_id: &str,
+        events: Vec<(String, EventKind)>,
+    ) -> Result<Vec<Event>> {
+        // All queued before any is waited for: the writer commits them together.
+        let mut sent = Vec::with_capacity(events.len());
+        for (at, kind) in events {
+            sent.push(self.send_event(session_id, at, kind).await?);
         }
-        Ok(event)
+        let mut logged = Vec::with_capacity(sent.len());
+        for (event, answer) in sent {
+            logged.push(numbered(event, answer).await?);
+        }
+        Ok(logged)
     }
 
     async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>> {
@@ -340,6 +384,15 @@ impl SuspensionStore for SqliteHistory {
     async fn suspensions(&self, session_id: &str) -> Result<Vec<PendingCall>> {
         read_suspensions(&self.inner.read, session_id).await
     }
+}
+
+/// `event` numbered once the writer answers its insert.
+async fn numbered(mut event: Event, answer: oneshot::Receiver<Result<Returned>>) -> Result<Event> {
+    match answer.await.map_err(|_| StoreError::WriterGone)?? {
+        Returned::Seq(seq) => event.seq = u64::try_from(seq).unwrap_or_default(),
+        _ => return Err(StoreError::WriterGone),
+    }
+    Ok(event)
 }
 
 async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteOp>) {
