@@ -84,6 +84,9 @@ pub struct Row {
     /// the README whenever the row is behind a peer.
     #[serde(default)]
     pub behind: String,
+    /// The target holds at every size the workload measures, not only at size 1.
+    #[serde(default)]
+    pub every_size: bool,
 }
 
 impl Row {
@@ -104,6 +107,7 @@ impl Row {
             baseline: None,
             target: Target::Report,
             behind: String::new(),
+            every_size: false,
         }
     }
 
@@ -137,6 +141,17 @@ impl Row {
         self
     }
 
+    /// Judges the target at every size, not only at size 1.
+    pub fn at_every_size(mut self) -> Row {
+        self.every_size = true;
+        self
+    }
+
+    /// Whether this row's size is one its target is judged at.
+    fn judged(&self) -> bool {
+        self.size == 1.0 || self.every_size
+    }
+
     pub fn target(mut self, target: Target) -> Row {
         self.target = target;
         self
@@ -153,9 +168,10 @@ impl Row {
         Some(self.unit.cost(self.value) / self.unit.cost(b.value))
     }
 
-    /// Targets are judged at the size the issue names (1); other sizes show growth.
+    /// Targets are judged at the size the issue names (1), or at every size for a row
+    /// that says so; other sizes show growth.
     pub fn passes(&self) -> bool {
-        if self.size != 1.0 {
+        if !self.judged() {
             return true;
         }
         match self.target {
@@ -252,7 +268,7 @@ pub fn table(rows: &[Row]) -> String {
             }
             None => String::new(),
         };
-        let verdict = if row.size != 1.0 || row.target == Target::Report {
+        let verdict = if !row.judged() || row.target == Target::Report {
             ""
         } else if row.passes() {
             "pass"
@@ -263,7 +279,7 @@ pub fn table(rows: &[Row]) -> String {
             "| {} | {} | {ours} | {base} | {ratio} | {growth} | {} | {verdict} |\n",
             row.path.replace('|', "\\|"),
             row.size_label,
-            if row.size == 1.0 {
+            if row.judged() {
                 row.target_text()
             } else {
                 String::new()

@@ -8,10 +8,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail, ensure};
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
+use anyhow::{Context, ensure};
 use serde_json::{Value as Json, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::Ctx;
 use crate::load::{Backend, Instances, create_session, ids, post_for, start};
@@ -101,24 +101,78 @@ impl Server {
     }
 }
 
-/// One subscriber: when each result event (by call id) arrived.
+/// Opens one event feed over a bare socket and waits for its answer's head (which means
+/// the server has subscribed it); returns the socket and any bytes read past the head.
+async fn open_feed(port: u16, session: &str) -> anyhow::Result<(TcpStream, Vec<u8>)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
+    stream.set_nodelay(true)?;
+    let request = format!(
+        "GET /api/sessions/{session}/events HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n\
+         accept: text/event-stream\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await?;
+    let mut buf = Vec::with_capacity(16 * 1024);
+    loop {
+        let n = stream.read_buf(&mut buf).await?;
+        ensure!(n > 0, "the feed closed before its answer's head");
+        if let Some(end) = find(&buf, b"\r\n\r\n") {
+            ensure!(
+                buf.starts_with(b"HTTP/1.1 200"),
+                "the feed answered {:?}",
+                String::from_utf8_lossy(&buf[..end])
+            );
+            buf.drain(..end + 4);
+            return Ok((stream, buf));
+        }
+        ensure!(buf.len() < 64 * 1024, "the feed's answer head is too long");
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The call id of a `tool_result` event's block (the SSE fields, perhaps after a chunk
+/// header): the first `"callId"` of its data, which is the result's.
+fn result_call_id(block: &[u8]) -> Option<&[u8]> {
+    find(block, b"event: tool_result\n")?;
+    const KEY: &[u8] = b"\"callId\":\"";
+    let at = find(block, KEY)? + KEY.len();
+    let len = block[at..].iter().position(|&b| b == b'"')?;
+    Some(&block[at..at + len])
+}
+
+/// One subscriber: when each result event (by call id) arrived. It does as little as a
+/// client can: the arrival time is taken as soon as a read returns, before any look at
+/// the bytes, and the bytes are only scanned for each event's end and call id (no SSE or
+/// JSON parser), so that with 1,000 subscribers on the server's own two cores the figure
+/// is the server's fan-out, not the client's parsing of 1,000 copies.
 async fn subscriber(
-    feed: reqwest::Response,
+    mut stream: TcpStream,
+    mut buf: Vec<u8>,
     want: usize,
 ) -> anyhow::Result<HashMap<String, Instant>> {
-    let mut events = feed.bytes_stream().eventsource();
     let mut got = HashMap::with_capacity(want);
+    // Bytes of `buf` known to hold no event's end.
+    let mut scanned: usize = 0;
     while got.len() < want {
-        let Some(event) = events.next().await else {
-            bail!("the feed ended after {} of {want} results", got.len());
-        };
-        let event = event.context("the feed broke")?;
-        if event.event == "tool_result" {
-            let now = Instant::now();
-            let data: Json = serde_json::from_str(&event.data)?;
-            let id = data["result"]["callId"].as_str().unwrap_or_default();
-            got.insert(id.to_owned(), now);
+        let n = stream.read_buf(&mut buf).await?;
+        let now = Instant::now();
+        ensure!(
+            n > 0,
+            "the feed ended after {} of {want} results",
+            got.len()
+        );
+        // SSE blocks end in a blank line; the JSON data holds no raw newline.
+        while let Some(end) = find(&buf[scanned.saturating_sub(1)..], b"\n\n") {
+            let end = scanned.saturating_sub(1) + end;
+            if let Some(id) = result_call_id(&buf[..end]) {
+                got.insert(String::from_utf8_lossy(id).into_owned(), now);
+            }
+            buf.drain(..end + 2);
+            scanned = 0;
         }
+        scanned = buf.len();
     }
     Ok(got)
 }
@@ -128,14 +182,8 @@ async fn fanout_latencies(server: &Server, subscribers: usize) -> anyhow::Result
     let session = create_session(&server.http, server.port).await?;
     let mut readers = Vec::with_capacity(subscribers);
     for _ in 0..subscribers {
-        // The response (its headers) means the server has subscribed this feed.
-        let feed = server
-            .http
-            .get(server.url(&format!("/api/sessions/{session}/events")))
-            .send()
-            .await?
-            .error_for_status()?;
-        readers.push(tokio::spawn(subscriber(feed, WARM + EVENTS)));
+        let (feed, rest) = open_feed(server.port, &session).await?;
+        readers.push(tokio::spawn(subscriber(feed, rest, WARM + EVENTS)));
     }
     let mut sent = HashMap::with_capacity(EVENTS);
     for i in 0..WARM + EVENTS {
@@ -186,7 +234,9 @@ pub fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         ))
         .floor("the same with 1 subscriber", percentile(&mut one, 0.99))
         .base_note(format!("p50 {:.2} ms", percentile(&mut one, 0.5)))
-        .target(Target::MsAtMost(50.0)),
+        // Issue 27: p99 at most 3× one subscriber's, at every size.
+        .target(Target::RatioAtMost(3.0))
+        .at_every_size(),
     ])
 }
 

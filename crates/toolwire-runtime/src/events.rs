@@ -309,6 +309,7 @@ async fn log_and_send(
 pub struct SharedEvent {
     event: Event,
     json: std::sync::OnceLock<Arc<str>>,
+    sse: std::sync::OnceLock<Arc<[u8]>>,
 }
 
 impl SharedEvent {
@@ -317,6 +318,7 @@ impl SharedEvent {
         SharedEvent {
             event,
             json: std::sync::OnceLock::new(),
+            sse: std::sync::OnceLock::new(),
         }
     }
 
@@ -333,6 +335,28 @@ impl SharedEvent {
             serde_json::to_string(&self.event)
                 .unwrap_or_else(|_| "{}".to_owned())
                 .into()
+        }))
+    }
+
+    /// The event as one Server-Sent Events frame (`id`, `event`, `data`, blank line),
+    /// written once: every SSE subscriber then sends the same bytes, with no per-feed
+    /// framing or copy. The JSON is compact, so it holds no raw newline and fits one
+    /// `data:` line.
+    pub fn sse_frame(&self) -> Arc<[u8]> {
+        Arc::clone(self.sse.get_or_init(|| {
+            let json = self.json();
+            let mut frame = Vec::with_capacity(json.len() + 48);
+            frame.extend_from_slice(
+                format!(
+                    "id: {}\nevent: {}\ndata: ",
+                    self.event.seq,
+                    self.event.kind.name()
+                )
+                .as_bytes(),
+            );
+            frame.extend_from_slice(json.as_bytes());
+            frame.extend_from_slice(b"\n\n");
+            frame.into()
         }))
     }
 

@@ -175,6 +175,10 @@ async fn connection(
     limits: Limits,
     mut closing: watch::Receiver<bool>,
 ) {
+    // Answers and event frames are small writes that must go out at once: with Nagle's
+    // algorithm, an event written while the previous one is unacknowledged would wait
+    // for the client's (delayed) ACK. A socket that refuses the option still works.
+    let _ = stream.set_nodelay(true);
     let activity = Arc::new(Activity::new());
     let io = Tracked {
         stream,

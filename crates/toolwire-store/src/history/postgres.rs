@@ -3,9 +3,11 @@
 //!
 //! Every write is its own transaction, and Postgres's row locks do what SQLite's single
 //! writer does there: an append locks its session's row to take the next seq, an event
-//! takes a per-session advisory lock to take the next event number. Each event also
-//! sends `NOTIFY toolwire_events` (delivered at commit), so other instances wake their
-//! subscribers at once instead of at their next poll.
+//! takes the number after the session's last, and two events that take the same one
+//! collide on the key, the loser trying again (under a per-session advisory lock after a
+//! few tries). Once an event is stored, `NOTIFY toolwire_events` (on its own, not waiting
+//! for the disk) wakes other instances' subscribers at once instead of at their next
+//! poll. An append is one statement, an event two (docs/scale.md).
 
 use std::collections::BTreeSet;
 use std::str::FromStr;
@@ -32,6 +34,8 @@ use crate::ids::{BlobKey, validate_id};
 /// The channel every instance listens on; the payload is `<seq> <session id>`.
 pub const EVENTS_CHANNEL: &str = "toolwire_events";
 const MAX_CONNECTIONS: u32 = 16;
+/// A `NOTIFY` commits at once (no flush to wait for): a few connections keep up.
+const NOTIFY_CONNECTIONS: u32 = 4;
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Wake-ups buffered for slow subscribers; one that lags re-reads the log anyway.
 const WAKE_BUFFER: usize = 1024;
@@ -55,6 +59,12 @@ fn migrator() -> Migrator {
 #[derive(Debug, Clone)]
 pub struct PgHistory {
     pool: PgPool,
+    /// Sends the `NOTIFY`s, apart from the events' own transactions, without waiting for
+    /// its commit's flush (`synchronous_commit = off`): Postgres serializes every
+    /// notifying transaction of the whole cluster, from before its commit until after
+    /// it, so a `NOTIFY` in the event's durable transaction would make every event of
+    /// every instance wait for the disk one after another (docs/scale.md).
+    notify: PgPool,
     wake: broadcast::Sender<EventWake>,
     /// Dropped with the last clone, which ends the listener task.
     _stop: Arc<oneshot::Sender<()>>,
@@ -85,6 +95,10 @@ impl PgHistory {
         let mut first = PgConnection::connect_with(&opts).await?;
         migrator().run(&mut first).await?;
         first.close().await?;
+        let notify = PgPoolOptions::new()
+            .max_connections(NOTIFY_CONNECTIONS)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_lazy_with(opts.clone().options([("synchronous_commit", "off")]));
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -96,6 +110,7 @@ impl PgHistory {
         tokio::spawn(forward_wakeups(listener, wake.clone(), stopped));
         Ok(PgHistory {
             pool,
+            notify,
             wake,
             _stop: Arc::new(stop),
         })
@@ -138,6 +153,120 @@ fn parse_wake(payload: &str) -> Option<EventWake> {
 }
 
 rows::statements!(PgConnection, PgPool);
+
+/// One append of a session's rows as one statement, so one round trip and one implicit
+/// transaction where `BEGIN`, a bump and an insert per row, a blob insert per blob and
+/// `COMMIT` took one each: the session row's bump (under its lock) hands out the seqs, the
+/// rows and their blob references go in from arrays. `$2` rows, `$3` the time.
+const APPEND_AT_ONCE: &str = "WITH bump AS (\
+     UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
+     result_count = result_count + $4, error_count = error_count + $5 \
+     WHERE id = $1 RETURNING last_seq - $2 AS base), \
+     ins AS (\
+     INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
+     SELECT $1, bump.base + r.n, r.role, r.call_id, r.body, $3 FROM bump, \
+     unnest($6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS r(role, call_id, body, n) \
+     RETURNING id, seq), \
+     blobs AS (\
+     INSERT INTO message_blobs (message_id, blob) \
+     SELECT ins.id, b.blob FROM bump, ins, unnest($9::bigint[], $10::text[]) AS b(n, blob) \
+     WHERE ins.seq = bump.base + b.n ON CONFLICT DO NOTHING) \
+     SELECT id, seq FROM ins";
+
+/// An event in one statement (one round trip, its own transaction), numbered after the
+/// session's last. Two writers of one session that take the same number collide on the
+/// primary key; the loser tries again.
+const EVENT_AT_ONCE: &str = "INSERT INTO events (session_id, seq, body, created_at) \
+     SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3 FROM events WHERE session_id = $1 \
+     RETURNING seq";
+
+/// Tries of [`EVENT_AT_ONCE`] before an event waits its turn under the session's lock
+/// instead (many writers of one session at once: each try lost is a round trip).
+const EVENT_TRIES_AT_ONCE: u32 = 3;
+/// Collisions an event may meet in all before its append fails: each one is another
+/// event of the session stored meanwhile, so only a session flooded from many writers
+/// comes near.
+const EVENT_TRIES: u32 = 1000;
+
+/// `rows` (all of `session_id`, taking the same time) appended by [`APPEND_AT_ONCE`];
+/// their `(id, seq)`s in order.
+async fn append_at_once(
+    pool: &PgPool,
+    session_id: &str,
+    rows: Vec<rows::NewRow>,
+) -> Result<Vec<(i64, i64)>> {
+    let count = i64::try_from(rows.len()).unwrap_or(i64::MAX);
+    let now = rows.iter().map(|r| r.now).max().unwrap_or_default();
+    let (results, errors) = (
+        rows.iter().map(|r| r.results).sum::<i64>(),
+        rows.iter().map(|r| r.errors).sum::<i64>(),
+    );
+    let (mut blob_rows, mut blobs) = (Vec::new(), Vec::new());
+    let (mut roles, mut call_ids, mut bodies) = (Vec::new(), Vec::new(), Vec::new());
+    for (n, row) in (1_i64..).zip(rows) {
+        for blob in row.blobs {
+            blob_rows.push(n);
+            blobs.push(blob);
+        }
+        roles.push(row.role);
+        call_ids.push(row.call_id);
+        bodies.push(row.body);
+    }
+    let mut stored: Vec<(i64, i64)> = sqlx::query_as(APPEND_AT_ONCE)
+        .bind(session_id)
+        .bind(count)
+        .bind(now)
+        .bind(results)
+        .bind(errors)
+        .bind(roles)
+        .bind(call_ids)
+        .bind(bodies)
+        .bind(blob_rows)
+        .bind(blobs)
+        .fetch_all(pool)
+        .await?;
+    if stored.is_empty() {
+        // No session row to bump: nothing was written.
+        return Err(StoreError::SessionNotFound {
+            id: session_id.to_owned(),
+        });
+    }
+    if stored.len() as i64 != count {
+        return Err(StoreError::CommitFailed {
+            message: format!("{} of {count} rows inserted", stored.len()),
+        });
+    }
+    // RETURNING's order is not promised.
+    stored.sort_unstable_by_key(|&(_, seq)| seq);
+    Ok(stored)
+}
+
+/// [`EVENT_AT_ONCE`]: the event's number.
+async fn event_at_once(pool: &PgPool, session_id: &str, body: &str, now: i64) -> Result<i64> {
+    let (seq,): (i64,) = sqlx::query_as(EVENT_AT_ONCE)
+        .bind(session_id)
+        .bind(body)
+        .bind(now)
+        .fetch_one(pool)
+        .await?;
+    Ok(seq)
+}
+
+impl PgHistory {
+    /// An event appended in its own transaction under the session's advisory lock, so
+    /// writers of one session queue instead of colliding (they may still meet one that
+    /// tries [`EVENT_AT_ONCE`]).
+    async fn event_locked(&self, session_id: &str, body: &str, now: i64) -> Result<i64> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(session_id)
+            .execute(&mut *tx)
+            .await?;
+        let seq = insert_event(&mut tx, session_id, body, now).await?;
+        tx.commit().await?;
+        Ok(seq)
+    }
+}
 
 #[async_trait]
 impl HistoryReader for PgHistory {
@@ -186,9 +315,7 @@ impl HistoryStore for PgHistory {
         if new.is_empty() {
             return Ok(Vec::new());
         }
-        let mut tx = self.pool.begin().await?;
-        let ids = append_rows(&mut tx, new).await?;
-        tx.commit().await?;
+        let ids = append_at_once(&self.pool, session_id, new).await?;
         Ok(rows::stored_messages(session_id, contents, ids, now))
     }
     async fn delete_session(&self, id: &str) -> Result<bool> {
@@ -204,20 +331,32 @@ impl HistoryStore for PgHistory {
 impl EventLog for PgHistory {
     async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event> {
         let (mut event, body) = rows::new_event(session_id, at, kind)?;
-        let mut tx = self.pool.begin().await?;
-        // Writers of one session queue here, so MAX(seq) + 1 never collides; the lock
-        // ends with the transaction.
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-            .bind(session_id)
-            .execute(&mut *tx)
-            .await?;
-        let seq = insert_event(&mut tx, session_id, &body, now_ms()).await?;
-        sqlx::query("SELECT pg_notify($1, $2)")
+        let now = now_ms();
+        let mut tries = 0;
+        let seq = loop {
+            let tried = if tries < EVENT_TRIES_AT_ONCE {
+                event_at_once(&self.pool, session_id, &body, now).await
+            } else {
+                self.event_locked(session_id, &body, now).await
+            };
+            match tried {
+                // Another writer took this number first (and has committed it): the next
+                // try sees it. Every lost try is another event stored, so this ends.
+                Err(StoreError::Database(sqlx::Error::Database(db)))
+                    if db.is_unique_violation() && tries < EVENT_TRIES =>
+                {
+                    tries += 1;
+                }
+                other => break other?,
+            }
+        };
+        // The event is stored: a failed word only delays other instances' subscribers
+        // until their next look in the log (`IDLE_POLL`), so it does not fail the append.
+        let _ = sqlx::query("SELECT pg_notify($1, $2)")
             .bind(EVENTS_CHANNEL)
             .bind(format!("{seq} {session_id}"))
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
+            .execute(&self.notify)
+            .await;
         event.seq = u64::try_from(seq).unwrap_or_default();
         Ok(event)
     }

@@ -429,45 +429,6 @@ macro_rules! statements {
             }
         }
 
-        /// Each row takes the session's next seq under the session row's lock.
-        /// Takes the rows by value: each body moves into its statement uncopied.
-        async fn append_rows(conn: &mut $conn, rows: Vec<sql::NewRow>) -> Result<Vec<(i64, i64)>> {
-            let mut ids = Vec::with_capacity(rows.len());
-            for row in rows {
-                let seq: Option<(i64,)> = sqlx::query_as(sql::BUMP_SESSION)
-                    .bind(&row.session_id)
-                    .bind(row.now)
-                    .bind(row.results)
-                    .bind(row.errors)
-                    .bind(1_i64)
-                    .fetch_optional(&mut *conn)
-                    .await?;
-                let Some((seq,)) = seq else {
-                    return Err(StoreError::SessionNotFound {
-                        id: row.session_id.clone(),
-                    });
-                };
-                let (id,): (i64,) = sqlx::query_as(sql::INSERT_MESSAGE)
-                    .bind(&row.session_id)
-                    .bind(seq)
-                    .bind(row.role)
-                    .bind(&row.call_id)
-                    .bind(row.body)
-                    .bind(row.now)
-                    .fetch_one(&mut *conn)
-                    .await?;
-                for blob in &row.blobs {
-                    sqlx::query(sql::INSERT_MESSAGE_BLOB)
-                        .bind(id)
-                        .bind(blob)
-                        .execute(&mut *conn)
-                        .await?;
-                }
-                ids.push((id, seq));
-            }
-            Ok(ids)
-        }
-
         async fn insert_event(
             conn: &mut $conn,
             session_id: &str,

@@ -497,6 +497,49 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
     }
 }
 
+/// One op's rows, when a batch runs op by op (the Postgres store appends in one
+/// statement instead). Each row takes the session's next seq under the session row's
+/// lock. Takes the rows by value: each body moves into its statement uncopied.
+async fn append_rows(
+    conn: &mut SqliteConnection,
+    rows: Vec<sql::NewRow>,
+) -> Result<Vec<(i64, i64)>> {
+    let mut ids = Vec::with_capacity(rows.len());
+    for row in rows {
+        let seq: Option<(i64,)> = sqlx::query_as(sql::BUMP_SESSION)
+            .bind(&row.session_id)
+            .bind(row.now)
+            .bind(row.results)
+            .bind(row.errors)
+            .bind(1_i64)
+            .fetch_optional(&mut *conn)
+            .await?;
+        let Some((seq,)) = seq else {
+            return Err(StoreError::SessionNotFound {
+                id: row.session_id.clone(),
+            });
+        };
+        let (id,): (i64,) = sqlx::query_as(sql::INSERT_MESSAGE)
+            .bind(&row.session_id)
+            .bind(seq)
+            .bind(row.role)
+            .bind(&row.call_id)
+            .bind(row.body)
+            .bind(row.now)
+            .fetch_one(&mut *conn)
+            .await?;
+        for blob in &row.blobs {
+            sqlx::query(sql::INSERT_MESSAGE_BLOB)
+                .bind(id)
+                .bind(blob)
+                .execute(&mut *conn)
+                .await?;
+        }
+        ids.push((id, seq));
+    }
+    Ok(ids)
+}
+
 /// Rows a grouped insert writes per statement: 6 parameters each, well under SQLite's
 /// limit of 32,766.
 const ROWS_PER_INSERT: usize = 128;
