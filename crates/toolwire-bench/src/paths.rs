@@ -280,7 +280,8 @@ pub fn append(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             Target::RatioAtMost(2.0)
         } else {
             Target::Report
-        }),
+        })
+        .at_every_size(),
     ])
 }
 
