@@ -107,9 +107,14 @@ pub enum MediaData {
 impl MediaData {
     /// A `data:` URL for base64, the URL itself otherwise.
     pub fn as_url(&self, mime: &str) -> String {
+        self.url(mime).into_owned()
+    }
+
+    /// [`MediaData::as_url`], borrowing a URL rather than copying it.
+    pub fn url(&self, mime: &str) -> std::borrow::Cow<'_, str> {
         match self {
-            MediaData::Base64(b) => format!("data:{mime};base64,{b}"),
-            MediaData::Url(u) => u.clone(),
+            MediaData::Base64(b) => std::borrow::Cow::Owned(format!("data:{mime};base64,{b}")),
+            MediaData::Url(u) => std::borrow::Cow::Borrowed(u),
         }
     }
 }
