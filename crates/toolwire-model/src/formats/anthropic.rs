@@ -175,7 +175,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
     }
 }
 
-fn result_content(block: &Block) -> ResultContent<'_> {
+fn result_content<'a>(block: &'a Block<'_>) -> ResultContent<'a> {
     match block {
         Block::Text(text) => ResultContent::Text { text },
         Block::Media(m) => {

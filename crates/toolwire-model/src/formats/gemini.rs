@@ -158,12 +158,12 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                         let mut media = Vec::new();
                         // One text block, the common case, is sent as it is.
                         let text = match r.blocks.as_slice() {
-                            [Block::Text(t)] => Cow::Borrowed(t.as_str()),
+                            [Block::Text(t)] => Cow::Borrowed(&**t),
                             blocks => {
                                 let mut texts = Vec::with_capacity(blocks.len());
                                 for block in blocks {
                                     match block {
-                                        Block::Text(t) => texts.push(t.as_str()),
+                                        Block::Text(t) => texts.push(&**t),
                                         Block::Media(m) => match &m.data {
                                             MediaData::Base64(data) => {
                                                 // The model reads `response`; it names the

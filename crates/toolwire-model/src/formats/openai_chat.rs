@@ -126,7 +126,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                     continue;
                 }
                 messages.push(RequestMessage::Assistant {
-                    content: (!text.is_empty()).then_some(text.as_str()),
+                    content: (!text.is_empty()).then_some(*text),
                     tool_calls: calls
                         .iter()
                         .map(|c| RequestToolCall {
@@ -146,12 +146,12 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                     let mut images = Vec::new();
                     // One text block, the common case, is sent as it is.
                     let text = match r.blocks.as_slice() {
-                        [Block::Text(t)] => Cow::Borrowed(t.as_str()),
+                        [Block::Text(t)] => Cow::Borrowed(&**t),
                         blocks => {
                             let mut texts = Vec::with_capacity(blocks.len());
                             for block in blocks {
                                 match block {
-                                    Block::Text(t) => texts.push(t.clone()),
+                                    Block::Text(t) => texts.push(t.to_string()),
                                     Block::Media(m) => {
                                         texts.push(format!(
                                             "{} (attached in the next user message)",
@@ -187,7 +187,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                     }
                 }
                 follow_up.extend(then_user.iter().map(|t| UserPart::Text {
-                    text: Cow::Borrowed(t.as_str()),
+                    text: Cow::Borrowed(*t),
                 }));
                 if !follow_up.is_empty() {
                     messages.push(RequestMessage::User {
