@@ -84,6 +84,10 @@ pub struct Row {
     /// the README whenever the row is behind a peer.
     #[serde(default)]
     pub behind: String,
+    /// The target holds at every size the workload measures, not only at ×1 (a peer's
+    /// ratio that must not drift as the input grows).
+    #[serde(default)]
+    pub every_size: bool,
 }
 
 impl Row {
@@ -104,6 +108,7 @@ impl Row {
             baseline: None,
             target: Target::Report,
             behind: String::new(),
+            every_size: false,
         }
     }
 
@@ -142,6 +147,17 @@ impl Row {
         self
     }
 
+    /// Judges the target at this size too, whatever it is.
+    pub fn at_every_size(mut self) -> Row {
+        self.every_size = true;
+        self
+    }
+
+    /// Whether this row's target is judged (at ×1, or at every size when asked).
+    pub fn judged(&self) -> bool {
+        self.size == 1.0 || self.every_size
+    }
+
     pub fn behind(mut self, why: &str) -> Row {
         self.behind = why.to_owned();
         self
@@ -153,9 +169,10 @@ impl Row {
         Some(self.unit.cost(self.value) / self.unit.cost(b.value))
     }
 
-    /// Targets are judged at the size the issue names (1); other sizes show growth.
+    /// Targets are judged at the size the issue names (1), or at every size for a row
+    /// that asks; other sizes show growth.
     pub fn passes(&self) -> bool {
-        if self.size != 1.0 {
+        if !self.judged() {
             return true;
         }
         match self.target {
@@ -252,7 +269,7 @@ pub fn table(rows: &[Row]) -> String {
             }
             None => String::new(),
         };
-        let verdict = if row.size != 1.0 || row.target == Target::Report {
+        let verdict = if !row.judged() || row.target == Target::Report {
             ""
         } else if row.passes() {
             "pass"
@@ -263,7 +280,7 @@ pub fn table(rows: &[Row]) -> String {
             "| {} | {} | {ours} | {base} | {ratio} | {growth} | {} | {verdict} |\n",
             row.path.replace('|', "\\|"),
             row.size_label,
-            if row.size == 1.0 {
+            if row.judged() {
                 row.target_text()
             } else {
                 String::new()
@@ -343,6 +360,9 @@ mod tests {
         };
         assert!(!row(1.0).passes());
         assert!(row(10.0).passes());
+        // A row judged at every size fails wherever it misses.
+        assert!(!row(10.0).at_every_size().passes());
+        assert!(table(&[row(0.1).at_every_size()]).contains("FAIL"));
         let fast = Row::new("p", 1.0, "x", Unit::Ms, 5.0).target(Target::MsAtMost(20.0));
         assert!(fast.passes());
     }

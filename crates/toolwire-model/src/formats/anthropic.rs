@@ -138,7 +138,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                             content.push(ResultContent::Text { text: EMPTY_RESULT });
                         }
                         ContentBlock::ToolResult {
-                            tool_use_id: &r.call_id,
+                            tool_use_id: r.call_id,
                             content,
                             is_error: r.is_error,
                         }

@@ -191,8 +191,8 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                         };
                         Part::FunctionResponse {
                             function_response: FunctionResponse {
-                                id: &r.call_id,
-                                name: &r.tool_name,
+                                id: r.call_id,
+                                name: r.tool_name,
                                 response,
                                 parts: media,
                             },

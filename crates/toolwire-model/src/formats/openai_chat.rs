@@ -169,7 +169,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                         }
                     };
                     messages.push(RequestMessage::Tool {
-                        tool_call_id: &r.call_id,
+                        tool_call_id: r.call_id,
                         content: if r.is_error {
                             Cow::Owned(error_prefixed(&text))
                         } else {

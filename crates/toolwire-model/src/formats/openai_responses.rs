@@ -119,7 +119,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
             }
             Turn::Results { results, then_user } => {
                 input.extend(results.iter().map(|r| Item::FunctionCallOutput {
-                    call_id: &r.call_id,
+                    call_id: r.call_id,
                     output: output(r),
                 }));
                 input.extend(then_user.iter().map(|t| Item::Message {
