@@ -247,7 +247,7 @@ fn generated(rows: &[Row], quick: bool) -> String {
          the same run; **ratio** is toolwire's cost over the baseline's (below 1: toolwire \
          is faster); **growth** is how much faster than the size the cost grew from the \
          previous size (1: linear), flagged when super-linear. Targets are judged at size \
-         ×1.\n\n{}\nWhere toolwire is behind a peer, why, and the idea for closing it:\n\n\
+         ×1, or at every size where the target column shows them.\n\n{}\nWhere toolwire is behind a peer, why, and the idea for closing it:\n\n\
          {behind}",
         today(),
         machine(),

@@ -19,13 +19,7 @@ use crate::report::{Row, Target, Unit};
 const WARM: usize = 20;
 
 async fn toolwire_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
-    let server = ctx
-        .root
-        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    ensure!(
-        server.exists(),
-        "needs tests/mcp installed (npm ci --prefix tests/mcp)"
-    );
+    let server = everything(ctx)?;
     let mut config = ServerConfig::new(
         "ev",
         Transport::Stdio {
@@ -68,6 +62,93 @@ async fn toolwire_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
         );
     }
     Ok(ms(t.elapsed()))
+}
+
+/// The floor: the same server over the same kind of pipe with no MCP client at all, from
+/// Rust: the handshake, then each `tools/call` written as one line and its answer read
+/// back as one line (lines without the request's id, such as the server's notifications,
+/// are skipped). What is left above it is the client's cost per call.
+fn bare_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
+    use std::io::BufReader;
+    use std::process::Stdio;
+    let server = everything(ctx)?;
+    let mut child = Command::new("node")
+        .arg(&server)
+        .arg("stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting server-everything")?;
+    let result = (|| {
+        let mut stdin = child.stdin.take().context("no stdin")?;
+        let mut stdout = BufReader::new(child.stdout.take().context("no stdout")?);
+        let mut line = String::new();
+        let mut round_trip = |id: usize, request: &str| -> anyhow::Result<()> {
+            answer(&mut stdin, &mut stdout, &mut line, id, request)
+        };
+        round_trip(
+            0,
+            &(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"}}})
+            .to_string()
+                + "\n"),
+        )?;
+        let call = |id: usize| {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":\
+                 {{\"name\":\"echo\",\"arguments\":{{\"message\":\"call {id}\"}}}}}}\n"
+            )
+        };
+        // The notification has no answer: it goes out with the first call.
+        let initialized = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+        round_trip(1, &format!("{initialized}{}", call(1)))?;
+        for id in 2..=WARM {
+            round_trip(id, &call(id))?;
+        }
+        let t = Instant::now();
+        for id in WARM + 1..=WARM + calls {
+            round_trip(id, &call(id))?;
+        }
+        Ok(ms(t.elapsed()))
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// Writes `request` and reads lines until the answer to `id` (a notification does not
+/// carry `"id":`; an answer to an earlier id cannot come, as calls are sequential).
+fn answer(
+    stdin: &mut impl std::io::Write,
+    stdout: &mut impl std::io::BufRead,
+    line: &mut String,
+    id: usize,
+    request: &str,
+) -> anyhow::Result<()> {
+    stdin.write_all(request.as_bytes())?;
+    stdin.flush()?;
+    let want = format!("\"id\":{id}");
+    loop {
+        line.clear();
+        ensure!(stdout.read_line(line)? > 0, "server-everything exited");
+        if line.contains(&want) {
+            ensure!(!line.contains("\"error\":{"), "echo failed: {line}");
+            return Ok(());
+        }
+    }
+}
+
+fn everything(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
+    let server = ctx
+        .root
+        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    ensure!(
+        server.exists(),
+        "needs tests/mcp installed (npm ci --prefix tests/mcp)"
+    );
+    Ok(server)
 }
 
 fn typescript_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
@@ -224,11 +305,13 @@ pub fn gateway_big(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 pub fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let calls = ((1000.0 * size) as usize).max(1);
     // Interleaved rounds, best of each: the machine is shared and noisy.
-    let (mut ours, mut theirs) = (f64::INFINITY, f64::INFINITY);
+    let (mut ours, mut theirs, mut bare) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
     for _ in 0..3 {
         ours = ours.min(ctx.rt.block_on(toolwire_ms(ctx, calls))?);
         theirs = theirs.min(typescript_ms(ctx, calls)?);
+        bare = bare.min(bare_ms(ctx, calls)?);
     }
+    let per_call = |total: f64| total * 1e3 / calls as f64;
     Ok(vec![
         Row::new(
             "1,000 sequential MCP tools/call to server-everything's echo over stdio",
@@ -238,10 +321,15 @@ pub fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             ours,
         )
         .note(format!(
-            "{:.0} µs/call: executor + rmcp + normalize",
-            ours * 1e3 / calls as f64
+            "{:.0} µs/call: executor + rmcp + normalize; floor, bare JSON-RPC lines from \
+             Rust to the same server: {:.0} µs/call",
+            per_call(ours),
+            per_call(bare)
         ))
         .peer("the MCP TypeScript SDK client, same server", theirs)
+        // Issue 27 asks for at most 0.7× the TypeScript SDK client at 100, 1,000 and
+        // 10,000 calls; measured 0.73-0.94× (2026-11-24) and CI 0.9-1.1× at 100 calls. Until
+        // it is met the 1,000-call row is judged at 1× as a guard; the issue stays open.
         .target(Target::RatioAtMost(1.0))
         .behind(
             "both wait on the same Node.js server for every round trip, so the difference is \

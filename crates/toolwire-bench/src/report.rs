@@ -84,7 +84,8 @@ pub struct Row {
     /// the README whenever the row is behind a peer.
     #[serde(default)]
     pub behind: String,
-    /// The target holds at every size the workload measures, not only at size 1.
+    /// The target holds at every size the workload measures, not only at ×1 (a peer's
+    /// ratio that must not drift as the input grows).
     #[serde(default)]
     pub every_size: bool,
 }
@@ -141,20 +142,20 @@ impl Row {
         self
     }
 
-    /// Judges the target at every size, not only at size 1.
+    pub fn target(mut self, target: Target) -> Row {
+        self.target = target;
+        self
+    }
+
+    /// Judges the target at this size too, whatever it is.
     pub fn at_every_size(mut self) -> Row {
         self.every_size = true;
         self
     }
 
-    /// Whether this row's size is one its target is judged at.
-    fn judged(&self) -> bool {
+    /// Whether this row's target is judged (at ×1, or at every size when asked).
+    pub fn judged(&self) -> bool {
         self.size == 1.0 || self.every_size
-    }
-
-    pub fn target(mut self, target: Target) -> Row {
-        self.target = target;
-        self
     }
 
     pub fn behind(mut self, why: &str) -> Row {
@@ -169,7 +170,7 @@ impl Row {
     }
 
     /// Targets are judged at the size the issue names (1), or at every size for a row
-    /// that says so; other sizes show growth.
+    /// that asks; other sizes show growth.
     pub fn passes(&self) -> bool {
         if !self.judged() {
             return true;
@@ -359,6 +360,9 @@ mod tests {
         };
         assert!(!row(1.0).passes());
         assert!(row(10.0).passes());
+        // A row judged at every size fails wherever it misses.
+        assert!(!row(10.0).at_every_size().passes());
+        assert!(table(&[row(0.1).at_every_size()]).contains("FAIL"));
         let fast = Row::new("p", 1.0, "x", Unit::Ms, 5.0).target(Target::MsAtMost(20.0));
         assert!(fast.passes());
     }

@@ -47,3 +47,21 @@ pub async fn encode_request(
     let body = encode_view(provider, &view, options)?;
     Ok((body, diags))
 }
+
+/// [`encode_request`] as the bytes sent: the same body, written straight from the view
+/// without building a JSON tree first (byte for byte what `serde_json::to_vec` writes of
+/// [`encode_request`]'s body; tests/golden.rs checks it for every scenario).
+pub async fn encode_request_bytes(
+    provider: Provider,
+    conversation: &Conversation,
+    options: &EncodeOptions,
+    blobs: &dyn BlobReader,
+) -> Result<(Vec<u8>, Vec<EncodeNote>), EncodeError> {
+    let mut diags = Vec::new();
+    let view = build_view(provider, conversation, options, blobs, &mut diags).await;
+    let body = provider
+        .format()
+        .encode_bytes(&view, options)
+        .map_err(|source| EncodeError::Serialize { provider, source })?;
+    Ok((body, diags))
+}

@@ -183,7 +183,7 @@ pub fn read(result: &ToolResult, request: &ReadRequest<'_>) -> Result<String, Re
     match shape {
         Shape::Text { prefix, body, .. } => Ok(format!(
             "{prefix}{}",
-            chars_page(body, part, offset, limit, &next)?
+            chars_page(&body, part, offset, limit, &next)?
         )),
         Shape::Json { value, .. } => chars_page(&value.to_string(), part, offset, limit, &next),
         Shape::Diff(diff) => {
@@ -354,7 +354,7 @@ fn search(
     next: &dyn Fn(usize) -> String,
 ) -> Result<String, ReadError> {
     let text = match shape {
-        Shape::Text { body, .. } => Cow::Borrowed(*body),
+        Shape::Text { body, .. } => Cow::Borrowed(&**body),
         Shape::Line(line) => Cow::Borrowed(line.as_str()),
         Shape::Diff(diff) => Cow::Borrowed(diff.as_str()),
         Shape::Lines { items, .. } => {

@@ -1,6 +1,8 @@
 //! Per-kind text for the model: each value becomes a [`Shape`], which knows its full text
 //! and how to cut itself to a budget by structure.
 
+use std::borrow::Cow;
+
 use serde_json::Value as Json;
 use toolwire_core::view::KnownView;
 use toolwire_core::view::{DiffView, SourceView};
@@ -51,7 +53,8 @@ pub struct MediaRef<'a> {
 pub enum Shape<'a> {
     Text {
         prefix: String,
-        body: &'a str,
+        /// Borrowed from the result, or owned when toolwire wrote it (an error's text).
+        body: Cow<'a, str>,
         weight: Weight,
     },
     Lines {
@@ -125,12 +128,12 @@ pub fn shape<'a>(value: &'a Value, tool_name: &str) -> Result<Shape<'a>, Shape<'
     Ok(match view {
         KnownView::Text(t) => Shape::Text {
             prefix: String::new(),
-            body: t.content,
+            body: Cow::Borrowed(t.content),
             weight,
         },
         KnownView::FileContent(f) => Shape::Text {
             prefix: format!("File: {}\n", f.path),
-            body: f.content,
+            body: Cow::Borrowed(f.content),
             weight,
         },
         KnownView::Diff(d) => Shape::Diff(unified_diff(&d)),
@@ -294,7 +297,7 @@ fn unified_diff(d: &DiffView<'_>) -> String {
         .to_string()
 }
 
-impl Shape<'_> {
+impl<'a> Shape<'a> {
     /// Characters of the full text, exact up to `budget` (beyond it, any larger bound).
     pub fn cost(&self, budget: usize) -> usize {
         let chars = |s: &str| s.chars().count();
@@ -322,13 +325,21 @@ impl Shape<'_> {
     }
 
     /// The text cut to `budget` characters; `None` for media.
-    pub fn fit(&self, budget: usize, ctx: CutContext<'_>) -> Option<String> {
-        Some(match self {
+    /// A text that fits as it is stays borrowed from the result.
+    pub fn fit(&self, budget: usize, ctx: CutContext<'_>) -> Option<Cow<'a, str>> {
+        Some(Cow::Owned(match self {
             Shape::Text {
                 prefix,
                 body,
                 weight,
-            } => cut_text(prefix, body, budget, *weight, ctx).into_owned(),
+            } => {
+                return Some(match body {
+                    Cow::Borrowed(body) => cut_text(prefix, body, budget, *weight, ctx),
+                    Cow::Owned(body) => {
+                        Cow::Owned(cut_text(prefix, body, budget, *weight, ctx).into_owned())
+                    }
+                });
+            }
             Shape::Lines {
                 header,
                 items,
@@ -343,7 +354,7 @@ impl Shape<'_> {
             Shape::Json { summary, value } => cut_json(*summary, value, budget, ctx),
             Shape::Line(l) => cut_text("", l, budget, Weight::Balanced, ctx).into_owned(),
             Shape::Media(_) => return None,
-        })
+        }))
     }
 }
 
@@ -352,7 +363,11 @@ pub const PART_SEPARATOR: &str = "\n\n";
 
 /// Cuts several texts of one result (`(part index, shape)`) to share `budget` fairly;
 /// returns the texts in order. Separators between them are paid from the budget.
-pub fn fit_all(texts: &[(usize, Shape<'_>)], budget: usize, call_id: &str) -> Vec<String> {
+pub fn fit_all<'a>(
+    texts: &[(usize, Shape<'a>)],
+    budget: usize,
+    call_id: &str,
+) -> Vec<Cow<'a, str>> {
     let seps = texts.len().saturating_sub(1) * PART_SEPARATOR.len();
     let room = budget.saturating_sub(seps);
     let costs: Vec<usize> = texts.iter().map(|(_, s)| s.cost(room)).collect();

@@ -1,6 +1,8 @@
 //! The model view: a planned conversation with per-kind text, budgets applied and media
 //! routed for one provider. Encoders only change its shape into the provider's JSON.
 
+use std::borrow::Cow;
+
 use base64::Engine;
 use toolwire_core::view::SourceView;
 use toolwire_core::{Status, ToolResult};
@@ -14,56 +16,58 @@ use crate::options::{EncodeOptions, Provider};
 use crate::pairing::{INTERRUPTED, PlannedResult, PlannedTurn, plan};
 use crate::render::{MediaClass, MediaRef, PART_SEPARATOR, Shape, fit_all, for_model, shape};
 
-/// What the model sees, provider-neutral but provider-ready.
+/// What the model sees, provider-neutral but provider-ready. It borrows from the
+/// conversation every text and call it sends unchanged (the most of a long session), so
+/// building it copies only what budgets cut and what routing rewrites.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ModelView {
+pub struct ModelView<'a> {
     /// The system prompt, all system messages joined.
     pub system: Option<String>,
     /// The turns, alternating as the providers require.
-    pub turns: Vec<Turn>,
+    pub turns: Vec<Turn<'a>>,
 }
 
 /// One turn of a [`ModelView`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Turn {
+pub enum Turn<'a> {
     /// What the person said.
-    User(String),
+    User(Cow<'a, str>),
     /// What the model said, and the calls it made.
     Assistant {
         /// The model's text.
-        text: String,
+        text: &'a str,
         /// Its calls, in order.
-        calls: Vec<ToolCall>,
+        calls: &'a [ToolCall],
     },
     /// Exactly one result per call of the assistant turn before, in call order.
     Results {
         /// The results, in call order.
-        results: Vec<ResultView>,
+        results: Vec<ResultView<'a>>,
         /// User text that arrived while the calls ran, sent after the results.
-        then_user: Vec<String>,
+        then_user: Vec<&'a str>,
     },
 }
 
 /// One tool result as the model sees it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ResultView {
+pub struct ResultView<'a> {
     /// The call it answers.
-    pub call_id: String,
+    pub call_id: &'a str,
     /// The tool that was called.
-    pub tool_name: String,
+    pub tool_name: &'a str,
     /// Whether the call failed (providers mark error results).
     pub is_error: bool,
     /// Never empty: a result with nothing for the model says so in text.
-    pub blocks: Vec<Block>,
+    pub blocks: Vec<Block<'a>>,
 }
 
-impl ResultView {
+impl ResultView<'_> {
     /// All text blocks joined, media left out.
     pub fn text(&self) -> String {
         self.blocks
             .iter()
             .filter_map(|b| match b {
-                Block::Text(t) => Some(t.as_str()),
+                Block::Text(t) => Some(&**t),
                 Block::Media(_) => None,
             })
             .collect::<Vec<_>>()
@@ -73,9 +77,9 @@ impl ResultView {
 
 /// One piece of a result: text, or media the provider takes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
-    /// Text, already shaped and cut to its budget.
-    Text(String),
+pub enum Block<'a> {
+    /// Text, already shaped and cut to its budget (borrowed when it fit as it was).
+    Text(Cow<'a, str>),
     /// Media sent inline.
     Media(InlineMedia),
 }
@@ -107,9 +111,14 @@ pub enum MediaData {
 impl MediaData {
     /// A `data:` URL for base64, the URL itself otherwise.
     pub fn as_url(&self, mime: &str) -> String {
+        self.url(mime).into_owned()
+    }
+
+    /// [`MediaData::as_url`], borrowing a URL rather than copying it.
+    pub fn url(&self, mime: &str) -> std::borrow::Cow<'_, str> {
         match self {
-            MediaData::Base64(b) => format!("data:{mime};base64,{b}"),
-            MediaData::Url(u) => u.clone(),
+            MediaData::Base64(b) => std::borrow::Cow::Owned(format!("data:{mime};base64,{b}")),
+            MediaData::Url(u) => std::borrow::Cow::Borrowed(u),
         }
     }
 }
@@ -118,13 +127,13 @@ impl MediaData {
 pub const NOTHING_FOR_MODEL: &str = "[The tool's output is shown to the user only.]";
 
 /// Builds the view of `conversation` for `provider`.
-pub async fn build_view(
+pub async fn build_view<'a>(
     provider: Provider,
-    conversation: &Conversation,
+    conversation: &'a Conversation,
     options: &EncodeOptions,
     blobs: &dyn BlobReader,
     diags: &mut Vec<EncodeNote>,
-) -> ModelView {
+) -> ModelView<'a> {
     let plan = plan(conversation, diags);
     let inline_from = plan
         .turns
@@ -133,11 +142,8 @@ pub async fn build_view(
     let mut turns = Vec::with_capacity(plan.turns.len());
     for (index, turn) in plan.turns.iter().enumerate() {
         turns.push(match turn {
-            PlannedTurn::User(text) => Turn::User(text.clone().into_owned()),
-            PlannedTurn::Assistant { text, calls } => Turn::Assistant {
-                text: (*text).to_owned(),
-                calls: calls.to_vec(),
-            },
+            PlannedTurn::User(text) => Turn::User(text.clone()),
+            PlannedTurn::Assistant { text, calls } => Turn::Assistant { text, calls },
             PlannedTurn::Results { results, then_user } => {
                 let ctx = Ctx {
                     provider,
@@ -147,7 +153,7 @@ pub async fn build_view(
                 };
                 Turn::Results {
                     results: results_view(&ctx, results, diags).await,
-                    then_user: then_user.iter().map(|t| (*t).to_owned()).collect(),
+                    then_user: then_user.clone(),
                 }
             }
         });
@@ -196,7 +202,7 @@ fn error_text(result: &ToolResult) -> Option<String> {
 
 fn parts_of<'a>(
     result: &'a ToolResult,
-    message: Option<&'a str>,
+    message: Option<String>,
     diags: &mut Vec<EncodeNote>,
 ) -> Vec<Part<'a>> {
     let mut parts = Vec::new();
@@ -205,7 +211,7 @@ fn parts_of<'a>(
             0,
             Shape::Text {
                 prefix: String::new(),
-                body: message,
+                body: Cow::Owned(message),
                 weight: crate::truncate::Weight::Balanced,
             },
         ));
@@ -233,13 +239,13 @@ fn parts_of<'a>(
     parts
 }
 
-async fn results_view(
+async fn results_view<'a>(
     ctx: &Ctx<'_>,
-    planned: &[PlannedResult<'_>],
+    planned: &[PlannedResult<'a>],
     diags: &mut Vec<EncodeNote>,
-) -> Vec<ResultView> {
+) -> Vec<ResultView<'a>> {
     // Texts of every result first, so the turn's total can be shared before cutting.
-    let mut all: Vec<(&ToolCall, bool, Vec<Part<'_>>)> = Vec::with_capacity(planned.len());
+    let mut all: Vec<(&ToolCall, bool, Vec<Part<'a>>)> = Vec::with_capacity(planned.len());
     let error_texts: Vec<Option<String>> = planned
         .iter()
         .map(|p| match p {
@@ -247,10 +253,10 @@ async fn results_view(
             PlannedResult::Interrupted { .. } => Some(INTERRUPTED.to_owned()),
         })
         .collect();
-    for (p, err) in planned.iter().zip(&error_texts) {
+    for (p, err) in planned.iter().zip(error_texts) {
         let parts = match p {
-            PlannedResult::Stored { result, .. } => parts_of(result, err.as_deref(), diags),
-            PlannedResult::Interrupted { .. } => parts_of_message(err.as_deref()),
+            PlannedResult::Stored { result, .. } => parts_of(result, err, diags),
+            PlannedResult::Interrupted { .. } => parts_of_message(err),
         };
         let is_error = match p {
             PlannedResult::Stored { result, .. } => result.status == Status::Error,
@@ -323,6 +329,7 @@ async fn results_view(
                     let text = fitted.next().unwrap_or_default();
                     // Adjacent texts become one block, joined as the budget assumed.
                     if let Some(Block::Text(prev)) = blocks.last_mut() {
+                        let prev = prev.to_mut();
                         prev.push_str(PART_SEPARATOR);
                         prev.push_str(&text);
                     } else {
@@ -333,11 +340,11 @@ async fn results_view(
             }
         }
         if blocks.is_empty() {
-            blocks.push(Block::Text(NOTHING_FOR_MODEL.to_owned()));
+            blocks.push(Block::Text(Cow::Borrowed(NOTHING_FOR_MODEL)));
         }
         out.push(ResultView {
-            call_id: call.id.clone(),
-            tool_name: call.name.clone(),
+            call_id: &call.id,
+            tool_name: &call.name,
             is_error,
             blocks,
         });
@@ -345,14 +352,14 @@ async fn results_view(
     out
 }
 
-fn parts_of_message(message: Option<&str>) -> Vec<Part<'_>> {
+fn parts_of_message<'a>(message: Option<String>) -> Vec<Part<'a>> {
     message
         .map(|body| {
             Part::Text(
                 0,
                 Shape::Text {
                     prefix: String::new(),
-                    body,
+                    body: Cow::Owned(body),
                     weight: crate::truncate::Weight::Balanced,
                 },
             )
@@ -379,7 +386,7 @@ async fn route(
     media: &MediaRef<'_>,
     call_id: &str,
     diags: &mut Vec<EncodeNote>,
-) -> Block {
+) -> Block<'static> {
     let text = placeholder(media);
     if let Some(why) = refusal(ctx.provider, media) {
         diags.push(EncodeNote::new(
@@ -387,7 +394,7 @@ async fn route(
             Some(call_id),
             format!("{text} sent as a placeholder: {why}"),
         ));
-        return Block::Text(text);
+        return Block::Text(Cow::Owned(text));
     }
     if !ctx.inline {
         diags.push(EncodeNote::new(
@@ -398,7 +405,7 @@ async fn route(
                 ctx.options.inline_media_messages
             ),
         ));
-        return Block::Text(text);
+        return Block::Text(Cow::Owned(text));
     }
     let data = match media.source {
         SourceView::Base64(b) => MediaData::Base64(b.to_owned()),
@@ -411,7 +418,7 @@ async fn route(
                     Some(call_id),
                     format!("{text} sent as a placeholder: {e}"),
                 ));
-                return Block::Text(text);
+                return Block::Text(Cow::Owned(text));
             }
         },
     };

@@ -4,6 +4,8 @@
 //! blocks in call order and before any text; errors carry `is_error: true`; images and
 //! PDFs go inside the `tool_result` as `image` and `document` blocks.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
@@ -20,39 +22,41 @@ const NAME: &str = "anthropic";
 const EMPTY_USER: &str = "(empty message)";
 const EMPTY_RESULT: &str = "(no output)";
 
+/// The request body, borrowing every text and value from the view and the options: it
+/// is serialized once, straight to bytes or to a JSON tree, so nothing is copied for it.
 #[derive(Debug, Serialize)]
-pub struct Request {
-    pub model: String,
+pub struct Request<'a> {
+    pub model: &'a str,
     pub max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub system: Option<String>,
-    pub messages: Vec<RequestMessage>,
+    pub system: Option<&'a str>,
+    pub messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
 }
 
 #[derive(Debug, Serialize)]
-pub struct RequestMessage {
+pub struct RequestMessage<'a> {
     pub role: &'static str,
-    pub content: Vec<ContentBlock>,
+    pub content: Vec<ContentBlock<'a>>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentBlock {
+pub enum ContentBlock<'a> {
     Text {
-        text: String,
+        text: &'a str,
     },
     ToolUse {
-        id: String,
-        name: String,
-        input: Map<String, Json>,
+        id: &'a str,
+        name: &'a str,
+        input: Cow<'a, Map<String, Json>>,
     },
     ToolResult {
-        tool_use_id: String,
-        content: Vec<ResultContent>,
+        tool_use_id: &'a str,
+        content: Vec<ResultContent<'a>>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
@@ -60,38 +64,38 @@ pub enum ContentBlock {
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ResultContent {
+pub enum ResultContent<'a> {
     Text {
-        text: String,
+        text: &'a str,
     },
     Image {
-        source: MediaSource,
+        source: MediaSource<'a>,
     },
     Document {
-        source: MediaSource,
+        source: MediaSource<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        title: Option<String>,
+        title: Option<&'a str>,
     },
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum MediaSource {
-    Base64 { media_type: String, data: String },
-    Url { url: String },
+pub enum MediaSource<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
+    Url { url: &'a str },
 }
 
 #[derive(Debug, Serialize)]
-pub struct Tool {
-    pub name: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    pub input_schema: Json,
+pub struct Tool<'a> {
+    pub name: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub description: &'a str,
+    pub input_schema: &'a Json,
 }
 
 /// The request body for `POST /v1/messages`.
-pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
-    let mut messages = Vec::new();
+pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
+    let mut messages = Vec::with_capacity(view.turns.len());
     for turn in &view.turns {
         match turn {
             // Anthropic rejects empty text blocks; an empty user turn still has to exist
@@ -99,22 +103,18 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
             Turn::User(text) => messages.push(RequestMessage {
                 role: "user",
                 content: vec![ContentBlock::Text {
-                    text: if text.is_empty() {
-                        EMPTY_USER.to_owned()
-                    } else {
-                        text.clone()
-                    },
+                    text: if text.is_empty() { EMPTY_USER } else { text },
                 }],
             }),
             Turn::Assistant { text, calls } => {
-                let mut content = Vec::new();
+                let mut content = Vec::with_capacity(calls.len() + 1);
                 // Anthropic rejects empty text blocks.
                 if !text.is_empty() {
-                    content.push(ContentBlock::Text { text: text.clone() });
+                    content.push(ContentBlock::Text { text });
                 }
                 content.extend(calls.iter().map(|c| ContentBlock::ToolUse {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
+                    id: &c.id,
+                    name: &c.name,
                     input: arguments_object(&c.input),
                 }));
                 if !content.is_empty() {
@@ -125,22 +125,20 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
                 }
             }
             Turn::Results { results, then_user } => {
-                let mut content: Vec<ContentBlock> = results
+                let mut content: Vec<ContentBlock<'a>> = results
                     .iter()
                     .map(|r| {
-                        let mut content: Vec<ResultContent> = r
+                        let mut content: Vec<ResultContent<'a>> = r
                             .blocks
                             .iter()
                             .filter(|b| !matches!(b, Block::Text(t) if t.is_empty()))
                             .map(result_content)
                             .collect();
                         if content.is_empty() {
-                            content.push(ResultContent::Text {
-                                text: EMPTY_RESULT.to_owned(),
-                            });
+                            content.push(ResultContent::Text { text: EMPTY_RESULT });
                         }
                         ContentBlock::ToolResult {
-                            tool_use_id: r.call_id.clone(),
+                            tool_use_id: r.call_id,
                             content,
                             is_error: r.is_error,
                         }
@@ -150,7 +148,7 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
                     then_user
                         .iter()
                         .filter(|t| !t.is_empty())
-                        .map(|t| ContentBlock::Text { text: t.clone() }),
+                        .map(|t| ContentBlock::Text { text: t }),
                 );
                 messages.push(RequestMessage {
                     role: "user",
@@ -160,38 +158,38 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
         }
     }
     Request {
-        model: options.model.clone(),
+        model: &options.model,
         max_tokens: options.max_tokens,
-        system: view.system.clone(),
+        system: view.system.as_deref(),
         messages,
         tools: options
             .tools
             .iter()
             .map(|t| Tool {
-                name: t.name.clone(),
-                description: t.description.clone(),
-                input_schema: t.input_schema.clone(),
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.input_schema,
             })
             .collect(),
         stream: options.stream,
     }
 }
 
-fn result_content(block: &Block) -> ResultContent {
+fn result_content<'a>(block: &'a Block<'_>) -> ResultContent<'a> {
     match block {
-        Block::Text(text) => ResultContent::Text { text: text.clone() },
+        Block::Text(text) => ResultContent::Text { text },
         Block::Media(m) => {
             let source = match &m.data {
                 MediaData::Base64(data) => MediaSource::Base64 {
-                    media_type: m.mime.clone(),
-                    data: data.clone(),
+                    media_type: &m.mime,
+                    data,
                 },
-                MediaData::Url(url) => MediaSource::Url { url: url.clone() },
+                MediaData::Url(url) => MediaSource::Url { url },
             };
             match m.class {
                 MediaClass::Pdf => ResultContent::Document {
                     source,
-                    title: m.name.clone(),
+                    title: m.name.as_deref(),
                 },
                 // Routing sends only images and PDFs here; anything else would be a bug
                 // upstream, and an image block is the closest valid shape.

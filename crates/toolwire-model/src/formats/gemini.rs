@@ -4,6 +4,8 @@
 //! match the turn's `functionCall` parts in number and order. Errors are
 //! `response: {error}`; media goes in `functionResponse.parts` as `inlineData`.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
@@ -16,14 +18,16 @@ use crate::view::{Block, MediaData, ModelView, Turn};
 
 const NAME: &str = "gemini";
 
+/// The request body, borrowing the view's texts and the options' values (see
+/// `anthropic::Request`); only a result's joined text is owned.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Request {
+pub struct Request<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub system_instruction: Option<Content>,
-    pub contents: Vec<Content>,
+    pub system_instruction: Option<Content<'a>>,
+    pub contents: Vec<Content<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Tool<'a>>,
     pub generation_config: GenerationConfig,
 }
 
@@ -34,106 +38,111 @@ pub struct GenerationConfig {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Content {
+pub struct Content<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<&'static str>,
-    pub parts: Vec<Part>,
+    pub parts: Vec<Part<'a>>,
 }
 
 /// One part of a content. Untagged with explicit keys, because a `thoughtSignature` sits
 /// beside `functionCall` in the same part.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum Part {
+pub enum Part<'a> {
     Text {
-        text: String,
+        text: &'a str,
     },
     FunctionCall {
         #[serde(rename = "functionCall")]
-        function_call: FunctionCall,
+        function_call: FunctionCall<'a>,
         #[serde(rename = "thoughtSignature", skip_serializing_if = "Option::is_none")]
-        thought_signature: Option<String>,
+        thought_signature: Option<&'a str>,
     },
     FunctionResponse {
         #[serde(rename = "functionResponse")]
-        function_response: FunctionResponse,
+        function_response: FunctionResponse<'a>,
     },
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionCall {
-    pub id: String,
-    pub name: String,
-    pub args: Map<String, Json>,
+pub struct FunctionCall<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub args: Cow<'a, Map<String, Json>>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionResponse {
-    pub id: String,
-    pub name: String,
-    /// `{"output": text}` or `{"error": text}`.
-    pub response: Json,
+pub struct FunctionResponse<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub response: ResponseText<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub parts: Vec<ResponsePart>,
+    pub parts: Vec<ResponsePart<'a>>,
+}
+
+/// A function response's `response`: `{"output": text}` or `{"error": text}`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseText<'a> {
+    Output(Cow<'a, str>),
+    Error(Cow<'a, str>),
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ResponsePart {
-    pub inline_data: InlineData,
+pub struct ResponsePart<'a> {
+    pub inline_data: InlineData<'a>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InlineData {
-    pub mime_type: String,
-    pub data: String,
+pub struct InlineData<'a> {
+    pub mime_type: &'a str,
+    pub data: &'a str,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Tool {
-    pub function_declarations: Vec<FunctionDeclaration>,
+pub struct Tool<'a> {
+    pub function_declarations: Vec<FunctionDeclaration<'a>>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FunctionDeclaration {
-    pub name: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub description: String,
+pub struct FunctionDeclaration<'a> {
+    pub name: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub description: &'a str,
     /// Full JSON Schema; the older `parameters` field takes only an OpenAPI subset.
-    pub parameters_json_schema: Json,
+    pub parameters_json_schema: &'a Json,
 }
 
-fn text_content(role: &'static str, text: &str) -> Content {
+fn text_content<'a>(role: &'static str, text: &'a str) -> Content<'a> {
     Content {
         role: Some(role),
-        parts: vec![Part::Text {
-            text: text.to_owned(),
-        }],
+        parts: vec![Part::Text { text }],
     }
 }
 
 /// The request body for `POST /v1beta/models/{model}:generateContent` (the model is in the
 /// URL, not the body).
-pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
-    let mut contents = Vec::new();
+pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
+    let mut contents = Vec::with_capacity(view.turns.len());
     for turn in &view.turns {
         match turn {
             Turn::User(text) => contents.push(text_content("user", text)),
             Turn::Assistant { text, calls } => {
-                let mut parts = Vec::new();
+                let mut parts = Vec::with_capacity(calls.len() + 1);
                 if !text.is_empty() {
-                    parts.push(Part::Text { text: text.clone() });
+                    parts.push(Part::Text { text });
                 }
                 parts.extend(calls.iter().map(|c| Part::FunctionCall {
                     function_call: FunctionCall {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
+                        id: &c.id,
+                        name: &c.name,
                         args: arguments_object(&c.input),
                     },
-                    thought_signature: c.signature.clone(),
+                    thought_signature: c.signature.as_deref(),
                 }));
                 if !parts.is_empty() {
                     contents.push(Content {
@@ -146,37 +155,44 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
                 let parts = results
                     .iter()
                     .map(|r| {
-                        let mut texts = Vec::new();
                         let mut media = Vec::new();
-                        for block in &r.blocks {
-                            match block {
-                                Block::Text(t) => texts.push(t.as_str()),
-                                Block::Media(m) => match &m.data {
-                                    MediaData::Base64(data) => {
-                                        // The model reads `response`; it names the attached part.
-                                        texts.push(m.placeholder.as_str());
-                                        media.push(ResponsePart {
-                                            inline_data: InlineData {
-                                                mime_type: m.mime.clone(),
-                                                data: data.clone(),
-                                            },
-                                        })
+                        // One text block, the common case, is sent as it is.
+                        let text = match r.blocks.as_slice() {
+                            [Block::Text(t)] => Cow::Borrowed(&**t),
+                            blocks => {
+                                let mut texts = Vec::with_capacity(blocks.len());
+                                for block in blocks {
+                                    match block {
+                                        Block::Text(t) => texts.push(&**t),
+                                        Block::Media(m) => match &m.data {
+                                            MediaData::Base64(data) => {
+                                                // The model reads `response`; it names the
+                                                // attached part.
+                                                texts.push(m.placeholder.as_str());
+                                                media.push(ResponsePart {
+                                                    inline_data: InlineData {
+                                                        mime_type: &m.mime,
+                                                        data,
+                                                    },
+                                                })
+                                            }
+                                            // Routing never sends URL media inline to Gemini.
+                                            MediaData::Url(_) => texts.push(m.placeholder.as_str()),
+                                        },
                                     }
-                                    // Routing never sends URL media inline to Gemini.
-                                    MediaData::Url(_) => texts.push(m.placeholder.as_str()),
-                                },
+                                }
+                                Cow::Owned(texts.join("\n\n"))
                             }
-                        }
-                        let text = texts.join("\n\n");
+                        };
                         let response = if r.is_error {
-                            json!({ "error": text })
+                            ResponseText::Error(text)
                         } else {
-                            json!({ "output": text })
+                            ResponseText::Output(text)
                         };
                         Part::FunctionResponse {
                             function_response: FunctionResponse {
-                                id: r.call_id.clone(),
-                                name: r.tool_name.clone(),
+                                id: r.call_id,
+                                name: r.tool_name,
                                 response,
                                 parts: media,
                             },
@@ -191,19 +207,19 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
             }
         }
     }
-    let declarations: Vec<FunctionDeclaration> = options
+    let declarations: Vec<FunctionDeclaration<'a>> = options
         .tools
         .iter()
         .map(|t| FunctionDeclaration {
-            name: t.name.clone(),
-            description: t.description.clone(),
-            parameters_json_schema: t.input_schema.clone(),
+            name: &t.name,
+            description: &t.description,
+            parameters_json_schema: &t.input_schema,
         })
         .collect();
     Request {
-        system_instruction: view.system.as_ref().map(|s| Content {
+        system_instruction: view.system.as_deref().map(|s| Content {
             role: None,
-            parts: vec![Part::Text { text: s.clone() }],
+            parts: vec![Part::Text { text: s }],
         }),
         contents,
         tools: if declarations.is_empty() {

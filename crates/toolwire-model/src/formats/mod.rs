@@ -40,6 +40,14 @@ macro_rules! module_codec {
             serde_json::to_value(encode(view, options))
         }
 
+        fn encode_bytes(
+            &self,
+            view: &$crate::view::ModelView,
+            options: &$crate::options::EncodeOptions,
+        ) -> Result<Vec<u8>, serde_json::Error> {
+            serde_json::to_vec(&encode(view, options))
+        }
+
         fn decode_response(
             &self,
             body: &serde_json::Value,
@@ -91,6 +99,8 @@ pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value as Json};
 
 use crate::conversation::{Message, ToolCall};
@@ -132,6 +142,14 @@ pub trait ProviderFormat: Send + Sync {
 
     /// The request body for `view`.
     fn encode(&self, view: &ModelView, options: &EncodeOptions) -> Result<Json, serde_json::Error>;
+
+    /// The same request body as [`ProviderFormat::encode`], byte for byte as serde_json
+    /// writes that tree, but written straight from the view: no JSON tree is built.
+    fn encode_bytes(
+        &self,
+        view: &ModelView,
+        options: &EncodeOptions,
+    ) -> Result<Vec<u8>, serde_json::Error>;
 
     /// Decodes a whole (non-streaming) response body.
     fn decode_response(&self, body: &Json) -> Result<AssistantReply, DecodeError>;
@@ -212,16 +230,23 @@ impl DecodeError {
 
 /// Tool input as the JSON object every provider requires. Stored arguments that are a
 /// JSON string (as OpenAI sends them) are parsed; anything else is wrapped, never lost.
-pub(crate) fn arguments_object(arguments: &Json) -> Map<String, Json> {
+/// An object is borrowed as it is, the common case, so encoding copies no arguments.
+pub(crate) fn arguments_object(arguments: &Json) -> Cow<'_, Map<String, Json>> {
     match arguments {
-        Json::Object(map) => map.clone(),
-        Json::Null => Map::new(),
-        Json::String(s) => match serde_json::from_str::<Json>(s) {
+        Json::Object(map) => Cow::Borrowed(map),
+        Json::Null => Cow::Owned(Map::new()),
+        Json::String(s) => Cow::Owned(match serde_json::from_str::<Json>(s) {
             Ok(Json::Object(map)) => map,
             _ => Map::from_iter([("input".to_owned(), arguments.clone())]),
-        },
-        other => Map::from_iter([("input".to_owned(), other.clone())]),
+        }),
+        other => Cow::Owned(Map::from_iter([("input".to_owned(), other.clone())])),
     }
+}
+
+/// Tool input as the JSON string the OpenAI formats send: [`arguments_object`], written
+/// compactly (as `Json::Object(..).to_string()` would).
+pub(crate) fn arguments_json(arguments: &Json) -> String {
+    serde_json::to_string(&*arguments_object(arguments)).unwrap_or_else(|_| "{}".to_owned())
 }
 
 /// Parses a streamed or returned arguments string; an unparsable one is kept as a string

@@ -5,13 +5,13 @@
 //! message. Tool messages take no images, so an image is a placeholder in the tool message
 //! and travels in one user message after the last tool message.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::ProviderFormat;
-use super::{
-    AssistantReply, DecodeError, Usage, arguments_object, error_prefixed, parse_arguments,
-};
+use super::{AssistantReply, DecodeError, Usage, arguments_json, error_prefixed, parse_arguments};
 use crate::conversation::ToolCall;
 use crate::media::MediaSupport;
 use crate::options::EncodeOptions;
@@ -19,12 +19,15 @@ use crate::view::{Block, ModelView, Turn};
 
 const NAME: &str = "openai-chat";
 
+/// The request body, borrowing the view's texts and the options' values (see
+/// `anthropic::Request`); only text this format builds (a tool message's joined parts,
+/// arguments as a JSON string, a data URL) is owned.
 #[derive(Debug, Serialize)]
-pub struct Request {
-    pub model: String,
-    pub messages: Vec<RequestMessage>,
+pub struct Request<'a> {
+    pub model: &'a str,
+    pub messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Tool<'a>>,
     pub max_completion_tokens: u32,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
@@ -39,147 +42,153 @@ pub struct StreamOptions {
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
-pub enum RequestMessage {
+pub enum RequestMessage<'a> {
     System {
-        content: String,
+        content: &'a str,
     },
     User {
-        content: UserContent,
+        content: UserContent<'a>,
     },
     Assistant {
         /// `null` when the assistant only called tools.
-        content: Option<String>,
+        content: Option<&'a str>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<RequestToolCall>,
+        tool_calls: Vec<RequestToolCall<'a>>,
     },
     Tool {
-        tool_call_id: String,
-        content: String,
+        tool_call_id: &'a str,
+        content: Cow<'a, str>,
     },
 }
 
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum UserContent {
-    Text(String),
-    Parts(Vec<UserPart>),
+pub enum UserContent<'a> {
+    Text(&'a str),
+    Parts(Vec<UserPart<'a>>),
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum UserPart {
-    Text { text: String },
-    ImageUrl { image_url: ImageUrl },
+pub enum UserPart<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl<'a> },
 }
 
 #[derive(Debug, Serialize)]
-pub struct ImageUrl {
-    pub url: String,
+pub struct ImageUrl<'a> {
+    pub url: Cow<'a, str>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct RequestToolCall {
-    pub id: String,
+pub struct RequestToolCall<'a> {
+    pub id: &'a str,
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub function: FunctionCall,
+    pub function: FunctionCall<'a>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionCall {
-    pub name: String,
+pub struct FunctionCall<'a> {
+    pub name: &'a str,
     /// A JSON string, as the API requires.
     pub arguments: String,
 }
 
 #[derive(Debug, Serialize)]
-pub struct Tool {
+pub struct Tool<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub function: FunctionSpec,
+    pub function: FunctionSpec<'a>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionSpec {
-    pub name: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    pub parameters: Json,
+pub struct FunctionSpec<'a> {
+    pub name: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub description: &'a str,
+    pub parameters: &'a Json,
 }
 
 /// The request body for `POST /chat/completions`.
-pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
-    let mut messages = Vec::new();
+pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
+    let mut messages = Vec::with_capacity(view.turns.len() * 2);
     if let Some(system) = &view.system {
-        messages.push(RequestMessage::System {
-            content: system.clone(),
-        });
+        messages.push(RequestMessage::System { content: system });
     }
     for turn in &view.turns {
         match turn {
             Turn::User(text) => messages.push(RequestMessage::User {
-                content: UserContent::Text(text.clone()),
+                content: UserContent::Text(text),
             }),
             Turn::Assistant { text, calls } => {
                 if text.is_empty() && calls.is_empty() {
                     continue;
                 }
                 messages.push(RequestMessage::Assistant {
-                    content: (!text.is_empty()).then(|| text.clone()),
+                    content: (!text.is_empty()).then_some(*text),
                     tool_calls: calls
                         .iter()
                         .map(|c| RequestToolCall {
-                            id: c.id.clone(),
+                            id: &c.id,
                             kind: "function",
                             function: FunctionCall {
-                                name: c.name.clone(),
-                                arguments: Json::Object(arguments_object(&c.input)).to_string(),
+                                name: &c.name,
+                                arguments: arguments_json(&c.input),
                             },
                         })
                         .collect(),
                 });
             }
             Turn::Results { results, then_user } => {
-                let mut follow_up: Vec<UserPart> = Vec::new();
+                let mut follow_up: Vec<UserPart<'a>> = Vec::new();
                 for r in results {
-                    let mut texts = Vec::new();
                     let mut images = Vec::new();
-                    for block in &r.blocks {
-                        match block {
-                            Block::Text(t) => texts.push(t.clone()),
-                            Block::Media(m) => {
-                                texts.push(format!(
-                                    "{} (attached in the next user message)",
-                                    m.placeholder
-                                ));
-                                images.push(UserPart::ImageUrl {
-                                    image_url: ImageUrl {
-                                        url: m.data.as_url(&m.mime),
-                                    },
-                                });
+                    // One text block, the common case, is sent as it is.
+                    let text = match r.blocks.as_slice() {
+                        [Block::Text(t)] => Cow::Borrowed(&**t),
+                        blocks => {
+                            let mut texts = Vec::with_capacity(blocks.len());
+                            for block in blocks {
+                                match block {
+                                    Block::Text(t) => texts.push(t.to_string()),
+                                    Block::Media(m) => {
+                                        texts.push(format!(
+                                            "{} (attached in the next user message)",
+                                            m.placeholder
+                                        ));
+                                        images.push(UserPart::ImageUrl {
+                                            image_url: ImageUrl {
+                                                url: m.data.url(&m.mime),
+                                            },
+                                        });
+                                    }
+                                }
                             }
+                            Cow::Owned(texts.join("\n\n"))
                         }
-                    }
-                    let text = texts.join("\n\n");
+                    };
                     messages.push(RequestMessage::Tool {
-                        tool_call_id: r.call_id.clone(),
+                        tool_call_id: r.call_id,
                         content: if r.is_error {
-                            error_prefixed(&text)
+                            Cow::Owned(error_prefixed(&text))
                         } else {
                             text
                         },
                     });
                     if !images.is_empty() {
                         follow_up.push(UserPart::Text {
-                            text: format!(
+                            text: Cow::Owned(format!(
                                 "Images returned by tool call {} ({}):",
                                 r.call_id, r.tool_name
-                            ),
+                            )),
                         });
                         follow_up.extend(images);
                     }
                 }
-                follow_up.extend(then_user.iter().map(|t| UserPart::Text { text: t.clone() }));
+                follow_up.extend(then_user.iter().map(|t| UserPart::Text {
+                    text: Cow::Borrowed(*t),
+                }));
                 if !follow_up.is_empty() {
                     messages.push(RequestMessage::User {
                         content: UserContent::Parts(follow_up),
@@ -189,7 +198,7 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
         }
     }
     Request {
-        model: options.model.clone(),
+        model: &options.model,
         messages,
         tools: options
             .tools
@@ -197,9 +206,9 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
             .map(|t| Tool {
                 kind: "function",
                 function: FunctionSpec {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                    parameters: t.input_schema.clone(),
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.input_schema,
                 },
             })
             .collect(),

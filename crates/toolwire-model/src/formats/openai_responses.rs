@@ -4,13 +4,13 @@
 //! item with the same `call_id`, in call order. Images are `input_image` and PDFs
 //! `input_file` items inside the output array.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::ProviderFormat;
-use super::{
-    AssistantReply, DecodeError, Usage, arguments_object, error_prefixed, parse_arguments,
-};
+use super::{AssistantReply, DecodeError, Usage, arguments_json, error_prefixed, parse_arguments};
 use crate::conversation::ToolCall;
 use crate::media::MediaSupport;
 use crate::options::EncodeOptions;
@@ -19,14 +19,17 @@ use crate::view::{Block, MediaData, ModelView, ResultView, Turn};
 
 const NAME: &str = "openai-responses";
 
+/// The request body, borrowing the view's texts and the options' values (see
+/// `anthropic::Request`); only text this format changes (an error's prefix, a data URL,
+/// arguments as a JSON string) is owned.
 #[derive(Debug, Serialize)]
-pub struct Request {
-    pub model: String,
+pub struct Request<'a> {
+    pub model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
-    pub input: Vec<Item>,
+    pub instructions: Option<&'a str>,
+    pub input: Vec<Item<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Tool<'a>>,
     pub max_output_tokens: u32,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
@@ -34,110 +37,110 @@ pub struct Request {
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Item {
+pub enum Item<'a> {
     Message {
         role: &'static str,
-        content: String,
+        content: &'a str,
     },
     FunctionCall {
-        call_id: String,
-        name: String,
+        call_id: &'a str,
+        name: &'a str,
         /// A JSON string.
         arguments: String,
     },
     FunctionCallOutput {
-        call_id: String,
-        output: Output,
+        call_id: &'a str,
+        output: Output<'a>,
     },
 }
 
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum Output {
-    Text(String),
-    Parts(Vec<OutputPart>),
+pub enum Output<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<OutputPart<'a>>),
 }
 
 // The variants are the API's `type` values (`input_text`, ...), prefix and all.
 #[allow(clippy::enum_variant_names)]
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum OutputPart {
+pub enum OutputPart<'a> {
     InputText {
-        text: String,
+        text: Cow<'a, str>,
     },
     InputImage {
-        image_url: String,
+        image_url: Cow<'a, str>,
         detail: &'static str,
     },
     InputFile {
         #[serde(skip_serializing_if = "Option::is_none")]
-        file_data: Option<String>,
+        file_data: Option<Cow<'a, str>>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        file_url: Option<String>,
+        file_url: Option<&'a str>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        filename: Option<String>,
+        filename: Option<&'a str>,
     },
 }
 
 #[derive(Debug, Serialize)]
-pub struct Tool {
+pub struct Tool<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub name: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    pub parameters: Json,
+    pub name: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub description: &'a str,
+    pub parameters: &'a Json,
     /// Strict mode would reject the open schemas MCP tools publish.
     pub strict: bool,
 }
 
 /// The request body for `POST /responses`.
-pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
-    let mut input = Vec::new();
+pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
+    let mut input = Vec::with_capacity(view.turns.len() * 2);
     for turn in &view.turns {
         match turn {
             Turn::User(text) => input.push(Item::Message {
                 role: "user",
-                content: text.clone(),
+                content: text,
             }),
             Turn::Assistant { text, calls } => {
                 if !text.is_empty() {
                     input.push(Item::Message {
                         role: "assistant",
-                        content: text.clone(),
+                        content: text,
                     });
                 }
                 input.extend(calls.iter().map(|c| Item::FunctionCall {
-                    call_id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: Json::Object(arguments_object(&c.input)).to_string(),
+                    call_id: &c.id,
+                    name: &c.name,
+                    arguments: arguments_json(&c.input),
                 }));
             }
             Turn::Results { results, then_user } => {
                 input.extend(results.iter().map(|r| Item::FunctionCallOutput {
-                    call_id: r.call_id.clone(),
+                    call_id: r.call_id,
                     output: output(r),
                 }));
                 input.extend(then_user.iter().map(|t| Item::Message {
                     role: "user",
-                    content: t.clone(),
+                    content: t,
                 }));
             }
         }
     }
     Request {
-        model: options.model.clone(),
-        instructions: view.system.clone(),
+        model: &options.model,
+        instructions: view.system.as_deref(),
         input,
         tools: options
             .tools
             .iter()
             .map(|t| Tool {
                 kind: "function",
-                name: t.name.clone(),
-                description: t.description.clone(),
-                parameters: t.input_schema.clone(),
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.input_schema,
                 strict: false,
             })
             .collect(),
@@ -147,13 +150,13 @@ pub fn encode(view: &ModelView, options: &EncodeOptions) -> Request {
 }
 
 /// A plain string when the result is only text, else a list of input parts.
-fn output(r: &ResultView) -> Output {
+fn output<'a>(r: &'a ResultView) -> Output<'a> {
     let mut first_text = true;
-    let mut text_of = |t: &str| {
+    let mut text_of = |t: &'a str| -> Cow<'a, str> {
         let text = if r.is_error && first_text {
-            error_prefixed(t)
+            Cow::Owned(error_prefixed(t))
         } else {
-            t.to_owned()
+            Cow::Borrowed(t)
         };
         first_text = false;
         text
@@ -161,7 +164,7 @@ fn output(r: &ResultView) -> Output {
     if let [Block::Text(t)] = r.blocks.as_slice() {
         return Output::Text(text_of(t));
     }
-    let mut parts = Vec::new();
+    let mut parts = Vec::with_capacity(r.blocks.len() + 1);
     if r.is_error && !matches!(r.blocks.first(), Some(Block::Text(_))) {
         parts.push(OutputPart::InputText { text: text_of("") });
     }
@@ -170,18 +173,18 @@ fn output(r: &ResultView) -> Output {
             Block::Text(t) => OutputPart::InputText { text: text_of(t) },
             Block::Media(m) if m.class == MediaClass::Pdf => match &m.data {
                 MediaData::Base64(_) => OutputPart::InputFile {
-                    file_data: Some(m.data.as_url(&m.mime)),
+                    file_data: Some(Cow::Owned(m.data.as_url(&m.mime))),
                     file_url: None,
-                    filename: Some(m.name.clone().unwrap_or_else(|| "document.pdf".to_owned())),
+                    filename: Some(m.name.as_deref().unwrap_or("document.pdf")),
                 },
                 MediaData::Url(url) => OutputPart::InputFile {
                     file_data: None,
-                    file_url: Some(url.clone()),
-                    filename: m.name.clone(),
+                    file_url: Some(url),
+                    filename: m.name.as_deref(),
                 },
             },
             Block::Media(m) => OutputPart::InputImage {
-                image_url: m.data.as_url(&m.mime),
+                image_url: m.data.url(&m.mime),
                 detail: "auto",
             },
         });
