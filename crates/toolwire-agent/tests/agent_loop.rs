@@ -543,6 +543,12 @@ impl toolwire_store::HistoryReader for CountingLoads {
     ) -> toolwire_store::Result<std::collections::BTreeSet<toolwire_store::BlobKey>> {
         self.0.referenced_blobs().await
     }
+    async fn result_with_blob(
+        &self,
+        blob: &toolwire_store::BlobKey,
+    ) -> toolwire_store::Result<Option<toolwire_store::StoredResult>> {
+        self.0.result_with_blob(blob).await
+    }
 }
 
 #[async_trait::async_trait]
