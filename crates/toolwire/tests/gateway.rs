@@ -885,6 +885,30 @@ fn waiting_in_serve(port: u16) -> (String, String) {
     panic!("no call of the gateway waits in serve's web app");
 }
 
+/// A `toolwire serve` with the FastMCP server on a fresh data directory, as a gateway on
+/// the same directory would find it: (data, workspace, the servers' config, serve's port,
+/// serve itself).
+fn serve_beside_gateway() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    String,
+    u16,
+    support::Running,
+) {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let port = support::free_port();
+    let serve = support::Running(support::spawn_serve(
+        data.path(),
+        work.path(),
+        port,
+        &[],
+        &["--mcp-config", &config],
+    ));
+    (data, work, config, port, serve)
+}
+
 /// A host that cannot ask (the Python SDK client with no elicitation) gets its approvals
 /// from the web app of a `toolwire serve` on the same data directory: the gateway's call
 /// is listed there as waiting, approving it runs it, denying it refuses it; and the
@@ -894,17 +918,7 @@ fn a_host_that_cannot_ask_is_answered_through_the_web_app() {
     if support::peers::peer("venv/bin/python").is_none() {
         return;
     }
-    let data = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let config = fastmcp_config(work.path());
-    let port = support::free_port();
-    let _serve = support::Running(support::spawn_serve(
-        data.path(),
-        work.path(),
-        port,
-        &[],
-        &["--mcp-config", &config],
-    ));
+    let (data, _work, config, port, _serve) = serve_beside_gateway();
     assert!(
         data.path().join("serve.url").exists(),
         "serve did not announce itself"
@@ -962,17 +976,7 @@ fn a_web_approval_nobody_gives_times_out_into_a_refusal() {
     if support::peers::peer("venv/bin/python").is_none() {
         return;
     }
-    let data = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let config = fastmcp_config(work.path());
-    let port = support::free_port();
-    let _serve = support::Running(support::spawn_serve(
-        data.path(),
-        work.path(),
-        port,
-        &[],
-        &["--mcp-config", &config],
-    ));
+    let (data, _work, config, port, _serve) = serve_beside_gateway();
     let steps = json!([{"tool": "py__long_note", "args": {"words": 3}}]);
     let got = drive_python(
         data.path(),
