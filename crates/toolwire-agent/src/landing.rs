@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use toolwire_core::{EventKind, Message};
+use serde_json::Value as Json;
+use toolwire_core::{EventKind, Message, ToolResult};
 use toolwire_runtime::{EventBus, Landing, ResultSink};
 use toolwire_store::{StoreError, StoredMessage, Stores, store_failed};
 
@@ -18,6 +19,32 @@ pub(crate) struct StoreSink {
 impl StoreSink {
     pub(crate) fn new(stores: Stores, events: Arc<EventBus>) -> Arc<Self> {
         Arc::new(StoreSink { stores, events })
+    }
+
+    /// Keeps the payload as received beside `result`, when there is one. The copy is a
+    /// convenience: when it cannot be stored (a full blob store), the result lands without
+    /// it, and the store's own error path says what failed if the result cannot be stored
+    /// either.
+    async fn keep_raw(&self, result: &mut ToolResult, raw_text: Option<Vec<u8>>) {
+        if let Some(text) = raw_text
+            && self.stores.keep_raw(result, &text).await.is_err()
+        {
+            result.metadata.raw_ref = None;
+        }
+    }
+}
+
+/// The events that tell the live view of a stored result: the result, then each widget.
+fn announce(result: &ToolResult, raw: Option<Json>, out: &mut Vec<EventKind>) {
+    out.push(EventKind::ToolResult {
+        result: Box::new(result.clone()),
+        raw,
+    });
+    for widget in &result.widgets {
+        out.push(EventKind::Widget {
+            call_id: result.call_id.clone(),
+            widget: Box::new(widget.clone()),
+        });
     }
 }
 
@@ -41,32 +68,18 @@ impl ResultSink for StoreSink {
                     .append(session_id, Message::assistant("", vec![call]))
                     .await?;
             }
-            if let Some(text) = raw_text {
-                // The copy as received is a convenience: when it cannot be stored (a full
-                // blob store), the result lands without it, and the store's own error
-                // path below says what failed if the result cannot be stored either.
-                if self.stores.keep_raw(&mut result, &text).await.is_err() {
-                    result.metadata.raw_ref = None;
-                }
-            }
+            self.keep_raw(&mut result, raw_text).await;
             // Media saved once, here; the announcement carries the blob references.
             let stored = self
                 .stores
                 .record_result_or_failure(session_id, result, None)
                 .await?;
             if let Message::ToolResult(result) = &stored.content {
+                let mut announced = Vec::new();
+                announce(result, raw, &mut announced);
                 // Events are the live view: a failing log must not fail a stored call.
-                let announced = EventKind::ToolResult {
-                    result: Box::new(result.clone()),
-                    raw,
-                };
-                let _ = self.events.emit(session_id, announced).await;
-                for widget in &result.widgets {
-                    let shown = EventKind::Widget {
-                        call_id: result.call_id.clone(),
-                        widget: Box::new(widget.clone()),
-                    };
-                    let _ = self.events.emit(session_id, shown).await;
+                for kind in announced {
+                    let _ = self.events.emit(session_id, kind).await;
                 }
             }
             for id in suspensions {
@@ -104,11 +117,7 @@ impl ResultSink for StoreSink {
                         suspensions,
                         call,
                     } = landing;
-                    if let Some(text) = raw_text
-                        && self.stores.keep_raw(&mut result, &text).await.is_err()
-                    {
-                        result.metadata.raw_ref = None;
-                    }
+                    self.keep_raw(&mut result, raw_text).await;
                     let call_ref = result.call();
                     let result = match self.stores.persist(result, None).await {
                         Ok(persisted) => persisted,
@@ -148,16 +157,7 @@ impl ResultSink for StoreSink {
             let mut announced = Vec::new();
             for (stored, (_, raw, _, _)) in results.iter().zip(&prepared) {
                 if let Message::ToolResult(result) = &stored.content {
-                    announced.push(EventKind::ToolResult {
-                        result: Box::new(result.clone()),
-                        raw: raw.clone(),
-                    });
-                    for widget in &result.widgets {
-                        announced.push(EventKind::Widget {
-                            call_id: result.call_id.clone(),
-                            widget: Box::new(widget.clone()),
-                        });
-                    }
+                    announce(result, raw.clone(), &mut announced);
                 }
             }
             // Events are the live view: a failing log must not fail stored calls.
