@@ -372,17 +372,15 @@ impl ServerHandler for Gateway {
         let channel = asks::host_channel(&context);
         // As the host sent them: what a retry with the person's answer must repeat.
         let sent = (channel == Some(true)).then(|| Json::Object(arguments.clone()));
-        let (max_chars, _) = self.budget_for(&name);
         if name == READ_RESULT {
             // A page must fit the budget whole, or it would be cut again on its way back.
+            let (max_chars, _) = self.budget_for(&name);
             let fits = max_chars.saturating_sub(PAGE_NOTE_ROOM).max(1);
             let asked = arguments
                 .get("limit")
                 .and_then(Json::as_u64)
                 .map_or(fits, |n| usize::try_from(n).unwrap_or(fits));
             arguments.insert("limit".into(), json!(asked.min(fits)));
-        }
-        if name == READ_RESULT {
             // It reads the history: every call answered before must be in it.
             self.recorder().flush().await;
         }
