@@ -82,6 +82,17 @@ fn everything() -> Option<String> {
     Some(format!("ev=node {} stdio", script.display()))
 }
 
+/// The sessions in `data` (`toolwire sessions --json`) and the first one's messages
+/// (`toolwire show --json`), as a person would read them after the host's calls.
+fn first_session(data: &Path) -> (Value, Value) {
+    let out = support::mcp::toolwire(data, &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = sessions[0]["id"].as_str().unwrap();
+    let shown = support::mcp::toolwire(data, &["show", id, "--json"]);
+    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    (sessions, messages)
+}
+
 #[test]
 fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
     let Some(ev) = everything() else { return };
@@ -162,13 +173,9 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
     );
 
     // Every call is in one session of this connection, with its stored result.
-    let out = support::mcp::toolwire(data.path(), &["sessions", "--json"]);
-    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (sessions, messages) = first_session(data.path());
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
     assert_eq!(sessions[0]["title"], "gateway: gateway-test-host");
-    let id = sessions[0]["id"].as_str().unwrap();
-    let shown = support::mcp::toolwire(data.path(), &["show", id, "--json"]);
-    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
     let results: Vec<&Value> = messages
         .as_array()
         .unwrap()
@@ -199,11 +206,7 @@ fn every_call_answered_is_stored_when_the_host_disconnects() {
         json!([]),
     );
     assert_eq!(got.len(), calls + 1);
-    let out = support::mcp::toolwire(data.path(), &["sessions", "--json"]);
-    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = sessions[0]["id"].as_str().unwrap();
-    let shown = support::mcp::toolwire(data.path(), &["show", id, "--json"]);
-    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let (_, messages) = first_session(data.path());
     let messages = messages.as_array().unwrap();
     assert_eq!(messages.len(), 2 * calls, "every call and every result");
     for (i, pair) in messages.chunks(2).enumerate() {
@@ -841,11 +844,7 @@ fn a_2026_07_28_answer_is_bound_to_the_call_it_answers() {
         "{forge}"
     );
     // Only the approved call ran: the history holds one call and its one result.
-    let out = support::mcp::toolwire(data.path(), &["sessions", "--json"]);
-    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = sessions[0]["id"].as_str().unwrap();
-    let shown = support::mcp::toolwire(data.path(), &["show", id, "--json"]);
-    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let (_, messages) = first_session(data.path());
     let results: Vec<&Value> = messages
         .as_array()
         .unwrap()
