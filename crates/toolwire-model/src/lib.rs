@@ -14,6 +14,7 @@ mod client;
 mod conversation;
 mod encode;
 mod formats;
+mod json;
 mod media;
 mod note;
 mod options;

@@ -6,7 +6,6 @@
 //! provider ever sees an unpaired call.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use toolwire_core::ToolResult;
 
@@ -109,7 +108,13 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
     let mut slots = Vec::new();
     let mut pending: Vec<Pending<'a>> = Vec::new();
     // Which turn, and which of its calls, each call id belongs to (the first that made it).
-    let mut owner: HashMap<&'a str, (usize, usize)> = HashMap::new();
+    // foldhash, seeded per process: SipHash of every id was a tenth of encoding a long
+    // session, and the seed still keeps a hostile session from choosing collisions.
+    let mut owner: foldhash::HashMap<&'a str, (usize, usize)> =
+        foldhash::HashMap::with_capacity_and_hasher(
+            conversation.messages.len(),
+            foldhash::fast::RandomState::default(),
+        );
     // The turn whose calls are the latest: user text until the next assistant message
     // arrived while they ran.
     let mut current: Option<usize> = None;

@@ -324,6 +324,15 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// The bytes of a plain text's full form (prefix and body), which bound its characters
+    /// from above; `None` for the other shapes, whose text is built to be measured.
+    pub fn text_bytes(&self) -> Option<usize> {
+        match self {
+            Shape::Text { prefix, body, .. } => Some(prefix.len() + body.len()),
+            _ => None,
+        }
+    }
+
     /// The text cut to `budget` characters; `None` for media.
     /// A text that fits as it is stays borrowed from the result.
     pub fn fit(&self, budget: usize, ctx: CutContext<'_>) -> Option<Cow<'a, str>> {
@@ -370,8 +379,16 @@ pub fn fit_all<'a>(
 ) -> Vec<Cow<'a, str>> {
     let seps = texts.len().saturating_sub(1) * PART_SEPARATOR.len();
     let room = budget.saturating_sub(seps);
-    let costs: Vec<usize> = texts.iter().map(|(_, s)| s.cost(room)).collect();
-    let shares = fair_shares(&costs, room);
+    // Plain texts whose bytes (at least their characters) fit together are all kept whole
+    // whatever their shares: a share of its bytes keeps each one, no character counted.
+    let bytes: Option<Vec<usize>> = texts.iter().map(|(_, s)| s.text_bytes()).collect();
+    let shares = match bytes {
+        Some(bytes) if bytes.iter().sum::<usize>() <= room => bytes,
+        _ => {
+            let costs: Vec<usize> = texts.iter().map(|(_, s)| s.cost(room)).collect();
+            fair_shares(&costs, room)
+        }
+    };
     texts
         .iter()
         .zip(shares)

@@ -45,7 +45,9 @@ macro_rules! module_codec {
             view: &$crate::view::ModelView,
             options: &$crate::options::EncodeOptions,
         ) -> Result<Vec<u8>, serde_json::Error> {
-            serde_json::to_vec(&encode(view, options))
+            // The bytes serde_json would write, through the faster writer, into a buffer
+            // sized for the whole body up front.
+            $crate::json::to_vec(&encode(view, options), view.body_estimate())
         }
 
         fn decode_response(
