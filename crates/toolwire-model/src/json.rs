@@ -605,7 +605,7 @@ mod tests {
             "a": [1, -2, 3.5, 1e300, null, true, false, "x\u{7f}\u{1f}ü😀"],
             "": {}, "e": [], "n": {"m": [[], [{}]]}, "f": 0.1, "i": i64::MIN, "u": u64::MAX
         }));
-        #[derive(Serialize)]
+        #[derive(serde::Serialize)]
         enum E {
             Unit,
             New(u8),
