@@ -46,7 +46,7 @@ fn best_ms(rounds: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn main() {
+fn main() -> std::io::Result<()> {
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -57,9 +57,7 @@ fn main() {
         sizes
     };
     let options = EncodeOptions::for_model("m");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread().build()?;
     for turns in sizes {
         let conv = session(turns);
         let floor = best_ms(20, || drop(std::hint::black_box(serde_json::to_vec(&conv))));
@@ -73,4 +71,5 @@ fn main() {
         }
         println!();
     }
+    Ok(())
 }
