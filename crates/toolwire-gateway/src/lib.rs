@@ -13,6 +13,7 @@ mod profile;
 mod progress;
 mod reply;
 mod rounds;
+mod tasks;
 
 use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};
@@ -78,6 +79,8 @@ struct Shared {
     asks: AskSettings,
     /// Calls of 2026-07-28 hosts waiting for the retry that brings their answer.
     waits: rounds::Waits,
+    /// Calls running as tasks of the gateway's own, for hosts that take tasks.
+    tasks: tasks::Tasks,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -106,6 +109,7 @@ impl Gateway {
                 stateless: tokio::sync::Mutex::new(Vec::new()),
                 asks,
                 waits: rounds::Waits::default(),
+                tasks: tasks::Tasks::default(),
             }),
             session: OnceCell::new(),
         }
@@ -326,7 +330,11 @@ impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         let info = json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}, "resources": {}},
+            "capabilities": {
+                "tools": {},
+                "resources": {},
+                "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
+            },
             "serverInfo": {"name": "toolwire-gateway", "version": env!("CARGO_PKG_VERSION")},
             "instructions": "Tools of the MCP servers configured in toolwire. Results are \
                 stored by toolwire; a result cut to fit says so and how to read the rest \
@@ -367,6 +375,11 @@ impl ServerHandler for Gateway {
             return self
                 .resume(state, &name, &sent, request.input_responses, &context)
                 .await;
+        }
+        if name != READ_RESULT
+            && let Some(task) = self.call_as_task(&name, &arguments, &context).await?
+        {
+            return Ok(task);
         }
         let session = self.session(&context).await?;
         let channel = asks::host_channel(&context);
@@ -452,6 +465,22 @@ impl ServerHandler for Gateway {
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
         self.reply(&result, &call).await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.task_state(request, &context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel_task_of(request, &context).await
     }
 
     async fn read_resource(

@@ -1,0 +1,486 @@
+//! Tasks the gateway runs for its hosts (the MCP tasks extension of 2026-07-28, SEP-2663):
+//! a host that declares the extension and calls a tool whose server runs it as a task
+//! (`execution.taskSupport` "optional" or "required") gets a task of the gateway's own at
+//! once, instead of a request held open until the server's task ends. The call runs
+//! behind it through the same pipeline as any call (stored, budgeted, media kept,
+//! approvals asked through the web app, since a task cannot ask its host here), and the
+//! host polls `tasks/get` (the server's status messages as `statusMessage`, the budgeted
+//! result inline once completed) or cancels with `tasks/cancel` (which cancels the
+//! server's task too).
+//!
+//! A task belongs to the toolwire session of the connection that made it: another
+//! connection (or another stateless client) asking for its id is told no such task
+//! exists. Ids are random (122 bits), live tasks are capped per session, and finished
+//! ones are dropped after their time to live.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResponse, CancelTaskParams, CreateTaskResult, DetailedTask, GetTaskParams,
+    GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value as Json, json};
+use tokio_util::sync::CancellationToken;
+use toolwire_core::{EventKind, ToolCall, new_id};
+
+use crate::{Gateway, asks};
+
+/// Most tasks one session runs at once; past it a call is answered inline, as for a
+/// host without tasks (the server decides per call whether to make a task).
+pub(crate) const MAX_LIVE_PER_SESSION: usize = 16;
+
+/// Most tasks kept in all, running or finished; past it the oldest finished go first,
+/// and when none has finished a call is answered inline.
+const MAX_TASKS: usize = 1024;
+
+/// How long a task and its result are kept from its creation.
+const TTL: Duration = Duration::from_secs(10 * 60);
+
+/// A result finished late in its time to live is kept at least this long after.
+const KEEP_AFTER_END: Duration = Duration::from_secs(60);
+
+/// How often the host is asked to poll.
+const POLL_INTERVAL_MS: u64 = 500;
+
+/// Longest status message kept (a server's status is a line, not a report).
+const MAX_STATUS_CHARS: usize = 500;
+
+/// What a task is and how far it got.
+struct Entry {
+    /// The toolwire session of the connection that made it: only it may read it.
+    owner: String,
+    created_at: String,
+    created: Instant,
+    ttl: Duration,
+    cancel: CancellationToken,
+    state: Mutex<State>,
+}
+
+struct State {
+    status: TaskStatus,
+    message: Option<String>,
+    last_updated_at: String,
+    /// The result as the host gets it (budgeted), or the error the call ended in.
+    outcome: Option<Result<JsonObject, ErrorData>>,
+    ended: Option<Instant>,
+}
+
+/// Every task of one gateway process, by id.
+#[derive(Default)]
+pub(crate) struct Tasks(Mutex<HashMap<String, Arc<Entry>>>);
+
+fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+fn not_found(task_id: &str) -> ErrorData {
+    // The same answer for a task that never was, expired, or is another client's: its
+    // existence is not told to whoever cannot read it.
+    ErrorData::invalid_params(
+        format!("no task {task_id:?} for this client (unknown, expired, or not yours)"),
+        None,
+    )
+}
+
+impl Entry {
+    fn is_over(&self, now: Instant) -> bool {
+        let Ok(state) = self.state.lock() else {
+            return true;
+        };
+        match state.ended {
+            Some(ended) => now > (self.created + self.ttl).max(ended + KEEP_AFTER_END),
+            None => false,
+        }
+    }
+
+    fn is_live(&self) -> bool {
+        self.state
+            .lock()
+            .map(|s| !s.status.is_terminal())
+            .unwrap_or(false)
+    }
+
+    fn task(&self, id: &str) -> DetailedTask {
+        let Ok(state) = self.state.lock() else {
+            let failed = TaskPayload::Failed {
+                error: error_object(&ErrorData::internal_error("the task's state is lost", None)),
+            };
+            return DetailedTask::new(self.base(id, TaskStatus::Failed, None, ""), failed);
+        };
+        let base = self.base(
+            id,
+            state.status,
+            state.message.clone(),
+            &state.last_updated_at,
+        );
+        let payload = match (&state.outcome, state.status) {
+            (_, TaskStatus::Cancelled) => TaskPayload::Cancelled,
+            (Some(Ok(result)), _) => TaskPayload::Completed {
+                result: result.clone(),
+            },
+            (Some(Err(e)), _) => TaskPayload::Failed {
+                error: error_object(e),
+            },
+            (None, _) => TaskPayload::Working,
+        };
+        DetailedTask::new(base, payload)
+    }
+
+    fn base(&self, id: &str, status: TaskStatus, message: Option<String>, updated: &str) -> Task {
+        let updated = if updated.is_empty() {
+            self.created_at.clone()
+        } else {
+            updated.to_owned()
+        };
+        let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
+        let mut task = Task::new(id, status, self.created_at.clone(), updated)
+            .with_ttl_ms(ttl_ms)
+            .with_poll_interval_ms(POLL_INTERVAL_MS);
+        task.status_message = message;
+        task
+    }
+
+    /// Records what the call came to, unless the task ended already (a cancelled task
+    /// stays cancelled whatever its call does after).
+    fn end(&self, outcome: Result<JsonObject, ErrorData>) {
+        if let Ok(mut state) = self.state.lock() {
+            if state.status.is_terminal() {
+                return;
+            }
+            state.status = if outcome.is_ok() {
+                TaskStatus::Completed
+            } else {
+                TaskStatus::Failed
+            };
+            if let Err(e) = &outcome {
+                state.message = Some(e.message.to_string());
+            }
+            state.outcome = Some(outcome);
+            state.last_updated_at = now_rfc3339();
+            state.ended = Some(Instant::now());
+        }
+    }
+
+    fn status_message(&self, message: String) {
+        if let Ok(mut state) = self.state.lock()
+            && !state.status.is_terminal()
+        {
+            state.message = Some(message.chars().take(MAX_STATUS_CHARS).collect());
+            state.last_updated_at = now_rfc3339();
+        }
+    }
+}
+
+fn error_object(e: &ErrorData) -> JsonObject {
+    match serde_json::to_value(e) {
+        Ok(Json::Object(map)) => map,
+        _ => {
+            let mut map = JsonObject::new();
+            map.insert("code".into(), json!(-32603));
+            map.insert("message".into(), json!(e.message));
+            map
+        }
+    }
+}
+
+impl Tasks {
+    /// Keeps `entry` under a new id, unless its session runs too many already or the
+    /// process keeps too many; drops what is over first.
+    fn admit(&self, entry: Entry) -> Option<(String, Arc<Entry>)> {
+        let mut all = self.0.lock().ok()?;
+        let now = Instant::now();
+        all.retain(|_, e| !e.is_over(now));
+        let live = all
+            .values()
+            .filter(|e| e.owner == entry.owner && e.is_live())
+            .count();
+        if live >= MAX_LIVE_PER_SESSION {
+            return None;
+        }
+        if all.len() >= MAX_TASKS {
+            let oldest = all
+                .iter()
+                .filter(|(_, e)| !e.is_live())
+                .min_by_key(|(_, e)| e.created)
+                .map(|(id, _)| id.clone())?;
+            all.remove(&oldest);
+        }
+        let id = format!("task_{}", uuid::Uuid::new_v4().simple());
+        let entry = Arc::new(entry);
+        all.insert(id.clone(), Arc::clone(&entry));
+        Some((id, entry))
+    }
+
+    /// Task `id` if `owner`'s, and not over.
+    fn find(&self, id: &str, owner: &str) -> Result<Arc<Entry>, ErrorData> {
+        let all = self.0.lock().map_err(|_| not_found(id))?;
+        all.get(id)
+            .filter(|e| e.owner == owner && !e.is_over(Instant::now()))
+            .cloned()
+            .ok_or_else(|| not_found(id))
+    }
+}
+
+/// Whether the host declared the tasks extension for this request (2026-07-28 per
+/// request, or at the handshake).
+fn host_takes_tasks(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .is_some_and(|caps| caps.supports_tasks())
+}
+
+impl Gateway {
+    /// Whether tool `name`'s server runs it as a task (`execution.taskSupport`
+    /// "optional" or "required"): the calls that may take long enough to be worth one.
+    fn runs_as_task(&self, name: &str) -> bool {
+        self.shared.host.tool(name).is_some_and(|tool| {
+            let schema = tool.schema();
+            matches!(
+                schema
+                    .extra
+                    .get("execution")
+                    .and_then(|e| e.get("taskSupport"))
+                    .and_then(Json::as_str),
+                Some("optional" | "required")
+            )
+        })
+    }
+
+    /// Hook of `tools/call`: the call of `name` with `arguments` as a task of the
+    /// gateway's, answered at once, when the host takes tasks and the tool's server runs
+    /// it as one; `None` to answer it inline as usual.
+    pub(crate) async fn call_as_task(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<CallToolResponse>, ErrorData> {
+        if !host_takes_tasks(context) || !self.runs_as_task(name) {
+            return Ok(None);
+        }
+        let session = self.session(context).await?;
+        let created_at = now_rfc3339();
+        let entry = Entry {
+            owner: session.clone(),
+            created_at: created_at.clone(),
+            created: Instant::now(),
+            ttl: TTL,
+            cancel: CancellationToken::new(),
+            state: Mutex::new(State {
+                status: TaskStatus::Working,
+                message: None,
+                last_updated_at: created_at,
+                outcome: None,
+                ended: None,
+            }),
+        };
+        let Some((id, entry)) = self.shared.tasks.admit(entry) else {
+            return Ok(None);
+        };
+        let call = ToolCall::new(new_id("call"), name, Json::Object(arguments.clone()));
+        // The host is not waiting on this request: a person is asked through the web app
+        // (a task here cannot put a question to its host), else the call is refused.
+        let via = asks::Via::Elsewhere {
+            settings: self.shared.asks.clone(),
+            suspensions: Arc::clone(self.shared.host.stores().suspensions()),
+        };
+        let approver = Arc::new(asks::HostAsks::new(via, self.shared.asks.timeout));
+        let running = self
+            .shared
+            .host
+            .call_recorded(
+                &session,
+                call.clone(),
+                approver,
+                entry.cancel.clone(),
+                self.recorder(),
+                true,
+            )
+            .await;
+        let mut running = match running {
+            Ok(running) => running,
+            Err(e) => {
+                let e = ErrorData::internal_error(format!("the call could not start: {e}"), None);
+                entry.end(Err(e.clone()));
+                return Err(e);
+            }
+        };
+        let gateway = self.sibling();
+        let working = Arc::clone(&entry);
+        tokio::spawn(async move {
+            while let Some(event) = running.next().await {
+                if let EventKind::Progress {
+                    call_id,
+                    done,
+                    total,
+                    message,
+                } = event.kind
+                    && call_id == call.id
+                {
+                    let said = match (message, total) {
+                        (Some(message), _) => message,
+                        (None, Some(total)) => format!("{done} of {total}"),
+                        (None, None) => format!("{done} done"),
+                    };
+                    working.status_message(said);
+                }
+            }
+            let outcome = match running.finish().await {
+                Ok(result) => match gateway.reply(&result, &call).await {
+                    Ok(CallToolResponse::Complete(reply)) => match serde_json::to_value(reply) {
+                        Ok(Json::Object(map)) => Ok(map),
+                        _ => Err(ErrorData::internal_error("unsendable result", None)),
+                    },
+                    Ok(_) => Err(ErrorData::internal_error("the call did not complete", None)),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(ErrorData::internal_error(
+                    format!("the call ended badly: {e}"),
+                    None,
+                )),
+            };
+            working.end(outcome);
+        });
+        let seed = entry.task(&id).task;
+        Ok(Some(CallToolResponse::Task(CreateTaskResult::new(seed))))
+    }
+
+    /// `tasks/get`: the task's state, its result inline once it completed.
+    pub(crate) async fn task_state(
+        &self,
+        request: GetTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let session = self.session(context).await?;
+        let entry = self.shared.tasks.find(&request.task_id, &session)?;
+        Ok(GetTaskResult::new(entry.task(&request.task_id)))
+    }
+
+    /// `tasks/cancel`: the call is cancelled (the server's own task with it) and the
+    /// task is `cancelled` from now on; a task that ended already cannot be.
+    pub(crate) async fn cancel_task_of(
+        &self,
+        request: CancelTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let session = self.session(context).await?;
+        let entry = self.shared.tasks.find(&request.task_id, &session)?;
+        {
+            let mut state = entry
+                .state
+                .lock()
+                .map_err(|_| ErrorData::internal_error("the task's state is lost", None))?;
+            if state.status.is_terminal() {
+                return Err(ErrorData::invalid_params(
+                    format!("task {:?} has ended already", request.task_id),
+                    None,
+                ));
+            }
+            state.status = TaskStatus::Cancelled;
+            state.message = Some("cancelled by the host".to_owned());
+            state.last_updated_at = now_rfc3339();
+            state.ended = Some(Instant::now());
+        }
+        entry.cancel.cancel();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn entry(owner: &str) -> Entry {
+        Entry {
+            owner: owner.to_owned(),
+            created_at: now_rfc3339(),
+            created: Instant::now(),
+            ttl: TTL,
+            cancel: CancellationToken::new(),
+            state: Mutex::new(State {
+                status: TaskStatus::Working,
+                message: None,
+                last_updated_at: now_rfc3339(),
+                outcome: None,
+                ended: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_task_is_read_only_by_its_own_session() {
+        let tasks = Tasks::default();
+        let (id, _) = tasks.admit(entry("a")).unwrap();
+        assert!(tasks.find(&id, "a").is_ok());
+        let foreign = tasks.find(&id, "b").err().unwrap();
+        let unknown = tasks.find("task_nope", "a").err().unwrap();
+        // Another's task and no task at all are told apart by nobody.
+        assert_eq!(foreign.code, unknown.code);
+        assert!(foreign.message.contains("not yours"));
+    }
+
+    #[test]
+    fn live_tasks_are_capped_per_session() {
+        let tasks = Tasks::default();
+        for _ in 0..MAX_LIVE_PER_SESSION {
+            assert!(tasks.admit(entry("a")).is_some());
+        }
+        assert!(tasks.admit(entry("a")).is_none());
+        // Another session is not held back by this one.
+        assert!(tasks.admit(entry("b")).is_some());
+        // A finished task frees its place.
+        let (_, first) = tasks.admit(entry("b")).unwrap();
+        first.end(Ok(JsonObject::new()));
+        assert!(tasks.admit(entry("b")).is_some());
+    }
+
+    #[test]
+    fn a_finished_task_is_dropped_after_its_ttl() {
+        let tasks = Tasks::default();
+        let mut short = entry("a");
+        short.ttl = Duration::ZERO;
+        short.created = Instant::now() - KEEP_AFTER_END * 2;
+        let (id, short) = tasks.admit(short).unwrap();
+        // Running, it stays whatever its ttl.
+        assert!(tasks.find(&id, "a").is_ok());
+        short.end(Ok(JsonObject::new()));
+        if let Ok(mut state) = short.state.lock() {
+            state.ended = Some(Instant::now() - KEEP_AFTER_END * 2);
+        }
+        assert!(tasks.find(&id, "a").is_err());
+    }
+
+    #[test]
+    fn a_cancelled_task_stays_cancelled() {
+        let e = entry("a");
+        if let Ok(mut state) = e.state.lock() {
+            state.status = TaskStatus::Cancelled;
+        }
+        e.end(Ok(JsonObject::new()));
+        let task = e.task("t");
+        assert_eq!(task.status(), TaskStatus::Cancelled);
+        assert_eq!(task.payload, TaskPayload::Cancelled);
+    }
+
+    #[test]
+    fn a_completed_task_carries_its_result_and_times() {
+        let e = entry("a");
+        e.status_message("Gathering sources...".to_owned());
+        let mut result = JsonObject::new();
+        result.insert("content".into(), json!([{"type": "text", "text": "hi"}]));
+        e.end(Ok(result.clone()));
+        let wire = serde_json::to_value(GetTaskResult::new(e.task("t"))).unwrap();
+        assert_eq!(wire["status"], "completed");
+        assert_eq!(wire["result"], Json::Object(result));
+        assert_eq!(wire["taskId"], "t");
+        assert_eq!(wire["ttlMs"], 600_000);
+        assert_eq!(wire["pollIntervalMs"], POLL_INTERVAL_MS);
+        assert!(wire["createdAt"].as_str().unwrap().ends_with('Z'));
+    }
+}
