@@ -1,12 +1,13 @@
-//! Tasks the gateway runs for its hosts (the MCP tasks extension of 2026-07-28, SEP-2663):
-//! a host that declares the extension and calls a tool whose server runs it as a task
-//! (`execution.taskSupport` "optional" or "required") gets a task of the gateway's own at
-//! once, instead of a request held open until the server's task ends. The call runs
-//! behind it through the same pipeline as any call (stored, budgeted, media kept,
-//! approvals asked through the web app, since a task cannot ask its host here), and the
-//! host polls `tasks/get` (the server's status messages as `statusMessage`, the budgeted
+//! Tasks the gateway runs for its hosts (the MCP tasks extension of 2026-07-28, SEP-2663,
+//! where the server decides per call whether to make a task): a host that declares the
+//! extension gets a task of the gateway's own for a call that is still running after a
+//! moment (at once when its server runs the tool as a task), instead of a request held
+//! open until it ends; a quicker call is answered inline as for any host. The call runs
+//! through the same pipeline as any call (stored, budgeted, media kept), and the host
+//! polls `tasks/get` (the server's status messages as `statusMessage`, the budgeted
 //! result inline once completed) or cancels with `tasks/cancel` (which cancels the
-//! server's task too).
+//! server's task too). Only calls that ask nobody become tasks: a call needing approval
+//! keeps the host's own way of asking (a task here could not put the question to it).
 //!
 //! A task belongs to the toolwire session of the connection that made it: another
 //! connection (or another stateless client) asking for its id is told no such task
@@ -40,11 +41,18 @@ const MAX_TASKS: usize = 1024;
 /// How long a task and its result are kept from its creation.
 const TTL: Duration = Duration::from_secs(10 * 60);
 
+/// How long a call may run before it becomes a task: one that ends sooner is answered
+/// inline, as for a host without tasks.
+const INLINE_GRACE: Duration = Duration::from_secs(1);
+
 /// A result finished late in its time to live is kept at least this long after.
 const KEEP_AFTER_END: Duration = Duration::from_secs(60);
 
 /// How often the host is asked to poll.
 const POLL_INTERVAL_MS: u64 = 500;
+
+/// The `_meta` key that ties a result to its task.
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// Longest status message kept (a server's status is a line, not a report).
 const MAX_STATUS_CHARS: usize = 500;
@@ -58,6 +66,8 @@ struct Entry {
     ttl: Duration,
     cancel: CancellationToken,
     state: Mutex<State>,
+    /// Turns true when the task ends, however.
+    done: tokio::sync::watch::Sender<bool>,
 }
 
 struct State {
@@ -163,6 +173,7 @@ impl Entry {
             state.last_updated_at = now_rfc3339();
             state.ended = Some(Instant::now());
         }
+        self.done.send_replace(true);
     }
 
     fn status_message(&self, message: String) {
@@ -173,6 +184,36 @@ impl Entry {
             state.last_updated_at = now_rfc3339();
         }
     }
+}
+
+/// `result` marked as the result of task `id` (the spec's `related-task`), in place of
+/// the server's own task, which the host never saw.
+fn related_to(mut result: JsonObject, id: &str) -> JsonObject {
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| Json::Object(JsonObject::new()));
+    if let Json::Object(meta) = meta {
+        meta.insert(RELATED_TASK.into(), json!({"taskId": id}));
+    }
+    result
+}
+
+/// The outcome of a task that ended within the grace, as the inline answer.
+fn inline(entry: &Entry) -> Result<CallToolResponse, ErrorData> {
+    let mut outcome = entry
+        .state
+        .lock()
+        .map_err(|_| ErrorData::internal_error("the call's state is lost", None))?
+        .outcome
+        .take()
+        .unwrap_or_else(|| Err(ErrorData::internal_error("the call was cancelled", None)))?;
+    // Answered inline, it is no task's result.
+    if let Some(Json::Object(meta)) = outcome.get_mut("_meta") {
+        meta.remove(RELATED_TASK);
+    }
+    let reply = serde_json::from_value(Json::Object(outcome))
+        .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
+    Ok(CallToolResponse::Complete(reply))
 }
 
 fn error_object(e: &ErrorData) -> JsonObject {
@@ -215,6 +256,13 @@ impl Tasks {
         Some((id, entry))
     }
 
+    /// Forgets task `id` (a call answered inline after all).
+    fn forget(&self, id: &str) {
+        if let Ok(mut all) = self.0.lock() {
+            all.remove(id);
+        }
+    }
+
     /// Task `id` if `owner`'s, and not over.
     fn find(&self, id: &str, owner: &str) -> Result<Arc<Entry>, ErrorData> {
         let all = self.0.lock().map_err(|_| not_found(id))?;
@@ -234,34 +282,40 @@ fn host_takes_tasks(context: &RequestContext<RoleServer>) -> bool {
 }
 
 impl Gateway {
-    /// Whether tool `name`'s server runs it as a task (`execution.taskSupport`
-    /// "optional" or "required"): the calls that may take long enough to be worth one.
-    fn runs_as_task(&self, name: &str) -> bool {
-        self.shared.host.tool(name).is_some_and(|tool| {
-            let schema = tool.schema();
-            matches!(
-                schema
-                    .extra
-                    .get("execution")
-                    .and_then(|e| e.get("taskSupport"))
-                    .and_then(Json::as_str),
-                Some("optional" | "required")
-            )
-        })
+    /// Whether a call of tool `name` may become a task: it asks nobody (no approval by
+    /// policy); and whether its server runs it as a task (`execution.taskSupport`
+    /// "optional" or "required", when the server's listing kept it), so it becomes one
+    /// at once.
+    fn task_fit(&self, name: &str) -> Option<bool> {
+        let tool = self.shared.host.tool(name)?;
+        let schema = tool.schema();
+        if schema.approval != toolwire_agent::ApprovalPolicy::Never {
+            return None;
+        }
+        let support = schema
+            .extra
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Json::as_str);
+        Some(matches!(support, Some("optional" | "required")))
     }
 
-    /// Hook of `tools/call`: the call of `name` with `arguments` as a task of the
-    /// gateway's, answered at once, when the host takes tasks and the tool's server runs
-    /// it as one; `None` to answer it inline as usual.
+    /// Hook of `tools/call` for a host that takes tasks: the call of `name` with
+    /// `arguments`, answered inline if it ends within [`INLINE_GRACE`], else by a task
+    /// of the gateway's that it runs on behind; `None` to call it as usual (the host
+    /// takes no tasks, the call may ask someone, or too many tasks run).
     pub(crate) async fn call_as_task(
         &self,
         name: &str,
         arguments: &JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> Result<Option<CallToolResponse>, ErrorData> {
-        if !host_takes_tasks(context) || !self.runs_as_task(name) {
+        if !host_takes_tasks(context) {
             return Ok(None);
         }
+        let Some(upstream_task) = self.task_fit(name) else {
+            return Ok(None);
+        };
         let session = self.session(context).await?;
         let created_at = now_rfc3339();
         let entry = Entry {
@@ -277,6 +331,7 @@ impl Gateway {
                 outcome: None,
                 ended: None,
             }),
+            done: tokio::sync::watch::Sender::new(false),
         };
         let Some((id, entry)) = self.shared.tasks.admit(entry) else {
             return Ok(None);
@@ -311,6 +366,7 @@ impl Gateway {
         };
         let gateway = self.sibling();
         let working = Arc::clone(&entry);
+        let task_id = id.clone();
         tokio::spawn(async move {
             while let Some(event) = running.next().await {
                 if let EventKind::Progress {
@@ -332,7 +388,7 @@ impl Gateway {
             let outcome = match running.finish().await {
                 Ok(result) => match gateway.reply(&result, &call).await {
                     Ok(CallToolResponse::Complete(reply)) => match serde_json::to_value(reply) {
-                        Ok(Json::Object(map)) => Ok(map),
+                        Ok(Json::Object(map)) => Ok(related_to(map, &task_id)),
                         _ => Err(ErrorData::internal_error("unsendable result", None)),
                     },
                     Ok(_) => Err(ErrorData::internal_error("the call did not complete", None)),
@@ -345,6 +401,22 @@ impl Gateway {
             };
             working.end(outcome);
         });
+        if !upstream_task {
+            let mut done = entry.done.subscribe();
+            let quick = tokio::select! {
+                quick = tokio::time::timeout(INLINE_GRACE, done.wait_for(|d| *d)) => quick,
+                () = context.ct.cancelled() => {
+                    // The host cancelled its request before it became a task.
+                    entry.cancel.cancel();
+                    self.shared.tasks.forget(&id);
+                    return Err(ErrorData::internal_error("the call was cancelled", None));
+                }
+            };
+            if quick.is_ok() {
+                self.shared.tasks.forget(&id);
+                return inline(&entry).map(Some);
+            }
+        }
         let seed = entry.task(&id).task;
         Ok(Some(CallToolResponse::Task(CreateTaskResult::new(seed))))
     }
@@ -410,6 +482,7 @@ mod tests {
                 outcome: None,
                 ended: None,
             }),
+            done: tokio::sync::watch::Sender::new(false),
         }
     }
 
