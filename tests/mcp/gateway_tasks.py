@@ -17,7 +17,7 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import mcp_types as types
 from mcp import Client
@@ -30,7 +30,10 @@ ANY = TypeAdapter(dict[str, Any])
 
 
 class Raw(types.Request[dict[str, Any], str]):
-    """A request by method name with JSON params (the SDK has no tasks/* of its own)."""
+    """A request by method name with JSON params (the SDK has no tasks/* of its own); over
+    HTTP its task id goes in the Mcp-Name header too, as 2026-07-28 requires."""
+
+    name_param: ClassVar[str | None] = "taskId"
 
 
 class TaskHandle(types.Result):
