@@ -14,6 +14,7 @@ mod progress;
 mod reply;
 mod rounds;
 mod tasks;
+mod tasks_wire;
 
 use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};
@@ -483,6 +484,25 @@ impl ServerHandler for Gateway {
         self.cancel_task_of(request, &context).await
     }
 
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        let params = request.params.unwrap_or(Json::Null);
+        match self
+            .legacy_task_request(&request.method, &params, &context)
+            .await
+        {
+            Some(answer) => answer.map(rmcp::model::CustomResult::new),
+            None => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            )),
+        }
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -522,8 +542,11 @@ impl ServerHandler for Gateway {
 pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     use rmcp::ServiceExt;
     let stored = gateway.sibling();
+    // 2025-11-25's task messages, which rmcp's model drops, are shaped beneath it.
+    let wire = tasks_wire::Wire::new(gateway.shared.tasks.nonce.clone());
+    let (input, output) = rmcp::transport::stdio();
     let running = gateway
-        .serve(rmcp::transport::stdio())
+        .serve(tasks_wire::interpose(input, output, &wire))
         .await
         .map_err(|e| GatewayError(format!("the host did not connect: {e}")))?;
     let ended = tokio::select! {

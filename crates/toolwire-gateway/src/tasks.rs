@@ -28,6 +28,7 @@ use serde_json::{Value as Json, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{EventKind, ToolCall, new_id};
 
+use crate::tasks_wire::{CREATED_TASK_META, LEGACY_CANCEL, LEGACY_GET, LEGACY_TASK_META};
 use crate::{Gateway, asks};
 
 /// Most tasks one session runs at once; past it a call is answered inline, as for a
@@ -40,6 +41,13 @@ const MAX_TASKS: usize = 1024;
 
 /// How long a task and its result are kept from its creation.
 const TTL: Duration = Duration::from_secs(10 * 60);
+
+/// The bounds of a time to live a 2025-11-25 host asks for.
+const MIN_TTL: Duration = Duration::from_secs(60);
+const MAX_TTL: Duration = Duration::from_secs(60 * 60);
+
+/// Tasks per `tasks/list` page.
+const LIST_PAGE: usize = 50;
 
 /// How long a call may run before it becomes a task: one that ends sooner is answered
 /// inline, as for a host without tasks.
@@ -80,8 +88,22 @@ struct State {
 }
 
 /// Every task of one gateway process, by id.
-#[derive(Default)]
-pub(crate) struct Tasks(Mutex<HashMap<String, Arc<Entry>>>);
+pub(crate) struct Tasks {
+    all: Mutex<HashMap<String, Arc<Entry>>>,
+    /// Marks what the gateway itself put in a message's `_meta` for the 2025-11-25
+    /// rewriting on stdio ([`crate::tasks_wire`]): random per process, so neither a host
+    /// nor a tool's result can pose as it.
+    pub(crate) nonce: String,
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Tasks {
+            all: Mutex::new(HashMap::new()),
+            nonce: uuid::Uuid::new_v4().simple().to_string(),
+        }
+    }
+}
 
 fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
@@ -232,7 +254,7 @@ impl Tasks {
     /// Keeps `entry` under a new id, unless its session runs too many already or the
     /// process keeps too many; drops what is over first.
     fn admit(&self, entry: Entry) -> Option<(String, Arc<Entry>)> {
-        let mut all = self.0.lock().ok()?;
+        let mut all = self.all.lock().ok()?;
         let now = Instant::now();
         all.retain(|_, e| !e.is_over(now));
         let live = all
@@ -258,14 +280,48 @@ impl Tasks {
 
     /// Forgets task `id` (a call answered inline after all).
     fn forget(&self, id: &str) {
-        if let Ok(mut all) = self.0.lock() {
+        if let Ok(mut all) = self.all.lock() {
             all.remove(id);
         }
     }
 
+    /// `tasks/list` (2025-11-25): `owner`'s tasks, oldest first, a page at a time.
+    fn list(&self, owner: &str, params: &Json) -> Result<Json, ErrorData> {
+        let start = match params.get("cursor") {
+            None | Some(Json::Null) => 0,
+            Some(cursor) => cursor
+                .as_str()
+                .and_then(|c| c.parse::<usize>().ok())
+                .ok_or_else(|| ErrorData::invalid_params("not a cursor of tasks/list", None))?,
+        };
+        let mut mine: Vec<(String, Arc<Entry>)> = {
+            let all = self
+                .all
+                .lock()
+                .map_err(|_| ErrorData::internal_error("the tasks are lost", None))?;
+            let now = Instant::now();
+            all.iter()
+                .filter(|(_, e)| e.owner == owner && !e.is_over(now))
+                .map(|(id, e)| (id.clone(), Arc::clone(e)))
+                .collect()
+        };
+        mine.sort_by_key(|(_, e)| e.created);
+        let page: Vec<Json> = mine
+            .iter()
+            .skip(start)
+            .take(LIST_PAGE)
+            .map(|(id, e)| e.legacy(id))
+            .collect();
+        let mut listed = json!({"tasks": page});
+        if start + LIST_PAGE < mine.len() {
+            listed["nextCursor"] = json!((start + LIST_PAGE).to_string());
+        }
+        Ok(listed)
+    }
+
     /// Task `id` if `owner`'s, and not over.
     fn find(&self, id: &str, owner: &str) -> Result<Arc<Entry>, ErrorData> {
-        let all = self.0.lock().map_err(|_| not_found(id))?;
+        let all = self.all.lock().map_err(|_| not_found(id))?;
         all.get(id)
             .filter(|e| e.owner == owner && !e.is_over(Instant::now()))
             .cloned()
@@ -310,6 +366,11 @@ impl Gateway {
         arguments: &JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> Result<Option<CallToolResponse>, ErrorData> {
+        if let Some(asked) = self.legacy_task_asked(context) {
+            return self
+                .legacy_call_as_task(name, arguments, &asked, context)
+                .await;
+        }
         if !host_takes_tasks(context) {
             return Ok(None);
         }
@@ -317,12 +378,44 @@ impl Gateway {
             return Ok(None);
         };
         let session = self.session(context).await?;
+        let Some((id, entry)) = self.start_task(name, arguments, &session, TTL).await? else {
+            return Ok(None);
+        };
+        if !upstream_task {
+            let mut done = entry.done.subscribe();
+            let quick = tokio::select! {
+                quick = tokio::time::timeout(INLINE_GRACE, done.wait_for(|d| *d)) => quick,
+                () = context.ct.cancelled() => {
+                    // The host cancelled its request before it became a task.
+                    entry.cancel.cancel();
+                    self.shared.tasks.forget(&id);
+                    return Err(ErrorData::internal_error("the call was cancelled", None));
+                }
+            };
+            if quick.is_ok() {
+                self.shared.tasks.forget(&id);
+                return inline(&entry).map(Some);
+            }
+        }
+        let seed = entry.task(&id).task;
+        Ok(Some(CallToolResponse::Task(CreateTaskResult::new(seed))))
+    }
+
+    /// Runs the call of `name` as a new task of `session`'s; `None` when it may run no
+    /// more tasks.
+    async fn start_task(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
+        session: &str,
+        ttl: Duration,
+    ) -> Result<Option<(String, Arc<Entry>)>, ErrorData> {
         let created_at = now_rfc3339();
         let entry = Entry {
-            owner: session.clone(),
+            owner: session.to_owned(),
             created_at: created_at.clone(),
             created: Instant::now(),
-            ttl: TTL,
+            ttl,
             cancel: CancellationToken::new(),
             state: Mutex::new(State {
                 status: TaskStatus::Working,
@@ -348,7 +441,7 @@ impl Gateway {
             .shared
             .host
             .call_recorded(
-                &session,
+                session,
                 call.clone(),
                 approver,
                 entry.cancel.clone(),
@@ -401,24 +494,7 @@ impl Gateway {
             };
             working.end(outcome);
         });
-        if !upstream_task {
-            let mut done = entry.done.subscribe();
-            let quick = tokio::select! {
-                quick = tokio::time::timeout(INLINE_GRACE, done.wait_for(|d| *d)) => quick,
-                () = context.ct.cancelled() => {
-                    // The host cancelled its request before it became a task.
-                    entry.cancel.cancel();
-                    self.shared.tasks.forget(&id);
-                    return Err(ErrorData::internal_error("the call was cancelled", None));
-                }
-            };
-            if quick.is_ok() {
-                self.shared.tasks.forget(&id);
-                return inline(&entry).map(Some);
-            }
-        }
-        let seed = entry.task(&id).task;
-        Ok(Some(CallToolResponse::Task(CreateTaskResult::new(seed))))
+        Ok(Some((id, entry)))
     }
 
     /// `tasks/get`: the task's state, its result inline once it completed.
@@ -441,14 +517,132 @@ impl Gateway {
     ) -> Result<(), ErrorData> {
         let session = self.session(context).await?;
         let entry = self.shared.tasks.find(&request.task_id, &session)?;
+        entry.cancel_by_host(&request.task_id)
+    }
+
+    /// The task a 2025-11-25 host asked for in its `tools/call` (`params.task`, moved
+    /// into `_meta` on stdio by [`crate::tasks_wire`]), if this request carries one.
+    fn legacy_task_asked(&self, context: &RequestContext<RoleServer>) -> Option<Json> {
+        let asked = context.meta.get(LEGACY_TASK_META)?;
+        (asked.get("nonce").and_then(Json::as_str) == Some(self.shared.tasks.nonce.as_str()))
+            .then(|| asked.get("task").cloned().unwrap_or_else(|| json!({})))
+    }
+
+    /// A 2025-11-25 task-augmented call: a task at once (the host asked for one), its
+    /// `CreateTaskResult` marked for [`crate::tasks_wire`] to shape; `None` to answer it
+    /// inline (it may ask someone, or too many tasks run).
+    async fn legacy_call_as_task(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
+        asked: &Json,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<CallToolResponse>, ErrorData> {
+        if self.task_fit(name).is_none() {
+            return Ok(None);
+        }
+        let ttl = asked
+            .get("ttl")
+            .and_then(Json::as_u64)
+            .map_or(TTL, |ms| Duration::from_millis(ms).clamp(MIN_TTL, MAX_TTL));
+        let session = self.session(context).await?;
+        let Some((id, entry)) = self.start_task(name, arguments, &session, ttl).await? else {
+            return Ok(None);
+        };
+        let marked = json!({
+            "content": [],
+            "_meta": {CREATED_TASK_META: {
+                "nonce": self.shared.tasks.nonce,
+                "task": entry.legacy(&id),
+            }},
+        });
+        let reply = serde_json::from_value(marked)
+            .map_err(|e| ErrorData::internal_error(format!("unsendable task: {e}"), None))?;
+        Ok(Some(CallToolResponse::Complete(reply)))
+    }
+
+    /// The 2025-11-25 task requests (`tasks/get`, `tasks/cancel` renamed on stdio by
+    /// [`crate::tasks_wire`]; `tasks/result`, `tasks/list` as they come), answered in
+    /// that revision's shapes; `None` for any other method.
+    pub(crate) async fn legacy_task_request(
+        &self,
+        method: &str,
+        params: &Json,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<Json, ErrorData>> {
+        let known = [LEGACY_GET, LEGACY_CANCEL, "tasks/result", "tasks/list"];
+        if !known.contains(&method) {
+            return None;
+        }
+        let session = match self.session(context).await {
+            Ok(session) => session,
+            Err(e) => return Some(Err(e)),
+        };
+        if method == "tasks/list" {
+            return Some(self.shared.tasks.list(&session, params));
+        }
+        let Some(id) = params.get("taskId").and_then(Json::as_str) else {
+            return Some(Err(ErrorData::invalid_params("taskId is missing", None)));
+        };
+        let entry = match self.shared.tasks.find(id, &session) {
+            Ok(entry) => entry,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(match method {
+            LEGACY_GET => Ok(entry.legacy(id)),
+            LEGACY_CANCEL => entry.cancel_by_host(id).map(|()| entry.legacy(id)),
+            _ => entry.result(context).await,
+        })
+    }
+}
+
+impl Entry {
+    /// The task as 2025-11-25 shapes it (`ttl`, `pollInterval`, no payload).
+    fn legacy(&self, id: &str) -> Json {
+        let mut task = serde_json::to_value(self.task(id).task).unwrap_or_else(|_| json!({}));
+        if let Some(map) = task.as_object_mut() {
+            if let Some(ttl) = map.remove("ttlMs") {
+                map.insert("ttl".into(), ttl);
+            }
+            if let Some(poll) = map.remove("pollIntervalMs") {
+                map.insert("pollInterval".into(), poll);
+            }
+        }
+        task
+    }
+
+    /// `tasks/result`: once the task ends, what the call would have answered inline.
+    async fn result(&self, context: &RequestContext<RoleServer>) -> Result<Json, ErrorData> {
+        let mut done = self.done.subscribe();
+        tokio::select! {
+            _ = done.wait_for(|d| *d) => {}
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("tasks/result was cancelled", None));
+            }
+        }
+        let state = self
+            .state
+            .lock()
+            .map_err(|_| ErrorData::internal_error("the task's state is lost", None))?;
+        match (&state.outcome, state.status) {
+            (_, TaskStatus::Cancelled) | (None, _) => {
+                Err(ErrorData::internal_error("the task was cancelled", None))
+            }
+            (Some(Ok(result)), _) => Ok(Json::Object(result.clone())),
+            (Some(Err(e)), _) => Err(e.clone()),
+        }
+    }
+
+    /// Cancels the task for its host; one that ended already cannot be.
+    fn cancel_by_host(&self, id: &str) -> Result<(), ErrorData> {
         {
-            let mut state = entry
+            let mut state = self
                 .state
                 .lock()
                 .map_err(|_| ErrorData::internal_error("the task's state is lost", None))?;
             if state.status.is_terminal() {
                 return Err(ErrorData::invalid_params(
-                    format!("task {:?} has ended already", request.task_id),
+                    format!("task {id:?} has ended already"),
                     None,
                 ));
             }
@@ -457,7 +651,8 @@ impl Gateway {
             state.last_updated_at = now_rfc3339();
             state.ended = Some(Instant::now());
         }
-        entry.cancel.cancel();
+        self.cancel.cancel();
+        self.done.send_replace(true);
         Ok(())
     }
 }
