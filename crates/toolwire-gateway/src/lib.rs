@@ -543,7 +543,7 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     use rmcp::ServiceExt;
     let stored = gateway.sibling();
     // 2025-11-25's task messages, which rmcp's model drops, are shaped beneath it.
-    let wire = tasks_wire::Wire::new(gateway.shared.tasks.nonce.clone());
+    let wire = tasks_wire::Wire::new(gateway.shared.tasks.nonce.clone(), gateway.task_tools());
     let (input, output) = rmcp::transport::stdio();
     let running = gateway
         .serve(tasks_wire::interpose(input, output, &wire))

@@ -338,6 +338,17 @@ fn host_takes_tasks(context: &RequestContext<RoleServer>) -> bool {
 }
 
 impl Gateway {
+    /// The tools whose calls may become tasks, as the host sees them listed.
+    pub(crate) fn task_tools(&self) -> std::collections::HashSet<String> {
+        let tools = self.shared.host.tools();
+        tools
+            .schemas()
+            .filter(|s| !s.hidden_from_model && s.name != crate::READ_RESULT)
+            .filter(|s| self.task_fit(&s.name).is_some())
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
     /// Whether a call of tool `name` may become a task: it asks nobody (no approval by
     /// policy); and whether its server runs it as a task (`execution.taskSupport`
     /// "optional" or "required", when the server's listing kept it), so it becomes one

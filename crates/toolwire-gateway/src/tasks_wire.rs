@@ -36,14 +36,17 @@ const MAX_PENDING: usize = 256;
 /// What the two directions share: the ids of requests whose answers are rewritten.
 pub(crate) struct Wire {
     pub(crate) nonce: String,
+    /// The tools whose calls may run as tasks (they ask nobody), as the host sees them.
+    task_tools: HashSet<String>,
     initialize: Mutex<HashSet<String>>,
     tool_lists: Mutex<HashSet<String>>,
 }
 
 impl Wire {
-    pub(crate) fn new(nonce: String) -> Arc<Self> {
+    pub(crate) fn new(nonce: String, task_tools: HashSet<String>) -> Arc<Self> {
         Arc::new(Wire {
             nonce,
+            task_tools,
             initialize: Mutex::new(HashSet::new()),
             tool_lists: Mutex::new(HashSet::new()),
         })
@@ -133,8 +136,10 @@ impl Wire {
                 let Some(tool) = tool.as_object_mut() else {
                     continue;
                 };
-                // read_result answers at once from the history: no task for it.
-                if tool.get("name").and_then(Json::as_str) != Some(crate::READ_RESULT) {
+                // read_result answers at once; a call that may ask someone is answered
+                // inline (its question goes to the host the usual way).
+                let name = tool.get("name").and_then(Json::as_str).unwrap_or_default();
+                if self.task_tools.contains(name) {
                     tool.insert("execution".into(), json!({"taskSupport": "optional"}));
                 }
             }
@@ -226,7 +231,7 @@ mod tests {
 
     #[test]
     fn a_task_augmented_call_carries_its_task_in_meta() {
-        let wire = Wire::new("n".into());
+        let wire = Wire::new("n".into(), HashSet::new());
         let call = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","arguments":{},"task":{"ttl":60000}}}"#;
         let out: Json = serde_json::from_str(&wire.inbound(call).unwrap()).unwrap();
         assert_eq!(
@@ -242,7 +247,7 @@ mod tests {
 
     #[test]
     fn answers_are_shaped_for_2025_11_25() {
-        let wire = Wire::new("n".into());
+        let wire = Wire::new("n".into(), HashSet::from(["a".to_owned()]));
         wire.inbound(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
         let init = wire
             .outbound(r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tools":{}}}}"#)
@@ -271,7 +276,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_line_too_long_to_look_at_passes_whole() {
-        let wire = Wire::new("n".into());
+        let wire = Wire::new("n".into(), HashSet::new());
         let long = format!(
             "{{\"method\":\"tools/call\",\"params\":{{\"task\":{{}},\"x\":\"{}\"}}}}\n",
             "a".repeat(usize::try_from(MAX_REWRITTEN_LINE).unwrap() * 2)

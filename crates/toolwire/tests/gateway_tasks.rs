@@ -234,3 +234,133 @@ fn over_http_a_task_is_only_its_own_clients() {
         .unwrap();
     assert!(text.contains("# Research Report: reefs"), "{foreign}");
 }
+
+/// Runs tests/mcp/gateway_tasks.mjs (the TypeScript SDK client, 2025-11-25, on stdio)
+/// with `steps`; one JSON value per step.
+fn drive_ts(data: &Path, config: &str, steps: Value) -> Vec<Value> {
+    let peers = support::peers::peers_dir();
+    let out = Command::new("node")
+        .current_dir(&peers)
+        .arg(peers.join("gateway_tasks.mjs"))
+        .arg(env!("CARGO_BIN_EXE_toolwire"))
+        .arg(data)
+        .arg("claude-code")
+        .args(["--mcp-config", config])
+        .env("GATEWAY_STEPS", steps.to_string())
+        .output()
+        .expect("the client runs");
+    assert!(
+        out.status.success(),
+        "client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A 2025-11-25 host asks for tasks itself (`params.task`), with the TypeScript SDK's
+/// own task API: the gateway says it takes them (`capabilities.tasks`,
+/// `execution.taskSupport`), streams a task through `tasks/get` to `tasks/result`, lists
+/// the connection's tasks, cancels one, and refuses an unknown id.
+#[test]
+fn a_2025_11_25_host_runs_calls_as_tasks_with_the_typescript_sdk() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(config) = everything_config(dir.path()) else {
+        return;
+    };
+    support::peers::peer("gateway_tasks.mjs").unwrap();
+    let data = dir.path().join("data");
+    let steps = json!([
+        {"stream": "ev__simulate-research-query", "args": {"topic": "tides"}},
+        {"cancel": "ev__simulate-research-query", "args": {"topic": "waves"}},
+        {"list": true},
+        {"get": "task_0123456789abcdef0123456789abcdef"},
+        {"tool": "ev__echo", "args": {"message": "no task asked"}},
+    ]);
+    let got = drive_ts(&data, &config, steps);
+    let listed = &got[0];
+    let tasks = &listed["capabilities"]["tasks"];
+    assert!(tasks["requests"]["tools"]["call"].is_object(), "{tasks}");
+    assert!(
+        tasks["list"].is_object() && tasks["cancel"].is_object(),
+        "{tasks}"
+    );
+    let support = |name: &str| {
+        let tool = listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap();
+        tool["execution"]["taskSupport"].clone()
+    };
+    assert_eq!(support("ev__simulate-research-query"), "optional");
+    assert_eq!(support("read_result"), Value::Null);
+
+    // The SDK's stream: the task made, its statuses polled, then the result.
+    let messages = got[1]["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["type"], "taskCreated", "{}", got[1]);
+    let id = messages[0]["task"]["taskId"].as_str().unwrap();
+    assert_eq!(messages[0]["task"]["ttl"], 120_000, "{}", got[1]);
+    assert!(
+        messages.iter().any(|m| m["type"] == "taskStatus"
+            && m["task"]["statusMessage"]
+                .as_str()
+                .is_some_and(|s| s.ends_with("..."))),
+        "{}",
+        got[1]
+    );
+    let last = messages.last().unwrap();
+    assert_eq!(last["type"], "result", "{}", got[1]);
+    let result = &last["result"];
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("# Research Report: tides"), "{result}");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id,
+        "{result}"
+    );
+
+    // Cancelled while it works: cancelled at once, and its result is an error.
+    let cancel = &got[2];
+    assert!(cancel["created"]["task"]["taskId"].is_string(), "{cancel}");
+    assert_eq!(cancel["before"]["status"], "working", "{cancel}");
+    assert_eq!(cancel["cancelled"]["status"], "cancelled", "{cancel}");
+    assert_eq!(cancel["after"]["status"], "cancelled", "{cancel}");
+    assert!(
+        cancel["resultError"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled"),
+        "{cancel}"
+    );
+
+    // This connection's tasks, both.
+    let listed: Vec<&str> = got[3]["listed"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["completed", "cancelled"], "{}", got[3]);
+
+    assert_eq!(got[4]["step"], "error", "{}", got[4]);
+    assert!(
+        got[4]["message"].as_str().unwrap().contains("-32602"),
+        "{}",
+        got[4]
+    );
+    // No task asked: answered inline, as ever.
+    assert_eq!(
+        got[5]["result"]["content"][0]["text"], "Echo: no task asked",
+        "{}",
+        got[5]
+    );
+
+    // Stored like any call.
+    let stored = stored_messages(&data).to_string();
+    assert!(stored.contains("Research Report: tides"), "{stored}");
+}
