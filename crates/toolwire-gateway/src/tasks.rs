@@ -1,5 +1,5 @@
-//! Tasks the gateway runs for its hosts (the MCP tasks extension of 2026-07-28, SEP-2663,
-//! where the server decides per call whether to make a task): a host that declares the
+//! Tasks the gateway runs for its hosts. On 2026-07-28 (the tasks extension, SEP-2663,
+//! where the server decides per call whether to make a task), a host that declares the
 //! extension gets a task of the gateway's own for a call that is still running after a
 //! moment (at once when its server runs the tool as a task), instead of a request held
 //! open until it ends; a quicker call is answered inline as for any host. The call runs
@@ -8,6 +8,9 @@
 //! result inline once completed) or cancels with `tasks/cancel` (which cancels the
 //! server's task too). Only calls that ask nobody become tasks: a call needing approval
 //! keeps the host's own way of asking (a task here could not put the question to it).
+//! On 2025-11-25 the host asks for a task (`params.task`) and reads it with `tasks/get`,
+//! `tasks/result`, `tasks/list` and `tasks/cancel` in that revision's shapes (made on
+//! stdio by [`crate::tasks_wire`]).
 //!
 //! A task belongs to the toolwire session of the connection that made it: another
 //! connection (or another stateless client) asking for its id is told no such task
