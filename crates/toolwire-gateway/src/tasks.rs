@@ -739,6 +739,27 @@ mod tests {
     }
 
     #[test]
+    fn tasks_list_pages_one_sessions_tasks() {
+        let tasks = Tasks::default();
+        for _ in 0..LIST_PAGE + 3 {
+            let (_, e) = tasks.admit(entry("a")).unwrap();
+            // Ended, so the cap on live tasks does not stop the filling.
+            e.end(Ok(JsonObject::new()));
+        }
+        tasks.admit(entry("b")).unwrap();
+        let first = tasks.list("a", &Json::Null).unwrap();
+        assert_eq!(first["tasks"].as_array().unwrap().len(), LIST_PAGE);
+        assert_eq!(first["tasks"][0]["status"], "completed");
+        assert!(first["tasks"][0]["ttl"].is_u64() && first["tasks"][0].get("ttlMs").is_none());
+        let next = &first["nextCursor"];
+        let second = tasks.list("a", &json!({"cursor": next})).unwrap();
+        assert_eq!(second["tasks"].as_array().unwrap().len(), 3);
+        assert!(second.get("nextCursor").is_none());
+        let bad = tasks.list("a", &json!({"cursor": "zz"})).err().unwrap();
+        assert_eq!(bad.code, ErrorData::invalid_params("", None).code);
+    }
+
+    #[test]
     fn a_cancelled_task_stays_cancelled() {
         let e = entry("a");
         if let Ok(mut state) = e.state.lock() {
