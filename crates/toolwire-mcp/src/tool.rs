@@ -596,9 +596,14 @@ impl Tool for McpTool {
         let remote = self.remote.clone();
         let task_required = self.task_required;
         Box::pin(async move {
-            let mut params = CallToolRequestParams::new(remote);
-            params.arguments = arguments(&input)?;
-            let live = McpTool::start(&server, params.clone(), task_required, ctx.clone()).await?;
+            let params = |remote: String| -> Result<CallToolRequestParams, ToolError> {
+                let mut params = CallToolRequestParams::new(remote);
+                params.arguments = arguments(&input)?;
+                Ok(params)
+            };
+            // Built again for the rare retry as a task, rather than cloned for every call.
+            let first = params(remote.clone())?;
+            let live = McpTool::start(&server, first, task_required, ctx.clone()).await?;
             let ran =
                 McpTool::drive(Arc::clone(&server), Arc::clone(&parked), live, ctx.clone()).await;
             let received = match ran {
@@ -611,7 +616,7 @@ impl Tool for McpTool {
             let received = match received {
                 Some(received) => received,
                 None => {
-                    let live = McpTool::start(&server, params, true, ctx.clone()).await?;
+                    let live = McpTool::start(&server, params(remote)?, true, ctx.clone()).await?;
                     McpTool::drive(Arc::clone(&server), parked, live, ctx.clone()).await?
                 }
             };

@@ -85,9 +85,19 @@ impl EventBus {
             .log
             .queue_event(session_id, now_rfc3339(), kind)
             .await?;
+        let mut queued = queued;
+        // A log without a queue (memory, and every call's log in a one-off run) has
+        // logged it already: broadcast now, without a task (and, on a multi-thread
+        // runtime, a worker woken) per call for it.
+        if let Some(logged) = futures::FutureExt::now_or_never(&mut queued) {
+            // Advisory, as any event: one the log refused is not broadcast.
+            if let Ok(event) = logged {
+                let _ = self.live.send(Arc::new(SharedEvent::new(event)));
+            }
+            return Ok(());
+        }
         let live = self.live.clone();
         tokio::spawn(async move {
-            // Advisory, as any event: one the log refused is not broadcast.
             if let Ok(event) = queued.await {
                 let _ = live.send(Arc::new(SharedEvent::new(event)));
             }
