@@ -43,7 +43,7 @@ pub use history::{
     RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
-pub use memory::{MemoryEventLog, MemorySuspensions};
+pub use memory::{MEMORY_EVENTS_KEPT, MemoryEventLog, MemorySuspensions};
 #[cfg(feature = "backends")]
 pub use migrate::{MigrateReport, migrate};
 pub use persist::{PersistConfig, RAW_ENV, has_inline_media, persist};

@@ -2,7 +2,7 @@
 //! executor without a database. They keep the same guarantees as the durable ones within
 //! one process: gap-free numbering, and a pending call claimed exactly once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -18,10 +18,16 @@ fn poisoned<T>(_: T) -> StoreError {
 }
 
 /// An [`EventLog`](crate::EventLog) in memory, for tests and one-off runs: gone with the process.
+/// It keeps the newest [`MEMORY_EVENTS_KEPT`] events of each session: an executor embedded
+/// without a database for a long run would otherwise grow by two events a call forever.
+/// Numbering stays gap-free; a reader asking from further back gets what is kept.
 #[derive(Debug, Default)]
 pub struct MemoryEventLog {
-    events: Mutex<HashMap<String, Vec<Event>>>,
+    events: Mutex<HashMap<String, VecDeque<Event>>>,
 }
+
+/// Events kept per session by [`MemoryEventLog`], the oldest dropped first.
+pub const MEMORY_EVENTS_KEPT: usize = 10_000;
 
 #[async_trait]
 impl EventLog for MemoryEventLog {
@@ -30,11 +36,14 @@ impl EventLog for MemoryEventLog {
         let events = map.entry(session_id.to_owned()).or_default();
         let event = Event {
             session_id: session_id.to_owned(),
-            seq: events.last().map_or(0, |e| e.seq) + 1,
+            seq: events.back().map_or(0, |e| e.seq) + 1,
             at,
             kind,
         };
-        events.push(event.clone());
+        if events.len() >= MEMORY_EVENTS_KEPT {
+            events.pop_front();
+        }
+        events.push_back(event.clone());
         Ok(event)
     }
 
@@ -50,7 +59,7 @@ impl EventLog for MemoryEventLog {
         let map = self.events.lock().map_err(poisoned)?;
         Ok(map
             .get(session_id)
-            .and_then(|e| e.last())
+            .and_then(|e| e.back())
             .map_or(0, |e| e.seq))
     }
 }
@@ -103,5 +112,34 @@ impl SuspensionStore for MemorySuspensions {
             .filter(|p| p.session_id == session_id)
             .cloned()
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_long_run_keeps_the_newest_events_and_numbers_on_without_gaps() {
+        let log = MemoryEventLog::default();
+        let extra = 5;
+        for _ in 0..MEMORY_EVENTS_KEPT + extra {
+            log.append_event("s", "t".into(), EventKind::SessionEnded)
+                .await
+                .unwrap();
+        }
+        let kept = log.events_since("s", 0).await.unwrap();
+        assert_eq!(kept.len(), MEMORY_EVENTS_KEPT);
+        assert_eq!(kept[0].seq, extra as u64 + 1);
+        let last = (MEMORY_EVENTS_KEPT + extra) as u64;
+        assert_eq!(kept.last().unwrap().seq, last);
+        assert_eq!(log.last_event_seq("s").await.unwrap(), last);
+        let next = log
+            .append_event("s", "t".into(), EventKind::SessionEnded)
+            .await
+            .unwrap();
+        assert_eq!(next.seq, last + 1);
     }
 }
