@@ -11,7 +11,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value as Json, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Where a 2025-11-25 host's task request travels in a `tools/call`'s `_meta`.
 pub(crate) const LEGACY_TASK_META: &str = "toolwire/legacyTask";
@@ -156,71 +159,189 @@ impl Wire {
     }
 }
 
-/// Copies lines from `from` to `to`, each through `rewrite`; a line too long to look at
-/// is streamed through as it is.
-async fn pump(
-    from: impl AsyncRead + Unpin,
-    mut to: impl AsyncWrite + Unpin,
-    rewrite: impl Fn(&str) -> Option<String>,
-) -> std::io::Result<()> {
-    let mut from = BufReader::new(from);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let read = (&mut from)
-            .take(MAX_REWRITTEN_LINE)
-            .read_until(b'\n', &mut line)
-            .await?;
-        if read == 0 {
-            return to.shutdown().await;
+/// Which way a [`Lines`] rewrites: the host's lines, or the lines to the host.
+#[derive(Clone, Copy)]
+enum Way {
+    In,
+    Out,
+}
+
+/// One direction of the host's stdio, each line through `wire` as it passes, on the
+/// caller's own task: no pump task or in-memory pipe between rmcp and the host (they
+/// cost two wake-ups a message, a thread hop each on a busy runtime).
+pub(crate) struct Lines<T> {
+    inner: T,
+    wire: Arc<Wire>,
+    way: Way,
+    /// Bytes of the current line, not yet complete.
+    line: Vec<u8>,
+    /// The current line outgrew [`MAX_REWRITTEN_LINE`]: it streams through as it is
+    /// until its newline.
+    streaming: bool,
+    /// Bytes ready to hand on (to the reader, or to `inner` when writing), from `done`.
+    ready: Vec<u8>,
+    done: usize,
+    /// The reading side met the end of its input.
+    ended: bool,
+}
+
+impl<T> Lines<T> {
+    fn new(inner: T, wire: &Arc<Wire>, way: Way) -> Self {
+        Lines {
+            inner,
+            wire: Arc::clone(wire),
+            way,
+            line: Vec::new(),
+            streaming: false,
+            ready: Vec::new(),
+            done: 0,
+            ended: false,
         }
-        if line.last() != Some(&b'\n') && read as u64 == MAX_REWRITTEN_LINE {
-            // Too long to look at: through as it is, to its end.
-            to.write_all(&line).await?;
-            loop {
-                line.clear();
-                let more = (&mut from)
-                    .take(MAX_REWRITTEN_LINE)
-                    .read_until(b'\n', &mut line)
-                    .await?;
-                to.write_all(&line).await?;
-                if more == 0 || line.last() == Some(&b'\n') {
-                    break;
+    }
+
+    fn rewrite(&self, line: &str) -> Option<String> {
+        match self.way {
+            Way::In => self.wire.inbound(line),
+            Way::Out => self.wire.outbound(line),
+        }
+    }
+
+    /// Takes `bytes` in: each complete line is rewritten (or kept) into `ready`; a line
+    /// too long to look at goes to `ready` as it comes.
+    fn take_in(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let newline = bytes.iter().position(|&b| b == b'\n');
+            let upto = newline.map_or(bytes.len(), |i| i + 1);
+            let (part, rest) = bytes.split_at(upto);
+            bytes = rest;
+            if self.streaming {
+                self.ready.extend_from_slice(part);
+                self.streaming = newline.is_none();
+                continue;
+            }
+            self.line.extend_from_slice(part);
+            if newline.is_some() {
+                let line = std::mem::take(&mut self.line);
+                let text = String::from_utf8_lossy(&line);
+                match self.rewrite(text.trim_end()) {
+                    Some(changed) => {
+                        self.ready.extend_from_slice(changed.as_bytes());
+                        self.ready.push(b'\n');
+                    }
+                    None => self.ready.extend_from_slice(&line),
                 }
+                self.line = line;
+                self.line.clear();
+            } else if self.line.len() as u64 >= MAX_REWRITTEN_LINE {
+                self.ready.append(&mut self.line);
+                self.streaming = true;
             }
-            to.flush().await?;
-            continue;
         }
-        let text = String::from_utf8_lossy(&line);
-        match rewrite(text.trim_end()) {
-            Some(mut changed) => {
-                changed.push('\n');
-                to.write_all(changed.as_bytes()).await?;
-            }
-            None => to.write_all(&line).await?,
-        }
-        to.flush().await?;
+    }
+
+    /// Marks everything in `ready` as handed on.
+    fn drained(&mut self) {
+        self.ready.clear();
+        self.done = 0;
     }
 }
 
-/// `input` and `output` (the host's stdio) behind a pair rmcp serves on, every line
-/// passing through `wire`.
-pub(crate) fn interpose(
-    input: impl AsyncRead + Unpin + Send + 'static,
-    output: impl AsyncWrite + Unpin + Send + 'static,
-    wire: &Arc<Wire>,
-) -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
-    let (to_rmcp, rmcp_reads) = tokio::io::duplex(64 * 1024);
-    let (rmcp_writes, from_rmcp) = tokio::io::duplex(64 * 1024);
-    let inbound = Arc::clone(wire);
-    tokio::spawn(async move {
-        let _ = pump(input, to_rmcp, |l| inbound.inbound(l)).await;
-    });
-    let outbound = Arc::clone(wire);
-    tokio::spawn(async move {
-        let _ = pump(from_rmcp, output, |l| outbound.outbound(l)).await;
-    });
-    (rmcp_reads, rmcp_writes)
+impl<R: AsyncRead + Unpin> AsyncRead for Lines<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        loop {
+            if this.done < this.ready.len() {
+                let n = (this.ready.len() - this.done).min(buf.remaining());
+                buf.put_slice(&this.ready[this.done..this.done + n]);
+                this.done += n;
+                if this.done == this.ready.len() {
+                    this.drained();
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.ended {
+                // A last line without its newline passes as it is.
+                if this.line.is_empty() {
+                    return Poll::Ready(Ok(()));
+                }
+                this.ready.append(&mut this.line);
+                continue;
+            }
+            let mut chunk = [0u8; 8 * 1024];
+            let mut read = ReadBuf::new(&mut chunk);
+            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
+            if read.filled().is_empty() {
+                this.ended = true;
+            } else {
+                this.take_in(read.filled());
+            }
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin> Lines<W> {
+    /// Writes `ready` to `inner` until it is all written.
+    fn poll_hand_on(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        while self.done < self.ready.len() {
+            let n = ready!(Pin::new(&mut self.inner).poll_write(cx, &self.ready[self.done..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            self.done += n;
+        }
+        self.drained();
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for Lines<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        // What was taken before goes first, so what waits here stays one write's worth.
+        ready!(this.poll_hand_on(cx))?;
+        this.take_in(buf);
+        // Started now; whatever the host's pipe does not take yet goes on the next call.
+        if let Poll::Ready(Err(e)) = this.poll_hand_on(cx) {
+            return Poll::Ready(Err(e));
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        ready!(this.poll_hand_on(cx))?;
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if !this.line.is_empty() {
+            this.ready.append(&mut this.line);
+        }
+        ready!(this.poll_hand_on(cx))?;
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+}
+
+/// `input` and `output` (the host's stdio) as rmcp serves on them, every line passing
+/// through `wire`.
+pub(crate) fn interpose<R, W>(input: R, output: W, wire: &Arc<Wire>) -> (Lines<R>, Lines<W>)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    (
+        Lines::new(input, wire, Way::In),
+        Lines::new(output, wire, Way::Out),
+    )
 }
 
 #[cfg(test)]
@@ -228,6 +349,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     #[test]
     fn a_task_augmented_call_carries_its_task_in_meta() {
@@ -275,6 +397,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn lines_read_through_are_rewritten_and_the_rest_kept_byte_for_byte() {
+        let wire = Wire::new("n".into(), HashSet::new());
+        let task = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","task":{"ttl":1}}}"#;
+        let plain = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\r\n";
+        let input = format!("{task}\n{plain}no newline at the end");
+        let (mut reader, _) = interpose(input.as_bytes(), Vec::new(), &wire);
+        let mut out = String::new();
+        reader.read_to_string(&mut out).await.unwrap();
+        let mut lines = out.split_inclusive('\n');
+        let first: Json = serde_json::from_str(lines.next().unwrap()).unwrap();
+        assert_eq!(first["params"]["_meta"][LEGACY_TASK_META]["task"]["ttl"], 1);
+        assert_eq!(lines.next(), Some(plain));
+        assert_eq!(lines.next(), Some("no newline at the end"));
+    }
+
+    #[tokio::test]
     async fn a_line_too_long_to_look_at_passes_whole() {
         let wire = Wire::new("n".into(), HashSet::new());
         let long = format!(
@@ -283,10 +421,17 @@ mod tests {
         );
         let next = "{\"id\":1}\n";
         let input = format!("{long}{next}");
+        // Read through, in pieces as a pipe gives them.
+        let (mut reader, _) = interpose(input.as_bytes(), Vec::new(), &wire);
         let mut out = Vec::new();
-        pump(input.as_bytes(), &mut out, |l| wire.inbound(l))
-            .await
-            .unwrap();
+        reader.read_to_end(&mut out).await.unwrap();
         assert_eq!(out, input.as_bytes());
+        // And written through, in uneven pieces.
+        let (_, mut writer) = interpose(&b""[..], Vec::new(), &wire);
+        for piece in input.as_bytes().chunks(7_777) {
+            writer.write_all(piece).await.unwrap();
+        }
+        writer.shutdown().await.unwrap();
+        assert_eq!(writer.inner, input.as_bytes());
     }
 }
