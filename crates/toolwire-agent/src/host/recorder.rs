@@ -1,13 +1,11 @@
 //! Calls recorded behind their answers: for a caller that must answer at once (the MCP
 //! gateway, whose host waits on every call), the call runs, its settled result goes back,
 //! and the call and its result are stored afterwards, in order, the results queued
-//! meanwhile together (a batch waits `LINGER` for more: two commits a batch, not four
-//! fsyncs a call). Nothing is lost on a clean end: [`Recorder::flush`] waits until
-//! everything recorded before it is stored.
+//! meanwhile together (two commits a batch, not four fsyncs a call). Nothing is lost on a
+//! clean end: [`Recorder::flush`] waits until everything recorded before it is stored.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 use toolwire_core::{Message, Status, ToolCall, ToolResult};
@@ -28,12 +26,6 @@ const LARGE: usize = 256 << 10;
 
 /// Calls stored in one batch at most.
 const MAX_BATCH: usize = 256;
-
-/// How long a batch waits for more calls once its first came, unless someone waits for
-/// it (a flush, a caller told the result as stored): a host calls one tool after
-/// another, and storing each as it comes costs its own commits, announcement and
-/// wake-ups beside the call.
-const LINGER: Duration = Duration::from_millis(25);
 
 /// Stores calls behind their answers, in the order they were recorded. Cloning shares it.
 #[derive(Debug, Clone)]
@@ -59,16 +51,6 @@ enum Job {
         stored: Option<oneshot::Sender<Result<ToolResult, HostError>>>,
     },
     Flush(oneshot::Sender<()>),
-}
-
-impl Job {
-    /// Whether someone waits for this job: its batch is stored at once.
-    fn awaited(&self) -> bool {
-        match self {
-            Job::Land { stored, .. } => stored.is_some(),
-            Job::Flush(_) => true,
-        }
-    }
 }
 
 impl Recorder {
@@ -105,17 +87,6 @@ impl Recorder {
 async fn run(executor: Arc<Executor>, mut queue: mpsc::Receiver<Job>, lost: Arc<AtomicU64>) {
     let mut jobs = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut jobs, MAX_BATCH).await > 0 {
-        let until = tokio::time::Instant::now() + LINGER;
-        while jobs.len() < MAX_BATCH && !jobs.iter().any(Job::awaited) {
-            let room = MAX_BATCH - jobs.len();
-            // `recv_many` is cancel safe: a job that comes as the time is up waits in
-            // the queue for the next batch.
-            match tokio::time::timeout_at(until, queue.recv_many(&mut jobs, room)).await {
-                Ok(got) if got > 0 => {}
-                // Closed (every sender dropped) or the time is up: store what came.
-                _ => break,
-            }
-        }
         let mut batch: Vec<LandJob> = Vec::new();
         for job in jobs.drain(..) {
             match job {
