@@ -242,7 +242,7 @@ pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         // --check judges the row at 5× (it was 7.7-10.6× before calls were stored behind
         // their answers; 2.06× on a loaded machine, where the direct calls slow most, and
         // 4.06× in the CI rehearsal of 2026-11-24; 2.2-6.0× the same day under load
-        // averages of 8-14 from other builds, the stdio transport on pipes or not), so CI
+        // averages of 8-14 from other builds, with rmcp's stdio_pipes or not), so CI
         // catches going back without claiming the target. It is not lowered: on this
         // 2-core machine it cannot be held with margin while other work runs.
         .target(Target::RatioAtMost(5.0))
@@ -257,8 +257,8 @@ pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
              ToolCallStarted event committed per call (synchronous=FULL: an fsync), the \
              batch's two commits; about 18 futex calls and 40 context switches a call, \
              1.7 ms of CPU a call, mostly system time, on 2 cores the host and the server \
-             share. Reading and writing stdio on the reactor's pipes instead of the blocking \
-             pool halved the gateway's reads a call. Left: keep small raw payloads in the \
+             share. rmcp's stdio_pipes (the reactor's pipes, no blocking-pool hand-off per \
+             message) measured alike under load. Left: keep small raw payloads in the \
              row rather than as a blob per call, and announce ToolCallStarted with the \
              batch (toolwire-store and toolwire-runtime); waiting 25 ms to store larger \
              batches was tried and dropped (25 blob writes at once tripled the futex calls).",
