@@ -15,7 +15,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -61,36 +61,17 @@ fn run_client(client: Command, steps: Value, answers: Value) -> Vec<Value> {
 
 /// Runs a client script with its steps and answers; what it printed, once it succeeded.
 fn run(mut client: Command, steps: Value, answers: Value) -> Vec<u8> {
-    let out = client
+    client
         .current_dir(support::peers::peers_dir())
         .env("GATEWAY_STEPS", steps.to_string())
-        .env("GATEWAY_ANSWERS", answers.to_string())
-        .output()
-        .expect("the client runs");
-    assert!(
-        out.status.success(),
-        "client failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+        .env("GATEWAY_ANSWERS", answers.to_string());
+    support::mcp::client_output(&mut client)
 }
 
 fn everything() -> Option<String> {
     let script = support::peers::everything()?;
     support::peers::peer("gateway_client.mjs")?;
     Some(format!("ev=node {} stdio", script.display()))
-}
-
-/// The sessions in `data` (`toolwire sessions --json`) and the first one's messages
-/// (`toolwire show --json`), as a person would read them after the host's calls.
-fn first_session(data: &Path) -> (Value, Value) {
-    let out = support::mcp::toolwire(data, &["sessions", "--json"]);
-    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = sessions[0]["id"].as_str().unwrap();
-    let shown = support::mcp::toolwire(data, &["show", id, "--json"]);
-    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    (sessions, messages)
 }
 
 #[test]
@@ -173,7 +154,7 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
     );
 
     // Every call is in one session of this connection, with its stored result.
-    let (sessions, messages) = first_session(data.path());
+    let (sessions, messages) = support::mcp::first_session(data.path());
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
     assert_eq!(sessions[0]["title"], "gateway: gateway-test-host");
     let results: Vec<&Value> = messages
@@ -206,7 +187,7 @@ fn every_call_answered_is_stored_when_the_host_disconnects() {
         json!([]),
     );
     assert_eq!(got.len(), calls + 1);
-    let (_, messages) = first_session(data.path());
+    let (_, messages) = support::mcp::first_session(data.path());
     let messages = messages.as_array().unwrap();
     assert_eq!(messages.len(), 2 * calls, "every call and every result");
     for (i, pair) in messages.chunks(2).enumerate() {
@@ -321,40 +302,11 @@ fn a_5_mb_result_is_cut_for_the_host_and_read_back_whole() {
     assert!(follow["pages"].as_u64().unwrap() > 100, "{follow}");
 }
 
-/// `toolwire gateway --http 127.0.0.1:0` with its data in `data`, and its URL (said on
-/// stderr, which a thread keeps draining).
-fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (support::peers::Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
-        .args(["--data-dir", data.to_str().unwrap()])
-        .args(["gateway", "--host", "claude-code", "--http", "127.0.0.1:0"])
-        .args(gateway)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let child = support::peers::Child(child);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the gateway ended without listening"
-        );
-        if let Some(url) = line.trim().strip_prefix("toolwire gateway: listening on ") {
-            let url = url.to_owned();
-            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-            return (child, url);
-        }
-    }
-}
-
 #[test]
 fn over_http_each_mcp_session_is_a_toolwire_session() {
     let Some(ev) = everything() else { return };
     let data = tempfile::tempdir().unwrap();
-    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp", &ev]);
+    let (_gateway, url) = support::mcp::spawn_http_gateway(data.path(), &["--mcp", &ev]);
     let steps = json!([
         {"tool": "ev__echo", "args": {"message": "over HTTP"}},
         {"tool": "ev__get-tiny-image"},
@@ -419,7 +371,7 @@ fn over_http_a_stateless_client_keeps_one_session() {
         return;
     };
     let data = tempfile::tempdir().unwrap();
-    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp", &ev]);
+    let (_gateway, url) = support::mcp::spawn_http_gateway(data.path(), &["--mcp", &ev]);
     for message in ["first", "second"] {
         let mut client = Command::new(&python);
         client
@@ -458,7 +410,7 @@ fn over_http_a_2026_07_28_host_approves_by_the_round_trip() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let config = fastmcp_config(work.path());
-    let (_gateway, url) = spawn_http_gateway(data.path(), &["--mcp-config", &config]);
+    let (_gateway, url) = support::mcp::spawn_http_gateway(data.path(), &["--mcp-config", &config]);
     let mut client = Command::new(support::peers::peer("venv/bin/python").unwrap());
     client
         .arg(support::peers::peers_dir().join("gateway_client.py"))
@@ -844,7 +796,7 @@ fn a_2026_07_28_answer_is_bound_to_the_call_it_answers() {
         "{forge}"
     );
     // Only the approved call ran: the history holds one call and its one result.
-    let (_, messages) = first_session(data.path());
+    let (_, messages) = support::mcp::first_session(data.path());
     let results: Vec<&Value> = messages
         .as_array()
         .unwrap()

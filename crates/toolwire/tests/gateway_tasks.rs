@@ -9,9 +9,8 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -47,27 +46,7 @@ fn drive(data: &Path, config: &str, url: Option<&str>, steps: Value) -> Vec<Valu
             .arg("claude-code")
             .args(["--mcp-config", config]),
     };
-    let out = client.output().expect("the client runs");
-    assert!(
-        out.status.success(),
-        "client failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// The messages of the one session in `data`, as `toolwire show --json` gives them.
-fn stored_messages(data: &Path) -> Value {
-    let out = support::mcp::toolwire(data, &["sessions", "--json"]);
-    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = sessions[0]["id"].as_str().unwrap();
-    let shown = support::mcp::toolwire(data, &["show", id, "--json"]);
-    serde_json::from_slice(&shown.stdout).unwrap()
+    support::mcp::client_lines(&mut client)
 }
 
 #[test]
@@ -151,7 +130,7 @@ fn a_long_call_becomes_a_task_the_host_polls_cancels_and_finds_stored() {
 
     // Stored like any call: the task's result under its call id, the cancelled call
     // ended as cancelled.
-    let messages = stored_messages(&data);
+    let messages = support::mcp::first_session(&data).1;
     let results: Vec<&Value> = messages
         .as_array()
         .unwrap()
@@ -177,34 +156,6 @@ fn a_long_call_becomes_a_task_the_host_polls_cancels_and_finds_stored() {
     );
 }
 
-/// `toolwire gateway --http 127.0.0.1:0` on `data`, and its URL.
-fn spawn_http_gateway(data: &Path, config: &str) -> (support::peers::Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
-        .args(["--data-dir", data.to_str().unwrap()])
-        .args(["gateway", "--host", "claude-code", "--http", "127.0.0.1:0"])
-        .args(["--mcp-config", config])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let child = support::peers::Child(child);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the gateway ended without listening"
-        );
-        if let Some(url) = line.trim().strip_prefix("toolwire gateway: listening on ") {
-            let url = url.to_owned();
-            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-            return (child, url);
-        }
-    }
-}
-
 /// Over HTTP a task is its client's: another client, given its id, can neither read nor
 /// cancel it, while its own client polls it to the end.
 #[test]
@@ -214,7 +165,7 @@ fn over_http_a_task_is_only_its_own_clients() {
         return;
     };
     let data = dir.path().join("data");
-    let (_gateway, url) = spawn_http_gateway(&data, &config);
+    let (_gateway, url) = support::mcp::spawn_http_gateway(&data, &["--mcp-config", &config]);
     let steps = json!([{"foreign": "ev__simulate-research-query", "args": {"topic": "reefs"}}]);
     let got = drive(&data, &config, Some(&url), steps);
     let foreign = &got[1];
@@ -239,27 +190,16 @@ fn over_http_a_task_is_only_its_own_clients() {
 /// with `steps`; one JSON value per step.
 fn drive_ts(data: &Path, config: &str, steps: Value) -> Vec<Value> {
     let peers = support::peers::peers_dir();
-    let out = Command::new("node")
-        .current_dir(&peers)
-        .arg(peers.join("gateway_tasks.mjs"))
-        .arg(env!("CARGO_BIN_EXE_toolwire"))
-        .arg(data)
-        .arg("claude-code")
-        .args(["--mcp-config", config])
-        .env("GATEWAY_STEPS", steps.to_string())
-        .output()
-        .expect("the client runs");
-    assert!(
-        out.status.success(),
-        "client failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    support::mcp::client_lines(
+        Command::new("node")
+            .current_dir(&peers)
+            .arg(peers.join("gateway_tasks.mjs"))
+            .arg(env!("CARGO_BIN_EXE_toolwire"))
+            .arg(data)
+            .arg("claude-code")
+            .args(["--mcp-config", config])
+            .env("GATEWAY_STEPS", steps.to_string()),
+    )
 }
 
 /// A 2025-11-25 host asks for tasks itself (`params.task`), with the TypeScript SDK's
@@ -361,6 +301,6 @@ fn a_2025_11_25_host_runs_calls_as_tasks_with_the_typescript_sdk() {
     );
 
     // Stored like any call.
-    let stored = stored_messages(&data).to_string();
+    let stored = support::mcp::first_session(&data).1.to_string();
     assert!(stored.contains("Research Report: tides"), "{stored}");
 }

@@ -1,9 +1,10 @@
-//! What the binary's MCP tests share (`mcp_cli.rs`, `mcp_matrix.rs`): running the binary
+//! What the binary's MCP tests share (`mcp_cli.rs`, `mcp_matrix.rs`, the gateway's): running the binary
 //! with no terminal, reading what it printed, and finding a tool in `tools --json`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -56,5 +57,67 @@ pub fn keys(object: &Value) -> Vec<&str> {
         .unwrap()
         .keys()
         .map(String::as_str)
+        .collect()
+}
+
+/// `toolwire gateway --http 127.0.0.1:0` with its data in `data`, and its URL (said on
+/// stderr, which a thread keeps draining).
+pub fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (super::peers::Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(["--data-dir", data.to_str().unwrap()])
+        .args(["gateway", "--host", "claude-code", "--http", "127.0.0.1:0"])
+        .args(gateway)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let child = super::peers::Child(child);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the gateway ended without listening"
+        );
+        if let Some(url) = line.trim().strip_prefix("toolwire gateway: listening on ") {
+            let url = url.to_owned();
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return (child, url);
+        }
+    }
+}
+
+/// The sessions in `data` (`toolwire sessions --json`) and the first one's messages
+/// (`toolwire show --json`), as a person would read them after the host's calls.
+pub fn first_session(data: &Path) -> (Value, Value) {
+    let out = toolwire(data, &["sessions", "--json"]);
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = sessions[0]["id"].as_str().unwrap();
+    let shown = toolwire(data, &["show", id, "--json"]);
+    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    (sessions, messages)
+}
+
+/// Runs an MCP client script to its end; its stdout, once it succeeded (else its output
+/// in the failure).
+pub fn client_output(client: &mut Command) -> Vec<u8> {
+    let out = client.output().expect("the client runs");
+    assert!(
+        out.status.success(),
+        "client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// [`client_output`] read as one JSON value a line.
+pub fn client_lines(client: &mut Command) -> Vec<Value> {
+    String::from_utf8(client_output(client))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
