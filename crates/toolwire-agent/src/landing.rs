@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value as Json;
 use toolwire_core::{EventKind, Message, ToolResult};
-use toolwire_runtime::{EventBus, Landing, ResultSink};
+use toolwire_runtime::{EventBus, Landing, ResultSink, land_each};
 use toolwire_store::{StoreError, StoredMessage, Stores, store_failed};
 
 /// Lands results in `stores`, announcing them on `events`.
@@ -102,68 +102,47 @@ impl ResultSink for StoreSink {
     ) -> BoxFuture<'a, Vec<Result<StoredMessage, StoreError>>> {
         Box::pin(async move {
             if landings.len() < 2 {
-                let mut landed = Vec::new();
-                for landing in landings {
-                    landed.push(self.land(session_id, landing).await);
-                }
-                return landed;
+                return land_each(self, session_id, landings).await;
             }
-            let prepared =
-                futures::future::join_all(landings.into_iter().map(|landing| async move {
-                    let Landing {
-                        mut result,
-                        raw,
-                        raw_text,
-                        suspensions,
-                        call,
-                    } = landing;
-                    self.keep_raw(&mut result, raw_text).await;
-                    let call_ref = result.call();
-                    let result = match self.stores.persist(result, None).await {
+            // Each landing with its media stored and its raw copy kept: what is left is
+            // the one append (or, if it fails, each landing alone).
+            let prepared: Vec<Landing> =
+                futures::future::join_all(landings.into_iter().map(|mut landing| async move {
+                    let raw_text = landing.raw_text.take();
+                    self.keep_raw(&mut landing.result, raw_text).await;
+                    let call_ref = landing.result.call();
+                    landing.result = match self.stores.persist(landing.result, None).await {
                         Ok(persisted) => persisted,
                         Err(e) => store_failed(call_ref, &e),
                     };
-                    (result, raw, suspensions, call)
+                    landing
                 }))
                 .await;
             let mut messages = Vec::with_capacity(prepared.len() * 2);
-            for (result, _, _, call) in &prepared {
-                if let Some(call) = call {
+            for landing in &prepared {
+                if let Some(call) = &landing.call {
                     messages.push(Message::assistant("", vec![call.clone()]));
                 }
-                messages.push(Message::ToolResult(result.clone()));
+                messages.push(Message::ToolResult(landing.result.clone()));
             }
             let stored = match self.stores.append_many(session_id, messages).await {
                 Ok(stored) => stored,
-                Err(_) => {
-                    let mut landed = Vec::with_capacity(prepared.len());
-                    for (result, raw, suspensions, call) in prepared {
-                        let landing = Landing {
-                            result,
-                            raw,
-                            raw_text: None,
-                            suspensions,
-                            call,
-                        };
-                        landed.push(self.land(session_id, landing).await);
-                    }
-                    return landed;
-                }
+                Err(_) => return land_each(self, session_id, prepared).await,
             };
             let results: Vec<StoredMessage> = stored
                 .into_iter()
                 .filter(|m| matches!(m.content, Message::ToolResult(_)))
                 .collect();
             let mut announced = Vec::new();
-            for (stored, (_, raw, _, _)) in results.iter().zip(&prepared) {
+            for (stored, landing) in results.iter().zip(&prepared) {
                 if let Message::ToolResult(result) = &stored.content {
-                    announce(result, raw.clone(), &mut announced);
+                    announce(result, landing.raw.clone(), &mut announced);
                 }
             }
             // Events are the live view: a failing log must not fail stored calls.
             let _ = self.events.emit_many(session_id, announced).await;
-            for (_, _, suspensions, _) in &prepared {
-                for id in suspensions {
+            for landing in &prepared {
+                for id in &landing.suspensions {
                     let _ = self.stores.suspensions().finish_suspension(id).await;
                 }
             }

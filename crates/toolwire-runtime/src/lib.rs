@@ -21,7 +21,7 @@ pub use executor::{
     Scope, interrupted,
 };
 pub use registry::{Registered, Registry, RegistryError};
-pub use sink::{LandError, Landing, ResultSink};
+pub use sink::{LandError, Landing, ResultSink, land_each};
 /// The vocabulary and stores the executor works with, re-exported for one import.
 pub use toolwire_core::{ErrorCode, Event, EventKind, PendingCall, Resolution, ToolCall};
 pub use toolwire_store::{EventLog, MemoryEventLog, MemorySuspensions, SuspensionStore};

@@ -46,14 +46,22 @@ pub trait ResultSink: Send + Sync {
         session_id: &'a str,
         landings: Vec<Landing>,
     ) -> BoxFuture<'a, Vec<Result<StoredMessage, StoreError>>> {
-        Box::pin(async move {
-            let mut landed = Vec::with_capacity(landings.len());
-            for landing in landings {
-                landed.push(self.land(session_id, landing).await);
-            }
-            landed
-        })
+        Box::pin(land_each(self, session_id, landings))
     }
+}
+
+/// Lands `landings` one after another through [`ResultSink::land`], in order: what a sink
+/// without a batched write does, and a batched write's fallback when the batch fails.
+pub async fn land_each<S: ResultSink + ?Sized>(
+    sink: &S,
+    session_id: &str,
+    landings: Vec<Landing>,
+) -> Vec<Result<StoredMessage, StoreError>> {
+    let mut landed = Vec::with_capacity(landings.len());
+    for landing in landings {
+        landed.push(sink.land(session_id, landing).await);
+    }
+    landed
 }
 
 /// Why [`crate::Executor::land`] could not land a result.
