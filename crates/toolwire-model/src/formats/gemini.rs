@@ -10,11 +10,11 @@ use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
 use super::ProviderFormat;
-use super::{AssistantReply, DecodeError, Usage, arguments_object};
+use super::{AssistantReply, DecodeError, Usage, arguments_object, joined_text};
 use crate::conversation::ToolCall;
 use crate::media::MediaSupport;
 use crate::options::EncodeOptions;
-use crate::view::{Block, MediaData, ModelView, Turn};
+use crate::view::{MediaData, ModelView, Turn};
 
 const NAME: &str = "gemini";
 
@@ -156,34 +156,19 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                     .iter()
                     .map(|r| {
                         let mut media = Vec::new();
-                        // One text block, the common case, is sent as it is.
-                        let text = match r.blocks.as_slice() {
-                            [Block::Text(t)] => Cow::Borrowed(&**t),
-                            blocks => {
-                                let mut texts = Vec::with_capacity(blocks.len());
-                                for block in blocks {
-                                    match block {
-                                        Block::Text(t) => texts.push(&**t),
-                                        Block::Media(m) => match &m.data {
-                                            MediaData::Base64(data) => {
-                                                // The model reads `response`; it names the
-                                                // attached part.
-                                                texts.push(m.placeholder.as_str());
-                                                media.push(ResponsePart {
-                                                    inline_data: InlineData {
-                                                        mime_type: &m.mime,
-                                                        data,
-                                                    },
-                                                })
-                                            }
-                                            // Routing never sends URL media inline to Gemini.
-                                            MediaData::Url(_) => texts.push(m.placeholder.as_str()),
-                                        },
-                                    }
-                                }
-                                Cow::Owned(texts.join("\n\n"))
+                        let text = joined_text(&r.blocks, |m| {
+                            // The model reads `response`; it names the attached part.
+                            // Routing never sends URL media inline to Gemini.
+                            if let MediaData::Base64(data) = &m.data {
+                                media.push(ResponsePart {
+                                    inline_data: InlineData {
+                                        mime_type: &m.mime,
+                                        data,
+                                    },
+                                });
                             }
-                        };
+                            Cow::Borrowed(m.placeholder.as_str())
+                        });
                         let response = if r.is_error {
                             ResponseText::Error(text)
                         } else {

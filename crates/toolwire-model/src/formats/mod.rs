@@ -108,7 +108,7 @@ use serde_json::{Map, Value as Json};
 use crate::conversation::{Message, ToolCall};
 use crate::media::MediaSupport;
 use crate::options::EncodeOptions;
-use crate::view::ModelView;
+use crate::view::{Block, InlineMedia, ModelView};
 
 /// One provider's API: where it is, how to authenticate, how to encode a request and how
 /// to decode the reply. Implemented once per file in this module.
@@ -261,6 +261,28 @@ pub(crate) fn parse_arguments(raw: &str) -> Json {
 }
 
 /// The text sent for an error result in formats without an error flag.
+/// A result's blocks as one text: its one text block as it is (the common case, no copy),
+/// else every block's text joined by a blank line, a media block's as `media` gives it
+/// (which may also take the media into a part of its own).
+pub(crate) fn joined_text<'a>(
+    blocks: &'a [Block<'_>],
+    mut media: impl FnMut(&'a InlineMedia) -> Cow<'a, str>,
+) -> Cow<'a, str> {
+    match blocks {
+        [Block::Text(t)] => Cow::Borrowed(&**t),
+        blocks => Cow::Owned(
+            blocks
+                .iter()
+                .map(|block| match block {
+                    Block::Text(t) => Cow::Borrowed(&**t),
+                    Block::Media(m) => media(m),
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        ),
+    }
+}
+
 pub(crate) fn error_prefixed(text: &str) -> String {
     format!("Error: {text}")
 }

@@ -11,11 +11,14 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::ProviderFormat;
-use super::{AssistantReply, DecodeError, Usage, arguments_json, error_prefixed, parse_arguments};
+use super::{
+    AssistantReply, DecodeError, Usage, arguments_json, error_prefixed, joined_text,
+    parse_arguments,
+};
 use crate::conversation::ToolCall;
 use crate::media::MediaSupport;
 use crate::options::EncodeOptions;
-use crate::view::{Block, ModelView, Turn};
+use crate::view::{ModelView, Turn};
 
 const NAME: &str = "openai-chat";
 
@@ -144,30 +147,17 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                 let mut follow_up: Vec<UserPart<'a>> = Vec::new();
                 for r in results {
                     let mut images = Vec::new();
-                    // One text block, the common case, is sent as it is.
-                    let text = match r.blocks.as_slice() {
-                        [Block::Text(t)] => Cow::Borrowed(&**t),
-                        blocks => {
-                            let mut texts = Vec::with_capacity(blocks.len());
-                            for block in blocks {
-                                match block {
-                                    Block::Text(t) => texts.push(t.to_string()),
-                                    Block::Media(m) => {
-                                        texts.push(format!(
-                                            "{} (attached in the next user message)",
-                                            m.placeholder
-                                        ));
-                                        images.push(UserPart::ImageUrl {
-                                            image_url: ImageUrl {
-                                                url: m.data.url(&m.mime),
-                                            },
-                                        });
-                                    }
-                                }
-                            }
-                            Cow::Owned(texts.join("\n\n"))
-                        }
-                    };
+                    let text = joined_text(&r.blocks, |m| {
+                        images.push(UserPart::ImageUrl {
+                            image_url: ImageUrl {
+                                url: m.data.url(&m.mime),
+                            },
+                        });
+                        Cow::Owned(format!(
+                            "{} (attached in the next user message)",
+                            m.placeholder
+                        ))
+                    });
                     messages.push(RequestMessage::Tool {
                         tool_call_id: r.call_id,
                         content: if r.is_error {
