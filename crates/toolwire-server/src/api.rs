@@ -13,7 +13,7 @@ use serde_json::Value as Json_;
 use toolwire_agent::{Approver, HostError};
 use toolwire_core::{Message, PendingCall, Resolution, ToolResult, Widget};
 use toolwire_model::{EncodeOptions, Provider};
-use toolwire_store::{NewSession, Page, RawStoredMessage, Session, StoredMessage};
+use toolwire_store::{MessagePage, NewSession, Page, RawStoredMessage, Session, StoredMessage};
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -95,7 +95,23 @@ pub struct SessionWithMessages {
     /// The session's last event number when the messages were read: follow the events
     /// after it and nothing is missed (some may repeat what the messages already hold).
     pub last_event_seq: u64,
+    /// Whether messages after these are stored: a page (`?limit=`) that stopped at its
+    /// limit. Read them with `?after=` the last one's `seq`.
+    pub more: bool,
 }
+
+/// Paging of `GET /api/sessions/{id}`'s messages: none reads them all.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SessionQuery {
+    /// Messages after this `seq` only (default 0: from the first).
+    #[serde(default)]
+    pub after: i64,
+    /// At most this many messages, 1 to 10,000 (default: every one).
+    pub limit: Option<u32>,
+}
+
+/// Most messages one page of a session holds.
+const MAX_MESSAGE_PAGE: u32 = 10_000;
 
 /// `GET /api/sessions/{id}`: the session and every message, as [`SessionWithMessages`].
 /// The messages' stored JSON is written into the response as it is, not parsed and
@@ -105,7 +121,21 @@ pub struct SessionWithMessages {
 pub async fn get_session(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
+    Query(q): Query<SessionQuery>,
 ) -> Result<axum::response::Response, ApiError> {
+    if q.after < 0 {
+        return Err(ApiError::bad_request(format!(
+            "after: {} is negative (a message's seq, or 0 for the first)",
+            q.after
+        )));
+    }
+    if let Some(limit) = q.limit
+        && !(1..=MAX_MESSAGE_PAGE).contains(&limit)
+    {
+        return Err(ApiError::bad_request(format!(
+            "limit: {limit} is outside 1..={MAX_MESSAGE_PAGE}"
+        )));
+    }
     let stores = state.host.stores();
     let session = stores
         .history()
@@ -114,8 +144,27 @@ pub async fn get_session(
         .ok_or_else(|| ApiError::not_found(format!("no session {id:?}")))?;
     // Read before the messages, so no event falls between the two.
     let last_event_seq = stores.events().last_event_seq(&id).await?;
-    let messages = stores.history().load_raw(&id).await?;
-    let body = session_json(&session, &messages, last_event_seq)?;
+    let (messages, more) = match (q.after, q.limit) {
+        (0, None) => (stores.history().load_raw(&id).await?, false),
+        (after_seq, limit) => {
+            // One more than asked for says whether there is more, in the same read.
+            let limit = limit.unwrap_or(u32::MAX);
+            let mut page = stores
+                .history()
+                .load_raw_page(
+                    &id,
+                    MessagePage {
+                        after_seq,
+                        limit: limit.saturating_add(1),
+                    },
+                )
+                .await?;
+            let more = page.len() > limit as usize;
+            page.truncate(limit as usize);
+            (page, more)
+        }
+    };
+    let body = session_json(&session, &messages, last_event_seq, more)?;
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,
@@ -131,6 +180,7 @@ fn session_json(
     session: &Session,
     messages: &[RawStoredMessage],
     last_event_seq: u64,
+    more: bool,
 ) -> Result<String, ApiError> {
     let size: usize = messages.iter().map(|m| m.body.len() + 128).sum();
     let mut out = String::with_capacity(size + 512);
@@ -144,7 +194,11 @@ fn session_json(
     RawStoredMessage::write_json_array(messages, &session.id, &mut out);
     out.push_str(",\"lastEventSeq\":");
     out.push_str(&last_event_seq.to_string());
-    out.push('}');
+    out.push_str(if more {
+        ",\"more\":true}"
+    } else {
+        ",\"more\":false}"
+    });
     Ok(out)
 }
 
@@ -675,9 +729,10 @@ mod tests {
             messages: stores.history().load(&session.id).await.unwrap(),
             session: session.clone(),
             last_event_seq: 7,
+            more: true,
         };
         let written: Json_ =
-            serde_json::from_str(&session_json(&session, &raw, 7).unwrap()).unwrap();
+            serde_json::from_str(&session_json(&session, &raw, 7, true).unwrap()).unwrap();
         assert_eq!(written, serde_json::to_value(&typed).unwrap());
         assert_eq!(written["messages"].as_array().map(Vec::len), Some(4));
     }

@@ -89,11 +89,24 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/sessions/{id}",
-        summary: "A session and its messages.",
+        summary: "A session and its messages (all, or a page of them).",
         body: None,
         reply: Some(schema::<SessionWithMessages>),
         statuses: &[200, 400, 404],
-        query: &[],
+        query: &[
+            (
+                "after",
+                r#"{"type": "integer", "minimum": 0}"#,
+                false,
+                "messages after this seq only",
+            ),
+            (
+                "limit",
+                r#"{"type": "integer", "minimum": 1, "maximum": 10000}"#,
+                false,
+                "messages at most (default: every one); `more` says whether others follow",
+            ),
+        ],
     },
     RouteDoc {
         method: "delete",

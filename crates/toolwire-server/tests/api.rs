@@ -98,6 +98,66 @@ async fn sessions_are_created_listed_paged_read_and_deleted() {
 }
 
 #[tokio::test]
+async fn a_sessions_messages_are_read_whole_or_a_page_at_a_time() {
+    use toolwire_core::Message;
+    let f = start().await;
+    let s = &f.server;
+    let id = s.session().await;
+    let texts: Vec<String> = (0..5).map(|i| format!("message {i}")).collect();
+    for t in &texts {
+        s.host
+            .stores()
+            .append(&id, Message::user(t.clone()))
+            .await
+            .unwrap();
+    }
+    let text = |page: &Json| -> Vec<String> {
+        page["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"]["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let whole = s.json(&format!("/api/sessions/{id}")).await;
+    assert_eq!(text(&whole), texts);
+    assert_eq!(whole["more"], false);
+    // Pages of 2 after the last seq read: the same messages, in order; `more` until the end.
+    let mut read = Vec::new();
+    let mut after = 0;
+    let mut mores = Vec::new();
+    loop {
+        let page = s
+            .json(&format!("/api/sessions/{id}?limit=2&after={after}"))
+            .await;
+        assert_eq!(page["session"]["id"], id.as_str());
+        read.extend(text(&page));
+        mores.push(page["more"].as_bool().unwrap());
+        match page["messages"].as_array().unwrap().last() {
+            Some(last) if page["more"] == true => after = last["seq"].as_i64().unwrap(),
+            _ => break,
+        }
+    }
+    assert_eq!(read, texts);
+    assert_eq!(mores, [true, true, false]);
+    // A limit that is exactly the rest says there is no more.
+    let exact = s.json(&format!("/api/sessions/{id}?limit=5")).await;
+    assert_eq!(
+        (text(&exact).len(), &exact["more"]),
+        (5, &Json::Bool(false))
+    );
+    // Out-of-range pages are refused, as the OpenAPI document says.
+    for bad in ["limit=0", "limit=10001", "after=-1", "after=x"] {
+        let r = s
+            .get(&format!("/api/sessions/{id}?{bad}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(error_code(r).await.0, 400, "{bad}");
+    }
+}
+
+#[tokio::test]
 async fn a_call_runs_its_result_is_stored_and_streamed() {
     let f = start().await;
     let s = &f.server;

@@ -39,7 +39,7 @@ pub use gc::{GcOptions, GcReport, gc};
 #[cfg(feature = "backends")]
 pub use history::{EVENTS_CHANNEL, PgHistory, SqliteHistory};
 pub use history::{
-    EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, QueuedEvent,
+    EventLog, EventWake, HistoryReader, HistoryStore, MessagePage, NewSession, Page, QueuedEvent,
     RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};

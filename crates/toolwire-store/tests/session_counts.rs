@@ -71,3 +71,44 @@ on_every_backend! {
         assert_eq!(children.iter().map(counts).collect::<Vec<_>>(), [(1, 0, 1)]);
     }
 }
+
+on_every_backend! {
+    async fn a_sessions_messages_read_a_page_at_a_time_are_the_whole_in_order(backend) {
+        use toolwire_store::MessagePage;
+        let stores = backend.open().await;
+        let s = stores.create_session(NewSession::default()).await.unwrap();
+        for i in 0..7 {
+            stores.append(&s.id, ok(&format!("c{i}"))).await.unwrap();
+        }
+        let whole = stores.history().load_raw(&s.id).await.unwrap();
+        assert_eq!(whole.len(), 7);
+        // Pages of 3 after the last seq read: 3, 3, 1, then none; the same rows, in order.
+        let mut paged = Vec::new();
+        let mut sizes = Vec::new();
+        loop {
+            let after_seq = paged.last().map_or(0, |m: &toolwire_store::RawStoredMessage| m.seq);
+            let page = stores
+                .history()
+                .load_raw_page(&s.id, MessagePage { after_seq, limit: 3 })
+                .await
+                .unwrap();
+            sizes.push(page.len());
+            if page.is_empty() {
+                break;
+            }
+            paged.extend(page);
+        }
+        assert_eq!(sizes, [3, 3, 1, 0]);
+        let key = |m: &toolwire_store::RawStoredMessage| (m.id, m.seq, m.body.clone());
+        assert_eq!(
+            paged.iter().map(key).collect::<Vec<_>>(),
+            whole.iter().map(key).collect::<Vec<_>>()
+        );
+        // A page of a session that does not exist is an error, as the whole is.
+        let missing = stores
+            .history()
+            .load_raw_page("s_missing", MessagePage { after_seq: 0, limit: 3 })
+            .await;
+        assert!(matches!(missing, Err(toolwire_store::StoreError::SessionNotFound { .. })));
+    }
+}

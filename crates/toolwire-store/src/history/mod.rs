@@ -22,7 +22,7 @@ use toolwire_core::{Event, EventKind, Message, PendingCall, ToolResult};
 use crate::error::Result;
 use crate::ids::BlobKey;
 
-pub use model::{NewSession, Page, RawStoredMessage, Session, StoredMessage};
+pub use model::{MessagePage, NewSession, Page, RawStoredMessage, Session, StoredMessage};
 #[cfg(feature = "backends")]
 pub use postgres::{EVENTS_CHANNEL, PgHistory};
 #[cfg(feature = "backends")]
@@ -76,6 +76,21 @@ pub trait HistoryReader: Send + Sync + fmt::Debug {
                 })
             })
             .collect()
+    }
+
+    /// A page of a session's messages as stored JSON ([`HistoryReader::load_raw`]): those
+    /// after `page.after_seq`, in order, at most `page.limit`. A long session's viewer
+    /// shows its first screen from the first page and reads the rest after. The SQL
+    /// backends read only those rows; this default pages what `load_raw` returns.
+    async fn load_raw_page(
+        &self,
+        session_id: &str,
+        page: MessagePage,
+    ) -> Result<Vec<RawStoredMessage>> {
+        let mut all = self.load_raw(session_id).await?;
+        all.retain(|m| m.seq > page.after_seq);
+        all.truncate(usize::try_from(page.limit).unwrap_or(usize::MAX));
+        Ok(all)
     }
 
     /// The newest stored result with this call id.

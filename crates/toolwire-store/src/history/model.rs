@@ -64,6 +64,16 @@ pub struct Page {
     pub limit: u32,
 }
 
+/// Seq paging for a session's messages: those after `after_seq` (0: from the first), in
+/// order, at most `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessagePage {
+    /// The last seq already read.
+    pub after_seq: i64,
+    /// Messages to return at most.
+    pub limit: u32,
+}
+
 impl Default for Page {
     fn default() -> Self {
         Page {

@@ -24,8 +24,8 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, RawStoredMessage, Session,
-    StoredMessage, StoredResult, SuspensionStore,
+    EventLog, EventWake, HistoryReader, HistoryStore, MessagePage, NewSession, Page,
+    RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::failed::redact;
@@ -283,7 +283,14 @@ impl HistoryReader for PgHistory {
         read_messages(&self.pool, session_id).await
     }
     async fn load_raw(&self, session_id: &str) -> Result<Vec<RawStoredMessage>> {
-        read_messages_raw(&self.pool, session_id).await
+        read_messages_raw(&self.pool, session_id, None).await
+    }
+    async fn load_raw_page(
+        &self,
+        session_id: &str,
+        page: MessagePage,
+    ) -> Result<Vec<RawStoredMessage>> {
+        read_messages_raw(&self.pool, session_id, Some(page)).await
     }
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
         read_result(&self.pool, call_id).await

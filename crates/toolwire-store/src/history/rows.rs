@@ -38,6 +38,8 @@ pub(crate) const CHILD_SESSIONS: &str =
     session_select!("WHERE parent_id = $1 ORDER BY created_at, id");
 pub(crate) const LOAD_MESSAGES: &str =
     "SELECT id, seq, role, body, created_at FROM messages WHERE session_id = $1 ORDER BY seq";
+pub(crate) const LOAD_MESSAGES_PAGE: &str = "SELECT id, seq, role, body, created_at FROM messages \
+     WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
 pub(crate) const FIND_RESULT: &str = "SELECT id, session_id, seq, body FROM messages \
      WHERE call_id = $1 AND role = $2 ORDER BY id DESC LIMIT 1";
 pub(crate) const REFERENCED_BLOBS: &str = "SELECT DISTINCT blob FROM message_blobs";
@@ -517,13 +519,23 @@ macro_rules! statements {
             Ok(found.into_iter().map(sql::session_from_row).collect())
         }
 
-        /// A session's message rows in order; errs when there is no such session.
-        async fn message_rows(pool: &$pool, session_id: &str) -> Result<Vec<sql::MessageRow>> {
+        /// A session's message rows in order (those of `page` only: after this seq, at
+        /// most this many); errs when there is no such session.
+        async fn message_rows(
+            pool: &$pool,
+            session_id: &str,
+            page: Option<(i64, i64)>,
+        ) -> Result<Vec<sql::MessageRow>> {
             $crate::ids::validate_id("session id", session_id)?;
-            let found: Vec<sql::MessageRow> = sqlx::query_as(sql::LOAD_MESSAGES)
-                .bind(session_id)
-                .fetch_all(pool)
-                .await?;
+            let found: Vec<sql::MessageRow> = match page {
+                None => sqlx::query_as(sql::LOAD_MESSAGES).bind(session_id),
+                Some((after, limit)) => sqlx::query_as(sql::LOAD_MESSAGES_PAGE)
+                    .bind(session_id)
+                    .bind(after)
+                    .bind(limit),
+            }
+            .fetch_all(pool)
+            .await?;
             if found.is_empty() && read_session(pool, session_id).await?.is_none() {
                 return Err(StoreError::SessionNotFound {
                     id: session_id.to_owned(),
@@ -533,14 +545,16 @@ macro_rules! statements {
         }
 
         async fn read_messages(pool: &$pool, session_id: &str) -> Result<Vec<StoredMessage>> {
-            sql::messages_from_rows(session_id, message_rows(pool, session_id).await?)
+            sql::messages_from_rows(session_id, message_rows(pool, session_id, None).await?)
         }
 
         async fn read_messages_raw(
             pool: &$pool,
             session_id: &str,
+            page: Option<$crate::history::MessagePage>,
         ) -> Result<Vec<$crate::history::RawStoredMessage>> {
-            sql::raw_messages_from_rows(session_id, message_rows(pool, session_id).await?)
+            let page = page.map(|p| (p.after_seq, i64::from(p.limit)));
+            sql::raw_messages_from_rows(session_id, message_rows(pool, session_id, page).await?)
         }
 
         async fn read_result(pool: &$pool, call_id: &str) -> Result<Option<StoredResult>> {

@@ -24,8 +24,8 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, NewRow, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, HistoryReader, HistoryStore, NewSession, Page, QueuedEvent, RawStoredMessage,
-    Session, StoredMessage, StoredResult, SuspensionStore,
+    EventLog, HistoryReader, HistoryStore, MessagePage, NewSession, Page, QueuedEvent,
+    RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
@@ -259,7 +259,14 @@ impl HistoryReader for SqliteHistory {
         read_messages(&self.inner.read, session_id).await
     }
     async fn load_raw(&self, session_id: &str) -> Result<Vec<RawStoredMessage>> {
-        read_messages_raw(&self.inner.read, session_id).await
+        read_messages_raw(&self.inner.read, session_id, None).await
+    }
+    async fn load_raw_page(
+        &self,
+        session_id: &str,
+        page: MessagePage,
+    ) -> Result<Vec<RawStoredMessage>> {
+        read_messages_raw(&self.inner.read, session_id, Some(page)).await
     }
     async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
         read_result(&self.inner.read, call_id).await
