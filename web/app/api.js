@@ -26,7 +26,7 @@ export async function api(path, options = {}) {
   if (early) window.toolwireEarly.delete(path);
   const r = await (early || fetch(path, init));
   if (r.status === 204) return null;
-  const body = await r.json().catch(() => null);
+  const body = await (r.parsed || r.json()).catch(() => null);
   if (!r.ok) {
     const msg = body && body.error ? body.error.message : `${r.status} ${r.statusText}`;
     const err = new Error(msg);

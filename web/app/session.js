@@ -23,11 +23,13 @@ const CHUNK = 50;
  * more are drawn if a laid-out first screen is still not full: `fillFirst`). */
 const FIRST_SCREEN = 10;
 
-/** Stored messages made into items before the page says it has rendered, when nothing
- * needs the whole timeline at once: the first chunk. The rest are made in idle slices
- * (`buildRest`), so a 10,000-call session does not build 10,000 cards before it shows
- * the first ten. */
-const FIRST_BUILD = CHUNK;
+/** Items made before the page says it has rendered, when nothing needs the whole
+ * timeline at once: a little more than the first screen (`fillFirst` makes more if a tall
+ * window is still not full). The rest are made in idle slices (`buildRest`), so a
+ * 10,000-call session does not build 10,000 cards before it shows the first ten; and
+ * every item made before the mark is styled and laid out before it, so making a whole
+ * chunk (50) first cost a 1,000-result session's first render ~40% more. */
+const FIRST_BUILD = FIRST_SCREEN + 6;
 
 /** Milliseconds of one idle slice of building or drawing: well inside a 60 fps frame. */
 const SLICE_MS = 8;
@@ -59,6 +61,8 @@ export class SessionView {
     // (`buildRest`); `built` settles once every one is in the timeline.
     this.rest = [];
     this.restAt = 0;
+    // Indices of `rest` already made (a result given to its card early: `resultsAhead`).
+    this.consumed = new Set();
     this.generation = 0;
     this.built = Promise.resolve();
     this.builtDone = () => {};
@@ -151,8 +155,13 @@ export class SessionView {
       const last = this.lastFirst;
       if (!last || !last.isConnected || last.getBoundingClientRect().bottom >= innerHeight) return;
       const before = this.pendingDraw.size;
+      const made = this.itemCount;
+      // What is made is drawn up to here: make the next few first.
+      if (this.building && last === this.timeline.querySelector(':scope > .chunk:last-child > :last-child')) {
+        this.buildFirst(this.itemCount + FIRST_BUILD);
+      }
       this.drawFirst();
-      if (this.pendingDraw.size === before) return;
+      if (this.pendingDraw.size === before && this.itemCount === made) return;
     }
   }
 
@@ -217,13 +226,17 @@ export class SessionView {
       this.timeline,
       this.composer);
     initKeys(this);
-    await this.load(true);
-    follow(this);
+    const { rest } = await this.load(true);
+    // The page's first screen is drawn; the pending calls' controls and the live feed
+    // follow (`settled`, which the page awaits after its first-render mark).
+    this.settled = rest.then(() => follow(this));
   }
 
   /** Draws the timeline from the stored messages; `first`, the page's first load: the
    * composer opens or not, the filter's choices are made and the first screen is drawn
-   * before the suspensions' answer is awaited (no frame shows the cards undrawn). */
+   * before the suspensions' answer is awaited (no frame shows the cards undrawn), and
+   * the page's load returns then, with `rest`: the suspensions drawn and the rest of the
+   * timeline started. A later load returns once `rest` is done. */
   async load(first) {
     const early = this.first;
     this.first = null;
@@ -255,11 +268,12 @@ export class SessionView {
     this.builtDone = done;
     this.rest = Array.isArray(messages) ? messages : [];
     this.restAt = 0;
-    // The first chunk now, the rest in idle slices (`buildRest`): unless what shows first
-    // needs them all (newest first, or a filter that may match anything).
+    this.consumed = new Set();
+    // The first screen's items now, the rest in idle slices (`buildRest`): unless what
+    // shows first needs them all (newest first, or a filter that may match anything).
     const whole = this.filters && (this.filters.active() || this.filters.state.order === 'newest');
     this.itemCount = 0;
-    this.buildSome(Infinity, whole ? Infinity : FIRST_BUILD);
+    this.buildFirst(whole ? Infinity : FIRST_BUILD);
     if (!this.rest.length) done();
     // Calls still running once the stored messages are drawn get their Stop.
     for (const c of this.runningCards) c.ensureStop();
@@ -268,8 +282,15 @@ export class SessionView {
       this.filters.refresh();
       this.drawFirst();
     }
-    // Pending calls whose result is not stored yet (e.g. waiting for approval after a
-    // restart) still get their controls; their cards may be among those not made yet.
+    const rest = this.suspended(suspensions, lastEventSeq);
+    if (!first) await rest;
+    return { rest };
+  }
+
+  /** The end of a load: pending calls whose result is not stored yet (e.g. waiting for
+   * approval after a restart) get their controls (their cards may be among those not
+   * made yet), then the rest of the timeline is made in idle slices. */
+  async suspended(suspensions, lastEventSeq) {
     const pending = await suspensions;
     if (pending.length) this.flush();
     for (const p of pending) {
@@ -358,7 +379,7 @@ export class SessionView {
         // Counted before it is made: a message that throws is not made again.
         const m = rest[this.restAt];
         this.restAt += 1;
-        this.message(m);
+        if (!this.consumed.has(this.restAt - 1)) this.message(m);
         if ((this.restAt & 15) === 0 && performance.now() > until) break;
       }
     } finally {
@@ -367,9 +388,41 @@ export class SessionView {
     if (this.restAt >= rest.length && rest.length) {
       this.rest = [];
       this.restAt = 0;
+      this.consumed.clear();
       // Calls still running once the stored messages are made get their Stop.
       for (const c of this.runningCards) c.ensureStop();
       this.builtDone();
+    }
+  }
+
+  /** Makes the stored messages into items until the timeline holds `most`, and gives
+   * those cards their results stored further on (`resultsAhead`). */
+  buildFirst(most) {
+    this.buildSome(Infinity, most);
+    if (this.building) this.resultsAhead();
+  }
+
+  /** Gives the cards made so far whose result is stored further on (calls made at once
+   * have their results after all of them) that result now, so what shows first shows
+   * how each call ended, not a running card; the messages used are not made again
+   * (`consumed`). A scan of the messages not made yet, no element made for them. */
+  resultsAhead() {
+    const waiting = new Set();
+    for (const [id, card] of this.cards) if (!card.result) waiting.add(id);
+    if (!waiting.size) return;
+    this.loading = true;
+    try {
+      for (let i = this.restAt; i < this.rest.length && waiting.size; i += 1) {
+        const m = this.rest[i];
+        const id = m && m.role === 'tool_result' && m.content ? m.content.callId : null;
+        if (id && waiting.has(id) && !this.consumed.has(i)) {
+          waiting.delete(id);
+          this.consumed.add(i);
+          this.message(m);
+        }
+      }
+    } finally {
+      this.loading = false;
     }
   }
 
@@ -403,6 +456,7 @@ export class SessionView {
     const hasResult = (id) => (seen.has(id) ? seen.get(id) : this.cards.has(id) ? !!this.cards.get(id).result : undefined);
     let n = 0;
     for (let i = this.restAt; i < this.rest.length; i += 1) {
+      if (this.consumed.has(i)) continue;
       const m = this.rest[i];
       const c = (m && m.content) || {};
       if (m.role === 'assistant') {

@@ -383,7 +383,7 @@ pub fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     };
     Ok(vec![
         row(
-            "web app first render of a 1,000-result session in Chromium (navigation to drawn, best of 3)",
+            "web app first render of a 1,000-result session in Chromium (navigation to drawn, best of 5)",
             format!("{} results", thousands(results as f64)),
             "results",
             "resultsStatic",
@@ -399,7 +399,7 @@ pub fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             },
         ),
         row(
-            "web app first render of a 100,000-row table in Chromium (navigation to drawn, best of 3)",
+            "web app first render of a 100,000-row table in Chromium (navigation to drawn, best of 5)",
             format!("{} rows", thousands(rows as f64)),
             "table",
             "tableStatic",
