@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use serde_json::Value as Json;
 use toolwire_core::{EventKind, Message, ToolResult};
 use toolwire_runtime::{EventBus, Landing, ResultSink, land_each};
-use toolwire_store::{StoreError, StoredMessage, Stores, store_failed};
+use toolwire_store::{InlineBlob, StoreError, StoredMessage, Stores, store_failed};
 
 /// Lands results in `stores`, announcing them on `events`.
 pub(crate) struct StoreSink {
@@ -21,15 +21,23 @@ impl StoreSink {
         Arc::new(StoreSink { stores, events })
     }
 
-    /// Keeps the payload as received beside `result`, when there is one. The copy is a
-    /// convenience: when it cannot be stored (a full blob store), the result lands without
-    /// it, and the store's own error path says what failed if the result cannot be stored
-    /// either.
-    async fn keep_raw(&self, result: &mut ToolResult, raw_text: Option<Vec<u8>>) {
-        if let Some(text) = raw_text
-            && self.stores.keep_raw(result, &text).await.is_err()
-        {
-            result.metadata.raw_ref = None;
+    /// Keeps the payload as received beside `result`, when there is one: a small one is
+    /// returned for the result's row to keep (stored in its commit), a larger one is
+    /// stored as a blob now. The copy is a convenience: when it cannot be stored (a full
+    /// blob store), the result lands without it, and the store's own error path says what
+    /// failed if the result cannot be stored either.
+    async fn keep_raw(
+        &self,
+        result: &mut ToolResult,
+        raw_text: Option<Vec<u8>>,
+    ) -> Option<InlineBlob> {
+        let text = raw_text?;
+        match self.stores.keep_raw(result, &text).await {
+            Ok(inline) => inline,
+            Err(_) => {
+                result.metadata.raw_ref = None;
+                None
+            }
         }
     }
 }
@@ -68,11 +76,11 @@ impl ResultSink for StoreSink {
                     .append(session_id, Message::assistant("", vec![call]))
                     .await?;
             }
-            self.keep_raw(&mut result, raw_text).await;
+            let inline = self.keep_raw(&mut result, raw_text).await;
             // Media saved once, here; the announcement carries the blob references.
             let stored = self
                 .stores
-                .record_result_or_failure(session_id, result, None)
+                .record_result_or_failure_inline(session_id, result, inline.into_iter().collect())
                 .await?;
             if let Message::ToolResult(result) = &stored.content {
                 let mut announced = Vec::new();
@@ -91,57 +99,77 @@ impl ResultSink for StoreSink {
         })
     }
 
-    /// The landings' media and raw copies stored side by side, then every call and
-    /// result in one append and every announcement in one write: a batch costs two
-    /// commits, not two per result. When the append fails (all or none is stored), each
-    /// lands alone, so a bad one fails alone.
+    /// The landings' media and large raw copies stored side by side, then every call
+    /// and result (their small raw copies in their rows) in one append and every
+    /// announcement in one write: a batch, even of one recorded call and its result,
+    /// costs two commits, not two per result. When the append fails (all or none is
+    /// stored), each lands alone, so a bad one fails alone.
     fn land_many<'a>(
         &'a self,
         session_id: &'a str,
         landings: Vec<Landing>,
     ) -> BoxFuture<'a, Vec<Result<StoredMessage, StoreError>>> {
         Box::pin(async move {
-            if landings.len() < 2 {
+            // One landing without a call to store beside it is one append either way.
+            if landings.len() < 2 && landings.iter().all(|landing| landing.call.is_none()) {
                 return land_each(self, session_id, landings).await;
             }
             // Each landing with its media stored and its raw copy kept: what is left is
             // the one append (or, if it fails, each landing alone).
-            let prepared: Vec<Landing> =
+            let prepared: Vec<(Landing, Option<InlineBlob>)> =
                 futures::future::join_all(landings.into_iter().map(|mut landing| async move {
                     let raw_text = landing.raw_text.take();
-                    self.keep_raw(&mut landing.result, raw_text).await;
+                    let inline = self.keep_raw(&mut landing.result, raw_text).await;
                     let call_ref = landing.result.call();
                     landing.result = match self.stores.persist(landing.result, None).await {
                         Ok(persisted) => persisted,
                         Err(e) => store_failed(call_ref, &e),
                     };
-                    landing
+                    (landing, inline)
                 }))
                 .await;
+            // Clones share the bytes: each landing keeps its own, to land alone with.
+            let inline: Vec<InlineBlob> = prepared
+                .iter()
+                .filter_map(|(_, inline)| inline.clone())
+                .collect();
             let mut messages = Vec::with_capacity(prepared.len() * 2);
-            for landing in &prepared {
+            for (landing, _) in &prepared {
                 if let Some(call) = &landing.call {
                     messages.push(Message::assistant("", vec![call.clone()]));
                 }
                 messages.push(Message::ToolResult(landing.result.clone()));
             }
-            let stored = match self.stores.append_many(session_id, messages).await {
+            let stored = match self
+                .stores
+                .append_many_inline(session_id, messages, inline)
+                .await
+            {
                 Ok(stored) => stored,
-                Err(_) => return land_each(self, session_id, prepared).await,
+                Err(_) => {
+                    let alone = prepared.into_iter().map(|(mut landing, inline)| {
+                        // Landing alone, it keeps its raw copy again from the text.
+                        if let Some(inline) = inline {
+                            landing.raw_text = Some(inline.bytes.to_vec());
+                        }
+                        landing
+                    });
+                    return land_each(self, session_id, alone.collect()).await;
+                }
             };
             let results: Vec<StoredMessage> = stored
                 .into_iter()
                 .filter(|m| matches!(m.content, Message::ToolResult(_)))
                 .collect();
             let mut announced = Vec::new();
-            for (stored, landing) in results.iter().zip(&prepared) {
+            for (stored, (landing, _)) in results.iter().zip(&prepared) {
                 if let Message::ToolResult(result) = &stored.content {
                     announce(result, landing.raw.clone(), &mut announced);
                 }
             }
             // Events are the live view: a failing log must not fail stored calls.
             let _ = self.events.emit_many(session_id, announced).await;
-            for landing in &prepared {
+            for (landing, _) in &prepared {
                 for id in &landing.suspensions {
                     let _ = self.stores.suspensions().finish_suspension(id).await;
                 }

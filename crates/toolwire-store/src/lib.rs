@@ -39,8 +39,8 @@ pub use gc::{GcOptions, GcReport, gc};
 #[cfg(feature = "backends")]
 pub use history::{EVENTS_CHANNEL, PgHistory, SqliteHistory};
 pub use history::{
-    EventLog, EventWake, HistoryReader, HistoryStore, MessagePage, NewSession, Page, QueuedEvent,
-    RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
+    EventLog, EventWake, HistoryReader, HistoryStore, InlineBlob, MessagePage, NewSession, Page,
+    QueuedEvent, RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
 pub use memory::{MEMORY_EVENTS_KEPT, MemoryEventLog, MemorySuspensions};
@@ -50,4 +50,4 @@ pub use persist::{PersistConfig, RAW_ENV, has_inline_media, persist};
 pub use refs::{message_blob_refs, result_blob_refs};
 pub use rehydrate::{DEFAULT_REHYDRATE_LIMIT, rehydrate_images};
 #[cfg(feature = "backends")]
-pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, StoreConfig, Stores};
+pub use stores::{BLOB_DIR, DATA_DIR_ENV, HISTORY_FILE, INLINE_RAW_LIMIT, StoreConfig, Stores};

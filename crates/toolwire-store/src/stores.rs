@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use toolwire_core::{Message, ToolResult};
 
-use crate::blob::{BlobLimits, BlobStore, ObjectBlobStore};
+use crate::blob::{BlobLimits, BlobStore, BlobsAndRows, ObjectBlobStore};
 use crate::error::{Result, StoreError};
 use crate::failed::{redact, store_failed};
 use crate::gc::{GcOptions, GcReport};
 use crate::history::{
-    EventLog, HistoryReader, HistoryStore, NewSession, PgHistory, Session, SqliteHistory,
-    StoredMessage, SuspensionStore,
+    EventLog, HistoryReader, HistoryStore, InlineBlob, NewSession, PgHistory, Session,
+    SqliteHistory, StoredMessage, SuspensionStore,
 };
 use crate::ids::BlobKey;
 use crate::persist::PersistConfig;
@@ -24,6 +24,14 @@ pub const HISTORY_FILE: &str = "history.db";
 
 /// The blob directory under the data directory.
 pub const BLOB_DIR: &str = "blobs";
+
+/// A raw payload of at most this many bytes is kept in its result's history row
+/// ([`InlineBlob`]), committed with it, rather than as a blob of its own. Most MCP
+/// results are a few hundred bytes to a few KB, and each blob costs a file, its fsync and
+/// a hard link (an object on S3), which a busy gateway paid once a call; a few KB in the
+/// row cost a page or two of the commit the row pays anyway. Larger ones stay blobs, so
+/// the database does not grow by copies of big results.
+pub const INLINE_RAW_LIMIT: usize = 8 << 10;
 
 /// How [`Stores`] limits blobs and externalizes media.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -107,6 +115,11 @@ impl Stores {
     where
         H: HistoryStore + EventLog + SuspensionStore + Clone + 'static,
     {
+        // Reads find a blob a row keeps as they find one in the blob store.
+        let blobs = Arc::new(BlobsAndRows {
+            blobs,
+            rows: Arc::new(history.clone()),
+        });
         Stores {
             blobs,
             history: Arc::new(history.clone()),
@@ -172,18 +185,32 @@ impl Stores {
         crate::persist::persist(result, raw, self.blobs.as_ref(), &self.config.persist).await
     }
 
-    /// Stores `raw`, a payload as the tool sent it (an MCP result), as a blob and points
-    /// `result.metadata.rawRef` at it, so it can be downloaded beside the result.
-    pub async fn keep_raw(&self, result: &mut ToolResult, raw: &[u8]) -> Result<()> {
+    /// Keeps `raw`, a payload as the tool sent it (an MCP result), and points
+    /// `result.metadata.rawRef` at it, so it can be downloaded beside the result. One of
+    /// at most [`INLINE_RAW_LIMIT`] bytes is returned, to be kept by the row that stores
+    /// `result` ([`Stores::append_many_inline`]); a larger one is stored as a blob now.
+    pub async fn keep_raw(
+        &self,
+        result: &mut ToolResult,
+        raw: &[u8],
+    ) -> Result<Option<InlineBlob>> {
+        if raw.len() <= INLINE_RAW_LIMIT && self.history.keeps_inline_blobs() {
+            let blob = InlineBlob {
+                key: BlobKey::from_hash(&blake3::hash(raw)),
+                bytes: bytes::Bytes::copy_from_slice(raw),
+            };
+            result.metadata.raw_ref = Some(blob.key.to_string());
+            return Ok(Some(blob));
+        }
         let stored = crate::persist::store_bytes(self.blobs.as_ref(), raw).await?;
         result.metadata.raw_ref = Some(stored.key.to_string());
-        Ok(())
+        Ok(None)
     }
 
     /// Appends a message after checking that every blob it references is stored, so no
     /// row ever points at a missing blob.
     pub async fn append(&self, session_id: &str, content: Message) -> Result<StoredMessage> {
-        self.check_blobs(&content).await?;
+        self.check_blobs(&content, &[]).await?;
         self.history.append(session_id, content).await
     }
 
@@ -194,14 +221,45 @@ impl Stores {
         session_id: &str,
         contents: Vec<Message>,
     ) -> Result<Vec<StoredMessage>> {
-        for content in &contents {
-            self.check_blobs(content).await?;
-        }
-        self.history.append_many(session_id, contents).await
+        self.append_many_inline(session_id, contents, Vec::new())
+            .await
     }
 
-    /// Errs unless every blob `content` references is well formed and stored.
-    async fn check_blobs(&self, content: &Message) -> Result<()> {
+    /// [`Stores::append_many`], the rows that reference `inline`'s blobs keeping them
+    /// (raw payloads from [`Stores::keep_raw`]), in the same commit: durable together.
+    pub async fn append_many_inline(
+        &self,
+        session_id: &str,
+        contents: Vec<Message>,
+        inline: Vec<InlineBlob>,
+    ) -> Result<Vec<StoredMessage>> {
+        for blob in &inline {
+            // A row keeps only what it was meant to: bytes under their own hash, of a
+            // size the rows are meant for (a large one belongs in the blob store).
+            let actual = BlobKey::from_hash(&blake3::hash(&blob.bytes));
+            if actual != blob.key {
+                return Err(StoreError::CommitFailed {
+                    message: format!("the bytes given for blob {} hash to {actual}", blob.key),
+                });
+            }
+            if blob.bytes.len() > INLINE_RAW_LIMIT {
+                return Err(StoreError::BlobTooLarge {
+                    size: blob.bytes.len() as u64,
+                    limit: INLINE_RAW_LIMIT as u64,
+                });
+            }
+        }
+        for content in &contents {
+            self.check_blobs(content, &inline).await?;
+        }
+        self.history
+            .append_many_inline(session_id, contents, inline)
+            .await
+    }
+
+    /// Errs unless every blob `content` references is well formed and stored, or among
+    /// `inline`, stored with it.
+    async fn check_blobs(&self, content: &Message, inline: &[InlineBlob]) -> Result<()> {
         if let Some(bad) = content
             .as_tool_result()
             .and_then(|r| malformed_blob_refs(r).pop())
@@ -212,6 +270,9 @@ impl Stores {
         }
         for key in message_blob_refs(content) {
             let key = BlobKey::parse(&key)?;
+            if inline.iter().any(|blob| blob.key == key) {
+                continue;
+            }
             if self.blobs.size(&key).await?.is_none() {
                 return Err(StoreError::MissingBlob {
                     key: key.to_string(),
@@ -243,6 +304,32 @@ impl Stores {
     ) -> Result<StoredMessage> {
         let call = result.call();
         match self.record_result(session_id, result, raw).await {
+            Ok(stored) => Ok(stored),
+            Err(e) => {
+                self.record_result(session_id, store_failed(call, &e), None)
+                    .await
+            }
+        }
+    }
+
+    /// [`Stores::record_result_or_failure`] for a result whose raw payload its row keeps
+    /// (`inline`, from [`Stores::keep_raw`]).
+    pub async fn record_result_or_failure_inline(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        inline: Vec<InlineBlob>,
+    ) -> Result<StoredMessage> {
+        let call = result.call();
+        let stored = async {
+            let result = self.persist(result, None).await?;
+            let mut stored = self
+                .append_many_inline(session_id, vec![Message::ToolResult(result)], inline)
+                .await?;
+            stored.pop().ok_or(StoreError::WriterGone)
+        }
+        .await;
+        match stored {
             Ok(stored) => Ok(stored),
             Err(e) => {
                 self.record_result(session_id, store_failed(call, &e), None)

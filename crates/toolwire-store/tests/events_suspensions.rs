@@ -47,6 +47,49 @@ on_every_backend! {
 }
 
 on_every_backend! {
+    async fn an_announcement_alone_is_logged_soon_and_one_beside_a_write_keeps_its_place(backend) {
+        let stores = backend.open().await;
+        let h = &stores.events();
+        // SQLite holds announcements alone a moment for a write to share their commit:
+        // never longer than that.
+        let alone = h
+            .queue_event("a1", at(), EventKind::TurnStarted { turn: 1 })
+            .await
+            .unwrap();
+        let alone = tokio::time::timeout(std::time::Duration::from_secs(5), alone)
+            .await
+            .expect("an announcement alone is not held back")
+            .unwrap();
+        assert_eq!(alone.seq, 1);
+        // Around a write that is waited on: numbered in the order given, no gap.
+        let before = h
+            .queue_event("a1", at(), EventKind::TurnStarted { turn: 2 })
+            .await
+            .unwrap();
+        let waited = h
+            .append_event("a1", at(), EventKind::TurnStarted { turn: 3 })
+            .await
+            .unwrap();
+        let after = h
+            .queue_event("a1", at(), EventKind::TurnStarted { turn: 4 })
+            .await
+            .unwrap();
+        assert_eq!(waited.seq, 3);
+        assert_eq!(before.await.unwrap().seq, 2);
+        assert_eq!(after.await.unwrap().seq, 4);
+        let turns: Vec<EventKind> = h
+            .events_since("a1", 0)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        let want: Vec<EventKind> = (1..=4).map(|turn| EventKind::TurnStarted { turn }).collect();
+        assert_eq!(turns, want);
+    }
+}
+
+on_every_backend! {
     async fn events_are_numbered_by_the_store_replay_in_order_and_survive_a_reopen(backend) {
         {
             let stores = backend.open().await;

@@ -2,6 +2,8 @@
 
 #[cfg(feature = "backends")]
 mod object;
+#[cfg(feature = "backends")]
+mod rows;
 
 use std::fmt;
 use std::ops::Range;
@@ -15,6 +17,8 @@ use crate::ids::BlobKey;
 
 #[cfg(feature = "backends")]
 pub use object::ObjectBlobStore;
+#[cfg(feature = "backends")]
+pub(crate) use rows::BlobsAndRows;
 
 /// Size limits, each enforced before or while bytes are written, never after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -102,6 +102,25 @@ pub trait HistoryReader: Send + Sync + fmt::Debug {
 
     /// Every blob some stored message references.
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>>;
+
+    /// A blob a stored row keeps itself ([`HistoryStore::append_many_inline`]), by key;
+    /// `None` when no row keeps it (it is in the blob store, or nowhere).
+    async fn inline_blob(&self, _key: &BlobKey) -> Result<Option<bytes::Bytes>> {
+        Ok(None)
+    }
+}
+
+/// A small blob stored in the history row that references it rather than in the blob
+/// store: committed in the row's transaction, so it costs no file, no fsync and no
+/// object of its own, and is deleted with its session. For a tool's raw payload, kept
+/// beside every result (`metadata.rawRef`). Its key is the BLAKE3 hash of its bytes, as
+/// in the blob store, so a reader cannot tell where it is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineBlob {
+    /// The content address of `bytes`.
+    pub key: BlobKey,
+    /// The blob.
+    pub bytes: bytes::Bytes,
 }
 
 /// Durable, ordered session history. Implementations: SQLite and Postgres; both
@@ -129,6 +148,28 @@ pub trait HistoryStore: HistoryReader {
     /// Deletes a session with its subagents' sessions, messages, events and pending
     /// calls; `false` when there was none. Blobs stay until `gc` finds them unreferenced.
     async fn delete_session(&self, id: &str) -> Result<bool>;
+
+    /// Whether [`HistoryStore::append_many_inline`] keeps blobs in rows. A store that
+    /// does not (a wrapper, a test double) is given every blob through the blob store.
+    fn keeps_inline_blobs(&self) -> bool {
+        false
+    }
+
+    /// [`HistoryStore::append_many`], each row that references one of `inline`'s keys
+    /// keeping that blob's bytes, in the same transaction.
+    async fn append_many_inline(
+        &self,
+        session_id: &str,
+        contents: Vec<Message>,
+        inline: Vec<InlineBlob>,
+    ) -> Result<Vec<StoredMessage>> {
+        if inline.is_empty() {
+            return self.append_many(session_id, contents).await;
+        }
+        Err(crate::error::StoreError::CommitFailed {
+            message: "this history does not keep blobs in its rows".into(),
+        })
+    }
 }
 
 /// The per-session event streams, resumable from any number.

@@ -24,7 +24,7 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, EventWake, HistoryReader, HistoryStore, MessagePage, NewSession, Page,
+    EventLog, EventWake, HistoryReader, HistoryStore, InlineBlob, MessagePage, NewSession, Page,
     RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
@@ -51,6 +51,11 @@ fn migrator() -> Migrator {
             2,
             "session_counts",
             include_str!("../../migrations/postgres/0002_session_counts.sql"),
+        ),
+        (
+            3,
+            "inline_blobs",
+            include_str!("../../migrations/postgres/0003_inline_blobs.sql"),
         ),
     ])
 }
@@ -168,8 +173,9 @@ const APPEND_AT_ONCE: &str = "WITH bump AS (\
      unnest($6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS r(role, call_id, body, n) \
      RETURNING id, seq), \
      blobs AS (\
-     INSERT INTO message_blobs (message_id, blob) \
-     SELECT ins.id, b.blob FROM bump, ins, unnest($9::bigint[], $10::text[]) AS b(n, blob) \
+     INSERT INTO message_blobs (message_id, blob, bytes) \
+     SELECT ins.id, b.blob, b.bytes FROM bump, ins, \
+     unnest($9::bigint[], $10::text[], $11::bytea[]) AS b(n, blob, bytes) \
      WHERE ins.seq = bump.base + b.n ON CONFLICT DO NOTHING) \
      SELECT id, seq FROM ins";
 
@@ -201,11 +207,12 @@ async fn append_at_once(
         rows.iter().map(|r| r.results).sum::<i64>(),
         rows.iter().map(|r| r.errors).sum::<i64>(),
     );
-    let (mut blob_rows, mut blobs) = (Vec::new(), Vec::new());
+    let (mut blob_rows, mut blobs, mut blob_bytes) = (Vec::new(), Vec::new(), Vec::new());
     let (mut roles, mut call_ids, mut bodies) = (Vec::new(), Vec::new(), Vec::new());
-    for (n, row) in (1_i64..).zip(rows) {
+    for (n, mut row) in (1_i64..).zip(rows) {
         for blob in row.blobs {
             blob_rows.push(n);
+            blob_bytes.push(row.inline.remove(&blob));
             blobs.push(blob);
         }
         roles.push(row.role);
@@ -223,6 +230,7 @@ async fn append_at_once(
         .bind(bodies)
         .bind(blob_rows)
         .bind(blobs)
+        .bind(blob_bytes)
         .fetch_all(pool)
         .await?;
     if stored.is_empty() {
@@ -301,6 +309,9 @@ impl HistoryReader for PgHistory {
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
         read_blob_refs(&self.pool).await
     }
+    async fn inline_blob(&self, key: &BlobKey) -> Result<Option<bytes::Bytes>> {
+        read_inline_blob(&self.pool, key).await
+    }
 }
 
 #[async_trait]
@@ -317,8 +328,21 @@ impl HistoryStore for PgHistory {
         session_id: &str,
         contents: Vec<Message>,
     ) -> Result<Vec<StoredMessage>> {
+        self.append_many_inline(session_id, contents, Vec::new())
+            .await
+    }
+    fn keeps_inline_blobs(&self) -> bool {
+        true
+    }
+    async fn append_many_inline(
+        &self,
+        session_id: &str,
+        contents: Vec<Message>,
+        inline: Vec<InlineBlob>,
+    ) -> Result<Vec<StoredMessage>> {
         let now = now_ms();
-        let new = rows::new_rows(session_id, &contents, now)?;
+        let mut new = rows::new_rows(session_id, &contents, now)?;
+        rows::keep_inline(&mut new, &inline);
         if new.is_empty() {
             return Ok(Vec::new());
         }

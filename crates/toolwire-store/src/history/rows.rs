@@ -3,13 +3,13 @@
 //! pending calls. The schema is the same on SQLite and Postgres, so only the write paths
 //! (one writer task there, row locks here) differ.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::codec::{body_json, corrupt_row, from_row, role, validate_ids};
-use super::{NewSession, Session, StoredMessage, StoredResult};
+use super::{InlineBlob, NewSession, Session, StoredMessage, StoredResult};
 use crate::error::{Result, StoreError};
 use crate::ids::validate_id;
 use crate::refs::message_blob_refs;
@@ -62,8 +62,13 @@ pub(crate) const BUMP_SESSION: &str = "UPDATE sessions SET last_seq = last_seq +
      WHERE id = $1 RETURNING last_seq";
 pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
-pub(crate) const INSERT_MESSAGE_BLOB: &str =
-    "INSERT INTO message_blobs (message_id, blob) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+/// `$3` is the blob's bytes when the row keeps them (a small raw payload), else NULL.
+pub(crate) const INSERT_MESSAGE_BLOB: &str = "INSERT INTO message_blobs (message_id, blob, bytes) \
+     VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+/// A blob kept in a row rather than in the blob store, by its key (any row keeping it:
+/// the bytes hash to the key, so every copy is the same).
+pub(crate) const INLINE_BLOB: &str =
+    "SELECT bytes FROM message_blobs WHERE blob = $1 AND bytes IS NOT NULL LIMIT 1";
 /// The number is the session's last plus one, computed by the insert itself. SQLite runs
 /// it under its single write lock; Postgres under a per-session advisory lock.
 pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (session_id, seq, body, created_at) \
@@ -206,6 +211,8 @@ pub(crate) struct NewRow {
     pub call_id: Option<String>,
     pub body: String,
     pub blobs: BTreeSet<String>,
+    /// The bytes of those of `blobs` this row keeps itself (see [`InlineBlob`]).
+    pub inline: BTreeMap<String, Vec<u8>>,
     pub now: i64,
     /// What the row adds to the session's counts: 1 for a tool result (`results`) and
     /// for a failed one (`errors`), else 0.
@@ -229,12 +236,25 @@ pub(crate) fn new_rows(session_id: &str, contents: &[Message], now: i64) -> Resu
                 call_id: content.call_id().map(str::to_owned),
                 body: body_json(content)?,
                 blobs: message_blob_refs(content),
+                inline: BTreeMap::new(),
                 now,
                 results,
                 errors,
             })
         })
         .collect()
+}
+
+/// Gives each row that references one of `inline`'s keys that blob's bytes, so the row
+/// keeps them (every such row: a copy in each, so deleting one session loses none).
+pub(crate) fn keep_inline(rows: &mut [NewRow], inline: &[InlineBlob]) {
+    for blob in inline {
+        for row in rows.iter_mut() {
+            if row.blobs.contains(blob.key.as_str()) {
+                row.inline.insert(blob.key.to_string(), blob.bytes.to_vec());
+            }
+        }
+    }
 }
 
 /// The appended messages, given the (id, seq) each row got.
@@ -577,6 +597,14 @@ macro_rules! statements {
                 .fetch_optional(pool)
                 .await?;
             sql::result_from_row(row)
+        }
+
+        async fn read_inline_blob(pool: &$pool, key: &BlobKey) -> Result<Option<bytes::Bytes>> {
+            let row: Option<(Vec<u8>,)> = sqlx::query_as(sql::INLINE_BLOB)
+                .bind(key.as_str())
+                .fetch_optional(pool)
+                .await?;
+            Ok(row.map(|(bytes,)| bytes::Bytes::from(bytes)))
         }
 
         async fn read_blob_refs(pool: &$pool) -> Result<BTreeSet<BlobKey>> {

@@ -24,7 +24,7 @@ use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, NewRow, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, HistoryReader, HistoryStore, MessagePage, NewSession, Page, QueuedEvent,
+    EventLog, HistoryReader, HistoryStore, InlineBlob, MessagePage, NewSession, Page, QueuedEvent,
     RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
@@ -37,7 +37,7 @@ const READERS: u32 = 4;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The schema's steps, in order (the test below opens a database made by a prefix).
-const STEPS: [(i64, &str, &str); 4] = [
+const STEPS: [(i64, &str, &str); 5] = [
     (
         1,
         "init",
@@ -57,6 +57,11 @@ const STEPS: [(i64, &str, &str); 4] = [
         4,
         "session_counts",
         include_str!("../../migrations/sqlite/0004_session_counts.sql"),
+    ),
+    (
+        5,
+        "inline_blobs",
+        include_str!("../../migrations/sqlite/0005_inline_blobs.sql"),
     ),
 ];
 
@@ -94,7 +99,20 @@ enum WriteOp {
         stmt: Stmt,
         reply: Reply<Returned>,
     },
+    /// An event nobody waits on ([`EventLog::queue_event`]: a call started), run as
+    /// `Exec`; the writer may hold it for [`LINGER`] to commit it with the next write.
+    Announce {
+        stmt: Stmt,
+        reply: Reply<Returned>,
+    },
 }
+
+/// How long a batch of announcements alone waits for another write to share its commit
+/// (and its fsync). A call's start is announced as it begins, and its result is stored
+/// a moment later (the MCP gateway stores it right behind its answer): waiting lets one
+/// commit take both instead of one each. Short enough that a live view shows a long
+/// call as started at once, to the eye.
+const LINGER: Duration = Duration::from_millis(10);
 
 /// What a single statement returns.
 #[derive(Debug)]
@@ -215,6 +233,7 @@ impl SqliteHistory {
         session_id: &str,
         at: String,
         kind: EventKind,
+        waited_on: bool,
     ) -> Result<(Event, oneshot::Receiver<Result<Returned>>)> {
         let (event, body) = rows::new_event(session_id, at, kind)?;
         let stmt = Stmt::AppendEvent {
@@ -223,9 +242,14 @@ impl SqliteHistory {
             now: now_ms(),
         };
         let (reply, answer) = oneshot::channel();
+        let op = if waited_on {
+            WriteOp::Exec { stmt, reply }
+        } else {
+            WriteOp::Announce { stmt, reply }
+        };
         self.inner
             .writes
-            .send(WriteOp::Exec { stmt, reply })
+            .send(op)
             .await
             .map_err(|_| StoreError::WriterGone)?;
         Ok((event, answer))
@@ -277,6 +301,9 @@ impl HistoryReader for SqliteHistory {
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
         read_blob_refs(&self.inner.read).await
     }
+    async fn inline_blob(&self, key: &BlobKey) -> Result<Option<bytes::Bytes>> {
+        read_inline_blob(&self.inner.read, key).await
+    }
 }
 
 #[async_trait]
@@ -296,8 +323,21 @@ impl HistoryStore for SqliteHistory {
         session_id: &str,
         contents: Vec<Message>,
     ) -> Result<Vec<StoredMessage>> {
+        self.append_many_inline(session_id, contents, Vec::new())
+            .await
+    }
+    fn keeps_inline_blobs(&self) -> bool {
+        true
+    }
+    async fn append_many_inline(
+        &self,
+        session_id: &str,
+        contents: Vec<Message>,
+        inline: Vec<InlineBlob>,
+    ) -> Result<Vec<StoredMessage>> {
         let now = now_ms();
-        let new = rows::new_rows(session_id, &contents, now)?;
+        let mut new = rows::new_rows(session_id, &contents, now)?;
+        rows::keep_inline(&mut new, &inline);
         if new.is_empty() {
             return Ok(Vec::new());
         }
@@ -319,7 +359,7 @@ impl HistoryStore for SqliteHistory {
 #[async_trait]
 impl EventLog for SqliteHistory {
     async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event> {
-        let (event, answer) = self.send_event(session_id, at, kind).await?;
+        let (event, answer) = self.send_event(session_id, at, kind, true).await?;
         numbered(event, answer).await
     }
 
@@ -329,7 +369,7 @@ impl EventLog for SqliteHistory {
         at: String,
         kind: EventKind,
     ) -> Result<QueuedEvent> {
-        let (event, answer) = self.send_event(session_id, at, kind).await?;
+        let (event, answer) = self.send_event(session_id, at, kind, false).await?;
         Ok(Box::pin(numbered(event, answer)))
     }
 
@@ -341,7 +381,7 @@ impl EventLog for SqliteHistory {
         // All queued before any is waited for: the writer commits them together.
         let mut sent = Vec::with_capacity(events.len());
         for (at, kind) in events {
-            sent.push(self.send_event(session_id, at, kind).await?);
+            sent.push(self.send_event(session_id, at, kind, true).await?);
         }
         let mut logged = Vec::with_capacity(sent.len());
         for (event, answer) in sent {
@@ -405,6 +445,21 @@ async fn numbered(mut event: Event, answer: oneshot::Receiver<Result<Returned>>)
 async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteOp>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        // Announcements alone wait a moment for a write to share their commit; anything
+        // else commits at once (with the announcements queued before it, in order).
+        let deadline = tokio::time::Instant::now() + LINGER;
+        while batch.len() < MAX_BATCH
+            && batch
+                .iter()
+                .all(|op| matches!(op, WriteOp::Announce { .. }))
+        {
+            let room = MAX_BATCH - batch.len();
+            match tokio::time::timeout_at(deadline, queue.recv_many(&mut batch, room)).await {
+                Ok(received) if received > 0 => {}
+                // The deadline, or the queue closed: commit what there is.
+                _ => break,
+            }
+        }
         write_batch(&mut conn, std::mem::take(&mut batch)).await;
     }
     let _ = conn.close().await;
@@ -482,7 +537,7 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
                     let ok = r.is_ok();
                     (Outcome::Appended(reply, r), ok)
                 }
-                WriteOp::Exec { stmt, reply } => {
+                WriteOp::Exec { stmt, reply } | WriteOp::Announce { stmt, reply } => {
                     let r = exec(&mut sp, stmt).await;
                     let ok = r.is_ok();
                     (Outcome::Executed(reply, r), ok)
@@ -539,6 +594,7 @@ async fn append_rows(
             sqlx::query(sql::INSERT_MESSAGE_BLOB)
                 .bind(id)
                 .bind(blob)
+                .bind(row.inline.get(blob))
                 .execute(&mut *conn)
                 .await?;
         }
@@ -650,6 +706,7 @@ async fn append_grouped(
                     sqlx::query(rows::INSERT_MESSAGE_BLOB)
                         .bind(id)
                         .bind(blob)
+                        .bind(rows[o][r].inline.get(blob))
                         .execute(&mut *conn)
                         .await?;
                 }
