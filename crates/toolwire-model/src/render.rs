@@ -8,7 +8,7 @@ use toolwire_core::view::KnownView;
 use toolwire_core::view::{DiffView, SourceView};
 use toolwire_core::{Audience, EntryType, MediaKind, Value};
 
-use crate::budget::{chars_up_to, fair_shares};
+use crate::budget::{chars_up_to, fair_shares, fits};
 use crate::truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
 
 /// What kind of media a value holds, for routing.
@@ -55,7 +55,7 @@ pub enum Shape<'a> {
         prefix: String,
         /// Borrowed from the result, or owned when toolwire wrote it (an error's text).
         body: Cow<'a, str>,
-        weight: Weight,
+        weight: TextWeight<'a>,
     },
     Lines {
         header: Vec<String>,
@@ -72,14 +72,45 @@ pub enum Shape<'a> {
     Media(MediaRef<'a>),
 }
 
+/// Which end of a text matters more, decided only when the text must be cut: most texts
+/// fit their budget, and reading the tool's name and the value's hints for each of them
+/// was a pointer chase (a cache miss in a long session) and an allocation per result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TextWeight<'a> {
+    /// Known already (text toolwire wrote).
+    Fixed(Weight),
+    /// From the tool's name and the value's hints ([`is_log_like`]).
+    Of {
+        /// The tool that returned the value.
+        tool_name: &'a str,
+        /// The value the text came from.
+        value: &'a Value,
+    },
+}
+
+impl TextWeight<'_> {
+    /// The weight: [`Weight::Tail`] for logs and terminals, else [`Weight::Balanced`].
+    pub fn get(self) -> Weight {
+        match self {
+            TextWeight::Fixed(weight) => weight,
+            TextWeight::Of { tool_name, value } if is_log_like(tool_name, value) => Weight::Tail,
+            TextWeight::Of { .. } => Weight::Balanced,
+        }
+    }
+}
+
 /// Tools whose output is a log or a terminal: the end (where errors are) matters most.
 fn is_log_like(tool_name: &str, value: &Value) -> bool {
-    let tool = tool_name.to_ascii_lowercase();
     let tool_says = [
         "bash", "shell", "exec", "terminal", "command", "run", "log", "sh",
     ]
     .iter()
-    .any(|w| tool == *w || tool.split(['_', '.', '-']).any(|part| part == *w));
+    .any(|w| {
+        tool_name.eq_ignore_ascii_case(w)
+            || tool_name
+                .split(['_', '.', '-'])
+                .any(|part| part.eq_ignore_ascii_case(w))
+    });
     let lang_says = value
         .display
         .as_ref()
@@ -109,7 +140,7 @@ pub fn for_model(value: &Value) -> bool {
 
 /// The shape of one value, or `Err(shape)` when a well-known kind's data was invalid and
 /// the raw JSON is sent instead.
-pub fn shape<'a>(value: &'a Value, tool_name: &str) -> Result<Shape<'a>, Shape<'a>> {
+pub fn shape<'a>(value: &'a Value, tool_name: &'a str) -> Result<Shape<'a>, Shape<'a>> {
     let summary = value.summary.as_deref();
     let raw = Shape::Json {
         summary,
@@ -120,11 +151,7 @@ pub fn shape<'a>(value: &'a Value, tool_name: &str) -> Result<Shape<'a>, Shape<'
         Some(Err(_)) => return Err(raw),
         Some(Ok(view)) => view,
     };
-    let weight = if is_log_like(tool_name, value) {
-        Weight::Tail
-    } else {
-        Weight::Balanced
-    };
+    let weight = TextWeight::Of { tool_name, value };
     Ok(match view {
         KnownView::Text(t) => Shape::Text {
             prefix: String::new(),
@@ -342,10 +369,15 @@ impl<'a> Shape<'a> {
                 body,
                 weight,
             } => {
+                // Most texts fit as they are (and need no weight, see [`TextWeight`]).
+                if prefix.is_empty() && fits(body, budget) {
+                    return Some(body.clone());
+                }
+                let weight = weight.get();
                 return Some(match body {
-                    Cow::Borrowed(body) => cut_text(prefix, body, budget, *weight, ctx),
+                    Cow::Borrowed(body) => cut_text(prefix, body, budget, weight, ctx),
                     Cow::Owned(body) => {
-                        Cow::Owned(cut_text(prefix, body, budget, *weight, ctx).into_owned())
+                        Cow::Owned(cut_text(prefix, body, budget, weight, ctx).into_owned())
                     }
                 });
             }
@@ -372,36 +404,37 @@ pub const PART_SEPARATOR: &str = "\n\n";
 
 /// Cuts several texts of one result (`(part index, shape)`) to share `budget` fairly;
 /// returns the texts in order. Separators between them are paid from the budget.
-pub fn fit_all<'a>(
-    texts: &[(usize, Shape<'a>)],
+pub fn fit_all<'s, 'a: 's>(
+    texts: impl Iterator<Item = (usize, &'s Shape<'a>)> + Clone,
     budget: usize,
     call_id: &str,
 ) -> Vec<Cow<'a, str>> {
-    let seps = texts.len().saturating_sub(1) * PART_SEPARATOR.len();
-    let room = budget.saturating_sub(seps);
-    // Plain texts whose bytes (at least their characters) fit together are all kept whole
-    // whatever their shares: a share of its bytes keeps each one, no character counted.
-    let bytes: Option<Vec<usize>> = texts.iter().map(|(_, s)| s.text_bytes()).collect();
-    let shares = match bytes {
-        Some(bytes) if bytes.iter().sum::<usize>() <= room => bytes,
-        _ => {
-            let costs: Vec<usize> = texts.iter().map(|(_, s)| s.cost(room)).collect();
-            fair_shares(&costs, room)
-        }
+    let fit = |(part, shape): (usize, &Shape<'a>), share| {
+        shape
+            .fit(share, CutContext { call_id, part })
+            .unwrap_or_default()
     };
+    // Plain texts whose bytes (at least their characters) fit together are all kept whole
+    // whatever their shares: a share of its bytes keeps each one, no character counted
+    // (and nothing allocated but the result: this is every result of a usual session).
+    let (mut count, mut bytes) = (0usize, Some(0usize));
+    for (_, shape) in texts.clone() {
+        count += 1;
+        bytes = bytes.zip(shape.text_bytes()).map(|(sum, b)| sum + b);
+    }
+    let seps = count.saturating_sub(1) * PART_SEPARATOR.len();
+    let room = budget.saturating_sub(seps);
+    if bytes.is_some_and(|bytes| bytes <= room) {
+        return texts
+            .map(|text| {
+                let share = text.1.text_bytes().unwrap_or_default();
+                fit(text, share)
+            })
+            .collect();
+    }
+    let costs: Vec<usize> = texts.clone().map(|(_, s)| s.cost(room)).collect();
     texts
-        .iter()
-        .zip(shares)
-        .map(|((part, shape), share)| {
-            shape
-                .fit(
-                    share,
-                    CutContext {
-                        call_id,
-                        part: *part,
-                    },
-                )
-                .unwrap_or_default()
-        })
+        .zip(fair_shares(&costs, room))
+        .map(|(text, share)| fit(text, share))
         .collect()
 }

@@ -14,7 +14,9 @@ use crate::media::{placeholder, refusal};
 use crate::note::{EncodeNote, NoteCode};
 use crate::options::{EncodeOptions, Provider};
 use crate::pairing::{INTERRUPTED, PlannedResult, PlannedTurn, plan};
-use crate::render::{MediaClass, MediaRef, PART_SEPARATOR, Shape, fit_all, for_model, shape};
+use crate::render::{
+    MediaClass, MediaRef, PART_SEPARATOR, Shape, TextWeight, fit_all, for_model, shape,
+};
 
 /// What the model sees, provider-neutral but provider-ready. It borrows from the
 /// conversation every text and call it sends unchanged (the most of a long session), so
@@ -256,14 +258,14 @@ fn parts_of<'a>(
     message: Option<String>,
     diags: &mut Vec<EncodeNote>,
 ) -> Vec<Part<'a>> {
-    let mut parts = Vec::new();
+    let mut parts = Vec::with_capacity(result.output.len() + usize::from(message.is_some()));
     if let Some(message) = message {
         parts.push(Part::Text(
             0,
             Shape::Text {
                 prefix: String::new(),
                 body: Cow::Owned(message),
-                weight: crate::truncate::Weight::Balanced,
+                weight: TextWeight::Fixed(crate::truncate::Weight::Balanced),
             },
         ));
     }
@@ -295,70 +297,52 @@ async fn results_view<'a>(
     planned: &[PlannedResult<'a>],
     diags: &mut Vec<EncodeNote>,
 ) -> Vec<ResultView<'a>> {
-    // Texts of every result first, so the turn's total can be shared before cutting.
-    let mut all: Vec<(&ToolCall, bool, Vec<Part<'a>>)> = Vec::with_capacity(planned.len());
-    let error_texts: Vec<Option<String>> = planned
-        .iter()
-        .map(|p| match p {
-            PlannedResult::Stored { result, .. } => error_text(result),
-            PlannedResult::Interrupted { .. } => Some(INTERRUPTED.to_owned()),
-        })
-        .collect();
-    for (p, err) in planned.iter().zip(error_texts) {
-        let parts = match p {
-            PlannedResult::Stored { result, .. } => parts_of(result, err, diags),
-            PlannedResult::Interrupted { .. } => parts_of_message(err),
-        };
-        let is_error = match p {
-            PlannedResult::Stored { result, .. } => result.status == Status::Error,
-            PlannedResult::Interrupted { .. } => true,
-        };
-        all.push((p.call(), is_error, parts));
-    }
     let budget = &ctx.options.budget;
-    let mut limits: Vec<usize> = all
+    // Texts of every result first, so the turn's total can be shared before cutting; each
+    // with its limit and whether the turn's share set it (which budget, for the note).
+    let mut all: Vec<Pending<'a>> = planned
         .iter()
-        .map(|(call, _, _)| budget.limit_for(&call.id, &call.name))
-        .collect();
-    // Which budget set each limit, for the diagnostic a person reads.
-    let mut whose: Vec<&str> = all
-        .iter()
-        .map(|(call, _, _)| {
-            if budget.per_call.contains_key(&call.id) {
-                "its call's own budget"
-            } else if budget.per_tool.contains_key(&call.name) {
-                "its tool's budget"
-            } else {
-                "the per-result budget"
+        .map(|p| {
+            let call = p.call();
+            let (parts, is_error) = match p {
+                PlannedResult::Stored { result, .. } => (
+                    parts_of(result, error_text(result), diags),
+                    result.status == Status::Error,
+                ),
+                PlannedResult::Interrupted { .. } => {
+                    (parts_of_message(Some(INTERRUPTED.to_owned())), true)
+                }
+            };
+            Pending {
+                call,
+                is_error,
+                parts,
+                limit: budget.limit_for(&call.id, &call.name),
+                shared: false,
             }
         })
         .collect();
     if let Some(total) = budget.turn_max_chars {
         let costs: Vec<usize> = all
             .iter()
-            .zip(&limits)
-            .map(|((_, _, parts), &limit)| text_cost(parts, limit).min(limit))
+            .map(|r| text_cost(&r.parts, r.limit).min(r.limit))
             .collect();
-        for ((limit, share), whose) in limits
-            .iter_mut()
-            .zip(fair_shares(&costs, total))
-            .zip(whose.iter_mut())
-        {
-            if share < *limit {
-                *limit = share;
-                *whose = "its share of the turn's budget";
+        for (r, share) in all.iter_mut().zip(fair_shares(&costs, total)) {
+            if share < r.limit {
+                r.limit = share;
+                r.shared = true;
             }
         }
     }
     let mut out = Vec::with_capacity(all.len());
-    for (((call, is_error, parts), limit), whose) in all.into_iter().zip(limits).zip(whose) {
-        let texts: Vec<(usize, Shape<'_>)> = parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text(i, s) => Some((*i, s.clone())),
-                Part::Media(_) => None,
-            })
-            .collect();
+    for r in all {
+        let Pending {
+            call,
+            is_error,
+            parts,
+            limit,
+            shared,
+        } = r;
         // Counting characters is a pass over every text; plain texts whose bytes are
         // within the limit need none (a character is at least a byte).
         let full_cost = match text_bytes(&parts) {
@@ -366,6 +350,16 @@ async fn results_view<'a>(
             _ => text_cost(&parts, limit),
         };
         if full_cost > limit {
+            // Which budget set the limit, for the person who reads the note.
+            let whose = if shared {
+                "its share of the turn's budget"
+            } else if budget.per_call.contains_key(&call.id) {
+                "its call's own budget"
+            } else if budget.per_tool.contains_key(&call.name) {
+                "its tool's budget"
+            } else {
+                "the per-result budget"
+            };
             diags.push(EncodeNote::new(
                 NoteCode::Truncated,
                 Some(&call.id),
@@ -377,8 +371,12 @@ async fn results_view<'a>(
                 ),
             ));
         }
-        let mut fitted = fit_all(&texts, limit, &call.id).into_iter();
-        let mut blocks: Vec<Block> = Vec::new();
+        let texts = parts.iter().filter_map(|p| match p {
+            Part::Text(i, s) => Some((*i, s)),
+            Part::Media(_) => None,
+        });
+        let mut fitted = fit_all(texts, limit, &call.id).into_iter();
+        let mut blocks: Vec<Block> = Vec::with_capacity(parts.len().max(1));
         for part in &parts {
             match part {
                 Part::Text(..) => {
@@ -408,6 +406,17 @@ async fn results_view<'a>(
     out
 }
 
+/// One result of a turn between reading its parts and cutting them.
+struct Pending<'a> {
+    call: &'a ToolCall,
+    is_error: bool,
+    parts: Vec<Part<'a>>,
+    /// Its limit in characters.
+    limit: usize,
+    /// Whether its share of the turn's budget set the limit.
+    shared: bool,
+}
+
 fn parts_of_message<'a>(message: Option<String>) -> Vec<Part<'a>> {
     message
         .map(|body| {
@@ -416,7 +425,7 @@ fn parts_of_message<'a>(message: Option<String>) -> Vec<Part<'a>> {
                 Shape::Text {
                     prefix: String::new(),
                     body: Cow::Owned(body),
-                    weight: crate::truncate::Weight::Balanced,
+                    weight: TextWeight::Fixed(crate::truncate::Weight::Balanced),
                 },
             )
         })
