@@ -461,10 +461,12 @@ pub fn encode(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
                     peer,
                 )
                 // Issue 27 asks for at most half the AI SDK's time at 20, 200 and 2,000
-                // turns; measured 0.13-0.21x, 0.23-0.48x and 0.42-0.93x (2026-11-24, two
-                // runs, load average 10-15 on 2 cores). Until 2,000 turns meets 0.5x the rows are judged
-                // at 1x (never behind the AI SDK) as a guard; the issue stays open on it.
-                .target(Target::RatioAtMost(1.0))
+                // turns. Measured 2026-11-24 (four runs, load average 6.5-9.3 on 2 cores):
+                // 0.10-0.18x, 0.18-0.32x and 0.15-0.56x. The guard is the target where it
+                // holds with margin (20 and 200 turns); at 2,000 a 6 ms encode on a loaded
+                // machine swings 2x between runs (5.6 or 13 ms, the floor alike), so it is
+                // judged at 0.75x until a quiet machine shows 0.5x holds.
+                .target(Target::RatioAtMost(if turns > 200 { 0.75 } else { 0.5 }))
                 .at_every_size()
                 .behind(
                     "toolwire's encoder pairs every call with its result, applies the truncation \
@@ -472,10 +474,10 @@ pub fn encode(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
                  messages one to one and V8 stringifies its objects directly. The body is \
                  written from borrowed views by toolwire-model's own JSON writer (escapes \
                  eight bytes at a time, buffer sized up front), pairing hashes ids with \
-                 foldhash and no characters are counted when a text's bytes fit its budget. \
-                 Met at 20 and 200 turns; at 2,000 (a 9 MB body) what is left is memory: \
-                 perf shows the time on loads of the session's texts and ids (cache misses), \
-                 and serde_json's own serialize of the session grows 20x for 10x too.",
+                 foldhash, no characters are counted and no log-or-not weight is read when a \
+                 text fits its budget. At 2,000 turns (a 6 MB body) the time is at serde_json's \
+                 own serialize of the session (the floor) and swings with the machine's load: \
+                 perf shows loads of the session's results and ids (cache misses) and escaping.",
                 );
         } else {
             row = row.floor("serde_json serialize of the session", floor);
