@@ -170,6 +170,8 @@ impl EventBus {
             rx,
             wakeups,
             next,
+            idle: Box::pin(tokio::time::sleep(IDLE_POLL)),
+            last_event: tokio::time::Instant::now(),
         })
     }
 }
@@ -184,6 +186,12 @@ pub struct Subscription {
     wakeups: Option<broadcast::Receiver<EventWake>>,
     /// The next `seq` this subscriber expects.
     next: u64,
+    /// When to look in the log if nothing came: one timer for the subscription's life,
+    /// moved only when it fires, rather than a new one per event (a timer insert and
+    /// removal per subscriber per event, which at 1,000 subscribers was 1,000 of each).
+    idle: std::pin::Pin<Box<tokio::time::Sleep>>,
+    /// When the subscriber last had an event: the timer, on firing, counts from here.
+    last_event: tokio::time::Instant,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -218,6 +226,7 @@ impl Subscription {
         loop {
             if let Some(e) = self.backlog.pop_front() {
                 self.next = e.seq + 1;
+                self.last_event = tokio::time::Instant::now();
                 return Some(Ok(Arc::new(SharedEvent::new(e))));
             }
             let received = tokio::select! {
@@ -238,7 +247,15 @@ impl Subscription {
                     }
                     continue;
                 }
-                () = tokio::time::sleep(IDLE_POLL) => {
+                () = self.idle.as_mut() => {
+                    // Events came since it was set: idle only from the last of them.
+                    let due = self.last_event + IDLE_POLL;
+                    let now = tokio::time::Instant::now();
+                    if due > now {
+                        self.idle.as_mut().reset(due);
+                        continue;
+                    }
+                    self.idle.as_mut().reset(now + IDLE_POLL);
                     if let Err(e) = self.refill().await {
                         return Some(Err(e));
                     }
@@ -251,6 +268,7 @@ impl Subscription {
                 }
                 Ok(e) if e.event.seq == self.next => {
                     self.next += 1;
+                    self.last_event = tokio::time::Instant::now();
                     return Some(Ok(e));
                 }
                 // A gap (or a lag): refill from the log, which has everything.

@@ -97,7 +97,15 @@ pub(crate) enum Outcome {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = tokio::runtime::Builder::new_current_thread()
+    // `serve` answers many clients at once and writes every event to each of its
+    // subscribers: it takes every core. The other commands are one client's work, where a
+    // single thread starts faster and is enough.
+    let mut runtime = if matches!(cli.command, Command::Serve(_)) {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let result = runtime
         .enable_all()
         .build()
         .map_err(anyhow::Error::from)
