@@ -19,9 +19,11 @@ const RESOURCE_READ = 'toolwire.resource_read';
 /** Timeline items per chunk. */
 const CHUNK = 50;
 
-/** Items drawn before the page says it is ready: more than a tall window shows (and
- * more are drawn if a laid-out first screen is still not full: `fillFirst`). */
-const FIRST_SCREEN = 10;
+/** Items drawn before the page laid itself out for the first time: what a 900-px window
+ * shows of cards with a few lines of result. `fillFirst` then draws as many more as the
+ * layout says the window still has room for (folded cards, a tall window): every card
+ * drawn beyond the window is styled and laid out before the mark for nothing. */
+const FIRST_SCREEN = 5;
 
 /** Items made before the page says it has rendered, when nothing needs the whole
  * timeline at once: a little more than the first screen (`fillFirst` makes more if a tall
@@ -29,7 +31,7 @@ const FIRST_SCREEN = 10;
  * 10,000-call session does not build 10,000 cards before it shows the first ten; and
  * every item made before the mark is styled and laid out before it, so making a whole
  * chunk (50) first cost a 1,000-result session's first render ~40% more. */
-const FIRST_BUILD = FIRST_SCREEN + 6;
+const FIRST_BUILD = 16;
 
 /** Milliseconds of one idle slice of building or drawing: well inside a 60 fps frame. */
 const SLICE_MS = 8;
@@ -59,6 +61,7 @@ export class SessionView {
     this.waiters = new Map();
     // The stored messages of the last load not made into items yet, from `restAt` on
     // (`buildRest`); `built` settles once every one is in the timeline.
+    this.firstSeen = 0;
     this.rest = [];
     this.restAt = 0;
     // Indices of `rest` already made (a result given to its card early: `resultsAhead`).
@@ -132,6 +135,8 @@ export class SessionView {
     const chunks = [...this.timeline.children];
     if (newest) chunks.reverse();
     let shown = 0;
+    // Items from the top to the last one reached, drawn or not (`fillFirst`'s estimate).
+    this.firstSeen = 0;
     for (const chunk of chunks) {
       if (chunk.hidden) continue;
       const items = [...chunk.children];
@@ -139,6 +144,7 @@ export class SessionView {
       for (const el of items) {
         if (el.hidden) continue;
         this.lastFirst = el;
+        this.firstSeen += 1;
         if (!this.pendingDraw.has(el)) continue;
         this.drawNow(el);
         shown += 1;
@@ -153,14 +159,21 @@ export class SessionView {
   fillFirst() {
     for (let round = 0; round < 8; round += 1) {
       const last = this.lastFirst;
-      if (!last || !last.isConnected || last.getBoundingClientRect().bottom >= innerHeight) return;
+      if (!last || !last.isConnected) return;
+      const bottom = last.getBoundingClientRect().bottom;
+      if (bottom >= innerHeight) return;
+      // As many more as the room left holds at the items' mean height so far (one layout
+      // read, the same one), and one more.
+      const top = this.timeline.getBoundingClientRect().top;
+      const each = Math.max(24, (bottom - top) / Math.max(1, this.firstSeen));
+      const count = Math.min(4 * FIRST_SCREEN, Math.ceil((innerHeight - bottom) / each) + 1);
       const before = this.pendingDraw.size;
       const made = this.itemCount;
       // What is made is drawn up to here: make the next few first.
       if (this.building && last === this.timeline.querySelector(':scope > .chunk:last-child > :last-child')) {
-        this.buildFirst(this.itemCount + FIRST_BUILD);
+        this.buildFirst(this.itemCount + Math.max(count, FIRST_BUILD));
       }
-      this.drawFirst();
+      this.drawFirst(count);
       if (this.pendingDraw.size === before && this.itemCount === made) return;
     }
   }
