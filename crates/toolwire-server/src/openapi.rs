@@ -96,7 +96,7 @@ pub const ROUTES: &[RouteDoc] = &[
         query: &[
             (
                 "after",
-                r#"{"type": "integer", "minimum": 0}"#,
+                r#"{"type": "integer", "minimum": 0, "maximum": 9223372036854775807}"#,
                 false,
                 "messages after this seq only",
             ),

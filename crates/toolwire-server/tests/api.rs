@@ -147,7 +147,13 @@ async fn a_sessions_messages_are_read_whole_or_a_page_at_a_time() {
         (5, &Json::Bool(false))
     );
     // Out-of-range pages are refused, as the OpenAPI document says.
-    for bad in ["limit=0", "limit=10001", "after=-1", "after=x"] {
+    for bad in [
+        "limit=0",
+        "limit=10001",
+        "after=-1",
+        "after=x",
+        "after=9223372036854775808",
+    ] {
         let r = s
             .get(&format!("/api/sessions/{id}?{bad}"))
             .send()
