@@ -424,7 +424,7 @@ pub fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             // Issue 25 asks for at most 1.5× the same text as a static page at 1,000
             // results. On 2026-11-24, from a blank page each load, with every card in the
             // window drawn with its result: 1.20×, 1.24×, 1.34×, 1.55× on a quiet machine
-            // (load 2-4; 105-135 ms beside 82-95 ms). CI's run of the day before measured
+            // (load 2-4; 105-135 ms beside 82-95 ms). CI's run at the previous stop measured
             // 2.09× (best of three attempts) with cards drawn without their results, so
             // `--check` judges 1.8× here: a shared runner's noise must not fail the build,
             // and a real regression (the 2.3-3.5× of before) still does. Below 1,000
