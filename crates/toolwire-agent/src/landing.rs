@@ -80,7 +80,7 @@ impl ResultSink for StoreSink {
             // Media saved once, here; the announcement carries the blob references.
             let stored = self
                 .stores
-                .record_result_or_failure_inline(session_id, result, inline.into_iter().collect())
+                .record_result_or_failure(session_id, result, None, inline.into_iter().collect())
                 .await?;
             if let Message::ToolResult(result) = &stored.content {
                 let mut announced = Vec::new();

@@ -295,34 +295,19 @@ impl Stores {
 
     /// Like [`Stores::record_result`], but a result that cannot be stored as it is (a bad
     /// blob, a full quota) is replaced by a `store_failed` error result, so the call still
-    /// gets exactly one stored result. Errs only when even that cannot be stored.
+    /// gets exactly one stored result. Errs only when even that cannot be stored. Its row
+    /// keeps `inline`, the result's small raw payload from [`Stores::keep_raw`] (empty
+    /// when there is none), in the same commit.
     pub async fn record_result_or_failure(
         &self,
         session_id: &str,
         result: ToolResult,
         raw: Option<&[u8]>,
-    ) -> Result<StoredMessage> {
-        let call = result.call();
-        match self.record_result(session_id, result, raw).await {
-            Ok(stored) => Ok(stored),
-            Err(e) => {
-                self.record_result(session_id, store_failed(call, &e), None)
-                    .await
-            }
-        }
-    }
-
-    /// [`Stores::record_result_or_failure`] for a result whose raw payload its row keeps
-    /// (`inline`, from [`Stores::keep_raw`]).
-    pub async fn record_result_or_failure_inline(
-        &self,
-        session_id: &str,
-        result: ToolResult,
         inline: Vec<InlineBlob>,
     ) -> Result<StoredMessage> {
         let call = result.call();
         let stored = async {
-            let result = self.persist(result, None).await?;
+            let result = self.persist(result, raw).await?;
             let mut stored = self
                 .append_many_inline(session_id, vec![Message::ToolResult(result)], inline)
                 .await?;

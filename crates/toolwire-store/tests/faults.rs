@@ -92,14 +92,14 @@ async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_
     let db = format!("sqlite://{}", dir.path().join("history.db").display());
     let (stores, session) = open_with_session(&db, &blob_url).await;
     let ok = stores
-        .record_result_or_failure(&session.id, image_result("before", 1), None)
+        .record_result_or_failure(&session.id, image_result("before", 1), None, Vec::new())
         .await
         .unwrap();
     assert_eq!(ok.content.as_tool_result().unwrap().status, Status::Success);
 
     relay.cut().await;
     let failed = stores
-        .record_result_or_failure(&session.id, image_result("during", 2), None)
+        .record_result_or_failure(&session.id, image_result("during", 2), None, Vec::new())
         .await
         .unwrap();
     let failed = failed.content.as_tool_result().unwrap().clone();
@@ -117,7 +117,7 @@ async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_
 
     relay.restore();
     let again = stores
-        .record_result_or_failure(&session.id, image_result("after", 3), None)
+        .record_result_or_failure(&session.id, image_result("after", 3), None, Vec::new())
         .await
         .unwrap();
     assert_eq!(

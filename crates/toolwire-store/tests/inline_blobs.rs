@@ -28,7 +28,7 @@ on_every_backend! {
         assert_eq!(stores.blobs().size(&inline.key).await.unwrap(), None);
 
         let stored = stores
-            .record_result_or_failure_inline(&session.id, result, vec![inline.clone()])
+            .record_result_or_failure(&session.id, result, None, vec![inline.clone()])
             .await
             .unwrap();
         let Message::ToolResult(stored) = &stored.content else {
