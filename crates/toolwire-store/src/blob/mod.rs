@@ -12,13 +12,27 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::ids::BlobKey;
 
 #[cfg(feature = "backends")]
 pub use object::ObjectBlobStore;
 #[cfg(feature = "backends")]
 pub(crate) use rows::BlobsAndRows;
+
+/// Errs unless `range` lies within a blob of `size` bytes (start at most end, end at
+/// most size): the one check every store's `get_range` makes before reading.
+pub(crate) fn check_range(key: &BlobKey, range: &Range<u64>, size: u64) -> Result<()> {
+    if range.start > range.end || range.end > size {
+        return Err(StoreError::InvalidRange {
+            key: key.to_string(),
+            start: range.start,
+            end: range.end,
+            size,
+        });
+    }
+    Ok(())
+}
 
 /// Size limits, each enforced before or while bytes are written, never after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -285,14 +285,7 @@ impl BlobStore for ObjectBlobStore {
             .ok_or_else(|| StoreError::BlobNotFound {
                 key: key.to_string(),
             })?;
-        if range.start > range.end || range.end > size {
-            return Err(StoreError::InvalidRange {
-                key: key.to_string(),
-                start: range.start,
-                end: range.end,
-                size,
-            });
-        }
+        super::check_range(key, &range, size)?;
         if range.start == range.end {
             return Ok(Bytes::new());
         }

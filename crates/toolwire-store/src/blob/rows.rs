@@ -55,15 +55,7 @@ impl BlobStore for BlobsAndRows {
         match self.blobs.get_range(key, range.clone()).await {
             Err(StoreError::BlobNotFound { .. }) => {
                 let bytes = self.in_rows(key).await?;
-                let size = bytes.len() as u64;
-                if range.start > range.end || range.end > size {
-                    return Err(StoreError::InvalidRange {
-                        key: key.to_string(),
-                        start: range.start,
-                        end: range.end,
-                        size,
-                    });
-                }
+                super::check_range(key, &range, bytes.len() as u64)?;
                 // Both ends are at most `size`, a `usize`.
                 Ok(bytes.slice(range.start as usize..range.end as usize))
             }
