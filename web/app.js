@@ -37,6 +37,11 @@ async function main() {
   ready.catch(() => {});
   let view = null;
   let built = null;
+  // A page that cannot be shown says why in place of its content.
+  const failed = (err) => {
+    main.replaceChildren();
+    showError(main, err);
+  };
   const sidebar = new Sidebar(document.getElementById('sidebar'), catalogue, {
     sessions: !!session,
     current: session,
@@ -56,8 +61,7 @@ async function main() {
       main.replaceChildren(h('p', { class: 'error' }, 'No such page.'));
     }
   } catch (err) {
-    main.replaceChildren();
-    showError(main, err);
+    failed(err);
   }
   // What shows first is laid out before the mark, as the static page that `scripts/bench`
   // compares with is: the mark is when a person could see it, not when script was done.
@@ -68,12 +72,7 @@ async function main() {
   // timeline, made in idle slices after it (tests read every card).
   performance.mark('toolwire-rendered');
   if (view && view.settled) {
-    try {
-      await view.settled;
-    } catch (err) {
-      main.replaceChildren();
-      showError(main, err);
-    }
+    await view.settled.catch(failed);
   }
   if (built) await built.catch(() => {});
   performance.mark('toolwire-built');
