@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use crate::ids::BlobKey;
 
 #[cfg(feature = "backends")]
@@ -22,9 +22,10 @@ pub(crate) use rows::BlobsAndRows;
 
 /// Errs unless `range` lies within a blob of `size` bytes (start at most end, end at
 /// most size): the one check every store's `get_range` makes before reading.
+#[cfg(feature = "backends")]
 pub(crate) fn check_range(key: &BlobKey, range: &Range<u64>, size: u64) -> Result<()> {
     if range.start > range.end || range.end > size {
-        return Err(StoreError::InvalidRange {
+        return Err(crate::error::StoreError::InvalidRange {
             key: key.to_string(),
             start: range.start,
             end: range.end,
