@@ -418,12 +418,12 @@ impl ServerHandler for Gateway {
                     .map_err(|e| {
                         ErrorData::internal_error(format!("the call could not start: {e}"), None)
                     })?;
-                let peer = context.peer.clone();
                 let call_id = call.id.clone();
+                // Kept whether or not this request asked for progress: a later round's
+                // request may, and it gets the steps under its own token.
+                let (latest, progress) = tokio::sync::watch::channel(None);
                 tokio::spawn(async move {
-                    if let Some(token) = progress_token {
-                        progress::forward(&mut running, &call_id, &peer, token).await;
-                    }
+                    progress::forward(&mut running, &call_id, progress::To::Latest(latest)).await;
                     let done = running.finish().await.map_err(|e| e.to_string());
                     let _ = steps.send(rounds::Step::Done(Box::new(done))).await;
                 });
@@ -433,6 +433,7 @@ impl ServerHandler for Gateway {
                     arguments: sent,
                     client: client_name(&context),
                     steps: read,
+                    progress,
                     cancel,
                 };
                 return self.fly(flight, &context).await;
@@ -459,7 +460,8 @@ impl ServerHandler for Gateway {
                 ErrorData::internal_error(format!("the call could not start: {e}"), None)
             })?;
         if let Some(token) = progress_token {
-            progress::forward(&mut running, &call.id, &context.peer, token).await;
+            let to = progress::To::Host(&context.peer, token);
+            progress::forward(&mut running, &call.id, to).await;
         }
         let result = running
             .finish()

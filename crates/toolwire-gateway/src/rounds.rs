@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use toolwire_core::{Resolution, ToolCall, ToolResult};
 
 use crate::asks::resolution_of;
-use crate::{Gateway, client_name};
+use crate::{Gateway, client_name, progress};
 
 /// What a call in flight tells the handler of the host's current request.
 pub(crate) enum Step {
@@ -45,6 +45,9 @@ pub(crate) struct Flight {
     pub(crate) arguments: Json,
     pub(crate) client: String,
     pub(crate) steps: mpsc::Receiver<Step>,
+    /// The call's latest progress: each round passes it on under its own request's token
+    /// (the request that started the call has been answered by then).
+    pub(crate) progress: progress::Latest,
     /// Stops the call (the host cancelled, or stopped answering).
     pub(crate) cancel: CancellationToken,
 }
@@ -96,13 +99,35 @@ impl Gateway {
         mut flight: Flight,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let token = context.meta.get_progress_token();
+        // A round that starts after some progress tells its request where the call is.
+        let mut progress_open = token.is_some();
+        let seen = flight.progress.borrow_and_update().clone();
+        if let (Some(token), Some(step)) = (&token, seen) {
+            let _ = context.peer.notify_progress(step.note(token)).await;
+        }
         loop {
+            // Biased: the last progress step is published before the call's end is sent,
+            // so it reaches the host before the result does.
             let step = tokio::select! {
-                step = flight.steps.recv() => step,
+                biased;
                 () = context.ct.cancelled() => {
                     flight.cancel.cancel();
                     return Err(ErrorData::internal_error("the call was cancelled", None));
                 }
+                changed = flight.progress.changed(), if progress_open => {
+                    let step = flight.progress.borrow_and_update().clone();
+                    match (changed, step, &token) {
+                        (Ok(()), Some(step), Some(token)) => {
+                            let _ = context.peer.notify_progress(step.note(token)).await;
+                        }
+                        // The call's progress ended (its task is done).
+                        (Err(_), _, _) => progress_open = false,
+                        _ => {}
+                    }
+                    continue;
+                }
+                step = flight.steps.recv() => step,
             };
             match step {
                 None => {

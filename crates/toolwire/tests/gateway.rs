@@ -478,12 +478,21 @@ fn drive_python(
 /// tests/mcp/fastmcp_server.py as the gateway's one server, `py`: no approval asked but
 /// for `long_note`.
 fn fastmcp_config(dir: &Path) -> String {
+    fastmcp_config_asking(dir, &["long_note"])
+}
+
+/// The FastMCP server's config where the tools `asking` need approval.
+fn fastmcp_config_asking(dir: &Path, asking: &[&str]) -> String {
     let peers = support::peers::peers_dir();
+    let tools: serde_json::Map<String, Value> = asking
+        .iter()
+        .map(|t| ((*t).to_owned(), json!({"approval": "always"})))
+        .collect();
     let config = json!({"mcpServers": {"py": {
         "command": peers.join("venv/bin/python"),
         "args": [peers.join("fastmcp_server.py")],
         "approval": "never",
-        "tools": {"long_note": {"approval": "always"}},
+        "tools": tools,
     }}});
     let path = dir.join("mcp.json");
     std::fs::write(&path, config.to_string()).unwrap();
@@ -655,7 +664,8 @@ fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
 /// A tool needing approval, asked through the Python SDK client's elicitation: on
 /// 2025-11-25 as an `elicitation/create` request, on 2026-07-28 as the input-required
 /// round trip (the client asks, then calls again with the answer). Yes runs it, no
-/// refuses it.
+/// refuses it. An approved call's progress reaches the request that waits for it: on
+/// 2026-07-28 that is the retry, under its own token (the first request was answered).
 #[test]
 fn the_python_sdk_client_approves_through_elicitation() {
     if support::peers::peer("venv/bin/python").is_none() {
@@ -664,14 +674,16 @@ fn the_python_sdk_client_approves_through_elicitation() {
     for (mode, version) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
         let data = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
-        let config = fastmcp_config(work.path());
+        let config = fastmcp_config_asking(work.path(), &["long_note", "slow_count"]);
         let steps = json!([
             {"tool": "py__long_note", "args": {"words": 3}},
             {"tool": "py__long_note", "args": {"words": 4}},
+            {"tool": "py__slow_count", "args": {"steps": 5}},
         ]);
         let answers = json!([
             {"action": "accept", "content": {"approve": true}},
             {"action": "decline"},
+            {"action": "accept", "content": {"approve": true}},
         ]);
         let got = drive_python(
             data.path(),
@@ -701,6 +713,17 @@ fn the_python_sdk_client_approves_through_elicitation() {
             "{mode}: {declined}"
         );
         assert_eq!(declined["asked"].as_array().unwrap().len(), 1, "{declined}");
+        let counted = &got[4];
+        assert_eq!(
+            counted["result"]["content"][0]["text"], "counted to 5",
+            "{mode}: {counted}"
+        );
+        let progress = counted["progress"].as_array().unwrap();
+        assert_eq!(
+            progress.last().map(|p| &p["progress"]),
+            Some(&json!(5.0)),
+            "{mode}: {counted}"
+        );
     }
 }
 
