@@ -185,3 +185,37 @@ fn walk(dir: &std::path::Path) -> std::path::PathBuf {
     }
     panic!("no blob under {}", dir.display());
 }
+
+on_every_backend! {
+    async fn a_raw_payload_kept_in_its_results_row_migrates_with_it(backend) {
+        let source = support::backends::sqlite();
+        let src = source.open().await;
+        let session = src.create_session(NewSession::default()).await.unwrap();
+        src.append(
+            &session.id,
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall::new("c1", "echo", json!({"message": "hi"}))],
+            },
+        )
+        .await
+        .unwrap();
+        // What an MCP server sent, small enough to be kept by the result's own row.
+        let raw = br#"{"content":[{"type":"text","text":"Echo: hi"}]}"#;
+        let mut result = ToolResult::success(CallRef::new("c1", "echo"), Value::text("Echo: hi"));
+        let inline = src.keep_raw(&mut result, raw).await.unwrap();
+        assert!(inline.is_some(), "SQLite keeps a small payload in its row");
+        let key = result.metadata.raw_ref.clone().unwrap();
+        src.record_result_or_failure(&session.id, result, None, inline.into_iter().collect())
+            .await
+            .unwrap();
+
+        let dst = backend.open().await;
+        let report = migrate(&src, &dst).await.unwrap();
+        assert_eq!((report.messages_copied, report.blobs_copied), (2, 1), "{report:?}");
+        assert_eq!(&dst.blob(&key).await.unwrap()[..], raw);
+        assert_same(&src, &dst, &[&session.id]).await;
+        let again = migrate(&src, &dst).await.unwrap();
+        assert_eq!((again.messages_copied, again.blobs_copied), (0, 0), "{again:?}");
+    }
+}
