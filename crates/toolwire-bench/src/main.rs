@@ -31,6 +31,10 @@ struct Cli {
     /// --json and --readme keeps the other rows of the last run.
     #[arg(long)]
     only: Vec<String>,
+    /// Run only this size of each workload's list (repeatable; `--size 10` is the
+    /// full run's 1,000 subscribers of `fanout`).
+    #[arg(long)]
+    size: Vec<f64>,
     /// The release `toolwire` binary the whole-process and server workloads run.
     #[arg(long, default_value = "target/release/toolwire")]
     toolwire_bin: PathBuf,
@@ -336,6 +340,9 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         for &size in if cli.quick { w.quick } else { w.full } {
+            if !cli.size.is_empty() && !cli.size.contains(&size) {
+                continue;
+            }
             match run_workload(&ctx, w, size, cli.check) {
                 Ok(r) => rows.extend(r),
                 Err(e) => {

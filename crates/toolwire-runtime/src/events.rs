@@ -18,7 +18,7 @@ use toolwire_tool::ProgressSink;
 /// processes); live subscribers put out-of-order arrivals right from the log.
 pub struct EventBus {
     log: Arc<dyn EventLog>,
-    live: broadcast::Sender<Arc<SharedEvent>>,
+    live: Live,
     /// Where a result event's inline media goes before the event is logged.
     media: Option<(Arc<dyn BlobStore>, PersistConfig)>,
 }
@@ -61,7 +61,10 @@ impl EventBus {
         log: Arc<dyn EventLog>,
         media: Option<(Arc<dyn BlobStore>, PersistConfig)>,
     ) -> Arc<Self> {
-        let (live, _) = broadcast::channel(LIVE_BUFFER);
+        let live = Live {
+            tx: broadcast::channel(LIVE_BUFFER).0,
+            held: Arc::default(),
+        };
         Arc::new(EventBus { log, live, media })
     }
 
@@ -92,14 +95,18 @@ impl EventBus {
         if let Some(logged) = futures::FutureExt::now_or_never(&mut queued) {
             // Advisory, as any event: one the log refused is not broadcast.
             if let Ok(event) = logged {
-                let _ = self.live.send(Arc::new(SharedEvent::new(event)));
+                self.live.send(event);
             }
             return Ok(());
         }
         let live = self.live.clone();
         tokio::spawn(async move {
             if let Ok(event) = queued.await {
-                let _ = live.send(Arc::new(SharedEvent::new(event)));
+                // Held a moment: a quick call's result follows within it, and both then
+                // go out together (see `HOLD`).
+                live.hold(event);
+                tokio::time::sleep(HOLD).await;
+                live.flush();
             }
         });
         Ok(())
@@ -119,7 +126,7 @@ impl EventBus {
         let events = self.log.append_events(session_id, timed).await?;
         let logged = events.len();
         for event in events {
-            let _ = self.live.send(Arc::new(SharedEvent::new(event)));
+            self.live.send(event);
         }
         Ok(logged)
     }
@@ -159,7 +166,7 @@ impl EventBus {
         after: u64,
     ) -> Result<Subscription, StoreError> {
         // Subscribe before reading the backlog, so nothing falls between the two.
-        let rx = self.live.subscribe();
+        let rx = self.live.tx.subscribe();
         let wakeups = self.log.wakeups();
         let backlog: VecDeque<Event> = self.log.events_since(session_id, after).await?.into();
         let next = backlog.back().map_or(after, |e| e.seq) + 1;
@@ -172,6 +179,7 @@ impl EventBus {
             next,
             idle: Box::pin(tokio::time::sleep(IDLE_POLL)),
             last_event: tokio::time::Instant::now(),
+            stale: false,
         })
     }
 }
@@ -192,6 +200,9 @@ pub struct Subscription {
     idle: std::pin::Pin<Box<tokio::time::Sleep>>,
     /// When the subscriber last had an event: the timer, on firing, counts from here.
     last_event: tokio::time::Instant,
+    /// [`Subscription::try_next_shared`] met a gap or a lag: the next wait reads the log
+    /// first (the event it took out of order is there).
+    stale: bool,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -223,6 +234,12 @@ impl Subscription {
     /// [`Subscription::next`] as the live subscribers share it: no copy, and its JSON
     /// written once for all of them (what a feed of many subscribers wants).
     pub async fn next_shared(&mut self) -> Option<Result<Arc<SharedEvent>, StoreError>> {
+        if self.stale {
+            self.stale = false;
+            if let Err(e) = self.refill().await {
+                return Some(Err(e));
+            }
+        }
         loop {
             if let Some(e) = self.backlog.pop_front() {
                 self.next = e.seq + 1;
@@ -283,6 +300,41 @@ impl Subscription {
     }
 }
 
+impl Subscription {
+    /// The next event if it is here already, without waiting: what a feed sends in the
+    /// same write as the one it just got (a call's start and result, when its subscriber
+    /// gets to run after both), so that it is one wake and one write for the subscriber,
+    /// not one per event. `None` when none is ready, and when the next one needs the log
+    /// (a gap or a lag): [`Subscription::next_shared`] reads it from there.
+    pub fn try_next_shared(&mut self) -> Option<Arc<SharedEvent>> {
+        if self.stale {
+            return None;
+        }
+        if let Some(e) = self.backlog.pop_front() {
+            self.next = e.seq + 1;
+            self.last_event = tokio::time::Instant::now();
+            return Some(Arc::new(SharedEvent::new(e)));
+        }
+        loop {
+            match self.rx.try_recv() {
+                Ok(e) if e.event.session_id != self.session_id || e.event.seq < self.next => {}
+                Ok(e) if e.event.seq == self.next => {
+                    self.next += 1;
+                    self.last_event = tokio::time::Instant::now();
+                    return Some(e);
+                }
+                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {
+                    self.stale = true;
+                    return None;
+                }
+                Err(
+                    broadcast::error::TryRecvError::Empty | broadcast::error::TryRecvError::Closed,
+                ) => return None,
+            }
+        }
+    }
+}
+
 /// The next wake-up, or never when the log sends none.
 async fn next_wake(
     wakeups: &mut Option<broadcast::Receiver<EventWake>>,
@@ -320,14 +372,62 @@ impl ProgressSink for EventBus {
 
 async fn log_and_send(
     log: &dyn EventLog,
-    live: &broadcast::Sender<Arc<SharedEvent>>,
+    live: &Live,
     session_id: &str,
     kind: EventKind,
 ) -> Result<Event, StoreError> {
     let event = log.append_event(session_id, now_rfc3339(), kind).await?;
-    // No live subscriber is not an error: the log has it.
-    let _ = live.send(Arc::new(SharedEvent::new(event.clone())));
+    live.send(event.clone());
     Ok(event)
+}
+
+/// How long a logged call-started event waits for the next event before it is
+/// broadcast on its own. Every live subscriber is woken, and writes to its socket, for
+/// each broadcast: a quick call's start and result, sent apart, were two wakes and two
+/// writes per subscriber per call, and the first wave (1,000 subscribers' writes) ran
+/// ahead of the call's own work on the same cores, so it delayed the result too. Held
+/// for this long, the start goes out with the result in one wave (one write per
+/// subscriber); a slow call's start is shown this much later.
+const HOLD: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// The live side of the bus: the broadcast, and the call-started events held back for a
+/// moment (see [`HOLD`]). Whatever is held goes out before any later event, so every
+/// subscriber still gets them in the log's order.
+#[derive(Clone)]
+struct Live {
+    tx: broadcast::Sender<Arc<SharedEvent>>,
+    held: Arc<std::sync::Mutex<Vec<Arc<SharedEvent>>>>,
+}
+
+impl Live {
+    /// The held events, then `event`. No live subscriber is not an error: the log has it.
+    fn send(&self, event: Event) {
+        let mut held = self.lock();
+        for early in held.drain(..) {
+            let _ = self.tx.send(early);
+        }
+        let _ = self.tx.send(Arc::new(SharedEvent::new(event)));
+    }
+
+    /// Keeps `event` until the next [`Live::send`] or [`Live::flush`].
+    fn hold(&self, event: Event) {
+        self.lock().push(Arc::new(SharedEvent::new(event)));
+    }
+
+    /// Sends whatever is held.
+    fn flush(&self) {
+        let mut held = self.lock();
+        for early in held.drain(..) {
+            let _ = self.tx.send(early);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SharedEvent>>> {
+        // The list is left whole by every holder, so a panic elsewhere cannot spoil it.
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// An event as every live subscriber gets it: one copy for all of them (a broadcast
@@ -431,6 +531,87 @@ mod tests {
         }
         producer.await.unwrap();
         assert_eq!(seen, (3..2000).collect::<Vec<u64>>());
+    }
+
+    #[tokio::test]
+    async fn a_feed_takes_what_is_ready_at_once_in_order() {
+        let bus = EventBus::in_memory();
+        let mut sub = bus.subscribe("s1", 0).await.unwrap();
+        assert!(sub.try_next_shared().is_none(), "nothing yet");
+        for i in 0..3 {
+            bus.emit("s1", EventKind::TurnStarted { turn: i })
+                .await
+                .unwrap();
+            bus.emit("s2", EventKind::TurnStarted { turn: i })
+                .await
+                .unwrap();
+        }
+        let first = sub.next_shared().await.unwrap().unwrap();
+        let mut seqs = vec![first.event().seq];
+        while let Some(e) = sub.try_next_shared() {
+            seqs.push(e.event().seq);
+        }
+        assert_eq!(seqs, vec![1, 2, 3], "its own session's, in order, once");
+        // Then it waits again, and gets the next one.
+        bus.emit("s1", EventKind::TurnStarted { turn: 3 })
+            .await
+            .unwrap();
+        assert_eq!(sub.next_shared().await.unwrap().unwrap().event().seq, 4);
+    }
+
+    #[tokio::test]
+    async fn a_feed_that_lags_while_draining_reads_the_rest_from_the_log() {
+        let bus = EventBus::in_memory();
+        let mut sub = bus.subscribe("s1", 0).await.unwrap();
+        let n = LIVE_BUFFER as u64 + 10;
+        for i in 0..n {
+            bus.emit("s1", EventKind::TurnStarted { turn: i as u32 })
+                .await
+                .unwrap();
+        }
+        // The broadcast kept only the last LIVE_BUFFER: the drain stops at the lag, and
+        // the next wait reads the rest from the log, with nothing lost or twice.
+        let mut seqs = Vec::new();
+        while (seqs.len() as u64) < n {
+            match sub.try_next_shared() {
+                Some(e) => seqs.push(e.event().seq),
+                None => seqs.push(sub.next_shared().await.unwrap().unwrap().event().seq),
+            }
+        }
+        assert_eq!(seqs, (1..=n).collect::<Vec<u64>>());
+    }
+
+    #[tokio::test]
+    async fn a_held_start_goes_out_alone_or_before_what_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = toolwire_store::SqliteHistory::open(&dir.path().join("h.db"))
+            .await
+            .unwrap();
+        let bus = EventBus::new(Arc::new(log));
+        let mut sub = bus.subscribe("s1", 0).await.unwrap();
+        let started = |id: &str| EventKind::ToolCallStarted {
+            call_id: id.into(),
+            tool_name: "t".into(),
+            input: serde_json::json!({}),
+        };
+        // Alone: broadcast once its hold is over.
+        bus.announce("s1", started("c1")).await.unwrap();
+        let first = tokio::time::timeout(std::time::Duration::from_secs(5), sub.next_shared())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.event().seq, 1);
+        // Followed at once: the start still comes first.
+        bus.announce("s1", started("c2")).await.unwrap();
+        bus.emit("s1", EventKind::TurnStarted { turn: 1 })
+            .await
+            .unwrap();
+        let mut seqs = Vec::new();
+        while seqs.len() < 2 {
+            seqs.push(sub.next_shared().await.unwrap().unwrap().event().seq);
+        }
+        assert_eq!(seqs, vec![2, 3]);
     }
 
     #[test]

@@ -142,7 +142,7 @@ async fn feed(
     session: &str,
     after: u64,
     slot: OwnedSemaphorePermit,
-) -> Result<impl Stream<Item = Arc<SharedEvent>> + Send + 'static, ApiError> {
+) -> Result<impl Stream<Item = Vec<Arc<SharedEvent>>> + Send + 'static, ApiError> {
     // Listening before looking, so a deletion between the two is not missed.
     let deleted = state.feeds.deleted.subscribe();
     if state
@@ -175,13 +175,45 @@ async fn feed(
         |(mut sub, mut end, slot)| async move {
             tokio::select! {
                 next = sub.next_shared() => match next {
-                    Some(Ok(event)) => Some((event, (sub, end, slot))),
+                    Some(Ok(event)) => {
+                        // With it, whatever else is here already: one write for them all.
+                        let mut batch = vec![event];
+                        while batch.len() < MAX_BATCH {
+                            match sub.try_next_shared() {
+                                Some(more) => batch.push(more),
+                                None => break,
+                            }
+                        }
+                        Some((batch, (sub, end, slot)))
+                    }
                     _ => None,
                 },
                 () = &mut end => None,
             }
         },
     ))
+}
+
+/// Events a feed takes at once, when that many are waiting (a subscriber far behind).
+const MAX_BATCH: usize = 64;
+
+/// Frames up to this size, together, are sent as one chunk (a copy of small frames, one
+/// chunk header); a larger batch goes frame by frame, its bytes shared, not copied.
+const JOIN_BELOW: usize = 16 * 1024;
+
+/// A batch of events as the SSE body's chunks: one when they are small, else one a frame.
+fn sse_chunks(batch: &[Arc<SharedEvent>]) -> Vec<Bytes> {
+    let frames: Vec<Arc<[u8]>> = batch.iter().map(|e| e.sse_frame()).collect();
+    let total: usize = frames.iter().map(|f| f.len()).sum();
+    if frames.len() > 1 && total <= JOIN_BELOW {
+        let mut joined = Vec::with_capacity(total);
+        for frame in &frames {
+            joined.extend_from_slice(frame);
+        }
+        vec![Bytes::from(joined)]
+    } else {
+        frames.into_iter().map(Bytes::from_owner).collect()
+    }
 }
 
 pub async fn sse(
@@ -195,7 +227,7 @@ pub async fn sse(
     let events = feed(&state, &id, after, slot).await?;
     // Each event is framed once, by whichever of its subscribers gets there first, and
     // every feed sends those same bytes: with 1,000 subscribers, one frame, not 1,000.
-    let frames = events.map(|shared| Bytes::from_owner(shared.sse_frame()));
+    let frames = events.flat_map(|batch| futures::stream::iter(sse_chunks(&batch)));
     let body = Body::from_stream(with_keep_alive(frames).map(Ok::<_, Infallible>));
     Ok((
         [
@@ -281,7 +313,8 @@ async fn serve_socket(state: AppState, mut socket: WebSocket, slot: OwnedSemapho
             return;
         }
     };
-    let mut events = std::pin::pin!(events);
+    // One message an event: a WebSocket frames each on its own anyway.
+    let mut events = std::pin::pin!(events.flat_map(futures::stream::iter));
     loop {
         tokio::select! {
             event = events.next() => match event {
