@@ -327,7 +327,7 @@ pub fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let mut cpu = f64::INFINITY;
     for _ in 0..3 {
         // A one-thread runtime, as the `toolwire` binary runs every command but `serve`
-        // (`run`, `chat`, `gateway`): the executor, rmcp's service loop and the pipes'
+        // (`call`, `chat`, `gateway`): the executor, rmcp's service loop and the pipes'
         // readiness on one thread, one thread switch a call (waiting for the server).
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
