@@ -13,6 +13,7 @@ mod oauth_address;
 mod readable;
 mod schema;
 mod server;
+mod stdio;
 mod supervise;
 mod task;
 mod tool;

@@ -11,8 +11,8 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, Run
 use rmcp::transport::auth::AuthClient;
 
 use crate::dpop_http::DpopHttpClient;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value as Json;
 use tokio::io::AsyncReadExt;
 
@@ -575,10 +575,19 @@ impl McpServer {
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }
-                let (process, child_stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
+                cmd.stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = cmd
                     .spawn()
                     .map_err(|e| Failed::Start(self.error(spawn_error(command, &e))))?;
+                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                    return Err(Failed::Start(
+                        self.error("its stdin or stdout is not a pipe"),
+                    ));
+                };
+                let child_stderr = child.stderr.take();
+                let process = crate::stdio::Stdio::new(stdout, stdin, Some(child));
                 if let Some(mut pipe) = child_stderr {
                     let keep = Arc::clone(&stderr);
                     tokio::spawn(async move {

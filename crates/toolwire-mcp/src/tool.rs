@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, JsonObject, ReadResourceRequestParams,
-    RequestId, ServerResult,
+    CustomResult, ElicitRequestParams, ElicitResult, ElicitationAction, JsonObject,
+    ReadResourceRequestParams, RequestId, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Value as Json, json};
@@ -264,6 +264,9 @@ impl McpTool {
                 answer = &mut live.rx, if live.task.is_none() => {
                     live.answered = true;
                     let json = match answer {
+                        // Over stdio the answer comes as the server's JSON (the transport
+                        // knows its calls); over the others, typed by rmcp.
+                        Ok(Ok(ServerResult::CustomResult(CustomResult(json)))) => json,
                         Ok(Ok(result)) => serde_json::to_value(&result)
                             .map_err(|e| ToolError::failed(format!("unreadable result: {e}")))?,
                         // Refused for want of a token or of scope: the server now
