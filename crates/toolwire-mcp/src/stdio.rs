@@ -179,12 +179,21 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.rmcp.close().await?;
         if let Some(mut child) = self.child.take() {
-            // The MCP stdio shutdown: stdin closed, a moment to exit, then killed.
-            let waited =
-                tokio::time::timeout(std::time::Duration::from_secs(3), child.wait()).await;
-            if waited.is_err() {
-                child.kill().await?;
+            // The MCP stdio shutdown: stdin closed and a moment to exit, then SIGTERM and
+            // another moment (a server may save its state on it), then killed.
+            let moment = std::time::Duration::from_secs(3);
+            if tokio::time::timeout(moment, child.wait()).await.is_ok() {
+                return Ok(());
             }
+            if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+                let pid = nix::unistd::Pid::from_raw(pid);
+                if nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).is_ok()
+                    && tokio::time::timeout(moment, child.wait()).await.is_ok()
+                {
+                    return Ok(());
+                }
+            }
+            child.kill().await?;
         }
         Ok(())
     }
@@ -231,6 +240,31 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     use super::*;
+
+    /// A server that does not stop when its stdin closes is sent SIGTERM before it is
+    /// killed: its handler runs (it could save its state), and it is not killed.
+    #[tokio::test]
+    async fn a_server_that_outlives_its_stdin_gets_sigterm_before_a_kill() {
+        let dir = tempfile::tempdir().unwrap();
+        let mark = dir.path().join("term");
+        let script = format!(
+            "trap 'echo term > {}; exit 0' TERM; while :; do sleep 0.1; done",
+            mark.display()
+        );
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", &script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let mut transport = Stdio::new(stdout, stdin, Some(child));
+        let started = std::time::Instant::now();
+        transport.close().await.unwrap();
+        assert_eq!(std::fs::read_to_string(&mark).unwrap().trim(), "term");
+        assert!(started.elapsed() < std::time::Duration::from_secs(6));
+    }
 
     /// A `tools/call` answer comes as the server's JSON, keys in its order; a notification,
     /// garbage, and an answer to an unknown id still go through rmcp as before.
