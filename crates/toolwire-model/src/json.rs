@@ -82,6 +82,25 @@ fn write_unicode_escape(out: &mut Vec<u8>, byte: u8) {
     ]);
 }
 
+/// How far ahead of the escaper [`warm`] loads a text: a long session's results are each
+/// ~1 KB of their own, scattered in the heap, so a block covers most texts whole.
+const WARM_BLOCK: usize = 2048;
+
+/// Loads one byte of every cache line of `bytes`' first [`WARM_BLOCK`] bytes. The loads
+/// depend on nothing, so the CPU has them all in flight at once; the escaper's own loads
+/// come a word at a time, each after the last was checked, and in a session larger than
+/// the cache each waited for memory in turn (`perf` put a third of encoding a 2,000-turn
+/// session on that one load). A software prefetch, without `unsafe`.
+#[inline]
+fn warm(bytes: &[u8]) {
+    let block = bytes.get(..WARM_BLOCK).unwrap_or(bytes);
+    let mut acc = 0u8;
+    for &byte in block.iter().step_by(64) {
+        acc ^= byte;
+    }
+    std::hint::black_box(acc);
+}
+
 /// Writes `text` as a JSON string, escaped as serde_json escapes it: the two-character
 /// forms for `"`, `\`, backspace, form feed, newline, carriage return and tab, `\u00xx`
 /// (lower-case hex) for the other control characters, everything else as it is.
@@ -94,7 +113,13 @@ fn write_str(out: &mut Vec<u8>, text: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut i = 0;
+    // The text is read a block at a time, each block brought into cache as a whole first.
+    let mut block_end = 0;
     while let Some(chunk) = bytes.get(i..i + 8) {
+        if i >= block_end {
+            block_end = i + WARM_BLOCK;
+            warm(bytes.get(i..).unwrap_or_default());
+        }
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         out.extend_from_slice(&word);

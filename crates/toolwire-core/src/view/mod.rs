@@ -209,6 +209,19 @@ impl Value {
     /// is wrong with the data, with paths relative to the value (`data.rows[3]`).
     pub fn known(&self) -> Option<Result<KnownView<'_>, Violations>> {
         let kind = self.kind.well_known()?;
+        // A valid text value, the most common kind by far (every result of a long agent
+        // session is read through here when it is encoded): its content taken straight,
+        // with no violation path built for the errors it has none of. The same view as
+        // `parse_known` gives; anything else goes there for its checks and errors.
+        if kind == WellKnown::Text
+            && let Some(content) = self
+                .data
+                .as_object()
+                .and_then(|m| m.get("content"))
+                .and_then(Json::as_str)
+        {
+            return Some(Ok(KnownView::Text(TextView { content })));
+        }
         let mut errs = Collector::default();
         let view = parse_known(self, kind, "", &mut errs);
         Some(match (errs.finish(), view) {
