@@ -13,6 +13,8 @@ mod profile;
 mod progress;
 mod reply;
 mod rounds;
+#[cfg(unix)]
+mod stdio;
 mod tasks;
 mod tasks_wire;
 
@@ -546,6 +548,9 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     let stored = gateway.sibling();
     // 2025-11-25's task messages, which rmcp's model drops, are shaped beneath it.
     let wire = tasks_wire::Wire::new(gateway.shared.tasks.nonce.clone(), gateway.task_tools());
+    #[cfg(unix)]
+    let (input, output) = stdio::stdio();
+    #[cfg(not(unix))]
     let (input, output) = rmcp::transport::stdio();
     let running = gateway
         .serve(tasks_wire::interpose(input, output, &wire))

@@ -235,3 +235,66 @@ on_every_backend! {
         assert_eq!(logged.iter().map(|e| e.seq).collect::<Vec<_>>(), all);
     }
 }
+
+on_every_backend! {
+    /// Appends (some to a missing session) and events of two sessions, many callers at
+    /// once: the SQLite writer stores such a run as grouped statements. Each event's
+    /// number is the one it is replayed under, each session's events are numbered with no
+    /// gap, and the bad appends fail alone.
+    async fn appends_and_events_mixed_at_once_keep_their_numbers(backend) {
+        let stores = backend.open().await;
+        let a = stores.create_session(NewSession::default()).await.unwrap().id;
+        let b = stores.create_session(NewSession::default()).await.unwrap().id;
+        let mut tasks = Vec::new();
+        for t in 0..48u32 {
+            let stores = stores.clone();
+            let session = if t % 2 == 0 { a.clone() } else { b.clone() };
+            tasks.push(tokio::spawn(async move {
+                let (mut events, mut appended) = (Vec::new(), 0usize);
+                for i in 0..10u32 {
+                    let turn = t * 1000 + i;
+                    let at = "2026-01-01T00:00:00.000Z".to_owned();
+                    let kind = EventKind::TurnStarted { turn };
+                    // Half announced without waiting (queue_event), half waited on.
+                    let seq = if i % 2 == 0 {
+                        let queued = stores.events().queue_event(&session, at, kind).await.unwrap();
+                        queued.await.unwrap().seq
+                    } else {
+                        stores.events().append_event(&session, at, kind).await.unwrap().seq
+                    };
+                    events.push((turn, seq));
+                    let result = ToolResult::success(CallRef::new(format!("c{turn}"), "n"), Value::text("x"));
+                    let target = if t % 3 == 0 { "no_such_session" } else { session.as_str() };
+                    let outcome = stores.append(target, Message::ToolResult(result)).await;
+                    assert_eq!(outcome.is_ok(), t % 3 != 0, "append of c{turn} to {target}");
+                    appended += usize::from(outcome.is_ok());
+                }
+                (session, events, appended)
+            }));
+        }
+        let mut numbered: Vec<(String, u32, u64)> = Vec::new();
+        let mut appended = [0usize; 2];
+        for task in tasks {
+            let (session, events, count) = task.await.unwrap();
+            appended[usize::from(session == b)] += count;
+            numbered.extend(events.into_iter().map(|(turn, seq)| (session.clone(), turn, seq)));
+        }
+        for (i, id) in [&a, &b].into_iter().enumerate() {
+            let logged = stores.events().events_since(id, 0).await.unwrap();
+            let seqs: Vec<u64> = logged.iter().map(|e| e.seq).collect();
+            assert_eq!(seqs, (1..=24 * 10).collect::<Vec<u64>>());
+            for (session, turn, seq) in numbered.iter().filter(|(s, _, _)| s == id) {
+                let event = &logged[usize::try_from(*seq - 1).unwrap()];
+                assert!(
+                    matches!(event.kind, EventKind::TurnStarted { turn: t } if t == *turn),
+                    "{session}: event {seq} is {:?}, not turn {turn}",
+                    event.kind
+                );
+            }
+            let rows = stores.history().load(id).await.unwrap();
+            assert_eq!(rows.len(), appended[i]);
+            let seqs: Vec<i64> = rows.iter().map(|m| m.seq).collect();
+            assert_eq!(seqs, (1..=i64::try_from(appended[i]).unwrap()).collect::<Vec<i64>>());
+        }
+    }
+}

@@ -485,8 +485,14 @@ impl Outcome {
     }
 }
 
-/// Runs each op in its own savepoint so one bad op (an unknown session) fails alone,
-/// commits once, and only then answers: an `Ok` is never sent for an uncommitted row.
+/// Commits `ops` in one transaction, and only then answers: an `Ok` is never sent for
+/// an uncommitted row. Each run of appends and event inserts (what a busy gateway's batch
+/// is made of: calls' starts, their calls and results, their results' events) is written
+/// as a few grouped statements in one savepoint, instead of a savepoint and a statement
+/// or more per op: on SQLite each statement is a round trip to sqlx's worker thread, two
+/// thread wake-ups. If a group fails, it is undone and its ops run one by one, each in
+/// its own savepoint, so a bad op (an unknown session) fails alone; any other op runs
+/// alone too.
 async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
     let mut outcomes = Vec::with_capacity(ops.len());
     let commit = async {
@@ -497,59 +503,58 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(|e| e.to_string())?;
-        // Under load the batch is many callers' appends: write them as a few grouped
-        // statements instead of four per row. Any failure undoes the group and the batch
-        // runs op by op below, where a bad op fails alone.
-        let ops = if ops.len() > 1 && ops.iter().all(|op| matches!(op, WriteOp::Append { .. })) {
-            let mut sp = Connection::begin(&mut *tx)
-                .await
-                .map_err(|e| e.to_string())?;
-            match append_grouped(&mut sp, &ops).await {
-                Ok(ids) => {
-                    sp.commit().await.map_err(|e| e.to_string())?;
-                    for (op, ids) in ops.into_iter().zip(ids) {
-                        if let WriteOp::Append { reply, .. } = op {
-                            outcomes.push(Outcome::Appended(reply, Ok(ids)));
-                        }
-                    }
-                    Vec::new()
-                }
-                Err(_) => {
-                    sp.rollback().await.map_err(|e| e.to_string())?;
-                    ops
+        let mut ops = ops.into_iter().peekable();
+        while let Some(op) = ops.next() {
+            let mut run = vec![op];
+            if groupable(&run[0]) {
+                while let Some(next) = ops.next_if(groupable) {
+                    run.push(next);
                 }
             }
-        } else {
-            ops
-        };
-        for op in ops {
-            let mut sp = Connection::begin(&mut *tx)
-                .await
-                .map_err(|e| e.to_string())?;
-            let (outcome, ok) = match op {
-                WriteOp::Create { session, reply } => {
-                    let r = create(&mut sp, &session).await;
-                    let ok = r.is_ok();
-                    (Outcome::Created(reply, r), ok)
+            if run.len() > 1 {
+                let mut sp = Connection::begin(&mut *tx)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                match write_grouped(&mut sp, &run).await {
+                    Ok(answers) => {
+                        sp.commit().await.map_err(|e| e.to_string())?;
+                        for (op, answer) in run.into_iter().zip(answers) {
+                            outcomes.push(answered(op, answer));
+                        }
+                        continue;
+                    }
+                    Err(_) => sp.rollback().await.map_err(|e| e.to_string())?,
                 }
-                WriteOp::Append { rows, reply } => {
-                    let r = append_rows(&mut sp, rows).await;
-                    let ok = r.is_ok();
-                    (Outcome::Appended(reply, r), ok)
-                }
-                WriteOp::Exec { stmt, reply } | WriteOp::Announce { stmt, reply } => {
-                    let r = exec(&mut sp, stmt).await;
-                    let ok = r.is_ok();
-                    (Outcome::Executed(reply, r), ok)
-                }
-            };
-            outcomes.push(outcome);
-            let end = if ok {
-                sp.commit().await
-            } else {
-                sp.rollback().await
-            };
-            end.map_err(|e| e.to_string())?;
+            }
+            for op in run {
+                let mut sp = Connection::begin(&mut *tx)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let (outcome, ok) = match op {
+                    WriteOp::Create { session, reply } => {
+                        let r = create(&mut sp, &session).await;
+                        let ok = r.is_ok();
+                        (Outcome::Created(reply, r), ok)
+                    }
+                    WriteOp::Append { rows, reply } => {
+                        let r = append_rows(&mut sp, rows).await;
+                        let ok = r.is_ok();
+                        (Outcome::Appended(reply, r), ok)
+                    }
+                    WriteOp::Exec { stmt, reply } | WriteOp::Announce { stmt, reply } => {
+                        let r = exec(&mut sp, stmt).await;
+                        let ok = r.is_ok();
+                        (Outcome::Executed(reply, r), ok)
+                    }
+                };
+                outcomes.push(outcome);
+                let end = if ok {
+                    sp.commit().await
+                } else {
+                    sp.rollback().await
+                };
+                end.map_err(|e| e.to_string())?;
+            }
         }
         tx.commit().await.map_err(|e| e.to_string())
     }
@@ -557,6 +562,148 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
     for outcome in outcomes {
         outcome.send(&commit);
     }
+}
+
+/// Whether `op` may be written grouped with its neighbours: an append of messages, or an
+/// event's insert (the two touch different tables, so a run of them keeps each table's
+/// order whatever their interleaving).
+fn groupable(op: &WriteOp) -> bool {
+    match op {
+        WriteOp::Append { .. } => true,
+        WriteOp::Exec { stmt, .. } | WriteOp::Announce { stmt, .. } => {
+            matches!(stmt, Stmt::AppendEvent { .. })
+        }
+        WriteOp::Create { .. } => false,
+    }
+}
+
+/// What a grouped write gives each op of its run.
+enum Answer {
+    Ids(Vec<(i64, i64)>),
+    Seq(i64),
+}
+
+/// `op`'s outcome from its share of a grouped write.
+fn answered(op: WriteOp, answer: Answer) -> Outcome {
+    match (op, answer) {
+        (WriteOp::Append { reply, .. }, Answer::Ids(ids)) => Outcome::Appended(reply, Ok(ids)),
+        (WriteOp::Exec { reply, .. } | WriteOp::Announce { reply, .. }, Answer::Seq(seq)) => {
+            Outcome::Executed(reply, Ok(Returned::Seq(seq)))
+        }
+        // Not reached: `write_grouped` answers each op in kind. Said so rather than lost.
+        (WriteOp::Append { reply, .. }, Answer::Seq(_)) => Outcome::Appended(
+            reply,
+            Err(StoreError::CommitFailed {
+                message: "a grouped append was answered as an event".into(),
+            }),
+        ),
+        (WriteOp::Exec { reply, .. } | WriteOp::Announce { reply, .. }, Answer::Ids(_)) => {
+            Outcome::Executed(
+                reply,
+                Err(StoreError::CommitFailed {
+                    message: "a grouped event was answered as an append".into(),
+                }),
+            )
+        }
+        (WriteOp::Create { reply, .. }, _) => Outcome::Created(
+            reply,
+            Err(StoreError::CommitFailed {
+                message: "a session was made in a group".into(),
+            }),
+        ),
+    }
+}
+
+/// A run of groupable ops (see [`groupable`]): the appends as [`append_grouped`] writes
+/// them, the events as [`events_grouped`] does; each op's answer, in order.
+async fn write_grouped(conn: &mut SqliteConnection, run: &[WriteOp]) -> Result<Vec<Answer>> {
+    // Both give one entry per op of the run, at its position.
+    let ids = append_grouped(conn, run).await?;
+    let seqs = events_grouped(conn, run).await?;
+    run.iter()
+        .zip(ids.into_iter().zip(seqs))
+        .map(|(op, (ids, seq))| match op {
+            WriteOp::Append { .. } => Some(Answer::Ids(ids)),
+            _ => seq.map(Answer::Seq),
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| StoreError::CommitFailed {
+            message: "a grouped write answered fewer ops than it was given".into(),
+        })
+}
+
+/// An event insert's session, body and time; `None` for any other op.
+fn event(op: &WriteOp) -> Option<(&str, &str, i64)> {
+    match op {
+        WriteOp::Exec {
+            stmt:
+                Stmt::AppendEvent {
+                    session_id,
+                    body,
+                    now,
+                },
+            ..
+        }
+        | WriteOp::Announce {
+            stmt:
+                Stmt::AppendEvent {
+                    session_id,
+                    body,
+                    now,
+                },
+            ..
+        } => Some((session_id.as_str(), body.as_str(), *now)),
+        _ => None,
+    }
+}
+
+/// Rows a grouped event insert writes per statement: 4 parameters each.
+const EVENTS_PER_INSERT: usize = 128;
+
+/// The event inserts among `run`, in order: per session its last number read once, then
+/// multi-row inserts numbered on from it (under SQLite's write lock, which the
+/// transaction holds from its start, so no other writer numbers in between). Returns
+/// each op's number (`None` for an op that is not an event insert).
+async fn events_grouped(conn: &mut SqliteConnection, run: &[WriteOp]) -> Result<Vec<Option<i64>>> {
+    let mut seqs = vec![None; run.len()];
+    // Sessions in first-seen order, each with its events' positions in `run`.
+    let mut sessions: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (at, op) in run.iter().enumerate() {
+        if let Some((session_id, _, _)) = event(op) {
+            match sessions.iter_mut().find(|(id, _)| *id == session_id) {
+                Some((_, list)) => list.push(at),
+                None => sessions.push((session_id, vec![at])),
+            }
+        }
+    }
+    for (session_id, list) in &sessions {
+        let (last,): (Option<i64>,) = sqlx::query_as(rows::LAST_EVENT_SEQ)
+            .bind(*session_id)
+            .fetch_one(&mut *conn)
+            .await?;
+        let mut next = last.unwrap_or(0) + 1;
+        for chunk in list.chunks(EVENTS_PER_INSERT) {
+            let mut sql =
+                String::from("INSERT INTO events (session_id, seq, body, created_at) VALUES ");
+            for i in 0..chunk.len() {
+                let p = i * 4;
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql.push_str(&format!("(${},${},${},${})", p + 1, p + 2, p + 3, p + 4));
+            }
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for &at in chunk {
+                if let Some((session_id, body, now)) = event(&run[at]) {
+                    query = query.bind(session_id).bind(next).bind(body).bind(now);
+                    seqs[at] = Some(next);
+                    next += 1;
+                }
+            }
+            query.execute(&mut *conn).await?;
+        }
+    }
+    Ok(seqs)
 }
 
 /// One op's rows, when a batch runs op by op (the Postgres store appends in one
@@ -632,6 +779,7 @@ async fn append_grouped(
         }
     }
     let mut out: Vec<Vec<(i64, i64)>> = rows.iter().map(|r| vec![(0, 0); r.len()]).collect();
+    let mut links: Vec<(i64, &String, Option<&Vec<u8>>)> = Vec::new();
     for (session_id, list) in &sessions {
         let row = |&(o, r): &(usize, usize)| &rows[o][r];
         let count = i64::try_from(list.len()).unwrap_or(i64::MAX);
@@ -703,18 +851,33 @@ async fn append_grouped(
                 let (o, r) = chunk[i];
                 out[o][r] = (id, seq);
                 for blob in &rows[o][r].blobs {
-                    sqlx::query(rows::INSERT_MESSAGE_BLOB)
-                        .bind(id)
-                        .bind(blob)
-                        .bind(rows[o][r].inline.get(blob))
-                        .execute(&mut *conn)
-                        .await?;
+                    links.push((id, blob, rows[o][r].inline.get(blob)));
                 }
             }
         }
     }
+    // The rows' blobs (a raw payload kept in its row among them), grouped likewise.
+    for chunk in links.chunks(LINKS_PER_INSERT) {
+        let mut sql = String::from("INSERT INTO message_blobs (message_id, blob, bytes) VALUES ");
+        for i in 0..chunk.len() {
+            let p = i * 3;
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&format!("(${},${},${})", p + 1, p + 2, p + 3));
+        }
+        sql.push_str(" ON CONFLICT DO NOTHING");
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (id, blob, bytes) in chunk {
+            query = query.bind(*id).bind(*blob).bind(*bytes);
+        }
+        query.execute(&mut *conn).await?;
+    }
     Ok(out)
 }
+
+/// Blob links a grouped insert writes per statement: 3 parameters each.
+const LINKS_PER_INSERT: usize = 128;
 
 async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
     Ok(match stmt {
