@@ -568,13 +568,7 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
 /// event's insert (the two touch different tables, so a run of them keeps each table's
 /// order whatever their interleaving).
 fn groupable(op: &WriteOp) -> bool {
-    match op {
-        WriteOp::Append { .. } => true,
-        WriteOp::Exec { stmt, .. } | WriteOp::Announce { stmt, .. } => {
-            matches!(stmt, Stmt::AppendEvent { .. })
-        }
-        WriteOp::Create { .. } => false,
-    }
+    matches!(op, WriteOp::Append { .. }) || event(op).is_some()
 }
 
 /// What a grouped write gives each op of its run.
@@ -666,16 +660,12 @@ const EVENTS_PER_INSERT: usize = 128;
 /// each op's number (`None` for an op that is not an event insert).
 async fn events_grouped(conn: &mut SqliteConnection, run: &[WriteOp]) -> Result<Vec<Option<i64>>> {
     let mut seqs = vec![None; run.len()];
-    // Sessions in first-seen order, each with its events' positions in `run`.
-    let mut sessions: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (at, op) in run.iter().enumerate() {
-        if let Some((session_id, _, _)) = event(op) {
-            match sessions.iter_mut().find(|(id, _)| *id == session_id) {
-                Some((_, list)) => list.push(at),
-                None => sessions.push((session_id, vec![at])),
-            }
-        }
-    }
+    // Each session's events, by their positions in `run`.
+    let sessions = by_session(
+        run.iter()
+            .enumerate()
+            .filter_map(|(at, op)| event(op).map(|(session_id, _, _)| (session_id, at))),
+    );
     for (session_id, list) in &sessions {
         let (last,): (Option<i64>,) = sqlx::query_as(rows::LAST_EVENT_SEQ)
             .bind(*session_id)
@@ -683,15 +673,11 @@ async fn events_grouped(conn: &mut SqliteConnection, run: &[WriteOp]) -> Result<
             .await?;
         let mut next = last.unwrap_or(0) + 1;
         for chunk in list.chunks(EVENTS_PER_INSERT) {
-            let mut sql =
-                String::from("INSERT INTO events (session_id, seq, body, created_at) VALUES ");
-            for i in 0..chunk.len() {
-                let p = i * 4;
-                if i > 0 {
-                    sql.push(',');
-                }
-                sql.push_str(&format!("(${},${},${},${})", p + 1, p + 2, p + 3, p + 4));
-            }
+            let sql = values(
+                "INSERT INTO events (session_id, seq, body, created_at) VALUES ",
+                chunk.len(),
+                4,
+            );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for &at in chunk {
                 if let Some((session_id, body, now)) = event(&run[at]) {
@@ -768,16 +754,13 @@ async fn append_grouped(
             _ => &[],
         })
         .collect();
-    // Sessions in first-seen order, each with its rows as (op, row) in order.
-    let mut sessions: Vec<(&str, Vec<(usize, usize)>)> = Vec::new();
-    for (o, op_rows) in rows.iter().enumerate() {
-        for (r, row) in op_rows.iter().enumerate() {
-            match sessions.iter_mut().find(|(id, _)| *id == row.session_id) {
-                Some((_, list)) => list.push((o, r)),
-                None => sessions.push((&row.session_id, vec![(o, r)])),
-            }
-        }
-    }
+    // Each session's rows, as (op, row).
+    let sessions = by_session(rows.iter().enumerate().flat_map(|(o, op_rows)| {
+        op_rows
+            .iter()
+            .enumerate()
+            .map(move |(r, row)| (row.session_id.as_str(), (o, r)))
+    }));
     let mut out: Vec<Vec<(i64, i64)>> = rows.iter().map(|r| vec![(0, 0); r.len()]).collect();
     let mut links: Vec<(i64, &String, Option<&Vec<u8>>)> = Vec::new();
     for (session_id, list) in &sessions {
@@ -802,24 +785,11 @@ async fn append_grouped(
         let first = last - count + 1;
         for (chunk_at, chunk) in list.chunks(ROWS_PER_INSERT).enumerate() {
             let base = first + i64::try_from(chunk_at * ROWS_PER_INSERT).unwrap_or(i64::MAX);
-            let mut sql = String::from(
+            let mut sql = values(
                 "INSERT INTO messages (session_id, seq, role, call_id, body, created_at) VALUES ",
+                chunk.len(),
+                6,
             );
-            for i in 0..chunk.len() {
-                let p = i * 6;
-                if i > 0 {
-                    sql.push(',');
-                }
-                sql.push_str(&format!(
-                    "(${},${},${},${},${},${})",
-                    p + 1,
-                    p + 2,
-                    p + 3,
-                    p + 4,
-                    p + 5,
-                    p + 6
-                ));
-            }
             sql.push_str(" RETURNING id, seq");
             let mut query = sqlx::query_as::<_, (i64, i64)>(sqlx::AssertSqlSafe(sql));
             for (i, at) in chunk.iter().enumerate() {
@@ -858,14 +828,11 @@ async fn append_grouped(
     }
     // The rows' blobs (a raw payload kept in its row among them), grouped likewise.
     for chunk in links.chunks(LINKS_PER_INSERT) {
-        let mut sql = String::from("INSERT INTO message_blobs (message_id, blob, bytes) VALUES ");
-        for i in 0..chunk.len() {
-            let p = i * 3;
-            if i > 0 {
-                sql.push(',');
-            }
-            sql.push_str(&format!("(${},${},${})", p + 1, p + 2, p + 3));
-        }
+        let mut sql = values(
+            "INSERT INTO message_blobs (message_id, blob, bytes) VALUES ",
+            chunk.len(),
+            3,
+        );
         sql.push_str(" ON CONFLICT DO NOTHING");
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
         for (id, blob, bytes) in chunk {
@@ -878,6 +845,41 @@ async fn append_grouped(
 
 /// Blob links a grouped insert writes per statement: 3 parameters each.
 const LINKS_PER_INSERT: usize = 128;
+
+/// `head` followed by `rows` tuples of `cols` numbered parameters each
+/// (`($1,$2),($3,$4)`): the multi-row inserts' SQL.
+fn values(head: &str, rows: usize, cols: usize) -> String {
+    use std::fmt::Write as _;
+    let mut sql = String::from(head);
+    for i in 0..rows {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push('(');
+        for c in 1..=cols {
+            if c > 1 {
+                sql.push(',');
+            }
+            // Writing to a String cannot fail.
+            let _ = write!(sql, "${}", i * cols + c);
+        }
+        sql.push(')');
+    }
+    sql
+}
+
+/// `items` gathered by session, sessions in first-seen order and each one's items in
+/// order (a batch rarely spans more than a few sessions: a scan beats a map).
+fn by_session<'a, T>(items: impl Iterator<Item = (&'a str, T)>) -> Vec<(&'a str, Vec<T>)> {
+    let mut sessions: Vec<(&str, Vec<T>)> = Vec::new();
+    for (session_id, item) in items {
+        match sessions.iter_mut().find(|(id, _)| *id == session_id) {
+            Some((_, list)) => list.push(item),
+            None => sessions.push((session_id, vec![item])),
+        }
+    }
+    sessions
+}
 
 async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
     Ok(match stmt {
@@ -950,5 +952,17 @@ mod tests {
         let history = SqliteHistory::open(&path).await.unwrap();
         let s = history.session("old").await.unwrap().unwrap();
         assert_eq!((s.call_count, s.pending_count, s.error_count), (2, 0, 1));
+    }
+
+    #[test]
+    fn grouped_inserts_number_their_parameters_row_by_row() {
+        assert_eq!(values("V ", 2, 3), "V ($1,$2,$3),($4,$5,$6)");
+        assert_eq!(values("V ", 1, 1), "V ($1)");
+    }
+
+    #[test]
+    fn items_gather_by_session_in_first_seen_order() {
+        let got = by_session([("b", 1), ("a", 2), ("b", 3)].into_iter());
+        assert_eq!(got, [("b", vec![1, 3]), ("a", vec![2])]);
     }
 }
