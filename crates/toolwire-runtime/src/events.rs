@@ -106,7 +106,7 @@ impl EventBus {
                 // go out together (see `HOLD`).
                 live.hold(event);
                 tokio::time::sleep(HOLD).await;
-                live.flush();
+                drop(live.flush());
             }
         });
         Ok(())
@@ -402,10 +402,8 @@ struct Live {
 impl Live {
     /// The held events, then `event`. No live subscriber is not an error: the log has it.
     fn send(&self, event: Event) {
-        let mut held = self.lock();
-        for early in held.drain(..) {
-            let _ = self.tx.send(early);
-        }
+        // Still locked: no event held meanwhile can go out ahead of this one.
+        let _held = self.flush();
         let _ = self.tx.send(Arc::new(SharedEvent::new(event)));
     }
 
@@ -414,12 +412,13 @@ impl Live {
         self.lock().push(Arc::new(SharedEvent::new(event)));
     }
 
-    /// Sends whatever is held.
-    fn flush(&self) {
+    /// Sends whatever is held; the list stays locked while the guard returned lives.
+    fn flush(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SharedEvent>>> {
         let mut held = self.lock();
         for early in held.drain(..) {
             let _ = self.tx.send(early);
         }
+        held
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SharedEvent>>> {
