@@ -141,7 +141,7 @@ pub async fn get_session(
         .history()
         .session(&id)
         .await?
-        .ok_or_else(|| ApiError::not_found(format!("no session {id:?}")))?;
+        .ok_or_else(|| no_session(&id))?;
     // Read before the messages, so no event falls between the two.
     let last_event_seq = stores.events().last_event_seq(&id).await?;
     let (messages, more) = match (q.after, q.limit) {
@@ -209,7 +209,7 @@ pub async fn delete_session(
     if state.host.stores().delete_session(&id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::not_found(format!("no session {id:?}")))
+        Err(no_session(&id))
     }
 }
 
@@ -242,10 +242,16 @@ fn accepted(session_id: &str, call_id: Option<String>) -> (StatusCode, Json<Acce
     )
 }
 
+/// The answer for a session that is not there: its id quoted (a `SessionId`'s debug
+/// form would show the type's name to the page).
+pub(crate) fn no_session(id: &str) -> ApiError {
+    ApiError::not_found(format!("no session {id:?}"))
+}
+
 async fn existing_session(state: &AppState, id: &str) -> Result<(), ApiError> {
     match state.host.stores().history().session(id).await? {
         Some(_) => Ok(()),
-        None => Err(ApiError::not_found(format!("no session {id:?}"))),
+        None => Err(no_session(id)),
     }
 }
 

@@ -153,7 +153,7 @@ async fn feed(
         .await?
         .is_none()
     {
-        return Err(ApiError::not_found(format!("no session {session:?}")));
+        return Err(crate::api::no_session(session));
     }
     let subscription = state.host.events().subscribe(session, after).await?;
     // The feed ends at shutdown (the client resumes from its last number elsewhere) and

@@ -40,6 +40,16 @@ async fn sessions_are_created_listed_paged_read_and_deleted() {
         error_code(s.get("/api/sessions/s_nothere").send().await.unwrap()).await,
         (404, "not_found".into())
     );
+    // The page shows this message: the id quoted, not a Rust type's debug form.
+    let missing: serde_json::Value = s
+        .get("/api/sessions/s_nothere")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(missing["error"]["message"], "no session \"s_nothere\"");
     assert_eq!(
         error_code(s.get("/api/sessions/a..b").send().await.unwrap())
             .await
