@@ -30,6 +30,9 @@ pub(crate) struct Ask {
 #[derive(Debug, Default)]
 pub(crate) struct Router {
     calls: Mutex<Vec<InFlight>>,
+    /// Numbers the keys of calls registered before their request (and its progress
+    /// token) exists.
+    unsent: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug)]
@@ -46,6 +49,19 @@ pub(crate) struct Registration {
     token: String,
 }
 
+impl Registration {
+    /// The call's request went out with `token`: its progress is routed by it.
+    pub(crate) fn bind(&mut self, token: &ProgressToken) {
+        let token = token_key(token);
+        if let Ok(mut calls) = self.router.calls.lock()
+            && let Some(call) = calls.iter_mut().find(|c| c.token == self.token)
+        {
+            call.token.clone_from(&token);
+        }
+        self.token = token;
+    }
+}
+
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Ok(mut calls) = self.router.calls.lock() {
@@ -59,15 +75,18 @@ fn token_key(token: &ProgressToken) -> String {
 }
 
 impl Router {
-    /// Routes `token`'s progress to `ctx` and the server's questions to `asks`, until the
-    /// registration is dropped.
+    /// Routes the server's questions to `asks` from now on (a question may come before
+    /// the call's request has even returned from rmcp: over HTTP the server's answer
+    /// stream runs on another worker), and progress to `ctx` once [`Registration::bind`]
+    /// names the request's progress token; until the registration is dropped.
     pub(crate) fn register(
         self: &Arc<Self>,
-        token: &ProgressToken,
         ctx: ToolContext,
         asks: mpsc::Sender<Ask>,
     ) -> Registration {
-        let token = token_key(token);
+        use std::sync::atomic::Ordering;
+        // Not a serialized token (those are JSON: a number or a quoted string).
+        let token = format!("unsent {}", self.unsent.fetch_add(1, Ordering::Relaxed));
         if let Ok(mut calls) = self.calls.lock() {
             calls.push(InFlight {
                 token: token.clone(),
@@ -384,4 +403,51 @@ fn sampled_text(content: &serde_json::Value) -> String {
         .filter_map(|b| b["text"].as_str())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A question that comes while the call's request is still on its way out (over HTTP
+    /// the server's stream runs on another worker) reaches that call; it was declined as
+    /// nobody's when the call registered only once rmcp returned its handle.
+    #[tokio::test]
+    async fn a_question_before_the_request_returns_reaches_its_call() {
+        let router = Arc::new(Router::default());
+        let (asks_tx, mut asks) = mpsc::channel(4);
+        let mut registration = router.register(ToolContext::detached("c1"), asks_tx);
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "message": "Name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        }))
+        .unwrap();
+        let asking = tokio::spawn({
+            let router = Arc::clone(&router);
+            async move { router.ask(params).await }
+        });
+        let ask = asks.recv().await.unwrap();
+        assert!(
+            matches!(&ask.params, ElicitRequestParams::FormElicitationParams { message, .. } if message == "Name?"),
+            "{:?}",
+            ask.params
+        );
+        ask.reply
+            .send(ElicitResult::new(ElicitationAction::Accept))
+            .unwrap();
+        assert_eq!(
+            asking.await.unwrap().unwrap().action,
+            ElicitationAction::Accept
+        );
+        // Once sent, its progress token routes to it; dropped, nothing does.
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(7));
+        assert!(router.context_of(&token).is_none());
+        registration.bind(&token);
+        assert_eq!(router.context_of(&token).unwrap().call_id, "c1");
+        drop(registration);
+        assert!(router.context_of(&token).is_none());
+        assert!(router.oldest_asker().is_none());
+    }
 }

@@ -211,6 +211,10 @@ impl McpTool {
         };
         let mut options = PeerRequestOptions::no_options();
         options.meta = ctx.trace.as_ref().map(trace_meta);
+        // Registered before it is sent: the server may ask its question before rmcp
+        // returns the request's handle (a question finding no call is declined).
+        let (asks_tx, asks) = mpsc::channel(4);
+        let mut registration = conn.router.register(ctx, asks_tx);
         let handle = conn
             .peer()
             .send_request_with_option(request, options)
@@ -219,8 +223,7 @@ impl McpTool {
                 let why = crate::readable::readable(&e);
                 unavailable(server.error(format!("could not send the call: {why}")))
             })?;
-        let (asks_tx, asks) = mpsc::channel(4);
-        let registration = conn.router.register(&handle.progress_token, ctx, asks_tx);
+        registration.bind(&handle.progress_token);
         Ok(LiveCall {
             id: handle.id,
             rx: handle.rx,
