@@ -5,6 +5,8 @@
 // With TOOLWIRE_BIN, the client talks to `toolwire gateway` with server-everything behind
 // it (the tool is then ev__echo), for the gateway's row beside the direct one; closeMs is
 // then the time the gateway takes to store what it answered and exit.
+// With BENCH_RELAY=BENCH_BIN (and no TOOLWIRE_BIN), the client starts `BENCH_BIN relay`
+// with the server behind it: a process that copies bytes both ways, the gateway row's floor.
 // With BENCH_READ=FILE, each call instead reads FILE whole through server-filesystem's
 // read_text_file (serving FILE's directory): the 5 MB result row.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,6 +18,7 @@ const n = Number(process.argv[2] ?? 1000);
 const [toolwire, data] = process.argv.slice(3);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const read = process.env.BENCH_READ;
+const relay = process.env.BENCH_RELAY;
 const server = read
   ? [path.join(here, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), path.dirname(read)]
   : [path.join(here, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "stdio"];
@@ -30,8 +33,8 @@ const transport = toolwire
       stderr: "ignore",
     })
   : new StdioClientTransport({
-      command: process.execPath,
-      args: server,
+      command: relay ?? process.execPath,
+      args: relay ? ["relay", process.execPath, ...server] : server,
       stderr: "ignore",
       // server-filesystem sends the file twice (text and structuredContent): 10.6 MB for
       // 5 MB, over the SDK's default 10 MB line limit, which would close the connection.

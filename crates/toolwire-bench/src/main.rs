@@ -60,6 +60,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         cmd: Vec<String>,
     },
+    /// Internal: run a command and pass this process's stdin to it and its stdout back,
+    /// byte for byte (the gateway row's floor: one more process on the path, doing
+    /// nothing).
+    Relay {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        cmd: Vec<String>,
+    },
 }
 
 /// What every workload may use.
@@ -315,6 +322,9 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(Command::Rss { cmd }) = &cli.command {
         return measure::rss_shim(cmd);
+    }
+    if let Some(Command::Relay { cmd }) = &cli.command {
+        return mcp::relay(cmd);
     }
     let root = std::env::current_dir()?;
     if !cli.toolwire_bin.exists() {

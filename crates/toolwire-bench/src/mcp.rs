@@ -164,7 +164,17 @@ fn everything(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
 }
 
 fn typescript_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
-    Ok(client_run(ctx, calls, false, None)?.ms)
+    Ok(client_run(ctx, calls, Via::Direct, None)?.ms)
+}
+
+/// How tests/mcp/bench_echo.mjs reaches its server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    Direct,
+    /// Through `toolwire gateway`.
+    Gateway,
+    /// Through `toolwire-bench relay`: the floor of one more process on the path.
+    Relay,
 }
 
 /// One run of tests/mcp/bench_echo.mjs.
@@ -179,12 +189,12 @@ struct ClientRun {
 }
 
 /// The TypeScript SDK client's `calls` echoes (or reads of `read`, a file, through
-/// server-filesystem), to the server directly or through `toolwire gateway` (with a fresh
-/// data directory).
+/// server-filesystem), to the server directly, through `toolwire gateway` (with a fresh
+/// data directory) or through the bare relay.
 fn client_run(
     ctx: &Ctx,
     calls: usize,
-    through_gateway: bool,
+    via: Via,
     read: Option<&std::path::Path>,
 ) -> anyhow::Result<ClientRun> {
     let mut command = Command::new("node");
@@ -195,8 +205,14 @@ fn client_run(
         command.env("BENCH_READ", file);
     }
     let data = tempfile::tempdir_in(ctx.tmp.path())?;
-    if through_gateway {
-        command.arg(&ctx.toolwire_bin).arg(data.path());
+    match via {
+        Via::Direct => {}
+        Via::Gateway => {
+            command.arg(&ctx.toolwire_bin).arg(data.path());
+        }
+        Via::Relay => {
+            command.env("BENCH_RELAY", std::env::current_exe()?);
+        }
     }
     let line = crate::peers::node_json(&mut command, "tests/mcp/bench_echo.mjs")?;
     Ok(ClientRun {
@@ -206,31 +222,67 @@ fn client_run(
     })
 }
 
-/// Best of three interleaved rounds (the machine is shared and noisy): the gateway's run
-/// (the fastest) and the direct one.
+/// `toolwire-bench relay CMD...`: runs CMD and copies this process's stdin to it and its
+/// stdout back as each read returns, on two plain threads (no runtime, no parsing): what
+/// any process between an MCP host and its server costs at least.
+pub fn relay(cmd: &[String]) -> anyhow::Result<()> {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    fn pump(mut from: impl Read, mut to: impl Write) -> std::io::Result<()> {
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = from.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            to.write_all(&buf[..n])?;
+            to.flush()?;
+        }
+    }
+    let (program, args) = cmd.split_first().context("relay: no command")?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("relay: starting {program}"))?;
+    let to_child = child.stdin.take().context("relay: no stdin")?;
+    let from_child = child.stdout.take().context("relay: no stdout")?;
+    // The host closing stdin ends the input side, which closes the server's stdin.
+    std::thread::spawn(move || pump(std::io::stdin().lock(), to_child));
+    let pumped = pump(from_child, std::io::stdout().lock());
+    let status = child.wait()?;
+    pumped?;
+    ensure!(status.success(), "relay: {program} exited with {status}");
+    Ok(())
+}
+
+/// Best of three interleaved rounds (the machine is shared and noisy) of each way in
+/// `ways`: the fastest run of each, in order.
 fn best_of_three(
     ctx: &Ctx,
     calls: usize,
     read: Option<&std::path::Path>,
-) -> anyhow::Result<(ClientRun, ClientRun)> {
-    let mut ours: Option<ClientRun> = None;
-    let mut theirs: Option<ClientRun> = None;
+    ways: &[Via],
+) -> anyhow::Result<Vec<ClientRun>> {
+    let mut best: Vec<Option<ClientRun>> = ways.iter().map(|_| None).collect();
     for _ in 0..3 {
-        let run = client_run(ctx, calls, true, read)?;
-        if ours.as_ref().is_none_or(|best| run.ms < best.ms) {
-            ours = Some(run);
-        }
-        let run = client_run(ctx, calls, false, read)?;
-        if theirs.as_ref().is_none_or(|best| run.ms < best.ms) {
-            theirs = Some(run);
+        for (&via, best) in ways.iter().zip(&mut best) {
+            let run = client_run(ctx, calls, via, read)?;
+            if best.as_ref().is_none_or(|b| run.ms < b.ms) {
+                *best = Some(run);
+            }
         }
     }
-    Ok((ours.context("no run")?, theirs.context("no run")?))
+    best.into_iter().map(|b| b.context("no run")).collect()
 }
 
 pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let calls = ((1000.0 * size) as usize).max(1);
-    let (ours, theirs) = best_of_three(ctx, calls, None)?;
+    let ways = [Via::Gateway, Via::Direct, Via::Relay];
+    let [ours, theirs, relayed]: [ClientRun; 3] = best_of_three(ctx, calls, None, &ways)?
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("a way gave no run"))?;
     Ok(vec![
         Row::new(
             "1,000 MCP tools/call to server-everything's echo through toolwire gateway (stdio)",
@@ -242,9 +294,13 @@ pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         .note(format!(
             "{:.0} µs/call: the host's call through rmcp both ways, budgeted, answered, then \
              stored behind the answer in batches; {:.0} ms more after the host closed until \
-             every call was stored and the gateway exited",
+             every call was stored and the gateway exited; floor, a bare relay process \
+             between the same client and server (two threads copying bytes): {:.0} µs/call, \
+             {:.2}× the direct call",
             ours.ms * 1e3 / calls as f64,
             ours.close_ms,
+            relayed.ms * 1e3 / calls as f64,
+            relayed.ms / theirs.ms,
         ))
         .peer(
             "the MCP TypeScript SDK client calling the server directly",
@@ -289,7 +345,10 @@ fn big_file(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
 pub fn gateway_big(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let calls = ((10.0 * size) as usize).max(1);
     let file = big_file(ctx)?;
-    let (ours, theirs) = best_of_three(ctx, calls, Some(&file))?;
+    let [ours, theirs]: [ClientRun; 2] =
+        best_of_three(ctx, calls, Some(&file), &[Via::Gateway, Via::Direct])?
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("a way gave no run"))?;
     ensure!(
         ours.chars < theirs.chars,
         "the gateway did not cut the 5 MB result ({} chars beside {})",
