@@ -106,7 +106,43 @@ pub struct ResultView<'a> {
     /// Whether the call failed (providers mark error results).
     pub is_error: bool,
     /// Never empty: a result with nothing for the model says so in text.
-    pub blocks: Vec<Block<'a>>,
+    pub blocks: Blocks<'a>,
+}
+
+/// A result's blocks, read as a slice: the usual one (a plain text) held inline, or a
+/// list. A vector for the one block was an allocation per result, then a cache miss each
+/// to write it, read it and free it in a long session.
+#[derive(Debug, Clone)]
+pub enum Blocks<'a> {
+    /// One block, in place.
+    One(Block<'a>),
+    /// Any number of blocks.
+    Many(Vec<Block<'a>>),
+}
+
+impl<'a> Blocks<'a> {
+    /// The blocks, in order.
+    pub fn as_slice(&self) -> &[Block<'a>] {
+        match self {
+            Blocks::One(block) => std::slice::from_ref(block),
+            Blocks::Many(blocks) => blocks,
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for Blocks<'a> {
+    type Target = [Block<'a>];
+
+    fn deref(&self) -> &[Block<'a>] {
+        self.as_slice()
+    }
+}
+
+/// The same blocks are equal however they are held.
+impl PartialEq for Blocks<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
 }
 
 impl ResultView<'_> {
@@ -451,7 +487,7 @@ async fn results_view<'a>(
             call_id: &call.id,
             tool_name: &call.name,
             is_error,
-            blocks,
+            blocks: Blocks::Many(blocks),
         });
     }
     out
@@ -492,7 +528,7 @@ fn plain_text<'a>(planned: &PlannedResult<'a>, budget: &TruncationBudget) -> Opt
         call_id: &call.id,
         tool_name: &call.name,
         is_error: false,
-        blocks: vec![Block::Text(body)],
+        blocks: Blocks::One(Block::Text(body)),
     })
 }
 
