@@ -120,11 +120,10 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
     // Which slot of `found` each call id's result goes to (the first call that made it).
     // foldhash, seeded per process: SipHash of every id was a tenth of encoding a long
     // session, and the seed still keeps a hostile session from choosing collisions.
-    let mut owner: foldhash::HashMap<&'a str, usize> =
-        foldhash::HashMap::with_capacity_and_hasher(
-            conversation.messages.len(),
-            foldhash::fast::RandomState::default(),
-        );
+    let mut owner: foldhash::HashMap<&'a str, usize> = foldhash::HashMap::with_capacity_and_hasher(
+        conversation.messages.len(),
+        foldhash::fast::RandomState::default(),
+    );
     // The turn whose calls are the latest: user text until the next assistant message
     // arrived while they ran.
     let mut current: Option<usize> = None;
@@ -185,11 +184,10 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
             Message::Widget { .. } => {}
         }
     }
-    let mut finished: Vec<Option<PlannedTurn<'a>>> =
-        pending
-            .into_iter()
-            .map(|p| Some(p.finish(&found, diags)))
-            .collect();
+    let mut finished: Vec<Option<PlannedTurn<'a>>> = pending
+        .into_iter()
+        .map(|p| Some(p.finish(&found, diags)))
+        .collect();
     let turns = slots
         .into_iter()
         .filter_map(|slot| match slot {

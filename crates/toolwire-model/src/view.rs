@@ -504,7 +504,10 @@ enum Step<'a> {
 /// gives it (the text whole and borrowed, no note), without its vectors of parts and fitted
 /// texts, an allocation each, nor a second reading of its parts. `None` for anything else,
 /// and under a turn's total (the shares need every result's cost first).
-fn plain_text<'a>(planned: &PlannedResult<'a>, budget: &TruncationBudget) -> Option<ResultView<'a>> {
+fn plain_text<'a>(
+    planned: &PlannedResult<'a>,
+    budget: &TruncationBudget,
+) -> Option<ResultView<'a>> {
     let PlannedResult::Stored { call, result } = planned else {
         return None;
     };
