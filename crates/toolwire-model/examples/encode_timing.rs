@@ -1,6 +1,9 @@
 //! Times `encode_request_bytes` for each provider on the bench's build-log session (20, 200
 //! and 2,000 turns; or the sizes given), beside `serde_json::to_vec` of the session: a
 //! quick loop, and a target for `perf record`, without building the whole bench.
+//! `ENCODE_ROUNDS` sets the rounds (20), `ENCODE_FLOOR=0` skips the floor: under valgrind,
+//! a run of N rounds less one of 0 (the session's building) is N rounds' encoding.
+//! `ENCODE_PROVIDER=anthropic` (a provider's name) times that provider alone.
 
 use std::time::Instant;
 
@@ -56,14 +59,28 @@ fn main() -> std::io::Result<()> {
     } else {
         sizes
     };
+    let rounds: usize = std::env::var("ENCODE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20);
+    let with_floor = std::env::var("ENCODE_FLOOR").map_or(true, |f| f != "0");
+    let only = std::env::var("ENCODE_PROVIDER").ok();
     let options = EncodeOptions::for_model("m");
     let rt = tokio::runtime::Builder::new_current_thread().build()?;
     for turns in sizes {
         let conv = session(turns);
-        let floor = best_ms(20, || drop(std::hint::black_box(serde_json::to_vec(&conv))));
-        print!("{turns:>5} turns  floor {floor:7.3} ms");
+        print!("{turns:>5} turns");
+        if with_floor {
+            let floor = best_ms(rounds, || {
+                drop(std::hint::black_box(serde_json::to_vec(&conv)))
+            });
+            print!("  floor {floor:7.3} ms");
+        }
         for provider in Provider::ALL {
-            let ms = best_ms(20, || {
+            if only.as_deref().is_some_and(|name| name != provider.name()) {
+                continue;
+            }
+            let ms = best_ms(rounds, || {
                 let body = rt.block_on(encode_request_bytes(provider, &conv, &options, &NoBlobs));
                 drop(std::hint::black_box(body));
             });

@@ -60,16 +60,23 @@ impl<'a> PlannedResult<'a> {
 
 struct Pending<'a> {
     calls: &'a [ToolCall],
-    results: Vec<Option<&'a ToolResult>>,
+    /// Where this turn's results start in the plan's one list of found results.
+    first: usize,
     then_user: Vec<&'a str>,
 }
 
 impl<'a> Pending<'a> {
-    fn finish(self, diags: &mut Vec<EncodeNote>) -> PlannedTurn<'a> {
+    /// `found` holds this turn's results, one slot per call, from `self.first` on.
+    fn finish(
+        self,
+        found: &[Option<&'a ToolResult>],
+        diags: &mut Vec<EncodeNote>,
+    ) -> PlannedTurn<'a> {
+        let slots = found.get(self.first..).unwrap_or_default();
         let results = self
             .calls
             .iter()
-            .zip(self.results)
+            .zip(slots.iter().copied().chain(std::iter::repeat(None)))
             .map(|(call, result)| match result {
                 Some(result) => PlannedResult::Stored { call, result },
                 None => {
@@ -107,14 +114,16 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
     let mut system = Vec::new();
     let mut slots = Vec::new();
     let mut pending: Vec<Pending<'a>> = Vec::new();
-    // Which turn, and which of its calls, each call id belongs to (the first that made it).
+    // Every turn's result slots in one list (a turn's from its `first` on, one per call):
+    // a vector per turn was an allocation, and a cache miss to free, per turn.
+    let mut found: Vec<Option<&'a ToolResult>> = Vec::new();
+    // Which slot of `found` each call id's result goes to (the first call that made it).
     // foldhash, seeded per process: SipHash of every id was a tenth of encoding a long
     // session, and the seed still keeps a hostile session from choosing collisions.
-    let mut owner: foldhash::HashMap<&'a str, (usize, usize)> =
-        foldhash::HashMap::with_capacity_and_hasher(
-            conversation.messages.len(),
-            foldhash::fast::RandomState::default(),
-        );
+    let mut owner: foldhash::HashMap<&'a str, usize> = foldhash::HashMap::with_capacity_and_hasher(
+        conversation.messages.len(),
+        foldhash::fast::RandomState::default(),
+    );
     // The turn whose calls are the latest: user text until the next assistant message
     // arrived while they ran.
     let mut current: Option<usize> = None;
@@ -136,12 +145,14 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
                 }));
                 if !tool_calls.is_empty() {
                     let i = pending.len();
+                    let first = found.len();
                     for (j, call) in tool_calls.iter().enumerate() {
-                        owner.entry(call.id.as_str()).or_insert((i, j));
+                        owner.entry(call.id.as_str()).or_insert(first + j);
                     }
+                    found.resize(first + tool_calls.len(), None);
                     pending.push(Pending {
                         calls: tool_calls,
-                        results: vec![None; tool_calls.len()],
+                        first,
                         then_user: Vec::new(),
                     });
                     slots.push(Slot::Results(i));
@@ -151,7 +162,7 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
             Message::ToolResult(result) => {
                 let slot = owner
                     .get(result.call_id.as_str())
-                    .map(|&(i, j)| &mut pending[i].results[j]);
+                    .and_then(|&k| found.get_mut(k));
                 match slot {
                     Some(slot @ None) => *slot = Some(result),
                     Some(Some(_)) => diags.push(EncodeNote::new(
@@ -173,8 +184,10 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
             Message::Widget { .. } => {}
         }
     }
-    let mut finished: Vec<Option<PlannedTurn<'a>>> =
-        pending.into_iter().map(|p| Some(p.finish(diags))).collect();
+    let mut finished: Vec<Option<PlannedTurn<'a>>> = pending
+        .into_iter()
+        .map(|p| Some(p.finish(&found, diags)))
+        .collect();
     let turns = slots
         .into_iter()
         .filter_map(|slot| match slot {

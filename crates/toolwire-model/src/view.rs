@@ -12,7 +12,7 @@ use crate::budget::fair_shares;
 use crate::conversation::{Conversation, ToolCall};
 use crate::media::{placeholder, refusal};
 use crate::note::{EncodeNote, NoteCode};
-use crate::options::{EncodeOptions, Provider};
+use crate::options::{EncodeOptions, Provider, TruncationBudget};
 use crate::pairing::{INTERRUPTED, PlannedResult, PlannedTurn, plan};
 use crate::render::{
     MediaClass, MediaRef, PART_SEPARATOR, Shape, TextWeight, fit_all, for_model, shape,
@@ -27,40 +27,50 @@ pub struct ModelView<'a> {
     pub system: Option<String>,
     /// The turns, alternating as the providers require.
     pub turns: Vec<Turn<'a>>,
+    /// [`turn_bytes`] of every turn, summed as each turn was built (while its results were
+    /// still in cache: a pass over the finished view read every result's blocks again, a
+    /// cache miss each in a long session).
+    turn_bytes: usize,
 }
 
-impl ModelView<'_> {
+/// Allowance per message, call or result for its keys and ids in a request body.
+const PER_ITEM: usize = 96;
+
+/// About the bytes of one turn in a request body (see [`ModelView::body_estimate`]).
+fn turn_bytes(turn: &Turn<'_>) -> usize {
+    PER_ITEM
+        + match turn {
+            Turn::User(text) => text.len(),
+            Turn::Assistant { text, calls } => {
+                text.len()
+                    + calls
+                        .iter()
+                        .map(|c| c.id.len() + c.name.len() + 2 * PER_ITEM)
+                        .sum::<usize>()
+            }
+            Turn::Results { results, then_user } => {
+                then_user.iter().map(|t| t.len() + PER_ITEM).sum::<usize>()
+                    + results.iter().map(ResultView::bytes).sum::<usize>()
+            }
+        }
+}
+
+impl<'a> ModelView<'a> {
+    /// A view of these turns.
+    pub fn new(system: Option<String>, turns: Vec<Turn<'a>>) -> Self {
+        let turn_bytes = turns.iter().map(turn_bytes).sum();
+        ModelView {
+            system,
+            turns,
+            turn_bytes,
+        }
+    }
+
     /// About the bytes of a request body for this view, a little over for the usual
     /// session: its texts, an allowance per message for keys and ids, an eighth more for
     /// escapes. Sizing the output buffer by it saves growing (and copying) a long body.
     pub(crate) fn body_estimate(&self) -> usize {
-        const PER_ITEM: usize = 96;
-        let mut bytes = self.system.as_ref().map_or(0, String::len) + 256;
-        for turn in &self.turns {
-            bytes += PER_ITEM
-                + match turn {
-                    Turn::User(text) => text.len(),
-                    Turn::Assistant { text, calls } => {
-                        text.len()
-                            + calls
-                                .iter()
-                                .map(|c| c.id.len() + c.name.len() + 2 * PER_ITEM)
-                                .sum::<usize>()
-                    }
-                    Turn::Results { results, then_user } => {
-                        then_user.iter().map(|t| t.len() + PER_ITEM).sum::<usize>()
-                            + results
-                                .iter()
-                                .map(|r| {
-                                    r.call_id.len()
-                                        + r.tool_name.len()
-                                        + PER_ITEM
-                                        + r.blocks.iter().map(Block::bytes).sum::<usize>()
-                                })
-                                .sum::<usize>()
-                    }
-                };
-        }
+        let bytes = self.system.as_ref().map_or(0, String::len) + 256 + self.turn_bytes;
         bytes + bytes / 8
     }
 }
@@ -96,10 +106,54 @@ pub struct ResultView<'a> {
     /// Whether the call failed (providers mark error results).
     pub is_error: bool,
     /// Never empty: a result with nothing for the model says so in text.
-    pub blocks: Vec<Block<'a>>,
+    pub blocks: Blocks<'a>,
+}
+
+/// A result's blocks, read as a slice: the usual one (a plain text) held inline, or a
+/// list. A vector for the one block was an allocation per result, then a cache miss each
+/// to write it, read it and free it in a long session.
+#[derive(Debug, Clone)]
+pub enum Blocks<'a> {
+    /// One block, in place.
+    One(Block<'a>),
+    /// Any number of blocks.
+    Many(Vec<Block<'a>>),
+}
+
+impl<'a> Blocks<'a> {
+    /// The blocks, in order.
+    pub fn as_slice(&self) -> &[Block<'a>] {
+        match self {
+            Blocks::One(block) => std::slice::from_ref(block),
+            Blocks::Many(blocks) => blocks,
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for Blocks<'a> {
+    type Target = [Block<'a>];
+
+    fn deref(&self) -> &[Block<'a>] {
+        self.as_slice()
+    }
+}
+
+/// The same blocks are equal however they are held.
+impl PartialEq for Blocks<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
 }
 
 impl ResultView<'_> {
+    /// About the bytes it takes in a request body.
+    fn bytes(&self) -> usize {
+        self.call_id.len()
+            + self.tool_name.len()
+            + PER_ITEM
+            + self.blocks.iter().map(Block::bytes).sum::<usize>()
+    }
+
     /// All text blocks joined, media left out.
     pub fn text(&self) -> String {
         self.blocks
@@ -193,8 +247,9 @@ pub async fn build_view<'a>(
         .len()
         .saturating_sub(options.inline_media_messages);
     let mut turns = Vec::with_capacity(plan.turns.len());
+    let mut bytes = 0;
     for (index, turn) in plan.turns.iter().enumerate() {
-        turns.push(match turn {
+        let turn = match turn {
             PlannedTurn::User(text) => Turn::User(text.clone()),
             PlannedTurn::Assistant { text, calls } => Turn::Assistant { text, calls },
             PlannedTurn::Results { results, then_user } => {
@@ -209,10 +264,16 @@ pub async fn build_view<'a>(
                     then_user: then_user.clone(),
                 }
             }
-        });
+        };
+        bytes += turn_bytes(&turn);
+        turns.push(turn);
     }
     let system = (!plan.system.is_empty()).then(|| plan.system.join("\n\n"));
-    ModelView { system, turns }
+    ModelView {
+        system,
+        turns,
+        turn_bytes: bytes,
+    }
 }
 
 struct Ctx<'a> {
@@ -298,11 +359,22 @@ async fn results_view<'a>(
     diags: &mut Vec<EncodeNote>,
 ) -> Vec<ResultView<'a>> {
     let budget = &ctx.options.budget;
+    // A turn of plain texts that fit (the usual turn): its views at once, with no list of
+    // steps between. Any other result sends the turn through the steps below (the views
+    // made so far are dropped; the notes come out in the order the steps give them).
+    if budget.turn_max_chars.is_none()
+        && let Some(views) = planned.iter().map(|p| plain_text(p, budget)).collect()
+    {
+        return views;
+    }
     // Texts of every result first, so the turn's total can be shared before cutting; each
     // with its limit and whether the turn's share set it (which budget, for the note).
-    let mut all: Vec<Pending<'a>> = planned
+    let mut all: Vec<Step<'a>> = planned
         .iter()
         .map(|p| {
+            if let Some(view) = plain_text(p, budget) {
+                return Step::Done(view);
+            }
             let call = p.call();
             let (parts, is_error) = match p {
                 PlannedResult::Stored { result, .. } => (
@@ -313,21 +385,29 @@ async fn results_view<'a>(
                     (parts_of_message(Some(INTERRUPTED.to_owned())), true)
                 }
             };
-            Pending {
+            Step::Cut(Pending {
                 call,
                 is_error,
                 parts,
                 limit: budget.limit_for(&call.id, &call.name),
                 shared: false,
-            }
+            })
         })
         .collect();
     if let Some(total) = budget.turn_max_chars {
-        let costs: Vec<usize> = all
+        // Every result is a `Step::Cut` here: `plain_text` takes none under a turn's total.
+        let mut cut: Vec<&mut Pending<'a>> = all
+            .iter_mut()
+            .filter_map(|step| match step {
+                Step::Cut(r) => Some(r),
+                Step::Done(_) => None,
+            })
+            .collect();
+        let costs: Vec<usize> = cut
             .iter()
             .map(|r| text_cost(&r.parts, r.limit).min(r.limit))
             .collect();
-        for (r, share) in all.iter_mut().zip(fair_shares(&costs, total)) {
+        for (r, share) in cut.iter_mut().zip(fair_shares(&costs, total)) {
             if share < r.limit {
                 r.limit = share;
                 r.shared = true;
@@ -335,7 +415,14 @@ async fn results_view<'a>(
         }
     }
     let mut out = Vec::with_capacity(all.len());
-    for r in all {
+    for step in all {
+        let r = match step {
+            Step::Done(view) => {
+                out.push(view);
+                continue;
+            }
+            Step::Cut(r) => r,
+        };
         let Pending {
             call,
             is_error,
@@ -400,10 +487,52 @@ async fn results_view<'a>(
             call_id: &call.id,
             tool_name: &call.name,
             is_error,
-            blocks,
+            blocks: Blocks::Many(blocks),
         });
     }
     out
+}
+
+/// One result of a turn after its first reading: its view already, or its parts to cut.
+enum Step<'a> {
+    Done(ResultView<'a>),
+    Cut(Pending<'a>),
+}
+
+/// The view of a result that is one plain text within its limit, a successful call's
+/// output (nearly every result of a long session), read in one go: what the general path
+/// gives it (the text whole and borrowed, no note), without its vectors of parts and fitted
+/// texts, an allocation each, nor a second reading of its parts. `None` for anything else,
+/// and under a turn's total (the shares need every result's cost first).
+fn plain_text<'a>(
+    planned: &PlannedResult<'a>,
+    budget: &TruncationBudget,
+) -> Option<ResultView<'a>> {
+    let PlannedResult::Stored { call, result } = planned else {
+        return None;
+    };
+    if result.status != Status::Success || budget.turn_max_chars.is_some() {
+        return None;
+    }
+    let [value] = result.output.as_slice() else {
+        return None;
+    };
+    if !for_model(value) {
+        return None;
+    }
+    let Ok(Shape::Text { prefix, body, .. }) = shape(value, &result.tool_name) else {
+        return None;
+    };
+    // Bytes bound characters from above, so a body within the limit in bytes fits whole.
+    if !prefix.is_empty() || body.len() > budget.limit_for(&call.id, &call.name) {
+        return None;
+    }
+    Some(ResultView {
+        call_id: &call.id,
+        tool_name: &call.name,
+        is_error: false,
+        blocks: Blocks::One(Block::Text(body)),
+    })
 }
 
 /// One result of a turn between reading its parts and cutting them.

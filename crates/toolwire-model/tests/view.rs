@@ -196,3 +196,70 @@ async fn budgets_apply_per_instance_tool_call_and_turn() {
         );
     }
 }
+
+/// A turn mixing a result that is one plain text within its budget (read once, its block
+/// held inline) with one cut by its call's budget and a failed one: each comes out as the
+/// general path makes it, the plain text whole and borrowed from the session, and only the
+/// cut one noted.
+#[tokio::test]
+async fn plain_results_beside_cut_and_failed_ones_keep_their_views() {
+    use std::borrow::Cow;
+    use toolwire_model::{Block, Blocks, EncodeOptions, Turn, build_view};
+    let calls = ["plain", "long", "failed"]
+        .map(|id| ToolCall::new(id, "bash", serde_json::json!({})))
+        .to_vec();
+    let conv = Conversation::new(vec![
+        Message::user("go"),
+        Message::assistant("", calls),
+        Message::tool(ToolResult::success(
+            CallRef::new("plain", "bash"),
+            Value::text("ok\n"),
+        )),
+        Message::tool(ToolResult::success(
+            CallRef::new("long", "bash"),
+            Value::text("x".repeat(500)),
+        )),
+        Message::tool(ToolResult::error(CallRef::new("failed", "bash"), "boom")),
+    ]);
+    let mut options = EncodeOptions::for_model("m");
+    options.budget.per_call.insert("long".to_owned(), 300);
+    for provider in Provider::ALL {
+        let mut notes = Vec::new();
+        let view = build_view(provider, &conv, &options, &NoBlobs, &mut notes).await;
+        let Some(Turn::Results { results, .. }) = view.turns.get(2) else {
+            panic!("{provider}: no results turn in {:?}", view.turns);
+        };
+        let [plain, long, failed] = results.as_slice() else {
+            panic!("{provider}: {results:?}");
+        };
+        assert!(
+            matches!(
+                &plain.blocks,
+                Blocks::One(Block::Text(Cow::Borrowed("ok\n")))
+            ),
+            "{provider}: {:?}",
+            plain.blocks
+        );
+        assert!(!plain.is_error);
+        let [Block::Text(cut)] = long.blocks.as_slice() else {
+            panic!("{provider}: {:?}", long.blocks);
+        };
+        assert!(
+            cut.len() < 500 && cut.contains("xxx") && cut.contains("read_result"),
+            "{provider}: {cut}"
+        );
+        assert!(failed.is_error);
+        assert_eq!(failed.text(), "boom", "{provider}");
+        let cut_ids: Vec<Option<&str>> = notes
+            .iter()
+            .filter(|n| n.code == NoteCode::Truncated)
+            .map(|n| n.call_id.as_deref())
+            .collect();
+        assert_eq!(cut_ids, [Some("long")], "{provider}: {notes:?}");
+        // The same blocks compare equal however they are held.
+        assert_eq!(
+            plain.blocks,
+            Blocks::Many(vec![Block::Text(Cow::Borrowed("ok\n"))])
+        );
+    }
+}

@@ -56,10 +56,32 @@ pub enum ContentBlock<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: Vec<ResultContent<'a>>,
+        content: ResultContents<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+}
+
+/// A `tool_result`'s content, written straight from the result's blocks: its blocks
+/// but empty texts (Anthropic rejects empty text blocks), or one [`EMPTY_RESULT`] text
+/// when none is left. Not collected into a vector per result first: that vector was an
+/// allocation, then a cache miss each to write, read and free, per result of a long
+/// session.
+#[derive(Debug)]
+pub struct ResultContents<'a>(pub &'a [Block<'a>]);
+
+impl Serialize for ResultContents<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut kept = self
+            .0
+            .iter()
+            .filter(|b| !matches!(b, Block::Text(t) if t.is_empty()))
+            .peekable();
+        if kept.peek().is_none() {
+            return serializer.collect_seq([ResultContent::Text { text: EMPTY_RESULT }]);
+        }
+        serializer.collect_seq(kept.map(result_content))
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -127,21 +149,10 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
             Turn::Results { results, then_user } => {
                 let mut content: Vec<ContentBlock<'a>> = results
                     .iter()
-                    .map(|r| {
-                        let mut content: Vec<ResultContent<'a>> = r
-                            .blocks
-                            .iter()
-                            .filter(|b| !matches!(b, Block::Text(t) if t.is_empty()))
-                            .map(result_content)
-                            .collect();
-                        if content.is_empty() {
-                            content.push(ResultContent::Text { text: EMPTY_RESULT });
-                        }
-                        ContentBlock::ToolResult {
-                            tool_use_id: r.call_id,
-                            content,
-                            is_error: r.is_error,
-                        }
+                    .map(|r| ContentBlock::ToolResult {
+                        tool_use_id: r.call_id,
+                        content: ResultContents(&r.blocks),
+                        is_error: r.is_error,
                     })
                     .collect();
                 content.extend(

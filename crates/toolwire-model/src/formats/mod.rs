@@ -246,9 +246,14 @@ pub(crate) fn arguments_object(arguments: &Json) -> Cow<'_, Map<String, Json>> {
 }
 
 /// Tool input as the JSON string the OpenAI formats send: [`arguments_object`], written
-/// compactly (as `Json::Object(..).to_string()` would).
+/// compactly (as `Json::Object(..).to_string()` would), by the body's own writer (the
+/// same bytes; serde_json's writer escaped each string a byte at a time, and its buffer
+/// started small and grew).
 pub(crate) fn arguments_json(arguments: &Json) -> String {
-    serde_json::to_string(&*arguments_object(arguments)).unwrap_or_else(|_| "{}".to_owned())
+    crate::json::to_vec(&*arguments_object(arguments), 64)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_else(|| "{}".to_owned())
 }
 
 /// Parses a streamed or returned arguments string; an unparsable one is kept as a string

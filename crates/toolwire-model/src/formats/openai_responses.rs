@@ -168,7 +168,7 @@ fn output<'a>(r: &'a ResultView) -> Output<'a> {
     if r.is_error && !matches!(r.blocks.first(), Some(Block::Text(_))) {
         parts.push(OutputPart::InputText { text: text_of("") });
     }
-    for block in &r.blocks {
+    for block in r.blocks.iter() {
         parts.push(match block {
             Block::Text(t) => OutputPart::InputText { text: text_of(t) },
             Block::Media(m) if m.class == MediaClass::Pdf => match &m.data {
