@@ -183,6 +183,9 @@ pub(crate) struct Lines<T> {
     done: usize,
     /// The reading side met the end of its input.
     ended: bool,
+    /// Where the reading side reads into: zeroed once, not on every poll (a poll that
+    /// finds nothing to read would otherwise clear 8 KB each time).
+    chunk: Vec<u8>,
 }
 
 impl<T> Lines<T> {
@@ -196,6 +199,7 @@ impl<T> Lines<T> {
             ready: Vec::new(),
             done: 0,
             ended: false,
+            chunk: Vec::new(),
         }
     }
 
@@ -271,13 +275,18 @@ impl<R: AsyncRead + Unpin> AsyncRead for Lines<R> {
                 this.ready.append(&mut this.line);
                 continue;
             }
-            let mut chunk = [0u8; 8 * 1024];
-            let mut read = ReadBuf::new(&mut chunk);
+            if this.chunk.is_empty() {
+                this.chunk = vec![0u8; 8 * 1024];
+            }
+            let mut read = ReadBuf::new(&mut this.chunk);
             ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
-            if read.filled().is_empty() {
+            let n = read.filled().len();
+            if n == 0 {
                 this.ended = true;
             } else {
-                this.take_in(read.filled());
+                let chunk = std::mem::take(&mut this.chunk);
+                this.take_in(&chunk[..n]);
+                this.chunk = chunk;
             }
         }
     }
