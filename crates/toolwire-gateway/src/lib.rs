@@ -271,95 +271,8 @@ impl Gateway {
         Ok(CallToolResponse::Complete(reply))
     }
 
-    /// The budget for tool `name` (the person's setting for it or its server, else its
-    /// `_meta` hint when it gives one, else the host's), and its output schema.
-    fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
-        let Some(tool) = self.shared.host.tool(name) else {
-            return (self.shared.profile.max_chars, None);
-        };
-        let schema = tool.schema();
-        let hinted = schema
-            .extra
-            .get("_meta")
-            .and_then(|m| m.get(MAX_RESULT_CHARS_META))
-            .and_then(Json::as_u64)
-            .map(|n| {
-                usize::try_from(n)
-                    .unwrap_or(usize::MAX)
-                    .clamp(1_000, 500_000)
-            });
-        (
-            schema
-                .max_result_chars
-                .or(hinted)
-                .unwrap_or(self.shared.profile.max_chars),
-            schema.output_schema.clone(),
-        )
-    }
-}
-
-/// The host's name: from the request's own `_meta` on 2026-07-28 (which has no
-/// handshake; rmcp's peer info is then a stand-in), else from the handshake.
-fn client_name(context: &RequestContext<RoleServer>) -> String {
-    if let Some(info) = context.meta.client_info() {
-        return info.name;
-    }
-    context
-        .peer
-        .peer_info()
-        .map(|info| info.client_info.name.clone())
-        .unwrap_or_else(|| "MCP host".to_owned())
-}
-
-/// `result` marked complete, as 2026-07-28 requires of every result (rmcp takes the mark
-/// off again for a peer of an older revision).
-fn complete(mut result: Json) -> Json {
-    if let Some(map) = result.as_object_mut() {
-        map.insert("resultType".into(), Json::String("complete".into()));
-    }
-    result
-}
-
-/// Whether `context`'s request came over HTTP outside an MCP session (2026-07-28 serves
-/// every request statelessly): its handler lives for this one request only.
-fn is_stateless_http(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .extensions
-        .get::<http::request::Parts>()
-        .is_some_and(|parts| !parts.headers.contains_key(MCP_SESSION_HEADER))
-}
-
-impl ServerHandler for Gateway {
-    fn get_info(&self) -> ServerConfig {
-        let info = json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {
-                "tools": {},
-                "resources": {},
-                "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
-            },
-            "serverInfo": {"name": "toolwire-gateway", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "Tools of the MCP servers configured in toolwire. Results are \
-                stored by toolwire; a result cut to fit says so and how to read the rest \
-                with read_result.",
-        });
-        serde_json::from_value(info).unwrap_or_default()
-    }
-
-    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        serde_json::from_value(complete(json!({"tools": self.tool_list()})))
-            .map_err(|e| ErrorData::internal_error(format!("unlistable tools: {e}"), None))
-    }
-
-    async fn call_tool(
+    /// One `tools/call` of the host: passed through the pipeline, answered, stored behind.
+    async fn call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -470,6 +383,104 @@ impl ServerHandler for Gateway {
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
         self.reply(&result, &call).await
+    }
+
+    /// The budget for tool `name` (the person's setting for it or its server, else its
+    /// `_meta` hint when it gives one, else the host's), and its output schema.
+    fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
+        let Some(tool) = self.shared.host.tool(name) else {
+            return (self.shared.profile.max_chars, None);
+        };
+        let schema = tool.schema();
+        let hinted = schema
+            .extra
+            .get("_meta")
+            .and_then(|m| m.get(MAX_RESULT_CHARS_META))
+            .and_then(Json::as_u64)
+            .map(|n| {
+                usize::try_from(n)
+                    .unwrap_or(usize::MAX)
+                    .clamp(1_000, 500_000)
+            });
+        (
+            schema
+                .max_result_chars
+                .or(hinted)
+                .unwrap_or(self.shared.profile.max_chars),
+            schema.output_schema.clone(),
+        )
+    }
+}
+
+/// The host's name: from the request's own `_meta` on 2026-07-28 (which has no
+/// handshake; rmcp's peer info is then a stand-in), else from the handshake.
+fn client_name(context: &RequestContext<RoleServer>) -> String {
+    if let Some(info) = context.meta.client_info() {
+        return info.name;
+    }
+    context
+        .peer
+        .peer_info()
+        .map(|info| info.client_info.name.clone())
+        .unwrap_or_else(|| "MCP host".to_owned())
+}
+
+/// `result` marked complete, as 2026-07-28 requires of every result (rmcp takes the mark
+/// off again for a peer of an older revision).
+fn complete(mut result: Json) -> Json {
+    if let Some(map) = result.as_object_mut() {
+        map.insert("resultType".into(), Json::String("complete".into()));
+    }
+    result
+}
+
+/// Whether `context`'s request came over HTTP outside an MCP session (2026-07-28 serves
+/// every request statelessly): its handler lives for this one request only.
+fn is_stateless_http(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .is_some_and(|parts| !parts.headers.contains_key(MCP_SESSION_HEADER))
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let info = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {
+                "tools": {},
+                "resources": {},
+                "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
+            },
+            "serverInfo": {"name": "toolwire-gateway", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "Tools of the MCP servers configured in toolwire. Results are \
+                stored by toolwire; a result cut to fit says so and how to read the rest \
+                with read_result.",
+        });
+        serde_json::from_value(info).unwrap_or_default()
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        serde_json::from_value(complete(json!({"tools": self.tool_list()})))
+            .map_err(|e| ErrorData::internal_error(format!("unlistable tools: {e}"), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // Boxed: rmcp spawns a task per request around this future, and tokio copies a
+        // task's whole future several times; the call's is tens of kilobytes.
+        Box::pin(self.call(request, context)).await
     }
 
     async fn get_task(

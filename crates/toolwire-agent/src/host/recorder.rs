@@ -179,10 +179,10 @@ impl Host {
         let session = session_id.to_owned();
         let call_id = call.id.clone();
         let recorder = recorder.clone();
-        let work = async move {
+        let work = Box::pin(async move {
             host.finish_recorded(&session, call, approver.as_ref(), cancel, &recorder)
                 .await
-        };
+        });
         let running = self.run_with(session_id, work, events).await?;
         Ok(running.for_call(call_id))
     }
