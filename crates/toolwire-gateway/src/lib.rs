@@ -563,8 +563,10 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     let (input, output) = stdio::stdio();
     #[cfg(not(unix))]
     let (input, output) = rmcp::transport::stdio();
+    let (input, output) = tasks_wire::interpose(input, output, &wire);
+    // rmcp's line transport, with the host's `tools/call` read in one parse.
     let running = gateway
-        .serve(tasks_wire::interpose(input, output, &wire))
+        .serve(toolwire_mcp::host_transport(input, output))
         .await
         .map_err(|e| GatewayError(format!("the host did not connect: {e}")))?;
     let ended = tokio::select! {

@@ -1,21 +1,25 @@
-//! The stdio transport of a local MCP server: rmcp's line transport, except that an
-//! answer to a `tools/call` is parsed once, straight into JSON, instead of into each of
-//! rmcp's twenty result types in turn (its untagged `ServerResult`) and then back into
-//! JSON for normalizing.
+//! MCP's line transport over a pair of pipes, for either side: rmcp's own, except that
+//! the one message that comes on every tool call is parsed once, straight into what is
+//! used. toolwire as a client (a local MCP server's stdio) reads an answer to its
+//! `tools/call` straight into JSON, instead of into each of rmcp's twenty result types in
+//! turn (its untagged `ServerResult`) and then back into JSON for normalizing; toolwire as
+//! a server (the gateway, on its host's stdio) reads a host's `tools/call` straight into
+//! its request, instead of trying rmcp's untagged message and request types in turn.
+//! Every other line goes to rmcp's own parser.
 
 use std::collections::HashSet;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use rmcp::RoleClient;
 use rmcp::model::{
-    ClientRequest, CustomResult, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, RequestId,
-    ServerResult,
+    CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientRequest, CustomResult,
+    JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerResult,
 };
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
+use rmcp::{RoleClient, RoleServer};
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader, ReadBuf};
 
@@ -24,22 +28,53 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader, ReadBuf};
 /// whose id is not known only takes the slower, general parse.
 const MAX_CALLS: usize = 1024;
 
-/// rmcp's stdio transport over a child's pipes, with the `tools/call` fast path. Every
-/// other line (requests, notifications, errors, answers to anything else, and anything
-/// malformed) is handed to rmcp's own transport, so it is read exactly as rmcp reads it.
-pub(crate) struct Stdio<R: AsyncRead, W: AsyncWrite> {
+/// What one side reads faster than rmcp.
+pub(crate) trait FastPath<Role: ServiceRole>: Send {
+    /// Notes a message on its way out.
+    fn sent(&mut self, _item: &TxJsonRpcMessage<Role>) {}
+    /// The message `line` (without its newline) is, when this path takes it; `None`
+    /// leaves the line to rmcp.
+    fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<Role>>;
+}
+
+/// rmcp's line transport with a [`FastPath`]. Every line the fast path does not take
+/// (requests, notifications, errors, answers to anything else, and anything malformed)
+/// is handed to rmcp's own transport, so it is read exactly as rmcp reads it.
+pub(crate) struct Lines<Role: ServiceRole, P, R: AsyncRead, W: AsyncWrite> {
     read: BufReader<R>,
     line: Vec<u8>,
     /// Set once a line longer than the limit was dropped, until its end is seen.
     discarding: bool,
     /// rmcp's transport: it writes every message, and parses every line the fast path
     /// does not take, read from `feed`.
-    rmcp: AsyncRwTransport<RoleClient, Feed, W>,
+    rmcp: AsyncRwTransport<Role, Feed, W>,
     feed: Feed,
-    /// The ids of `tools/call` requests sent and not yet answered.
-    calls: HashSet<RequestId>,
+    fast: P,
     /// The child, killed when the transport is dropped (`kill_on_drop`).
     child: Option<tokio::process::Child>,
+}
+
+/// A local MCP server's stdio, as toolwire's client reads it.
+pub(crate) type Stdio<R, W> = Lines<RoleClient, CallAnswers, R, W>;
+
+/// The host's stdio, as toolwire's gateway (an MCP server) reads it; see
+/// [`host_transport`].
+pub struct HostLines<R: AsyncRead, W: AsyncWrite>(Lines<RoleServer, CallRequests, R, W>);
+
+impl<R: AsyncRead, W: AsyncWrite> std::fmt::Debug for HostLines<R, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostLines")
+    }
+}
+
+/// The gateway's transport on a host's pipes (or anything read and written line by line):
+/// rmcp's, with a host's `tools/call` read in one parse.
+pub fn host_transport<R, W>(read: R, write: W) -> HostLines<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    HostLines(Lines::with(read, write, None, CallRequests))
 }
 
 impl<R, W> Stdio<R, W>
@@ -48,14 +83,26 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     pub(crate) fn new(read: R, write: W, child: Option<tokio::process::Child>) -> Self {
+        Lines::with(read, write, child, CallAnswers::default())
+    }
+}
+
+impl<Role, P, R, W> Lines<Role, P, R, W>
+where
+    Role: ServiceRole,
+    P: FastPath<Role>,
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    fn with(read: R, write: W, child: Option<tokio::process::Child>, fast: P) -> Self {
         let feed = Feed::default();
-        Stdio {
+        Lines {
             read: BufReader::new(read),
             line: Vec::new(),
             discarding: false,
-            rmcp: AsyncRwTransport::new_client(feed.clone(), write),
+            rmcp: AsyncRwTransport::new(feed.clone(), write),
             feed,
-            calls: HashSet::new(),
+            fast,
             child,
         }
     }
@@ -90,13 +137,89 @@ where
         }
     }
 
-    /// A line that answers a `tools/call` in flight, as rmcp's message with the result
-    /// as JSON (`CustomResult`), keys in the server's order.
-    fn call_answer(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+    fn send_item(
+        &mut self,
+        item: TxJsonRpcMessage<Role>,
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
+        self.fast.sent(&item);
+        self.rmcp.send(item)
+    }
+
+    async fn receive_item(&mut self) -> Option<RxJsonRpcMessage<Role>> {
+        loop {
+            match self.read_line().await {
+                Ok(true) => {}
+                // The end of the stream or a broken pipe: the service loop ends, and the
+                // connection's error says the peer stopped.
+                Ok(false) | Err(_) => return None,
+            }
+            if let Some(message) = self.fast.read(trimmed(&self.line)) {
+                self.line.clear();
+                return Some(message);
+            }
+            // Everything else, rmcp reads: its compatibility rules, and its answer to a
+            // message it cannot read, are kept. It reads the one line and then the end of
+            // the feed, where it stops.
+            self.feed.put(&mut self.line);
+            if let Some(message) = self.rmcp.receive().await {
+                return Some(message);
+            }
+        }
+    }
+
+    async fn close_all(&mut self) -> std::io::Result<()> {
+        self.rmcp.close().await?;
+        if let Some(mut child) = self.child.take() {
+            // The MCP stdio shutdown: stdin closed and a moment to exit, then SIGTERM and
+            // another moment (a server may save its state on it), then killed.
+            let moment = std::time::Duration::from_secs(3);
+            if tokio::time::timeout(moment, child.wait()).await.is_ok() {
+                return Ok(());
+            }
+            if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+                let pid = nix::unistd::Pid::from_raw(pid);
+                if nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).is_ok()
+                    && tokio::time::timeout(moment, child.wait()).await.is_ok()
+                {
+                    return Ok(());
+                }
+            }
+            child.kill().await?;
+        }
+        Ok(())
+    }
+}
+
+/// The client's fast path: answers to the `tools/call`s it sent, as rmcp's message with
+/// the result as JSON (`CustomResult`), keys in the server's order.
+#[derive(Default)]
+pub(crate) struct CallAnswers {
+    /// The ids of `tools/call` requests sent and not yet answered.
+    calls: HashSet<RequestId>,
+}
+
+impl FastPath<RoleClient> for CallAnswers {
+    fn sent(&mut self, item: &TxJsonRpcMessage<RoleClient>) {
+        if let JsonRpcMessage::Request(request) = item {
+            let is_call = match &request.request {
+                ClientRequest::CallToolRequest(_) => true,
+                ClientRequest::CustomRequest(custom) => custom.method == "tools/call",
+                _ => false,
+            };
+            if is_call {
+                if self.calls.len() >= MAX_CALLS {
+                    self.calls.clear();
+                }
+                self.calls.insert(request.id.clone());
+            }
+        }
+    }
+
+    fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
         if self.calls.is_empty() {
             return None;
         }
-        let answer: Answer = serde_json::from_slice(trimmed(&self.line)).ok()?;
+        let answer: Answer = serde_json::from_slice(line).ok()?;
         if !self.calls.remove(&answer.id) {
             return None;
         }
@@ -120,6 +243,40 @@ struct Answer {
     result: serde_json::Value,
 }
 
+/// The server's fast path: a host's `tools/call`, as rmcp's request.
+pub(crate) struct CallRequests;
+
+impl FastPath<RoleServer> for CallRequests {
+    fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let call: CallLine = serde_json::from_slice(line).ok()?;
+        let mut params = call.params;
+        // Where rmcp's own parse puts a request's `_meta`: in the request's extensions,
+        // not in its params.
+        let meta = params.meta.take();
+        let mut request = CallToolRequest::new(params);
+        if let Some(meta) = meta {
+            request.extensions.insert(meta);
+        }
+        Some(JsonRpcMessage::request(
+            ClientRequest::CallToolRequest(request),
+            call.id,
+        ))
+    }
+}
+
+/// A `tools/call` request. Another method fails the parse at its `method`, and any key
+/// a request does not have fails it too, leaving the line to rmcp.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallLine {
+    #[serde(rename = "jsonrpc")]
+    _jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    #[serde(rename = "method")]
+    _method: CallToolRequestMethod,
+    params: CallToolRequestParams,
+}
+
 /// A line without its newline, carriage return or byte order mark.
 fn trimmed(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
@@ -138,64 +295,38 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Request(request) = &item {
-            let is_call = match &request.request {
-                ClientRequest::CallToolRequest(_) => true,
-                ClientRequest::CustomRequest(custom) => custom.method == "tools/call",
-                _ => false,
-            };
-            if is_call {
-                if self.calls.len() >= MAX_CALLS {
-                    self.calls.clear();
-                }
-                self.calls.insert(request.id.clone());
-            }
-        }
-        self.rmcp.send(item)
+        self.send_item(item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        loop {
-            match self.read_line().await {
-                Ok(true) => {}
-                // The end of the stream or a broken pipe: the service loop ends, and the
-                // connection's error says the server stopped.
-                Ok(false) | Err(_) => return None,
-            }
-            if let Some(answer) = self.call_answer() {
-                self.line.clear();
-                return Some(answer);
-            }
-            // Everything else, rmcp reads: its compatibility rules, and its answer to a
-            // message it cannot read, are kept. It reads the one line and then the end of
-            // the feed, where it stops.
-            self.feed.put(&mut self.line);
-            if let Some(message) = self.rmcp.receive().await {
-                return Some(message);
-            }
-        }
+        self.receive_item().await
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.rmcp.close().await?;
-        if let Some(mut child) = self.child.take() {
-            // The MCP stdio shutdown: stdin closed and a moment to exit, then SIGTERM and
-            // another moment (a server may save its state on it), then killed.
-            let moment = std::time::Duration::from_secs(3);
-            if tokio::time::timeout(moment, child.wait()).await.is_ok() {
-                return Ok(());
-            }
-            if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
-                let pid = nix::unistd::Pid::from_raw(pid);
-                if nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).is_ok()
-                    && tokio::time::timeout(moment, child.wait()).await.is_ok()
-                {
-                    return Ok(());
-                }
-            }
-            child.kill().await?;
-        }
-        Ok(())
+        self.close_all().await
+    }
+}
+
+impl<R, W> Transport<RoleServer> for HostLines<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.0.send_item(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        self.0.receive_item().await
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.0.close_all().await
     }
 }
 
@@ -323,6 +454,77 @@ mod tests {
         };
         assert_eq!(id, RequestId::Number(7));
         assert_eq!(json.to_string(), r#"{"z":1,"content":[],"a":2}"#);
+    }
+
+    /// A host's `tools/call` read by the fast path is the request rmcp's own parse makes
+    /// of the same line (its `_meta` in the request's extensions, not its params), in
+    /// either key order and either revision; any other message, a call with a key a
+    /// request does not have, and garbage go through rmcp as before.
+    #[tokio::test]
+    async fn a_hosts_call_is_the_request_rmcp_would_read() {
+        use rmcp::model::{ClientJsonRpcMessage, RequestMetaObject};
+        let calls = [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ev__echo","arguments":{"message":"hi","n":[1,{"b":2,"a":1}]}}}"#,
+            r#"{"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"p1"},"arguments":{}},"jsonrpc":"2.0","id":"s-1"}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"h","version":"1"},"progressToken":4}}}"#,
+            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"x","requestState":"abc","inputResponses":{}}}"#,
+        ];
+        for line in calls {
+            let fast = CallRequests.read(line.as_bytes()).expect(line);
+            let rmcp: ClientJsonRpcMessage = serde_json::from_str(line).unwrap();
+            assert_eq!(
+                serde_json::to_value(&fast).unwrap(),
+                serde_json::to_value(&rmcp).unwrap(),
+                "{line}"
+            );
+            let (JsonRpcMessage::Request(fast), JsonRpcMessage::Request(rmcp)) = (fast, rmcp)
+            else {
+                panic!("not requests: {line}");
+            };
+            assert_eq!(fast.id, rmcp.id);
+            let (ClientRequest::CallToolRequest(fast), ClientRequest::CallToolRequest(rmcp)) =
+                (fast.request, rmcp.request)
+            else {
+                panic!("not calls: {line}");
+            };
+            assert_eq!(fast.params, rmcp.params, "{line}");
+            assert_eq!(
+                fast.extensions.get::<RequestMetaObject>(),
+                rmcp.extensions.get::<RequestMetaObject>(),
+                "{line}"
+            );
+        }
+        for other in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"},"extra":1}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#,
+            "not json",
+        ] {
+            assert!(CallRequests.read(other.as_bytes()).is_none(), "{other}");
+        }
+        // Through the transport: the fast path's call, then rmcp's notification.
+        let (host, gateway) = tokio::io::duplex(64 * 1024);
+        let (gateway_read, gateway_write) = tokio::io::split(gateway);
+        let (_host_read, mut host_write) = tokio::io::split(host);
+        let mut transport = host_transport(gateway_read, gateway_write);
+        host_write
+            .write_all(
+                format!(
+                    "{}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n",
+                    calls[0]
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let call = transport.receive().await.unwrap();
+        assert!(
+            matches!(&call, JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_))),
+            "{call:?}"
+        );
+        let note = transport.receive().await.unwrap();
+        assert!(matches!(note, JsonRpcMessage::Notification(_)), "{note:?}");
     }
 
     /// A line past the limit is dropped without being kept whole, and the next one read.
