@@ -71,6 +71,7 @@ async function main() {
   // round trip the first screen does not wait for) and the rest of a long session's
   // timeline, made in idle slices after it (tests read every card).
   performance.mark('toolwire-rendered');
+  if (view) view.rendered();
   if (view && view.settled) {
     await view.settled.catch(failed);
   }

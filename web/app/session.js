@@ -20,18 +20,21 @@ const RESOURCE_READ = 'toolwire.resource_read';
 const CHUNK = 50;
 
 /** Items drawn before the page laid itself out for the first time: what a 900-px window
- * shows of cards with a few lines of result. `fillFirst` then draws as many more as the
- * layout says the window still has room for (folded cards, a tall window): every card
- * drawn beyond the window is styled and laid out before the mark for nothing. */
-const FIRST_SCREEN = 5;
+ * shows of cards with a few lines of result (three read_file cards of ~250 px, the third
+ * cut by the window's bottom). `fillFirst` then draws as many more as the layout says the
+ * window still has room for (folded cards, a tall window): every card drawn beyond the
+ * window is styled and laid out before the mark for nothing (5 here drew two cards below
+ * the window, with their highlighted code and footers, before every first render). */
+const FIRST_SCREEN = 3;
 
 /** Items made before the page says it has rendered, when nothing needs the whole
  * timeline at once: a little more than the first screen (`fillFirst` makes more if a tall
  * window is still not full). The rest are made in idle slices (`buildRest`), so a
  * 10,000-call session does not build 10,000 cards before it shows the first ten; and
- * every item made before the mark is styled and laid out before it, so making a whole
- * chunk (50) first cost a 1,000-result session's first render ~40% more. */
-const FIRST_BUILD = 16;
+ * every item made before the mark is styled and laid out before it (undrawn, a header),
+ * so making a whole chunk (50) first cost a 1,000-result session's first render ~40%
+ * more, and 16 laid out a dozen headers below the window. */
+const FIRST_BUILD = 8;
 
 /** Milliseconds of one idle slice of building or drawing: well inside a 60 fps frame. */
 const SLICE_MS = 8;
@@ -178,6 +181,15 @@ export class SessionView {
     }
   }
 
+  /** Once the page has rendered: the first chunk may be skipped off screen like the
+   * others (its size is remembered now). */
+  rendered() {
+    this.wasRendered = true;
+    idle(() => {
+      for (const c of this.timeline.querySelectorAll(':scope > .chunk.first')) c.classList.remove('first');
+    });
+  }
+
   /** Runs `draw` once `card` is within two thousand pixels of the viewport (its chunk is):
    * soon when it is already there. */
   whenVisible(card, draw) {
@@ -192,7 +204,10 @@ export class SessionView {
   /** Appends a message, a card or a widget to the timeline, in its last chunk. */
   append(el) {
     if (!this.chunk || this.chunk.childElementCount >= CHUNK) {
-      this.chunk = h('div', { class: 'chunk' });
+      // The first chunk of the page's first load is laid out whole until the page has
+      // rendered (`rendered`).
+      const first = !this.wasRendered && !this.timeline.querySelector(':scope > .chunk');
+      this.chunk = h('div', { class: first ? 'chunk first' : 'chunk' });
       this.timeline.append(this.chunk);
       this.observer.observe(this.chunk);
     }

@@ -421,16 +421,16 @@ pub fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             format!("{} results", thousands(results as f64)),
             "results",
             "resultsStatic",
-            // Issue 25 asks for at most 1.5× the same text as a static page at 1,000
-            // results. On 2026-11-24, from a blank page each load, with every card in the
-            // window drawn with its result: 1.20×, 1.24×, 1.34×, 1.55× on a quiet machine
-            // (load 2-4; 105-135 ms beside 82-95 ms). CI's run at the previous stop measured
-            // 2.09× (best of three attempts) with cards drawn without their results, so
-            // `--check` judges 1.8× here: a shared runner's noise must not fail the build,
-            // and a real regression (the 2.3-3.5× of before) still does. Below 1,000
-            // results the app's fixed start-up dominates the ratio: judged in ms.
+            // Issue 25 (and 27) ask for at most 1.5× the same text as a static page at
+            // 1,000 results. On 2026-11-24: 1.20-1.55× on a quiet machine, so this was
+            // judged at 1.8× for a while. On 2026-11-25, with the first chunk laid out for
+            // real before the mark and 3 cards drawn before the first layout (not 5; the
+            // layout had read squeezed cards and drawn more than the window holds): five
+            // runs at load 6-7 gave 1.10×, 1.15×, 1.26×, 1.27×, 1.22× (100-114 ms beside
+            // 79-94 ms), the build before it 1.12-1.72× alternating with them. Below
+            // 1,000 results the app's fixed start-up dominates the ratio: judged in ms.
             if size >= 1.0 {
-                Target::RatioAtMost(1.8)
+                Target::RatioAtMost(1.5)
             } else {
                 Target::MsAtMost(1000.0)
             },
