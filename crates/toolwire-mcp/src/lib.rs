@@ -33,7 +33,7 @@ pub use config::{
 };
 pub use naming::SEPARATOR;
 pub use server::{InProcess, Limits, LoggedOut, McpServer, ServerError};
-pub use stdio::{HostLines, host_transport};
+pub use stdio::host_transport;
 pub use supervise::{MAX_BACKGROUND_ATTEMPTS, OnTools, Supervisor, supervise};
 pub use tool::McpTool;
 // A facade: the approval policy a server config sets and the source vocabulary a host lists

@@ -57,24 +57,14 @@ pub(crate) struct Lines<Role: ServiceRole, P, R: AsyncRead, W: AsyncWrite> {
 /// A local MCP server's stdio, as toolwire's client reads it.
 pub(crate) type Stdio<R, W> = Lines<RoleClient, CallAnswers, R, W>;
 
-/// The host's stdio, as toolwire's gateway (an MCP server) reads it; see
-/// [`host_transport`].
-pub struct HostLines<R: AsyncRead, W: AsyncWrite>(Lines<RoleServer, CallRequests, R, W>);
-
-impl<R: AsyncRead, W: AsyncWrite> std::fmt::Debug for HostLines<R, W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("HostLines")
-    }
-}
-
 /// The gateway's transport on a host's pipes (or anything read and written line by line):
 /// rmcp's, with a host's `tools/call` read in one parse.
-pub fn host_transport<R, W>(read: R, write: W) -> HostLines<R, W>
+pub fn host_transport<R, W>(read: R, write: W) -> impl Transport<RoleServer> + use<R, W>
 where
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    HostLines(Lines::with(read, write, None, CallRequests))
+    Lines::with(read, write, None, CallRequests)
 }
 
 impl<R, W> Stdio<R, W>
@@ -135,58 +125,6 @@ where
                 self.line.clear();
             }
         }
-    }
-
-    fn send_item(
-        &mut self,
-        item: TxJsonRpcMessage<Role>,
-    ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
-        self.fast.sent(&item);
-        self.rmcp.send(item)
-    }
-
-    async fn receive_item(&mut self) -> Option<RxJsonRpcMessage<Role>> {
-        loop {
-            match self.read_line().await {
-                Ok(true) => {}
-                // The end of the stream or a broken pipe: the service loop ends, and the
-                // connection's error says the peer stopped.
-                Ok(false) | Err(_) => return None,
-            }
-            if let Some(message) = self.fast.read(trimmed(&self.line)) {
-                self.line.clear();
-                return Some(message);
-            }
-            // Everything else, rmcp reads: its compatibility rules, and its answer to a
-            // message it cannot read, are kept. It reads the one line and then the end of
-            // the feed, where it stops.
-            self.feed.put(&mut self.line);
-            if let Some(message) = self.rmcp.receive().await {
-                return Some(message);
-            }
-        }
-    }
-
-    async fn close_all(&mut self) -> std::io::Result<()> {
-        self.rmcp.close().await?;
-        if let Some(mut child) = self.child.take() {
-            // The MCP stdio shutdown: stdin closed and a moment to exit, then SIGTERM and
-            // another moment (a server may save its state on it), then killed.
-            let moment = std::time::Duration::from_secs(3);
-            if tokio::time::timeout(moment, child.wait()).await.is_ok() {
-                return Ok(());
-            }
-            if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
-                let pid = nix::unistd::Pid::from_raw(pid);
-                if nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).is_ok()
-                    && tokio::time::timeout(moment, child.wait()).await.is_ok()
-                {
-                    return Ok(());
-                }
-            }
-            child.kill().await?;
-        }
-        Ok(())
     }
 }
 
@@ -284,8 +222,10 @@ fn trimmed(line: &[u8]) -> &[u8] {
     line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
 }
 
-impl<R, W> Transport<RoleClient> for Stdio<R, W>
+impl<Role, P, R, W> Transport<Role> for Lines<Role, P, R, W>
 where
+    Role: ServiceRole,
+    P: FastPath<Role>,
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
@@ -293,40 +233,54 @@ where
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
+        item: TxJsonRpcMessage<Role>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.send_item(item)
+        self.fast.sent(&item);
+        self.rmcp.send(item)
     }
 
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        self.receive_item().await
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
+        loop {
+            match self.read_line().await {
+                Ok(true) => {}
+                // The end of the stream or a broken pipe: the service loop ends, and the
+                // connection's error says the peer stopped.
+                Ok(false) | Err(_) => return None,
+            }
+            if let Some(message) = self.fast.read(trimmed(&self.line)) {
+                self.line.clear();
+                return Some(message);
+            }
+            // Everything else, rmcp reads: its compatibility rules, and its answer to a
+            // message it cannot read, are kept. It reads the one line and then the end of
+            // the feed, where it stops.
+            self.feed.put(&mut self.line);
+            if let Some(message) = self.rmcp.receive().await {
+                return Some(message);
+            }
+        }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.close_all().await
-    }
-}
-
-impl<R, W> Transport<RoleServer> for HostLines<R, W>
-where
-    R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.0.send_item(item)
-    }
-
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        self.0.receive_item().await
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.0.close_all().await
+        self.rmcp.close().await?;
+        if let Some(mut child) = self.child.take() {
+            // The MCP stdio shutdown: stdin closed and a moment to exit, then SIGTERM and
+            // another moment (a server may save its state on it), then killed.
+            let moment = std::time::Duration::from_secs(3);
+            if tokio::time::timeout(moment, child.wait()).await.is_ok() {
+                return Ok(());
+            }
+            if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+                let pid = nix::unistd::Pid::from_raw(pid);
+                if nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).is_ok()
+                    && tokio::time::timeout(moment, child.wait()).await.is_ok()
+                {
+                    return Ok(());
+                }
+            }
+            child.kill().await?;
+        }
+        Ok(())
     }
 }
 
