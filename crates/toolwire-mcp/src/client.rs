@@ -53,11 +53,8 @@ impl Registration {
     /// The call's request went out with `token`: its progress is routed by it.
     pub(crate) fn bind(&mut self, token: &ProgressToken) {
         let token = token_key(token);
-        if let Ok(mut calls) = self.router.calls.lock()
-            && let Some(call) = calls.iter_mut().find(|c| c.token == self.token)
-        {
-            call.token.clone_from(&token);
-        }
+        self.router
+            .update(&self.token, |call| call.token.clone_from(&token));
         self.token = token;
     }
 }
@@ -102,10 +99,15 @@ impl Router {
 
     /// Moves a parked call's routing to a new context (the one it is resumed with).
     pub(crate) fn rebind(&self, registration: &Registration, ctx: ToolContext) {
+        self.update(&registration.token, |call| call.ctx = ctx);
+    }
+
+    /// Changes the call in flight under `token`, if it still is.
+    fn update(&self, token: &str, change: impl FnOnce(&mut InFlight)) {
         if let Ok(mut calls) = self.calls.lock()
-            && let Some(call) = calls.iter_mut().find(|c| c.token == registration.token)
+            && let Some(call) = calls.iter_mut().find(|c| c.token == token)
         {
-            call.ctx = ctx;
+            change(call);
         }
     }
 
