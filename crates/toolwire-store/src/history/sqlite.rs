@@ -187,7 +187,14 @@ impl SqliteHistory {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true);
+            .foreign_keys(true)
+            // Every batch's savepoints journal the pages they change (~16 for a one-call
+            // batch: the tables' and indexes' leaves); past 64 KiB SQLite moves that journal
+            // to a temporary file, so each batch made, wrote and unlinked a file in /var/tmp
+            // (strace of the gateway: ten syscalls a call). In memory it is freed at the
+            // savepoint's end, and holds only pages that existed before the batch (new
+            // pages, a large result's overflow, are not journaled).
+            .pragma("temp_store", "memory");
         Self::open_with(path, opts).await
     }
 
