@@ -289,8 +289,9 @@ impl Drop for AbortOnDrop {
 }
 
 /// The wait for a feed's next event, which owns the subscription while it waits.
-type Waiting =
-    Pin<Box<dyn Future<Output = (Subscription, Option<Result<Arc<SharedEvent>, StoreError>>)> + Send>>;
+type Waiting = Pin<
+    Box<dyn Future<Output = (Subscription, Option<Result<Arc<SharedEvent>, StoreError>>)> + Send>,
+>;
 
 /// Where a feed's body is between two of its chunks.
 enum Next {
