@@ -502,3 +502,58 @@ async fn serve_socket(state: AppState, mut socket: WebSocket, slot: OwnedSemapho
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body::Body as _;
+    use toolwire_core::EventKind;
+    use toolwire_runtime::EventBus;
+
+    fn note(size: usize) -> EventKind {
+        EventKind::Progress {
+            call_id: "c".into(),
+            done: 1,
+            total: None,
+            message: Some("x".repeat(size)),
+        }
+    }
+
+    async fn next_chunk(body: &mut FeedBody) -> Option<Bytes> {
+        let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await?;
+        frame.ok()?.into_data().ok()
+    }
+
+    #[tokio::test]
+    async fn the_body_joins_ready_frames_and_sends_a_large_one_on_its_own() {
+        let bus = EventBus::in_memory();
+        let sub = bus.subscribe("s1", 0).await.unwrap();
+        let slot = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
+        let mut body = FeedBody::new(sub, std::future::pending(), slot);
+        // Three small, one past JOIN_BELOW, one small: all ready before the first poll.
+        let mut expected = Vec::new();
+        for size in [10, 10, 10, JOIN_BELOW + 1, 10] {
+            let event = bus.emit("s1", note(size)).await.unwrap();
+            expected.extend_from_slice(&SharedEvent::new(event).sse_frame());
+        }
+        let mut chunks = Vec::new();
+        while chunks.iter().map(Bytes::len).sum::<usize>() < expected.len() {
+            chunks.push(next_chunk(&mut body).await.unwrap());
+        }
+        // The small ones together, the large one alone, then the last.
+        assert_eq!(chunks.len(), 3);
+        assert!(chunks[0].starts_with(b"id: 1\n") && chunks[0].windows(6).any(|w| w == b"id: 3\n"));
+        assert!(chunks[1].starts_with(b"id: 4\n") && chunks[1].len() > JOIN_BELOW);
+        assert!(chunks[2].starts_with(b"id: 5\n"));
+        assert_eq!(chunks.concat(), expected, "every frame once, in order");
+        // A later event is waited for, then sent.
+        let waiting = tokio::spawn(async move { (next_chunk(&mut body).await, body) });
+        let event = bus.emit("s1", note(3)).await.unwrap();
+        let (chunk, mut body) = waiting.await.unwrap();
+        assert_eq!(chunk.unwrap(), SharedEvent::new(event).sse_frame());
+        // The feed's end, raised by its watcher, ends the body.
+        body.signals.raise(&body.signals.ended);
+        assert!(next_chunk(&mut body).await.is_none());
+        assert!(body.is_end_stream());
+    }
+}
