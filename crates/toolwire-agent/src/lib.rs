@@ -53,7 +53,7 @@ pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
 pub use toolwire_runtime::Tracer;
 /// The tool contract, for hosts that bring their own tools (an MCP server's).
 pub use toolwire_runtime::{
-    ApprovalPolicy, Registered, Registry, ResolveError, SharedEvent, Tool, ToolSchema,
+    ApprovalPolicy, Registered, Registry, ResolveError, SharedEvent, Subscription, Tool, ToolSchema,
 };
 pub use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 

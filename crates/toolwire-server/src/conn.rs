@@ -208,22 +208,82 @@ async fn connection(
     let mut shutting_down = false;
     loop {
         let deadline = activity.deadline(&limits);
+        // The watchdog's timer and the shutdown watch fire once in seconds, while the
+        // connection is polled for every event an open feed sends: they are polled only
+        // when their own wakers fired (see `WhenWoken`), and the connection first.
+        let sleep = std::pin::pin!(tokio::time::sleep_until(deadline));
+        let timer = WhenWoken::new(sleep);
+        let wait = std::pin::pin!(closing.wait_for(|c| *c));
+        let shutdown = WhenWoken::new(wait);
         tokio::select! {
+            biased;
             // Done: closed by either side, or handed over to a WebSocket.
             _ = conn.as_mut() => return,
-            () = tokio::time::sleep_until(deadline) => {
+            () = timer => {
                 // Activity may have moved the deadline while this slept.
                 if activity.deadline(&limits) <= Instant::now() {
                     // Dropping the connection closes its socket.
                     return;
                 }
             }
-            _ = closing.wait_for(|c| *c), if !shutting_down => {
+            _ = shutdown, if !shutting_down => {
                 // Finishes the request in flight, if any, then closes.
                 shutting_down = true;
                 conn.as_mut().graceful_shutdown();
             }
         }
+    }
+}
+
+/// A future polled only on its first poll and when its own waker has fired since its last
+/// poll, not every time the task it sits in is polled: for the rare branches beside a
+/// connection, which a busy event feed polls a thousand times for each time they fire.
+struct WhenWoken<F> {
+    inner: F,
+    flag: Arc<WokenFlag>,
+}
+
+/// The waker a [`WhenWoken`] polls its future with: it notes the wake, then wakes the task.
+#[derive(Debug)]
+struct WokenFlag {
+    woken: AtomicBool,
+    task: futures::task::AtomicWaker,
+}
+
+impl std::task::Wake for WokenFlag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.task.wake();
+    }
+}
+
+impl<F> WhenWoken<F> {
+    fn new(inner: F) -> Self {
+        WhenWoken {
+            inner,
+            flag: Arc::new(WokenFlag {
+                woken: AtomicBool::new(true),
+                task: futures::task::AtomicWaker::new(),
+            }),
+        }
+    }
+}
+
+impl<F: Future + Unpin> Future for WhenWoken<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        this.flag.task.register(cx.waker());
+        if !this.flag.woken.swap(false, Ordering::AcqRel) {
+            return Poll::Pending;
+        }
+        let waker = std::task::Waker::from(Arc::clone(&this.flag));
+        Pin::new(&mut this.inner).poll(&mut Context::from_waker(&waker))
     }
 }
 

@@ -5,7 +5,11 @@
 //! (past the cap, `503` with `Retry-After`), and a feed ends when its session is deleted.
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use toolwire_core::SessionId;
 
@@ -15,12 +19,14 @@ use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
+use futures::task::AtomicWaker;
 use futures::{Stream, StreamExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
-use toolwire_agent::SharedEvent;
-use toolwire_store::HistoryReader;
+use tokio::task::AbortHandle;
+use toolwire_agent::{SharedEvent, Subscription};
+use toolwire_store::{HistoryReader, StoreError};
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -134,15 +140,14 @@ fn resume_point(headers: &HeaderMap, after: Option<u64>) -> Result<u64, ApiError
     }
 }
 
-/// The stored events of `session` after `after`, then live ones; ends when the log fails,
-/// the session is deleted or the server shuts down (the client resumes from the last
-/// number it saw). The feed holds `slot` while it is open.
-async fn feed(
+/// A feed's subscription (the stored events of `session` after `after`, then live ones)
+/// and what ends it: the server's shutdown (the client resumes from its last number
+/// elsewhere) or its session's deletion (a resume then finds no session).
+async fn open_feed(
     state: &AppState,
     session: &str,
     after: u64,
-    slot: OwnedSemaphorePermit,
-) -> Result<impl Stream<Item = Vec<Arc<SharedEvent>>> + Send + 'static, ApiError> {
+) -> Result<(Subscription, impl Future<Output = ()> + Send + 'static), ApiError> {
     // Listening before looking, so a deletion between the two is not missed.
     let deleted = state.feeds.deleted.subscribe();
     if state
@@ -156,20 +161,31 @@ async fn feed(
         return Err(crate::api::no_session(session));
     }
     let subscription = state.host.events().subscribe(session, after).await?;
-    // The feed ends at shutdown (the client resumes from its last number elsewhere) and
-    // when its session is deleted (a resume then finds no session).
     let closing = state.closing();
     let gone = session_gone(
         state.host.stores().history_reader(),
         session.to_owned(),
         deleted,
     );
-    let end = Box::pin(async move {
+    let end = async move {
         tokio::select! {
             () = closing => {}
             () = gone => {}
         }
-    });
+    };
+    Ok((subscription, end))
+}
+
+/// The feed as a stream of batches (the WebSocket's): ends when the log fails, the session
+/// is deleted or the server shuts down. The feed holds `slot` while it is open.
+async fn feed(
+    state: &AppState,
+    session: &str,
+    after: u64,
+    slot: OwnedSemaphorePermit,
+) -> Result<impl Stream<Item = Vec<Arc<SharedEvent>>> + Send + 'static, ApiError> {
+    let (subscription, end) = open_feed(state, session, after).await?;
+    let end = Box::pin(end);
     Ok(futures::stream::unfold(
         (subscription, end, slot),
         |(mut sub, mut end, slot)| async move {
@@ -198,23 +214,9 @@ async fn feed(
 const MAX_BATCH: usize = 64;
 
 /// Frames up to this size, together, are sent as one chunk (a copy of small frames, one
-/// chunk header); a larger batch goes frame by frame, its bytes shared, not copied.
+/// chunk header); a frame that would take a chunk past it starts the next one, its bytes
+/// shared, not copied.
 const JOIN_BELOW: usize = 16 * 1024;
-
-/// A batch of events as the SSE body's chunks: one when they are small, else one a frame.
-fn sse_chunks(batch: &[Arc<SharedEvent>]) -> Vec<Bytes> {
-    let frames: Vec<Arc<[u8]>> = batch.iter().map(|e| e.sse_frame()).collect();
-    let total: usize = frames.iter().map(|f| f.len()).sum();
-    if frames.len() > 1 && total <= JOIN_BELOW {
-        let mut joined = Vec::with_capacity(total);
-        for frame in &frames {
-            joined.extend_from_slice(frame);
-        }
-        vec![Bytes::from(joined)]
-    } else {
-        frames.into_iter().map(Bytes::from_owner).collect()
-    }
-}
 
 pub async fn sse(
     State(state): State<AppState>,
@@ -224,11 +226,8 @@ pub async fn sse(
 ) -> Result<Response, ApiError> {
     let after = resume_point(&headers, q.after)?;
     let slot = state.feeds.slot()?;
-    let events = feed(&state, &id, after, slot).await?;
-    // Each event is framed once, by whichever of its subscribers gets there first, and
-    // every feed sends those same bytes: with 1,000 subscribers, one frame, not 1,000.
-    let frames = events.flat_map(|batch| futures::stream::iter(sse_chunks(&batch)));
-    let body = Body::from_stream(with_keep_alive(frames).map(Ok::<_, Infallible>));
+    let (subscription, end) = open_feed(&state, &id, after).await?;
+    let body = Body::new(FeedBody::new(subscription, end, slot));
     Ok((
         [
             (header::CONTENT_TYPE, "text/event-stream"),
@@ -239,24 +238,185 @@ pub async fn sse(
         .into_response())
 }
 
-/// `frames`, with a comment every [`KEEP_ALIVE`] so that the client and any proxy see
-/// the feed alive. The timer ticks on its own rather than being pushed back by every
-/// event (as axum's `KeepAlive` does), so a busy feed costs no timer update per event;
-/// a comment between events is harmless.
-fn with_keep_alive(
-    frames: impl Stream<Item = Bytes> + Send + 'static,
-) -> impl Stream<Item = Bytes> + Send + 'static {
+/// What a feed's watcher (see [`watch_feed`]) has to tell its body, and the waker of the
+/// connection that sends the body.
+#[derive(Debug, Default)]
+struct Signals {
+    /// The feed is over (shutdown, or its session deleted).
+    ended: AtomicBool,
+    /// A keep-alive comment is due.
+    ping: AtomicBool,
+    waker: AtomicWaker,
+}
+
+impl Signals {
+    fn raise(&self, flag: &AtomicBool) {
+        flag.store(true, Ordering::Release);
+        self.waker.wake();
+    }
+}
+
+/// Waits, off the body, for what ends a feed and for its keep-alive times, and raises them
+/// in `signals`. Polled inside the body, these were a `select!` of the shutdown watch, the
+/// deletion broadcast, the store recheck and the keep-alive timer on every event of every
+/// feed, though they fire once in seconds; here they cost the body one flag load each.
+async fn watch_feed(end: impl Future<Output = ()>, signals: Arc<Signals>) {
+    let mut end = std::pin::pin!(end);
+    // The timer ticks on its own rather than being pushed back by every event (as axum's
+    // `KeepAlive` does), so a busy feed costs no timer update per event; a comment
+    // between events is harmless.
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    futures::stream::unfold(
-        (Box::pin(frames), tick),
-        |(mut frames, mut tick)| async move {
-            tokio::select! {
-                frame = frames.next() => frame.map(|f| (f, (frames, tick))),
-                _ = tick.tick() => Some((Bytes::from_static(b":\n\n"), (frames, tick))),
+    loop {
+        tokio::select! {
+            () = &mut end => {
+                signals.raise(&signals.ended);
+                return;
             }
-        },
-    )
+            _ = tick.tick() => signals.raise(&signals.ping),
+        }
+    }
+}
+
+/// Ends the watcher with its feed (the body dropped: sent to its end, or the client gone).
+#[derive(Debug)]
+struct AbortOnDrop(AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The wait for a feed's next event, which owns the subscription while it waits.
+type Waiting = Pin<
+    Box<dyn Future<Output = (Subscription, Option<Result<Arc<SharedEvent>, StoreError>>)> + Send>,
+>;
+
+/// Where a feed's body is between two of its chunks.
+enum Next {
+    /// Between waits: the next poll takes what is ready without waiting, else waits.
+    Ready(Subscription),
+    Waiting(Waiting),
+    Ended,
+}
+
+/// An SSE feed as a response body of its own: each chunk is the events' shared frames
+/// (one event's frame as is, a reference count; several ready at once joined into one
+/// chunk), so an event costs a feed one wake, two polls and one write, with no per-event
+/// stream adapters, `select!` or allocations between the broadcast and hyper.
+struct FeedBody {
+    next: Next,
+    /// An event taken from the subscription that did not fit in the last chunk: the
+    /// first of the next.
+    carry: Option<Arc<SharedEvent>>,
+    signals: Arc<Signals>,
+    _watcher: AbortOnDrop,
+    /// The feed's slot among the server's open feeds, held while it is open.
+    _slot: OwnedSemaphorePermit,
+}
+
+impl FeedBody {
+    fn new(
+        subscription: Subscription,
+        end: impl Future<Output = ()> + Send + 'static,
+        slot: OwnedSemaphorePermit,
+    ) -> Self {
+        let signals = Arc::new(Signals::default());
+        let watcher = tokio::spawn(watch_feed(end, Arc::clone(&signals)));
+        FeedBody {
+            next: Next::Ready(subscription),
+            carry: None,
+            signals,
+            _watcher: AbortOnDrop(watcher.abort_handle()),
+            _slot: slot,
+        }
+    }
+
+    /// One chunk: `first`'s frame, with the frames of the events already here joined to
+    /// it while the chunk stays under [`JOIN_BELOW`] (up to [`MAX_BATCH`] events): one
+    /// write for them all. A single event's frame goes out as the shared bytes, uncopied.
+    fn chunk(&mut self, first: &SharedEvent, sub: &mut Subscription) -> Bytes {
+        let first = first.sse_frame();
+        let mut joined: Option<Vec<u8>> = None;
+        for _ in 1..MAX_BATCH {
+            let Some(more) = sub.try_next_shared() else {
+                break;
+            };
+            let frame = more.sse_frame();
+            let len = joined.as_ref().map_or(first.len(), Vec::len);
+            if len + frame.len() > JOIN_BELOW {
+                self.carry = Some(more);
+                break;
+            }
+            joined
+                .get_or_insert_with(|| {
+                    let mut all = Vec::with_capacity(2 * (first.len() + frame.len()));
+                    all.extend_from_slice(&first);
+                    all
+                })
+                .extend_from_slice(&frame);
+        }
+        joined.map_or(first, Bytes::from)
+    }
+}
+
+impl http_body::Body for FeedBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        this.signals.waker.register(cx.waker());
+        if this.signals.ended.load(Ordering::Acquire) {
+            this.next = Next::Ended;
+            return Poll::Ready(None);
+        }
+        if let Next::Ready(_) = this.next
+            && let Next::Ready(mut sub) = std::mem::replace(&mut this.next, Next::Ended)
+        {
+            let first = this.carry.take().or_else(|| sub.try_next_shared());
+            if let Some(first) = first {
+                let chunk = this.chunk(&first, &mut sub);
+                this.next = Next::Ready(sub);
+                return Poll::Ready(Some(Ok(http_body::Frame::data(chunk))));
+            }
+            this.next = Next::Waiting(Box::pin(async move {
+                let next = sub.next_shared().await;
+                (sub, next)
+            }));
+        }
+        match &mut this.next {
+            Next::Waiting(waiting) => {
+                if let Poll::Ready((mut sub, next)) = waiting.as_mut().poll(cx) {
+                    // The log failed, or the bus is gone: the feed ends, and the client
+                    // resumes from the last number it saw.
+                    let Some(Ok(first)) = next else {
+                        this.next = Next::Ended;
+                        return Poll::Ready(None);
+                    };
+                    let chunk = this.chunk(&first, &mut sub);
+                    this.next = Next::Ready(sub);
+                    return Poll::Ready(Some(Ok(http_body::Frame::data(chunk))));
+                }
+            }
+            Next::Ended => return Poll::Ready(None),
+            Next::Ready(_) => {}
+        }
+        if this.signals.ping.swap(false, Ordering::AcqRel) {
+            return Poll::Ready(Some(Ok(http_body::Frame::data(Bytes::from_static(
+                b":\n\n",
+            )))));
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.next, Next::Ended)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -340,5 +500,60 @@ async fn serve_socket(state: AppState, mut socket: WebSocket, slot: OwnedSemapho
                 _ => {}
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body::Body as _;
+    use toolwire_core::EventKind;
+    use toolwire_runtime::EventBus;
+
+    fn note(size: usize) -> EventKind {
+        EventKind::Progress {
+            call_id: "c".into(),
+            done: 1,
+            total: None,
+            message: Some("x".repeat(size)),
+        }
+    }
+
+    async fn next_chunk(body: &mut FeedBody) -> Option<Bytes> {
+        let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await?;
+        frame.ok()?.into_data().ok()
+    }
+
+    #[tokio::test]
+    async fn the_body_joins_ready_frames_and_sends_a_large_one_on_its_own() {
+        let bus = EventBus::in_memory();
+        let sub = bus.subscribe("s1", 0).await.unwrap();
+        let slot = Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
+        let mut body = FeedBody::new(sub, std::future::pending(), slot);
+        // Three small, one past JOIN_BELOW, one small: all ready before the first poll.
+        let mut expected = Vec::new();
+        for size in [10, 10, 10, JOIN_BELOW + 1, 10] {
+            let event = bus.emit("s1", note(size)).await.unwrap();
+            expected.extend_from_slice(&SharedEvent::new(event).sse_frame());
+        }
+        let mut chunks = Vec::new();
+        while chunks.iter().map(Bytes::len).sum::<usize>() < expected.len() {
+            chunks.push(next_chunk(&mut body).await.unwrap());
+        }
+        // The small ones together, the large one alone, then the last.
+        assert_eq!(chunks.len(), 3);
+        assert!(chunks[0].starts_with(b"id: 1\n") && chunks[0].windows(6).any(|w| w == b"id: 3\n"));
+        assert!(chunks[1].starts_with(b"id: 4\n") && chunks[1].len() > JOIN_BELOW);
+        assert!(chunks[2].starts_with(b"id: 5\n"));
+        assert_eq!(chunks.concat(), expected, "every frame once, in order");
+        // A later event is waited for, then sent.
+        let waiting = tokio::spawn(async move { (next_chunk(&mut body).await, body) });
+        let event = bus.emit("s1", note(3)).await.unwrap();
+        let (chunk, mut body) = waiting.await.unwrap();
+        assert_eq!(chunk.unwrap(), SharedEvent::new(event).sse_frame());
+        // The feed's end, raised by its watcher, ends the body.
+        body.signals.raise(&body.signals.ended);
+        assert!(next_chunk(&mut body).await.is_none());
+        assert!(body.is_end_stream());
     }
 }
