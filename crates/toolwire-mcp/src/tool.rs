@@ -601,6 +601,9 @@ impl Tool for McpTool {
         let call = CallRef::new(&ctx.call_id, &self.schema.name);
         let remote = self.remote.clone();
         let task_required = self.task_required;
+        // The awaited steps are boxed, each in turn: this future stays a few hundred bytes
+        // instead of the largest step's size, so it is cheap to build and to move into
+        // its box (6 KB copied twice a call before).
         Box::pin(async move {
             let params = |remote: String| -> Result<CallToolRequestParams, ToolError> {
                 let mut params = CallToolRequestParams::new(remote);
@@ -609,9 +612,14 @@ impl Tool for McpTool {
             };
             // Built again for the rare retry as a task, rather than cloned for every call.
             let first = params(remote.clone())?;
-            let live = McpTool::start(&server, first, task_required, ctx.clone()).await?;
-            let ran =
-                McpTool::drive(Arc::clone(&server), Arc::clone(&parked), live, ctx.clone()).await;
+            let live = Box::pin(McpTool::start(&server, first, task_required, ctx.clone())).await?;
+            let ran = Box::pin(McpTool::drive(
+                Arc::clone(&server),
+                Arc::clone(&parked),
+                live,
+                ctx.clone(),
+            ))
+            .await;
             let received = match ran {
                 // rmcp's tool model drops `execution`, so a tool that runs only as a task
                 // is often known as one by this refusal; it is called again as a task.
@@ -622,11 +630,19 @@ impl Tool for McpTool {
             let received = match received {
                 Some(received) => received,
                 None => {
-                    let live = McpTool::start(&server, params(remote)?, true, ctx.clone()).await?;
-                    McpTool::drive(Arc::clone(&server), parked, live, ctx.clone()).await?
+                    let live =
+                        Box::pin(McpTool::start(&server, params(remote)?, true, ctx.clone()))
+                            .await?;
+                    Box::pin(McpTool::drive(
+                        Arc::clone(&server),
+                        parked,
+                        live,
+                        ctx.clone(),
+                    ))
+                    .await?
                 }
             };
-            outcome(&server, &call, app_uri.as_deref(), received, &ctx).await
+            Box::pin(outcome(&server, &call, app_uri.as_deref(), received, &ctx)).await
         })
     }
 
