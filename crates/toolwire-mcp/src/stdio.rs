@@ -780,10 +780,15 @@ mod tests {
         let next = transport.receive().await.unwrap();
         assert!(matches!(next, JsonRpcMessage::Notification(_)), "{next:?}");
         let mut answer = String::new();
-        BufReader::new(server_read)
-            .read_line(&mut answer)
-            .await
-            .unwrap();
+        let mut server_read = BufReader::new(server_read);
+        // Bounded: a transport that kept the answer would leave this read waiting.
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            server_read.read_line(&mut answer),
+        )
+        .await
+        .expect("rmcp's answer never reached the pipe")
+        .unwrap();
         let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(answer["error"]["code"], -32600, "{answer}");
         assert_eq!(answer["id"], serde_json::Value::Null, "{answer}");
