@@ -430,8 +430,8 @@ pub fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
              65); later that day the client's tools/call is written in one pass instead of \
              through rmcp's JSON copy of its params, the tool's future no longer carries \
              the connect path (6 KB copied twice a call), and the executor's timestamps are \
-             written by hand: callgrind 125,400 → 102,400 instructions a call, 32-34 µs of \
-             CPU at 1,000 calls from 36-37. Left at 10,000 calls: ours is the bare floor \
+             written by hand: callgrind 125,400 → 102,400 instructions a call, 32-33 µs of \
+             CPU at 1,000 calls from 34 (much of the rest is the kernel's). Left at 10,000 calls: ours is the bare floor \
              plus that CPU, spread thin (events, the answer's parse, rmcp's service loop, \
              normalizing, malloc).",
         ),
