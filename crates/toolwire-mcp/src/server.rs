@@ -379,7 +379,9 @@ impl McpServer {
                 SourceState::Connecting
             };
         });
-        match self.connect().await {
+        // Boxed: connecting (a process started, the handshake) is rare, and inline its
+        // state would make this future, and so every call's, kilobytes larger.
+        match Box::pin(self.connect()).await {
             Ok(conn) => {
                 let conn = Arc::new(conn);
                 *state = State::Up(Arc::clone(&conn));

@@ -1,11 +1,13 @@
 //! MCP's line transport over a pair of pipes, for either side: rmcp's own, except that
 //! the one message that comes on every tool call is parsed once, straight into what is
-//! used. toolwire as a client (a local MCP server's stdio) reads an answer to its
-//! `tools/call` straight into JSON, instead of into each of rmcp's twenty result types in
-//! turn (its untagged `ServerResult`) and then back into JSON for normalizing; toolwire as
-//! a server (the gateway, on its host's stdio) reads a host's `tools/call` straight into
-//! its request, instead of trying rmcp's untagged message and request types in turn.
-//! Every other line goes to rmcp's own parser.
+//! used, and the client's `tools/call` is written in one pass. toolwire as a client (a
+//! local MCP server's stdio) reads an answer to its `tools/call` straight into JSON,
+//! instead of into each of rmcp's twenty result types in turn (its untagged
+//! `ServerResult`) and then back into JSON for normalizing, and writes the call itself
+//! without rmcp's detour through a copy of its params as JSON; toolwire as a server (the
+//! gateway, on its host's stdio) reads a host's `tools/call` straight into its request,
+//! instead of trying rmcp's untagged message and request types in turn. Every other line
+//! goes to rmcp's own parser, and every other message is written as rmcp writes it.
 
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -14,14 +16,15 @@ use std::task::{Context, Poll};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientRequest, CustomResult,
-    JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerResult,
+    JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0, MetaObject,
+    RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use rmcp::{RoleClient, RoleServer};
-use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader, ReadBuf};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf};
 
 /// `tools/call` ids remembered at once. An id whose answer never comes (the call was
 /// cancelled) stays until the set is full, and is then forgotten with the rest: an answer
@@ -32,6 +35,12 @@ const MAX_CALLS: usize = 1024;
 pub(crate) trait FastPath<Role: ServiceRole>: Send {
     /// Notes a message on its way out.
     fn sent(&mut self, _item: &TxJsonRpcMessage<Role>) {}
+    /// Appends `item`'s line (without its newline) to `out`, byte for byte what rmcp's
+    /// serialization writes, when this path knows the message; false (with `out` left
+    /// as it was) leaves it to rmcp's.
+    fn write(&mut self, _item: &TxJsonRpcMessage<Role>, _out: &mut Vec<u8>) -> bool {
+        false
+    }
     /// The message `line` (without its newline) is, when this path takes it; `None`
     /// leaves the line to rmcp.
     fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<Role>>;
@@ -39,16 +48,23 @@ pub(crate) trait FastPath<Role: ServiceRole>: Send {
 
 /// rmcp's line transport with a [`FastPath`]. Every line the fast path does not take
 /// (requests, notifications, errors, answers to anything else, and anything malformed)
-/// is handed to rmcp's own transport, so it is read exactly as rmcp reads it.
+/// is handed to rmcp's own transport, so it is read exactly as rmcp reads it; every
+/// message it does not write is serialized as rmcp's codec does it (`serde_json`, then a
+/// newline).
 pub(crate) struct Lines<Role: ServiceRole, P, R: AsyncRead, W: AsyncWrite> {
     read: BufReader<R>,
     line: Vec<u8>,
     /// Set once a line longer than the limit was dropped, until its end is seen.
     discarding: bool,
-    /// rmcp's transport: it writes every message, and parses every line the fast path
-    /// does not take, read from `feed`.
-    rmcp: AsyncRwTransport<Role, Feed, W>,
+    /// rmcp's transport: it parses every line the fast path does not take, read from
+    /// `feed`. What it writes itself (its answer to a message it could not read) lands
+    /// in `captured` and is passed on to `write`.
+    rmcp: AsyncRwTransport<Role, Feed, Captured>,
     feed: Feed,
+    captured: Captured,
+    /// The pipe every message is written to, one whole line at a time (the lock is held
+    /// for a line, in the order sends were made); `None` once closed.
+    write: Arc<tokio::sync::Mutex<Option<W>>>,
     fast: P,
     /// The child, killed when the transport is dropped (`kill_on_drop`).
     child: Option<tokio::process::Child>,
@@ -86,15 +102,28 @@ where
 {
     fn with(read: R, write: W, child: Option<tokio::process::Child>, fast: P) -> Self {
         let feed = Feed::default();
+        let captured = Captured::default();
         Lines {
             read: BufReader::new(read),
             line: Vec::new(),
             discarding: false,
-            rmcp: AsyncRwTransport::new(feed.clone(), write),
+            rmcp: AsyncRwTransport::new(feed.clone(), captured.clone()),
             feed,
+            captured,
+            write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             fast,
             child,
         }
+    }
+
+    /// What rmcp wrote while it read (its answer to a line it could not read), passed
+    /// on to the pipe.
+    async fn pass_on_captured(&mut self) -> std::io::Result<()> {
+        let bytes = self.captured.take();
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        write_line(&self.write, bytes).await
     }
 
     /// The next whole line into `self.line`, at most [`DEFAULT_MAX_LINE_LENGTH`] bytes (a
@@ -153,6 +182,26 @@ impl FastPath<RoleClient> for CallAnswers {
         }
     }
 
+    fn write(&mut self, item: &TxJsonRpcMessage<RoleClient>, out: &mut Vec<u8>) -> bool {
+        let JsonRpcMessage::Request(JsonRpcRequest {
+            id,
+            request: ClientRequest::CallToolRequest(call),
+            ..
+        }) = item
+        else {
+            return false;
+        };
+        let Some(line) = CallOut::of(id, call) else {
+            return false;
+        };
+        let at = out.len();
+        if serde_json::to_writer(&mut *out, &line).is_err() {
+            out.truncate(at);
+            return false;
+        }
+        true
+    }
+
     fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
         if self.calls.is_empty() {
             return None;
@@ -166,6 +215,61 @@ impl FastPath<RoleClient> for CallAnswers {
             id: answer.id,
             result: ServerResult::CustomResult(CustomResult(answer.result)),
         }))
+    }
+}
+
+/// A `tools/call` request as rmcp writes it, borrowed from the request. rmcp serializes a
+/// request's params to a JSON value first (a copy of the arguments), to merge the
+/// `_meta` it keeps in the request's extensions with any in the params, and then writes
+/// `_meta` first and the params' other fields after it, in their order. For a call with
+/// no `_meta` in its params, no legacy `MetaObject` and no `inputResponses` (a retry
+/// after a server's question: rare, and left to rmcp), that comes to the fields below,
+/// written straight from the request.
+#[derive(Serialize)]
+struct CallOut<'a> {
+    jsonrpc: JsonRpcVersion2_0,
+    id: &'a RequestId,
+    method: CallToolRequestMethod,
+    params: CallParamsOut<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallParamsOut<'a> {
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a JsonObject>,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a JsonObject>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_state: Option<&'a str>,
+}
+
+impl<'a> CallOut<'a> {
+    /// The call's line, when it is one this path writes as rmcp would.
+    fn of(id: &'a RequestId, call: &'a CallToolRequest) -> Option<Self> {
+        let params = &call.params;
+        if params.meta.is_some()
+            || params.input_responses.is_some()
+            || call.extensions.get::<MetaObject>().is_some()
+        {
+            return None;
+        }
+        let meta = call
+            .extensions
+            .get::<RequestMetaObject>()
+            .map(|meta| &meta.0.0);
+        Some(CallOut {
+            jsonrpc: JsonRpcVersion2_0,
+            id,
+            method: CallToolRequestMethod,
+            params: CallParamsOut {
+                meta,
+                name: &params.name,
+                arguments: params.arguments.as_ref(),
+                request_state: params.request_state.as_deref(),
+            },
+        })
     }
 }
 
@@ -236,7 +340,19 @@ where
         item: TxJsonRpcMessage<Role>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.fast.sent(&item);
-        self.rmcp.send(item)
+        // Serialized here, before the future: the message is not kept, only its bytes.
+        let mut bytes = Vec::with_capacity(256);
+        let encoded = if self.fast.write(&item, &mut bytes) {
+            Ok(())
+        } else {
+            serde_json::to_writer(&mut bytes, &item).map_err(std::io::Error::from)
+        };
+        bytes.push(b'\n');
+        let write = Arc::clone(&self.write);
+        async move {
+            encoded?;
+            write_line(&write, bytes).await
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
@@ -255,7 +371,11 @@ where
             // message it cannot read, are kept. It reads the one line and then the end of
             // the feed, where it stops.
             self.feed.put(&mut self.line);
-            if let Some(message) = self.rmcp.receive().await {
+            let message = self.rmcp.receive().await;
+            if self.pass_on_captured().await.is_err() {
+                return None;
+            }
+            if let Some(message) = message {
                 return Some(message);
             }
         }
@@ -263,6 +383,8 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.rmcp.close().await?;
+        // Dropping the pipe closes the server's stdin: its signal to exit.
+        drop(self.write.lock().await.take());
         if let Some(mut child) = self.child.take() {
             // The MCP stdio shutdown: stdin closed and a moment to exit, then SIGTERM and
             // another moment (a server may save its state on it), then killed.
@@ -281,6 +403,58 @@ where
             child.kill().await?;
         }
         Ok(())
+    }
+}
+
+/// Writes one whole line (or lines) to the pipe and flushes it, as rmcp's own writer
+/// does for each message.
+async fn write_line<W: AsyncWrite + Unpin>(
+    write: &tokio::sync::Mutex<Option<W>>,
+    bytes: Vec<u8>,
+) -> std::io::Result<()> {
+    let mut write = write.lock().await;
+    let Some(write) = write.as_mut() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotConnected,
+            "Transport is closed",
+        ));
+    };
+    write.write_all(&bytes).await?;
+    write.flush().await
+}
+
+/// Where rmcp's transport writes (only its answer to a line it could not read, as every
+/// message sent goes through `Lines::send`), kept until `Lines` passes it on.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Captured {
+    fn take(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .map(|mut bytes| std::mem::take(&mut *bytes))
+            .unwrap_or_default()
+    }
+}
+
+impl AsyncWrite for Captured {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if let Ok(mut bytes) = self.0.lock() {
+            bytes.extend_from_slice(buf);
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -370,7 +544,11 @@ mod tests {
         let mut sent = String::new();
         let mut server_read = BufReader::new(server_read);
         server_read.read_line(&mut sent).await.unwrap();
-        assert!(sent.contains("\"tools/call\""), "{sent}");
+        assert_eq!(
+            sent,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}"#.to_owned()
+                + "\n"
+        );
 
         server_write
             .write_all(
@@ -479,6 +657,141 @@ mod tests {
         );
         let note = transport.receive().await.unwrap();
         assert!(matches!(note, JsonRpcMessage::Notification(_)), "{note:?}");
+    }
+
+    /// A `tools/call` the fast path writes is byte for byte the line rmcp's serialization
+    /// writes, with and without `_meta`, progress tokens, trace context, odd characters in
+    /// ids, names, arguments and state; a call it does not cover is left to rmcp.
+    #[test]
+    fn a_call_is_written_as_rmcp_writes_it() {
+        use rmcp::model::{CustomRequest, InputResponses, ListToolsRequest};
+        use serde_json::json;
+        let odd = "quote \" backslash \\ newline \n tab \t nul \u{0} bell \u{7} \
+                   separator \u{2028} crab \u{1F980} \u{e9} </script>";
+        let object = |v: serde_json::Value| v.as_object().cloned().unwrap();
+        let arguments = [
+            None,
+            Some(JsonObject::new()),
+            Some(object(json!({"message": "call 7"}))),
+            Some(object(json!({
+                "z": null, odd: true, "n": [1, -2, 2.5, -0.0, 1e300, 0.1, u64::MAX, i64::MIN],
+                "nested": {"b": 2, "a": {"y": [], "x": {}}}, "message": odd,
+            }))),
+        ];
+        let metas = [
+            None,
+            Some(object(json!({}))),
+            Some(object(json!({"progressToken": 3}))),
+            Some(object(json!({"progressToken": "p-1", "traceparent":
+                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": odd}))),
+            Some(object(
+                json!({"io.modelcontextprotocol/clientInfo": {"name": odd, "version": "1"},
+                "progressToken": 9}),
+            )),
+        ];
+        let ids = [
+            RequestId::Number(0),
+            RequestId::Number(i64::MAX),
+            RequestId::Number(-5),
+            RequestId::String("s-1".into()),
+            RequestId::String(odd.into()),
+        ];
+        let mut compared = 0;
+        for name in ["echo", "", odd] {
+            for args in &arguments {
+                for meta in &metas {
+                    for state in [None, Some("abc"), Some(odd)] {
+                        for id in &ids {
+                            let mut params = CallToolRequestParams::new(name.to_owned());
+                            params.arguments = args.clone();
+                            params.request_state = state.map(str::to_owned);
+                            let mut call = CallToolRequest::new(params);
+                            if let Some(meta) = meta {
+                                call.extensions
+                                    .insert(RequestMetaObject::from(meta.clone()));
+                            }
+                            let message = JsonRpcMessage::request(
+                                ClientRequest::CallToolRequest(call),
+                                id.clone(),
+                            );
+                            let mut fast = b"kept".to_vec();
+                            assert!(CallAnswers::default().write(&message, &mut fast));
+                            let mut rmcp = b"kept".to_vec();
+                            serde_json::to_writer(&mut rmcp, &message).unwrap();
+                            assert_eq!(
+                                String::from_utf8(fast).unwrap(),
+                                String::from_utf8(rmcp).unwrap()
+                            );
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 3 * 4 * 5 * 3 * 5);
+
+        // Not covered: `_meta` in the params, answers to a server's questions, a legacy
+        // `MetaObject`, a call as a task (sent as JSON), any other request.
+        let call = |edit: &dyn Fn(&mut CallToolRequest)| {
+            let mut call = CallToolRequest::new(CallToolRequestParams::new("echo"));
+            edit(&mut call);
+            JsonRpcMessage::request(ClientRequest::CallToolRequest(call), RequestId::Number(1))
+        };
+        let left = [
+            call(&|c| c.params.meta = Some(RequestMetaObject::from(object(json!({"a": 1}))))),
+            call(&|c| c.params.input_responses = Some(InputResponses::new())),
+            call(&|c| {
+                c.extensions.insert(MetaObject(object(json!({"a": 1}))));
+            }),
+            JsonRpcMessage::request(
+                ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(json!({})))),
+                RequestId::Number(2),
+            ),
+            JsonRpcMessage::request(
+                ClientRequest::ListToolsRequest(ListToolsRequest::default()),
+                RequestId::Number(3),
+            ),
+        ];
+        for message in left {
+            let mut out = b"kept".to_vec();
+            assert!(
+                !CallAnswers::default().write(&message, &mut out),
+                "{message:?}"
+            );
+            assert_eq!(out, b"kept");
+        }
+    }
+
+    /// rmcp's answer to a line it cannot read (well-formed JSON that is no message) still
+    /// reaches the server, though rmcp's transport no longer holds the pipe.
+    #[tokio::test]
+    async fn rmcps_answer_to_an_unreadable_line_is_sent() {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (client_read, client_write) = tokio::io::split(client);
+        let (server_read, mut server_write) = tokio::io::split(server);
+        let mut transport = Stdio::new(client_read, client_write, None);
+        server_write
+            .write_all(
+                b"{\"not\":\"a message\"}\n\
+                  {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n",
+            )
+            .await
+            .unwrap();
+        let next = transport.receive().await.unwrap();
+        assert!(matches!(next, JsonRpcMessage::Notification(_)), "{next:?}");
+        let mut answer = String::new();
+        let mut server_read = BufReader::new(server_read);
+        // Bounded: a transport that kept the answer would leave this read waiting.
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            server_read.read_line(&mut answer),
+        )
+        .await
+        .expect("rmcp's answer never reached the pipe")
+        .unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert_eq!(answer["id"], serde_json::Value::Null, "{answer}");
     }
 
     /// A line past the limit is dropped without being kept whole, and the next one read.

@@ -244,7 +244,7 @@ impl McpTool {
         server: Arc<McpServer>,
         parked: Arc<Parked>,
         mut live: LiveCall,
-        ctx: ToolContext,
+        ctx: &ToolContext,
     ) -> Result<Json, ToolError> {
         let limit = server.limits().call_timeout;
         let deadline = tokio::time::sleep(limit);
@@ -276,7 +276,9 @@ impl McpTool {
                         // waits for a login (step-up asks for the scope named here).
                         Ok(Err(e)) if e.auth_challenge().is_some() => {
                             let challenge = e.auth_challenge().map(str::to_owned);
-                            return Err(unavailable(server.refused_mid_session(challenge).await));
+                            // Boxed: a rare path, kept out of every call's future.
+                            let refused = Box::pin(server.refused_mid_session(challenge)).await;
+                            return Err(unavailable(refused));
                         }
                         Ok(Err(e)) => return Err(call_error(&server, &live.conn, &e)),
                         Err(_) => {
@@ -524,7 +526,9 @@ async fn outcome(
         && received.get("isError") != Some(&Json::Bool(true));
     let app = match app_uri {
         Some(uri) if completes => Some(toolwire_normalize::app_widget(
-            &read_app(server, uri).await,
+            // Boxed: only an app's tool reads it, and its request's state would
+            // otherwise be carried in every call's future.
+            &Box::pin(read_app(server, uri)).await,
             &received,
         )),
         _ => None,
@@ -610,8 +614,7 @@ impl Tool for McpTool {
             // Built again for the rare retry as a task, rather than cloned for every call.
             let first = params(remote.clone())?;
             let live = McpTool::start(&server, first, task_required, ctx.clone()).await?;
-            let ran =
-                McpTool::drive(Arc::clone(&server), Arc::clone(&parked), live, ctx.clone()).await;
+            let ran = McpTool::drive(Arc::clone(&server), Arc::clone(&parked), live, &ctx).await;
             let received = match ran {
                 // rmcp's tool model drops `execution`, so a tool that runs only as a task
                 // is often known as one by this refusal; it is called again as a task.
@@ -623,7 +626,7 @@ impl Tool for McpTool {
                 Some(received) => received,
                 None => {
                     let live = McpTool::start(&server, params(remote)?, true, ctx.clone()).await?;
-                    McpTool::drive(Arc::clone(&server), parked, live, ctx.clone()).await?
+                    McpTool::drive(Arc::clone(&server), parked, live, &ctx).await?
                 }
             };
             outcome(&server, &call, app_uri.as_deref(), received, &ctx).await
@@ -678,8 +681,7 @@ impl Tool for McpTool {
                     let _ = tx.send(reply);
                 }
                 live.conn.router.rebind(&live.registration, ctx.clone());
-                let received =
-                    McpTool::drive(Arc::clone(&server), parked, live, ctx.clone()).await?;
+                let received = McpTool::drive(Arc::clone(&server), parked, live, &ctx).await?;
                 outcome(&server, &call, app_uri.as_deref(), received, &ctx).await
             }));
         }
@@ -712,7 +714,7 @@ impl Tool for McpTool {
             let rounds = Arc::clone(&self.rounds);
             return Some(Box::pin(async move {
                 let live = McpTool::start(&server, params?, task_required, ctx.clone()).await?;
-                let ran = McpTool::drive(Arc::clone(&server), parked, live, ctx.clone()).await;
+                let ran = McpTool::drive(Arc::clone(&server), parked, live, &ctx).await;
                 // Anything but another question ends the count.
                 if !matches!(&ran, Ok(r) if r["resultType"] == "input_required") {
                     rounds.forget(&ctx.call_id);

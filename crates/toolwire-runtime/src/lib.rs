@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+mod clock;
 mod events;
 mod executor;
 mod progress;

@@ -21,7 +21,8 @@ use toolwire_tool::{
     ApprovalPolicy, ExecutionMode, Output, ProgressSink, Resume, ToolContext, ToolError,
 };
 
-use crate::events::{EventBus, now_rfc3339};
+use crate::clock::now_rfc3339;
+use crate::events::EventBus;
 use crate::registry::{Registered, Registry, RegistryError};
 use crate::sink::{LandError, Landing, ResultSink};
 use crate::trace::{SharedTracer, Tracer};
