@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::clock::now_rfc3339;
 use futures::future::BoxFuture;
 use tokio::sync::broadcast;
 use toolwire_core::{Event, EventKind};
@@ -500,10 +501,6 @@ impl SharedEvent {
             Err(shared) => shared.event.clone(),
         }
     }
-}
-
-pub(crate) fn now_rfc3339() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
 #[cfg(test)]
