@@ -91,6 +91,9 @@ export class SessionView {
           this.drawChunk(e.target);
         } else {
           this.nearChunks.delete(e.target);
+          // Once rendered, the first chunk may be skipped like the others, but only once
+          // it is off screen (see `rendered`).
+          if (this.wasRendered) e.target.classList.remove('first');
         }
       }
     }, { rootMargin: '2000px 0px' });
@@ -182,11 +185,16 @@ export class SessionView {
   }
 
   /** Once the page has rendered: the first chunk may be skipped off screen like the
-   * others (its size is remembered now). */
+   * others (its size is remembered now), from when it is off screen. Turned
+   * `content-visibility: auto` while on screen, it would count as skipped until
+   * Chromium's next rendering update judged it near: its text read as not rendered
+   * (`innerText` ""), which failed tests reading a card right after load. */
   rendered() {
     this.wasRendered = true;
     idle(() => {
-      for (const c of this.timeline.querySelectorAll(':scope > .chunk.first')) c.classList.remove('first');
+      for (const c of this.timeline.querySelectorAll(':scope > .chunk.first')) {
+        if (!this.nearChunks.has(c)) c.classList.remove('first');
+      }
     });
   }
 
