@@ -104,11 +104,7 @@ try {
     resultCards: await page.locator('.card').count(),
     resultsStatic: await measure(page, `${site.base}/results`),
     table: await measure(page, `${server.base}/sessions/${t.id}`),
-    // textContent, not innerText: once the page has rendered, the first chunk becomes
-    // `content-visibility: auto` (session.js `rendered`), and until Chromium's next
-    // rendering update judges it on screen its text reads as not rendered (""), which
-    // failed CI's run of this bench one time in two, though the table was drawn.
-    tableCount: await page.locator('.tw-count').textContent(),
+    tableCount: await page.locator('.tw-count').innerText(),
     tableStatic: await measure(page, `${site.base}/table`),
   };
   if (out.resultCards !== results) throw new Error(`${out.resultCards} cards drawn, ${results} expected`);

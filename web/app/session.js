@@ -213,7 +213,7 @@ export class SessionView {
   append(el) {
     if (!this.chunk || this.chunk.childElementCount >= CHUNK) {
       // The first chunk of the page's first load is laid out whole until the page has
-      // rendered (`rendered`).
+      // rendered and it is off screen (`rendered`).
       const first = !this.wasRendered && !this.timeline.querySelector(':scope > .chunk');
       this.chunk = h('div', { class: first ? 'chunk first' : 'chunk' });
       this.timeline.append(this.chunk);
