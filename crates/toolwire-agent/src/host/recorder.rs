@@ -27,6 +27,14 @@ const LARGE: usize = 256 << 10;
 /// Calls stored in one batch at most.
 const MAX_BATCH: usize = 256;
 
+/// How long a batch nobody waits for is held for more calls to share its commit. Each
+/// commit is several statements, each a round trip to SQLite's worker thread and a few
+/// pages written to the log; one call at a time (a host's sequential calls, a few hundred
+/// microseconds apart) paid all of that per call. A call's result reaches the history
+/// (and `serve`'s live view) at most this much later; a flush, a suspension and a result
+/// that is answered as stored (media, large) are never held.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// Stores calls behind their answers, in the order they were recorded. Cloning shares it.
 #[derive(Debug, Clone)]
 pub struct Recorder {
@@ -51,6 +59,13 @@ enum Job {
         stored: Option<oneshot::Sender<Result<ToolResult, HostError>>>,
     },
     Flush(oneshot::Sender<()>),
+}
+
+impl Job {
+    /// Whether nobody waits for this job's landing (see [`LINGER`]).
+    fn unawaited(&self) -> bool {
+        matches!(self, Job::Land { stored: None, .. })
+    }
 }
 
 impl Recorder {
@@ -87,6 +102,15 @@ impl Recorder {
 async fn run(executor: Arc<Executor>, mut queue: mpsc::Receiver<Job>, lost: Arc<AtomicU64>) {
     let mut jobs = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut jobs, MAX_BATCH).await > 0 {
+        let deadline = tokio::time::Instant::now() + LINGER;
+        while jobs.len() < MAX_BATCH && jobs.iter().all(Job::unawaited) {
+            let room = MAX_BATCH - jobs.len();
+            match tokio::time::timeout_at(deadline, queue.recv_many(&mut jobs, room)).await {
+                Ok(received) if received > 0 => {}
+                // The deadline, or every recorder dropped: land what there is.
+                _ => break,
+            }
+        }
         let mut batch: Vec<LandJob> = Vec::new();
         for job in jobs.drain(..) {
             match job {
