@@ -30,6 +30,8 @@ use super::{
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
 
+mod one_shot;
+
 /// Most operations committed in one transaction.
 const MAX_BATCH: usize = 512;
 const QUEUE_DEPTH: usize = 4096;
@@ -501,6 +503,11 @@ impl Outcome {
 /// its own savepoint, so a bad op (an unknown session) fails alone; any other op runs
 /// alone too.
 async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
+    // A few rows and events of one session (a call, its result, their events): one
+    // round trip instead of the general path's eight or so.
+    let Err(ops) = one_shot::write(conn, ops).await else {
+        return;
+    };
     let mut outcomes = Vec::with_capacity(ops.len());
     let commit = async {
         // IMMEDIATE takes the write lock up front: a deferred transaction that read first

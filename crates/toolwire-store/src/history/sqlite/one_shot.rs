@@ -1,0 +1,453 @@
+//! A small batch of one session's appends and event inserts written as one statement list:
+//! one round trip to sqlx's SQLite worker thread instead of about eight (BEGIN, a
+//! savepoint, the session's counter, the rows, the events' last number, the events, the
+//! savepoint's release, COMMIT), each of which wakes two threads. On a busy server the
+//! writer task waits its turn behind other tasks at every one of them: a `POST .../calls`
+//! with 1,000 event feeds open stores its call and result through sixteen such turns.
+//!
+//! Numbers the general path reads first and binds are computed in SQL: each message's
+//! `seq` from the session's `last_seq` as bumped by the statement before, the events'
+//! from their session's largest. Anything else (more rows, other sessions, blobs, other
+//! statements), and any failure, goes to the general path, which answers each op alone;
+//! a failure here is rolled back first, so nothing is written twice.
+
+use futures::TryStreamExt;
+use sqlx::sqlite::SqliteConnection;
+use sqlx::{Either, Executor, Row};
+
+use super::{Answer, WriteOp, answered, event};
+
+/// Message rows, and event inserts, a batch may have to be written here: each count of
+/// each is a statement text of its own (24 in all, kept in sqlx's statement cache).
+const MAX_ROWS: usize = 4;
+
+/// What each statement of the list returns, in order.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// BEGIN, COMMIT: nothing.
+    Bare,
+    /// The session's bumped `last_seq`.
+    Bump,
+    /// Each message's `(id, seq)`.
+    Messages,
+    /// Each event's `seq`.
+    Events,
+}
+
+/// Writes `ops` in one round trip when they are a batch this path takes; they are then
+/// answered (after the commit). Otherwise, or when the list failed before its commit
+/// (rolled back), they come back untouched for the general path.
+pub(super) async fn write(
+    conn: &mut SqliteConnection,
+    ops: Vec<WriteOp>,
+) -> Result<(), Vec<WriteOp>> {
+    let Some(batch) = Batch::of(&ops) else {
+        return Err(ops);
+    };
+    match batch.run(conn, &ops).await {
+        Ran::Committed(Some(answers)) => {
+            let committed = Ok(());
+            for (op, answer) in ops.into_iter().zip(answers) {
+                answered(op, answer).send(&committed);
+            }
+            Ok(())
+        }
+        Ran::Committed(None) => {
+            // Not reached: the rows are stored, but what the list returned does not say
+            // where. Each op is told so, rather than stored a second time.
+            let failed = Err("stored, but the store's answer did not account for every row \
+                              (see the history)"
+                .to_owned());
+            for op in ops {
+                answered(op, Answer::Ids(Vec::new())).send(&failed);
+            }
+            Ok(())
+        }
+        Ran::NotCommitted => {
+            // Whatever ran is undone (an error inside the list leaves its transaction
+            // open; with none open this fails harmlessly).
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            Err(ops)
+        }
+    }
+}
+
+/// How a statement list ended.
+enum Ran {
+    /// Its COMMIT ran; each op's answer, if what came back adds up.
+    Committed(Option<Vec<Answer>>),
+    /// It stopped before its COMMIT (an error): nothing of it is kept once rolled back.
+    NotCommitted,
+}
+
+/// A batch this path takes: one session's message rows and events, few of each.
+struct Batch<'a> {
+    session_id: &'a str,
+    /// Message rows, as (op, row) positions, in order.
+    rows: Vec<(usize, usize)>,
+    /// Event inserts, by op position, in order.
+    events: Vec<usize>,
+}
+
+impl<'a> Batch<'a> {
+    fn of(ops: &'a [WriteOp]) -> Option<Batch<'a>> {
+        let mut session_id: Option<&str> = None;
+        let mut same = |id: &'a str| *session_id.get_or_insert(id) == id;
+        let mut batch = Batch {
+            session_id: "",
+            rows: Vec::new(),
+            events: Vec::new(),
+        };
+        for (o, op) in ops.iter().enumerate() {
+            match op {
+                WriteOp::Append { rows, .. } => {
+                    for (r, row) in rows.iter().enumerate() {
+                        if !same(&row.session_id) || !row.blobs.is_empty() {
+                            return None;
+                        }
+                        batch.rows.push((o, r));
+                    }
+                }
+                _ => {
+                    let (id, _, _) = event(op)?;
+                    if !same(id) {
+                        return None;
+                    }
+                    batch.events.push(o);
+                }
+            }
+        }
+        batch.session_id = session_id?;
+        let small = batch.rows.len() <= MAX_ROWS && batch.events.len() <= MAX_ROWS;
+        small.then_some(batch)
+    }
+
+    /// The statement list and what each statement returns.
+    fn sql(&self) -> (String, Vec<Step>) {
+        use std::fmt::Write as _;
+        // $1 the session; $2-$5 the counter's bump; then each row's four values, then
+        // each event's two.
+        let mut sql = String::from("BEGIN IMMEDIATE;\n");
+        let mut steps = vec![Step::Bare];
+        let mut next = 6;
+        if !self.rows.is_empty() {
+            sql.push_str(
+                "UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
+                 result_count = result_count + $4, error_count = error_count + $5 \
+                 WHERE id = $1 RETURNING last_seq;\n\
+                 INSERT INTO messages (session_id, seq, role, call_id, body, created_at) VALUES ",
+            );
+            for k in 1..=self.rows.len() {
+                // NULL, and the insert fails, when the session does not exist.
+                let _ = write!(
+                    sql,
+                    "{}($1, (SELECT last_seq FROM sessions WHERE id = $1) - $2 + {k}, ${}, ${}, ${}, ${})",
+                    if k > 1 { ", " } else { "" },
+                    next,
+                    next + 1,
+                    next + 2,
+                    next + 3
+                );
+                next += 4;
+            }
+            sql.push_str(" RETURNING id, seq;\n");
+            steps.extend([Step::Bump, Step::Messages]);
+        }
+        if !self.events.is_empty() {
+            // The base is read once, before any event is inserted.
+            sql.push_str(
+                "WITH base(seq) AS MATERIALIZED \
+                 (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1) \
+                 INSERT INTO events (session_id, seq, body, created_at) \
+                 SELECT $1, base.seq + v.column1, v.column2, v.column3 FROM base, (VALUES ",
+            );
+            for k in 1..=self.events.len() {
+                let _ = write!(
+                    sql,
+                    "{}({k}, ${}, ${})",
+                    if k > 1 { ", " } else { "" },
+                    next,
+                    next + 1
+                );
+                next += 2;
+            }
+            sql.push_str(") AS v RETURNING seq;\n");
+            steps.push(Step::Events);
+        }
+        sql.push_str("COMMIT;");
+        steps.push(Step::Bare);
+        (sql, steps)
+    }
+
+    /// Runs the list to its end. The stream is always read to its end: sqlx's worker runs
+    /// ahead of the reader, so stopping early could leave a COMMIT run unseen.
+    async fn run(&self, conn: &mut SqliteConnection, ops: &[WriteOp]) -> Ran {
+        let row = |&(o, r): &(usize, usize)| match &ops[o] {
+            WriteOp::Append { rows, .. } => rows.get(r),
+            _ => None,
+        };
+        let events: Option<Vec<_>> = self.events.iter().map(|&o| event(&ops[o])).collect();
+        let (Some(rows), Some(events), Ok(count)) = (
+            self.rows.iter().map(row).collect::<Option<Vec<_>>>(),
+            events,
+            i64::try_from(self.rows.len()),
+        ) else {
+            return Ran::NotCommitted;
+        };
+        let (sql, steps) = self.sql();
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(self.session_id)
+            .bind(count)
+            .bind(rows.iter().map(|r| r.now).max().unwrap_or_default())
+            .bind(rows.iter().map(|r| r.results).sum::<i64>())
+            .bind(rows.iter().map(|r| r.errors).sum::<i64>());
+        for r in &rows {
+            query = query.bind(r.role).bind(&r.call_id).bind(&r.body).bind(r.now);
+        }
+        for (_, body, now) in events {
+            query = query.bind(body).bind(now);
+        }
+        let mut done = 0;
+        let mut readable = true;
+        let mut last_seq = None;
+        let mut stored: Vec<(i64, i64)> = Vec::with_capacity(rows.len());
+        let mut seqs: Vec<i64> = Vec::with_capacity(self.events.len());
+        let mut stream = (&mut *conn).fetch_many(query);
+        loop {
+            let step = match stream.try_next().await {
+                Ok(Some(step)) => step,
+                Ok(None) => break,
+                // The worker stops at a failed statement: the COMMIT after it never ran.
+                Err(_) => return Ran::NotCommitted,
+            };
+            let row = match step {
+                Either::Left(_) => {
+                    done += 1;
+                    continue;
+                }
+                Either::Right(row) => row,
+            };
+            let kept = match steps.get(done) {
+                Some(Step::Bump) => row.try_get(0).map(|seq| last_seq = Some(seq)),
+                Some(Step::Messages) => row
+                    .try_get(0)
+                    .and_then(|id| Ok(stored.push((id, row.try_get(1)?)))),
+                Some(Step::Events) => row.try_get(0).map(|seq| seqs.push(seq)),
+                Some(Step::Bare) | None => Err(sqlx::Error::RowNotFound),
+            };
+            readable &= kept.is_ok();
+        }
+        drop(stream);
+        if done != steps.len() {
+            return Ran::NotCommitted;
+        }
+        let adds_up =
+            readable && stored.len() == rows.len() && seqs.len() == self.events.len();
+        Ran::Committed(
+            adds_up
+                .then(|| self.answers(ops, last_seq, stored, seqs))
+                .flatten(),
+        )
+    }
+
+    /// Each op's answer from what the list returned. RETURNING's order is not promised:
+    /// rows are matched by their numbers.
+    fn answers(
+        &self,
+        ops: &[WriteOp],
+        last_seq: Option<i64>,
+        stored: Vec<(i64, i64)>,
+        mut seqs: Vec<i64>,
+    ) -> Option<Vec<Answer>> {
+        let mut ids: Vec<Vec<(i64, i64)>> = ops
+            .iter()
+            .map(|op| match op {
+                WriteOp::Append { rows, .. } => vec![(0, 0); rows.len()],
+                _ => Vec::new(),
+            })
+            .collect();
+        if !self.rows.is_empty() {
+            let base = last_seq? - i64::try_from(self.rows.len()).ok()?;
+            for (id, seq) in stored {
+                let k = usize::try_from(seq - base - 1).ok()?;
+                let &(o, r) = self.rows.get(k)?;
+                *ids.get_mut(o)?.get_mut(r)? = (id, seq);
+            }
+        }
+        seqs.sort_unstable();
+        let mut event_seq = vec![None; ops.len()];
+        for (&o, seq) in self.events.iter().zip(seqs) {
+            event_seq[o] = Some(seq);
+        }
+        ops.iter()
+            .zip(ids.into_iter().zip(event_seq))
+            .map(|(op, (ids, seq))| match op {
+                WriteOp::Append { .. } => Some(Answer::Ids(ids)),
+                _ => seq.map(Answer::Seq),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use sqlx::Connection;
+    use sqlx::sqlite::SqliteConnectOptions;
+    use tokio::sync::oneshot;
+
+    use super::super::{Returned, Stmt, migrator};
+    use super::*;
+    use crate::history::rows::NewRow;
+
+    async fn database(dir: &std::path::Path) -> SqliteConnection {
+        let opts = SqliteConnectOptions::new()
+            .filename(dir.join("history.db"))
+            .create_if_missing(true)
+            .foreign_keys(true);
+        let mut conn = SqliteConnection::connect_with(&opts).await.unwrap();
+        migrator().run(&mut conn).await.unwrap();
+        // A session three messages and five events in.
+        sqlx::query(
+            "INSERT INTO sessions (id, created_at, updated_at, last_seq) VALUES ('s', 1, 1, 3)",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        for seq in 1..=5 {
+            sqlx::query("INSERT INTO events (session_id, seq, body, created_at) VALUES ('s', $1, '{}', 1)")
+                .bind(seq)
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+        conn
+    }
+
+    fn row(session: &str, body: &str, results: i64, errors: i64) -> NewRow {
+        NewRow {
+            session_id: session.to_owned(),
+            role: "tool_result",
+            call_id: Some(format!("call-{body}")),
+            body: body.to_owned(),
+            blobs: BTreeSet::new(),
+            inline: BTreeMap::new(),
+            now: 7,
+            results,
+            errors,
+        }
+    }
+
+    fn append(rows: Vec<NewRow>) -> (WriteOp, oneshot::Receiver<crate::Result<Vec<(i64, i64)>>>) {
+        let (reply, answer) = oneshot::channel();
+        (WriteOp::Append { rows, reply }, answer)
+    }
+
+    fn event(session: &str, body: &str) -> (WriteOp, oneshot::Receiver<crate::Result<Returned>>) {
+        let (reply, answer) = oneshot::channel();
+        let stmt = Stmt::AppendEvent {
+            session_id: session.to_owned(),
+            body: body.to_owned(),
+            now: 8,
+        };
+        (WriteOp::Announce { stmt, reply }, answer)
+    }
+
+    /// A call and its result and their events: written in one round trip, numbered on
+    /// from what the session holds, each op told its numbers, the session's counts bumped.
+    #[tokio::test]
+    async fn a_small_batch_is_numbered_on_and_answered_after_its_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = database(dir.path()).await;
+        let (started, started_seq) = event("s", r#"{"e":"started"}"#);
+        let (appended, ids) = append(vec![row("s", "ok", 1, 0), row("s", "bad", 1, 1)]);
+        let (finished, finished_seq) = event("s", r#"{"e":"finished"}"#);
+        assert!(write(&mut conn, vec![started, appended, finished]).await.is_ok());
+
+        let ids = ids.await.unwrap().unwrap();
+        assert_eq!(ids.iter().map(|(_, seq)| *seq).collect::<Vec<_>>(), [4, 5]);
+        let seq_of = |answer: crate::Result<Returned>| match answer.unwrap() {
+            Returned::Seq(seq) => seq,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(seq_of(started_seq.await.unwrap()), 6);
+        assert_eq!(seq_of(finished_seq.await.unwrap()), 7);
+        let stored: Vec<(i64, i64, String)> =
+            sqlx::query_as("SELECT id, seq, body FROM messages WHERE session_id = 's' ORDER BY seq")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(
+            stored,
+            [(ids[0].0, 4, "ok".to_owned()), (ids[1].0, 5, "bad".to_owned())]
+        );
+        let events: Vec<(i64, String)> =
+            sqlx::query_as("SELECT seq, body FROM events WHERE seq > 5 ORDER BY seq")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(
+            events,
+            [
+                (6, r#"{"e":"started"}"#.to_owned()),
+                (7, r#"{"e":"finished"}"#.to_owned())
+            ]
+        );
+        let counts: (i64, i64, i64, i64) = sqlx::query_as(
+            "SELECT last_seq, result_count, error_count, updated_at FROM sessions WHERE id = 's'",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(counts, (5, 2, 1, 7));
+    }
+
+    /// An append to a session that does not exist fails inside the list: it is rolled
+    /// back whole (the event before it too) and handed back for the general path, which
+    /// tells the op why; the connection is left outside any transaction.
+    #[tokio::test]
+    async fn a_failed_list_is_rolled_back_and_handed_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = database(dir.path()).await;
+        let (started, _started_seq) = event("gone", "{}");
+        let (appended, _ids) = append(vec![row("gone", "x", 1, 0)]);
+        let back = write(&mut conn, vec![started, appended]).await.unwrap_err();
+        assert_eq!(back.len(), 2);
+        let (messages, events): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM events)",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!((messages, events), (0, 5));
+        // A transaction left open would make this fail ("within a transaction").
+        sqlx::query("BEGIN IMMEDIATE; COMMIT;")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+
+    /// What this path does not take comes back untouched: two sessions, too many rows,
+    /// a row with blobs.
+    #[tokio::test]
+    async fn other_batches_are_left_to_the_general_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = database(dir.path()).await;
+        let two_sessions = vec![event("s", "{}").0, event("t", "{}").0];
+        let many = vec![append((0..=MAX_ROWS).map(|i| row("s", &i.to_string(), 1, 0)).collect()).0];
+        let mut with_blob = row("s", "b", 1, 0);
+        with_blob.blobs.insert("sha256-00".to_owned());
+        let blobs = vec![append(vec![with_blob]).0];
+        for ops in [two_sessions, many, blobs] {
+            let n = ops.len();
+            assert_eq!(write(&mut conn, ops).await.unwrap_err().len(), n);
+        }
+        let (messages,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM messages")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(messages, 0);
+    }
+}
