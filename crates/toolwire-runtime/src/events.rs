@@ -100,6 +100,12 @@ impl EventBus {
             }
             return Ok(());
         }
+        if self.live.tx.receiver_count() == 0 {
+            // Nobody listens here (the MCP gateway, whose viewers are other processes
+            // reading the log): no task and no timer per call for a broadcast nobody
+            // gets. A subscriber that comes meanwhile reads the event from the log.
+            return Ok(());
+        }
         let live = self.live.clone();
         tokio::spawn(async move {
             if let Ok(event) = queued.await {
