@@ -251,8 +251,8 @@ impl Gateway {
     /// `result` of `call` as the host gets it: cut to its budget, media kept.
     async fn reply(
         &self,
-        result: &toolwire_core::ToolResult,
-        call: &ToolCall,
+        result: toolwire_core::ToolResult,
+        call: ToolCall,
     ) -> Result<CallToolResponse, ErrorData> {
         let (max_chars, output_schema) = self.budget_for(&call.name);
         let blobs = StoreBlobs(Arc::clone(self.shared.host.stores().blobs()));
@@ -279,7 +279,7 @@ impl Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let host = &self.shared.host;
-        if host.tool(&name).is_none() {
+        if host.tools().get(&name).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("no tool {name:?} behind this gateway"),
                 None,
@@ -382,13 +382,14 @@ impl Gateway {
             .finish()
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
-        self.reply(&result, &call).await
+        self.reply(result, call).await
     }
 
     /// The budget for tool `name` (the person's setting for it or its server, else its
     /// `_meta` hint when it gives one, else the host's), and its output schema.
     fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
-        let Some(tool) = self.shared.host.tool(name) else {
+        let tools = self.shared.host.tools();
+        let Some(tool) = tools.get(name) else {
             return (self.shared.profile.max_chars, None);
         };
         let schema = tool.schema();

@@ -30,17 +30,26 @@ pub struct BlobLink {
 /// `_meta` hint); a tool's `output_schema` puts the result's structured value in
 /// `structuredContent` (a tool that declares one must send it).
 pub async fn call_tool_result(
-    result: &ToolResult,
-    call: &ToolCall,
+    result: ToolResult,
+    call: ToolCall,
     profile: &HostProfile,
     max_chars: usize,
     output_schema: Option<&Json>,
     blobs: &dyn BlobReader,
 ) -> (Json, Vec<BlobLink>) {
+    // The call and its result are moved in, not copied: the view borrows them, and the
+    // reply reads the result back from the conversation.
     let conversation = Conversation::new(vec![
-        Message::assistant("", vec![call.clone()]),
-        Message::tool(result.clone()),
+        Message::assistant("", vec![call]),
+        Message::tool(result),
     ]);
+    let Some(Message::ToolResult(result)) = conversation.messages.last() else {
+        // Not reached: the conversation was made just above with the result last.
+        return (
+            json!({"content": [{"type": "text", "text": ""}]}),
+            Vec::new(),
+        );
+    };
     let mut options = EncodeOptions::default();
     options.budget.max_chars = max_chars;
     let mut notes = Vec::new();
@@ -208,7 +217,8 @@ mod tests {
         blobs.insert(wav.clone(), b"RIFF".to_vec());
         blobs.insert(png.clone(), b"\x89PNG".to_vec());
         let profile = HostProfile::named("claude-code").unwrap();
-        let (reply, links) = call_tool_result(&result, &call, &profile, 5_000, None, &blobs).await;
+        let (reply, links) =
+            call_tool_result(result.clone(), call.clone(), &profile, 5_000, None, &blobs).await;
         let content = reply["content"].as_array().unwrap();
         let text = content[0]["text"].as_str().unwrap();
         assert!(text.chars().count() <= 5_200, "{}", text.len());
@@ -246,7 +256,15 @@ mod tests {
         assert!(drops.drops_content_beside_structured && !shows.drops_content_beside_structured);
 
         // Cut to fit, the text says so: the dropping host gets the marker in the value.
-        let (reply, _) = call_tool_result(&result, &call, &drops, 2_000, Some(&open), &blobs).await;
+        let (reply, _) = call_tool_result(
+            result.clone(),
+            call.clone(),
+            &drops,
+            2_000,
+            Some(&open),
+            &blobs,
+        )
+        .await;
         let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
         assert!(carried.contains("shortened by toolwire"), "{carried}");
         assert!(
@@ -255,19 +273,41 @@ mod tests {
         );
         assert_eq!(reply["structuredContent"]["rows"], value["rows"]);
 
-        let (reply, _) = call_tool_result(&result, &call, &shows, 2_000, Some(&open), &blobs).await;
+        let (reply, _) = call_tool_result(
+            result.clone(),
+            call.clone(),
+            &shows,
+            2_000,
+            Some(&open),
+            &blobs,
+        )
+        .await;
         assert_eq!(reply["structuredContent"], value);
 
-        let (reply, _) =
-            call_tool_result(&result, &call, &drops, 2_000, Some(&closed), &blobs).await;
+        let (reply, _) = call_tool_result(
+            result.clone(),
+            call.clone(),
+            &drops,
+            2_000,
+            Some(&closed),
+            &blobs,
+        )
+        .await;
         assert_eq!(reply["structuredContent"], value);
 
         // Whole, the text restates the value: nothing to carry.
         let small = json!({"city": "Lisbon", "temperature": 21.5});
         let structured = Value::structured(small.clone());
         let result = ToolResult::success(CallRef::new("c2", "db__query"), vec![structured]);
-        let (reply, _) =
-            call_tool_result(&result, &call, &drops, 20_000, Some(&open), &blobs).await;
+        let (reply, _) = call_tool_result(
+            result.clone(),
+            call.clone(),
+            &drops,
+            20_000,
+            Some(&open),
+            &blobs,
+        )
+        .await;
         assert_eq!(reply["structuredContent"], small, "{reply}");
     }
 }

@@ -493,7 +493,7 @@ impl Gateway {
                 }
             }
             let outcome = match running.finish().await {
-                Ok(result) => match gateway.reply(&result, &call).await {
+                Ok(result) => match gateway.reply(result, call).await {
                     Ok(CallToolResponse::Complete(reply)) => match serde_json::to_value(reply) {
                         Ok(Json::Object(map)) => Ok(related_to(map, &task_id)),
                         _ => Err(ErrorData::internal_error("unsendable result", None)),

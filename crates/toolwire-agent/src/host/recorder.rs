@@ -197,16 +197,17 @@ impl Host {
     ) -> Result<ToolResult, HostError> {
         let mut scope = Scope::new(session_id);
         scope.cancel = cancel.clone();
+        // The executor may fill the input in (a left-out optional field); the call is
+        // stored as it was made, so it gets its own copy.
         let result = self.executor.execute(&scope, call.clone()).await;
-        let mut unstored = Some(call.clone());
-        if result.status == Status::Suspended {
+        let stored_first = result.status == Status::Suspended;
+        if stored_first {
             // A person will be asked (maybe elsewhere, through the web app): the call is
             // in the history first, after everything recorded before it.
             recorder.flush().await;
             self.stores
                 .append(session_id, Message::assistant("", vec![call.clone()]))
                 .await?;
-            unstored = None;
         }
         let (settled, suspended) =
             settle(&self.executor, approver, session_id, &call, result, &cancel).await;
@@ -235,6 +236,8 @@ impl Host {
                 };
             }
         };
+        // Not needed past here but to be stored: moved, not copied.
+        let unstored = (!stored_first).then_some(call);
         if has_inline_media(&result) || is_large(&result) {
             // The answer names the stored media (or the result is too large to hold in
             // the queue): wait for it.
