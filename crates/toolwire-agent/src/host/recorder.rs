@@ -201,23 +201,31 @@ impl Host {
         // stored as it was made, so it gets its own copy.
         let result = self.executor.execute(&scope, call.clone()).await;
         let stored_first = result.status == Status::Suspended;
-        if stored_first {
-            // A person will be asked (maybe elsewhere, through the web app): the call is
-            // in the history first, after everything recorded before it.
-            recorder.flush().await;
-            self.stores
-                .append(session_id, Message::assistant("", vec![call.clone()]))
-                .await?;
-        }
-        let (settled, suspended) =
-            settle(&self.executor, approver, session_id, &call, result, &cancel).await;
+        // A call that asks nobody is settled as it is. The rest is boxed: this future is
+        // moved whole into its task, so its size is what the common path needs.
+        let (settled, suspended) = if stored_first {
+            Box::pin(async {
+                // A person will be asked (maybe elsewhere, through the web app): the call
+                // is in the history first, after everything recorded before it.
+                recorder.flush().await;
+                self.stores
+                    .append(session_id, Message::assistant("", vec![call.clone()]))
+                    .await?;
+                Ok::<_, HostError>(
+                    settle(&self.executor, approver, session_id, &call, result, &cancel).await,
+                )
+            })
+            .await?
+        } else {
+            (Settled::Here(Box::new(result)), Vec::new())
+        };
         let result = match settled {
             Settled::Here(result) => *result,
             elsewhere @ Settled::Elsewhere(_) => {
                 // Answered on another instance, which stores the result: waited for here
                 // as by `Host::call`.
                 let never = tokio_util::sync::CancellationToken::new();
-                let stored = store_settled(
+                let stored = Box::pin(store_settled(
                     &self.executor,
                     &self.stores,
                     session_id,
@@ -225,7 +233,7 @@ impl Host {
                     elsewhere,
                     suspended,
                     &never,
-                )
+                ))
                 .await?
                 .ok_or_else(|| HostError::Aborted("the call was cancelled".into()))?;
                 return match stored.content {

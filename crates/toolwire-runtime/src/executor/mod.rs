@@ -463,7 +463,9 @@ impl Executor {
             None
         };
         match suspension {
-            Some(s) => Ran::from(self.suspend(scope, call, s, None).await),
+            // Boxed: a suspension is rare, and its future would otherwise size every
+            // call's (which is moved whole into a task).
+            Some(s) => Ran::from(Box::pin(self.suspend(scope, call, s, None)).await),
             None => self.run(scope, reg, call, false).await,
         }
     }
@@ -543,7 +545,7 @@ impl Executor {
         match outcome {
             Err(failed) => Ran::from(failed),
             Ok(Err(ToolError::Suspend { suspension, state })) => Ran::from(
-                self.suspend(scope, call, *suspension, Some(state.unwrap_or(Json::Null)))
+                Box::pin(self.suspend(scope, call, *suspension, Some(state.unwrap_or(Json::Null))))
                     .await,
             ),
             Ok(Err(e)) => Ran::from(tool_error(call_ref(), e)),
@@ -564,7 +566,9 @@ impl Executor {
                     // A suspended output (an MCP `input_required`) is recorded like a
                     // mid-run suspension; its metadata is the state the tool resumes from.
                     let state = serde_json::to_value(&result.metadata).unwrap_or(Json::Null);
-                    return Ran::from(self.suspend(scope, call, suspension, Some(state)).await);
+                    return Ran::from(
+                        Box::pin(self.suspend(scope, call, suspension, Some(state))).await,
+                    );
                 }
                 if result.status == Status::Success {
                     result.widgets.extend(ctx.take_widgets());
@@ -600,6 +604,18 @@ impl Executor {
             }
             return result;
         }
+        // Boxed: an executor with a sink (every host's) never takes this path, and its
+        // future would otherwise size every call's.
+        Box::pin(self.emit_result(scope, result, raw)).await
+    }
+
+    /// Emits a finished call's result, then its widgets (an executor without a sink).
+    async fn emit_result(
+        &self,
+        scope: &Scope,
+        result: ToolResult,
+        raw: Option<Json>,
+    ) -> ToolResult {
         self.emit(
             scope,
             EventKind::ToolResult {
