@@ -23,9 +23,9 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerConfig,
+    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -273,10 +273,9 @@ impl Gateway {
             output_schema.as_ref(),
             &blobs,
         )
-        .await;
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
         self.remember(&links);
-        let reply: CallToolResult = serde_json::from_value(complete(reply))
-            .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
         Ok(CallToolResponse::Complete(reply))
     }
 
