@@ -23,9 +23,9 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerConfig,
+    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -153,15 +153,24 @@ impl Gateway {
 
     /// The toolwire session of the connection `context` came on, made at its first call.
     async fn session(&self, context: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
-        let client = client_name(context);
-        if is_stateless_http(context) {
-            return self.stateless_session(&client).await;
+        let stateless = is_stateless_http(context);
+        if !stateless && let Some(made) = self.session.get() {
+            return Ok(made.clone());
         }
-        let made = self
-            .session
-            .get_or_try_init(|| self.new_session(&client))
-            .await?;
-        Ok(made.clone())
+        // Made once per connection (or looked up, for a stateless client): boxed, so
+        // every call's future is not the size of a session's making.
+        Box::pin(async move {
+            let client = client_name(context);
+            if stateless {
+                return self.stateless_session(&client).await;
+            }
+            let made = self
+                .session
+                .get_or_try_init(|| self.new_session(&client))
+                .await?;
+            Ok(made.clone())
+        })
+        .await
     }
 
     async fn new_session(&self, client: &str) -> Result<String, ErrorData> {
@@ -251,8 +260,8 @@ impl Gateway {
     /// `result` of `call` as the host gets it: cut to its budget, media kept.
     async fn reply(
         &self,
-        result: &toolwire_core::ToolResult,
-        call: &ToolCall,
+        result: toolwire_core::ToolResult,
+        call: ToolCall,
     ) -> Result<CallToolResponse, ErrorData> {
         let (max_chars, output_schema) = self.budget_for(&call.name);
         let blobs = StoreBlobs(Arc::clone(self.shared.host.stores().blobs()));
@@ -264,10 +273,9 @@ impl Gateway {
             output_schema.as_ref(),
             &blobs,
         )
-        .await;
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
         self.remember(&links);
-        let reply: CallToolResult = serde_json::from_value(complete(reply))
-            .map_err(|e| ErrorData::internal_error(format!("unsendable result: {e}"), None))?;
         Ok(CallToolResponse::Complete(reply))
     }
 
@@ -279,7 +287,7 @@ impl Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let host = &self.shared.host;
-        if host.tool(&name).is_none() {
+        if host.tools().get(&name).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("no tool {name:?} behind this gateway"),
                 None,
@@ -288,12 +296,15 @@ impl Gateway {
         let mut arguments = request.arguments.unwrap_or_default();
         if let Some(state) = request.request_state.as_deref() {
             let sent = Json::Object(arguments);
-            return self
-                .resume(state, &name, &sent, request.input_responses, &context)
+            // Boxed, as every path a plain call does not take: this future is moved
+            // whole (into its box, into rmcp's task), so its size is what the common
+            // path needs, not what the largest rare one does.
+            return Box::pin(self.resume(state, &name, &sent, request.input_responses, &context))
                 .await;
         }
         if name != READ_RESULT
-            && let Some(task) = self.call_as_task(&name, &arguments, &context).await?
+            && self.may_be_task(&context)
+            && let Some(task) = Box::pin(self.call_as_task(&name, &arguments, &context)).await?
         {
             return Ok(task);
         }
@@ -311,7 +322,7 @@ impl Gateway {
                 .map_or(fits, |n| usize::try_from(n).unwrap_or(fits));
             arguments.insert("limit".into(), json!(asked.min(fits)));
             // It reads the history: every call answered before must be in it.
-            self.recorder().flush().await;
+            Box::pin(self.recorder().flush()).await;
         }
         let input = Json::Object(arguments);
         let call = ToolCall::new(new_id("call"), &name, input);
@@ -327,12 +338,15 @@ impl Gateway {
                     asks::Via::Rounds(steps.clone()),
                     timeout,
                 ));
-                let mut running = host
-                    .call_cancellable(&session, call.clone(), asks, cancel.clone())
-                    .await
-                    .map_err(|e| {
-                        ErrorData::internal_error(format!("the call could not start: {e}"), None)
-                    })?;
+                let mut running =
+                    Box::pin(host.call_cancellable(&session, call.clone(), asks, cancel.clone()))
+                        .await
+                        .map_err(|e| {
+                            ErrorData::internal_error(
+                                format!("the call could not start: {e}"),
+                                None,
+                            )
+                        })?;
                 let call_id = call.id.clone();
                 // Kept whether or not this request asked for progress: a later round's
                 // request may, and it gets the steps under its own token.
@@ -351,7 +365,7 @@ impl Gateway {
                     progress,
                     cancel,
                 };
-                return self.fly(flight, &context).await;
+                return Box::pin(self.fly(flight, &context)).await;
             }
             (Some(_), _) => asks::Via::Elicit(context.peer.clone()),
             (None, _) => asks::Via::Elsewhere {
@@ -376,19 +390,22 @@ impl Gateway {
             })?;
         if let Some(token) = progress_token {
             let to = progress::To::Host(&context.peer, token);
-            progress::forward(&mut running, &call.id, to).await;
+            // Boxed: a call without progress (its future is moved whole) does not carry
+            // the forwarding's state.
+            Box::pin(progress::forward(&mut running, &call.id, to)).await;
         }
         let result = running
             .finish()
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
-        self.reply(&result, &call).await
+        self.reply(result, call).await
     }
 
     /// The budget for tool `name` (the person's setting for it or its server, else its
     /// `_meta` hint when it gives one, else the host's), and its output schema.
     fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
-        let Some(tool) = self.shared.host.tool(name) else {
+        let tools = self.shared.host.tools();
+        let Some(tool) = tools.get(name) else {
             return (self.shared.profile.max_chars, None);
         };
         let schema = tool.schema();

@@ -3,6 +3,7 @@
 //! cut it and how to read the rest), images as image blocks, media the host's model cannot
 //! take as a line and a `toolwire://blob/<key>` resource link, and the result's `_meta`.
 
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use serde_json::{Map, Value as Json, json};
 use toolwire_core::view::{KnownView, SourceView};
 use toolwire_core::{Message, Status, ToolCall, ToolResult, WellKnown};
@@ -30,17 +31,23 @@ pub struct BlobLink {
 /// `_meta` hint); a tool's `output_schema` puts the result's structured value in
 /// `structuredContent` (a tool that declares one must send it).
 pub async fn call_tool_result(
-    result: &ToolResult,
-    call: &ToolCall,
+    result: ToolResult,
+    call: ToolCall,
     profile: &HostProfile,
     max_chars: usize,
     output_schema: Option<&Json>,
     blobs: &dyn BlobReader,
-) -> (Json, Vec<BlobLink>) {
+) -> Result<(CallToolResult, Vec<BlobLink>), String> {
+    // The call and its result are moved in, not copied: the view borrows them, and the
+    // reply reads the result back from the conversation.
     let conversation = Conversation::new(vec![
-        Message::assistant("", vec![call.clone()]),
-        Message::tool(result.clone()),
+        Message::assistant("", vec![call]),
+        Message::tool(result),
     ]);
+    let Some(Message::ToolResult(result)) = conversation.messages.last() else {
+        // Not reached: the conversation was made just above with the result last.
+        return Err("the result was not in its conversation".to_owned());
+    };
     let mut options = EncodeOptions::default();
     options.budget.max_chars = max_chars;
     let mut notes = Vec::new();
@@ -55,20 +62,20 @@ pub async fn call_tool_result(
         match block {
             Block::Text(text) => {
                 texts.push_str(text);
-                content.push(json!({"type": "text", "text": text}));
+                content.push(ContentBlock::text(text.to_string()));
             }
             Block::Media(media) => match (&media.data, media.class) {
-                (MediaData::Base64(data), MediaClass::Image) => {
-                    content.push(json!({"type": "image", "data": data, "mimeType": media.mime}))
-                }
-                (MediaData::Base64(data), MediaClass::Audio) => {
-                    content.push(json!({"type": "audio", "data": data, "mimeType": media.mime}))
-                }
+                (MediaData::Base64(data), MediaClass::Image) => content.push(typed_block(
+                    json!({"type": "image", "data": data, "mimeType": media.mime}),
+                )?),
+                (MediaData::Base64(data), MediaClass::Audio) => content.push(typed_block(
+                    json!({"type": "audio", "data": data, "mimeType": media.mime}),
+                )?),
                 // Documents and video go as links below; the model view's line says what
                 // they are.
                 _ => {
                     texts.push_str(&media.placeholder);
-                    content.push(json!({"type": "text", "text": media.placeholder}));
+                    content.push(ContentBlock::text(media.placeholder.as_str()));
                 }
             },
         }
@@ -80,7 +87,7 @@ pub async fn call_tool_result(
         .filter(|link| texts.contains(&link.key))
         .collect();
     for link in &links {
-        let block = json!({
+        let link = json!({
             "type": "resource_link",
             "uri": format!("{BLOB_URI_PREFIX}{}", link.key),
             "name": link.name.clone().unwrap_or_else(|| link.key.clone()),
@@ -88,15 +95,19 @@ pub async fn call_tool_result(
             "size": link.size,
             "description": "Stored by toolwire; read it with resources/read.",
         });
-        content.push(block);
+        content.push(typed_block(link)?);
     }
     if content.is_empty() {
-        content.push(json!({"type": "text", "text": ""}));
+        content.push(ContentBlock::text(""));
     }
-    let mut reply = Map::new();
-    reply.insert("content".into(), Json::Array(content));
+    // Made as rmcp's type directly (what reading the same JSON into it gives: a test
+    // holds the two to each other), not written as JSON and read back on every call.
+    // The default is `complete`, as 2026-07-28 requires of every result (rmcp takes the
+    // mark off again for a peer of an older revision).
+    let mut reply = CallToolResult::default();
+    reply.content = content;
     if seen.is_some_and(|r| r.is_error) || result.status == Status::Error {
-        reply.insert("isError".into(), Json::Bool(true));
+        reply.is_error = Some(true);
     }
     if let Some(schema) = output_schema
         && result.status == Status::Success
@@ -109,7 +120,7 @@ pub async fn call_tool_result(
         if profile.drops_content_beside_structured {
             carry_text(&mut structured, &texts, schema);
         }
-        reply.insert("structuredContent".into(), structured);
+        reply.structured_content = Some(structured);
     }
     let mut meta = match result.metadata.extra.get("_meta") {
         Some(Json::Object(meta)) => meta.clone(),
@@ -120,8 +131,13 @@ pub async fn call_tool_result(
         "toolwire/callId".into(),
         Json::String(result.call_id.clone()),
     );
-    reply.insert("_meta".into(), Json::Object(meta));
-    (Json::Object(reply), links)
+    reply.meta = Some(MetaObject(meta));
+    Ok((reply, links))
+}
+
+/// A content block other than text (media, a link), read into rmcp's type from its JSON.
+fn typed_block(json: Json) -> Result<ContentBlock, String> {
+    serde_json::from_value(json).map_err(|e| e.to_string())
 }
 
 /// The key under which a host that shows only `structuredContent` gets what the text
@@ -193,6 +209,49 @@ mod tests {
     use toolwire_core::{CallRef, Source, Value};
     use toolwire_model::MemoryBlobs;
 
+    /// The reply as the host is sent it (rmcp's JSON of it), checked to be exactly what
+    /// reading that JSON into rmcp's type gives: the reply is made as the type, and must
+    /// be what the gateway's former route (its JSON, read into the type) made.
+    fn sent(made: Result<(CallToolResult, Vec<BlobLink>), String>) -> (Json, Vec<BlobLink>) {
+        let (reply, links) = made.unwrap();
+        let json = serde_json::to_value(&reply).unwrap();
+        let read: CallToolResult = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(read, reply, "{json}");
+        (json, links)
+    }
+
+    /// A plain text result goes out byte for byte as before: its text block, the call's
+    /// id in `_meta`, marked complete, nothing else.
+    #[tokio::test]
+    async fn a_text_result_is_sent_as_before() {
+        let call = ToolCall::new("call_1", "ev__echo", json!({"message": "hi there"}));
+        let result = ToolResult::success(
+            CallRef::new("call_1", "ev__echo"),
+            vec![Value::text("Echo: hi there")],
+        );
+        let profile = HostProfile::named("claude-code").unwrap();
+        let blobs = MemoryBlobs::default();
+        let made = call_tool_result(result, call, &profile, 20_000, None, &blobs).await;
+        let (reply, _) = sent(made.clone());
+        assert_eq!(
+            serde_json::to_string(&made.unwrap().0).unwrap(),
+            r#"{"resultType":"complete","content":[{"type":"text","text":"Echo: hi there"}],"_meta":{"toolwire/callId":"call_1"}}"#
+        );
+        assert_eq!(reply["content"][0]["text"], "Echo: hi there");
+
+        // An error result says so.
+        let call = ToolCall::new("call_2", "ev__echo", json!({}));
+        let result = ToolResult::error(CallRef::new("call_2", "ev__echo"), "no such thing");
+        let (reply, _) = sent(call_tool_result(result, call, &profile, 20_000, None, &blobs).await);
+        assert_eq!(reply["isError"], true);
+        assert!(
+            reply["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("no such thing")
+        );
+    }
+
     /// Audio a Claude host's model cannot take is a line and a link it can read; an image
     /// stays an image block; the text is budgeted with toolwire's marker.
     #[tokio::test]
@@ -208,7 +267,8 @@ mod tests {
         blobs.insert(wav.clone(), b"RIFF".to_vec());
         blobs.insert(png.clone(), b"\x89PNG".to_vec());
         let profile = HostProfile::named("claude-code").unwrap();
-        let (reply, links) = call_tool_result(&result, &call, &profile, 5_000, None, &blobs).await;
+        let (reply, links) =
+            sent(call_tool_result(result, call, &profile, 5_000, None, &blobs).await);
         let content = reply["content"].as_array().unwrap();
         let text = content[0]["text"].as_str().unwrap();
         assert!(text.chars().count() <= 5_200, "{}", text.len());
@@ -246,7 +306,17 @@ mod tests {
         assert!(drops.drops_content_beside_structured && !shows.drops_content_beside_structured);
 
         // Cut to fit, the text says so: the dropping host gets the marker in the value.
-        let (reply, _) = call_tool_result(&result, &call, &drops, 2_000, Some(&open), &blobs).await;
+        let (reply, _) = sent(
+            call_tool_result(
+                result.clone(),
+                call.clone(),
+                &drops,
+                2_000,
+                Some(&open),
+                &blobs,
+            )
+            .await,
+        );
         let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
         assert!(carried.contains("shortened by toolwire"), "{carried}");
         assert!(
@@ -255,19 +325,47 @@ mod tests {
         );
         assert_eq!(reply["structuredContent"]["rows"], value["rows"]);
 
-        let (reply, _) = call_tool_result(&result, &call, &shows, 2_000, Some(&open), &blobs).await;
+        let (reply, _) = sent(
+            call_tool_result(
+                result.clone(),
+                call.clone(),
+                &shows,
+                2_000,
+                Some(&open),
+                &blobs,
+            )
+            .await,
+        );
         assert_eq!(reply["structuredContent"], value);
 
-        let (reply, _) =
-            call_tool_result(&result, &call, &drops, 2_000, Some(&closed), &blobs).await;
+        let (reply, _) = sent(
+            call_tool_result(
+                result.clone(),
+                call.clone(),
+                &drops,
+                2_000,
+                Some(&closed),
+                &blobs,
+            )
+            .await,
+        );
         assert_eq!(reply["structuredContent"], value);
 
         // Whole, the text restates the value: nothing to carry.
         let small = json!({"city": "Lisbon", "temperature": 21.5});
         let structured = Value::structured(small.clone());
         let result = ToolResult::success(CallRef::new("c2", "db__query"), vec![structured]);
-        let (reply, _) =
-            call_tool_result(&result, &call, &drops, 20_000, Some(&open), &blobs).await;
+        let (reply, _) = sent(
+            call_tool_result(
+                result.clone(),
+                call.clone(),
+                &drops,
+                20_000,
+                Some(&open),
+                &blobs,
+            )
+            .await,
+        );
         assert_eq!(reply["structuredContent"], small, "{reply}");
     }
 }

@@ -137,7 +137,7 @@ impl Gateway {
                     ));
                 }
                 Some(Step::Done(done)) => match *done {
-                    Ok(result) => return self.reply(&result, &flight.call).await,
+                    Ok(result) => return self.reply(result, flight.call).await,
                     Err(e) => {
                         return Err(ErrorData::internal_error(
                             format!("the call ended badly: {e}"),

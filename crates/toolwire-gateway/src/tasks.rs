@@ -341,6 +341,13 @@ fn host_takes_tasks(context: &RequestContext<RoleServer>) -> bool {
 }
 
 impl Gateway {
+    /// Whether `context`'s call may become a task ([`Gateway::call_as_task`] can give
+    /// one): its host asked for one the 2025-11-25 way, or takes them. A plain call
+    /// skips the task's machinery (and its future's size) altogether.
+    pub(crate) fn may_be_task(&self, context: &RequestContext<RoleServer>) -> bool {
+        context.meta.get(LEGACY_TASK_META).is_some() || host_takes_tasks(context)
+    }
+
     /// The tools whose calls may become tasks, as the host sees them listed.
     pub(crate) fn task_tools(&self) -> std::collections::HashSet<String> {
         let tools = self.shared.host.tools();
@@ -493,7 +500,7 @@ impl Gateway {
                 }
             }
             let outcome = match running.finish().await {
-                Ok(result) => match gateway.reply(&result, &call).await {
+                Ok(result) => match gateway.reply(result, call).await {
                     Ok(CallToolResponse::Complete(reply)) => match serde_json::to_value(reply) {
                         Ok(Json::Object(map)) => Ok(related_to(map, &task_id)),
                         _ => Err(ErrorData::internal_error("unsendable result", None)),

@@ -30,14 +30,17 @@ pub(crate) struct Ask {
 #[derive(Debug, Default)]
 pub(crate) struct Router {
     calls: Mutex<Vec<InFlight>>,
-    /// Numbers the keys of calls registered before their request (and its progress
-    /// token) exists.
-    unsent: std::sync::atomic::AtomicU64,
+    /// Numbers the calls registered (before their request, and its progress token,
+    /// exists).
+    next_key: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug)]
 struct InFlight {
-    token: String,
+    /// The registration's own number, unique on the connection.
+    key: u64,
+    /// The progress token its request went out with (serialized), once it did.
+    token: Option<String>,
     ctx: ToolContext,
     asks: mpsc::Sender<Ask>,
 }
@@ -46,7 +49,7 @@ struct InFlight {
 #[derive(Debug)]
 pub(crate) struct Registration {
     router: Arc<Router>,
-    token: String,
+    key: u64,
 }
 
 impl Registration {
@@ -54,15 +57,14 @@ impl Registration {
     pub(crate) fn bind(&mut self, token: &ProgressToken) {
         let token = token_key(token);
         self.router
-            .update(&self.token, |call| call.token.clone_from(&token));
-        self.token = token;
+            .update(self.key, |call| call.token = Some(token));
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Ok(mut calls) = self.router.calls.lock() {
-            calls.retain(|c| c.token != self.token);
+            calls.retain(|c| c.key != self.key);
         }
     }
 }
@@ -82,30 +84,31 @@ impl Router {
         asks: mpsc::Sender<Ask>,
     ) -> Registration {
         use std::sync::atomic::Ordering;
-        // Not a serialized token (those are JSON: a number or a quoted string).
-        let token = format!("unsent {}", self.unsent.fetch_add(1, Ordering::Relaxed));
+        // A number, not a string: no call's key is made (or freed) as text.
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut calls) = self.calls.lock() {
             calls.push(InFlight {
-                token: token.clone(),
+                key,
+                token: None,
                 ctx,
                 asks,
             });
         }
         Registration {
             router: Arc::clone(self),
-            token,
+            key,
         }
     }
 
     /// Moves a parked call's routing to a new context (the one it is resumed with).
     pub(crate) fn rebind(&self, registration: &Registration, ctx: ToolContext) {
-        self.update(&registration.token, |call| call.ctx = ctx);
+        self.update(registration.key, |call| call.ctx = ctx);
     }
 
-    /// Changes the call in flight under `token`, if it still is.
-    fn update(&self, token: &str, change: impl FnOnce(&mut InFlight)) {
+    /// Changes the call in flight registered as `key`, if it still is.
+    fn update(&self, key: u64, change: impl FnOnce(&mut InFlight)) {
         if let Ok(mut calls) = self.calls.lock()
-            && let Some(call) = calls.iter_mut().find(|c| c.token == token)
+            && let Some(call) = calls.iter_mut().find(|c| c.key == key)
         {
             change(call);
         }
@@ -114,7 +117,10 @@ impl Router {
     fn context_of(&self, token: &ProgressToken) -> Option<ToolContext> {
         let key = token_key(token);
         let calls = self.calls.lock().ok()?;
-        calls.iter().find(|c| c.token == key).map(|c| c.ctx.clone())
+        calls
+            .iter()
+            .find(|c| c.token.as_deref() == Some(key.as_str()))
+            .map(|c| c.ctx.clone())
     }
 
     /// Over stdio a server's request does not say which call it is for: it goes to the

@@ -106,8 +106,9 @@ fn ended_by_person(resolution: &Resolution) -> Option<ToolError> {
 /// One MCP tool.
 pub struct McpTool {
     server: Arc<McpServer>,
-    /// The tool's own name on its server.
-    remote: String,
+    /// The tool's own name on its server (shared: every call's future holds it, for the
+    /// rare retry as a task).
+    remote: Arc<str>,
     schema: ToolSchema,
     /// The `ui://` resource of its MCP App, if it declares one.
     app_uri: Option<String>,
@@ -177,7 +178,7 @@ impl McpTool {
     ) -> Self {
         McpTool {
             server,
-            remote,
+            remote: remote.into(),
             schema,
             app_uri,
             task_required,
@@ -359,7 +360,7 @@ impl McpTool {
             };
             responses.insert(key.clone(), response);
         }
-        let mut params = CallToolRequestParams::new(self.remote.clone());
+        let mut params = CallToolRequestParams::new(self.remote.to_string());
         params.arguments = arguments(input)?;
         params.input_responses = Some(responses);
         params.request_state = request_state;
@@ -603,16 +604,16 @@ impl Tool for McpTool {
         let parked = Arc::clone(&self.parked);
         let app_uri = self.app_uri.clone();
         let call = CallRef::new(&ctx.call_id, &self.schema.name);
-        let remote = self.remote.clone();
+        let remote = Arc::clone(&self.remote);
         let task_required = self.task_required;
         Box::pin(async move {
-            let params = |remote: String| -> Result<CallToolRequestParams, ToolError> {
-                let mut params = CallToolRequestParams::new(remote);
+            let params = |remote: &str| -> Result<CallToolRequestParams, ToolError> {
+                let mut params = CallToolRequestParams::new(remote.to_owned());
                 params.arguments = arguments(&input)?;
                 Ok(params)
             };
             // Built again for the rare retry as a task, rather than cloned for every call.
-            let first = params(remote.clone())?;
+            let first = params(&remote)?;
             let live = McpTool::start(&server, first, task_required, ctx.clone()).await?;
             let ran = McpTool::drive(Arc::clone(&server), Arc::clone(&parked), live, &ctx).await;
             let received = match ran {
@@ -625,7 +626,7 @@ impl Tool for McpTool {
             let received = match received {
                 Some(received) => received,
                 None => {
-                    let live = McpTool::start(&server, params(remote)?, true, ctx.clone()).await?;
+                    let live = McpTool::start(&server, params(&remote)?, true, ctx.clone()).await?;
                     McpTool::drive(Arc::clone(&server), parked, live, &ctx).await?
                 }
             };

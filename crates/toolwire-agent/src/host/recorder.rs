@@ -221,26 +221,35 @@ impl Host {
     ) -> Result<ToolResult, HostError> {
         let mut scope = Scope::new(session_id);
         scope.cancel = cancel.clone();
+        // The executor may fill the input in (a left-out optional field); the call is
+        // stored as it was made, so it gets its own copy.
         let result = self.executor.execute(&scope, call.clone()).await;
-        let mut unstored = Some(call.clone());
-        if result.status == Status::Suspended {
-            // A person will be asked (maybe elsewhere, through the web app): the call is
-            // in the history first, after everything recorded before it.
-            recorder.flush().await;
-            self.stores
-                .append(session_id, Message::assistant("", vec![call.clone()]))
-                .await?;
-            unstored = None;
-        }
-        let (settled, suspended) =
-            settle(&self.executor, approver, session_id, &call, result, &cancel).await;
+        let stored_first = result.status == Status::Suspended;
+        // A call that asks nobody is settled as it is. The rest is boxed: this future is
+        // moved whole into its task, so its size is what the common path needs.
+        let (settled, suspended) = if stored_first {
+            Box::pin(async {
+                // A person will be asked (maybe elsewhere, through the web app): the call
+                // is in the history first, after everything recorded before it.
+                recorder.flush().await;
+                self.stores
+                    .append(session_id, Message::assistant("", vec![call.clone()]))
+                    .await?;
+                Ok::<_, HostError>(
+                    settle(&self.executor, approver, session_id, &call, result, &cancel).await,
+                )
+            })
+            .await?
+        } else {
+            (Settled::Here(Box::new(result)), Vec::new())
+        };
         let result = match settled {
             Settled::Here(result) => *result,
             elsewhere @ Settled::Elsewhere(_) => {
                 // Answered on another instance, which stores the result: waited for here
                 // as by `Host::call`.
                 let never = tokio_util::sync::CancellationToken::new();
-                let stored = store_settled(
+                let stored = Box::pin(store_settled(
                     &self.executor,
                     &self.stores,
                     session_id,
@@ -248,7 +257,7 @@ impl Host {
                     elsewhere,
                     suspended,
                     &never,
-                )
+                ))
                 .await?
                 .ok_or_else(|| HostError::Aborted("the call was cancelled".into()))?;
                 return match stored.content {
@@ -259,6 +268,8 @@ impl Host {
                 };
             }
         };
+        // Not needed past here but to be stored: moved, not copied.
+        let unstored = (!stored_first).then_some(call);
         if has_inline_media(&result) || is_large(&result) {
             // The answer names the stored media (or the result is too large to hold in
             // the queue): wait for it.

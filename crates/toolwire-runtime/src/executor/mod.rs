@@ -437,10 +437,9 @@ impl Executor {
 
     /// Input check, then approval or blocking suspension, else the run itself.
     async fn admit(&self, scope: &Scope, reg: &Registered, call: &mut ToolCall) -> Ran {
-        let call_ref = CallRef::new(&call.id, &call.name);
         if let Err(why) = reg.accept_input(&mut call.input) {
             return Ran::from(ToolResult::error_with_code(
-                call_ref,
+                CallRef::new(&call.id, &call.name),
                 ErrorCode::InvalidInput,
                 format!("invalid input: {why}"),
             ));
@@ -464,7 +463,9 @@ impl Executor {
             None
         };
         match suspension {
-            Some(s) => Ran::from(self.suspend(scope, call, s, None).await),
+            // Boxed: a suspension is rare, and its future would otherwise size every
+            // call's (which is moved whole into a task).
+            Some(s) => Ran::from(Box::pin(self.suspend(scope, call, s, None)).await),
             None => self.run(scope, reg, call, false).await,
         }
     }
@@ -515,17 +516,18 @@ impl Executor {
         ctx: ToolContext,
         fut: BoxFuture<'static, Result<Output, ToolError>>,
     ) -> Ran {
-        let call_ref = CallRef::new(&call.id, &call.name);
+        // Made only for a result of its own (an error); a tool's result carries its own.
+        let call_ref = || CallRef::new(&call.id, &call.name);
         let schema = reg.schema();
         let cancel = ctx.cancel.clone();
         let timeout = schema.timeout.unwrap_or(self.config.default_timeout);
         let fut = AssertUnwindSafe(fut).catch_unwind();
         let outcome = tokio::select! {
             biased;
-            _ = scope.cancel.cancelled() => Err(interrupted(call_ref.clone())),
+            _ = scope.cancel.cancelled() => Err(interrupted(call_ref())),
             r = tokio::time::timeout(timeout, fut) => match r {
-                Err(_) => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Timeout, format!("timed out after {}", humantime::format_duration(timeout)))),
-                Ok(Err(panic)) => Err(ToolResult::error_with_code(call_ref.clone(), ErrorCode::Panic, format!("the tool panicked: {}", panic_message(&*panic)))),
+                Err(_) => Err(ToolResult::error_with_code(call_ref(), ErrorCode::Timeout, format!("timed out after {}", humantime::format_duration(timeout)))),
+                Ok(Err(panic)) => Err(ToolResult::error_with_code(call_ref(), ErrorCode::Panic, format!("the tool panicked: {}", panic_message(&*panic)))),
                 Ok(Ok(r)) => Ok(r),
             },
         };
@@ -534,7 +536,7 @@ impl Executor {
         // thread) ended for the same reason, and gets the same result.
         let outcome = match outcome {
             Ok(Err(ToolError::Cancelled)) if scope.cancel.is_cancelled() => {
-                Err(interrupted(call_ref.clone()))
+                Err(interrupted(call_ref()))
             }
             other => other,
         };
@@ -543,10 +545,10 @@ impl Executor {
         match outcome {
             Err(failed) => Ran::from(failed),
             Ok(Err(ToolError::Suspend { suspension, state })) => Ran::from(
-                self.suspend(scope, call, *suspension, Some(state.unwrap_or(Json::Null)))
+                Box::pin(self.suspend(scope, call, *suspension, Some(state.unwrap_or(Json::Null))))
                     .await,
             ),
-            Ok(Err(e)) => Ran::from(tool_error(call_ref, e)),
+            Ok(Err(e)) => Ran::from(tool_error(call_ref(), e)),
             Ok(Ok(output)) => {
                 // The raw payload is kept for the store (a sink, within `raw_limit`) or for
                 // the event (debugging): the tool's raw output, or what a typed tool (an MCP
@@ -555,7 +557,7 @@ impl Executor {
                     Output::Raw(raw) if self.keeps_raw() => Some(raw.clone()),
                     _ => ctx.take_received(),
                 };
-                let mut result = to_result(reg, &call_ref, output);
+                let mut result = to_result(reg, call, output);
                 if let Some(suspension) = result
                     .suspension
                     .take()
@@ -564,7 +566,9 @@ impl Executor {
                     // A suspended output (an MCP `input_required`) is recorded like a
                     // mid-run suspension; its metadata is the state the tool resumes from.
                     let state = serde_json::to_value(&result.metadata).unwrap_or(Json::Null);
-                    return Ran::from(self.suspend(scope, call, suspension, Some(state)).await);
+                    return Ran::from(
+                        Box::pin(self.suspend(scope, call, suspension, Some(state))).await,
+                    );
                 }
                 if result.status == Status::Success {
                     result.widgets.extend(ctx.take_widgets());
@@ -600,6 +604,18 @@ impl Executor {
             }
             return result;
         }
+        // Boxed: an executor with a sink (every host's) never takes this path, and its
+        // future would otherwise size every call's.
+        Box::pin(self.emit_result(scope, result, raw)).await
+    }
+
+    /// Emits a finished call's result, then its widgets (an executor without a sink).
+    async fn emit_result(
+        &self,
+        scope: &Scope,
+        result: ToolResult,
+        raw: Option<Json>,
+    ) -> ToolResult {
         self.emit(
             scope,
             EventKind::ToolResult {
@@ -734,17 +750,19 @@ fn tool_error(call: CallRef, e: ToolError) -> ToolResult {
 
 /// Turns a tool's output into a valid result for this call, checking `outputSchema`; a
 /// broken output becomes an `invalid_output` error result.
-fn to_result(reg: &Registered, call: &CallRef, output: Output) -> ToolResult {
+fn to_result(reg: &Registered, call: &ToolCall, output: Output) -> ToolResult {
+    // Made only where it is used: a typed result (an MCP tool's) carries its own.
+    let call_ref = || CallRef::new(&call.id, &call.name);
     let invalid = |why: String| {
         ToolResult::error_with_code(
-            call.clone(),
+            call_ref(),
             ErrorCode::InvalidOutput,
             format!("invalid output: {why}"),
         )
     };
     let mut result = match output {
-        Output::Values(values) => ToolResult::success(call.clone(), values),
-        Output::Raw(raw) => normalize_value(raw, call).result,
+        Output::Values(values) => ToolResult::success(call_ref(), values),
+        Output::Raw(raw) => normalize_value(raw, &call_ref()).result,
         Output::Result(r) => *r,
     };
     // Only successes are checked against `outputSchema`, which describes them: an error's
@@ -759,8 +777,8 @@ fn to_result(reg: &Registered, call: &CallRef, output: Output) -> ToolResult {
             return invalid(why);
         }
     }
-    result.call_id.clone_from(&call.call_id);
-    result.tool_name.clone_from(&call.tool_name);
+    result.call_id.clone_from(&call.id);
+    result.tool_name.clone_from(&call.name);
     match result.validate() {
         Ok(()) => result,
         Err(violations) => {
