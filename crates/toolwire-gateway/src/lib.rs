@@ -31,7 +31,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value as Json, json};
 use tokio::sync::OnceCell;
-use toolwire_agent::{Host, Recorder, StoreBlobs};
+use toolwire_agent::{CallScope, Host, Recorder, StoreBlobs};
 use toolwire_core::{ToolCall, new_id};
 use toolwire_store::BlobKey;
 
@@ -338,15 +338,19 @@ impl Gateway {
                     asks::Via::Rounds(steps.clone()),
                     timeout,
                 ));
-                let mut running =
-                    Box::pin(host.call_cancellable(&session, call.clone(), asks, cancel.clone()))
-                        .await
-                        .map_err(|e| {
-                            ErrorData::internal_error(
-                                format!("the call could not start: {e}"),
-                                None,
-                            )
-                        })?;
+                let mut running = Box::pin(host.call_cancellable(
+                    &session,
+                    call.clone(),
+                    asks,
+                    CallScope {
+                        cancel: cancel.clone(),
+                        trace: trace_of(&context),
+                    },
+                ))
+                .await
+                .map_err(|e| {
+                    ErrorData::internal_error(format!("the call could not start: {e}"), None)
+                })?;
                 let call_id = call.id.clone();
                 // Kept whether or not this request asked for progress: a later round's
                 // request may, and it gets the steps under its own token.
@@ -380,7 +384,10 @@ impl Gateway {
                 &session,
                 call.clone(),
                 asks,
-                context.ct.clone(),
+                CallScope {
+                    cancel: context.ct.clone(),
+                    trace: trace_of(&context),
+                },
                 self.recorder(),
                 progress_token.is_some(),
             )
@@ -440,6 +447,14 @@ fn client_name(context: &RequestContext<RoleServer>) -> String {
         .peer_info()
         .map(|info| info.client_info.name.clone())
         .unwrap_or_else(|| "MCP host".to_owned())
+}
+
+/// The trace the host's request belongs to (`traceparent` and `tracestate` in its
+/// `_meta`, as MCP reserves them), so the call's span and the server's work join it.
+/// Anything W3C does not allow is ignored.
+fn trace_of(context: &RequestContext<RoleServer>) -> Option<toolwire_core::TraceContext> {
+    let text = |key: &str| context.meta.get(key).and_then(Json::as_str);
+    toolwire_core::TraceContext::parse(text("traceparent")?, text("tracestate"))
 }
 
 /// `result` marked complete, as 2026-07-28 requires of every result (rmcp takes the mark

@@ -399,7 +399,10 @@ impl Gateway {
             return Ok(None);
         };
         let session = self.session(context).await?;
-        let Some((id, entry)) = self.start_task(name, arguments, &session, TTL).await? else {
+        let Some((id, entry)) = self
+            .start_task(name, arguments, &session, TTL, crate::trace_of(context))
+            .await?
+        else {
             return Ok(None);
         };
         if !upstream_task {
@@ -430,6 +433,7 @@ impl Gateway {
         arguments: &JsonObject,
         session: &str,
         ttl: Duration,
+        trace: Option<toolwire_core::TraceContext>,
     ) -> Result<Option<(String, Arc<Entry>)>, ErrorData> {
         let created_at = now_rfc3339();
         let entry = Entry {
@@ -465,7 +469,10 @@ impl Gateway {
                 session,
                 call.clone(),
                 approver,
-                entry.cancel.clone(),
+                toolwire_agent::CallScope {
+                    cancel: entry.cancel.clone(),
+                    trace,
+                },
                 self.recorder(),
                 true,
             )
@@ -567,7 +574,10 @@ impl Gateway {
             .and_then(Json::as_u64)
             .map_or(TTL, |ms| Duration::from_millis(ms).clamp(MIN_TTL, MAX_TTL));
         let session = self.session(context).await?;
-        let Some((id, entry)) = self.start_task(name, arguments, &session, ttl).await? else {
+        let Some((id, entry)) = self
+            .start_task(name, arguments, &session, ttl, crate::trace_of(context))
+            .await?
+        else {
             return Ok(None);
         };
         let marked = json!({

@@ -444,3 +444,119 @@ fn a_dead_collector_costs_a_call_nothing() {
     );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// `toolwire gateway` on stdio with `meta_server.py` behind it, with `env`: answers one
+/// `tools/call` of `echo__echo_meta` carrying `meta` and returns the `_meta` the server
+/// received; the gateway has exited (and exported its spans) when this returns.
+fn gateway_call_meta(mcp_python: &Path, meta: Json, env: &[(&str, String)]) -> Json {
+    use std::io::Write as _;
+    let data = tempfile::tempdir().unwrap();
+    // The server's tools carry no annotations, so they would ask first; this one is
+    // trusted here, as a person may trust a server.
+    let config = data.path().join("mcp.json");
+    let server = json!({"mcpServers": {"echo": {
+        "command": mcp_python,
+        "args": [repo().join("tests/otel/meta_server.py")],
+        "approval": "never",
+    }}});
+    std::fs::write(&config, server.to_string()).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwire"));
+    cmd.arg("--data-dir")
+        .arg(data.path())
+        .arg("gateway")
+        .arg("--mcp-config")
+        .arg(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for var in [
+        "OTEL_SDK_DISABLED",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "trace-host", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "echo__echo_meta", "arguments": {"note": "hi"}, "_meta": meta}}),
+    ];
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut answer = None;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line: Json = serde_json::from_str(&line.unwrap()).unwrap();
+        if line["id"] == 2 {
+            answer = Some(line);
+            break;
+        }
+        assert!(Instant::now() < deadline, "no answer to the call");
+    }
+    // The host goes away: the gateway stores what it answered, exports, and exits.
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let answer = answer.expect("the gateway closed without answering the call");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"));
+    serde_json::from_str::<Json>(text).unwrap()["meta"].clone()
+}
+
+/// A host's trace reaches through the gateway: without a tracer of its own the gateway
+/// passes the host's `traceparent` and `tracestate` to the server as they came; with
+/// one, its `execute_tool` span is a child of the host's span, in the host's trace, and
+/// the server gets that span as its parent.
+#[test]
+fn the_gateway_joins_the_hosts_trace() {
+    let Some(otel_python) = python("tests/otel/venv", "tests/otel/requirements.txt") else {
+        return;
+    };
+    let Some(mcp_python) = python("tests/mcp/venv", "tests/mcp/requirements.txt") else {
+        return;
+    };
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let parent = "00f067aa0ba902b7";
+    let host_meta = json!({
+        "traceparent": format!("00-{trace}-{parent}-01"),
+        "tracestate": "host=1",
+    });
+
+    let passed = gateway_call_meta(&mcp_python, host_meta.clone(), &[]);
+    assert_eq!(passed["traceparent"], host_meta["traceparent"], "{passed}");
+    assert_eq!(passed["tracestate"], host_meta["tracestate"], "{passed}");
+
+    let receiver = Receiver::start(&otel_python);
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let joined = gateway_call_meta(
+        &mcp_python,
+        host_meta,
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let spans = loop {
+        let spans = receiver.spans();
+        if !named(&spans, "execute_tool echo__echo_meta").is_empty() || Instant::now() > deadline {
+            break spans;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let call = one(&spans, "execute_tool echo__echo_meta");
+    assert_eq!(call["traceId"], trace, "{call}");
+    assert_eq!(call["parentSpanId"], parent, "{call}");
+    assert_eq!(
+        joined["traceparent"],
+        format!("00-{trace}-{}-01", call["spanId"].as_str().unwrap()),
+        "{joined}"
+    );
+}

@@ -6,9 +6,8 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{Message, ToolCall, ToolResult};
-use toolwire_runtime::Scope;
 
-use super::{Host, HostError, Running};
+use super::{CallScope, Host, HostError, Running};
 use crate::Approver;
 use crate::approval::{settle, store_settled};
 
@@ -42,16 +41,17 @@ impl Host {
             .await
     }
 
-    /// [`Host::call_as`], stopped by `cancel`: while it runs (the tool is dropped) or
-    /// while it waits for a person (the wait ends); either way it gets its one stored
-    /// result, a `cancelled` error.
+    /// [`Host::call_as`], stopped by `scope`'s token: while it runs (the tool is dropped)
+    /// or while it waits for a person (the wait ends); either way it gets its one stored
+    /// result, a `cancelled` error. A bare [`CancellationToken`] is a scope too.
     pub async fn call_cancellable(
         &self,
         session_id: &str,
         call: ToolCall,
         approver: Arc<dyn Approver>,
-        cancel: CancellationToken,
+        scope: impl Into<CallScope>,
     ) -> Result<Running<ToolResult>, HostError> {
+        let scope = scope.into();
         // Stored as what it is: a call, with who made it if a person did
         // (`ToolCall::by_person`), not as words a person never typed; the model's view
         // tells the model so (toolwire-model's pairing).
@@ -63,7 +63,7 @@ impl Host {
         let call_id = call.id.clone();
         let running = self
             .run(session_id, async move {
-                host.finish_call(&session, call, approver.as_ref(), cancel)
+                host.finish_call(&session, call, approver.as_ref(), scope)
                     .await
             })
             .await?;
@@ -75,11 +75,13 @@ impl Host {
         session_id: &str,
         call: ToolCall,
         approver: &dyn Approver,
-        cancel: CancellationToken,
+        scope: CallScope,
     ) -> Result<ToolResult, HostError> {
-        let mut scope = Scope::new(session_id);
-        scope.cancel = cancel.clone();
-        let result = self.executor.execute(&scope, call.clone()).await;
+        let cancel = scope.cancel.clone();
+        let result = self
+            .executor
+            .execute(&scope.executor_scope(session_id), call.clone())
+            .await;
         // Only the person who asked for this call cancels it, while it runs or waits.
         let (settled, suspended) =
             settle(&self.executor, approver, session_id, &call, result, &cancel).await;

@@ -40,6 +40,36 @@ pub use agents::{HostAgent, TurnEvents};
 pub use build::{HostBuilder, StoreLocation};
 pub use recorder::Recorder;
 pub use running::Running;
+
+/// What stops a call made outside a turn, and the trace it belongs to: the caller's own
+/// (an MCP host's `traceparent`, which the gateway passes on), so its span and the MCP
+/// server's work join that trace instead of starting one of their own.
+#[derive(Debug, Clone, Default)]
+pub struct CallScope {
+    /// Stops the call while it runs or waits for a person.
+    pub cancel: tokio_util::sync::CancellationToken,
+    /// The caller's trace context, if it sent one.
+    pub trace: Option<toolwire_core::TraceContext>,
+}
+
+impl From<tokio_util::sync::CancellationToken> for CallScope {
+    fn from(cancel: tokio_util::sync::CancellationToken) -> Self {
+        CallScope {
+            cancel,
+            trace: None,
+        }
+    }
+}
+
+impl CallScope {
+    /// The executor's scope of a call in `session_id` under this one.
+    fn executor_scope(&self, session_id: &str) -> toolwire_runtime::Scope {
+        let mut scope = toolwire_runtime::Scope::new(session_id);
+        scope.cancel = self.cancel.clone();
+        scope.trace = self.trace.clone();
+        scope
+    }
+}
 pub use settings::ProviderSettings;
 
 /// Why a host could not be built or could not do what it was asked.

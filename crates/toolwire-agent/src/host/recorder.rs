@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 use toolwire_core::{Message, Status, ToolCall, ToolResult};
-use toolwire_runtime::{Executor, Scope};
+use toolwire_runtime::Executor;
 use toolwire_store::has_inline_media;
 
-use super::{Host, HostError, Running};
+use super::{CallScope, Host, HostError, Running};
 use crate::Approver;
 use crate::approval::{Settled, settle, store_settled};
 
@@ -195,16 +195,17 @@ impl Host {
         session_id: &str,
         call: ToolCall,
         approver: Arc<dyn Approver>,
-        cancel: tokio_util::sync::CancellationToken,
+        scope: impl Into<CallScope>,
         recorder: &Recorder,
         events: bool,
     ) -> Result<Running<ToolResult>, HostError> {
+        let scope = scope.into();
         let host = self.clone();
         let session = session_id.to_owned();
         let call_id = call.id.clone();
         let recorder = recorder.clone();
         let work = Box::pin(async move {
-            host.finish_recorded(&session, call, approver.as_ref(), cancel, &recorder)
+            host.finish_recorded(&session, call, approver.as_ref(), scope, &recorder)
                 .await
         });
         let running = self.run_with(session_id, work, events).await?;
@@ -216,14 +217,16 @@ impl Host {
         session_id: &str,
         call: ToolCall,
         approver: &dyn Approver,
-        cancel: tokio_util::sync::CancellationToken,
+        scope: CallScope,
         recorder: &Recorder,
     ) -> Result<ToolResult, HostError> {
-        let mut scope = Scope::new(session_id);
-        scope.cancel = cancel.clone();
+        let cancel = scope.cancel.clone();
         // The executor may fill the input in (a left-out optional field); the call is
         // stored as it was made, so it gets its own copy.
-        let result = self.executor.execute(&scope, call.clone()).await;
+        let result = self
+            .executor
+            .execute(&scope.executor_scope(session_id), call.clone())
+            .await;
         let stored_first = result.status == Status::Suspended;
         // A call that asks nobody is settled as it is. The rest is boxed: this future is
         // moved whole into its task, so its size is what the common path needs.

@@ -500,7 +500,12 @@ impl Executor {
         );
         ctx.approved = approved;
         ctx.cancel = scope.cancel.child_token();
-        ctx.trace = self.tool_trace(&scope.session_id, &call.id);
+        // The call's own span when this process traces; else the caller's context as it
+        // came (an MCP host's, through the gateway), which a process that does not trace
+        // passes on unchanged, as W3C asks of one.
+        ctx.trace = self
+            .tool_trace(&scope.session_id, &call.id)
+            .or_else(|| scope.trace.clone());
         if self.keeps_raw() {
             ctx = ctx.keeping_received();
         }

@@ -55,9 +55,11 @@ pub(super) async fn write(
         Ran::Committed(None) => {
             // Not reached: the rows are stored, but what the list returned does not say
             // where. Each op is told so, rather than stored a second time.
-            let failed = Err("stored, but the store's answer did not account for every row \
+            let failed = Err(
+                "stored, but the store's answer did not account for every row \
                               (see the history)"
-                .to_owned());
+                    .to_owned(),
+            );
             for op in ops {
                 answered(op, Answer::Ids(Vec::new())).send(&failed);
             }
@@ -202,7 +204,11 @@ impl<'a> Batch<'a> {
             .bind(rows.iter().map(|r| r.results).sum::<i64>())
             .bind(rows.iter().map(|r| r.errors).sum::<i64>());
         for r in &rows {
-            query = query.bind(r.role).bind(&r.call_id).bind(&r.body).bind(r.now);
+            query = query
+                .bind(r.role)
+                .bind(&r.call_id)
+                .bind(&r.body)
+                .bind(r.now);
         }
         for (_, body, now) in events {
             query = query.bind(body).bind(now);
@@ -231,7 +237,8 @@ impl<'a> Batch<'a> {
                 Some(Step::Bump) => row.try_get(0).map(|seq| last_seq = Some(seq)),
                 Some(Step::Messages) => row
                     .try_get(0)
-                    .and_then(|id| Ok(stored.push((id, row.try_get(1)?)))),
+                    .and_then(|id| row.try_get(1).map(|seq| (id, seq)))
+                    .map(|pair| stored.push(pair)),
                 Some(Step::Events) => row.try_get(0).map(|seq| seqs.push(seq)),
                 Some(Step::Bare) | None => Err(sqlx::Error::RowNotFound),
             };
@@ -241,8 +248,7 @@ impl<'a> Batch<'a> {
         if done != steps.len() {
             return Ran::NotCommitted;
         }
-        let adds_up =
-            readable && stored.len() == rows.len() && seqs.len() == self.events.len();
+        let adds_up = readable && stored.len() == rows.len() && seqs.len() == self.events.len();
         Ran::Committed(
             adds_up
                 .then(|| self.answers(ops, last_seq, stored, seqs))
@@ -317,11 +323,13 @@ mod tests {
         .await
         .unwrap();
         for seq in 1..=5 {
-            sqlx::query("INSERT INTO events (session_id, seq, body, created_at) VALUES ('s', $1, '{}', 1)")
-                .bind(seq)
-                .execute(&mut conn)
-                .await
-                .unwrap();
+            sqlx::query(
+                "INSERT INTO events (session_id, seq, body, created_at) VALUES ('s', $1, '{}', 1)",
+            )
+            .bind(seq)
+            .execute(&mut conn)
+            .await
+            .unwrap();
         }
         conn
     }
@@ -340,7 +348,10 @@ mod tests {
         }
     }
 
-    fn append(rows: Vec<NewRow>) -> (WriteOp, oneshot::Receiver<crate::Result<Vec<(i64, i64)>>>) {
+    /// Where an append's `(id, seq)`s come.
+    type Ids = oneshot::Receiver<crate::Result<Vec<(i64, i64)>>>;
+
+    fn append(rows: Vec<NewRow>) -> (WriteOp, Ids) {
         let (reply, answer) = oneshot::channel();
         (WriteOp::Append { rows, reply }, answer)
     }
@@ -364,7 +375,11 @@ mod tests {
         let (started, started_seq) = event("s", r#"{"e":"started"}"#);
         let (appended, ids) = append(vec![row("s", "ok", 1, 0), row("s", "bad", 1, 1)]);
         let (finished, finished_seq) = event("s", r#"{"e":"finished"}"#);
-        assert!(write(&mut conn, vec![started, appended, finished]).await.is_ok());
+        assert!(
+            write(&mut conn, vec![started, appended, finished])
+                .await
+                .is_ok()
+        );
 
         let ids = ids.await.unwrap().unwrap();
         assert_eq!(ids.iter().map(|(_, seq)| *seq).collect::<Vec<_>>(), [4, 5]);
@@ -374,14 +389,18 @@ mod tests {
         };
         assert_eq!(seq_of(started_seq.await.unwrap()), 6);
         assert_eq!(seq_of(finished_seq.await.unwrap()), 7);
-        let stored: Vec<(i64, i64, String)> =
-            sqlx::query_as("SELECT id, seq, body FROM messages WHERE session_id = 's' ORDER BY seq")
-                .fetch_all(&mut conn)
-                .await
-                .unwrap();
+        let stored: Vec<(i64, i64, String)> = sqlx::query_as(
+            "SELECT id, seq, body FROM messages WHERE session_id = 's' ORDER BY seq",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
         assert_eq!(
             stored,
-            [(ids[0].0, 4, "ok".to_owned()), (ids[1].0, 5, "bad".to_owned())]
+            [
+                (ids[0].0, 4, "ok".to_owned()),
+                (ids[1].0, 5, "bad".to_owned())
+            ]
         );
         let events: Vec<(i64, String)> =
             sqlx::query_as("SELECT seq, body FROM events WHERE seq > 5 ORDER BY seq")
@@ -415,12 +434,11 @@ mod tests {
         let (appended, _ids) = append(vec![row("gone", "x", 1, 0)]);
         let back = write(&mut conn, vec![started, appended]).await.unwrap_err();
         assert_eq!(back.len(), 2);
-        let (messages, events): (i64, i64) = sqlx::query_as(
-            "SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM events)",
-        )
-        .fetch_one(&mut conn)
-        .await
-        .unwrap();
+        let (messages, events): (i64, i64) =
+            sqlx::query_as("SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM events)")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
         assert_eq!((messages, events), (0, 5));
         // A transaction left open would make this fail ("within a transaction").
         sqlx::query("BEGIN IMMEDIATE; COMMIT;")
@@ -436,7 +454,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = database(dir.path()).await;
         let two_sessions = vec![event("s", "{}").0, event("t", "{}").0];
-        let many = vec![append((0..=MAX_ROWS).map(|i| row("s", &i.to_string(), 1, 0)).collect()).0];
+        let many = vec![
+            append(
+                (0..=MAX_ROWS)
+                    .map(|i| row("s", &i.to_string(), 1, 0))
+                    .collect(),
+            )
+            .0,
+        ];
         let mut with_blob = row("s", "b", 1, 0);
         with_blob.blobs.insert("sha256-00".to_owned());
         let blobs = vec![append(vec![with_blob]).0];
