@@ -6,7 +6,8 @@
 // it (the tool is then ev__echo), for the gateway's row beside the direct one; closeMs is
 // then the time the gateway takes to store what it answered and exit.
 // With BENCH_RELAY=BENCH_BIN (and no TOOLWIRE_BIN), the client starts `BENCH_BIN relay`
-// with the server behind it: a process that copies bytes both ways, the gateway row's floor.
+// with the server behind it: a process that copies bytes both ways, the gateway row's floor;
+// with BENCH_RELAY_PARSE=1 too, one that parses each line and writes it again.
 // With BENCH_READ=FILE, each call instead reads FILE whole through server-filesystem's
 // read_text_file (serving FILE's directory): the 5 MB result row.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -34,7 +35,9 @@ const transport = toolwire
     })
   : new StdioClientTransport({
       command: relay ?? process.execPath,
-      args: relay ? ["relay", process.execPath, ...server] : server,
+      args: relay
+        ? ["relay", ...(process.env.BENCH_RELAY_PARSE ? ["--parse"] : []), process.execPath, ...server]
+        : server,
       stderr: "ignore",
       // server-filesystem sends the file twice (text and structuredContent): 10.6 MB for
       // 5 MB, over the SDK's default 10 MB line limit, which would close the connection.

@@ -62,8 +62,11 @@ enum Command {
     },
     /// Internal: run a command and pass this process's stdin to it and its stdout back,
     /// byte for byte (the gateway row's floor: one more process on the path, doing
-    /// nothing).
+    /// nothing), or with `--parse` each line parsed and written again (the floor of any
+    /// process in between that reads what it passes on).
     Relay {
+        #[arg(long)]
+        parse: bool,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         cmd: Vec<String>,
     },
@@ -323,8 +326,8 @@ fn main() -> anyhow::Result<()> {
     if let Some(Command::Rss { cmd }) = &cli.command {
         return measure::rss_shim(cmd);
     }
-    if let Some(Command::Relay { cmd }) = &cli.command {
-        return mcp::relay(cmd);
+    if let Some(Command::Relay { parse, cmd }) = &cli.command {
+        return mcp::relay(cmd, *parse);
     }
     let root = std::env::current_dir()?;
     if !cli.toolwire_bin.exists() {

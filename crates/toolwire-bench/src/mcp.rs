@@ -175,6 +175,9 @@ enum Via {
     Gateway,
     /// Through `toolwire-bench relay`: the floor of one more process on the path.
     Relay,
+    /// Through `toolwire-bench relay --parse`: the floor of one more process on the path
+    /// that reads every message.
+    ParseRelay,
 }
 
 /// One run of tests/mcp/bench_echo.mjs.
@@ -210,8 +213,11 @@ fn client_run(
         Via::Gateway => {
             command.arg(&ctx.toolwire_bin).arg(data.path());
         }
-        Via::Relay => {
+        Via::Relay | Via::ParseRelay => {
             command.env("BENCH_RELAY", std::env::current_exe()?);
+            if via == Via::ParseRelay {
+                command.env("BENCH_RELAY_PARSE", "1");
+            }
         }
     }
     let line = crate::peers::node_json(&mut command, "tests/mcp/bench_echo.mjs")?;
@@ -222,11 +228,14 @@ fn client_run(
     })
 }
 
-/// `toolwire-bench relay CMD...`: runs CMD and copies this process's stdin to it and its
-/// stdout back as each read returns, on two plain threads (no runtime, no parsing): what
-/// any process between an MCP host and its server costs at least.
-pub fn relay(cmd: &[String]) -> anyhow::Result<()> {
-    use std::io::{Read, Write};
+/// `toolwire-bench relay [--parse] CMD...`: runs CMD and copies this process's stdin to it
+/// and its stdout back as each read returns, on two plain threads (no runtime, no
+/// parsing): what any process between an MCP host and its server costs at least. With
+/// `parse`, each line is read into `serde_json::Value` and written again as it passes:
+/// what a process in between that reads every message costs at least (the gateway must
+/// read them, to normalize, budget and store), still with no work of its own.
+pub fn relay(cmd: &[String], parse: bool) -> anyhow::Result<()> {
+    use std::io::{BufRead, BufReader, Read, Write};
     use std::process::Stdio;
     fn pump(mut from: impl Read, mut to: impl Write) -> std::io::Result<()> {
         let mut buf = vec![0u8; 64 << 10];
@@ -239,6 +248,29 @@ pub fn relay(cmd: &[String]) -> anyhow::Result<()> {
             to.flush()?;
         }
     }
+    fn reparse(from: impl Read, mut to: impl Write) -> std::io::Result<()> {
+        let mut from = BufReader::with_capacity(64 << 10, from);
+        let (mut line, mut out) = (Vec::new(), Vec::new());
+        loop {
+            line.clear();
+            if from.read_until(b'\n', &mut line)? == 0 {
+                return Ok(());
+            }
+            let message: serde_json::Value = serde_json::from_slice(&line)?;
+            out.clear();
+            serde_json::to_writer(&mut out, &message)?;
+            out.push(b'\n');
+            to.write_all(&out)?;
+            to.flush()?;
+        }
+    }
+    let pass = move |from: &mut dyn Read, to: &mut dyn Write| {
+        if parse {
+            reparse(from, to)
+        } else {
+            pump(from, to)
+        }
+    };
     let (program, args) = cmd.split_first().context("relay: no command")?;
     let mut child = Command::new(program)
         .args(args)
@@ -249,8 +281,8 @@ pub fn relay(cmd: &[String]) -> anyhow::Result<()> {
     let to_child = child.stdin.take().context("relay: no stdin")?;
     let from_child = child.stdout.take().context("relay: no stdout")?;
     // The host closing stdin ends the input side, which closes the server's stdin.
-    std::thread::spawn(move || pump(std::io::stdin().lock(), to_child));
-    let pumped = pump(from_child, std::io::stdout().lock());
+    std::thread::spawn(move || pass(&mut std::io::stdin().lock(), &mut { to_child }));
+    let pumped = pass(&mut { from_child }, &mut std::io::stdout().lock());
     let status = child.wait()?;
     pumped?;
     ensure!(status.success(), "relay: {program} exited with {status}");
@@ -279,8 +311,8 @@ fn best_of_three(
 
 pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let calls = ((1000.0 * size) as usize).max(1);
-    let ways = [Via::Gateway, Via::Direct, Via::Relay];
-    let [ours, theirs, relayed]: [ClientRun; 3] = best_of_three(ctx, calls, None, &ways)?
+    let ways = [Via::Gateway, Via::Direct, Via::Relay, Via::ParseRelay];
+    let [ours, theirs, relayed, parsed]: [ClientRun; 4] = best_of_three(ctx, calls, None, &ways)?
         .try_into()
         .map_err(|_| anyhow::anyhow!("a way gave no run"))?;
     Ok(vec![
@@ -294,13 +326,16 @@ pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         .note(format!(
             "{:.0} µs/call: the host's call through rmcp both ways, budgeted, answered, then \
              stored behind the answer in batches; {:.0} ms more after the host closed until \
-             every call was stored and the gateway exited; floor, a bare relay process \
+             every call was stored and the gateway exited; floors, a bare relay process \
              between the same client and server (two threads copying bytes): {:.0} µs/call, \
-             {:.2}× the direct call",
+             {:.2}× the direct call, and one that parses each line and writes it again: \
+             {:.0} µs/call, {:.2}× the direct call",
             ours.ms * 1e3 / calls as f64,
             ours.close_ms,
             relayed.ms * 1e3 / calls as f64,
             relayed.ms / theirs.ms,
+            parsed.ms * 1e3 / calls as f64,
+            parsed.ms / theirs.ms,
         ))
         .peer(
             "the MCP TypeScript SDK client calling the server directly",
@@ -415,10 +450,11 @@ pub fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         .note(format!(
             "{:.0} µs/call: executor + rmcp + normalize, {:.0} µs of it CPU in toolwire's \
              process (one-thread runtime); floor, bare JSON-RPC lines from Rust to the \
-             same server: {:.0} µs/call",
+             same server: {:.0} µs/call, {:.2}× the peer",
             per_call(ours),
             cpu,
-            per_call(bare)
+            per_call(bare),
+            bare / theirs
         ))
         .peer("the MCP TypeScript SDK client, same server", theirs)
         // Issue 27 asks for at most 0.7× the TypeScript SDK client at 100, 1,000 and
