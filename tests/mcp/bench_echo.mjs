@@ -45,16 +45,20 @@ const transport = toolwire
     });
 const tool = (toolwire ? `${prefix}__` : "") + (read ? "read_text_file" : "echo");
 const args = (i) => (read ? { path: read } : { message: `call ${i}` });
+// With BENCH_PROGRESS=1 every call asks for progress (a handler that does nothing), so the
+// request carries `_meta.progressToken` as toolwire's do: toolwire records a server's
+// progress on every call, and a server may do work for the token (the MCP echo row).
+const progress = process.env.BENCH_PROGRESS ? { onprogress: () => {} } : {};
 const client = new Client({ name: "bench", version: "1" });
 await client.connect(transport);
 const warm = read ? 2 : 20;
 for (let i = 0; i < warm; i++) {
-  await client.callTool({ name: tool, arguments: args(i) });
+  await client.callTool({ name: tool, arguments: args(i) }, undefined, progress);
 }
 const start = process.hrtime.bigint();
 let chars = 0;
 for (let i = 0; i < n; i++) {
-  const r = await client.callTool({ name: tool, arguments: args(i) }, undefined, { timeout: 120000 });
+  const r = await client.callTool({ name: tool, arguments: args(i) }, undefined, { timeout: 120000, ...progress });
   if (r.isError) throw new Error(`call ${i} failed: ${JSON.stringify(r.content)}`);
   chars += r.content.filter((c) => c.type === "text").reduce((sum, c) => sum + c.text.length, 0);
 }

@@ -107,10 +107,12 @@ fn bare_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
             .to_string()
                 + "\n"),
         )?;
+        // With a progress token, as toolwire's calls carry one (see `typescript_ms`).
         let call = |id: usize| {
             format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":\
-                 {{\"name\":\"echo\",\"arguments\":{{\"message\":\"call {id}\"}}}}}}\n"
+                 {{\"_meta\":{{\"progressToken\":{id}}},\"name\":\"echo\",\
+                 \"arguments\":{{\"message\":\"call {id}\"}}}}}}\n"
             )
         };
         // The notification has no answer: it goes out with the first call.
@@ -163,8 +165,13 @@ fn everything(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
     Ok(server)
 }
 
+/// The TypeScript SDK client's calls, each asking for progress as toolwire's do: toolwire
+/// records a server's progress on every call, so each of its requests carries
+/// `_meta.progressToken`, and server-everything (the TypeScript SDK's server) spends
+/// measurably more on a request that carries one (see the row's note). The same requests
+/// on both sides, so that the row compares the clients.
 fn typescript_ms(ctx: &Ctx, calls: usize) -> anyhow::Result<f64> {
-    Ok(client_run(ctx, calls, Via::Direct, None)?.ms)
+    Ok(client_run(ctx, calls, Via::Direct, None, true)?.ms)
 }
 
 /// How tests/mcp/bench_echo.mjs reaches its server.
@@ -193,17 +200,21 @@ struct ClientRun {
 
 /// The TypeScript SDK client's `calls` echoes (or reads of `read`, a file, through
 /// server-filesystem), to the server directly, through `toolwire gateway` (with a fresh
-/// data directory) or through the bare relay.
+/// data directory) or through the bare relay; with `progress`, each call asks for progress.
 fn client_run(
     ctx: &Ctx,
     calls: usize,
     via: Via,
     read: Option<&std::path::Path>,
+    progress: bool,
 ) -> anyhow::Result<ClientRun> {
     let mut command = Command::new("node");
     command
         .arg(ctx.root.join("tests/mcp/bench_echo.mjs"))
         .arg(calls.to_string());
+    if progress {
+        command.env("BENCH_PROGRESS", "1");
+    }
     if let Some(file) = read {
         command.env("BENCH_READ", file);
     }
@@ -300,7 +311,7 @@ fn best_of_three(
     let mut best: Vec<Option<ClientRun>> = ways.iter().map(|_| None).collect();
     for _ in 0..3 {
         for (&via, best) in ways.iter().zip(&mut best) {
-            let run = client_run(ctx, calls, via, read)?;
+            let run = client_run(ctx, calls, via, read, false)?;
             if best.as_ref().is_none_or(|b| run.ms < b.ms) {
                 *best = Some(run);
             }
@@ -342,9 +353,11 @@ pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             theirs.ms,
         )
         // The issue asks for at most 1.2×; not met (see `behind`). --check judges the row at
-        // 3× (5× until 2026-11-24): 2.03-2.25× on a quiet machine on 2026-11-25, where the
-        // bare relay in the note measured 1.02-1.31× by itself.
-        .target(Target::RatioAtMost(3.0))
+        // 3.5× as a guard against regressions (5× until 2026-11-24, 3× until 2026-11-28):
+        // 2.03-2.25× on a quiet machine on 2026-11-25 (AMD EPYC), 2.1-2.85× on 2026-11-28 on
+        // a slower one (Intel Xeon; 2.85× in a CI rehearsal), where the bare relay in the
+        // note measured 1.09-1.33× by itself.
+        .target(Target::RatioAtMost(3.5))
         .behind(
             "the issue's target is 1.2× the direct call, and the note's floors show what \
              being in between costs by itself: on 2026-11-28 (2 cores, Intel Xeon, quiet) a \
@@ -468,15 +481,21 @@ pub fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         // judged at 1× as a guard; the issue stays open.
         .target(Target::RatioAtMost(1.0))
         .behind(
-            "at 10,000 calls the note's floor (bare JSON-RPC lines from Rust, no client at \
-             all) measured 0.71-0.74× the peer on 2026-11-28 (2 cores, Intel Xeon, quiet; \
-             0.56-0.63× at 1,000 and 0.28-0.29× at 100 calls), so the issue's 0.7× there \
-             leaves nothing for the client's own work. At 100 calls the floor leaves room, \
-             yet toolwire took 341-371 µs a call beside the floor's 99-107 with 71-81 µs of \
-             CPU: ~170 µs a call are neither (the TypeScript client is as slow there); the \
-             next step is timestamps of the server's reads and writes, to see whether the \
-             server answers these calls slower (what they carry: `_meta.progressToken`, the \
-             capabilities declared) or the wake-ups cost more. Both wait on the same Node.js \
+            "server-everything (the TypeScript SDK's server) answers a request that carries \
+             `_meta.progressToken` 80-170 µs slower in its first hundred or so calls (a bare \
+             loop on 2026-11-28, quiet, Intel Xeon: 59-70 µs a call without the token, \
+             143-243 with it; no difference at 1,000 and 10,000 calls), and toolwire sends \
+             one on every call (it records every server's progress), which the TypeScript \
+             client does only when asked: since 2026-11-28 the peer asks (a handler that \
+             does nothing) and the floor sends one too, so all three make the same requests. \
+             Then at 100 calls toolwire took 291-311 µs a call beside the floor's 139-145 and \
+             the peer's 335-338 (0.87-0.92×) with 52 µs of CPU: ~100 µs a call are still \
+             neither; next, the server's read-to-write time for toolwire's requests against \
+             the floor's (strace -ttt of the node process), and toolwire's initialize (its \
+             capabilities, the server/discover probe, the roots answers) against the \
+             floor's bare one. At 10,000 calls the floor itself measured 0.37-0.76× the peer \
+             across runs that day (the server's pace varies from run to run), so 0.7× there \
+             leaves the client's own work little or nothing in most runs. Both wait on the same Node.js \
              server for every round trip. Measured with \
              getrusage over the calls (2026-11-24): toolwire's process spent 85-150 µs of \
              CPU and 3.8-4.5 thread switches a call when the bench drove a multi-thread \
