@@ -360,10 +360,12 @@ pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         .target(Target::RatioAtMost(3.5))
         .behind(
             "the issue's target is 1.2× the direct call, and the note's floors show what \
-             being in between costs by itself: on 2026-11-28 (2 cores, Intel Xeon, quiet) a \
-             relay copying bytes measured 1.09-1.21× the direct call and one that only parses \
-             each line and writes it again 1.15-1.23×, which leaves nothing for the \
-             gateway's own work (normalize, budget, store, approvals). That work costs ~355 \
+             being in between costs by itself: on 2026-11-28 (2 cores, Intel Xeon, quiet; seven \
+             runs at 1,000 calls) a relay copying bytes measured 1.14-1.33× the direct call \
+             and one that only parses each line and writes it again 1.17-1.48×, which leaves \
+             the gateway's own work (normalize, budget, store, approvals) a few percent in \
+             the best run and nothing in the others (at 100 calls 1.01-1.09× and \
+             1.06-1.15×). That work costs ~355 \
              µs of CPU a call on that machine (user 250, kernel 110; 3,000 calls, \
              /proc/PID/stat), and the gateway's wall time a call is the relay's plus about \
              that: the host and the server wait on it in turn, so on two cores its CPU is on \
