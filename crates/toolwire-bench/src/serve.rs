@@ -330,10 +330,18 @@ pub fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     // here, on the server's two cores, 1,000 readers took ~40% of the fan-out's CPU at
     // the server's priority, slowing the very writes they timed. Their receive
     // timestamps come from the kernel, so reading late costs the figure nothing.
+    let not_idle = Arc::new(AtomicUsize::new(0));
     let readers = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("fanout-reader")
-        .on_thread_start(idle_class)
+        .on_thread_start({
+            let not_idle = Arc::clone(&not_idle);
+            move || {
+                if !idle_class() {
+                    not_idle.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
         .enable_all()
         .build()?;
     let (mut one, mut many) = ctx.rt.block_on(async {
@@ -343,7 +351,7 @@ pub fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     })?;
     drop(readers);
     ensure!(
-        NOT_IDLE.load(Ordering::Relaxed) == 0,
+        not_idle.load(Ordering::Relaxed) == 0,
         "`chrt --idle` could not move the fan-out's reader threads to SCHED_IDLE"
     );
     let samples = many.len();
@@ -368,20 +376,14 @@ pub fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     ])
 }
 
-/// Reader threads that could not be moved to SCHED_IDLE (see `fanout`).
-static NOT_IDLE: AtomicUsize = AtomicUsize::new(0);
-
 /// Moves the calling thread to the idle scheduling class, with util-linux's `chrt` (the
-/// workspace forbids `unsafe`, and nix has no `sched_setscheduler`); counts a failure.
-fn idle_class() {
+/// workspace forbids `unsafe`, and nix has no `sched_setscheduler`); whether it moved.
+fn idle_class() -> bool {
     let tid = nix::unistd::gettid().to_string();
-    let moved = Command::new("chrt")
+    Command::new("chrt")
         .args(["--idle", "--pid", "0", &tid])
         .status()
-        .is_ok_and(|s| s.success());
-    if !moved {
-        NOT_IDLE.fetch_add(1, Ordering::Relaxed);
-    }
+        .is_ok_and(|s| s.success())
 }
 
 /// Runs `one` from `IN_FLIGHT` tasks for `WINDOW`; completions per second.
