@@ -162,7 +162,7 @@ pub(crate) async fn store_settled(
             .await?
             .iter()
             .any(|p| p.suspension.id == suspension_id);
-        if let Some(found) = stores.history().find_result(&call.id).await? {
+        if let Some(found) = stores.history().find_result(session_id, &call.id).await? {
             forget(executor, &ours).await;
             return Ok(Some(StoredMessage {
                 id: found.message_id,

@@ -50,17 +50,22 @@ pub fn read_result(history: Arc<dyn HistoryReader>) -> impl Tool {
          callId, part and offset given in a truncation marker to get the omitted content. \
          Give a pattern (regular expression) to get only the matching lines, or a pointer \
          (JSON pointer) to get one value of a JSON result.",
-        move |args: ReadResultArgs, _ctx: ToolContext| {
+        move |args: ReadResultArgs, ctx: ToolContext| {
             let history = Arc::clone(&history);
             async move {
+                // Only the calling session's results: a call id names a call within its
+                // session, and another session's results are not this model's to read.
                 let stored = history
-                    .find_result(&args.call_id)
+                    .find_result(&ctx.session_id, &args.call_id)
                     .await
                     .map_err(|e| ToolError::with_code("store", e.to_string()))?
                     .ok_or_else(|| {
                         ToolError::with_code(
                             "not_found",
-                            format!("no stored result with callId {:?}", args.call_id),
+                            format!(
+                                "no stored result with callId {:?} in this session",
+                                args.call_id
+                            ),
                         )
                     })?;
                 let limit = args
@@ -91,10 +96,15 @@ mod tests {
     use toolwire_store::{NewSession, StoreConfig, Stores};
     use toolwire_tool::Output;
 
-    /// The tool as a model calls it: JSON arguments, a stored result (SQLite), the page
-    /// or the error it returns.
-    async fn call(tool: &impl Tool, input: serde_json::Value) -> Result<String, ToolError> {
-        match tool.execute(input, ToolContext::detached("c_read")).await? {
+    /// The tool as a model of session `session` calls it: JSON arguments, a stored result
+    /// (SQLite), the page or the error it returns.
+    async fn call_in(
+        tool: &impl Tool,
+        session: &str,
+        input: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        let ctx = ToolContext::new("c_read", session, "t", None, None);
+        match tool.execute(input, ctx).await? {
             Output::Values(values) => Ok(values[0].data["content"].as_str().unwrap().to_owned()),
             other => panic!("unexpected {other:?}"),
         }
@@ -122,6 +132,7 @@ mod tests {
             .await
             .unwrap();
         let tool = read_result(stores.history_reader());
+        let call = |tool, input| call_in(tool, &session.id, input);
 
         let found = call(&tool, json!({"callId": "call_big", "pattern": "FATAL"}))
             .await
@@ -161,5 +172,16 @@ mod tests {
             let err = call(&tool, bad).await.unwrap_err().to_string();
             assert!(err.contains(says), "{err}");
         }
+
+        // Another session's model cannot read it, though it knows the call id.
+        let other = stores.create_session(NewSession::default()).await.unwrap();
+        let err = call_in(&tool, &other.id, json!({"callId": "call_big"}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no stored result with callId \"call_big\" in this session"),
+            "{err}"
+        );
     }
 }

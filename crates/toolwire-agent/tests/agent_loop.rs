@@ -410,8 +410,9 @@ async fn provider_error_fails_the_turn_with_its_message() {
     assert_eq!(tags, ["session_started", "turn_started:1", "turn_ended:1"]);
 }
 
-/// Gemini numbers id-less calls per reply; the loop keeps ids unique in the session so
-/// each result pairs with its own call.
+/// Gemini may send calls without ids; each gets an id of its own (the decoder once
+/// numbered them per reply, and only the loop's de-duplication kept them apart within a
+/// session), so each result pairs with its own call.
 #[tokio::test]
 async fn gemini_calls_without_ids_stay_distinct_across_turns() {
     let server = wiremock::MockServer::start().await;
@@ -442,23 +443,46 @@ async fn gemini_calls_without_ids_stay_distinct_across_turns() {
         .await
         .unwrap();
     assert_eq!(out.stop, StopReason::Done);
+    let transcript = h.transcript(&session).await;
+    // Each id-less call got an id of its own, distinct across turns (and sessions), and
+    // its result pairs with it.
+    let ids: Vec<String> = h
+        .stores
+        .history()
+        .load(&session)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| match m.content {
+            toolwire_core::Message::Assistant { tool_calls, .. } => {
+                tool_calls.first().map(|c| c.id.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids.len(), 2, "{transcript:?}");
+    assert_ne!(ids[0], ids[1]);
+    assert!(
+        ids.iter().all(|id| id.starts_with("gemini_call_")),
+        "{ids:?}"
+    );
     assert_eq!(
-        h.transcript(&session).await,
+        transcript,
         [
-            "user:Twice.",
-            r#"assistant:["gemini_call_0"]"#,
-            "result:gemini_call_0:success",
-            r#"assistant:["gemini_call_0_t2_1"]"#,
-            "result:gemini_call_0_t2_1:success",
-            "assistant:ok[]",
+            "user:Twice.".to_owned(),
+            format!(r#"assistant:["{}"]"#, ids[0]),
+            format!("result:{}:success", ids[0]),
+            format!(r#"assistant:["{}"]"#, ids[1]),
+            format!("result:{}:success", ids[1]),
+            "assistant:ok[]".to_owned(),
         ]
     );
     let bodies = h.bodies().await;
     assert_eq!(
         tail(Provider::Gemini, &bodies[2], 2),
         vec![
-            json!({"role": "model", "parts": [{"functionCall": {"id": "gemini_call_0_t2_1", "name": "echo", "args": {"text": "b"}}}]}),
-            json!({"role": "user", "parts": [{"functionResponse": {"id": "gemini_call_0_t2_1", "name": "echo", "response": {"output": "b"}}}]}),
+            json!({"role": "model", "parts": [{"functionCall": {"id": ids[1], "name": "echo", "args": {"text": "b"}}}]}),
+            json!({"role": "user", "parts": [{"functionResponse": {"id": ids[1], "name": "echo", "response": {"output": "b"}}}]}),
         ]
     );
 }
@@ -534,9 +558,10 @@ impl toolwire_store::HistoryReader for CountingLoads {
     }
     async fn find_result(
         &self,
+        session_id: &str,
         call_id: &str,
     ) -> toolwire_store::Result<Option<toolwire_store::StoredResult>> {
-        self.0.find_result(call_id).await
+        self.0.find_result(session_id, call_id).await
     }
     async fn referenced_blobs(
         &self,
@@ -545,9 +570,10 @@ impl toolwire_store::HistoryReader for CountingLoads {
     }
     async fn result_with_blob(
         &self,
+        session_id: &str,
         blob: &toolwire_store::BlobKey,
     ) -> toolwire_store::Result<Option<toolwire_store::StoredResult>> {
-        self.0.result_with_blob(blob).await
+        self.0.result_with_blob(session_id, blob).await
     }
 }
 

@@ -122,7 +122,13 @@ async fn media_goes_to_blobs_and_back_into_the_request() {
         .await
         .unwrap();
     // Stored with a blob source, not inline base64.
-    let stored = h.stores.history().find_result("m1").await.unwrap().unwrap();
+    let stored = h
+        .stores
+        .history()
+        .find_result(&session, "m1")
+        .await
+        .unwrap()
+        .unwrap();
     let source = &stored.result.output[0].data["source"];
     let key = source["blob"].as_str().unwrap();
     assert!(key.starts_with("blake3:"), "{source}");

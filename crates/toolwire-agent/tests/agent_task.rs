@@ -99,7 +99,13 @@ async fn subagent(provider: Provider) {
     let child = &children[0];
     assert_eq!(child.parent_id.as_deref(), Some(session.as_str()));
     assert_eq!(child.title.as_deref(), Some("Find the answer"));
-    let stored = h.stores.history().find_result("t1").await.unwrap().unwrap();
+    let stored = h
+        .stores
+        .history()
+        .find_result(&session, "t1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         stored.result.metadata.extra.get("childSessionId"),
         Some(&Json::String(child.id.clone()))
@@ -282,7 +288,13 @@ async fn cancel_reaches_the_subagent() {
         h.transcript(&child.id).await,
         ["user:Hang.", r#"assistant:["h1"]"#, "result:h1:error"]
     );
-    let stored = h.stores.history().find_result("t1").await.unwrap().unwrap();
+    let stored = h
+        .stores
+        .history()
+        .find_result(&session, "t1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         stored.result.error.as_ref().unwrap().code.as_deref(),
         Some("cancelled")

@@ -78,7 +78,7 @@ async fn a_result_is_announced_only_once_stored_and_as_stored() {
         let stored = host
             .stores()
             .history()
-            .find_result(&returned.call_id)
+            .find_result(&session.id, &returned.call_id)
             .await
             .unwrap()
             .expect("announced but not stored");
@@ -111,6 +111,7 @@ async fn no_event_runs_ahead_of_its_stored_result() {
     let mut feed = host.events().subscribe(&session.id, 0).await.unwrap();
     let watcher = {
         let host = host.clone();
+        let session_id = session.id.clone();
         tokio::spawn(async move {
             let mut checked = 0;
             while checked < 20 {
@@ -121,7 +122,7 @@ async fn no_event_runs_ahead_of_its_stored_result() {
                     let found = host
                         .stores()
                         .history()
-                        .find_result(&result.call_id)
+                        .find_result(&session_id, &result.call_id)
                         .await
                         .unwrap();
                     assert!(
@@ -186,7 +187,7 @@ async fn a_raw_payload_within_the_limit_is_kept_beside_its_result() {
         let stored = host
             .stores()
             .history()
-            .find_result(&returned.call_id)
+            .find_result(&session.id, &returned.call_id)
             .await
             .unwrap()
             .unwrap();

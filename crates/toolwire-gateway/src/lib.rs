@@ -39,7 +39,7 @@ pub use asks::{AskSettings, DEFAULT_ASK_TIMEOUT, SERVE_URL_FILE};
 pub use profile::{HOSTS, HostProfile};
 pub use reply::BLOB_URI_PREFIX;
 
-/// Blobs whose type the gateway remembers from its replies (for `resources/read`);
+/// Blobs whose type a connection remembers from its own replies (for `resources/read`);
 /// bounded, oldest forgotten first.
 const MAX_KNOWN_BLOBS: usize = 1024;
 
@@ -65,6 +65,10 @@ pub struct Gateway {
     shared: Arc<Shared>,
     /// The session this connection's calls are stored in, made at its first call.
     session: OnceCell<String>,
+    /// Blobs this connection's replies linked to, with their types: this connection may
+    /// read them back without a look-up. Per connection, never shared: what another
+    /// connection was sent is read only through a result of the asker's own session.
+    linked: Mutex<Vec<(String, String)>>,
 }
 
 /// What every connection of one gateway process shares.
@@ -74,7 +78,6 @@ struct Shared {
     /// Stores each call and its result behind the answer (made at the first call, on the
     /// runtime that serves it).
     recorder: std::sync::OnceLock<Recorder>,
-    known_blobs: Mutex<Vec<(String, String)>>,
     /// Toolwire sessions of stateless HTTP clients, by client name: their requests come
     /// one by one, each to a new handler, yet belong to one conversation of the host.
     stateless: tokio::sync::Mutex<Vec<(String, String)>>,
@@ -108,22 +111,23 @@ impl Gateway {
                 host,
                 profile,
                 recorder: std::sync::OnceLock::new(),
-                known_blobs: Mutex::new(Vec::new()),
                 stateless: tokio::sync::Mutex::new(Vec::new()),
                 asks,
                 waits: rounds::Waits::default(),
                 tasks: tasks::Tasks::default(),
             }),
             session: OnceCell::new(),
+            linked: Mutex::new(Vec::new()),
         }
     }
 
-    /// A gateway for another connection of this process: the same tools, stores and
-    /// remembered blobs, a session of its own.
+    /// A gateway for another connection of this process: the same tools and stores, a
+    /// session of its own.
     pub fn sibling(&self) -> Gateway {
         Gateway {
             shared: Arc::clone(&self.shared),
             session: OnceCell::new(),
+            linked: Mutex::new(Vec::new()),
         }
     }
 
@@ -197,8 +201,22 @@ impl Gateway {
         Ok(id)
     }
 
+    /// The session `context`'s connection already has, without making one: a connection
+    /// that has called nothing has no results to read.
+    async fn existing_session(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        if !is_stateless_http(context) {
+            return self.session.get().cloned();
+        }
+        let client = client_name(context);
+        let known = self.shared.stateless.lock().await;
+        known
+            .iter()
+            .find(|(name, _)| *name == client)
+            .map(|(_, id)| id.clone())
+    }
+
     fn remember(&self, links: &[reply::BlobLink]) {
-        if let Ok(mut known) = self.shared.known_blobs.lock() {
+        if let Ok(mut known) = self.linked.lock() {
             for link in links {
                 if known.len() >= MAX_KNOWN_BLOBS {
                     known.remove(0);
@@ -209,7 +227,7 @@ impl Gateway {
     }
 
     fn mime_of(&self, key: &str) -> Option<String> {
-        let known = self.shared.known_blobs.lock().ok()?;
+        let known = self.linked.lock().ok()?;
         known
             .iter()
             .rev()
@@ -217,14 +235,21 @@ impl Gateway {
             .map(|(_, m)| m.clone())
     }
 
-    /// The media type of blob `key` as the newest stored result holding it gives it.
-    async fn stored_mime(&self, key: &BlobKey) -> String {
+    /// The media type of blob `key` as the newest result of `session` holding it gives
+    /// it; `None` when no result of that session holds it (the blob is not the asker's to
+    /// read, whoever else stored it).
+    async fn stored_mime(&self, session: &str, key: &BlobKey) -> Result<Option<String>, ErrorData> {
+        // Calls are answered before they are stored: one answered just now must be found.
+        Box::pin(self.recorder().flush()).await;
         let history = self.shared.host.stores().history();
-        // A history that cannot be read leaves the type unknown, as it was.
-        let found = history.result_with_blob(key).await.ok().flatten();
-        found
-            .and_then(|stored| reply::blob_mime(&stored.result, key.as_str()))
-            .unwrap_or_else(|| "application/octet-stream".to_owned())
+        let found = history
+            .result_with_blob(session, key)
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("history unreadable: {e}"), None))?;
+        Ok(found.map(|stored| {
+            reply::blob_mime(&stored.result, key.as_str())
+                .unwrap_or_else(|| "application/octet-stream".to_owned())
+        }))
     }
 
     /// The tools the host's model is offered: every tool of the host but those only a
@@ -553,7 +578,7 @@ impl ServerHandler for Gateway {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.to_string();
         let not_found = || ErrorData::resource_not_found(format!("no resource {uri:?}"), None);
@@ -561,6 +586,20 @@ impl ServerHandler for Gateway {
             .strip_prefix(BLOB_URI_PREFIX)
             .and_then(|k| BlobKey::parse(k).ok())
             .ok_or_else(not_found)?;
+        // Only a blob of this connection's own results: blob keys are content hashes, so
+        // answering for any stored blob would also tell whether a known file is stored.
+        let mime = match self.mime_of(key.as_str()) {
+            Some(mime) => mime,
+            None => {
+                let session = self
+                    .existing_session(&context)
+                    .await
+                    .ok_or_else(not_found)?;
+                self.stored_mime(&session, &key)
+                    .await?
+                    .ok_or_else(not_found)?
+            }
+        };
         let bytes = self
             .shared
             .host
@@ -569,12 +608,6 @@ impl ServerHandler for Gateway {
             .get(&key)
             .await
             .map_err(|_| not_found())?;
-        let mime = match self.mime_of(key.as_str()) {
-            Some(mime) => mime,
-            // Not linked by this process (it restarted, or another one linked it): the
-            // stored result that holds the blob says what it is.
-            None => self.stored_mime(&key).await,
-        };
         let blob = base64::engine::general_purpose::STANDARD.encode(&bytes);
         let read: ReadResourceResult = serde_json::from_value(complete(json!({"contents": [{
             "uri": uri, "mimeType": mime, "blob": blob,

@@ -121,7 +121,7 @@ async fn exercise(config: ServerConfig) {
         let stored = host
             .stores()
             .history()
-            .find_result(&result.call_id)
+            .find_result(&session.id, &result.call_id)
             .await
             .unwrap()
             .unwrap_or_else(|| panic!("{name}: no stored result"));

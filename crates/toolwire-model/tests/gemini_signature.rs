@@ -43,3 +43,30 @@ async fn thought_signatures_go_back_with_their_calls() {
         json!({"functionCall": {"id": "c2", "name": "list_dir", "args": {}}})
     );
 }
+
+/// Gemini may omit call ids. The ids toolwire gives such calls are unique in every reply,
+/// whole or streamed, not numbered per reply: `gemini_call_0` in every reply of every
+/// session let one session's `read_result` marker read another's result.
+#[test]
+fn id_less_calls_get_unique_ids() {
+    let body = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "read_file", "args": {"path": "a"}}},
+        {"functionCall": {"name": "read_file", "args": {"path": "b"}}}
+    ]}, "finishReason": "STOP"}]});
+    let format = Provider::Gemini.format();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let reply = format.decode_response(&body).unwrap();
+        ids.extend(reply.tool_calls.into_iter().map(|c| c.id));
+    }
+    let mut streamed = format.stream_decoder();
+    streamed.push(&body).unwrap();
+    ids.extend(streamed.finish().tool_calls.into_iter().map(|c| c.id));
+    assert_eq!(ids.len(), 6);
+    for id in &ids {
+        assert!(id.starts_with("gemini_call_"), "{id}");
+        assert_eq!(toolwire_core::check_id(id), None, "{id} is not a valid id");
+    }
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+}

@@ -481,7 +481,7 @@ async fn check_keep(
         .host
         .stores()
         .history()
-        .find_result(&keep.call_id)
+        .find_result(&keep.session_id, &keep.call_id)
         .await?;
     let links = |r: &ToolResult| {
         r.output.iter().any(|v| {

@@ -132,7 +132,11 @@ async fn dot_dot_and_separators_in_ids_are_refused() {
             ),
             "{bad:?}: {err}"
         );
-        let err = stores.history().find_result(bad).await.unwrap_err();
+        let err = stores
+            .history()
+            .find_result(&session.id, bad)
+            .await
+            .unwrap_err();
         assert!(matches!(err, StoreError::InvalidId { .. }), "{err}");
     }
     let child = NewSession {

@@ -101,7 +101,7 @@ async fn round_trip_on(backend: &Backend, messages: Vec<Message>) {
         }
         let found = stores
             .history()
-            .find_result(&result.call_id)
+            .find_result(&session.id, &result.call_id)
             .await
             .unwrap()
             .unwrap();

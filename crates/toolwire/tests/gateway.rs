@@ -499,10 +499,13 @@ fn fastmcp_config_asking(dir: &Path, asking: &[&str]) -> String {
     path.to_str().unwrap().to_owned()
 }
 
-/// A `toolwire://blob/` link keeps its media type after the gateway that gave it ends: a
-/// new gateway process on the same data reads it from the stored result.
+/// A `toolwire://blob/` link and a `read_result` call id are read only by the session
+/// they were sent to. The connection that got the link reads it (its media type kept);
+/// another gateway process on the same data (another host's session) that names the same
+/// URI and call id gets "no resource" and "no stored result": before, any client read
+/// any stored blob by its key, and any stored result by its call id.
 #[test]
-fn a_linked_blob_keeps_its_media_type_in_another_gateway_process() {
+fn a_linked_blob_and_a_result_are_read_only_by_their_own_session() {
     if support::peers::peer("venv/bin/python").is_none()
         || support::peers::peer("gateway_client.mjs").is_none()
     {
@@ -512,27 +515,60 @@ fn a_linked_blob_keeps_its_media_type_in_another_gateway_process() {
     let work = tempfile::tempdir().unwrap();
     let config = fastmcp_config(work.path());
     let wav = work.path().join("t.wav");
-    let steps = json!([{"tool": "py__tone_wav", "args": {"millis": 100, "save_to": wav}}]);
     let gateway = ["--mcp-config", config.as_str()];
+    // The first host calls the tool, then reads its link back.
+    let link_of = |result: &Value| {
+        result["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["type"] == "resource_link")
+            .unwrap_or_else(|| panic!("a link: {result}"))
+            .clone()
+    };
+    let steps = json!([{"tool": "py__tone_wav", "args": {"millis": 100, "save_to": wav}}]);
     let got = drive(data.path(), "claude-code", &gateway, steps, json!([]));
-    let link = got[1]["result"]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["type"] == "resource_link")
-        .unwrap_or_else(|| panic!("a link: {}", got[1]))
-        .clone();
+    let link = link_of(&got[1]["result"]);
     assert_eq!(link["mimeType"], "audio/wav");
-    let uri = link["uri"].as_str().unwrap();
-    let steps = json!([{"read": uri}]);
-    let again = drive(data.path(), "claude-code", &gateway, steps, json!([]));
-    let read = &again[1]["contents"][0];
-    assert_eq!(read["uri"], uri, "{}", again[1]);
-    assert_eq!(read["mimeType"], "audio/wav", "{}", again[1]);
+    let uri = link["uri"].as_str().unwrap().to_owned();
+    let call_id = got[1]["result"]["_meta"]["toolwire/callId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let steps = json!([
+        {"tool": "py__tone_wav", "args": {"millis": 100, "save_to": wav}},
+        {"read": uri},
+    ]);
+    let own = drive(data.path(), "claude-code", &gateway, steps, json!([]));
+    // The same bytes give the same blob: this host was sent the link, and reads it.
+    assert_eq!(link_of(&own[1]["result"])["uri"], uri.as_str());
+    let read = &own[2]["contents"][0];
+    assert_eq!(read["uri"], uri.as_str(), "{}", own[2]);
+    assert_eq!(read["mimeType"], "audio/wav", "{}", own[2]);
     assert_eq!(
         read["size"].as_u64().unwrap(),
         std::fs::metadata(&wav).unwrap().len()
     );
+
+    // Another host, which was sent neither, names them.
+    let steps = json!([
+        {"read": uri},
+        {"tool": "read_result", "args": {"callId": call_id}},
+    ]);
+    let other = drive(data.path(), "claude-code", &gateway, steps, json!([]));
+    assert_eq!(other[1]["step"], "error", "{}", other[1]);
+    assert!(
+        other[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no resource"),
+        "{}",
+        other[1]
+    );
+    let refused = &other[2]["result"];
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(refused.to_string().contains("in this session"), "{refused}");
 }
 
 #[test]

@@ -221,7 +221,9 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
 }
 
 /// Decodes a `GenerateContentResponse` (the whole body, or one stream chunk) into `reply`.
-/// Calls without an id get `gemini_call_<n>`, numbered across the reply.
+/// Calls without an id get a new unique one (`gemini_call_<uuid>`): a call id names a
+/// result in the history and in `read_result` markers, so one numbered per reply would
+/// repeat in every reply of every session.
 fn merge(body: &Json, reply: &mut AssistantReply) -> Result<Option<String>, DecodeError> {
     if let Some(message) = body.pointer("/error/message").and_then(Json::as_str) {
         return Err(DecodeError::new(NAME, message));
@@ -267,10 +269,10 @@ fn merge(body: &Json, reply: &mut AssistantReply) -> Result<Option<String>, Deco
         }
         if let Some(call) = part.get("functionCall") {
             let name = call.get("name").and_then(Json::as_str).unwrap_or_default();
-            let id = call.get("id").and_then(Json::as_str).map_or_else(
-                || format!("gemini_call_{}", reply.tool_calls.len()),
-                str::to_owned,
-            );
+            let id = call
+                .get("id")
+                .and_then(Json::as_str)
+                .map_or_else(|| toolwire_core::new_id("gemini_call"), str::to_owned);
             let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
             let mut call = ToolCall::new(id, name, args);
             // Gemini 3 requires the signature back with the call in the next request.

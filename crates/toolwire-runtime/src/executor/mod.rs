@@ -133,8 +133,9 @@ pub struct Executor {
     /// Where finished results land (set once, by the host that stores them). Without
     /// one, the executor announces each result itself and its caller stores it.
     sink: std::sync::OnceLock<Arc<dyn ResultSink>>,
-    /// Raw payloads of finished calls kept for their landing.
-    raws: std::sync::Mutex<std::collections::HashMap<String, KeptRaw>>,
+    /// Raw payloads of finished calls kept for their landing, by (session, call id): call
+    /// ids repeat across sessions, and one session must never land another's payload.
+    raws: std::sync::Mutex<std::collections::HashMap<(String, String), KeptRaw>>,
     /// Where spans go; `None` (the default) traces nothing and costs nothing.
     tracer: SharedTracer,
     /// Calls' open spans, shared by the executors of one host (`with_tools`): a call
@@ -315,7 +316,7 @@ impl Executor {
         suspensions: Vec<String>,
     ) -> Result<toolwire_store::StoredMessage, LandError> {
         let sink = self.sink.get().ok_or(LandError::NoSink)?;
-        let (landing, traced) = self.landing(result, suspensions, None);
+        let (landing, traced) = self.landing(session_id, result, suspensions, None);
         let stored = sink.land(session_id, landing).await;
         self.end_landed_span(session_id, traced, &stored);
         Ok(stored?)
@@ -334,7 +335,7 @@ impl Executor {
         };
         let (landings, traced): (Vec<_>, Vec<_>) = finished
             .into_iter()
-            .map(|(call, result, suspensions)| self.landing(result, suspensions, call))
+            .map(|(call, result, suspensions)| self.landing(session_id, result, suspensions, call))
             .unzip();
         let stored = sink.land_many(session_id, landings).await;
         stored
@@ -351,6 +352,7 @@ impl Executor {
     /// its span ends with the landing (only a traced call needs it).
     fn landing(
         &self,
+        session_id: &str,
         result: ToolResult,
         suspensions: Vec<String>,
         call: Option<ToolCall>,
@@ -360,7 +362,7 @@ impl Executor {
             .raws
             .lock()
             .ok()
-            .and_then(|mut raws| raws.remove(&result.call_id))
+            .and_then(|mut raws| raws.remove(&(session_id.to_owned(), result.call_id.clone())))
             .unwrap_or_default();
         let landing = Landing {
             result,
@@ -605,7 +607,7 @@ impl Executor {
                 if raws.len() >= MAX_KEPT_RAWS {
                     raws.clear();
                 }
-                raws.insert(result.call_id.clone(), kept);
+                raws.insert((scope.session_id.clone(), result.call_id.clone()), kept);
             }
             return result;
         }

@@ -93,12 +93,20 @@ pub trait HistoryReader: Send + Sync + fmt::Debug {
         Ok(all)
     }
 
-    /// The newest stored result with this call id.
-    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>>;
+    /// The newest stored result of call `call_id` in session `session_id`. A call id names
+    /// a call within its session only: providers and agents repeat ids across sessions,
+    /// so no lookup by call id alone exists (one session must not read another's result).
+    async fn find_result(&self, session_id: &str, call_id: &str) -> Result<Option<StoredResult>>;
 
-    /// The newest stored result that references blob `key`: what the blob is (its media
-    /// type, its name) to a reader that has only its key.
-    async fn result_with_blob(&self, key: &BlobKey) -> Result<Option<StoredResult>>;
+    /// The newest stored result of session `session_id` that references blob `key`: what
+    /// the blob is (its media type, its name) to a reader that has only its key, and
+    /// whether that session may read it at all (blob keys are content hashes, so an
+    /// unscoped answer would tell anyone whether a known file is stored anywhere).
+    async fn result_with_blob(
+        &self,
+        session_id: &str,
+        key: &BlobKey,
+    ) -> Result<Option<StoredResult>>;
 
     /// Every blob some stored message references.
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>>;

@@ -300,11 +300,15 @@ impl HistoryReader for PgHistory {
     ) -> Result<Vec<RawStoredMessage>> {
         read_messages_raw(&self.pool, session_id, Some(page)).await
     }
-    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
-        read_result(&self.pool, call_id).await
+    async fn find_result(&self, session_id: &str, call_id: &str) -> Result<Option<StoredResult>> {
+        read_result(&self.pool, session_id, call_id).await
     }
-    async fn result_with_blob(&self, key: &BlobKey) -> Result<Option<StoredResult>> {
-        read_result_with_blob(&self.pool, key).await
+    async fn result_with_blob(
+        &self,
+        session_id: &str,
+        key: &BlobKey,
+    ) -> Result<Option<StoredResult>> {
+        read_result_with_blob(&self.pool, session_id, key).await
     }
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
         read_blob_refs(&self.pool).await

@@ -41,11 +41,11 @@ pub(crate) const LOAD_MESSAGES: &str =
 pub(crate) const LOAD_MESSAGES_PAGE: &str = "SELECT id, seq, role, body, created_at FROM messages \
      WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
 pub(crate) const FIND_RESULT: &str = "SELECT id, session_id, seq, body FROM messages \
-     WHERE call_id = $1 AND role = $2 ORDER BY id DESC LIMIT 1";
+     WHERE session_id = $1 AND call_id = $2 AND role = $3 ORDER BY id DESC LIMIT 1";
 pub(crate) const REFERENCED_BLOBS: &str = "SELECT DISTINCT blob FROM message_blobs";
 pub(crate) const RESULT_WITH_BLOB: &str = "SELECT m.id, m.session_id, m.seq, m.body \
      FROM message_blobs b JOIN messages m ON m.id = b.message_id \
-     WHERE b.blob = $1 AND m.role = $2 ORDER BY m.id DESC LIMIT 1";
+     WHERE b.blob = $1 AND m.session_id = $2 AND m.role = $3 ORDER BY m.id DESC LIMIT 1";
 pub(crate) const EVENTS_SINCE: &str =
     "SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq";
 pub(crate) const LAST_EVENT_SEQ: &str = "SELECT MAX(seq) FROM events WHERE session_id = $1";
@@ -577,9 +577,15 @@ macro_rules! statements {
             sql::raw_messages_from_rows(session_id, message_rows(pool, session_id, page).await?)
         }
 
-        async fn read_result(pool: &$pool, call_id: &str) -> Result<Option<StoredResult>> {
+        async fn read_result(
+            pool: &$pool,
+            session_id: &str,
+            call_id: &str,
+        ) -> Result<Option<StoredResult>> {
+            $crate::ids::validate_id("session id", session_id)?;
             $crate::ids::validate_id("call id", call_id)?;
             let row: Option<sql::ResultRow> = sqlx::query_as(sql::FIND_RESULT)
+                .bind(session_id)
                 .bind(call_id)
                 .bind($crate::history::codec::ROLE_TOOL_RESULT)
                 .fetch_optional(pool)
@@ -589,10 +595,13 @@ macro_rules! statements {
 
         async fn read_result_with_blob(
             pool: &$pool,
+            session_id: &str,
             key: &BlobKey,
         ) -> Result<Option<StoredResult>> {
+            $crate::ids::validate_id("session id", session_id)?;
             let row: Option<sql::ResultRow> = sqlx::query_as(sql::RESULT_WITH_BLOB)
                 .bind(key.as_str())
+                .bind(session_id)
                 .bind($crate::history::codec::ROLE_TOOL_RESULT)
                 .fetch_optional(pool)
                 .await?;

@@ -301,11 +301,15 @@ impl HistoryReader for SqliteHistory {
     ) -> Result<Vec<RawStoredMessage>> {
         read_messages_raw(&self.inner.read, session_id, Some(page)).await
     }
-    async fn find_result(&self, call_id: &str) -> Result<Option<StoredResult>> {
-        read_result(&self.inner.read, call_id).await
+    async fn find_result(&self, session_id: &str, call_id: &str) -> Result<Option<StoredResult>> {
+        read_result(&self.inner.read, session_id, call_id).await
     }
-    async fn result_with_blob(&self, key: &BlobKey) -> Result<Option<StoredResult>> {
-        read_result_with_blob(&self.inner.read, key).await
+    async fn result_with_blob(
+        &self,
+        session_id: &str,
+        key: &BlobKey,
+    ) -> Result<Option<StoredResult>> {
+        read_result_with_blob(&self.inner.read, session_id, key).await
     }
     async fn referenced_blobs(&self) -> Result<BTreeSet<BlobKey>> {
         read_blob_refs(&self.inner.read).await

@@ -89,7 +89,12 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             .as_ref(),
     )?;
     // The stored result names its media by blob key (the returned one may carry bytes).
-    if let Ok(Some(stored)) = host.stores().history().find_result(&result.call_id).await {
+    if let Ok(Some(stored)) = host
+        .stores()
+        .history()
+        .find_result(&session.id, &result.call_id)
+        .await
+    {
         super::media_hints(&stored.result);
     }
     out::eprintln(&format!(
