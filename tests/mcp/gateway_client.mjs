@@ -4,7 +4,8 @@
 // prints one JSON line per step for the Rust test (crates/toolwire/tests/gateway.rs).
 //
 //   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
-//   GATEWAY_URL=http://127.0.0.1:PORT/mcp node gateway_client.mjs   (a running --http gateway)
+//   GATEWAY_URL=http://127.0.0.1:PORT/mcp GATEWAY_TOKEN=... node gateway_client.mjs
+//     (a running --http gateway, and the token of its data directory's gateway-token)
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -15,7 +16,9 @@ const [bin, data, host, ...gatewayArgs] = process.argv.slice(2);
 const steps = JSON.parse(process.env.GATEWAY_STEPS || '[]');
 const answers = JSON.parse(process.env.GATEWAY_ANSWERS || '[]');
 const transport = process.env.GATEWAY_URL
-  ? new StreamableHTTPClientTransport(new URL(process.env.GATEWAY_URL))
+  ? new StreamableHTTPClientTransport(new URL(process.env.GATEWAY_URL), {
+      requestInit: { headers: { Authorization: `Bearer ${process.env.GATEWAY_TOKEN}` } },
+    })
   : new StdioClientTransport({
       command: bin,
       args: ['gateway', '--host', host, ...gatewayArgs],

@@ -7,7 +7,8 @@ Rust test (crates/toolwire/tests/gateway.rs). The same step language as
 gateway_client.mjs, so the two SDKs are held to the same results.
 
     venv/bin/python gateway_client.py TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
-    GATEWAY_URL=http://127.0.0.1:PORT/mcp venv/bin/python gateway_client.py   (--http)
+    GATEWAY_URL=http://127.0.0.1:PORT/mcp GATEWAY_TOKEN=... venv/bin/python gateway_client.py
+        (--http, with the token of the gateway's data directory's gateway-token)
 
 GATEWAY_MODE picks the revision: "auto" (the default: 2026-07-28, found by
 server/discover) or "legacy" (the 2025-11-25 initialize handshake).
@@ -23,8 +24,16 @@ import sys
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 PAGE_NOTE = re.compile(r'"offset":(\d+)\}\]$')
+
+
+def http_transport(url):
+    """The streamable HTTP transport to the --http gateway at `url`, with its token."""
+    headers = {"Authorization": f"Bearer {os.environ['GATEWAY_TOKEN']}"}
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
 
 
 def out(value):
@@ -59,7 +68,7 @@ async def main():
         env={**os.environ, "TOOLWIRE_DATA_DIR": data},
     )
     client = Client(
-        url or server,
+        http_transport(url) if url else server,
         elicitation_callback=elicit if answers else None,
         client_info=types.Implementation(name="gateway-python-host", version="1.0.0"),
         read_timeout_seconds=120,

@@ -5,7 +5,7 @@ polled with tasks/get until it ends, cancelled with tasks/cancel; an id that is 
 client's refused. One JSON line per step for crates/toolwire/tests/gateway_tasks.rs.
 
     venv/bin/python gateway_tasks.py TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
-    GATEWAY_URL=http://127.0.0.1:PORT/mcp venv/bin/python gateway_tasks.py
+    GATEWAY_URL=http://127.0.0.1:PORT/mcp GATEWAY_TOKEN=... venv/bin/python gateway_tasks.py
 
 Steps (GATEWAY_STEPS): {"task": TOOL, "args": {...}} polls to the end;
 {"task": TOOL, "cancel": true} cancels once it works; {"get": ID} asks for a task by id;
@@ -23,6 +23,8 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.extension import ClientExtension, ResultClaim
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import ConfigDict, TypeAdapter
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -62,8 +64,12 @@ def out(value):
 
 
 def client_for(url, server, name):
+    """A client of the stdio `server`, or of the --http gateway at `url` with its token."""
+    if url:
+        headers = {"Authorization": f"Bearer {os.environ['GATEWAY_TOKEN']}"}
+        server = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
     return Client(
-        url or server,
+        server,
         client_info=types.Implementation(name=name, version="1.0.0"),
         read_timeout_seconds=120,
         extensions=[Tasks()],

@@ -4,11 +4,13 @@
 //! `toolwire serve` shows it live), normalized, budgeted by structure for the host, media
 //! kept as image blocks or `toolwire://blob/` links, approvals asked through the host's
 //! elicitation. Served over stdio (one host connection per process) or streamable HTTP
-//! (one toolwire session per MCP session; see [`serve_http`]).
+//! (one toolwire session per MCP session, every caller with the gateway's token; see
+//! [`serve_http`]).
 
 #![warn(missing_docs)]
 
 mod asks;
+mod http_gateway;
 mod profile;
 mod progress;
 mod reply;
@@ -18,7 +20,6 @@ mod stdio;
 mod tasks;
 mod tasks_wire;
 
-use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine;
@@ -36,6 +37,10 @@ use toolwire_core::{ToolCall, new_id};
 use toolwire_store::BlobKey;
 
 pub use asks::{AskSettings, DEFAULT_ASK_TIMEOUT, SERVE_URL_FILE};
+pub use http_gateway::{
+    HTTP_TOKEN_FILE, HttpSettings, MIN_TOKEN_LEN, http_router, http_token, serve_http,
+    serve_http_until,
+};
 pub use profile::{HOSTS, HostProfile};
 pub use reply::BLOB_URI_PREFIX;
 
@@ -652,41 +657,6 @@ async fn stored_all(gateway: &Gateway) -> Result<(), GatewayError> {
             "{lost} calls could not be stored in toolwire's history"
         ))),
     }
-}
-
-/// Serves `gateway` over streamable HTTP at `/mcp` on `listener` until the process ends:
-/// each MCP session (2025-11-25) gets a handler and a toolwire session of its own;
-/// stateless requests (2026-07-28) share one toolwire session per client name. Only
-/// loopback `Host` headers are accepted (a page elsewhere cannot rebind a name to this
-/// port), and a browser's cross-site `Origin` is refused.
-pub async fn serve_http(
-    gateway: Gateway,
-    listener: tokio::net::TcpListener,
-) -> Result<(), GatewayError> {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
-    let config = StreamableHttpServerConfig::default().with_allowed_origins([
-        "http://localhost:*",
-        "http://127.0.0.1:*",
-        "http://[::1]:*",
-    ]);
-    let stored = gateway.sibling();
-    let service = StreamableHttpService::new(
-        move || Ok(gateway.sibling()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    // Not a graceful shutdown: that would wait for every host's open event stream.
-    let served = tokio::select! {
-        served = axum::serve(listener, router).into_future() => {
-            served.map_err(|e| GatewayError(format!("the HTTP server stopped: {e}")))
-        }
-        () = stop_signal() => Ok(()),
-    };
-    stored_all(&stored).await?;
-    served
 }
 
 /// Ctrl-C or SIGTERM: the HTTP gateway stops taking requests and stores what it answered.

@@ -91,11 +91,7 @@ impl Guard {
         let Some(token) = &self.token else {
             return true;
         };
-        let bearer = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if bearer.is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes())) {
+        if toolwire_http::bearer_matches(headers, token) {
             return true;
         }
         let name = cookie_name(token);
@@ -212,16 +208,12 @@ fn login_is_valid(token: &str, value: &str) -> bool {
     let Some((nonce, mac)) = value.split_once('.') else {
         return false;
     };
-    nonce.len() == 32 && constant_time_eq(login_mac(token, nonce).as_bytes(), mac.as_bytes())
+    nonce.len() == 32
+        && toolwire_http::constant_time_eq(login_mac(token, nonce).as_bytes(), mac.as_bytes())
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Compares without stopping at the first difference, so timing tells nothing of the token.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Runs before every route.

@@ -20,7 +20,6 @@ pub mod agui_follow;
 mod api;
 mod approver;
 mod calls;
-mod conn;
 mod error;
 mod events;
 mod extract;
@@ -72,7 +71,7 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a kept-alive connection may wait for its next request, by default.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub use conn::{RETRY_AFTER_SECS, STALL_TIMEOUT};
+pub use toolwire_http::{RETRY_AFTER_SECS, STALL_TIMEOUT};
 
 /// How to serve.
 #[derive(Debug, Clone)]
@@ -354,7 +353,7 @@ pub struct Server {
     url: String,
     grace: Duration,
     max_connections: usize,
-    limits: conn::Limits,
+    limits: toolwire_http::Limits,
 }
 
 impl std::fmt::Debug for Server {
@@ -407,9 +406,11 @@ impl Server {
         state.sandbox_origin = Some(format!("http://{sandbox_addr}"));
         state.feeds = Arc::new(events::Feeds::new(config.max_feeds));
         state.agui_follow = config.agui_follow;
-        let max_connections =
-            conn::connection_cap(config.max_connections, conn::open_files_limit())
-                .min(tokio::sync::Semaphore::MAX_PERMITS);
+        let max_connections = toolwire_http::connection_cap(
+            config.max_connections,
+            toolwire_http::open_files_limit(),
+        )
+        .min(tokio::sync::Semaphore::MAX_PERMITS);
         Ok(Server {
             listener,
             sandbox_listener,
@@ -418,7 +419,7 @@ impl Server {
             url,
             grace: config.shutdown_grace,
             max_connections,
-            limits: conn::Limits {
+            limits: toolwire_http::Limits {
                 header_read: config.header_read_timeout,
                 idle: config.idle_timeout,
                 stall: STALL_TIMEOUT,
@@ -462,19 +463,19 @@ impl Server {
             closing.send_replace(true);
         };
         // One cap for both ports: they draw on the same file descriptors.
-        let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));
+        let connections = toolwire_http::Connections::new(self.max_connections);
         // The sandbox serves two static files; it stops with the app.
-        let sandbox = conn::serve(
+        let sandbox = toolwire_http::serve(
             self.sandbox_listener,
             sandbox::router(self.sandbox),
-            Arc::clone(&slots),
+            connections.clone(),
             self.limits,
             state.closing(),
         );
-        let app = conn::serve(
+        let app = toolwire_http::serve(
             self.listener,
             router(self.state),
-            slots,
+            connections,
             self.limits,
             shutdown,
         );

@@ -1,5 +1,6 @@
-//! Slow and idle clients cannot wear the server down: past the connection cap a new
-//! connection gets `503` at once; a client that sends its head slowly, or nothing, is
+//! Slow and idle clients cannot wear the server down: at the connection cap a new
+//! connection takes the place of a silent or idle one, or gets `503` at once when every
+//! one has a request in flight; a body over the limit gets `413`, chunked or not; a client that sends its head slowly, or nothing, is
 //! dropped by the header-read timeout; a kept-alive connection by the idle timeout; idle
 //! connections leave requests answered; event feeds are capped (`503`, `Retry-After`);
 //! a feed ends when its session is deleted; an unspecified address answers to the
@@ -109,6 +110,24 @@ impl Limited {
         out
     }
 
+    /// Raw connections each with a request in flight: a head whose body never comes.
+    async fn busy(&self, n: usize) -> Vec<TcpStream> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let mut conn = TcpStream::connect(self.addr).await.unwrap();
+            let head = format!(
+                "POST /api/sessions HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+                 Content-Length: 100\r\n\r\n{{",
+                self.addr
+            );
+            conn.write_all(head.as_bytes()).await.unwrap();
+            out.push(conn);
+        }
+        // Their heads parsed: in flight.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        out
+    }
+
     async fn stop(mut self) -> Duration {
         let started = Instant::now();
         if let Some(stop) = self.stop.take() {
@@ -177,6 +196,7 @@ fn request(addr: SocketAddr, path: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n")
 }
 
+/// Every place taken by a request in flight: nothing can give way.
 #[tokio::test]
 async fn past_the_connection_cap_a_new_connection_gets_503_at_once_and_is_closed() {
     let s = Limited::start(|c| {
@@ -184,7 +204,7 @@ async fn past_the_connection_cap_a_new_connection_gets_503_at_once_and_is_closed
         c.header_read_timeout = Duration::from_secs(20);
     })
     .await;
-    let mut idle = s.idle(4).await;
+    let mut busy = s.busy(4).await;
     // The fifth: answered as soon as its request is in, then closed.
     let started = Instant::now();
     let mut fifth = TcpStream::connect(s.addr).await.unwrap();
@@ -208,7 +228,7 @@ async fn past_the_connection_cap_a_new_connection_gets_503_at_once_and_is_closed
     assert_eq!(r.headers()["retry-after"], "5");
     assert_eq!(error_code(r).await, (503, "too_many_connections".into()));
     // A slot freed is a slot taken again.
-    drop(idle.pop());
+    drop(busy.pop());
     let mut answered = false;
     for _ in 0..40 {
         if s.get("/api/info").send().await.unwrap().status() == 200 {
@@ -218,7 +238,9 @@ async fn past_the_connection_cap_a_new_connection_gets_503_at_once_and_is_closed
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(answered, "a closed connection gives its slot back");
-    // Stopping does not wait for the idle connections.
+    // Stopping does not wait for idle connections.
+    drop(busy);
+    let _idle = s.idle(3).await;
     assert!(s.stop().await < Duration::from_secs(3));
 }
 
@@ -317,12 +339,12 @@ async fn idle_connections_leave_requests_answered() {
     let r = s.get("/api/sessions").send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert!(started.elapsed() < Duration::from_secs(2));
-    // At the cap: refused at once (not left hanging), and answered again once the
-    // header timeout has dropped the idle ones.
+    // At the cap: still answered at once (not left hanging, nor refused): an idle one
+    // gives its place.
     let more = s.idle(4).await;
     let started = Instant::now();
     let r = s.get("/api/sessions").send().await.unwrap();
-    assert_eq!(r.status(), 503);
+    assert_eq!(r.status(), 200);
     assert!(started.elapsed() < Duration::from_secs(1));
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let r = s.get("/api/sessions").send().await.unwrap();
@@ -510,5 +532,123 @@ async fn an_unspecified_address_answers_to_the_machines_own_names() {
         .await
         .unwrap();
     assert_eq!(error_code(elsewhere).await, (403, "forbidden_host".into()));
+    s.stop().await;
+}
+
+/// Everything the server sends on `stream` until it closes or resets it (or `limit`
+/// passes).
+async fn read_to_close(stream: &mut tokio::net::tcp::OwnedReadHalf, limit: Duration) -> String {
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let _ = tokio::time::timeout(limit, async {
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&chunk[..n]),
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// A body over the limit is refused with `413` whether its length is announced or not: a
+/// chunked one, sent whole (after `100 Continue`, as curl does) before the answer is
+/// read, gets its answer too, not a reset that destroys it while the client still sends.
+#[tokio::test]
+async fn a_chunked_body_over_the_limit_gets_413_too() {
+    let s = Limited::start(|_| {}).await;
+    for expect in [true, false] {
+        let stream = TcpStream::connect(s.addr).await.unwrap();
+        let (mut reader, mut writer) = stream.into_split();
+        let expect_line = if expect {
+            "Expect: 100-continue\r\n"
+        } else {
+            ""
+        };
+        let head = format!(
+            "POST /api/sessions HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Transfer-Encoding: chunked\r\n{expect_line}\r\n",
+            s.addr
+        );
+        writer.write_all(head.as_bytes()).await.unwrap();
+        if expect {
+            let mut first = [0u8; 25];
+            reader.read_exact(&mut first).await.unwrap();
+            assert_eq!(&first, b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        let chunk = vec![b' '; 64 * 1024];
+        let framed = [
+            format!("{:x}\r\n", chunk.len()).into_bytes(),
+            chunk,
+            b"\r\n".to_vec(),
+        ]
+        .concat();
+        // 8 MiB, all of it sent before the answer is read (as curl or an SDK does): more
+        // than the sockets' buffers hold, so the server must read on past the limit.
+        for i in 0..128 {
+            let sent = tokio::time::timeout(Duration::from_secs(5), writer.write_all(&framed))
+                .await
+                .expect("the server reads on");
+            assert!(sent.is_ok(), "expect {expect}: chunk {i}: {sent:?}");
+        }
+        writer.write_all(b"0\r\n\r\n").await.unwrap();
+        let got = read_to_close(&mut reader, Duration::from_secs(5)).await;
+        assert!(
+            got.starts_with("HTTP/1.1 413"),
+            "expect {expect}: {:?}",
+            &got[..got.len().min(300)]
+        );
+    }
+    // A body of announced length over the limit, for comparison: 413 without reading it.
+    let big = "x".repeat(2 * 1024 * 1024);
+    let r = s
+        .client
+        .post(s.url("/api/sessions"))
+        .header("content-type", "application/json")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    s.stop().await;
+}
+
+/// At the connection cap, connections that have sent nothing (or sit idle between
+/// requests) give way to a new one: a real request is served at once, however many silent
+/// sockets an attacker holds open, and no token is needed to hold them.
+#[tokio::test]
+async fn at_the_cap_silent_and_idle_connections_give_way_to_a_real_request() {
+    let s = Limited::start(|c| {
+        c.max_connections = 8;
+        c.header_read_timeout = Duration::from_secs(20);
+        c.idle_timeout = Duration::from_secs(20);
+    })
+    .await;
+    // Two that were served and now sit idle, then six that never said a word: the cap.
+    let mut kept = Vec::new();
+    for _ in 0..2 {
+        let mut conn = TcpStream::connect(s.addr).await.unwrap();
+        conn.write_all(request(s.addr, "/api/info").as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(read_answer(&mut conn).await.0, 200);
+        kept.push(conn);
+    }
+    let mut silent = s.idle(6).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for round in 0..12 {
+        let started = Instant::now();
+        let r = s.get("/api/info").send().await.unwrap();
+        assert_eq!(r.status(), 200, "round {round}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "round {round}: {:?}",
+            started.elapsed()
+        );
+        // The attacker opens new silent ones as fast as places free up.
+        silent.extend(s.idle(2).await);
+    }
+    drop((kept, silent));
     s.stop().await;
 }

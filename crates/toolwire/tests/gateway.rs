@@ -32,11 +32,13 @@ fn drive(data: &Path, host: &str, gateway: &[&str], steps: Value, answers: Value
     run_client(client, steps, answers)
 }
 
-/// Runs the client against the `--http` gateway at `url`, as client `name`.
-fn drive_http(url: &str, name: &str, steps: Value) -> Vec<Value> {
+/// Runs the client against the `--http` gateway at `url`, as client `name`, with the
+/// gateway's `token`.
+fn drive_http(url: &str, token: &str, name: &str, steps: Value) -> Vec<Value> {
     let mut client = Command::new("node");
     client
         .env("GATEWAY_URL", url)
+        .env("GATEWAY_TOKEN", token)
         .env("GATEWAY_CLIENT_NAME", name);
     run_client(client, steps, json!([]))
 }
@@ -306,13 +308,13 @@ fn a_5_mb_result_is_cut_for_the_host_and_read_back_whole() {
 fn over_http_each_mcp_session_is_a_toolwire_session() {
     let Some(ev) = everything() else { return };
     let data = tempfile::tempdir().unwrap();
-    let (_gateway, url) = support::mcp::spawn_http_gateway(data.path(), &["--mcp", &ev]);
+    let (_gateway, url, token) = support::mcp::spawn_http_gateway(data.path(), &["--mcp", &ev]);
     let steps = json!([
         {"tool": "ev__echo", "args": {"message": "over HTTP"}},
         {"tool": "ev__get-tiny-image"},
     ]);
-    let first = drive_http(&url, "host-one", steps.clone());
-    let second = drive_http(&url, "host-two", steps);
+    let first = drive_http(&url, &token, "host-one", steps.clone());
+    let second = drive_http(&url, &token, "host-two", steps);
     for got in [&first, &second] {
         assert!(got[0]["names"].to_string().contains("\"ev__echo\""));
         assert_eq!(got[1]["result"]["content"][0]["text"], "Echo: over HTTP");
@@ -337,7 +339,8 @@ fn over_http_each_mcp_session_is_a_toolwire_session() {
         "{sessions}"
     );
 
-    // A name that is not loopback is refused (DNS rebinding); so is another site's page.
+    // A name that is not loopback is refused (DNS rebinding); so is another site's page,
+    // token or not.
     let port = url
         .trim_start_matches("http://127.0.0.1:")
         .trim_end_matches("/mcp");
@@ -353,7 +356,7 @@ fn over_http_each_mcp_session_is_a_toolwire_session() {
             conn,
             "POST /mcp HTTP/1.1\r\n{host}{header}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-             Connection: close\r\n\r\n{body}",
+             Authorization: Bearer {token}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         )
         .unwrap();
@@ -371,12 +374,13 @@ fn over_http_a_stateless_client_keeps_one_session() {
         return;
     };
     let data = tempfile::tempdir().unwrap();
-    let (_gateway, url) = support::mcp::spawn_http_gateway(data.path(), &["--mcp", &ev]);
+    let (_gateway, url, token) = support::mcp::spawn_http_gateway(data.path(), &["--mcp", &ev]);
     for message in ["first", "second"] {
         let mut client = Command::new(&python);
         client
             .arg(support::peers::peers_dir().join("gateway_client.py"))
-            .env("GATEWAY_URL", &url);
+            .env("GATEWAY_URL", &url)
+            .env("GATEWAY_TOKEN", &token);
         let steps = json!([{"tool": "ev__echo", "args": {"message": message}}]);
         let out = String::from_utf8(run(client, steps, json!([]))).unwrap();
         let got: Vec<Value> = out
@@ -410,11 +414,13 @@ fn over_http_a_2026_07_28_host_approves_by_the_round_trip() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let config = fastmcp_config(work.path());
-    let (_gateway, url) = support::mcp::spawn_http_gateway(data.path(), &["--mcp-config", &config]);
+    let (_gateway, url, token) =
+        support::mcp::spawn_http_gateway(data.path(), &["--mcp-config", &config]);
     let mut client = Command::new(support::peers::peer("venv/bin/python").unwrap());
     client
         .arg(support::peers::peers_dir().join("gateway_client.py"))
-        .env("GATEWAY_URL", &url);
+        .env("GATEWAY_URL", &url)
+        .env("GATEWAY_TOKEN", &token);
     let steps = json!([
         {"tool": "py__long_note", "args": {"words": 6}},
         {"tool": "py__long_note", "args": {"words": 7}},
@@ -444,6 +450,152 @@ fn http_listens_on_loopback_only() {
         support::mcp::stderr_of(&out).contains("listens on loopback only"),
         "{}",
         support::mcp::stderr_of(&out)
+    );
+}
+
+/// The status line's code of the answer to an MCP `initialize` sent to the gateway at
+/// `port` with `authorization` (a whole header line, or nothing).
+fn initialize_status(port: &str, authorization: &str) -> String {
+    let mut conn = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    write!(
+        conn,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{authorization}\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    let _ = conn.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer)
+        .get(9..12)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `--http` makes its token in the data directory, readable by its owner only, and every
+/// request without it (or with another) gets 401: any local process of any user could
+/// otherwise call a tool, answer its approval itself and run it.
+#[test]
+fn over_http_every_caller_needs_the_token() {
+    let data = tempfile::tempdir().unwrap();
+    let (_gateway, url, token) = support::mcp::spawn_http_gateway(data.path(), &[]);
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let file = data.path().join("gateway-token");
+        let mode = std::fs::metadata(file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert_eq!(token.len(), 64, "{token}");
+    assert_eq!(initialize_status(port, ""), "401");
+    let wrong = format!("Authorization: Bearer {}\r\n", "f".repeat(64));
+    assert_eq!(initialize_status(port, &wrong), "401");
+    let right = format!("Authorization: Bearer {token}\r\n");
+    assert_eq!(initialize_status(port, &right), "200");
+}
+
+/// No credential, no listener: a token file others can read (or one without a token) is
+/// refused, not served around or replaced.
+#[cfg(unix)]
+#[test]
+fn http_does_not_start_without_a_credential() {
+    use std::os::unix::fs::PermissionsExt;
+    let data = tempfile::tempdir().unwrap();
+    let file = data.path().join("gateway-token");
+    std::fs::write(&file, format!("{}\n", "a".repeat(64))).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = support::mcp::toolwire(data.path(), &["gateway", "--http", "127.0.0.1:0"]);
+    let said = support::mcp::stderr_of(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("can be read by other users"), "{said}");
+    assert!(!said.contains("listening on"), "{said}");
+    std::fs::write(&file, "short\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = support::mcp::toolwire(data.path(), &["gateway", "--http", "127.0.0.1:0"]);
+    let said = support::mcp::stderr_of(&out);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("holds no token"), "{said}");
+}
+
+/// `toolwire mcp install --http` writes the entry that reaches the HTTP gateway with its
+/// token in an Authorization header, in each host's own words, into a file then readable
+/// by its owner only; the stdio entry carries no token.
+#[test]
+fn install_http_writes_the_token_into_the_hosts_entry() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let install = |host: &str, file: &Path, http: bool| {
+        let mut args = vec!["mcp", "install", "--host", host];
+        args.extend(["--config", file.to_str().unwrap()]);
+        if http {
+            args.extend(["--http", "127.0.0.1:8931"]);
+        }
+        support::mcp::toolwire(data.path(), &args)
+    };
+    let stdio = dir.path().join("stdio.json");
+    assert!(install("claude-code", &stdio, false).status.success());
+    assert!(!data.path().join("gateway-token").exists());
+    for (host, name, url_key) in [
+        ("claude-code", ".claude.json", "url"),
+        ("cursor", "mcp.json", "url"),
+        ("gemini", "settings.json", "httpUrl"),
+        ("vscode", "vscode.json", "url"),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, r#"{"mcpServers": {}, "servers": {}}"#).unwrap();
+        let out = install(host, &file, true);
+        assert!(out.status.success(), "{}", support::mcp::stderr_of(&out));
+        let token = support::mcp::http_token(data.path());
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let key = if host == "vscode" {
+            "servers"
+        } else {
+            "mcpServers"
+        };
+        let entry = &written[key]["toolwire"];
+        assert_eq!(
+            entry[url_key], "http://127.0.0.1:8931/mcp",
+            "{host}: {entry}"
+        );
+        assert_eq!(
+            entry["headers"]["Authorization"],
+            format!("Bearer {token}"),
+            "{host}: {entry}"
+        );
+        assert!(entry.get("command").is_none(), "{host}: {entry}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{host}");
+        }
+    }
+    let token = support::mcp::http_token(data.path());
+    let codex = dir.path().join("config.toml");
+    assert!(install("codex", &codex, true).status.success());
+    let toml = std::fs::read_to_string(&codex).unwrap();
+    assert!(
+        toml.contains("url = \"http://127.0.0.1:8931/mcp\"")
+            && toml.contains(&format!(
+                "http_headers = {{ \"Authorization\" = \"Bearer {token}\" }}"
+            )),
+        "{toml}"
+    );
+    let desktop = dir.path().join("claude_desktop_config.json");
+    let out = install("claude-desktop", &desktop, true);
+    assert!(!out.status.success());
+    assert!(support::mcp::stderr_of(&out).contains("without --http"));
+    // The stdio entry written first carries no token.
+    let stdio = std::fs::read_to_string(&stdio).unwrap();
+    assert!(
+        !stdio.contains(&token) && !stdio.contains("Authorization"),
+        "{stdio}"
     );
 }
 
@@ -1184,5 +1336,66 @@ fn claude_code_and_gemini_cli_report_the_installed_gateway_connected() {
             .unwrap_or_else(|| panic!("{} did not list toolwire: {said}", bin.display()));
         assert!(line.contains(connected), "{line}");
         assert!(line.contains("gateway --host"), "{line}");
+    }
+}
+
+/// Claude Code and Gemini CLI, given the `--http` entry `toolwire mcp install` wrote
+/// (the URL and the token header, in each host's own keys), reach a running `toolwire
+/// gateway --http` and report it connected: the header is one they send.
+#[test]
+fn claude_code_and_gemini_cli_reach_the_http_gateway_with_its_token() {
+    let (Some(claude), Some(gemini), Some(ev)) =
+        (mcp_host("claude"), mcp_host("gemini"), everything())
+    else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let (_gateway, url, _) = support::mcp::spawn_http_gateway(&data, &["--mcp", &ev]);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    for (host, file) in [
+        ("claude-code", home.path().join(".claude.json")),
+        ("gemini", home.path().join(".gemini/settings.json")),
+    ] {
+        let out = support::mcp::toolwire(
+            &data,
+            &[
+                "mcp",
+                "install",
+                "--host",
+                host,
+                "--config",
+                file.to_str().unwrap(),
+                "--http",
+                &addr,
+            ],
+        );
+        assert!(out.status.success(), "{}", support::mcp::stderr_of(&out));
+    }
+    let trusted = json!({home.path().to_str().unwrap(): "TRUST_FOLDER"});
+    std::fs::write(
+        home.path().join(".gemini/trustedFolders.json"),
+        trusted.to_string(),
+    )
+    .unwrap();
+    for (bin, connected) in [(&claude, "✔ Connected"), (&gemini, "- Connected")] {
+        let out = Command::new(bin)
+            .args(["mcp", "list"])
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        let line = said
+            .lines()
+            .find(|l| l.contains("toolwire: "))
+            .unwrap_or_else(|| panic!("{} did not list toolwire: {said}", bin.display()));
+        assert!(line.contains(connected), "{line}");
+        assert!(line.contains(&url), "{line}");
     }
 }

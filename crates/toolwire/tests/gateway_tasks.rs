@@ -39,7 +39,9 @@ fn drive(data: &Path, config: &str, url: Option<&str>, steps: Value) -> Vec<Valu
         .arg(peers.join("gateway_tasks.py"))
         .env("GATEWAY_STEPS", steps.to_string());
     match url {
-        Some(url) => client.env("GATEWAY_URL", url),
+        Some(url) => client
+            .env("GATEWAY_URL", url)
+            .env("GATEWAY_TOKEN", support::mcp::http_token(data)),
         None => client
             .arg(env!("CARGO_BIN_EXE_toolwire"))
             .arg(data)
@@ -165,7 +167,7 @@ fn over_http_a_task_is_only_its_own_clients() {
         return;
     };
     let data = dir.path().join("data");
-    let (_gateway, url) = support::mcp::spawn_http_gateway(&data, &["--mcp-config", &config]);
+    let (_gateway, url, _) = support::mcp::spawn_http_gateway(&data, &["--mcp-config", &config]);
     let steps = json!([{"foreign": "ev__simulate-research-query", "args": {"topic": "reefs"}}]);
     let got = drive(&data, &config, Some(&url), steps);
     let foreign = &got[1];

@@ -26,8 +26,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (default address
-    /// 127.0.0.1:8931; loopback only, as it has no authentication). Port 0 picks a free
-    /// one; the address is said on stderr.
+    /// 127.0.0.1:8931; loopback only). Every request must carry `Authorization: Bearer
+    /// TOKEN`, the token in the data directory's `gateway-token` file (made at first use,
+    /// readable by you only), which `toolwire mcp install --http` writes into the host's
+    /// entry. Port 0 picks a free one; the address is said on stderr.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8931")]
     http: Option<SocketAddr>,
     /// Seconds a call that needs a person waits for the answer (from the host's retry
@@ -47,8 +49,24 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
     {
-        bail!("--http {addr}: the gateway has no authentication, so it listens on loopback only");
+        bail!(
+            "--http {addr}: the gateway speaks plain HTTP, which would carry its token across \
+             the network in the clear, so it listens on loopback only"
+        );
     }
+    // A host that cannot ask sends its person to the web app of a `toolwire serve` on
+    // the same data directory, which announces itself there.
+    let data_dir = match &place.data_dir {
+        Some(dir) => Some(dir.clone()),
+        None => toolwire_store::Stores::default_data_dir().ok(),
+    };
+    // No token, no listener (a caller without one could answer the approvals its own
+    // calls ask); found or made before any server is started.
+    let http_token = match (&args.http, &data_dir) {
+        (None, _) => None,
+        (Some(_), Some(dir)) => Some(toolwire_gateway::http_token(dir)?),
+        (Some(_), None) => bail!("--http needs a data directory for its token: give --data-dir"),
+    };
     let (mcp_tools, failed) = args
         .mcp
         .tools_and_failures(
@@ -64,27 +82,26 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     }
     let host =
         data::host_for_gateway(place, args.workspace.as_deref(), mcp_tools, args.builtins).await?;
-    // A host that cannot ask sends its person to the web app of a `toolwire serve` on
-    // the same data directory, which announces itself there.
-    let data_dir = match &place.data_dir {
-        Some(dir) => Some(dir.clone()),
-        None => toolwire_store::Stores::default_data_dir().ok(),
-    };
     let asks = AskSettings {
         data_dir,
         timeout: std::time::Duration::from_secs(args.ask_timeout),
     };
     let gateway = Gateway::with_asks(host, profile, asks);
-    match args.http {
-        Some(addr) => {
+    match (args.http, http_token) {
+        (Some(addr), Some((token, token_file))) => {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr}"))?;
             let bound = listener.local_addr()?;
+            eprintln!(
+                "toolwire gateway: callers must send Authorization: Bearer <the token in {}>",
+                token_file.display()
+            );
             eprintln!("toolwire gateway: listening on http://{bound}/mcp");
-            toolwire_gateway::serve_http(gateway, listener).await?;
+            let settings = toolwire_gateway::HttpSettings::new(token);
+            toolwire_gateway::serve_http(gateway, listener, settings).await?;
         }
-        None => toolwire_gateway::serve_stdio(gateway).await?,
+        _ => toolwire_gateway::serve_stdio(gateway).await?,
     }
     Ok(Outcome::Ok)
 }

@@ -1,8 +1,10 @@
 //! `toolwire mcp install --host HOST`: writes the one entry that starts `toolwire gateway`
 //! into a host's own MCP config file (Claude Code, Claude Desktop, Cursor, VS Code, Gemini
-//! CLI: JSON; Codex: TOML), keeping a backup of the file it changes. Everything else in
-//! the file is left as it was (keys keep their order; the TOML is edited as text, so its
-//! comments stay).
+//! CLI: JSON; Codex: TOML), keeping a backup of the file it changes; with `--http`, the
+//! entry that reaches a running `toolwire gateway --http` instead, with its token in an
+//! `Authorization` header (the file is then made readable by its owner only). Everything
+//! else in the file is left as it was (keys keep their order; the TOML is edited as text,
+//! so its comments stay).
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +58,15 @@ pub(crate) fn default_config_path(host: &str, home: &Path) -> Option<PathBuf> {
     })
 }
 
+/// The entry written: how the host reaches the gateway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// The host starts `command args` and speaks MCP on its stdio.
+    Stdio { command: String, args: Vec<String> },
+    /// The host connects to a running `toolwire gateway --http` at `url`, sending `token`.
+    Http { url: String, token: String },
+}
+
 /// What `install` did.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Installed {
@@ -68,6 +79,7 @@ pub(crate) struct Installed {
 
 /// Writes the entry `name` = `command args` for `host` into `path`, after backing the
 /// file up. A file that does not parse is left alone: the error says so.
+#[cfg(test)]
 pub(crate) fn install(
     host: &str,
     path: &Path,
@@ -75,18 +87,41 @@ pub(crate) fn install(
     command: &str,
     args: &[String],
 ) -> Result<Installed> {
+    let entry = Entry::Stdio {
+        command: command.to_owned(),
+        args: args.to_vec(),
+    };
+    install_entry(host, path, name, &entry)
+}
+
+/// Writes `entry` as `name` for `host` into `path`, after backing the file up. A file
+/// that does not parse is left alone: the error says so. A file that holds a token is
+/// written readable by its owner only, and so is its backup (it may hold an older one).
+pub(crate) fn install_entry(
+    host: &str,
+    path: &Path,
+    name: &str,
+    entry: &Entry,
+) -> Result<Installed> {
+    if host == "claude-desktop" && matches!(entry, Entry::Http { .. }) {
+        bail!(
+            "Claude Desktop's config file takes only servers it starts itself: install it \
+             without --http"
+        );
+    }
     let old = match std::fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let (new, replaced) = match format_of(host) {
-        Format::CodexToml => edit_toml(old.as_deref().unwrap_or(""), name, command, args)?,
-        format => edit_json(old.as_deref(), format, name, command, args)
+        Format::CodexToml => edit_toml(old.as_deref().unwrap_or(""), name, entry)?,
+        format => edit_json(old.as_deref(), format, host, name, entry)
             .with_context(|| format!("{} was left as it was", path.display()))?,
     };
+    let private = matches!(entry, Entry::Http { .. });
     let backup = match &old {
-        Some(text) => Some(back_up(path, text)?),
+        Some(text) => Some(back_up(path, text, private)?),
         None => None,
     };
     if let Some(dir) = path.parent() {
@@ -94,7 +129,7 @@ pub(crate) fn install(
     }
     // Written beside and renamed over, so a host never reads half a file.
     let temp = path.with_extension("toolwire-tmp");
-    std::fs::write(&temp, new).with_context(|| format!("cannot write {}", temp.display()))?;
+    write_new(&temp, &new, private).with_context(|| format!("cannot write {}", temp.display()))?;
     std::fs::rename(&temp, path).with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(Installed {
         path: path.to_owned(),
@@ -103,8 +138,37 @@ pub(crate) fn install(
     })
 }
 
+/// Writes `text` to `path`, replacing what was there; readable by its owner only when
+/// `private`.
+fn write_new(path: &Path, text: &str, private: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    // A temp file left by an earlier run may have other permissions: made anew.
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut out = private_if(
+        std::fs::OpenOptions::new().write(true).create_new(true),
+        private,
+    )
+    .open(path)?;
+    out.write_all(text.as_bytes())
+}
+
+/// `options` with mode 0600 when `private` (on Unix; elsewhere the system's defaults).
+fn private_if(options: &mut std::fs::OpenOptions, private: bool) -> &mut std::fs::OpenOptions {
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    options
+}
+
 /// A copy of `text` beside `path`, under a name no earlier backup has.
-fn back_up(path: &Path, text: &str) -> Result<PathBuf> {
+fn back_up(path: &Path, text: &str, private: bool) -> Result<PathBuf> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -120,10 +184,11 @@ fn back_up(path: &Path, text: &str) -> Result<PathBuf> {
             format!("-{n}")
         };
         let backup = path.with_file_name(format!("{file}.toolwire-backup-{stamp}{suffix}"));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&backup)
+        match private_if(
+            std::fs::OpenOptions::new().write(true).create_new(true),
+            private,
+        )
+        .open(&backup)
         {
             Ok(mut out) => {
                 use std::io::Write;
@@ -138,12 +203,32 @@ fn back_up(path: &Path, text: &str) -> Result<PathBuf> {
     bail!("no free backup name beside {}", path.display())
 }
 
+/// `entry` as `host` writes a server in its JSON config.
+fn json_entry(host: &str, format: Format, entry: &Entry) -> Json {
+    match entry {
+        Entry::Stdio { command, args } if format == Format::VsCode => {
+            serde_json::json!({"type": "stdio", "command": command, "args": args})
+        }
+        Entry::Stdio { command, args } => serde_json::json!({"command": command, "args": args}),
+        Entry::Http { url, token } => {
+            let headers = serde_json::json!({"Authorization": format!("Bearer {token}")});
+            match host {
+                // Gemini CLI: `httpUrl` is streamable HTTP (`url` would be the old SSE).
+                "gemini" => serde_json::json!({"httpUrl": url, "headers": headers}),
+                // Cursor tells the transport by the `url` alone.
+                "cursor" => serde_json::json!({"url": url, "headers": headers}),
+                _ => serde_json::json!({"type": "http", "url": url, "headers": headers}),
+            }
+        }
+    }
+}
+
 fn edit_json(
     old: Option<&str>,
     format: Format,
+    host: &str,
     name: &str,
-    command: &str,
-    args: &[String],
+    entry: &Entry,
 ) -> Result<(String, bool)> {
     let mut doc: Json = match old {
         Some(text) if !text.trim().is_empty() => {
@@ -154,16 +239,11 @@ fn edit_json(
     let Json::Object(root) = &mut doc else {
         bail!("it is JSON but not an object");
     };
-    let (key, entry) = match format {
-        Format::VsCode => (
-            "servers",
-            serde_json::json!({"type": "stdio", "command": command, "args": args}),
-        ),
-        _ => (
-            "mcpServers",
-            serde_json::json!({"command": command, "args": args}),
-        ),
+    let key = match format {
+        Format::VsCode => "servers",
+        _ => "mcpServers",
     };
+    let entry = json_entry(host, format, entry);
     let servers = root.entry(key).or_insert_with(|| Json::Object(Map::new()));
     let Json::Object(servers) = servers else {
         bail!("its {key:?} is not an object");
@@ -176,7 +256,7 @@ fn edit_json(
 
 /// Codex's TOML, edited as text: the `[mcp_servers.NAME]` table is replaced (up to the
 /// next table header) or appended; the rest of the file, comments too, stays.
-fn edit_toml(old: &str, name: &str, command: &str, args: &[String]) -> Result<(String, bool)> {
+fn edit_toml(old: &str, name: &str, entry: &Entry) -> Result<(String, bool)> {
     if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -185,13 +265,23 @@ fn edit_toml(old: &str, name: &str, command: &str, args: &[String]) -> Result<(S
     }
     // A JSON string is a valid TOML basic string (the same escapes).
     let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
-    let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
     let header = format!("[mcp_servers.{name}]");
-    let table = format!(
-        "{header}\ncommand = {}\nargs = [{}]\n",
-        quote(command),
-        args.join(", ")
-    );
+    let table = match entry {
+        Entry::Stdio { command, args } => {
+            let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
+            format!(
+                "{header}\ncommand = {}\nargs = [{}]\n",
+                quote(command),
+                args.join(", ")
+            )
+        }
+        // Codex sends `http_headers` as they are (`headers` it would ignore).
+        Entry::Http { url, token } => format!(
+            "{header}\nurl = {}\nhttp_headers = {{ \"Authorization\" = {} }}\n",
+            quote(url),
+            quote(&format!("Bearer {token}"))
+        ),
+    };
     let mut out = String::new();
     let mut replaced = false;
     let mut skipping = false;

@@ -47,6 +47,13 @@ struct InstallArgs {
     /// Print the entry instead of writing it.
     #[arg(long)]
     print: bool,
+    /// Write the entry that reaches a running `toolwire gateway --http ADDR` (default
+    /// 127.0.0.1:8931) instead of one that starts the gateway: its URL, and the
+    /// gateway's token (the data directory's `gateway-token`, made if there is none) in
+    /// an Authorization header. The config file is then made readable by you only.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8931",
+          conflicts_with = "config_files")]
+    http: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -117,7 +124,7 @@ fn named(args: &NameArgs, place: &StoreLocation) -> Result<Arc<McpServer>> {
 /// Logs in to `server` as a person: the authorization page in the browser (its address
 /// printed too, for a terminal without one), the redirect taken on loopback.
 fn install(args: &InstallArgs, place: &StoreLocation) -> Result<()> {
-    use super::install::{INSTALL_HOSTS, default_config_path};
+    use super::install::{Entry, INSTALL_HOSTS, default_config_path};
     if !INSTALL_HOSTS.contains(&args.host.as_str()) {
         bail!(
             "unknown host {:?}; one of: {}",
@@ -125,6 +132,51 @@ fn install(args: &InstallArgs, place: &StoreLocation) -> Result<()> {
             INSTALL_HOSTS.join(", ")
         );
     }
+    let entry = match args.http {
+        Some(addr) => http_entry(addr, place)?,
+        None => stdio_entry(args, place)?,
+    };
+    if args.print {
+        let shown = match &entry {
+            Entry::Stdio { command, args } => serde_json::json!({"command": command, "args": args}),
+            Entry::Http { url, token } => serde_json::json!({
+                "type": "http", "url": url, "headers": {"Authorization": format!("Bearer {token}")},
+            }),
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({args.name.clone(): shown}))?
+        );
+        return Ok(());
+    }
+    let path = match &args.config {
+        Some(path) => path.clone(),
+        None => {
+            let home = std::env::var_os("HOME").context("HOME is not set: give --config FILE")?;
+            default_config_path(&args.host, std::path::Path::new(&home))
+                .context("no default config for this host: give --config FILE")?
+        }
+    };
+    let done = super::install::install_entry(&args.host, &path, &args.name, &entry)?;
+    out::eprintln(&format!(
+        "{} {:?} in {}{}{}; remove the servers it now routes from that file",
+        if done.replaced { "replaced" } else { "added" },
+        args.name,
+        done.path.display(),
+        if matches!(entry, Entry::Http { .. }) {
+            " (readable by you only now: it holds the gateway's token)"
+        } else {
+            ""
+        },
+        done.backup
+            .map(|b| format!(" (the file as it was: {})", b.display()))
+            .unwrap_or_default(),
+    ));
+    Ok(())
+}
+
+/// The entry that starts this binary's gateway on stdio.
+fn stdio_entry(args: &InstallArgs, place: &StoreLocation) -> Result<super::install::Entry> {
     // The absolute path of this binary, so the host needs no PATH to find it.
     let command = std::env::current_exe()
         .context("cannot tell where this toolwire binary is")?
@@ -140,31 +192,28 @@ fn install(args: &InstallArgs, place: &StoreLocation) -> Result<()> {
         gateway_args.push("--mcp-config".to_owned());
         gateway_args.push(std::path::absolute(file)?.display().to_string());
     }
-    if args.print {
-        let entry =
-            serde_json::json!({args.name.clone(): {"command": command, "args": gateway_args}});
-        println!("{}", serde_json::to_string_pretty(&entry)?);
-        return Ok(());
+    Ok(super::install::Entry::Stdio {
+        command,
+        args: gateway_args,
+    })
+}
+
+/// The entry that reaches `toolwire gateway --http ADDR` with the gateway's token, the
+/// one a gateway on the same data directory reads.
+fn http_entry(addr: std::net::SocketAddr, place: &StoreLocation) -> Result<super::install::Entry> {
+    if !addr.ip().is_loopback() {
+        bail!("--http {addr}: the gateway listens on loopback only");
     }
-    let path = match &args.config {
-        Some(path) => path.clone(),
-        None => {
-            let home = std::env::var_os("HOME").context("HOME is not set: give --config FILE")?;
-            default_config_path(&args.host, std::path::Path::new(&home))
-                .context("no default config for this host: give --config FILE")?
-        }
+    let dir = match &place.data_dir {
+        Some(dir) => dir.clone(),
+        None => toolwire_store::Stores::default_data_dir()
+            .context("no data directory for the gateway's token: give --data-dir")?,
     };
-    let done = super::install::install(&args.host, &path, &args.name, &command, &gateway_args)?;
-    out::eprintln(&format!(
-        "{} {:?} in {}{}; remove the servers it now routes from that file",
-        if done.replaced { "replaced" } else { "added" },
-        args.name,
-        done.path.display(),
-        done.backup
-            .map(|b| format!(" (the file as it was: {})", b.display()))
-            .unwrap_or_default(),
-    ));
-    Ok(())
+    let (token, _) = toolwire_gateway::http_token(&dir)?;
+    Ok(super::install::Entry::Http {
+        url: format!("http://{addr}/mcp"),
+        token,
+    })
 }
 
 pub(crate) async fn login(server: &McpServer, open_browser: bool) -> Result<()> {

@@ -60,9 +60,10 @@ pub fn keys(object: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// `toolwire gateway --http 127.0.0.1:0` with its data in `data`, and its URL (said on
-/// stderr, which a thread keeps draining).
-pub fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (super::peers::Child, String) {
+/// `toolwire gateway --http 127.0.0.1:0` with its data in `data`, its URL (said on
+/// stderr, which a thread keeps draining) and the token its callers must send (made in
+/// `data`'s `gateway-token`).
+pub fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (super::peers::Child, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
         .args(["--data-dir", data.to_str().unwrap()])
         .args(["gateway", "--host", "claude-code", "--http", "127.0.0.1:0"])
@@ -84,9 +85,15 @@ pub fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (super::peers::Child
         if let Some(url) = line.trim().strip_prefix("toolwire gateway: listening on ") {
             let url = url.to_owned();
             std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-            return (child, url);
+            return (child, url, http_token(data));
         }
     }
+}
+
+/// The token of the HTTP gateway on `data`, as a host's entry carries it.
+pub fn http_token(data: &Path) -> String {
+    let text = std::fs::read_to_string(data.join("gateway-token")).unwrap();
+    text.trim().to_owned()
 }
 
 /// The sessions in `data` (`toolwire sessions --json`) and the first one's messages

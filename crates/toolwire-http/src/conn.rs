@@ -1,20 +1,29 @@
-//! Connections: the accept loop the server runs under hyper, with the limits `axum::serve`
-//! lacks. A capped number of open connections (past it, an immediate `503` and a close,
-//! not a queue), a header-read timeout counted from the connection's first byte or its
-//! accept, an idle timeout between kept-alive requests, and a stall timeout for a response
-//! that moves no byte (a client that stopped reading). Without them, 1,100 idle TCP
-//! connections under a 1024-file limit left normal requests unanswered, no token needed.
+//! Connections: the accept loop toolwire's listeners run under hyper, with the limits
+//! `axum::serve` lacks. A capped number of open connections, a header-read timeout
+//! counted from the connection's first byte or its accept, an idle timeout between
+//! kept-alive requests, and a stall timeout for a response that moves no byte (a client
+//! that stopped reading). Without them, 1,100 idle TCP connections under a 1024-file
+//! limit left normal requests unanswered, no token needed.
+//!
+//! At the cap, a new connection takes the place of one that is doing nothing: the
+//! oldest that has sent nothing since its accept or its last answer, else the oldest
+//! whose head is still coming; only when every connection has a request in flight is
+//! the new one answered `503` and closed (not queued). Refusing instead let 600 silent
+//! sockets, reopened every 5 s, keep every real request at `503`. A new connection that
+//! is itself silent is the newest, so the last to give way; a real client sends its
+//! request at once, and a connection with a request in flight is never closed for
+//! another.
 //!
 //! The timeouts are one watchdog per connection over what the connection does, rather
 //! than hyper's own `header_read_timeout`: hyper starts that timer whenever it waits for a
 //! request head, kept-alive connections included, so the header and idle timeouts could
 //! not differ.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -25,7 +34,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use tower_service::Service;
@@ -57,22 +66,102 @@ const MAX_REFUSED_HEAD: usize = 16 * 1024;
 /// (out of file descriptors, say): retrying at once would spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
+/// How long a new connection waits for the place of the connection it displaced, which
+/// closes as soon as its task runs; past it (that connection took a request meanwhile and
+/// stays), the new one is refused like any past the cap.
+const DISPLACE_WAIT: Duration = Duration::from_secs(1);
+
 /// The limits of one server's connections.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
+pub struct Limits {
+    /// How long a client has to send a whole request head, from its connection's accept
+    /// or from the head's first byte.
     pub header_read: Duration,
+    /// How long a kept-alive connection may wait for its next request.
     pub idle: Duration,
+    /// How long an answer may move no byte before its connection is dropped.
     pub stall: Duration,
+}
+
+/// The open connections of one or more listeners that share a cap (`toolwire serve`'s
+/// app and sandbox ports draw on the same file descriptors): their places, and what each
+/// is doing, so that a new one can take the place of one doing nothing.
+#[derive(Debug, Clone)]
+pub struct Connections {
+    slots: Arc<Semaphore>,
+    open: Arc<Mutex<Open>>,
+}
+
+/// The connections holding a place, by a number of their own.
+#[derive(Debug, Default)]
+struct Open {
+    next: u64,
+    by_id: HashMap<u64, Arc<Activity>>,
+}
+
+impl Connections {
+    /// At most `cap` connections open at once (at least one; see [`connection_cap`]).
+    pub fn new(cap: usize) -> Self {
+        Connections {
+            slots: Arc::new(Semaphore::new(cap.clamp(1, Semaphore::MAX_PERMITS))),
+            open: Arc::new(Mutex::new(Open::default())),
+        }
+    }
+
+    /// Notes `activity`'s connection as open until the returned guard is dropped.
+    fn register(&self, activity: &Arc<Activity>) -> Registered {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let id = open.next;
+        open.next += 1;
+        open.by_id.insert(id, Arc::clone(activity));
+        Registered {
+            open: Arc::clone(&self.open),
+            id,
+        }
+    }
+
+    /// Asks the connection doing the least to close (see the module's doc); `false` when
+    /// every one has a request in flight or is already asked.
+    fn displace_one(&self) -> bool {
+        let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let pick = open
+            .by_id
+            .values()
+            .filter_map(|a| a.displaceable().map(|rank| (rank, a)))
+            .min_by_key(|(rank, _)| *rank);
+        match pick {
+            Some(((tier, _), activity)) => {
+                activity.displace(tier);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A connection's entry in [`Connections`], removed when it closes.
+#[derive(Debug)]
+struct Registered {
+    open: Arc<Mutex<Open>>,
+    id: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        open.by_id.remove(&self.id);
+    }
 }
 
 /// Serves `app` on `listener` until `stop` resolves; then stops accepting, lets every
 /// connection finish its request in flight and close, and returns when all have. Each
-/// connection holds one of `slots` while its socket is open (after a WebSocket upgrade
-/// too, since the socket stays open): with none left, a new one gets a `503` at once.
-pub(crate) async fn serve(
+/// connection holds a place in `connections` while its socket is open (after a WebSocket
+/// upgrade too, since the socket stays open): with none left, a new one takes the place
+/// of one doing nothing, or, when every one is busy, gets a `503` at once.
+pub async fn serve(
     listener: TcpListener,
     app: Router,
-    slots: Arc<Semaphore>,
+    connections: Connections,
     limits: Limits,
     stop: impl Future<Output = ()>,
 ) {
@@ -93,11 +182,26 @@ pub(crate) async fn serve(
             },
             () = &mut stop => break,
         };
-        match Arc::clone(&slots).try_acquire_owned() {
+        let app = app.clone();
+        let closing = closing_rx.clone();
+        match Arc::clone(&connections.slots).try_acquire_owned() {
             Ok(slot) => {
-                let app = app.clone();
-                let closing = closing_rx.clone();
-                tokio::spawn(connection(stream, slot, app, limits, closing));
+                let connections = connections.clone();
+                tokio::spawn(connection(stream, slot, app, limits, closing, connections));
+            }
+            Err(_) if connections.displace_one() => {
+                // The displaced connection's place comes back in a moment; the semaphore
+                // hands places to waiters in turn.
+                let connections = connections.clone();
+                tokio::spawn(async move {
+                    let slots = Arc::clone(&connections.slots);
+                    match tokio::time::timeout(DISPLACE_WAIT, slots.acquire_owned()).await {
+                        Ok(Ok(slot)) => {
+                            connection(stream, slot, app, limits, closing, connections).await;
+                        }
+                        _ => refuse(stream).await,
+                    }
+                });
             }
             Err(_) => {
                 refusals.retain(|r| !r.is_finished());
@@ -129,13 +233,9 @@ fn is_connection_error(e: &std::io::Error) -> bool {
     )
 }
 
-/// The `503` a connection past the cap gets, in the API's error shape.
+/// The `503` a connection past the cap gets, in `toolwire serve`'s API error shape.
 fn refusal() -> String {
-    let body = serde_json::json!({"error": {
-        "code": "too_many_connections",
-        "message": "the server has too many open connections; retry later",
-    }})
-    .to_string();
+    let body = r#"{"error":{"code":"too_many_connections","message":"the server has too many open connections; retry later"}}"#;
     format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
          retry-after: {RETRY_AFTER_SECS}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -174,25 +274,34 @@ async fn connection(
     app: Router,
     limits: Limits,
     mut closing: watch::Receiver<bool>,
+    connections: Connections,
 ) {
     // Answers and event frames are small writes that must go out at once: with Nagle's
     // algorithm, an event written while the previous one is unacknowledged would wait
     // for the client's (delayed) ACK. A socket that refuses the option still works.
     let _ = stream.set_nodelay(true);
     let activity = Arc::new(Activity::new());
+    // Until the connection closes or becomes a WebSocket (whose socket keeps its place,
+    // but which is in use, not waiting).
+    let _registered = connections.register(&activity);
     let io = Tracked {
-        stream,
+        stream: Some(stream),
         activity: Arc::clone(&activity),
-        _slot: slot,
+        slot: Some(slot),
     };
     let requests = Arc::clone(&activity);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         // Counted from the moment the head is parsed until the answer's body is dropped
         // (sent, or the connection gone), so the watchdog knows a request is in flight.
         let busy = Busy::begin(&requests);
+        requests
+            .unread_body
+            .store(!request.body().is_end_stream(), Ordering::Release);
+        let activity = Arc::clone(&requests);
         let mut app = app.clone();
         async move {
-            let response = app.call(request.map(Body::new)).await?;
+            let request = request.map(|inner| Body::new(RequestBody { inner, activity }));
+            let response = app.call(request).await?;
             Ok::<_, std::convert::Infallible>(
                 response.map(|inner| Body::new(TrackedBody { inner, _busy: busy })),
             )
@@ -215,10 +324,17 @@ async fn connection(
         let timer = WhenWoken::new(sleep);
         let wait = std::pin::pin!(closing.wait_for(|c| *c));
         let shutdown = WhenWoken::new(wait);
+        let asked = std::pin::pin!(activity.displaced.notified());
+        let displaced = WhenWoken::new(asked);
         tokio::select! {
             biased;
             // Done: closed by either side, or handed over to a WebSocket.
-            _ = conn.as_mut() => return,
+            _ = conn.as_mut() => {
+                if activity.unread_body.load(Ordering::Acquire) {
+                    activity.linger.store(true, Ordering::Release);
+                }
+                return;
+            }
             () = timer => {
                 // Activity may have moved the deadline while this slept.
                 if activity.deadline(&limits) <= Instant::now() {
@@ -230,6 +346,12 @@ async fn connection(
                 // Finishes the request in flight, if any, then closes.
                 shutting_down = true;
                 conn.as_mut().graceful_shutdown();
+            }
+            () = displaced => {
+                // Checked here, where the socket is read: no byte can come in between.
+                if activity.still_displaceable() {
+                    return;
+                }
             }
         }
     }
@@ -305,6 +427,16 @@ struct Activity {
     served: AtomicBool,
     /// The first byte of a head read while idle ([`NONE`] until then).
     head_started: AtomicU64,
+    /// Asked to give its place to a new connection: 0 not, else 1 + the tier it was
+    /// picked in (see [`Activity::displaceable`]).
+    asked: AtomicU8,
+    /// Wakes the connection's task when it is asked.
+    displaced: Notify,
+    /// The last request's body has not been read to its end.
+    unread_body: AtomicBool,
+    /// Close lingering (see [`Tracked`]'s `Drop`): hyper closed the connection with a
+    /// request body unread.
+    linger: AtomicBool,
 }
 
 impl Activity {
@@ -316,7 +448,42 @@ impl Activity {
             idle_since: AtomicU64::new(0),
             served: AtomicBool::new(false),
             head_started: AtomicU64::new(NONE),
+            asked: AtomicU8::new(0),
+            displaced: Notify::new(),
+            unread_body: AtomicBool::new(false),
+            linger: AtomicBool::new(false),
         }
+    }
+
+    /// How readily the connection gives its place, least busy and oldest first: tier 0
+    /// when it has sent nothing since its accept or its last answer, tier 1 when a head
+    /// is coming (since its first byte); `None` with a request in flight, or when asked
+    /// already.
+    fn displaceable(&self) -> Option<(u8, Instant)> {
+        if self.busy.load(Ordering::Acquire) > 0 || self.asked.load(Ordering::Acquire) != 0 {
+            return None;
+        }
+        let since = |ms: u64| self.start + Duration::from_millis(ms);
+        match self.head_started.load(Ordering::Acquire) {
+            NONE => Some((0, since(self.idle_since.load(Ordering::Acquire)))),
+            head => Some((1, since(head))),
+        }
+    }
+
+    /// Asks the connection, picked in `tier`, to close.
+    fn displace(&self, tier: u8) {
+        self.asked.store(tier + 1, Ordering::Release);
+        self.displaced.notify_one();
+    }
+
+    /// Whether the connection, asked to close, still may: not when a request came since,
+    /// nor when one picked as silent has begun a head.
+    fn still_displaceable(&self) -> bool {
+        let asked = self.asked.swap(0, Ordering::AcqRel);
+        if asked == 0 || self.busy.load(Ordering::Acquire) > 0 {
+            return false;
+        }
+        asked != 1 || self.head_started.load(Ordering::Acquire) == NONE
     }
 
     fn now(&self) -> u64 {
@@ -413,12 +580,98 @@ impl HttpBody for TrackedBody {
 }
 
 /// The socket, noting every byte for the watchdog and holding the connection's slot
-/// until it is closed.
+/// until it is closed. Both are taken only when it is dropped (see `Drop`).
 #[derive(Debug)]
 struct Tracked {
-    stream: TcpStream,
+    stream: Option<TcpStream>,
     activity: Arc<Activity>,
-    _slot: OwnedSemaphorePermit,
+    slot: Option<OwnedSemaphorePermit>,
+}
+
+impl Tracked {
+    fn stream(&mut self) -> std::io::Result<&mut TcpStream> {
+        self.stream
+            .as_mut()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotConnected))
+    }
+}
+
+/// Closing a socket with bytes of the client's still unread makes the kernel send a
+/// reset, which can destroy the answer before the client reads it: a client that sent a
+/// body over the limit (chunked, after `100 Continue`) got a reset instead of its `413`.
+/// So when hyper closes a connection whose request body was not read to its end, the
+/// socket is kept a little longer (with its slot), reading and dropping what still comes,
+/// until the client closes: what nginx calls a lingering close.
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        if !self.activity.linger.load(Ordering::Acquire) {
+            return;
+        }
+        let (Some(stream), Ok(runtime)) =
+            (self.stream.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        runtime.spawn(linger(stream, self.slot.take()));
+    }
+}
+
+/// How long a lingering close waits for the client to finish sending and close.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// Most bytes a lingering close reads and drops.
+const MAX_LINGER_BYTES: usize = 16 * 1024 * 1024;
+
+/// Reads and drops what the client still sends until it closes, for [`LINGER`] and
+/// [`MAX_LINGER_BYTES`] at most; then closes, and the slot goes back.
+async fn linger(mut stream: TcpStream, _slot: Option<OwnedSemaphorePermit>) {
+    let _ = tokio::time::timeout(LINGER, async {
+        // hyper has sent the answer and shut its side down already; saying it again is
+        // harmless.
+        let _ = stream.shutdown().await;
+        let mut sink = vec![0u8; 16 * 1024];
+        let mut left = MAX_LINGER_BYTES;
+        while left > 0 {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    })
+    .await;
+}
+
+/// A request's body as the app reads it: its end noted, so that a connection closed
+/// with the body unread lingers (see [`Tracked`]'s `Drop`).
+#[derive(Debug)]
+struct RequestBody {
+    inner: Incoming,
+    activity: Arc<Activity>,
+}
+
+impl HttpBody for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, hyper::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        if let Poll::Ready(None) = polled {
+            this.activity.unread_body.store(false, Ordering::Release);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 impl AsyncRead for Tracked {
@@ -429,7 +682,7 @@ impl AsyncRead for Tracked {
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
         let before = buf.filled().len();
-        let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
+        let polled = Pin::new(this.stream()?).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
             this.activity.read(buf.filled().len() - before);
         }
@@ -444,7 +697,7 @@ impl AsyncWrite for Tracked {
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
-        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        let polled = Pin::new(this.stream()?).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = polled {
             this.activity.wrote(n);
         }
@@ -457,7 +710,7 @@ impl AsyncWrite for Tracked {
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
-        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        let polled = Pin::new(this.stream()?).poll_write_vectored(cx, bufs);
         if let Poll::Ready(Ok(n)) = polled {
             this.activity.wrote(n);
         }
@@ -465,20 +718,20 @@ impl AsyncWrite for Tracked {
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
+        self.stream.as_ref().is_some_and(|s| s.is_write_vectored())
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+        Pin::new(self.get_mut().stream()?).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+        Pin::new(self.get_mut().stream()?).poll_shutdown(cx)
     }
 }
 
 /// The process's soft limit on open files, where the system says (`/proc/self/limits`).
-pub(crate) fn open_files_limit() -> Option<u64> {
+pub fn open_files_limit() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
     line.trim_start_matches("Max open files")
@@ -490,7 +743,7 @@ pub(crate) fn open_files_limit() -> Option<u64> {
 
 /// The connection cap to use: `wanted`, but at most half the open-file limit, since the
 /// store, MCP servers' pipes and the event feeds need descriptors too; at least one.
-pub(crate) fn connection_cap(wanted: usize, open_files: Option<u64>) -> usize {
+pub fn connection_cap(wanted: usize, open_files: Option<u64>) -> usize {
     let room = open_files
         .map(|n| usize::try_from(n / 2).unwrap_or(usize::MAX))
         .unwrap_or(usize::MAX);
