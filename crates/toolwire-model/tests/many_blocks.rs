@@ -95,8 +95,16 @@ fn check(text: &str, parts: &[String], budget: usize, result: &ToolResult) -> Ru
     } else {
         tail.split("\n\n").collect()
     };
-    assert_eq!(head.len(), first, "the head runs up to the marker's first part");
-    assert_eq!(tail.len(), parts.len() - last - 1, "the tail starts after its last");
+    assert_eq!(
+        head.len(),
+        first,
+        "the head runs up to the marker's first part"
+    );
+    assert_eq!(
+        tail.len(),
+        parts.len() - last - 1,
+        "the tail starts after its last"
+    );
     for (i, kept) in head.iter().enumerate() {
         assert_eq!(*kept, parts[i], "head part {i}");
     }
@@ -122,15 +130,7 @@ fn check(text: &str, parts: &[String], budget: usize, result: &ToolResult) -> Ru
 }
 
 fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    toolwire_core::humanize::thousands(n as u64)
 }
 
 /// `n` parts of `size` characters through every provider's view at `budget`; what each
@@ -208,7 +208,11 @@ async fn a_few_large_parts_are_each_cut_by_structure() {
     };
     let text = seen_text(&results[0].blocks);
     assert!(text.chars().count() <= 32_000);
-    assert_eq!(text.matches("omitted by toolwire").count(), 3, "{text:.300}");
+    assert_eq!(
+        text.matches("omitted by toolwire").count(),
+        3,
+        "{text:.300}"
+    );
     for (i, p) in ["p0:", "p1:", "p2:"].iter().enumerate() {
         assert!(text.contains(p), "part {i} has its head: {text:.300}");
         assert!(

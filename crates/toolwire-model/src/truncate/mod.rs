@@ -11,9 +11,9 @@ mod text;
 
 pub use json::cut_json;
 pub use lines::{cut_diff, cut_lines};
-pub use text::{Weight, cut_text};
 pub(crate) use parts::{Amount, Run, keep_ends, run_marker, run_marker_bound};
 pub(crate) use text::COUNT_LIMIT;
+pub use text::{Weight, cut_text};
 
 use std::fmt::Write;
 
