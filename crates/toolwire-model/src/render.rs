@@ -468,19 +468,23 @@ pub fn fit_all<'s, 'a: 's>(
     }
     let costs: Vec<usize> = texts.clone().map(|(_, s)| s.cost(room)).collect();
     let shares = fair_shares(&costs, room);
-    let last_part = texts.clone().last().map_or(0, |(part, _)| part);
-    let least = least_cut(call_id, last_part);
+    let texts: Vec<(usize, &Shape<'a>)> = texts.collect();
+    // One text is always cut by its structure, however small its budget.
+    let least = match texts.last() {
+        Some(&(last_part, _)) if count > 1 => least_cut(call_id, last_part),
+        _ => 0,
+    };
     let worth_cutting = shares
         .iter()
         .zip(&costs)
         .all(|(&share, &cost)| share >= cost || share >= least);
-    if count < 2 || worth_cutting {
+    if worth_cutting {
         return texts
+            .into_iter()
             .zip(shares)
             .map(|(text, share)| Some(fit(text, share)))
             .collect();
     }
-    let texts: Vec<(usize, &Shape<'a>)> = texts.collect();
     fit_ends(&texts, &costs, budget, least, call_id)
 }
 
@@ -555,11 +559,11 @@ fn fit_ends<'a>(
     for (i, slot) in out.iter_mut().enumerate().take(head) {
         *slot = Some(whole(i));
     }
-    if left_from < tail {
-        let run = &texts[left_from..tail];
+    let run = texts.get(left_from..tail).unwrap_or_default();
+    if let (Some(&(first, _)), Some(&(last, _))) = (run.first(), run.last()) {
         let run = Run {
-            first: run[0].0,
-            last: run[run.len() - 1].0,
+            first,
+            last,
             parts: run.len(),
             amount: amount_of(run),
         };
