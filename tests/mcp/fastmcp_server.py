@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Audio, Image
+from mcp.types import TextContent
 
 server = MCPServer("toolwire-fastmcp-fixture")
 
@@ -81,6 +82,19 @@ def big_text(megabytes: int) -> str:
     """`megabytes` MB of numbered lines: 'line 0000001 ' plus filler, 100 bytes each."""
     count = megabytes * 1_000_000 // 100
     return "".join(f"line {i:07d} {'x' * 86}\n" for i in range(1, count + 1))
+
+
+def hit(i: int, size: int) -> str:
+    """Block `i` of many_blocks: 'hit <i>:' padded with 'y' to `size` characters."""
+    head = f"hit {i}:"
+    return head + "y" * (size - len(head))
+
+
+@server.tool()
+def many_blocks(count: int, size: int) -> list[TextContent]:
+    """`count` text blocks of `size` characters each (search hits, say): many small blocks,
+    which toolwire keeps whole at the head and the tail, the run between them one marker."""
+    return [TextContent(type="text", text=hit(i, size)) for i in range(count)]
 
 
 class Forecast(BaseModel):

@@ -1,6 +1,7 @@
 // Drives `toolwire gateway` with the MCP TypeScript SDK client, as a host would: lists the
 // tools, runs the steps given in GATEWAY_STEPS (calls, resource reads, a whole result read
-// back page by page with read_result), answers elicitations from GATEWAY_ANSWERS, and
+// back page by page with read_result, the run behind a marker read back part by part),
+// answers elicitations from GATEWAY_ANSWERS, and
 // prints one JSON line per step for the Rust test (crates/toolwire/tests/gateway.rs).
 //
 //   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
@@ -45,6 +46,33 @@ for (const step of steps) {
     if (step.read) {
       const r = await client.readResource({ uri: step.read });
       out({ step: 'read', uri: step.read, contents: r.contents.map((c) => ({ uri: c.uri, mimeType: c.mimeType, size: c.blob ? Buffer.from(c.blob, 'base64').length : (c.text || '').length })) });
+    } else if (step.marker) {
+      // A result cut into whole blocks and one marker for the run between them: the
+      // marker's read_result call, made as it says for each part of the run (pages
+      // followed), and what came back.
+      const first = await call(step.tool, step.args);
+      const seen = text(first);
+      const marker = /\[… [^\]]*…\]/.exec(seen);
+      const made = marker && /read_result (\{[^}]*\})/.exec(marker[0]);
+      const through = marker && /through part (\d+) …\]$/.exec(marker[0]);
+      const read = [];
+      if (made && through) {
+        const args = JSON.parse(made[1]);
+        for (let part = args.part; part <= Number(through[1]); part++) {
+          let joined = '';
+          let offset = args.offset;
+          for (;;) {
+            const page = text(await call('read_result', { ...args, part, offset, limit: 60000 }));
+            const note = page.lastIndexOf('\n[chars ');
+            joined += note >= 0 ? page.slice(0, note) : page;
+            const next = note >= 0 && /"offset":(\d+)\}\]$/.exec(page);
+            if (!next) break;
+            offset = Number(next[1]);
+          }
+          read.push(joined);
+        }
+      }
+      out({ step: 'marker', result: first, marker: marker && marker[0], call: made && JSON.parse(made[1]), last: through && Number(through[1]), read });
     } else if (step.follow) {
       // The whole result, read back through read_result from the start, page by page,
       // each page's closing "[chars a–b of n; …]" note taken off.

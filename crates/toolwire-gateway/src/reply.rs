@@ -289,6 +289,76 @@ mod tests {
         assert!(reply.get("isError").is_none());
     }
 
+    /// Many small blocks reach Claude Code within its budget, separators counted: whole
+    /// blocks at the head and the tail, one whole marker for the run between them, whose
+    /// `read_result` call reads the left-out blocks back (`read`, what the tool runs).
+    #[tokio::test]
+    async fn many_small_blocks_stay_within_the_hosts_budget() {
+        let profile = HostProfile::named("claude-code").unwrap();
+        let blobs = MemoryBlobs::default();
+        for (n, size) in [(500, 500), (50_000, 1)] {
+            let blocks: Vec<String> = (0..n)
+                .map(|i: usize| {
+                    let head = format!("hit {i}:");
+                    if head.len() > size {
+                        char::from(b'a' + (i % 26) as u8).to_string()
+                    } else {
+                        format!("{head}{}", "y".repeat(size - head.len()))
+                    }
+                })
+                .collect();
+            let values: Vec<Value> = blocks.iter().map(|b| Value::text(b.clone())).collect();
+            let result = ToolResult::success(CallRef::new("c_many", "ev__search"), values);
+            let call = ToolCall::new("c_many", "ev__search", json!({}));
+            let started = std::time::Instant::now();
+            let made = call_tool_result(
+                result.clone(),
+                call,
+                &profile,
+                profile.max_chars,
+                None,
+                &blobs,
+            )
+            .await;
+            let took = started.elapsed();
+            let (reply, _) = sent(made);
+            let content = reply["content"].as_array().unwrap();
+            assert_eq!(content.len(), 1, "one text block");
+            let text = content[0]["text"].as_str().unwrap();
+            let chars = text.chars().count();
+            assert!(chars <= profile.max_chars, "{n} blocks: {chars} chars");
+            assert_eq!(text.matches("[…").count(), 1, "{n} blocks: {text:.300}");
+            assert_eq!(text.matches("…]").count(), 1, "{n} blocks: {text:.300}");
+            let start = text.find("[…").unwrap();
+            let end = text.find("…]").unwrap() + "…]".len();
+            let marker = &text[start..end];
+            assert!(marker.contains("omitted by toolwire; read them with read_result {"));
+            let at = marker.find('{').unwrap();
+            let close = at + marker[at..].find('}').unwrap() + 1;
+            let read_call: Json = serde_json::from_str(&marker[at..close]).unwrap();
+            assert_eq!(read_call["callId"], "c_many", "{marker}");
+            assert_eq!(read_call["offset"], 0, "{marker}");
+            let first = read_call["part"].as_u64().unwrap() as usize;
+            let through = marker.rsplit("through part ").next().unwrap();
+            let last: usize = through[..through.find(' ').unwrap()].parse().unwrap();
+            let head: Vec<&str> = text[..start].split_terminator("\n\n").collect();
+            let tail: Vec<&str> = text[end..]
+                .strip_prefix("\n\n")
+                .unwrap()
+                .split("\n\n")
+                .collect();
+            assert_eq!(head, blocks[..first], "{n} blocks: the head is whole");
+            assert_eq!(tail, blocks[last + 1..], "{n} blocks: the tail is whole");
+            for (part, want) in blocks.iter().enumerate().take(last + 1).skip(first) {
+                let read = toolwire_model::read_part(&result, part, 0, 60_000).unwrap();
+                assert_eq!(&read, want, "part {part} read back");
+            }
+            eprintln!(
+                "{n} blocks of {size}: {chars} chars, blocks {first}-{last} left out, reply in {took:?}"
+            );
+        }
+    }
+
     /// A host that shows only `structuredContent` (Claude Code) gets what the text said
     /// in it, when the text says more than the value and the schema allows it; a host
     /// that shows both gets the value untouched, and a closed schema is never broken.

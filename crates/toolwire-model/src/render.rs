@@ -9,7 +9,10 @@ use toolwire_core::view::{DiffView, SourceView};
 use toolwire_core::{Audience, EntryType, MediaKind, Value};
 
 use crate::budget::{chars_up_to, fair_shares, fits};
-use crate::truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
+use crate::truncate::{
+    Amount, COUNT_LIMIT, CutContext, Run, Weight, bare_marker, cut_diff, cut_json, cut_lines,
+    cut_text, keep_ends, run_marker, run_marker_bound,
+};
 
 /// What kind of media a value holds, for routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -360,6 +363,31 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// The bytes of the full text (what [`Shape::cost`] counts in characters).
+    fn full_bytes(&self) -> usize {
+        match self {
+            Shape::Text { prefix, body, .. } => prefix.len() + body.len(),
+            Shape::Lines {
+                header,
+                items,
+                footer,
+                ..
+            } => header
+                .iter()
+                .chain(items)
+                .chain(footer)
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                .saturating_sub(1),
+            Shape::Diff(d) => d.len(),
+            Shape::Json { summary, value } => {
+                summary.map_or(0, |s| s.len() + 1) + value.to_string().len()
+            }
+            Shape::Line(l) => l.len(),
+            Shape::Media(_) => 0,
+        }
+    }
+
     /// The text cut to `budget` characters; `None` for media.
     /// A text that fits as it is stays borrowed from the result.
     pub fn fit(&self, budget: usize, ctx: CutContext<'_>) -> Option<Cow<'a, str>> {
@@ -402,13 +430,19 @@ impl<'a> Shape<'a> {
 /// Separator between text parts of one result.
 pub const PART_SEPARATOR: &str = "\n\n";
 
-/// Cuts several texts of one result (`(part index, shape)`) to share `budget` fairly;
-/// returns the texts in order. Separators between them are paid from the budget.
+/// Cuts several texts of one result (`(part index, shape)`) to fit `budget` together;
+/// returns the texts in order, `None` for one left out (a marker before it stands for it).
+/// Separators between them are paid from the budget.
+///
+/// A few texts share the budget fairly, each cut by its structure. When a share would be
+/// too small to be worth a cut (hundreds of search hits, 50,000 one-character blocks: each
+/// would get less than its own marker), whole texts are kept from the head and the tail
+/// instead, and the run between them is one marker ([`fit_ends`]).
 pub fn fit_all<'s, 'a: 's>(
     texts: impl Iterator<Item = (usize, &'s Shape<'a>)> + Clone,
     budget: usize,
     call_id: &str,
-) -> Vec<Cow<'a, str>> {
+) -> Vec<Option<Cow<'a, str>>> {
     let fit = |(part, shape): (usize, &Shape<'a>), share| {
         shape
             .fit(share, CutContext { call_id, part })
@@ -428,13 +462,125 @@ pub fn fit_all<'s, 'a: 's>(
         return texts
             .map(|text| {
                 let share = text.1.text_bytes().unwrap_or_default();
-                fit(text, share)
+                Some(fit(text, share))
             })
             .collect();
     }
     let costs: Vec<usize> = texts.clone().map(|(_, s)| s.cost(room)).collect();
-    texts
-        .zip(fair_shares(&costs, room))
-        .map(|(text, share)| fit(text, share))
-        .collect()
+    let shares = fair_shares(&costs, room);
+    let texts: Vec<(usize, &Shape<'a>)> = texts.collect();
+    // One text is always cut by its structure, however small its budget.
+    let least = match texts.last() {
+        Some(&(last_part, _)) if count > 1 => least_cut(call_id, last_part),
+        _ => 0,
+    };
+    let worth_cutting = shares
+        .iter()
+        .zip(&costs)
+        .all(|(&share, &cost)| share >= cost || share >= least);
+    if worth_cutting {
+        return texts
+            .into_iter()
+            .zip(shares)
+            .map(|(text, share)| Some(fit(text, share)))
+            .collect();
+    }
+    fit_ends(&texts, &costs, budget, least, call_id)
+}
+
+/// The least share a text is cut into: room for a cut's marker (its words and counts,
+/// under 100 characters, and its `read_result` call) and as much again of the text.
+fn least_cut(call_id: &str, last_part: usize) -> usize {
+    let call = CutContext {
+        call_id,
+        part: last_part,
+    }
+    .read_call(usize::MAX);
+    2 * (100 + call.chars().count())
+}
+
+/// Whole texts from the head and the tail of `texts` (whose [`Shape::cost`] at the
+/// separators' room is `costs`), the run between them one marker, all within `budget`
+/// with the separators. When no whole text fits, the first is cut by its structure into
+/// the room left (if worth a cut), so the model sees some of the result. A budget too
+/// small for any marker gets the first characters of one (`bare_marker`), as a single cut
+/// text does.
+fn fit_ends<'a>(
+    texts: &[(usize, &Shape<'a>)],
+    costs: &[usize],
+    budget: usize,
+    least: usize,
+    call_id: &str,
+) -> Vec<Option<Cow<'a, str>>> {
+    let n = texts.len();
+    let sep = PART_SEPARATOR.chars().count();
+    let mut out: Vec<Option<Cow<'a, str>>> = vec![None; n];
+    let Some(&(first_part, _)) = texts.first() else {
+        return out;
+    };
+    let last_part = texts.last().map_or(0, |(part, _)| *part);
+    // What the run could hold at most, in bytes (a character is at most 4): the costs
+    // of shapes other than plain text are whole counts already.
+    let most = texts
+        .iter()
+        .zip(costs)
+        .map(|((_, s), &c)| s.text_bytes().unwrap_or(c.saturating_mul(4)))
+        .fold(0usize, usize::saturating_add);
+    let marker_bound = run_marker_bound(call_id, n, last_part, most);
+    let Some(room) = budget.checked_sub(marker_bound) else {
+        out[0] = Some(Cow::Owned(bare_marker(
+            CutContext {
+                call_id,
+                part: first_part,
+            },
+            budget,
+        )));
+        return out;
+    };
+    // Characters of text `i`, exact up to the budget: plain texts were counted only up to
+    // the separators' room, which 50,000 separators can make nothing.
+    let exact = |i: usize| match texts[i].1.text_bytes() {
+        Some(_) => texts[i].1.cost(budget),
+        None => costs[i],
+    };
+    let (head, tail) = keep_ends(n, room, sep, exact);
+    let whole = |i: usize| {
+        let (part, shape) = texts[i];
+        shape
+            .fit(exact(i), CutContext { call_id, part })
+            .unwrap_or_default()
+    };
+    let mut left_from = head;
+    if head == 0 && tail == n && room > sep && room - sep >= least {
+        let (part, shape) = texts[0];
+        out[0] = shape.fit(room - sep, CutContext { call_id, part });
+        left_from = 1;
+    }
+    for (i, slot) in out.iter_mut().enumerate().take(head) {
+        *slot = Some(whole(i));
+    }
+    let run = texts.get(left_from..tail).unwrap_or_default();
+    if let (Some(&(first, _)), Some(&(last, _))) = (run.first(), run.last()) {
+        let run = Run {
+            first,
+            last,
+            parts: run.len(),
+            amount: amount_of(run),
+        };
+        out[left_from] = Some(Cow::Owned(run_marker(call_id, &run)));
+    }
+    for (i, slot) in out.iter_mut().enumerate().skip(tail) {
+        *slot = Some(whole(i));
+    }
+    out
+}
+
+/// What a left-out run held: its characters, or its bytes when it is too large to count
+/// cheaply (as a cut text's marker does).
+fn amount_of(run: &[(usize, &Shape<'_>)]) -> Amount {
+    let text_bytes: usize = run.iter().filter_map(|(_, s)| s.text_bytes()).sum();
+    if text_bytes <= COUNT_LIMIT {
+        return Amount::Chars(run.iter().map(|(_, s)| s.cost(usize::MAX)).sum());
+    }
+    Amount::Bytes(run.iter().map(|(_, s)| s.full_bytes()).sum())
 }

@@ -467,7 +467,10 @@ async fn results_view<'a>(
         for part in &parts {
             match part {
                 Part::Text(..) => {
-                    let text = fitted.next().unwrap_or_default();
+                    // A text left out is stood for by the marker before it: no separator.
+                    let Some(text) = fitted.next().flatten() else {
+                        continue;
+                    };
                     // Adjacent texts become one block, joined as the budget assumed.
                     if let Some(Block::Text(prev)) = blocks.last_mut() {
                         let prev = prev.to_mut();

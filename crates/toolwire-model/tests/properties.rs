@@ -7,7 +7,8 @@ use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 use toolwire_core::{CallRef, ToolResult, Value};
 use toolwire_model::{
-    Conversation, EncodeOptions, Message, NoBlobs, Provider, ToolCall, encode_request,
+    Conversation, EncodeOptions, Message, NoBlobs, Provider, ToolCall, Turn, build_view,
+    encode_request,
 };
 use toolwire_model::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
 
@@ -89,6 +90,41 @@ proptest! {
         if out.contains("JSON shortened") {
             let json_line = out.lines().nth(1).unwrap();
             prop_assert!(serde_json::from_str::<Json>(json_line).is_ok(), "invalid JSON: {json_line}");
+        }
+    }
+
+    /// Many parts of one result hold the budget together, separators counted; above a
+    /// budget that holds any marker, every marker is whole with a complete call.
+    #[test]
+    fn many_parts_hold_budget_with_whole_markers(parts in prop::collection::vec(text_of(30), 0..150), budget in 0usize..3000) {
+        let values: Vec<Value> = parts.iter().map(|p| Value::text(p.clone())).collect();
+        let conv = Conversation::new(vec![
+            Message::user("go"),
+            Message::assistant("", vec![ToolCall::new("call_7", "search", json!({}))]),
+            Message::tool(ToolResult::success(CallRef::new("call_7", "search"), values)),
+        ]);
+        let mut options = EncodeOptions::for_model("m");
+        options.budget.max_chars = budget;
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let mut notes = Vec::new();
+        let view = rt.block_on(build_view(Provider::Anthropic, &conv, &options, &NoBlobs, &mut notes));
+        let Some(Turn::Results { results, .. }) = view.turns.get(2) else {
+            panic!("no results turn");
+        };
+        let text = results[0].text();
+        if !parts.is_empty() {
+            prop_assert!(chars(&text) <= budget, "{} > {budget}", chars(&text));
+        }
+        if budget >= 400 {
+            let opens = text.matches("[…").count();
+            prop_assert_eq!(opens, text.matches("…]").count(), "{}", text);
+            for marker in text.split("[…").skip(1) {
+                let marker = &marker[..marker.find("…]").unwrap()];
+                let at = marker.find("read_result {").unwrap() + "read_result ".len();
+                let call = &marker[at..at + marker[at..].find('}').unwrap() + 1];
+                let call: Json = serde_json::from_str(call).unwrap();
+                prop_assert_eq!(&call["callId"], "call_7");
+            }
         }
     }
 

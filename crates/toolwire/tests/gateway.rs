@@ -723,6 +723,70 @@ fn a_linked_blob_and_a_result_are_read_only_by_their_own_session() {
     assert!(refused.to_string().contains("in this session"), "{refused}");
 }
 
+/// 500 text blocks of 500 characters (search hits, say) reach Claude Code within its
+/// budget, separators counted: whole blocks at the head and the tail, one whole marker for
+/// the run between them, whose `read_result` call, made for each part it names, gives back
+/// exactly the blocks left out.
+#[test]
+fn many_small_blocks_are_kept_whole_at_both_ends_and_the_run_read_back() {
+    if support::peers::peer("venv/bin/python").is_none()
+        || support::peers::peer("gateway_client.mjs").is_none()
+    {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let args = json!({"count": 500, "size": 500});
+    let steps = json!([{"marker": true, "tool": "py__many_blocks", "args": args}]);
+    let got = drive(
+        data.path(),
+        "claude-code",
+        &["--mcp-config", &config],
+        steps,
+        json!([]),
+    );
+    let step = &got[1];
+    // What many_blocks returns, written here from its documented shape.
+    let blocks: Vec<String> = (0..500)
+        .map(|i| {
+            let head = format!("hit {i}:");
+            format!("{head}{}", "y".repeat(500 - head.len()))
+        })
+        .collect();
+    let content = step["result"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{step}");
+    let text = content[0]["text"].as_str().unwrap();
+    assert!(
+        text.chars().count() <= 32_000,
+        "{} chars",
+        text.chars().count()
+    );
+    let marker = step["marker"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{text:.500}"));
+    assert_eq!(text.matches("[…").count(), 1, "{text:.500}");
+    assert!(marker.contains("omitted by toolwire; read them with read_result {"));
+    let call = &step["call"];
+    assert_eq!(call["callId"], step["result"]["_meta"]["toolwire/callId"]);
+    assert_eq!(call["offset"], 0, "{marker}");
+    let first = call["part"].as_u64().unwrap() as usize;
+    let last = step["last"].as_u64().unwrap() as usize;
+    let (head, tail) = text.split_once(marker).unwrap();
+    let head: Vec<&str> = head.split_terminator("\n\n").collect();
+    let tail: Vec<&str> = tail.strip_prefix("\n\n").unwrap().split("\n\n").collect();
+    assert_eq!(head, blocks[..first], "the head is whole blocks");
+    assert_eq!(tail, blocks[last + 1..], "the tail is whole blocks");
+    assert!(!head.is_empty() && !tail.is_empty(), "{marker}");
+    let read: Vec<&str> = step["read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(read, blocks[first..=last], "the run read back");
+}
+
 #[test]
 fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
     if support::peers::peer("venv/bin/python").is_none() {

@@ -6,10 +6,13 @@
 
 mod json;
 mod lines;
+mod parts;
 mod text;
 
 pub use json::cut_json;
 pub use lines::{cut_diff, cut_lines};
+pub(crate) use parts::{Amount, Run, keep_ends, run_marker, run_marker_bound};
+pub(crate) use text::COUNT_LIMIT;
 pub use text::{Weight, cut_text};
 
 use std::fmt::Write;
@@ -25,7 +28,7 @@ pub struct CutContext<'a> {
 
 impl CutContext<'_> {
     /// The `read_result` call that reads on from `offset` (units depend on the kind).
-    fn read_call(&self, offset: usize) -> String {
+    pub(crate) fn read_call(&self, offset: usize) -> String {
         let id = serde_json::Value::String(self.call_id.to_owned());
         format!(
             "read_result {{\"callId\":{id},\"part\":{},\"offset\":{offset}}}",

@@ -15,8 +15,9 @@ pub enum Weight {
 }
 
 /// Above this, the omitted middle is described in bytes, since counting its characters and
-/// lines would cost O(size) instead of O(budget).
-const COUNT_LIMIT: usize = 16 << 20;
+/// lines would cost O(size) instead of O(budget). A run of parts left out whole is told
+/// the same way (`render::fit_all`).
+pub(crate) const COUNT_LIMIT: usize = 16 << 20;
 
 /// `prefix` then `body`, cut to `budget` chars: the head and tail of `body` are kept, with
 /// a marker between them. The prefix (e.g. a file's path) is kept whole when it fits.
