@@ -1,6 +1,7 @@
 //! Servers that misbehave give a clear error within the timeout and leave the rest
 //! usable: a command that does not exist, garbage on stdout, an exit mid-call, a 100 MB
-//! result. (A server that never answers is in in_process.rs.)
+//! result, a server that asks after every answer. (A server that never answers is in
+//! in_process.rs.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolwire_core::{ErrorCode, Status};
 use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{Executor, Scope, ToolCall};
+use toolwire_runtime::{Executor, Resolution, Scope, ToolCall};
 
 fn bad(mode: &str) -> ServerConfig {
     let script = support::peers::peers_dir().join("bad_server.py");
@@ -91,31 +92,85 @@ async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
     assert_eq!(ok.status, Status::Success, "{ok:?}");
 }
 
+/// A result over the 16 MiB limit of one message is dropped unread, and its call hears
+/// so at once (not at its timeout, as if the server had not answered): 100 MB, and
+/// 17 MiB with its id after the result (the key order of the TypeScript SDK). The
+/// connection goes on.
 #[tokio::test]
-async fn a_100_mb_result_is_refused_within_the_timeout() {
-    let ex = executor(bad("huge")).await;
+async fn a_result_over_16_mib_is_refused_at_once_saying_its_size() {
+    for (mode, size) in [("huge", "100.0 MiB"), ("oversized", "17.0 MiB")] {
+        let ex = executor(bad(mode)).await;
+        let scope = Scope::new("s");
+        let started = Instant::now();
+        let r = ex
+            .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
+            .await;
+        let elapsed = started.elapsed();
+        assert_eq!(r.status, Status::Error, "{mode}: {:?}", r.status);
+        assert_eq!(
+            r.error_code(),
+            Some(ErrorCode::Other("result_too_large".into()))
+        );
+        let message = &r.error.as_ref().unwrap().message;
+        assert_eq!(
+            *message,
+            format!(
+                "MCP server \"bad\"'s result was {size}, over the 16 MiB limit of one message, \
+                 so toolwire dropped it unread; ask the tool for less (a smaller page, a \
+                 narrower query)"
+            ),
+        );
+        // The call's timeout is 5 s; reading 100 MB through a pipe takes well under it.
+        assert!(elapsed < Duration::from_secs(4), "{mode}: {elapsed:?}");
+        let ok = ex
+            .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
+            .await;
+        assert_eq!(ok.output[0].as_text().unwrap().content, "fine", "{mode}");
+    }
+}
+
+/// A 2025-11-25 server that asks again after every answer (here declines) reaches the
+/// person at most `max_input_rounds` times in one call: the next question is declined
+/// without asking anyone and the call stopped, saying so; the server hears the cancel.
+#[tokio::test]
+async fn a_server_that_asks_after_every_decline_is_stopped_at_the_limit() {
+    let ex = executor(bad("elicit")).await;
     let scope = Scope::new("s");
-    let started = Instant::now();
-    let r = ex
+    let mut r = ex
         .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
         .await;
-    assert_eq!(r.status, Status::Error, "{:?}", r.status);
-    assert_eq!(r.error_code(), Some(ErrorCode::Timeout));
-    // The timeout names the server and what did not answer.
-    let message = &r.error.as_ref().unwrap().message;
-    assert!(
-        message.contains("MCP server \"bad\" did not answer the call within 5 s"),
-        "{message}"
+    let mut asked = 0u32;
+    while let Some(s) = r.suspension.clone() {
+        asked += 1;
+        assert_eq!(s.prompt, format!("Question {asked}?"));
+        assert!(asked <= 40, "not capped");
+        r = ex
+            .resolve(&s.id, Resolution::Deny { reason: None })
+            .await
+            .unwrap();
+    }
+    assert_eq!(asked, Limits::default().max_input_rounds, "{r:?}");
+    assert_eq!(r.status, Status::Error, "{r:?}");
+    let error = r.error.unwrap();
+    assert_eq!(error.code.as_deref(), Some("too_many_rounds"));
+    assert_eq!(
+        error.message,
+        "the MCP server kept asking for input: 16 questions were put to the person in this \
+         call and it asked again, so toolwire declined that one without asking anyone and \
+         stopped the call (TOOLWIRE_MCP_MAX_INPUT_ROUNDS raises the limit)"
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
-    );
+    // The connection is fine, and the next call asks from the start again.
     let ok = ex
         .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
         .await;
     assert_eq!(ok.output[0].as_text().unwrap().content, "fine");
+    let again = ex
+        .execute(&scope, ToolCall::new("c3", "bad__work", json!({})))
+        .await;
+    assert_eq!(
+        again.suspension.map(|s| s.prompt).as_deref(),
+        Some("Question 1?")
+    );
 }
 
 /// An HTTP endpoint that refuses (403) reads as the refusal, not as rmcp's type names.
