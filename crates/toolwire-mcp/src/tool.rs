@@ -539,6 +539,13 @@ fn kept_asking(what: String) -> ToolError {
     }
 }
 
+/// The limit an HTTP answer passed, when `why` (rmcp's error, made readable) says its
+/// body was too large: rmcp stops reading there, so its size is not known.
+fn http_too_large(why: &str) -> Option<usize> {
+    let (_, rest) = why.split_once("HTTP response body exceeded the maximum size of ")?;
+    rest.split(' ').next()?.parse().ok()
+}
+
 /// The code of a call whose result was too long to read.
 const RESULT_TOO_LARGE: &str = "result_too_large";
 
@@ -547,6 +554,18 @@ fn unavailable(e: crate::server::ServerError) -> ToolError {
 }
 
 fn died(server: &McpServer, conn: &Connection) -> ToolError {
+    if matches!(
+        server.config().transport,
+        crate::config::Transport::Http { .. }
+    ) {
+        // No process of toolwire's ended: rmcp closed the HTTP connection (a broken
+        // stream, or an SSE event over its 16 MiB limit) without saying why to the call.
+        return unavailable(
+            server.error(
+                "the connection to the server closed before its answer to the call was read",
+            ),
+        );
+    }
     let tail = conn.stderr_tail();
     let mut why = "the server exited before answering the call".to_owned();
     if !tail.is_empty() {
@@ -566,7 +585,22 @@ fn call_error(server: &McpServer, conn: &Connection, e: &ServiceError) -> ToolEr
             })
         }
         ServiceError::TransportClosed => died(server, conn),
-        other => unavailable(server.error(crate::readable::readable(other))),
+        other => {
+            let why = crate::readable::readable(other);
+            match http_too_large(&why) {
+                Some(limit) => ToolError::with_code(
+                    RESULT_TOO_LARGE,
+                    format!(
+                        "MCP server {:?}'s result was over the {} limit of one message, so \
+                         toolwire dropped it unread; ask the tool for less (a smaller page, \
+                         a narrower query)",
+                        server.name(),
+                        crate::stdio::mib(limit)
+                    ),
+                ),
+                None => unavailable(server.error(why)),
+            }
+        }
     }
 }
 

@@ -36,6 +36,19 @@ async fn executor(config: ServerConfig) -> Executor {
     support::executor(vec![config], limits()).await.0
 }
 
+/// A call's timeout far above the time a large answer takes to read, even on a loaded
+/// machine: a call that ends well before it was not waiting for it.
+const LONG_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An executor whose calls wait [`LONG_TIMEOUT`].
+async fn patient_executor(config: ServerConfig) -> Executor {
+    let limits = Limits {
+        call_timeout: LONG_TIMEOUT,
+        ..limits()
+    };
+    support::executor(vec![config], limits).await.0
+}
+
 #[tokio::test]
 async fn a_command_that_does_not_exist_is_named() {
     let config = ServerConfig::new(
@@ -99,7 +112,7 @@ async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
 #[tokio::test]
 async fn a_result_over_16_mib_is_refused_at_once_saying_its_size() {
     for (mode, size) in [("huge", "100.0 MiB"), ("oversized", "17.0 MiB")] {
-        let ex = executor(bad(mode)).await;
+        let ex = patient_executor(bad(mode)).await;
         let scope = Scope::new("s");
         let started = Instant::now();
         let r = ex
@@ -120,12 +133,86 @@ async fn a_result_over_16_mib_is_refused_at_once_saying_its_size() {
                  narrower query)"
             ),
         );
-        // The call's timeout is 5 s; reading 100 MB through a pipe takes well under it.
-        assert!(elapsed < Duration::from_secs(4), "{mode}: {elapsed:?}");
+        assert!(elapsed < LONG_TIMEOUT / 2, "{mode}: {elapsed:?}");
         let ok = ex
             .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
             .await;
         assert_eq!(ok.output[0].as_text().unwrap().content, "fine", "{mode}");
+    }
+}
+
+/// Over streamable HTTP too, a result over 16 MiB ends its call at once (not at its
+/// timeout): as the POST's JSON body, saying so; as one event of its SSE stream, rmcp
+/// ends the connection, and the call says the connection closed, not that a server
+/// exited (tests/mcp/bad_http_server.py).
+#[tokio::test]
+async fn a_result_over_16_mib_over_http_is_refused_at_once() {
+    for mode in ["json", "sse"] {
+        let port = support::peers::free_port();
+        let script = support::peers::peers_dir().join("bad_http_server.py");
+        let server = support::peers::Child(
+            std::process::Command::new("python3")
+                .arg(&script)
+                .arg(port.to_string())
+                .arg(mode)
+                .spawn()
+                .unwrap(),
+        );
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let config = support::trusted(ServerConfig::new(
+            "bad",
+            Transport::Http {
+                url: format!("http://127.0.0.1:{port}/mcp"),
+                headers: Default::default(),
+            },
+        ));
+        let ex = patient_executor(config).await;
+        let scope = Scope::new("s");
+        let started = Instant::now();
+        let r = ex
+            .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
+            .await;
+        let elapsed = started.elapsed();
+        assert_eq!(r.status, Status::Error, "{mode}: {r:?}");
+        let message = &r.error.as_ref().unwrap().message;
+        if mode == "json" {
+            // rmcp stops reading the body at its limit: the size is not known.
+            assert_eq!(
+                r.error_code(),
+                Some(ErrorCode::Other("result_too_large".into()))
+            );
+            assert_eq!(
+                *message,
+                "MCP server \"bad\"'s result was over the 16 MiB limit of one message, so \
+                 toolwire dropped it unread; ask the tool for less (a smaller page, a narrower \
+                 query)"
+            );
+        } else {
+            // rmcp ends the connection on an SSE event over its limit, and tells the call
+            // only that it closed; no process exited.
+            assert_eq!(r.error_code(), Some(ErrorCode::Unavailable), "{message}");
+            assert!(
+                message.ends_with(
+                    "the connection to the server closed before its answer to the call was read"
+                ),
+                "{message}"
+            );
+        }
+        assert!(elapsed < LONG_TIMEOUT / 2, "{mode}: {elapsed:?}");
+        let ok = ex
+            .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
+            .await;
+        assert_eq!(
+            ok.output[0].as_text().unwrap().content,
+            "fine",
+            "{mode}: {ok:?}"
+        );
+        drop(server);
     }
 }
 
