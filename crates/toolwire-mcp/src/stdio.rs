@@ -589,7 +589,7 @@ impl Skim {
 /// (17.3 MiB).
 pub(crate) fn mib(bytes: usize) -> String {
     const MIB: usize = 1024 * 1024;
-    if bytes % MIB == 0 {
+    if bytes.is_multiple_of(MIB) {
         return format!("{} MiB", bytes / MIB);
     }
     let tenths = bytes.saturating_mul(10) / MIB;
