@@ -227,6 +227,51 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
     assert_eq!(declined["isError"], true, "{declined}");
 }
 
+/// A server's result over the 16 MiB limit of one message reaches the host through the
+/// gateway at once, as an error result that says how large it was, not as a call that
+/// waits for its timeout and then reads as a server that did not answer.
+#[test]
+fn a_result_over_16_mib_reaches_the_host_at_once_as_too_large() {
+    if support::peers::peer("gateway_client.mjs").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let script = support::peers::peers_dir().join("bad_server.py");
+    let config = json!({"mcpServers": {"bad": {
+        "command": "python3",
+        "args": [script, "oversized"],
+        "approval": "never",
+    }}});
+    let path = work.path().join("mcp.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let steps = json!([{"tool": "bad__work"}, {"tool": "bad__fine"}]);
+    let started = std::time::Instant::now();
+    let got = drive(
+        data.path(),
+        "generic",
+        &["--mcp-config", path.to_str().unwrap()],
+        steps,
+        json!([]),
+    );
+    // The call's own timeout is 300 s, and the SDK client's 60 s.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let refused = &got[1]["result"];
+    assert_eq!(refused["isError"], true, "{}", got[1]);
+    assert!(
+        refused.to_string().contains(
+            "MCP server \\\"bad\\\"'s result was 17.0 MiB, over the 16 MiB limit of one \
+             message, so toolwire dropped it unread"
+        ),
+        "{refused}"
+    );
+    assert_eq!(got[2]["result"]["content"][0]["text"], "fine", "{}", got[2]);
+}
+
 /// A size set for one tool in the `mcpServers` config wins over the host's budget.
 #[test]
 fn a_tools_configured_result_size_wins_over_the_hosts_budget() {
