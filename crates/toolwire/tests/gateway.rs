@@ -1063,12 +1063,19 @@ fn a_2026_07_28_answer_is_bound_to_the_call_it_answers() {
     assert!(!messages.to_string().contains("\"words\":9"), "{messages}");
 }
 
-/// The Python SDK's client against the `--http` gateway at `url`, as client `name`.
-fn python_over_http(url: &str, name: &str, steps: Value, answers: Value) -> Option<Vec<Value>> {
+/// The Python SDK's client against the `--http` gateway at `url` with its `token`, as
+/// client `name`.
+fn python_over_http(
+    (url, token): (&str, &str),
+    name: &str,
+    steps: Value,
+    answers: Value,
+) -> Option<Vec<Value>> {
     let mut client = Command::new(support::peers::peer("venv/bin/python")?);
     client
         .arg(support::peers::peers_dir().join("gateway_client.py"))
         .env("GATEWAY_URL", url)
+        .env("GATEWAY_TOKEN", token)
         .env("GATEWAY_CLIENT_NAME", name);
     let out = String::from_utf8(run(client, steps, answers)).unwrap();
     Some(
@@ -1090,10 +1097,13 @@ fn a_host_that_leaves_approvals_unanswered_fills_only_its_own_room() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let config = fastmcp_config(work.path());
-    let (_gateway, url) = support::mcp::spawn_http_gateway(data.path(), &["--mcp-config", &config]);
+    let (_gateway, url, token) =
+        support::mcp::spawn_http_gateway(data.path(), &["--mcp-config", &config]);
+    let gateway = (url.as_str(), token.as_str());
     let steps = json!([{"leave": 18, "tool": "py__long_note", "args": {"words": 2}}]);
     // An answer given, so the client declares elicitation; the calls use none.
-    let got = python_over_http(&url, "host-flood", steps, json!([{"action": "decline"}])).unwrap();
+    let got =
+        python_over_http(gateway, "host-flood", steps, json!([{"action": "decline"}])).unwrap();
     assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
     let leave = &got[2];
     let kinds: Vec<&str> = leave["kinds"]
@@ -1116,7 +1126,7 @@ fn a_host_that_leaves_approvals_unanswered_fills_only_its_own_room() {
     }
     let steps = json!([{"tool": "py__long_note", "args": {"words": 4}}]);
     let answers = json!([{"action": "accept", "content": {"approve": true}}]);
-    let got = python_over_http(&url, "host-calm", steps, answers).unwrap();
+    let got = python_over_http(gateway, "host-calm", steps, answers).unwrap();
     assert_eq!(
         got[2]["result"]["structuredContent"]["words"], 4,
         "{}",
