@@ -5,6 +5,10 @@ stdio with the standard library only. argv[1] picks the misbehaviour:
   exit       answers the handshake, then exits when a tool is called
   huge       answers a tool call with a 100 MB text block
   flood      sends 4 KB progress notifications for one second, then answers
+  oversized  answers a tool call with a 17 MiB text block, its id after the result (the
+             TypeScript SDK's key order)
+  elicit     asks the person again after every answer (`elicitation/create`, up to 40
+             times in one call), until the call is cancelled; then answers how it went
 """
 
 import json
@@ -27,8 +31,47 @@ if MODE == "garbage":
         sys.stdout.flush()
     sys.exit(0)
 
-for line in sys.stdin:
-    msg = json.loads(line)
+# Messages read while a call waited for an answer of its own, handled after it.
+queued = []
+
+
+def messages():
+    while True:
+        if queued:
+            yield queued.pop(0)
+            continue
+        line = sys.stdin.readline()
+        if not line:
+            return
+        yield json.loads(line)
+
+
+def elicit_until_cancelled(mid):
+    """Asks again after every answer, up to 40 times; stops when the call is cancelled."""
+    actions = []
+    for n in range(40):
+        ask_id = f"ask-{n}"
+        send({"jsonrpc": "2.0", "id": ask_id, "method": "elicitation/create", "params": {
+            "mode": "form", "message": f"Question {n + 1}?",
+            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+        }})
+        while True:
+            line = sys.stdin.readline()
+            if not line:
+                sys.exit(0)
+            msg = json.loads(line)
+            if msg.get("id") == ask_id and "method" not in msg:
+                actions.append(msg.get("result", {}).get("action", "error"))
+                break
+            if msg.get("method") == "notifications/cancelled" and msg["params"].get("requestId") == mid:
+                sys.stderr.write(f"bad server: cancelled after {len(actions)} answers\n")
+                return
+            queued.append(msg)
+    send({"jsonrpc": "2.0", "id": mid, "result": {"content": [
+        {"type": "text", "text": f"asked {len(actions)} times: {actions}"}]}})
+
+
+for msg in messages():
     method, mid = msg.get("method"), msg.get("id")
     if mid is None:
         continue
@@ -51,6 +94,11 @@ for line in sys.stdin:
     elif method == "tools/call" and MODE == "huge":
         text = "x" * (100 * 1024 * 1024)
         send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
+    elif method == "tools/call" and MODE == "oversized":
+        text = "x" * (17 * 1024 * 1024)
+        send({"result": {"content": [{"type": "text", "text": text}]}, "jsonrpc": "2.0", "id": mid})
+    elif method == "tools/call" and MODE == "elicit":
+        elicit_until_cancelled(mid)
     elif method == "tools/call" and MODE == "flood":
         token = msg["params"].get("_meta", {}).get("progressToken")
         message, sent, end = "p" * 4096, 0, time.monotonic() + 1.0

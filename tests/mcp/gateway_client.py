@@ -1,7 +1,8 @@
 """Drives `toolwire gateway` with the official Python SDK's client (mcp 2.x, pinned in
 requirements.txt), as a host would: the steps given in GATEWAY_STEPS (tool calls, with the
 progress they report; resource reads; a whole result read back page by page through
-read_result; a 2026-07-28 input-required round trip driven by hand, with a forged retry),
+read_result; a 2026-07-28 input-required round trip driven by hand, with a forged retry;
+calls asked about and left unanswered, and one answered too late),
 elicitations answered from GATEWAY_ANSWERS, one JSON line per step for the
 Rust test (crates/toolwire/tests/gateway.rs). The same step language as
 gateway_client.mjs, so the two SDKs are held to the same results.
@@ -9,6 +10,8 @@ gateway_client.mjs, so the two SDKs are held to the same results.
     venv/bin/python gateway_client.py TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
     GATEWAY_URL=http://127.0.0.1:PORT/mcp GATEWAY_TOKEN=... venv/bin/python gateway_client.py
         (--http, with the token of the gateway's data directory's gateway-token)
+
+GATEWAY_CLIENT_NAME names the client (default gateway-python-host).
 
 GATEWAY_MODE picks the revision: "auto" (the default: 2026-07-28, found by
 server/discover) or "legacy" (the 2025-11-25 initialize handshake).
@@ -70,7 +73,9 @@ async def main():
     client = Client(
         http_transport(url) if url else server,
         elicitation_callback=elicit if answers else None,
-        client_info=types.Implementation(name="gateway-python-host", version="1.0.0"),
+        client_info=types.Implementation(
+            name=os.environ.get("GATEWAY_CLIENT_NAME", "gateway-python-host"), version="1.0.0"
+        ),
         read_timeout_seconds=120,
         mode=os.environ.get("GATEWAY_MODE", "auto"),
     )
@@ -97,6 +102,8 @@ async def main():
                     await follow(client, step)
                 elif "forge" in step:
                     await forge(client, step)
+                elif "leave" in step:
+                    await leave(client, step)
                 else:
                     progress = []
 
@@ -140,6 +147,36 @@ async def forge(client, step):
         report["replayed"] = dump(again)
     except Exception as e:
         report["replayedError"] = str(e)
+    out(report)
+
+
+async def leave(client, step):
+    """step["leave"] calls of step["tool"] whose 2026-07-28 questions are left unanswered:
+    each first leg's result type, and the text of any that came back complete. With
+    step["retryAfter"] (seconds), the first call is then answered (step["answer"]) that
+    late: the retry's result or error."""
+    kinds, texts, states = [], [], []
+    for _ in range(step["leave"]):
+        first = await client.session.call_tool(step["tool"], step.get("args", {}), allow_input_required=True)
+        kind = dump(first).get("resultType", "complete")
+        kinds.append(kind)
+        if kind == "input_required":
+            keys = list((getattr(first, "input_requests", None) or {}).keys())
+            states.append((getattr(first, "request_state", None), keys))
+        else:
+            texts.append(text_of(first))
+    report = {"step": "leave", "kinds": kinds, "texts": texts}
+    if "retryAfter" in step and states:
+        await asyncio.sleep(step["retryAfter"])
+        state, keys = states[0]
+        answer = {key: step["answer"] for key in keys}
+        try:
+            late = await client.session.call_tool(
+                step["tool"], step.get("args", {}), input_responses=answer, request_state=state, allow_input_required=True
+            )
+            report["late"] = dump(late)
+        except Exception as e:  # the refusal the test wants
+            report["lateError"] = str(e)
     out(report)
 
 

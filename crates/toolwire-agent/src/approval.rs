@@ -222,7 +222,7 @@ async fn settle_once(
     };
     let denied = matches!(
         resolution,
-        Resolution::Deny { .. } | Resolution::Cancel { .. }
+        Resolution::Deny { .. } | Resolution::Cancel { .. } | Resolution::Refuse { .. }
     );
     let resolved = tokio::select! {
         biased;

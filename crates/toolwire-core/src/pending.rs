@@ -71,6 +71,15 @@ pub enum Resolution {
         /// Why, in the person's words.
         reason: Option<String>,
     },
+    /// Not run, and not by a person's decision: toolwire itself refused the call (e.g.
+    /// the gateway holds too many calls waiting for their host, or the host never came
+    /// back with the answer). The model is told so in toolwire's words, never as the
+    /// user's denial. Only toolwire makes it: it is never read from the wire.
+    #[serde(skip)]
+    Refuse {
+        /// Why, in toolwire's words; the model is told it.
+        reason: String,
+    },
 }
 
 impl Resolution {
@@ -82,6 +91,7 @@ impl Resolution {
             Resolution::Deny { .. } => Answered::Denied,
             Resolution::Answer { .. } => Answered::Answered,
             Resolution::Cancel { .. } => Answered::Cancelled,
+            Resolution::Refuse { .. } => Answered::Denied,
         }
     }
 }

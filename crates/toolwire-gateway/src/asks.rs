@@ -31,6 +31,10 @@ pub struct AskSettings {
     /// How long a call waits for a person's answer (through the host's retry or the
     /// web app) before it is refused.
     pub timeout: Duration,
+    /// How long a 2026-07-28 call that returned `input_required` waits for the host to
+    /// call again with the answer (never longer than `timeout`): a host that does not
+    /// come back must not hold its room among the waiting calls for long.
+    pub retry_wait: Duration,
 }
 
 impl Default for AskSettings {
@@ -38,12 +42,23 @@ impl Default for AskSettings {
         AskSettings {
             data_dir: None,
             timeout: DEFAULT_ASK_TIMEOUT,
+            retry_wait: DEFAULT_RETRY_WAIT,
         }
+    }
+}
+
+impl AskSettings {
+    /// How long a 2026-07-28 call waits for its host's retry.
+    pub(crate) fn rounds_timeout(&self) -> Duration {
+        self.timeout.min(self.retry_wait)
     }
 }
 
 /// How long a call waits for a person by default.
 pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long a 2026-07-28 call waits for its host's retry by default.
+pub const DEFAULT_RETRY_WAIT: Duration = Duration::from_secs(120);
 
 /// The file in the data directory where a running `toolwire serve` writes its URL.
 pub const SERVE_URL_FILE: &str = "serve.url";
@@ -235,11 +250,13 @@ impl HostAsks {
             Ok(Err(_)) => Resolution::Cancel {
                 reason: Some("the host stopped before it answered".to_owned()),
             },
-            Err(_) => Resolution::Deny {
-                reason: Some(format!(
-                    "no answer came from the host within {} s",
+            // The gateway's decision, not the person's: no answer came to decide on.
+            Err(_) => Resolution::Refuse {
+                reason: format!(
+                    "the host did not call again with the person's answer within {} s, so \
+                     the gateway stopped waiting for it",
                     self.timeout.as_secs()
-                )),
+                ),
             },
         }
     }

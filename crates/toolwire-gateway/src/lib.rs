@@ -36,7 +36,7 @@ use toolwire_agent::{CallScope, Host, Recorder, StoreBlobs};
 use toolwire_core::{ToolCall, new_id};
 use toolwire_store::BlobKey;
 
-pub use asks::{AskSettings, DEFAULT_ASK_TIMEOUT, SERVE_URL_FILE};
+pub use asks::{AskSettings, DEFAULT_ASK_TIMEOUT, DEFAULT_RETRY_WAIT, SERVE_URL_FILE};
 pub use http_gateway::{
     HTTP_TOKEN_FILE, HttpSettings, MIN_TOKEN_LEN, http_router, http_token, serve_http,
     serve_http_until,
@@ -366,7 +366,7 @@ impl Gateway {
                 let cancel = tokio_util::sync::CancellationToken::new();
                 let asks = Arc::new(asks::HostAsks::new(
                     asks::Via::Rounds(steps.clone()),
-                    timeout,
+                    self.shared.asks.rounds_timeout(),
                 ));
                 let mut running = Box::pin(host.call_cancellable(
                     &session,
@@ -392,6 +392,7 @@ impl Gateway {
                 });
                 let flight = rounds::Flight {
                     call,
+                    session: session.clone(),
                     name,
                     arguments: sent,
                     client: client_name(&context),

@@ -8,8 +8,11 @@
 //! The call itself keeps running in this process between the two requests, waiting for
 //! its answer: `requestState` is only a random handle to it, used once, and a retry must
 //! repeat the tool, the arguments and the client of the request it answers, so an answer
-//! cannot be moved onto another call. A call nobody answers is refused after the ask
-//! timeout, and its wait is forgotten.
+//! cannot be moved onto another call. A call whose host does not come back with the
+//! answer within the retry wait is refused, and its wait is forgotten. One session may
+//! keep only a few calls waiting, so a host that never answers fills its own room, not
+//! every host's; past it (or past the process's bound) a call is refused in the
+//! gateway's words, nobody asked.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -40,6 +43,9 @@ pub(crate) enum Step {
 /// A call running for a 2026-07-28 host, and what binds a retry to it.
 pub(crate) struct Flight {
     pub(crate) call: ToolCall,
+    /// The toolwire session of the host's connection (or, stateless, its client name):
+    /// whose room among the waiting calls this one takes.
+    pub(crate) session: String,
     /// The tool, the arguments and the client as the host sent them: a retry repeats them.
     pub(crate) name: String,
     pub(crate) arguments: Json,
@@ -65,21 +71,50 @@ pub(crate) struct Waits(Mutex<HashMap<String, Box<Waiting>>>);
 
 /// Most calls that wait for a retry at once; past it a call is refused (memory stays
 /// bounded whatever hosts do).
-const MAX_WAITING: usize = 256;
+const MAX_WAITING: usize = 1024;
+
+/// Most calls of one session that wait for a retry at once: past it, that session's
+/// next question is refused, and other sessions' are still asked.
+const MAX_WAITING_PER_SESSION: usize = 16;
 
 /// The key of the one input request the gateway sends.
 const INPUT_KEY: &str = "toolwire-ask";
 
 impl Waits {
-    /// Keeps `waiting` under `state`; gives it back when too many wait already.
-    fn park(&self, state: String, waiting: Box<Waiting>) -> Result<(), Box<Waiting>> {
+    /// Keeps `waiting` under `state`; gives it back, with the gateway's reason, when too
+    /// many calls of its session, or in all, wait already.
+    fn park(&self, state: String, waiting: Box<Waiting>) -> Result<(), (Box<Waiting>, String)> {
         let Ok(mut all) = self.0.lock() else {
-            return Err(waiting);
+            return Err((
+                waiting,
+                "the gateway's list of waiting calls is broken".to_owned(),
+            ));
         };
         // A wait whose call timed out (its answer's receiver is gone) is over.
         all.retain(|_, w| !w.answer.is_closed());
+        let session = &waiting.flight.session;
+        let of_session = all
+            .values()
+            .filter(|w| &w.flight.session == session)
+            .count();
+        if of_session >= MAX_WAITING_PER_SESSION {
+            return Err((
+                waiting,
+                format!(
+                    "nobody was asked, as {MAX_WAITING_PER_SESSION} calls of this session \
+                     already wait for the host's answer, the most the gateway keeps for one \
+                     session; answer or cancel those first"
+                ),
+            ));
+        }
         if all.len() >= MAX_WAITING {
-            return Err(waiting);
+            return Err((
+                waiting,
+                format!(
+                    "nobody was asked, as {MAX_WAITING} calls already wait for their hosts' \
+                     answers, the most the gateway keeps"
+                ),
+            ));
         }
         all.insert(state, waiting);
         Ok(())
@@ -172,12 +207,8 @@ impl Gateway {
                             let asked = InputRequiredResult::new(Some(requests), Some(state));
                             return Ok(CallToolResponse::InputRequired(asked));
                         }
-                        Err(back) => {
-                            let _ = back.answer.send(Resolution::Deny {
-                                reason: Some(format!(
-                                    "{MAX_WAITING} calls already wait for their host's answer"
-                                )),
-                            });
+                        Err((back, reason)) => {
+                            let _ = back.answer.send(Resolution::Refuse { reason });
                             flight = back.flight;
                         }
                     }
@@ -208,7 +239,8 @@ impl Gateway {
             || flight.arguments != *arguments
             || flight.client != client_name(context)
         {
-            // The call waits on for the retry that is its own; this one is refused.
+            // The call waits on for the retry that is its own (its room was its own a
+            // moment ago); this one is refused.
             let _ = self.shared.waits.park(state.to_owned(), waiting);
             return Err(ErrorData::invalid_params(
                 "this requestState belongs to another call: a retry must repeat the tool \
@@ -231,5 +263,70 @@ impl Gateway {
         // A call that timed out meanwhile was refused already; its result still comes.
         let _ = waiting.answer.send(resolution);
         self.fly(waiting.flight, context).await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// A call of `session` waiting for its host's retry, and the receiver its call
+    /// holds for the answer (dropped when the call stops waiting).
+    fn waiting(session: &str) -> (Box<Waiting>, oneshot::Receiver<Resolution>) {
+        let (_steps_in, steps) = mpsc::channel(1);
+        let (_latest, progress) = tokio::sync::watch::channel(None);
+        let (answer, answered) = oneshot::channel();
+        let flight = Flight {
+            call: ToolCall::new("call_1", "ev__echo", json!({})),
+            session: session.to_owned(),
+            name: "ev__echo".to_owned(),
+            arguments: json!({}),
+            client: "host".to_owned(),
+            steps,
+            progress,
+            cancel: CancellationToken::new(),
+        };
+        let waiting = Box::new(Waiting {
+            flight,
+            answer,
+            question: false,
+        });
+        (waiting, answered)
+    }
+
+    /// One session's calls left unanswered fill that session's room, not the others':
+    /// its next is refused in the gateway's words, another session's is kept, and a call
+    /// that stopped waiting frees its room.
+    #[test]
+    fn one_session_fills_only_its_own_room() {
+        let waits = Waits::default();
+        let mut calls = Vec::new();
+        for n in 0..MAX_WAITING_PER_SESSION {
+            let (w, answered) = waiting("flood");
+            calls.push(answered);
+            assert!(waits.park(format!("flood-{n}"), w).is_ok(), "{n}");
+        }
+        let (w, _over) = waiting("flood");
+        let Err((_, reason)) = waits.park("flood-over".to_owned(), w) else {
+            panic!("a 17th call of one session was kept");
+        };
+        assert_eq!(
+            reason,
+            "nobody was asked, as 16 calls of this session already wait for the host's \
+             answer, the most the gateway keeps for one session; answer or cancel those first"
+        );
+        let (w, _calm) = waiting("calm");
+        assert!(waits.park("calm-0".to_owned(), w).is_ok());
+        // A call that stopped waiting (refused at its retry wait) frees its room.
+        drop(calls.pop());
+        let (w, _again) = waiting("flood");
+        assert!(waits.park("flood-again".to_owned(), w).is_ok());
+        assert!(waits.take("flood-again").is_some());
+        assert!(
+            waits
+                .take(&format!("flood-{}", MAX_WAITING_PER_SESSION - 1))
+                .is_none()
+        );
     }
 }

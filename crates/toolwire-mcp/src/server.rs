@@ -34,8 +34,9 @@ pub struct Limits {
     pub first_backoff: Duration,
     /// The longest wait between restarts, however many failures in a row.
     pub max_backoff: Duration,
-    /// Questions one call may ask a person (2026-07-28 `input_required` rounds) before
-    /// toolwire ends it: a server that asks again whatever the answer must not loop.
+    /// Questions one call may ask a person (2026-07-28 `input_required` rounds, or
+    /// 2025-11-25 `elicitation/create` requests during the call) before toolwire ends it:
+    /// a server that asks again whatever the answer must not loop.
     pub max_input_rounds: u32,
 }
 

@@ -56,6 +56,11 @@ pub(crate) struct Lines<Role: ServiceRole, P, R: AsyncRead, W: AsyncWrite> {
     line: Vec<u8>,
     /// Set once a line longer than the limit was dropped, until its end is seen.
     discarding: bool,
+    /// What is known of the line being dropped: its size and whom it answers.
+    skim: Skim,
+    /// A line dropped whole, once its end was seen: said to the peer's request it
+    /// answered, so the request ends at once instead of at its timeout.
+    dropped: Option<Skim>,
     /// rmcp's transport: it parses every line the fast path does not take, read from
     /// `feed`. What it writes itself (its answer to a message it could not read) lands
     /// in `captured` and is passed on to `write`.
@@ -107,6 +112,8 @@ where
             read: BufReader::new(read),
             line: Vec::new(),
             discarding: false,
+            skim: Skim::default(),
+            dropped: None,
             rmcp: AsyncRwTransport::new(feed.clone(), captured.clone()),
             feed,
             captured,
@@ -127,7 +134,8 @@ where
     }
 
     /// The next whole line into `self.line`, at most [`DEFAULT_MAX_LINE_LENGTH`] bytes (a
-    /// longer one is dropped, as rmcp drops it). False at the end of the stream.
+    /// longer one is dropped, as rmcp drops it, and noted in `self.dropped` once its end
+    /// is read: true with `self.line` empty). False at the end of the stream.
     /// Cancellation-safe: a partial line stays in `self.line` for the next call.
     async fn read_line(&mut self) -> std::io::Result<bool> {
         loop {
@@ -139,19 +147,27 @@ where
             let take = newline.map_or(available.len(), |at| at + 1);
             let was_discarding = self.discarding;
             if self.discarding {
+                self.skim.feed(&available[..take]);
                 self.discarding = newline.is_none();
             } else if self.line.len().saturating_add(take) > DEFAULT_MAX_LINE_LENGTH {
+                // Read on to its end without keeping it, only to learn its size and id.
+                self.skim = Skim::default();
+                self.skim.feed(&self.line);
+                self.skim.feed(&available[..take]);
                 self.line.clear();
                 self.discarding = newline.is_none();
             } else {
                 self.line.extend_from_slice(&available[..take]);
             }
+            let dropped_whole = newline.is_some() && (was_discarding || self.skim.bytes > 0);
             self.read.consume(take);
-            if newline.is_some() && !was_discarding && !self.line.is_empty() {
+            if dropped_whole {
+                self.line.clear();
+                self.dropped = Some(std::mem::take(&mut self.skim));
                 return Ok(true);
             }
-            if newline.is_some() && was_discarding {
-                self.line.clear();
+            if newline.is_some() && !self.line.is_empty() {
+                return Ok(true);
             }
         }
     }
@@ -363,6 +379,14 @@ where
                 // connection's error says the peer stopped.
                 Ok(false) | Err(_) => return None,
             }
+            if let Some(dropped) = self.dropped.take() {
+                // An answer too long to read still ends its request, saying why; any
+                // other line too long (a request, a notification) is dropped as before.
+                if let Some(message) = dropped.as_error() {
+                    return Some(message);
+                }
+                continue;
+            }
             if let Some(message) = self.fast.read(trimmed(&self.line)) {
                 self.line.clear();
                 return Some(message);
@@ -404,6 +428,172 @@ where
         }
         Ok(())
     }
+}
+
+/// The key of the `data` of the error that stands for an answer too long to read:
+/// `{"bytes": N, "limit": L}`, the answer's size and the limit, in bytes.
+pub(crate) const DROPPED_KEY: &str = "toolwire/dropped";
+
+/// What is learnt of a line too long to keep, read byte by byte as it is dropped: its
+/// size, and the `id` of the top-level object unless it has a `method` (then it is a
+/// request or a notification, not an answer). Nothing of it is kept but the id.
+#[derive(Debug, Default)]
+struct Skim {
+    /// Bytes read, the newline included.
+    bytes: usize,
+    /// Nesting: 1 inside the top-level object.
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    part: Part,
+    /// The key being read at depth 1 (only the first bytes: `id` and `method` are short).
+    key: Vec<u8>,
+    /// The value of `id` as read so far, when the key read is `id`.
+    value: Option<Vec<u8>>,
+    id: Option<Vec<u8>>,
+    method: bool,
+}
+
+/// Where a [`Skim`] is in the top-level object.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Before a key (or the object's end).
+    #[default]
+    Key,
+    /// Inside a key's string.
+    InKey,
+    /// After a key, before its colon.
+    Colon,
+    /// Inside a value.
+    Value,
+}
+
+/// Longest `id` value kept (a longer one is no id toolwire sent).
+const MAX_ID: usize = 256;
+
+impl Skim {
+    fn feed(&mut self, bytes: &[u8]) {
+        self.bytes = self.bytes.saturating_add(bytes.len());
+        for &b in bytes {
+            self.byte(b);
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        let top = self.depth == 1;
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if top && self.part == Part::InKey {
+                    self.part = Part::Colon;
+                    return;
+                }
+            }
+            if top && self.part == Part::InKey {
+                if self.key.len() < 8 {
+                    self.key.push(b);
+                }
+            } else {
+                self.keep(b);
+            }
+            return;
+        }
+        match b {
+            b'"' if top && self.part == Part::Key => {
+                self.in_string = true;
+                self.part = Part::InKey;
+                self.key.clear();
+            }
+            b':' if top && self.part == Part::Colon => {
+                self.part = Part::Value;
+                match self.key.as_slice() {
+                    b"id" => self.value = Some(Vec::new()),
+                    b"method" => self.method = true,
+                    _ => {}
+                }
+            }
+            b',' if top && self.part == Part::Value => self.end_value(),
+            b'}' | b']' if top => {
+                if self.part == Part::Value {
+                    self.end_value();
+                }
+                self.depth = 0;
+            }
+            b'{' | b'[' => {
+                self.keep(b);
+                self.depth = self.depth.saturating_add(1);
+            }
+            b'}' | b']' => {
+                self.keep(b);
+                self.depth = self.depth.saturating_sub(1);
+            }
+            b'"' => {
+                self.keep(b);
+                self.in_string = true;
+            }
+            _ => self.keep(b),
+        }
+    }
+
+    /// Keeps `b` when it is part of the `id`'s value.
+    fn keep(&mut self, b: u8) {
+        if self.depth >= 1
+            && let Some(value) = &mut self.value
+        {
+            if value.len() < MAX_ID {
+                value.push(b);
+            } else {
+                // Not an id toolwire would have sent: no answer is made up for it.
+                self.value = None;
+            }
+        }
+    }
+
+    fn end_value(&mut self) {
+        if let Some(value) = self.value.take() {
+            self.id = Some(value);
+        }
+        self.part = Part::Key;
+    }
+
+    /// The error that ends the request this line answered, when it was an answer.
+    fn as_error<Req, Resp, Not>(&self) -> Option<JsonRpcMessage<Req, Resp, Not>> {
+        if self.method {
+            return None;
+        }
+        let id: RequestId = serde_json::from_slice(self.id.as_deref()?).ok()?;
+        // The newline is not part of the message.
+        let bytes = self.bytes.saturating_sub(1);
+        let error = rmcp::model::ErrorData::internal_error(
+            format!(
+                "the answer was {}, over the {} limit of one message, so it was dropped unread",
+                mib(bytes),
+                mib(DEFAULT_MAX_LINE_LENGTH)
+            ),
+            Some(
+                serde_json::json!({DROPPED_KEY: {"bytes": bytes, "limit": DEFAULT_MAX_LINE_LENGTH}}),
+            ),
+        );
+        Some(JsonRpcMessage::Error(rmcp::model::JsonRpcError::new(
+            Some(id),
+            error,
+        )))
+    }
+}
+
+/// `bytes` in MiB: a whole number as it is (16 MiB), else to a tenth, rounded down
+/// (17.3 MiB).
+pub(crate) fn mib(bytes: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    if bytes.is_multiple_of(MIB) {
+        return format!("{} MiB", bytes / MIB);
+    }
+    let tenths = bytes.saturating_mul(10) / MIB;
+    format!("{}.{} MiB", tenths / 10, tenths % 10)
 }
 
 /// Writes one whole line (or lines) to the pipe and flushes it, as rmcp's own writer
@@ -792,6 +982,55 @@ mod tests {
         let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(answer["error"]["code"], -32600, "{answer}");
         assert_eq!(answer["id"], serde_json::Value::Null, "{answer}");
+    }
+
+    /// What is learnt of a dropped line: the top-level `id` wherever it stands, through
+    /// strings holding braces, quotes and escapes, and nothing for a request or a
+    /// notification (they have a `method`), a nested `id`, or no object at all.
+    #[test]
+    fn a_dropped_answer_is_known_by_its_top_level_id() {
+        let id_of = |line: &str| {
+            let mut skim = Skim::default();
+            skim.feed(line.as_bytes());
+            let message: Option<RxJsonRpcMessage<RoleClient>> = skim.as_error();
+            match message {
+                Some(JsonRpcMessage::Error(e)) => Some(e.id.unwrap()),
+                _ => None,
+            }
+        };
+        // A string that holds what would end the object, a key, a brace and a backslash.
+        let tricky = serde_json::to_string("a \"}, \"id\": 9, {[ \\").unwrap();
+        for (line, id) in [
+            (
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#,
+                Some(RequestId::Number(7)),
+            ),
+            (
+                &format!(r#"{{"result":{{"text":{tricky},"id":3}},"jsonrpc":"2.0","id":"s-1"}}"#),
+                Some(RequestId::String("s-1".into())),
+            ),
+            (
+                r#" { "id" : 12 , "error": {"code": 1, "message": "}"}}"#,
+                Some(RequestId::Number(12)),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{}}"#,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":5}}"#,
+                None,
+            ),
+            (r#"{"result":{"id":6}}"#, None),
+            (r#"{"id":{"not":"an id"},"result":1}"#, None),
+            ("[1, 2]", None),
+            ("not json", None),
+        ] {
+            assert_eq!(id_of(line), id, "{line}");
+        }
+        assert_eq!(mib(16 * 1024 * 1024), "16 MiB");
+        assert_eq!(mib(17 * 1024 * 1024 + 1), "17.0 MiB");
+        assert_eq!(mib(100 * 1000 * 1000), "95.3 MiB");
     }
 
     /// A line past the limit is dropped without being kept whole, and the next one read.

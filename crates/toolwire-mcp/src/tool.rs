@@ -51,7 +51,8 @@ impl Parked {
 }
 
 /// How many times a person was asked for input in each call of a server's tools
-/// (Multi Round-Trip Requests), by call id. Bounded: calls a restart or a lost answer
+/// (2026-07-28 `input_required` rounds and 2025-11-25 `elicitation/create` requests
+/// alike), by call id. Bounded: calls a restart or a lost answer
 /// left behind are forgotten oldest first.
 #[derive(Default)]
 pub(crate) struct Rounds {
@@ -85,11 +86,21 @@ impl Rounds {
     }
 }
 
-/// The error that ends a call whose question the person declined or dismissed.
+/// The error that ends a call whose question the person declined or dismissed, or
+/// toolwire refused to ask.
 fn ended_by_person(resolution: &Resolution) -> Option<ToolError> {
     let (what, code, reason) = match resolution {
         Resolution::Deny { reason } => ("declined", "denied", reason),
         Resolution::Cancel { reason } => ("cancelled", "cancelled", reason),
+        Resolution::Refuse { reason } => {
+            return Some(ToolError::Failed {
+                message: format!(
+                    "toolwire refused the MCP server's question, so the call ended: {reason}."
+                ),
+                code: Some("denied".to_owned()),
+                details: None,
+            });
+        }
         _ => return None,
     };
     let why = reason
@@ -240,10 +251,31 @@ impl McpTool {
     }
 
     /// Waits for the call's answer (a task's, once it became one), a question from the
-    /// server, or a cancel; returns the `CallToolResult` as received.
+    /// server, or a cancel; returns the `CallToolResult` as received. The call's count of
+    /// questions is forgotten once it no longer asks.
     async fn drive(
         server: Arc<McpServer>,
         parked: Arc<Parked>,
+        rounds: &Rounds,
+        live: LiveCall,
+        ctx: &ToolContext,
+    ) -> Result<Json, ToolError> {
+        let ran = McpTool::drive_once(server, parked, rounds, live, ctx).await;
+        let asks = match &ran {
+            Err(ToolError::Suspend { .. }) => true,
+            Ok(received) => received["resultType"] == "input_required",
+            Err(_) => false,
+        };
+        if !asks {
+            rounds.forget(&ctx.call_id);
+        }
+        ran
+    }
+
+    async fn drive_once(
+        server: Arc<McpServer>,
+        parked: Arc<Parked>,
+        rounds: &Rounds,
         mut live: LiveCall,
         ctx: &ToolContext,
     ) -> Result<Json, ToolError> {
@@ -311,6 +343,19 @@ impl McpTool {
                     return done;
                 }
                 Some(ask) = live.asks.recv() => {
+                    // A 2025-11-25 server's question counts as a round, as a 2026-07-28
+                    // one's does: one that asks again whatever the answer must not reach
+                    // the person without end.
+                    let max = server.limits().max_input_rounds;
+                    if rounds.next(&ctx.call_id) > max {
+                        // Declined unasked; dropping the call cancels it at the server.
+                        let _ = ask.reply.send(ElicitResult::new(ElicitationAction::Decline));
+                        return Err(kept_asking(format!(
+                            "{max} questions were put to the person in this call and it asked \
+                             again, so toolwire declined that one without asking anyone and \
+                             stopped the call"
+                        )));
+                    }
                     let suspension = ask_suspension(&ask.params);
                     live.form = suspension.input_schema.clone();
                     live.reply = Some(ask.reply);
@@ -373,7 +418,7 @@ impl McpTool {
 /// plain-text answer (a terminal's) fills a one-field form, typed as the field says.
 fn elicit_response(resolution: &Resolution, content: Option<Json>, schema: Option<&Json>) -> Json {
     match resolution {
-        Resolution::Deny { .. } => return json!({"action": "decline"}),
+        Resolution::Deny { .. } | Resolution::Refuse { .. } => return json!({"action": "decline"}),
         Resolution::Cancel { .. } => return json!({"action": "cancel"}),
         _ => {}
     }
@@ -481,11 +526,46 @@ fn refused_as_not_a_task(result: &Json) -> bool {
             .is_some_and(|t| t.contains("-32601") && t.contains("requires task augmentation"))
 }
 
+/// The error of a call stopped because its server kept asking for input (`what` says
+/// how it went).
+fn kept_asking(what: String) -> ToolError {
+    ToolError::Failed {
+        message: format!(
+            "the MCP server kept asking for input: {what} (TOOLWIRE_MCP_MAX_INPUT_ROUNDS \
+             raises the limit)"
+        ),
+        code: Some("too_many_rounds".to_owned()),
+        details: None,
+    }
+}
+
+/// The limit an HTTP answer passed, when `why` (rmcp's error, made readable) says its
+/// body was too large: rmcp stops reading there, so its size is not known.
+fn http_too_large(why: &str) -> Option<usize> {
+    let (_, rest) = why.split_once("HTTP response body exceeded the maximum size of ")?;
+    rest.split(' ').next()?.parse().ok()
+}
+
+/// The code of a call whose result was too long to read.
+const RESULT_TOO_LARGE: &str = "result_too_large";
+
 fn unavailable(e: crate::server::ServerError) -> ToolError {
     ToolError::with_code(ErrorCode::Unavailable.as_str(), e.to_string())
 }
 
 fn died(server: &McpServer, conn: &Connection) -> ToolError {
+    if matches!(
+        server.config().transport,
+        crate::config::Transport::Http { .. }
+    ) {
+        // No process of toolwire's ended: rmcp closed the HTTP connection (a broken
+        // stream, or an SSE event over its 16 MiB limit) without saying why to the call.
+        return unavailable(
+            server.error(
+                "the connection to the server closed before its answer to the call was read",
+            ),
+        );
+    }
     let tail = conn.stderr_tail();
     let mut why = "the server exited before answering the call".to_owned();
     if !tail.is_empty() {
@@ -497,14 +577,53 @@ fn died(server: &McpServer, conn: &Connection) -> ToolError {
 
 fn call_error(server: &McpServer, conn: &Connection, e: &ServiceError) -> ToolError {
     match e {
-        ServiceError::McpError(data) => ToolError::Failed {
-            message: format!("the MCP server answered with an error: {}", data.message),
-            code: Some("mcp_error".to_owned()),
-            details: serde_json::to_value(data).ok(),
-        },
+        ServiceError::McpError(data) => {
+            too_large(server, data).unwrap_or_else(|| ToolError::Failed {
+                message: format!("the MCP server answered with an error: {}", data.message),
+                code: Some("mcp_error".to_owned()),
+                details: serde_json::to_value(data).ok(),
+            })
+        }
         ServiceError::TransportClosed => died(server, conn),
-        other => unavailable(server.error(crate::readable::readable(other))),
+        other => {
+            let why = crate::readable::readable(other);
+            match http_too_large(&why) {
+                Some(limit) => ToolError::with_code(
+                    RESULT_TOO_LARGE,
+                    format!(
+                        "MCP server {:?}'s result was over the {} limit of one message, so \
+                         toolwire dropped it unread; ask the tool for less (a smaller page, \
+                         a narrower query)",
+                        server.name(),
+                        crate::stdio::mib(limit)
+                    ),
+                ),
+                None => unavailable(server.error(why)),
+            }
+        }
     }
+}
+
+/// The error of a call whose answer toolwire's transport dropped as too long to read
+/// (its stand-in error carries the sizes), saying so; `None` for a server's own error.
+fn too_large(server: &McpServer, data: &rmcp::model::ErrorData) -> Option<ToolError> {
+    let dropped = data.data.as_ref()?.get(crate::stdio::DROPPED_KEY)?;
+    let size = |key: &str| {
+        dropped[key]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0)
+    };
+    Some(ToolError::with_code(
+        RESULT_TOO_LARGE,
+        format!(
+            "MCP server {:?}'s result was {}, over the {} limit of one message, so toolwire \
+             dropped it unread; ask the tool for less (a smaller page, a narrower query)",
+            server.name(),
+            crate::stdio::mib(size("bytes")),
+            crate::stdio::mib(size("limit"))
+        ),
+    ))
 }
 
 /// What a finished `tools/call` comes to, typed: a result (with the tool's MCP App as a
@@ -602,6 +721,7 @@ impl Tool for McpTool {
     ) -> BoxFuture<'static, Result<Output, ToolError>> {
         let server = Arc::clone(&self.server);
         let parked = Arc::clone(&self.parked);
+        let rounds = Arc::clone(&self.rounds);
         let app_uri = self.app_uri.clone();
         let call = CallRef::new(&ctx.call_id, &self.schema.name);
         let remote = Arc::clone(&self.remote);
@@ -615,7 +735,14 @@ impl Tool for McpTool {
             // Built again for the rare retry as a task, rather than cloned for every call.
             let first = params(&remote)?;
             let live = McpTool::start(&server, first, task_required, ctx.clone()).await?;
-            let ran = McpTool::drive(Arc::clone(&server), Arc::clone(&parked), live, &ctx).await;
+            let ran = McpTool::drive(
+                Arc::clone(&server),
+                Arc::clone(&parked),
+                &rounds,
+                live,
+                &ctx,
+            )
+            .await;
             let received = match ran {
                 // rmcp's tool model drops `execution`, so a tool that runs only as a task
                 // is often known as one by this refusal; it is called again as a task.
@@ -627,7 +754,7 @@ impl Tool for McpTool {
                 Some(received) => received,
                 None => {
                     let live = McpTool::start(&server, params(&remote)?, true, ctx.clone()).await?;
-                    McpTool::drive(Arc::clone(&server), parked, live, &ctx).await?
+                    McpTool::drive(Arc::clone(&server), parked, &rounds, live, &ctx).await?
                 }
             };
             outcome(&server, &call, app_uri.as_deref(), received, &ctx).await
@@ -653,6 +780,7 @@ impl Tool for McpTool {
     ) -> Option<BoxFuture<'static, Result<Output, ToolError>>> {
         let server = Arc::clone(&self.server);
         let parked = Arc::clone(&self.parked);
+        let rounds = Arc::clone(&self.rounds);
         let app_uri = self.app_uri.clone();
         let call = CallRef::new(&ctx.call_id, &self.schema.name);
         let state = resume.state.unwrap_or(Json::Null);
@@ -682,7 +810,8 @@ impl Tool for McpTool {
                     let _ = tx.send(reply);
                 }
                 live.conn.router.rebind(&live.registration, ctx.clone());
-                let received = McpTool::drive(Arc::clone(&server), parked, live, &ctx).await?;
+                let received =
+                    McpTool::drive(Arc::clone(&server), parked, &rounds, live, &ctx).await?;
                 outcome(&server, &call, app_uri.as_deref(), received, &ctx).await
             }));
         }
@@ -698,28 +827,19 @@ impl Tool for McpTool {
             if round > max {
                 self.rounds.forget(&ctx.call_id);
                 return Some(Box::pin(async move {
-                    Err(ToolError::Failed {
-                        message: format!(
-                            "the MCP server kept asking for input: {max} answers were given \
-                             and it asked again, so toolwire stopped the call \
-                             (TOOLWIRE_MCP_MAX_INPUT_ROUNDS raises the limit)"
-                        ),
-                        code: Some("too_many_rounds".to_owned()),
-                        details: None,
-                    })
+                    Err(kept_asking(format!(
+                        "{max} answers were given and it asked again, so toolwire stopped the \
+                         call"
+                    )))
                 }));
             }
             // The call again, with the answers.
             let params = self.retry_params(&input, &state, &resume.resolution);
             let task_required = self.task_required;
-            let rounds = Arc::clone(&self.rounds);
             return Some(Box::pin(async move {
                 let live = McpTool::start(&server, params?, task_required, ctx.clone()).await?;
-                let ran = McpTool::drive(Arc::clone(&server), parked, live, &ctx).await;
-                // Anything but another question ends the count.
-                if !matches!(&ran, Ok(r) if r["resultType"] == "input_required") {
-                    rounds.forget(&ctx.call_id);
-                }
+                // Anything but another question ends the count (`drive` forgets it).
+                let ran = McpTool::drive(Arc::clone(&server), parked, &rounds, live, &ctx).await;
                 outcome(&server, &call, app_uri.as_deref(), ran?, &ctx).await
             }));
         }

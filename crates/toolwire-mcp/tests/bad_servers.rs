@@ -1,6 +1,7 @@
 //! Servers that misbehave give a clear error within the timeout and leave the rest
 //! usable: a command that does not exist, garbage on stdout, an exit mid-call, a 100 MB
-//! result. (A server that never answers is in in_process.rs.)
+//! result, a server that asks after every answer. (A server that never answers is in
+//! in_process.rs.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use toolwire_core::{ErrorCode, Status};
 use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{Executor, Scope, ToolCall};
+use toolwire_runtime::{Executor, Resolution, Scope, ToolCall};
 
 fn bad(mode: &str) -> ServerConfig {
     let script = support::peers::peers_dir().join("bad_server.py");
@@ -33,6 +34,19 @@ fn limits() -> Limits {
 
 async fn executor(config: ServerConfig) -> Executor {
     support::executor(vec![config], limits()).await.0
+}
+
+/// A call's timeout far above the time a large answer takes to read, even on a loaded
+/// machine: a call that ends well before it was not waiting for it.
+const LONG_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An executor whose calls wait [`LONG_TIMEOUT`].
+async fn patient_executor(config: ServerConfig) -> Executor {
+    let limits = Limits {
+        call_timeout: LONG_TIMEOUT,
+        ..limits()
+    };
+    support::executor(vec![config], limits).await.0
 }
 
 #[tokio::test]
@@ -91,31 +105,159 @@ async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
     assert_eq!(ok.status, Status::Success, "{ok:?}");
 }
 
+/// A result over the 16 MiB limit of one message is dropped unread, and its call hears
+/// so at once (not at its timeout, as if the server had not answered): 100 MB, and
+/// 17 MiB with its id after the result (the key order of the TypeScript SDK). The
+/// connection goes on.
 #[tokio::test]
-async fn a_100_mb_result_is_refused_within_the_timeout() {
-    let ex = executor(bad("huge")).await;
+async fn a_result_over_16_mib_is_refused_at_once_saying_its_size() {
+    for (mode, size) in [("huge", "100.0 MiB"), ("oversized", "17.0 MiB")] {
+        let ex = patient_executor(bad(mode)).await;
+        let scope = Scope::new("s");
+        let started = Instant::now();
+        let r = ex
+            .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
+            .await;
+        let elapsed = started.elapsed();
+        assert_eq!(r.status, Status::Error, "{mode}: {:?}", r.status);
+        assert_eq!(
+            r.error_code(),
+            Some(ErrorCode::Other("result_too_large".into()))
+        );
+        let message = &r.error.as_ref().unwrap().message;
+        assert_eq!(
+            *message,
+            format!(
+                "MCP server \"bad\"'s result was {size}, over the 16 MiB limit of one message, \
+                 so toolwire dropped it unread; ask the tool for less (a smaller page, a \
+                 narrower query)"
+            ),
+        );
+        assert!(elapsed < LONG_TIMEOUT / 2, "{mode}: {elapsed:?}");
+        let ok = ex
+            .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
+            .await;
+        assert_eq!(ok.output[0].as_text().unwrap().content, "fine", "{mode}");
+    }
+}
+
+/// Over streamable HTTP too, a result over 16 MiB ends its call at once (not at its
+/// timeout): as the POST's JSON body, saying so; as one event of its SSE stream, rmcp
+/// ends the connection, and the call says the connection closed, not that a server
+/// exited (tests/mcp/bad_http_server.py).
+#[tokio::test]
+async fn a_result_over_16_mib_over_http_is_refused_at_once() {
+    for mode in ["json", "sse"] {
+        let port = support::peers::free_port();
+        let script = support::peers::peers_dir().join("bad_http_server.py");
+        let server = support::peers::Child(
+            std::process::Command::new("python3")
+                .arg(&script)
+                .arg(port.to_string())
+                .arg(mode)
+                .spawn()
+                .unwrap(),
+        );
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let config = support::trusted(ServerConfig::new(
+            "bad",
+            Transport::Http {
+                url: format!("http://127.0.0.1:{port}/mcp"),
+                headers: Default::default(),
+            },
+        ));
+        let ex = patient_executor(config).await;
+        let scope = Scope::new("s");
+        let started = Instant::now();
+        let r = ex
+            .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
+            .await;
+        let elapsed = started.elapsed();
+        assert_eq!(r.status, Status::Error, "{mode}: {r:?}");
+        let message = &r.error.as_ref().unwrap().message;
+        if mode == "json" {
+            // rmcp stops reading the body at its limit: the size is not known.
+            assert_eq!(
+                r.error_code(),
+                Some(ErrorCode::Other("result_too_large".into()))
+            );
+            assert_eq!(
+                *message,
+                "MCP server \"bad\"'s result was over the 16 MiB limit of one message, so \
+                 toolwire dropped it unread; ask the tool for less (a smaller page, a narrower \
+                 query)"
+            );
+        } else {
+            // rmcp ends the connection on an SSE event over its limit, and tells the call
+            // only that it closed; no process exited.
+            assert_eq!(r.error_code(), Some(ErrorCode::Unavailable), "{message}");
+            assert!(
+                message.ends_with(
+                    "the connection to the server closed before its answer to the call was read"
+                ),
+                "{message}"
+            );
+        }
+        assert!(elapsed < LONG_TIMEOUT / 2, "{mode}: {elapsed:?}");
+        let ok = ex
+            .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
+            .await;
+        assert_eq!(
+            ok.output[0].as_text().unwrap().content,
+            "fine",
+            "{mode}: {ok:?}"
+        );
+        drop(server);
+    }
+}
+
+/// A 2025-11-25 server that asks again after every answer (here declines) reaches the
+/// person at most `max_input_rounds` times in one call: the next question is declined
+/// without asking anyone and the call stopped, saying so; the server hears the cancel.
+#[tokio::test]
+async fn a_server_that_asks_after_every_decline_is_stopped_at_the_limit() {
+    let ex = executor(bad("elicit")).await;
     let scope = Scope::new("s");
-    let started = Instant::now();
-    let r = ex
+    let mut r = ex
         .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
         .await;
-    assert_eq!(r.status, Status::Error, "{:?}", r.status);
-    assert_eq!(r.error_code(), Some(ErrorCode::Timeout));
-    // The timeout names the server and what did not answer.
-    let message = &r.error.as_ref().unwrap().message;
-    assert!(
-        message.contains("MCP server \"bad\" did not answer the call within 5 s"),
-        "{message}"
+    let mut asked = 0u32;
+    while let Some(s) = r.suspension.clone() {
+        asked += 1;
+        assert_eq!(s.prompt, format!("Question {asked}?"));
+        assert!(asked <= 40, "not capped");
+        r = ex
+            .resolve(&s.id, Resolution::Deny { reason: None })
+            .await
+            .unwrap();
+    }
+    assert_eq!(asked, Limits::default().max_input_rounds, "{r:?}");
+    assert_eq!(r.status, Status::Error, "{r:?}");
+    let error = r.error.unwrap();
+    assert_eq!(error.code.as_deref(), Some("too_many_rounds"));
+    assert_eq!(
+        error.message,
+        "the MCP server kept asking for input: 16 questions were put to the person in this \
+         call and it asked again, so toolwire declined that one without asking anyone and \
+         stopped the call (TOOLWIRE_MCP_MAX_INPUT_ROUNDS raises the limit)"
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
-    );
+    // The connection is fine, and the next call asks from the start again.
     let ok = ex
         .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
         .await;
     assert_eq!(ok.output[0].as_text().unwrap().content, "fine");
+    let again = ex
+        .execute(&scope, ToolCall::new("c3", "bad__work", json!({})))
+        .await;
+    assert_eq!(
+        again.suspension.map(|s| s.prompt).as_deref(),
+        Some("Question 1?")
+    );
 }
 
 /// An HTTP endpoint that refuses (403) reads as the refusal, not as rmcp's type names.

@@ -58,7 +58,7 @@ impl Tool for TwoRounds {
                 .to_owned();
             let answer = match resume.resolution {
                 Resolution::Answer { value } => value,
-                Resolution::Deny { .. } | Resolution::Cancel { .. } => {
+                Resolution::Deny { .. } | Resolution::Cancel { .. } | Resolution::Refuse { .. } => {
                     return Err(ToolError::failed("the user declined"));
                 }
                 Resolution::Approve => return Err(ToolError::failed("an answer was expected")),

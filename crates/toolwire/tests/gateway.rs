@@ -227,6 +227,51 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
     assert_eq!(declined["isError"], true, "{declined}");
 }
 
+/// A server's result over the 16 MiB limit of one message reaches the host through the
+/// gateway at once, as an error result that says how large it was, not as a call that
+/// waits for its timeout and then reads as a server that did not answer.
+#[test]
+fn a_result_over_16_mib_reaches_the_host_at_once_as_too_large() {
+    if support::peers::peer("gateway_client.mjs").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let script = support::peers::peers_dir().join("bad_server.py");
+    let config = json!({"mcpServers": {"bad": {
+        "command": "python3",
+        "args": [script, "oversized"],
+        "approval": "never",
+    }}});
+    let path = work.path().join("mcp.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let steps = json!([{"tool": "bad__work"}, {"tool": "bad__fine"}]);
+    let started = std::time::Instant::now();
+    let got = drive(
+        data.path(),
+        "generic",
+        &["--mcp-config", path.to_str().unwrap()],
+        steps,
+        json!([]),
+    );
+    // The call's own timeout is 300 s, and the SDK client's 60 s.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let refused = &got[1]["result"];
+    assert_eq!(refused["isError"], true, "{}", got[1]);
+    assert!(
+        refused.to_string().contains(
+            "MCP server \\\"bad\\\"'s result was 17.0 MiB, over the 16 MiB limit of one \
+             message, so toolwire dropped it unread"
+        ),
+        "{refused}"
+    );
+    assert_eq!(got[2]["result"]["content"][0]["text"], "fine", "{}", got[2]);
+}
+
 /// A size set for one tool in the `mcpServers` config wins over the host's budget.
 #[test]
 fn a_tools_configured_result_size_wins_over_the_hosts_budget() {
@@ -1080,6 +1125,133 @@ fn a_2026_07_28_answer_is_bound_to_the_call_it_answers() {
         .collect();
     assert_eq!(results.len(), 1, "{messages}");
     assert!(!messages.to_string().contains("\"words\":9"), "{messages}");
+}
+
+/// The Python SDK's client against the `--http` gateway at `url` with its `token`, as
+/// client `name`.
+fn python_over_http(
+    (url, token): (&str, &str),
+    name: &str,
+    steps: Value,
+    answers: Value,
+) -> Option<Vec<Value>> {
+    let mut client = Command::new(support::peers::peer("venv/bin/python")?);
+    client
+        .arg(support::peers::peers_dir().join("gateway_client.py"))
+        .env("GATEWAY_URL", url)
+        .env("GATEWAY_TOKEN", token)
+        .env("GATEWAY_CLIENT_NAME", name);
+    let out = String::from_utf8(run(client, steps, answers)).unwrap();
+    Some(
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    )
+}
+
+/// A 2026-07-28 host that leaves its approvals unanswered fills its own session's room
+/// among the calls waiting for a retry, not every host's: past 16, its calls are
+/// refused at once in the gateway's words (not as the user's denial), and another
+/// host's approval is still asked, and runs.
+#[test]
+fn a_host_that_leaves_approvals_unanswered_fills_only_its_own_room() {
+    if support::peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let (_gateway, url, token) =
+        support::mcp::spawn_http_gateway(data.path(), &["--mcp-config", &config]);
+    let gateway = (url.as_str(), token.as_str());
+    let steps = json!([{"leave": 18, "tool": "py__long_note", "args": {"words": 2}}]);
+    // An answer given, so the client declares elicitation; the calls use none.
+    let got =
+        python_over_http(gateway, "host-flood", steps, json!([{"action": "decline"}])).unwrap();
+    assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
+    let leave = &got[2];
+    let kinds: Vec<&str> = leave["kinds"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{leave}"))
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let mut want = vec!["input_required"; 16];
+    want.extend(["complete", "complete"]);
+    assert_eq!(kinds, want, "{leave}");
+    for text in leave["texts"].as_array().unwrap() {
+        assert_eq!(
+            text,
+            "toolwire refused this call to py__long_note: nobody was asked, as 16 calls of \
+             this session already wait for the host's answer, the most the gateway keeps for \
+             one session; answer or cancel those first.",
+            "{leave}"
+        );
+    }
+    let steps = json!([{"tool": "py__long_note", "args": {"words": 4}}]);
+    let answers = json!([{"action": "accept", "content": {"approve": true}}]);
+    let got = python_over_http(gateway, "host-calm", steps, answers).unwrap();
+    assert_eq!(
+        got[2]["result"]["structuredContent"]["words"], 4,
+        "{}",
+        got[2]
+    );
+    assert_eq!(got[2]["asked"].as_array().unwrap().len(), 1, "{}", got[2]);
+}
+
+/// A 2026-07-28 call whose host does not come back with the answer within the retry
+/// wait (`--retry-wait`) is refused in the gateway's words and forgotten: the late
+/// retry finds nothing waiting, and the stored result says what happened.
+#[test]
+fn an_input_required_nobody_answers_is_refused_after_the_retry_wait() {
+    if support::peers::peer("venv/bin/python").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    let steps = json!([{
+        "leave": 1,
+        "tool": "py__long_note",
+        "args": {"words": 2},
+        "retryAfter": 3,
+        "answer": {"action": "accept", "content": {"approve": true}},
+    }]);
+    let got = drive_python(
+        data.path(),
+        &["--mcp-config", &config, "--retry-wait", "1"],
+        "auto",
+        steps,
+        json!([{"action": "decline"}]),
+    )
+    .unwrap();
+    assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
+    let leave = &got[2];
+    assert_eq!(leave["kinds"], json!(["input_required"]), "{leave}");
+    assert!(
+        leave["lateError"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the late answer ran: {leave}"))
+            .contains("no call waits"),
+        "{leave}"
+    );
+    let (_, messages) = support::mcp::first_session(data.path());
+    let results: Vec<&Value> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 1, "{messages}");
+    let stored = results[0].to_string();
+    assert!(
+        stored.contains(
+            "toolwire refused this call to py__long_note: the host did not call again with \
+             the person's answer within 1 s, so the gateway stopped waiting for it."
+        ),
+        "{stored}"
+    );
+    assert!(!stored.contains("user denied"), "{stored}");
 }
 
 /// The one call of the gateway's session waiting for a person, as `toolwire serve` on

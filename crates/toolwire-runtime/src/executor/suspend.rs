@@ -129,6 +129,11 @@ impl Executor {
                     format!("The user dismissed {} without answering{why}.", call.name),
                 )
             }),
+            Resolution::Refuse { reason } => Ran::from(ToolResult::error_with_code(
+                call_ref,
+                ErrorCode::Denied,
+                format!("toolwire refused this call to {}: {reason}.", call.name),
+            )),
             Resolution::Answer { value } => {
                 Ran::from(ToolResult::success(call_ref, answer_value(value)))
             }

@@ -38,6 +38,12 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = toolwire_gateway::DEFAULT_ASK_TIMEOUT.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     ask_timeout: u64,
+    /// Seconds a 2026-07-28 host has to call again with its person's answer after the
+    /// gateway asked (`input_required`), at most --ask-timeout; past it the call is
+    /// refused and its room among the waiting calls freed.
+    #[arg(long, value_name = "SECONDS", default_value_t = toolwire_gateway::DEFAULT_RETRY_WAIT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    retry_wait: u64,
     #[command(flatten)]
     mcp: crate::mcp::McpArgs,
 }
@@ -85,6 +91,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let asks = AskSettings {
         data_dir,
         timeout: std::time::Duration::from_secs(args.ask_timeout),
+        retry_wait: std::time::Duration::from_secs(args.retry_wait),
     };
     let gateway = Gateway::with_asks(host, profile, asks);
     match (args.http, http_token) {
