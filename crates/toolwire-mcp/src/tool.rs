@@ -56,32 +56,37 @@ impl Parked {
 /// left behind are forgotten oldest first.
 #[derive(Default)]
 pub(crate) struct Rounds {
-    calls: Mutex<std::collections::VecDeque<(String, u32)>>,
+    /// (session id, call id, rounds): a call id names a call within its session only.
+    calls: Mutex<std::collections::VecDeque<(String, String, u32)>>,
 }
 
 /// Calls whose rounds are counted at once, per server.
 const MAX_COUNTED: usize = 1024;
 
 impl Rounds {
-    /// Counts one more round of `call_id`'s, and returns its number (1 for the first).
-    fn next(&self, call_id: &str) -> u32 {
+    /// Counts one more round of call `call_id` of session `session_id`, and returns its
+    /// number (1 for the first).
+    fn next(&self, session_id: &str, call_id: &str) -> u32 {
         let Ok(mut calls) = self.calls.lock() else {
             return 1;
         };
-        if let Some((_, n)) = calls.iter_mut().find(|(id, _)| id == call_id) {
+        if let Some((_, _, n)) = calls
+            .iter_mut()
+            .find(|(session, id, _)| session == session_id && id == call_id)
+        {
             *n += 1;
             return *n;
         }
         if calls.len() >= MAX_COUNTED {
             calls.pop_front();
         }
-        calls.push_back((call_id.to_owned(), 1));
+        calls.push_back((session_id.to_owned(), call_id.to_owned(), 1));
         1
     }
 
-    fn forget(&self, call_id: &str) {
+    fn forget(&self, session_id: &str, call_id: &str) {
         if let Ok(mut calls) = self.calls.lock() {
-            calls.retain(|(id, _)| id != call_id);
+            calls.retain(|(session, id, _)| session != session_id || id != call_id);
         }
     }
 }
@@ -267,7 +272,7 @@ impl McpTool {
             Err(_) => false,
         };
         if !asks {
-            rounds.forget(&ctx.call_id);
+            rounds.forget(&ctx.session_id, &ctx.call_id);
         }
         ran
     }
@@ -347,7 +352,7 @@ impl McpTool {
                     // one's does: one that asks again whatever the answer must not reach
                     // the person without end.
                     let max = server.limits().max_input_rounds;
-                    if rounds.next(&ctx.call_id) > max {
+                    if rounds.next(&ctx.session_id, &ctx.call_id) > max {
                         // Declined unasked; dropping the call cancels it at the server.
                         let _ = ask.reply.send(ElicitResult::new(ElicitationAction::Decline));
                         return Err(kept_asking(format!(
@@ -819,13 +824,13 @@ impl Tool for McpTool {
             // Multi Round-Trip Requests. A decline or a cancel ends the call here: sent
             // back, a server that only knows how to ask again would ask forever.
             if let Some(ended) = ended_by_person(&resume.resolution) {
-                self.rounds.forget(&ctx.call_id);
+                self.rounds.forget(&ctx.session_id, &ctx.call_id);
                 return Some(Box::pin(async move { Err(ended) }));
             }
-            let round = self.rounds.next(&ctx.call_id);
+            let round = self.rounds.next(&ctx.session_id, &ctx.call_id);
             let max = server.limits().max_input_rounds;
             if round > max {
-                self.rounds.forget(&ctx.call_id);
+                self.rounds.forget(&ctx.session_id, &ctx.call_id);
                 return Some(Box::pin(async move {
                     Err(kept_asking(format!(
                         "{max} answers were given and it asked again, so toolwire stopped the \
