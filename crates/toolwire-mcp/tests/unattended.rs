@@ -73,8 +73,13 @@ async fn start(status: StatusCode, error: &'static str) -> Arc<Peer> {
     peer
 }
 
-/// The server, kept up by the supervisor with a short backoff, after `wait`.
-async fn supervised(peer: &Peer, tokens: &std::path::Path, wait: Duration) -> Arc<McpServer> {
+/// The server, kept up by the supervisor with a short backoff, after `wait`; and the
+/// supervisor, which stops supervising when dropped.
+async fn supervised(
+    peer: &Peer,
+    tokens: &std::path::Path,
+    wait: Duration,
+) -> (Arc<McpServer>, toolwire_mcp::Supervisor) {
     let mut config = ServerConfig::new(
         "unattended",
         Transport::Http {
@@ -94,9 +99,9 @@ async fn supervised(peer: &Peer, tokens: &std::path::Path, wait: Duration) -> Ar
         ..Limits::default()
     };
     let server = McpServer::new(config, limits).with_token_dir(tokens);
-    let _supervisor = toolwire_mcp::supervise(vec![Arc::clone(&server)], Arc::new(|_, _| {}));
+    let supervisor = toolwire_mcp::supervise(vec![Arc::clone(&server)], Arc::new(|_, _| {}));
     tokio::time::sleep(wait).await;
-    server
+    (server, supervisor)
 }
 
 #[tokio::test]
@@ -110,7 +115,7 @@ async fn a_definite_refusal_is_asked_once_and_given_up_on() {
         let peer = start(status, error).await;
         let tokens = tempfile::tempdir().unwrap();
         // Six attempts at 20-40 ms apart would all be made within this wait.
-        let server = supervised(&peer, tokens.path(), Duration::from_secs(2)).await;
+        let (server, _supervisor) = supervised(&peer, tokens.path(), Duration::from_secs(2)).await;
         assert_eq!(
             peer.token_requests.load(Ordering::SeqCst),
             1,
@@ -128,7 +133,7 @@ async fn a_definite_refusal_is_asked_once_and_given_up_on() {
 async fn a_server_down_for_now_is_asked_again() {
     let peer = start(StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable").await;
     let tokens = tempfile::tempdir().unwrap();
-    let server = supervised(&peer, tokens.path(), Duration::from_millis(200)).await;
+    let (server, _supervisor) = supervised(&peer, tokens.path(), Duration::ZERO).await;
     // Until the supervisor gives up: six attempts 20-40 ms apart take well under a second
     // on a quiet machine, but a fixed wait missed the last one on a loaded 2-core one.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
@@ -139,7 +144,10 @@ async fn a_server_down_for_now_is_asked_again() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert!(reason.contains("gave up after"), "{reason}");
     let asked = peer.token_requests.load(Ordering::SeqCst);
+    assert!(
+        reason.contains("gave up after"),
+        "after {asked} attempts: {reason}"
+    );
     assert_eq!(asked, toolwire_mcp::MAX_BACKGROUND_ATTEMPTS as usize);
 }
