@@ -28,10 +28,11 @@ fn stand_in(c: char) -> Option<char> {
             Some('\u{fffd}')
         }
         // Zero-width characters that hide or split what the person reads: zero-width
-        // space, joiners, word joiner, BOM. Each shows as a dotted circle, Unicode's
-        // placeholder for a character with no glyph of its own: it marks where one was,
-        // as `␛` marks an ESC, where `�` would read as text that failed to decode.
-        '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' => Some(ZERO_WIDTH),
+        // space, joiners, word joiner, invisible operators, BOM. Each shows as a dotted
+        // circle, Unicode's placeholder for a character with no glyph of its own: it marks
+        // where one was, as `␛` marks an ESC, where `�` would read as text that failed to
+        // decode.
+        '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' => Some(ZERO_WIDTH),
         // Line and paragraph separators break lines where the text shows none.
         '\u{2028}' | '\u{2029}' => Some('\u{fffd}'),
         _ => None,
@@ -189,7 +190,9 @@ mod tests {
         assert_eq!(text("x\x1b[2Jy\rz"), "x␛[2Jy␍z");
         assert_eq!(text("a\u{200b}b\u{feff}c\u{2028}d"), "a◌b◌c\u{fffd}d");
         // Every zero-width character alike, in every form of text, and never `�`.
-        for zw in ['\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}'] {
+        for zw in [
+            '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{2062}', '\u{feff}',
+        ] {
             let s = format!("a{zw}b");
             assert_eq!(inline(&s), "a◌b");
             assert_eq!(line(&s, 0), "a◌b");
