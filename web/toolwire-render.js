@@ -25,7 +25,7 @@ import { file } from './render/file.js';
 import { image } from './render/image.js';
 import { resourceLink } from './render/link.js';
 import { markdown } from './render/markdown.js';
-import { fileList, table } from './render/table.js';
+import { fileList, records, table } from './render/table.js';
 import { plain } from './render/text.js';
 import { tree } from './render/tree.js';
 import { h } from './render/util.js';
@@ -159,6 +159,10 @@ function draw(el, v, opts) {
   }
   if (declaresMarkdown(v) && text !== null) return markdown(el, text);
   if (typeof v.mimeType === 'string' && v.mimeType.startsWith('text/') && text !== null) return plain(el, text);
+  // Like records are a table (a tree of 3,000 records is 9,000 px tall); asked for a tree
+  // (`preferredView: tree`) they stayed one above.
+  const drawn = records(el, data);
+  if (drawn) return drawn;
   el.append(tree(data));
   return 'tree';
 }

@@ -1,4 +1,5 @@
-// toolwire-render, table: Tables (typed, sortable, filterable, virtually scrolled, copied as CSV) and file lists.
+// toolwire-render, table: Tables (typed, sortable, filterable, virtually scrolled, copied as CSV), file lists,
+// and arrays of like records drawn as tables.
 // Part of web/toolwire-render.js (see its header); everything drawn is untrusted.
 
 import { h } from './util.js';
@@ -107,4 +108,82 @@ export function fileList(el, data) {
   el.append(h('div', { class: 'tw-file-head' }, h('code', {}, String(data.path || '')), data.truncated ? ' (truncated)' : ''));
   table(el, { rows }, [{ key: 'name', label: 'name' }, { key: 'type', label: 'type' }, { key: 'size', label: 'size', type: 'number' }, { key: 'modified', label: 'modified' }]);
   return 'file_list';
+}
+
+/** Rows scanned to find the columns of like records and judge the likeness. */
+const RECORD_SCAN_ROWS = 1000;
+/** More distinct keys than this is not a table a person can read: it stays a tree. */
+const RECORD_MAX_COLUMNS = 40;
+
+const isRecord = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isContainer = (v) => v !== null && typeof v === 'object' && Object.keys(v).length > 0;
+
+/** The columns (keys in first-seen order) of `items` when they are like records, else null:
+ * the terminal's rule (toolwire-term `kinds/records.rs`). At least two items, all objects,
+ * each scanned one holding at least half of the keys seen, at least half of their values
+ * scalars; keys null in every scanned row are left out. */
+export function recordColumns(items) {
+  if (!Array.isArray(items) || items.length < 2 || !items.every(isRecord)) return null;
+  const scanned = items.slice(0, RECORD_SCAN_ROWS);
+  const keys = [];
+  const seen = new Set();
+  for (const m of scanned) {
+    for (const k of Object.keys(m)) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      keys.push(k);
+      if (keys.length > RECORD_MAX_COLUMNS) return null;
+    }
+  }
+  if (!keys.length) return null;
+  let values = 0;
+  let scalars = 0;
+  for (const m of scanned) {
+    const own = Object.keys(m);
+    if (own.length * 2 < keys.length) return null;
+    values += own.length;
+    scalars += own.filter((k) => !isContainer(m[k])).length;
+  }
+  if (scalars * 2 < values) return null;
+  const filled = keys.filter((k) => scanned.some((m) => m[k] !== null && m[k] !== undefined));
+  return filled.length ? filled : keys;
+}
+
+/** Draws `data` as a table when it is like records, or an object holding one such array
+ * beside scalars (ruff's `{"issues": [..]}`): its scalars as trees before and after, the
+ * array as a titled table where it stands. Returns 'table', or null when `data` is neither. */
+export function records(el, data) {
+  const asTable = (rows, keys) => table(el, { rows }, keys.map((key) => ({ key })));
+  if (Array.isArray(data)) {
+    const keys = recordColumns(data);
+    return keys ? asTable(data, keys) : null;
+  }
+  if (!isRecord(data)) return null;
+  let held = null;
+  for (const [k, v] of Object.entries(data)) {
+    const keys = !held && Array.isArray(v) ? recordColumns(v) : null;
+    if (keys) held = { k, v, keys };
+    else if (isContainer(v)) return null;
+  }
+  if (!held) return null;
+  const entries = Object.entries(data);
+  const at = entries.findIndex(([k]) => k === held.k);
+  const before = entries.slice(0, at);
+  const after = entries.slice(at + 1);
+  if (before.length) el.append(fields(before));
+  el.append(h('div', { class: 'tw-records-title' }, h('code', {}, held.k), h('span', { class: 'tw-muted' }, ` ${held.v.length} rows`)));
+  asTable(held.v, held.keys);
+  if (after.length) el.append(fields(after));
+  return 'table';
+}
+
+/** Scalars as `key: value` lines, coloured as the tree colours them. */
+function fields(entries) {
+  return h('div', { class: 'tw-records-fields' }, ...entries.map(([k, v]) => {
+    // Strings (and the empty `{}` or `[]` a holder may have) as JSON writes them.
+    const quoted = typeof v === 'string' || (v !== null && typeof v === 'object');
+    const type = v === null ? 'null' : quoted ? 'str' : typeof v;
+    const text = quoted ? JSON.stringify(v) : String(v);
+    return h('div', { class: 'tw-leaf', 'data-key': k }, h('span', { class: 'tw-key' }, `${k}: `), h('span', { class: `tw-${type}` }, text));
+  }));
 }

@@ -13,6 +13,9 @@ use crate::options::ColorMode;
 /// Columns per tab stop when tabs are expanded.
 pub(crate) const TAB_WIDTH: usize = 4;
 
+/// The stand-in for a zero-width character.
+pub(crate) const ZERO_WIDTH: char = '\u{25cc}';
+
 /// The visible stand-in for a character that must not reach the terminal raw, if any.
 fn stand_in(c: char) -> Option<char> {
     match c {
@@ -24,12 +27,14 @@ fn stand_in(c: char) -> Option<char> {
         '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => {
             Some('\u{fffd}')
         }
-        // Invisible characters that hide or split what the person reads: zero-width
-        // space, joiners, word joiner, BOM; line and paragraph separators break lines
-        // where the text shows none.
-        '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{2028}' | '\u{2029}' => {
-            Some('\u{fffd}')
-        }
+        // Zero-width characters that hide or split what the person reads: zero-width
+        // space, joiners, word joiner, invisible operators, BOM. Each shows as a dotted
+        // circle, Unicode's placeholder for a character with no glyph of its own: it marks
+        // where one was, as `␛` marks an ESC, where `�` would read as text that failed to
+        // decode.
+        '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' => Some(ZERO_WIDTH),
+        // Line and paragraph separators break lines where the text shows none.
+        '\u{2028}' | '\u{2029}' => Some('\u{fffd}'),
         _ => None,
     }
 }
@@ -183,10 +188,16 @@ mod tests {
     fn text_keeps_lines_and_shows_what_hides() {
         assert_eq!(text("a\r\nb\tc"), "a\nb\tc");
         assert_eq!(text("x\x1b[2Jy\rz"), "x␛[2Jy␍z");
-        assert_eq!(
-            text("a\u{200b}b\u{feff}c\u{2028}d"),
-            "a\u{fffd}b\u{fffd}c\u{fffd}d"
-        );
+        assert_eq!(text("a\u{200b}b\u{feff}c\u{2028}d"), "a◌b◌c\u{fffd}d");
+        // Every zero-width character alike, in every form of text, and never `�`.
+        for zw in [
+            '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{2062}', '\u{feff}',
+        ] {
+            let s = format!("a{zw}b");
+            assert_eq!(inline(&s), "a◌b");
+            assert_eq!(line(&s, 0), "a◌b");
+            assert_eq!(keep_sgr(&s, ColorMode::Off), "a◌b");
+        }
         assert!(matches!(text("plain é ü 日本\n"), Cow::Borrowed(_)));
     }
 

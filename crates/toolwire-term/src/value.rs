@@ -11,7 +11,7 @@ use crate::kinds::diff::{Diff, DiffInput};
 use crate::kinds::image::ImageInput;
 use crate::kinds::table::ColSpec;
 use crate::kinds::text::{TextStyle, count_lines};
-use crate::kinds::{card, diff, file_list, image, markdown, table, text, tree};
+use crate::kinds::{card, diff, file_list, image, markdown, records, table, text, tree};
 use crate::options::TermOptions;
 use crate::out::{Out, fit, str_width, truncate};
 use crate::sanitize;
@@ -300,13 +300,12 @@ impl Frame<'_> {
                 self.frame(lines, "", false, |out| card::resource_link(out, &r))
             }
             KnownView::Structured(data) => {
-                let raw = self.hint_view() == Some(View::Raw);
-                self.frame(lines, "", true, |out| {
-                    if raw {
-                        raw_json(out, data)
-                    } else {
-                        tree::render(out, data)
-                    }
+                let hint = self.hint_view();
+                self.frame(lines, "", true, |out| match hint {
+                    Some(View::Raw) => raw_json(out, data),
+                    // Asked for a tree: a tree, even of records.
+                    Some(View::Tree) => tree::render(out, data),
+                    _ => records::render_or_tree(out, data, opts.expand_all),
                 });
             }
         }
@@ -350,7 +349,8 @@ impl Frame<'_> {
                 },
                 View::Diff => generic_diff(out, data),
                 View::Table => generic_table(out, data, opts.expand_all),
-                View::Tree => tree::render(out, data),
+                View::Tree if self.hint_view() == Some(View::Tree) => tree::render(out, data),
+                View::Tree => records::render_or_tree(out, data, opts.expand_all),
                 View::Image => generic_image(out, v, opts),
                 View::Raw => raw_json(out, data),
             }

@@ -105,3 +105,45 @@ fn every_line_fits_the_width() {
         }
     }
 }
+
+fn case_text(name: &str, width: usize) -> String {
+    let (_, case) = cases().into_iter().find(|(n, _)| *n == name).unwrap();
+    case.render(&options(width, ColorMode::Off))
+}
+
+/// A long log cut to its height shows its end too: the error on its last line.
+#[test]
+fn a_cut_long_log_shows_its_last_line() {
+    for width in [80, 40] {
+        let text = case_text("max_height_long_log", width);
+        assert!(text.contains("ERROR disk full"), "{text}");
+        assert!(text.contains("step 1 done"), "{text}");
+        assert!(text.contains("lines left out"), "{text}");
+        assert!(text.lines().count() <= 12, "{text}");
+    }
+}
+
+/// Like records are a table of one screen, not a tree of a node per field.
+#[test]
+fn like_records_draw_as_a_table() {
+    let text = case_text("structured_records", 80);
+    assert!(text.lines().any(|l| l.starts_with('┌')), "{text}");
+    assert!(!text.contains("├─ [0]"), "{text}");
+    assert!(text.lines().count() < 20, "{text}");
+    let text = case_text("max_height_structured_records", 80);
+    assert!(text.contains("more rows (showing"), "{text}");
+    assert!(text.lines().count() <= 16, "{text}");
+}
+
+/// A multi-line string in structured data reads as its lines, not as escaped JSON, and
+/// a zero-width space shows as the zero-width stand-in, not as `�`.
+#[test]
+fn multi_line_strings_in_structured_data_read_as_lines() {
+    for width in [80, 40] {
+        let text = case_text("structured_multiline", width);
+        assert!(text.contains("│    error[E0425]"), "{text}");
+        assert!(text.contains("│     --> src/main.rs:3:5"), "{text}");
+        assert!(!text.contains("\\n"), "{text}");
+        assert!(text.contains("a◌b") && !text.contains('\u{fffd}'), "{text}");
+    }
+}

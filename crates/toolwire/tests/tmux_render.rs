@@ -1,5 +1,6 @@
-//! `toolwire render` in a real 80×24 terminal (tmux): a 2,000-row table and a
-//! 5,000-line diff must each fit on one screen, cut with a count, in colour.
+//! `toolwire render` in a real 80×24 terminal (tmux): a 2,000-row table, a 5,000-line
+//! diff, a 20,000-line log and 3,000 structured records must each fit on one screen, cut
+//! with a count, in colour; the log keeps its last line.
 //!
 //! Needs tmux: with CI set a missing tmux fails the test; without CI it skips, saying why.
 
@@ -174,6 +175,64 @@ fn a_5000_line_diff_fits_an_80x24_terminal() {
         styled.contains("\x1b["),
         "no colour on a terminal:\n{styled}"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_20000_line_log_shows_its_last_line_on_an_80x24_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = scratch("log");
+    let mut log: String = (1..20_000)
+        .map(|i| format!("2024-05-01T12:00:00Z INFO step {i} done\n"))
+        .collect();
+    log.push_str("2024-05-01T12:00:01Z ERROR disk full: /var/lib/app\n");
+    let value = json!({"kind": "text", "summary": "build log", "data": {"content": log}});
+    let file = dir.join("log.json");
+    std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
+
+    let (screen, _) = render("log", &file);
+    assert_fits_one_screen(&screen, "▾ text · build log");
+    let ls = lines(&screen);
+    let first = ls.iter().position(|l| l.contains("INFO step 1 done"));
+    let gap = ls
+        .iter()
+        .position(|l| l.contains("lines left out (toolwire show --expand)"));
+    let last = ls.iter().position(|l| l.contains("ERROR disk full"));
+    assert!(
+        matches!((first, gap, last), (Some(a), Some(b), Some(c)) if a < b && b < c),
+        "head, the count of what was left out, then the last line:\n{screen}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn three_thousand_structured_records_are_a_table_on_an_80x24_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = scratch("records");
+    let issues: Vec<_> = (0..3000)
+        .map(|i| json!({"code": if i % 2 == 0 { "F401" } else { "E501" }, "filename": format!("src/mod_{i}.py"),
+                        "line": i + 1, "location": {"column": 1, "row": i + 1}, "message": "`os` imported but unused"}))
+        .collect();
+    let value = json!({"kind": "structured", "data": {"tool": "ruff", "issues": issues}});
+    let file = dir.join("records.json");
+    std::fs::write(&file, serde_json::to_vec(&value).unwrap()).unwrap();
+
+    let (screen, _) = render("records", &file);
+    assert_fits_one_screen(&screen, "▾ structured");
+    assert!(screen.contains("issues [3000]"), "{screen}");
+    assert!(
+        screen.contains("src/mod_0.py") && screen.contains("src/mod_2999.py"),
+        "first and last rows:\n{screen}"
+    );
+    assert!(
+        screen.lines().any(|l| l.contains("more rows (showing")),
+        "{screen}"
+    );
+    assert!(!screen.contains("├─ [0]"), "a table, not a tree:\n{screen}");
     let _ = std::fs::remove_dir_all(dir);
 }
 

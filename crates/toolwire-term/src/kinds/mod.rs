@@ -8,6 +8,7 @@ pub(crate) mod diff;
 pub(crate) mod file_list;
 pub(crate) mod image;
 pub(crate) mod markdown;
+pub(crate) mod records;
 pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod tree;

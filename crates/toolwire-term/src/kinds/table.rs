@@ -141,6 +141,18 @@ fn build(
 
 /// Renders the table into `out`, keeping head and tail rows when it does not fit.
 pub(crate) fn render(out: &mut Out, cols: &[ColSpec<'_>], rows: &[Json], expand: bool) {
+    render_with(out, cols, rows, expand, MIN_COL_WIDTH);
+}
+
+/// [`render`], laying out only the columns that get at least `min_col_width` columns of
+/// screen each (border and padding included); a count says how many more there are.
+pub(crate) fn render_with(
+    out: &mut Out,
+    cols: &[ColSpec<'_>],
+    rows: &[Json],
+    expand: bool,
+    min_col_width: usize,
+) {
     if cols.is_empty() {
         out.note(&format!(
             "(table without columns, {})",
@@ -150,7 +162,7 @@ pub(crate) fn render(out: &mut Out, cols: &[ColSpec<'_>], rows: &[Json], expand:
     }
     // Only the columns that can show are laid out: a million-column table must cost what
     // its first screenful costs, not gigabytes of cells nobody can see.
-    let max_cols = (out.width.saturating_sub(1) / MIN_COL_WIDTH).max(1);
+    let max_cols = (out.width.saturating_sub(1) / min_col_width.max(MIN_COL_WIDTH)).max(1);
     let hidden_cols = cols.len().saturating_sub(max_cols);
     let cols = &cols[..cols.len() - hidden_cols];
     let n = rows.len();

@@ -2,9 +2,11 @@
 
 use syntect::parsing::SyntaxReference;
 
+use crate::fmt;
 use crate::highlight::Highlighter;
-use crate::out::{Out, Wrap};
+use crate::out::{Out, Wrap, str_width};
 use crate::style::{Span, Style};
+use crate::value::EXPAND_HINT;
 
 /// Lines in `s`, counting a last line without `\n`. Runs at memchr speed, so counting
 /// what was not shown costs far less than showing it.
@@ -42,30 +44,141 @@ impl TextStyle {
     };
 }
 
-/// Renders `text` into `out`, stopping when it is full and counting the rest.
+/// Renders `text` into `out`. When it does not fit, its head and its tail are shown with
+/// a line between them saying how many lines were left out and how to see them all: the
+/// error on the last line of a long log is what a person looks for.
 pub(crate) fn render(out: &mut Out, text: &str, style: TextStyle) {
     if text.is_empty() {
         out.note("(empty)");
         return;
     }
-    let gutter_digits = if style.line_numbers {
-        // Only the lines that can be shown decide the gutter: counting all of a 50 MB
-        // file here would cost more than the rendering.
-        let shown = match out.remaining() {
-            Some(r) => count_lines_upto(text, r),
-            None => count_lines(text),
-        };
-        shown.max(1).to_string().len()
+    let Some(room) = out.remaining() else {
+        let digits = gutter_digits(style, count_lines(text));
+        lines(out, text, 1, digits, style);
+        return;
+    };
+    // Most texts fit: drawn once, from the top.
+    let mut whole = Out::new(out.mode, out.width, Some(room));
+    let digits = gutter_digits(style, count_lines_upto(text, room));
+    if lines(&mut whole, text, 1, digits, style).is_none() {
+        out.lines.append(&mut whole.lines);
+        return;
+    }
+    // Head and tail, with the line saying what was left out between them (past the
+    // height, as the count of a cut value is); too few rows for that: the head.
+    if room < 2 {
+        out.lines.append(&mut whole.lines);
+        out.add_more(whole.more());
+        return;
+    }
+    let total = count_lines(text);
+    let digits = gutter_digits(style, total);
+    let tail_rows = room / 2;
+    let head_rows = room - tail_rows;
+    let mut head = Out::new(out.mode, out.width, Some(head_rows));
+    let head_lines = match lines(&mut head, text, 1, digits, style) {
+        Some(left) => total - left,
+        None => total,
+    };
+    let tail = tail(out, text, total, head_lines, tail_rows, digits, style);
+    let left_out = total - head_lines - tail.1;
+    if tail.1 == 0 {
+        // Not one whole line of the tail fits (a huge last line): the head as it was.
+        out.lines.append(&mut whole.lines);
+        out.add_more(whole.more());
+        return;
+    }
+    out.lines.append(&mut head.lines);
+    if left_out == 0 {
+        out.lines.extend(tail.0);
+        return;
+    }
+    // The longest way to say it that fits the width.
+    let n = fmt::plural(left_out, "line", "lines");
+    let notes = [
+        format!("⋯ {n} left out ({EXPAND_HINT}) ⋯"),
+        format!("⋯ {n} left out (--expand) ⋯"),
+        format!("⋯ {n} left out ⋯"),
+    ];
+    let fits = notes.iter().find(|t| str_width(t) <= out.width);
+    out.note(fits.unwrap_or(&notes[2]));
+    out.lines.extend(tail.0);
+}
+
+/// The gutter's width for line numbers up to `last`.
+fn gutter_digits(style: TextStyle, last: u64) -> usize {
+    if style.line_numbers {
+        last.max(1).to_string().len()
     } else {
         0
-    };
+    }
+}
+
+/// The rows of the last whole lines of `text` that fit in `rows` rows, never reaching back
+/// to the first `skip` lines, and how many lines they are. Only the lines shown are drawn.
+fn tail(
+    out: &Out,
+    text: &str,
+    total: u64,
+    skip: u64,
+    rows: usize,
+    digits: usize,
+    style: TextStyle,
+) -> (Vec<String>, u64) {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let bytes = body.as_bytes();
+    // Walk back line by line, counting the rows each takes (drawn without colour: the
+    // rows are the same), until the next would not fit.
+    let (mut from, mut end) = (body.len(), body.len());
+    let mut taken = 0u64;
+    let mut used = 0usize;
+    while taken + skip < total {
+        let begin = memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |i| i + 1);
+        let line = &body[begin..end];
+        let n = if line.is_empty() {
+            1
+        } else {
+            let mut probe = Out::new(out.mode, out.width, Some(rows - used));
+            let plain = TextStyle {
+                syntax: None,
+                ..style
+            };
+            if lines(&mut probe, line, total - taken, digits, plain).is_some() {
+                break;
+            }
+            probe.lines.len()
+        };
+        if used + n > rows {
+            break;
+        }
+        used += n;
+        taken += 1;
+        from = begin;
+        if begin == 0 {
+            break;
+        }
+        end = begin - 1;
+    }
+    if taken == 0 {
+        return (Vec::new(), 0);
+    }
+    // The highlighter starts afresh at the tail's first line.
+    let mut drawn = Out::new(out.mode, out.width, Some(rows));
+    lines(&mut drawn, &body[from..], total - taken + 1, digits, style);
+    (drawn.lines, taken)
+}
+
+/// Draws the lines of `text` numbered from `first`, until `out` is full; `None` when all
+/// were drawn whole, else how many lines were left out (a line cut mid-wrap among them).
+fn lines(out: &mut Out, text: &str, first: u64, digits: usize, style: TextStyle) -> Option<u64> {
     let mut hl = Highlighter::new(style.syntax, out.mode, style.base);
     let mut rest = text;
-    let mut number = 0u64;
+    let mut number = first - 1;
     while !rest.is_empty() {
         if !out.room() {
-            out.add_more(count_lines(rest));
-            return;
+            let left = count_lines(rest);
+            out.add_more(left);
+            return Some(left);
         }
         let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
             Some(i) => (&rest[..i], &rest[i + 1..]),
@@ -77,26 +190,22 @@ pub(crate) fn render(out: &mut Out, text: &str, style: TextStyle) {
             .remaining()
             .map(|r| r.saturating_mul(out.width).saturating_mul(4) + 4);
         let spans = hl.line(cap(line, max_bytes));
-        let (first, cont) = if style.line_numbers {
+        let (head, cont) = if style.line_numbers {
             (
-                vec![Span::new(
-                    format!("{number:>gutter_digits$} │ "),
-                    Style::dim(),
-                )],
-                vec![Span::new(
-                    format!("{:>gutter_digits$} │ ", ""),
-                    Style::dim(),
-                )],
+                vec![Span::new(format!("{number:>digits$} │ "), Style::dim())],
+                vec![Span::new(format!("{:>digits$} │ ", ""), Style::dim())],
             )
         } else {
             (Vec::new(), Vec::new())
         };
-        if !out.wrapped(&first, &cont, &spans, Wrap::Chars) {
-            out.add_more(1 + count_lines(next));
-            return;
+        if !out.wrapped(&head, &cont, &spans, Wrap::Chars) {
+            let left = 1 + count_lines(next);
+            out.add_more(left);
+            return Some(left);
         }
         rest = next;
     }
+    None
 }
 
 /// Lines in `s`, counting at most `limit` of them.
@@ -129,10 +238,72 @@ mod tests {
 
     #[test]
     fn cut_text_reports_what_was_left_out() {
+        // One row has no room for a tail: the head, and the count of the rest.
+        let mut out = Out::new(ColorMode::Off, 20, Some(1));
+        render(&mut out, "one\ntwo\nthree\nfour\n", TextStyle::PLAIN);
+        assert_eq!(out.lines, ["one"]);
+        assert_eq!(out.more(), 3);
+        // Two rows: the first line, the last, and what is between them.
         let mut out = Out::new(ColorMode::Off, 20, Some(2));
         render(&mut out, "one\ntwo\nthree\nfour\n", TextStyle::PLAIN);
-        assert_eq!(out.lines, ["one", "two"]);
-        assert_eq!(out.more(), 2);
+        assert_eq!(out.lines, ["one", "⋯ 2 lines left out ⋯", "four"]);
+        assert_eq!(out.more(), 0);
+    }
+
+    /// The end of a long log is shown: the error on its last line is what matters.
+    #[test]
+    fn long_text_keeps_its_head_and_its_tail() {
+        let mut log: String = (1..20_000).map(|i| format!("line {i}\n")).collect();
+        log.push_str("ERROR: disk full\n");
+        let mut out = Out::new(ColorMode::Off, 60, Some(20));
+        render(&mut out, &log, TextStyle::PLAIN);
+        assert_eq!(out.lines.len(), 21, "{:#?}", out.lines);
+        assert_eq!(out.lines[0], "line 1");
+        assert_eq!(out.lines[9], "line 10");
+        assert_eq!(
+            out.lines[10],
+            format!("⋯ 19,980 lines left out ({EXPAND_HINT}) ⋯")
+        );
+        assert_eq!(out.lines[11], "line 19991");
+        assert_eq!(out.lines[20], "ERROR: disk full");
+        // Told in the middle, not again at the end.
+        assert_eq!(out.more(), 0);
+
+        // Numbered lines keep their numbers in the tail, in a gutter wide enough for them.
+        let numbered = TextStyle {
+            line_numbers: true,
+            ..TextStyle::PLAIN
+        };
+        let mut out = Out::new(ColorMode::Off, 60, Some(7));
+        render(&mut out, &log, numbered);
+        assert_eq!(out.lines[0], "    1 │ line 1");
+        assert_eq!(out.lines[7], "20000 │ ERROR: disk full");
+        assert!(
+            out.lines[4].contains("19,993 lines left out"),
+            "{:#?}",
+            out.lines
+        );
+    }
+
+    /// A tail line that wraps takes its rows; the tail holds only whole lines.
+    #[test]
+    fn a_wrapped_tail_line_is_whole() {
+        let text = format!("a\nb\nc\nd\ne\nf\n{}\n", "x".repeat(25));
+        let mut out = Out::new(ColorMode::Off, 10, Some(7));
+        render(&mut out, &text, TextStyle::PLAIN);
+        assert_eq!(
+            out.lines,
+            [
+                "a",
+                "b",
+                "c",
+                "d",
+                "⋯ 2 lines…",
+                "xxxxxxxxxx",
+                "xxxxxxxxxx",
+                "xxxxx"
+            ]
+        );
     }
 
     #[test]

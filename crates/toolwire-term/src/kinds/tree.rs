@@ -2,6 +2,7 @@
 
 use serde_json::Value as Json;
 
+use crate::kinds::text::count_lines;
 use crate::out::{Out, Wrap};
 use crate::sanitize;
 use crate::style::{BLUE, CYAN, GREEN, MAGENTA, Span, Style, YELLOW};
@@ -130,6 +131,35 @@ fn node(
             }
             true
         }
+        Json::String(s) if s.contains('\n') => {
+            // Lines of text (a log, a message, a file) read as lines, not as one escaped
+            // JSON string wrapped mid-word: a count after the key, then each line below it,
+            // sanitized as any text line, word-wrapped under the key.
+            if matches!(label, Some(Label::Key(_))) {
+                spans.push(Span::new(":", Style::dim()));
+            }
+            let body = s.strip_suffix('\n').unwrap_or(s);
+            let n = count_lines(body).max(1);
+            spans.push(Span::new(
+                format!(" ({})", crate::fmt::plural(n, "line", "lines")),
+                Style::dim(),
+            ));
+            if !out.push_spans(&spans) {
+                return false;
+            }
+            let indent = [Span::new(format!("{child_prefix}  "), Style::dim())];
+            for line in body.split('\n') {
+                if !out.room() {
+                    return false;
+                }
+                let text = [Span::new(sanitize::line(line, 0), Style::fg(GREEN))];
+                if !out.wrapped(&indent, &indent, &text, Wrap::Words) {
+                    return false;
+                }
+            }
+            *drawn += 1;
+            true
+        }
         scalar => {
             if matches!(label, Some(Label::Key(_))) {
                 spans.push(Span::new(": ", Style::dim()));
@@ -198,6 +228,32 @@ mod tests {
         render(&mut out, &json!({"a": [1, 2, 3], "b": 2}));
         assert_eq!(out.lines.len(), 2);
         assert_eq!(out.more(), 3);
+    }
+
+    /// A string of several lines shows as those lines under its key, unescaped, wrapped
+    /// at word boundaries; controls in it still show as their stand-ins.
+    #[test]
+    fn a_multi_line_string_shows_as_lines() {
+        let mut out = Out::new(ColorMode::Off, 30, None);
+        render(
+            &mut out,
+            &json!({"log": "error: cannot find value `x`\n\tat main.rs:3\x1b[2J\n", "n": 1}),
+        );
+        assert_eq!(
+            out.lines,
+            [
+                "├─ log: (2 lines)",
+                "│    error: cannot find value",
+                "│    `x`",
+                "│        at main.rs:3␛[2J",
+                "└─ n: 1",
+            ]
+        );
+        assert_eq!(out.more(), 0);
+        let mut out = Out::new(ColorMode::Off, 30, Some(2));
+        render(&mut out, &json!({"log": "a\nb\nc", "n": 1}));
+        assert_eq!(out.lines, ["├─ log: (3 lines)", "│    a"]);
+        assert_eq!(out.more(), 2);
     }
 
     /// A long string wraps over many rows; cut mid-way it is left out in part, and the

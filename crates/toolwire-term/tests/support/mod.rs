@@ -103,6 +103,34 @@ fn table_rows(n: usize) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A log of `n` lines whose last line is the error.
+pub fn long_log(n: usize) -> String {
+    let mut log: String = (1..n)
+        .map(|i| format!("2024-05-01T12:00:00Z INFO step {i} done\n"))
+        .collect();
+    log.push_str("2024-05-01T12:00:01Z ERROR disk full: /var/lib/app\n");
+    log
+}
+
+/// Diagnostics as `ruff check --output-format json` writes them.
+pub fn ruff_issues(n: usize) -> Vec<serde_json::Value> {
+    (0..n)
+        .map(|i| {
+            json!({
+                "cell": null,
+                "code": if i % 2 == 0 { "F401" } else { "E501" },
+                "end_location": {"column": 10, "row": i + 1},
+                "filename": format!("src/pkg/mod_{i}.py"),
+                "fix": if i % 2 == 0 { json!({"applicability": "safe", "message": "Remove unused import"}) } else { json!(null) },
+                "location": {"column": 1, "row": i + 1},
+                "message": if i % 2 == 0 { "`os` imported but unused".to_owned() } else { format!("Line too long ({} > 88)", 89 + i) },
+                "noqa_row": i + 1,
+                "url": "https://docs.astral.sh/ruff/rules/unused-import",
+            })
+        })
+        .collect()
+}
+
 /// Every case, by snapshot name.
 pub fn cases() -> Vec<(&'static str, Case)> {
     let mut cases: Vec<(&'static str, Case)> = Vec::new();
@@ -491,6 +519,31 @@ pub fn cases() -> Vec<(&'static str, Case)> {
         value(
             Value::structured(json!({"a": [1, 2, 3, 4, 5], "b": {"c": 1, "d": 2}})).max_height(3),
         ),
+    ));
+    cases.push((
+        "max_height_long_log",
+        value(Value::text(long_log(20_000)).max_height(10)),
+    ));
+    // Like records: a table, not a tree (ruff's `{"issues": [..]}`, a bare array).
+    cases.push((
+        "structured_records",
+        value(Value::structured(
+            json!({"tool": "ruff", "issues": ruff_issues(7), "fixable": 5}),
+        )),
+    ));
+    cases.push((
+        "max_height_structured_records",
+        value(Value::structured(serde_json::Value::Array(ruff_issues(3000))).max_height(12)),
+    ));
+    // Multi-line strings inside structured data, and an invisible character.
+    cases.push((
+        "structured_multiline",
+        value(Value::structured(json!({
+            "command": "cargo build",
+            "status": 101,
+            "stderr": "error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:3:5\n  |\n3 |     x\n  |     ^ not found in this scope\n",
+            "zeroWidth": "a\u{200b}b",
+        }))),
     ));
 
     // Bad input.
