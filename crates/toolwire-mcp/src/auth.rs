@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use rmcp::transport::auth::{
     AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
-    ClientCredentialsConfig, CredentialStore, JwtSigningAlgorithm, OAuthClientConfig,
-    StoredCredentials,
+    AuthorizationMetadataSource, ClientCredentialsConfig, CredentialStore, JwtSigningAlgorithm,
+    OAuthClientConfig, StoredCredentials,
 };
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -678,8 +678,22 @@ async fn discover(
     resource: &str,
     challenge: Option<&str>,
 ) -> Result<AuthorizationMetadata, LoginError> {
-    let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
-        Ok(resolution) => resolution.metadata,
+    Ok(discover_documented(manager, resource, challenge).await?.0)
+}
+
+/// [`discover`], and whether the metadata is a document the authorization server
+/// published (`false`: none was found, and the metadata is the 2025-03-26 default
+/// endpoints at the MCP server's origin).
+async fn discover_documented(
+    manager: &AuthorizationManager,
+    resource: &str,
+    challenge: Option<&str>,
+) -> Result<(AuthorizationMetadata, bool), LoginError> {
+    let (metadata, documented) = match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => (
+            resolution.metadata,
+            resolution.source != AuthorizationMetadataSource::LegacyEndpointFallback,
+        ),
         // A 2025-03-26 server is its own authorization server, found at its origin's
         // well-known metadata; that revision binds no issuer to it, so an issuer on the
         // same origin under another path (`/oauth`) is that server's. Any other
@@ -687,12 +701,36 @@ async fn discover(
         Err(AuthError::AuthorizationServerMismatch {
             received_issuer, ..
         }) if same_origin(&received_issuer, resource) => {
-            legacy_metadata(resource, &received_issuer).await?
+            (legacy_metadata(resource, &received_issuer).await?, true)
         }
         Err(e) => return Err(e.into()),
     };
     check_endpoints(&metadata)?;
-    Ok(metadata)
+    Ok((metadata, documented))
+}
+
+/// Refuses an authorization server that does not say it does PKCE with S256 before
+/// anything is sent to it (a registration, a browser sent to it). The MCP authorization
+/// spec: metadata without `code_challenge_methods_supported` means no PKCE, and the
+/// client must not go on; without PKCE a code intercepted on its way to the redirect
+/// (another app on the same loopback port, a log) buys a token. With no document at all
+/// (a 2025-03-26 server's default endpoints) there is nothing to read: that revision
+/// requires PKCE of every server, and the S256 challenge is sent regardless.
+fn check_pkce(metadata: &AuthorizationMetadata, documented: bool) -> Result<(), LoginError> {
+    match &metadata.code_challenge_methods_supported {
+        Some(methods) if methods.iter().any(|m| m == "S256") => Ok(()),
+        Some(methods) => Err(LoginError::new(format!(
+            "the authorization server does not support PKCE with S256 (its \
+             code_challenge_methods_supported lists {}); toolwire logs in only with S256 PKCE",
+            clip(&methods.join(", "), 200)
+        ))),
+        None if !documented => Ok(()),
+        None => Err(LoginError::new(
+            "the authorization server's metadata has no code_challenge_methods_supported: \
+             it does not say it supports PKCE, which the MCP authorization spec requires; \
+             no login was begun",
+        )),
+    }
 }
 
 /// The manager for `store`'s server, its authorization server's metadata discovered
@@ -703,7 +741,7 @@ async fn discover(
 async fn manager_for(store: &TokenFile, challenge: Option<&str>) -> Result<Managed, LoginError> {
     let resource = store.resource.as_str();
     let mut manager = AuthorizationManager::new(resource).await?;
-    let mut metadata = discover(&manager, resource, challenge).await?;
+    let (mut metadata, documented) = discover_documented(&manager, resource, challenge).await?;
     let mut dpop = None;
     if crate::dpop::offered(&metadata) {
         let key = store.dpop_key().map_err(LoginError)?;
@@ -725,6 +763,7 @@ async fn manager_for(store: &TokenFile, challenge: Option<&str>) -> Result<Manag
     Ok(Managed {
         manager,
         metadata,
+        documented,
         dpop,
     })
 }
@@ -733,6 +772,9 @@ async fn manager_for(store: &TokenFile, challenge: Option<&str>) -> Result<Manag
 struct Managed {
     manager: AuthorizationManager,
     metadata: AuthorizationMetadata,
+    /// Whether `metadata` is the authorization server's own document (see
+    /// [`discover_documented`]).
+    documented: bool,
     /// The DPoP client of its token requests, asked why one failed.
     dpop: Option<Arc<DpopOAuthClient>>,
 }
@@ -759,8 +801,10 @@ pub(crate) async fn begin(
     let Managed {
         mut manager,
         metadata,
+        documented,
         dpop,
     } = manager_for(&store, challenge).await?;
+    check_pkce(&metadata, documented)?;
     let mut scopes = if settings.scopes.is_empty() {
         manager.select_scopes(None, &[])
     } else {
@@ -1419,26 +1463,52 @@ impl LoopbackRedirect {
     }
 
     /// The redirect that carries `state`: its URL, and the connection to answer it on.
+    /// Connections are read side by side, each for at most 10 s: one that says nothing (a
+    /// browser's preconnect, another local process) must not hold the redirect behind it.
     async fn landing(&self, state: &str) -> (String, tokio::net::TcpStream) {
+        let mut reading = tokio::task::JoinSet::new();
         loop {
-            let Ok(mut stream) = self.accept().await else {
-                // Out of descriptors, say: wait rather than spin.
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            };
-            let Some(target) = read_request_target(&mut stream).await else {
-                continue;
-            };
-            let url = format!("http://127.0.0.1{target}");
-            let matches = reqwest::Url::parse(&url).is_ok_and(|u| {
-                u.path() == "/callback" && u.query_pairs().any(|(k, v)| k == "state" && v == state)
-            });
-            if matches {
-                return (url, stream);
+            tokio::select! {
+                accepted = self.accept(), if reading.len() < MAX_CALLBACK_CONNECTIONS => {
+                    let Ok(stream) = accepted else {
+                        // Out of descriptors, say: wait rather than spin.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    };
+                    reading.spawn(redirect_on(stream, state.to_owned()));
+                }
+                Some(read) = reading.join_next() => {
+                    if let Ok(Some(landed)) = read {
+                        // The other connections' tasks end with `reading`.
+                        return landed;
+                    }
+                }
             }
-            let _ = respond(&mut stream, "404 Not Found", "Not a login redirect.").await;
         }
     }
+}
+
+/// Connections the redirect listener reads at once; past that it accepts the next as
+/// one ends (each ends within 10 s), so that a flood of them costs bounded memory.
+const MAX_CALLBACK_CONNECTIONS: usize = 64;
+
+/// The redirect to the login `state` names when `stream` carries it: its URL, and the
+/// connection to answer it on. Other requests (a favicon, a stray or forged redirect)
+/// are answered 404.
+async fn redirect_on(
+    mut stream: tokio::net::TcpStream,
+    state: String,
+) -> Option<(String, tokio::net::TcpStream)> {
+    let target = read_request_target(&mut stream).await?;
+    let url = format!("http://127.0.0.1{target}");
+    let matches = reqwest::Url::parse(&url).is_ok_and(|u| {
+        u.path() == "/callback" && u.query_pairs().any(|(k, v)| k == "state" && v == state)
+    });
+    if matches {
+        return Some((url, stream));
+    }
+    let _ = respond(&mut stream, "404 Not Found", "Not a login redirect.").await;
+    None
 }
 
 /// The target of an HTTP request's first line (`/callback?…`), read with a bound.

@@ -32,6 +32,8 @@ enum Lie {
     Oversized,
     Malformed,
     PlainPkceOnly,
+    /// Its metadata has no `code_challenge_methods_supported`: it does not say it does PKCE.
+    NoPkce,
     /// Its revocation endpoint fails (503).
     RevocationFails,
 }
@@ -99,6 +101,11 @@ async fn metadata(State(a): State<Arc<Auth>>) -> Response {
         Lie::Malformed => return (StatusCode::OK, "{\"issuer\": ").into_response(),
         Lie::PlainPkceOnly => {
             doc["code_challenge_methods_supported"] = serde_json::json!(["plain"])
+        }
+        Lie::NoPkce => {
+            doc.as_object_mut()
+                .unwrap()
+                .remove("code_challenge_methods_supported");
         }
         Lie::None | Lie::OtherResource | Lie::RevocationFails => {}
     }
@@ -251,8 +258,21 @@ async fn malformed_metadata_is_refused() {
 
 #[tokio::test]
 async fn a_server_without_s256_pkce_is_refused() {
-    let (error, ..) = refused(Lie::PlainPkceOnly).await;
+    let (error, auth, ..) = refused(Lie::PlainPkceOnly).await;
     assert!(error.contains("PKCE") && error.contains("S256"), "{error}");
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_advertise_pkce_is_refused_before_registering() {
+    // The MCP authorization spec: metadata without `code_challenge_methods_supported`
+    // means no PKCE, and the client must not go on.
+    let (error, auth, ..) = refused(Lie::NoPkce).await;
+    assert!(
+        error.contains("PKCE") && error.contains("code_challenge_methods_supported"),
+        "{error}"
+    );
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
@@ -452,4 +472,57 @@ async fn a_failed_revocation_still_forgets_the_tokens() {
     );
     assert!(!why.contains("tw-test-refresh-token"), "{why}");
     assert!(!file.path().exists(), "a failed revocation kept the tokens");
+}
+
+#[tokio::test]
+async fn idle_connections_to_the_redirect_listener_do_not_hold_the_redirect() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (auth, _) = start(Lie::None).await;
+    let tokens = tempfile::tempdir().unwrap();
+    let server = server(&auth, tokens.path());
+    let listener = toolwire_mcp::LoopbackRedirect::bind().await.unwrap();
+    let uri = listener.uri().to_owned();
+    let pending = server.begin_login(&uri).await.unwrap();
+    let redirect = format!("{uri}?code=good-code&state={}", pending.state());
+    let completing = {
+        let server = Arc::clone(&server);
+        tokio::spawn(async move {
+            listener
+                .complete(&server, pending, Duration::from_secs(60))
+                .await
+        })
+    };
+    // Two connections that say nothing (another local process, a browser's speculative
+    // preconnects), then the browser's real redirect.
+    let addr = uri
+        .strip_prefix("http://")
+        .and_then(|rest| rest.strip_suffix("/callback"))
+        .unwrap()
+        .to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    let mut browser = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let target = redirect.strip_prefix(&format!("http://{addr}")).unwrap();
+    browser
+        .write_all(format!("GET {target} HTTP/1.1\r\nhost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut page = String::new();
+    tokio::time::timeout(Duration::from_secs(30), browser.read_to_string(&mut page))
+        .await
+        .expect("the redirect was never answered")
+        .unwrap();
+    let took = started.elapsed();
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(
+        took < Duration::from_secs(3),
+        "the redirect waited {took:?} behind idle connections"
+    );
+    completing.await.unwrap().unwrap();
+    assert!(server.token_file().unwrap().has_tokens());
+    drop(idle);
 }

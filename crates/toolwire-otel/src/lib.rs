@@ -145,6 +145,7 @@ impl Tracer for OtlpTracer {
             // A parent that is not sampled (a caller's choice) is followed: nothing sent.
             recording: context.sampled,
             context,
+            content: self.content,
             queue: self.queue.clone(),
             dropped: Arc::clone(&self.dropped),
         })
@@ -160,6 +161,9 @@ struct RecordingSpan {
     data: SpanData,
     context: TraceContext,
     recording: bool,
+    /// Whether content is recorded: without it a failure's status message is its
+    /// `error.type` alone.
+    content: bool,
     queue: mpsc::Sender<SpanData>,
     dropped: Arc<AtomicU64>,
 }
@@ -194,6 +198,10 @@ impl Span for RecordingSpan {
 
     fn fail(&mut self, error_type: &str, message: &str) {
         self.set(attr::ERROR_TYPE, error_type.into());
+        // An error's text is content: a tool's message quotes what it read or was given
+        // (a customer's row, a path, a provider's echo of the prompt), which content
+        // capture off keeps out of the collector. The type alone still says what failed.
+        let message = if self.content { message } else { error_type };
         self.data.error = Some(message.chars().take(1024).collect());
     }
 }

@@ -209,3 +209,45 @@ async fn a_collector_that_never_answers_never_blocks_a_span() {
     assert!(stats.dropped > 900, "{stats:?}");
     assert!(stats.last_error.is_some(), "{stats:?}");
 }
+
+/// The status of a failed tool call's span, as the collector received it.
+async fn failed_span_status(content: bool) -> Json {
+    let (url, seen) = collector().await;
+    let mut cfg = config(url);
+    cfg.content = content;
+    let otel = Otel::start(cfg);
+    let tracer = otel.tracer();
+    let result = toolwire_core::ToolResult::error_with_code(
+        toolwire_core::CallRef::new("call_1", "lookup"),
+        "not_found",
+        "no row for customer alice@example.com, card 4111",
+    );
+    let mut span = tracer.start(
+        "execute_tool lookup".into(),
+        SpanKind::Internal,
+        None,
+        vec![],
+    );
+    toolwire_runtime::trace::record_result(span.as_mut(), &result, tracer.records_content());
+    drop(span);
+    let stats = otel.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(stats.exported, 1, "{stats:?}");
+    let requests = seen.lock().unwrap().clone();
+    spans_in(&requests[0].1)[0]["status"].clone()
+}
+
+#[tokio::test]
+async fn a_failing_tools_error_text_is_content() {
+    // Content capture off (the default): the status says what kind of error, not what
+    // the tool said; its text can carry the very data capture-off keeps out.
+    let status = failed_span_status(false).await;
+    assert_eq!(status["code"], 2, "{status}");
+    assert_eq!(status["message"], "not_found", "{status}");
+    // Capture on: the tool's own words.
+    let status = failed_span_status(true).await;
+    assert_eq!(status["code"], 2, "{status}");
+    assert_eq!(
+        status["message"], "no row for customer alice@example.com, card 4111",
+        "{status}"
+    );
+}

@@ -80,7 +80,9 @@ pub trait Span: Send + Sync {
     fn set(&mut self, key: &'static str, value: AttrValue);
     /// A point in time inside the span, with its own attributes.
     fn event(&mut self, name: &'static str, attributes: Vec<Attr>);
-    /// Marks the span failed: status `ERROR` with `message`, and `error.type`.
+    /// Marks the span failed: status `ERROR` and `error.type`; the status message is
+    /// `message` when the tracer records content, else `error_type` (an error's text is
+    /// content).
     fn fail(&mut self, error_type: &str, message: &str);
 }
 

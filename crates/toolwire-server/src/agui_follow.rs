@@ -849,6 +849,18 @@ pub struct FollowTarget {
     /// How much of the agent's stream is held at once.
     pub limits: FollowLimits,
     client: reqwest::Client,
+    /// Where `serve` tells its operator what a followed run did wrong.
+    report: Option<Report>,
+}
+
+/// Takes the lines of a followed run's diagnostics (see [`FollowTarget::report_to`]).
+#[derive(Clone)]
+struct Report(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Report")
+    }
 }
 
 /// How long the agent's stream may stay silent before the run counts as dropped.
@@ -872,7 +884,17 @@ impl FollowTarget {
             url: url.to_owned(),
             limits: FollowLimits::default(),
             client,
+            report: None,
         })
+    }
+
+    /// Hands each run's diagnostics, when the run ends, to `report`, one line each
+    /// (`AG-UI session S: …`); without it they are not printed. The lines quote the
+    /// agent (its event types, its errors), so `report` prints them the way its program
+    /// prints untrusted text: the server writes nothing to a terminal itself.
+    pub fn report_to(mut self, report: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.report = Some(Report(std::sync::Arc::new(report)));
+        self
     }
 
     /// Opens the thread's session, records the input's new messages, and POSTs the input
@@ -1050,8 +1072,10 @@ pub(crate) async fn proxy(
     let closing = state.closing();
     state.spawn(async move {
         pump(&mut follower, response, Some(tx), closing).await;
-        for note in follower.diagnostics() {
-            eprintln!("toolwire: AG-UI session {}: {note}", follower.session_id());
+        if let Some(Report(report)) = &target.report {
+            for note in follower.diagnostics() {
+                report(&format!("AG-UI session {}: {note}", follower.session_id()));
+            }
         }
     });
     let stream = futures::stream::unfold(rx, |mut rx| async move {

@@ -432,3 +432,74 @@ fn a_hostile_agent_meets_the_bounds_and_its_open_calls_are_closed() {
         "a call past the bound is not recorded"
     );
 }
+
+/// `serve` tells its operator what a followed agent did wrong, quoting the agent's event
+/// type: sanitized as any printed text, so an agent cannot clear the screen or write the
+/// clipboard (OSC 52) of the terminal `serve` runs in.
+#[test]
+fn a_followed_agents_event_type_reaches_serves_terminal_sanitized() {
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"esc\",\"runId\":\"r\"}\n\n",
+    );
+    body.extend_from_slice(
+        b"data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"esc\",\"runId\":\"r\"}\n\n",
+    );
+    // An event after the run ended is noted with its type, which here is escapes.
+    body.extend_from_slice(
+        b"data: {\"type\":\"\\u001b[2J\\u001b]52;c;aGVsbG8=\\u0007WIPED\\u202e\"}\n\n",
+    );
+    let agent = hostile_agent(body);
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let port = support::free_port();
+    let log = data.path().join("serve.stderr");
+    let serve = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args([
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "serve",
+            "--addr",
+        ])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--workspace", ws.path().to_str().unwrap()])
+        .args(["--agui-follow", &format!("http://127.0.0.1:{agent}/")])
+        .env_remove("TOOLWIRE_TOKEN")
+        .env_remove("TOOLWIRE_PROVIDER")
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let _serve = support::Running(serve);
+    let mut listening = false;
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            listening = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(listening, "serve did not start");
+    let (status, _) = support::http(
+        port,
+        "POST",
+        "/api/agui/follow",
+        Some(r#"{"threadId":"esc","runId":"r","messages":[]}"#),
+    );
+    assert_eq!(status, 200);
+    // The diagnostics are printed once the agent's stream has ended.
+    let mut stderr = String::new();
+    for _ in 0..200 {
+        stderr = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
+        if stderr.contains("after the run ended") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        stderr.contains("WIPED") && stderr.contains("after the run ended"),
+        "{stderr:?}"
+    );
+    for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+        assert!(!stderr.contains(raw), "{raw:?} in {stderr:?}");
+    }
+}

@@ -133,3 +133,28 @@ fn specific_hostile_payloads_get_clear_answers() {
         "{stderr}"
     );
 }
+
+/// A failing MCP server's stderr is quoted in the gateway's report of it: the quote is
+/// sanitized as any printed text, so the server cannot clear the operator's screen or
+/// write their clipboard (OSC 52) through it. stdout stays the protocol's.
+#[test]
+fn a_failing_servers_stderr_reaches_the_gateways_terminal_sanitized() {
+    let data = tempfile::tempdir().unwrap();
+    let server = "bad=sh -c \"printf '\\033[2Jwiped\\033]52;c;aGVsbG8=\\007 \\342\\200\\256 gone\\n' >&2; exit 3\"";
+    let args = [
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "gateway",
+        "--mcp",
+        server,
+    ];
+    let out = run(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("toolwire gateway: "), "{stderr:?}");
+    assert!(
+        stderr.contains("wiped") && stderr.contains("gone"),
+        "{stderr:?}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    assert_safe(&args, &out);
+}

@@ -82,9 +82,10 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             args.workspace.as_deref(),
         )
         .await?;
-    // stdout is the protocol: what went wrong with a server is said on stderr.
+    // stdout is the protocol: what went wrong with a server is said on stderr,
+    // sanitized (it quotes the server's own stderr).
     for failure in &failed {
-        eprintln!("toolwire gateway: {failure}");
+        crate::out::eprintln(&format!("toolwire gateway: {failure}"));
     }
     let host =
         data::host_for_gateway(place, args.workspace.as_deref(), mcp_tools, args.builtins).await?;

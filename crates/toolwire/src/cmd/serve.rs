@@ -106,7 +106,11 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     config.agui_follow = args
         .agui_follow
         .as_deref()
-        .map(toolwire_server::agui_follow::FollowTarget::new)
+        .map(|url| {
+            // A followed agent's diagnostics quote it: printed sanitized, as all else.
+            toolwire_server::agui_follow::FollowTarget::new(url)
+                .map(|target| target.report_to(|line| out::eprintln(&format!("toolwire: {line}"))))
+        })
         .transpose()?;
     let server = Server::bind(host, config).await?;
     let url = server.url().to_owned();
