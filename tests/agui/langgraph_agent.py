@@ -120,7 +120,9 @@ def reply(messages: list) -> AIMessage:
 def graph(streaming: bool):
     def agent(state: MessagesState) -> dict:
         wanted = reply(state["messages"])
-        if streaming:
+        # GenericFakeChatModel streams text but not tool calls: the calling turn does not
+        # stream either way.
+        if streaming and not wanted.tool_calls:
             model = GenericFakeChatModel(messages=iter([wanted]))
         else:
             model = FakeMessagesListChatModel(responses=[wanted])

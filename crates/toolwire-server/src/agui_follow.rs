@@ -1531,13 +1531,13 @@ mod tests {
         let old = json!({"type": "image", "source_type": "base64", "data": png, "mime_type": "image/png"});
         assert_eq!(kinds_of(json!(old.to_string())), ["image"]);
         let list = json!([
-            {"type": "audio", "base64": "UklGRg==", "mime_type": "audio/wav"},
+            {"type": "audio", "base64": "UklGRiQAAABXQVZFZm10IA==", "mime_type": "audio/wav"},
             {"type": "file", "url": "https://example.com/a.pdf", "mime_type": "application/pdf"},
             {"type": "file", "file_id": "file-1"},
         ]);
         assert_eq!(
             kinds_of(json!(list.to_string())),
-            ["audio", "resource_link", "text"]
+            ["file", "resource_link", "text"]
         );
         // Text and an image block run together, exactly as ag-ui-langgraph 0.0.47 writes
         // a tool's `[text block, image block]` (Python's json.dumps spacing).
