@@ -206,6 +206,10 @@ enum Pending {
 /// stored at once (in order; a later correction then comes too late and is reported).
 const MAX_HELD: usize = 64 * 1024 * 1024;
 
+/// Most messages and results held at once (a call's arguments, up to 1 MiB, are held with
+/// its message): past this, what is held is stored at once, as past `MAX_HELD`.
+const MAX_HELD_WRITES: usize = 256;
+
 /// Follows one AG-UI thread into one toolwire session.
 #[derive(Debug)]
 pub struct Follower {
@@ -231,8 +235,9 @@ pub struct Follower {
     pending: Vec<Pending>,
     /// About how many bytes `held` and `pending` hold.
     held_bytes: usize,
-    /// AG-UI ids of the assistant messages whose text this run recorded, and those texts:
-    /// a snapshot's assistant text is recorded only when the stream did not carry it.
+    /// Digests of the AG-UI ids of the assistant messages whose text this run recorded, and
+    /// of those texts: a snapshot's assistant text is recorded only when the stream did not
+    /// carry it.
     texts_seen: HashSet<String>,
     /// AG-UI ids of the messages of this run's input: a snapshot's messages up to the last
     /// of them were recorded by earlier runs.
@@ -525,6 +530,8 @@ impl Follower {
                     return Err(format!("no open call {id:?}"));
                 };
                 let call = self.open.remove(at);
+                // Its arguments are held with its message until the message is stored.
+                self.held_bytes = self.held_bytes.saturating_add(call.args.len());
                 let input = if call.args_dropped {
                     json!({"_toolwire": "arguments too long to record"})
                 } else if call.args.trim().is_empty() {
@@ -604,7 +611,16 @@ impl Follower {
         }
         if let Some(id) = id {
             self.parent = Some(id.to_owned());
-            self.texts_seen.insert(id.to_owned());
+            self.seen(id);
+        }
+    }
+
+    /// Remembers an assistant message id or text (as its digest) this run recorded, up to
+    /// 4,096 of them: past that a snapshot's text may be recorded a second time, but an
+    /// agent's endless messages cost no memory.
+    fn seen(&mut self, id_or_text: &str) {
+        if self.texts_seen.len() < 4096 {
+            self.texts_seen.insert(seen_key(id_or_text));
         }
     }
 
@@ -701,8 +717,8 @@ impl Follower {
         };
         let id = message["id"].as_str();
         if text.trim().is_empty()
-            || id.is_some_and(|id| self.texts_seen.contains(id))
-            || self.texts_seen.contains(&text)
+            || id.is_some_and(|id| self.texts_seen.contains(&seen_key(id)))
+            || self.texts_seen.contains(&seen_key(&text))
             || self.text == text
         {
             return;
@@ -720,9 +736,9 @@ impl Follower {
         }
         if let Some(id) = id {
             self.parent = Some(id.to_owned());
-            self.texts_seen.insert(id.to_owned());
+            self.seen(id);
         }
-        self.texts_seen.insert(text.clone());
+        self.seen(&text);
         self.text.push_str(&text);
         self.emit(EventKind::AssistantDelta { text }).await;
     }
@@ -766,7 +782,7 @@ impl Follower {
         let text = std::mem::take(&mut self.text);
         self.text_dropped = false;
         if !text.is_empty() {
-            self.texts_seen.insert(text.clone());
+            self.seen(&text);
         }
         self.waiting
             .extend(calls.iter().map(|c| (c.id.clone(), c.name.clone())));
@@ -846,7 +862,7 @@ impl Follower {
         } else {
             self.pending.push(pending);
         }
-        if self.held_bytes > MAX_HELD {
+        if self.held_bytes > MAX_HELD || self.held.len() + self.pending.len() > MAX_HELD_WRITES {
             self.commit().await;
         }
     }
@@ -915,6 +931,11 @@ impl Follower {
         // Events are the live view: the stored messages are the record.
         let _ = self.host.events().emit(&self.session, kind).await;
     }
+}
+
+/// What `Follower::texts_seen` keeps of an id or a text: its digest.
+fn seen_key(id_or_text: &str) -> String {
+    blake3::hash(id_or_text.as_bytes()).to_hex().to_string()
 }
 
 /// A tool message's failure, as (code, message): none when `error` is absent, null or

@@ -332,3 +332,50 @@ async fn interleaved_calls_of_one_parent_are_one_assistant_message() {
     assert_eq!(ids, ["call_weather", "call_station", "call_ratio"]);
     assert_eq!(tool_calls[2].input, json!({"a": 1, "b": 0}));
 }
+
+#[tokio::test]
+async fn what_is_held_for_the_snapshot_is_bounded() {
+    // An agent that makes call after call with results and never ends its run: what is
+    // held for a snapshot's correction is stored once it passes the bound, in order.
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path()).await;
+    let mut f = Follower::open(host.clone(), "many", "t", FollowLimits::default())
+        .await
+        .unwrap();
+    let mut events = vec![json!({"type": "RUN_STARTED", "threadId": "many", "runId": "r"})];
+    for n in 0..600 {
+        let id = format!("c{n}");
+        events.push(json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": "t", "parentMessageId": "a"}));
+        events.push(json!({"type": "TOOL_CALL_END", "toolCallId": id}));
+        events.push(json!({"type": "TOOL_CALL_RESULT", "toolCallId": id, "content": "ok"}));
+    }
+    feed(&mut f, &events).await;
+    assert!(f.diagnostics().is_empty(), "{:?}", f.diagnostics());
+    let messages = stored(&host, "many").await;
+    let results = messages
+        .iter()
+        .filter(|m| matches!(m, Message::ToolResult(_)))
+        .count();
+    assert!(results >= 256, "{results} stored while the run is open");
+    // Each stored result follows its call.
+    let mut calls = std::collections::HashSet::new();
+    for m in &messages {
+        match m {
+            Message::Assistant { tool_calls, .. } => {
+                calls.extend(tool_calls.iter().map(|c| c.id.clone()))
+            }
+            Message::ToolResult(r) => {
+                assert!(calls.contains(&r.call_id), "{} before its call", r.call_id)
+            }
+            _ => {}
+        }
+    }
+    feed(&mut f, &[json!({"type": "RUN_FINISHED"})]).await;
+    let all = stored(&host, "many").await;
+    assert_eq!(
+        all.iter()
+            .filter(|m| matches!(m, Message::ToolResult(_)))
+            .count(),
+        600
+    );
+}
