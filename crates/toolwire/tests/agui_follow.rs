@@ -6,8 +6,10 @@
 //! the next run; the session's live feed shows the run as it goes, and the calls, the
 //! results with their kinds and the image in the blob store are there after a restart, in
 //! the API and in `toolwire show`. `toolwire agui run` follows a scripted run with an AG-UI
-//! 1.0 image part, a malformed event and a dropped stream; a hostile agent written here
-//! meets the bounds.
+//! 1.0 image part, a malformed event and a dropped stream, and a LangGraph graph served
+//! by ag-ui-langgraph's own endpoint (tests/agui/langgraph_agent.py: failures flagged only
+//! in its snapshot, an answer only there, interleaved calls, a LangChain image block); a
+//! hostile agent written here meets the bounds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
