@@ -41,6 +41,6 @@ process.stdout.write(JSON.stringify({
   invalid,
   messages: agent.messages.map((m) => ({ role: m.role, content: m.content, toolCalls: m.toolCalls })),
   toolResults: resultEvents,
-  toolMessages: tool.map((m) => ({ toolCallId: m.toolCallId, content: m.content })),
+  toolMessages: tool.map((m) => ({ toolCallId: m.toolCallId, content: m.content, error: m.error })),
   state: agent.state,
 }) + '\n');

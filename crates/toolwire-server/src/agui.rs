@@ -313,7 +313,12 @@ async fn messages_snapshot(
                 messages.push(m);
             }
             toolwire_core::Message::ToolResult(result) => {
-                messages.push(json!({"id": id, "role": "tool", "toolCallId": result.call_id, "content": parts(result, base)}));
+                let mut m = json!({"id": id, "role": "tool", "toolCallId": result.call_id, "content": parts(result, base)});
+                // AG-UI's `ToolMessage.error`: how a plain client tells a call failed.
+                if result.status == Status::Error {
+                    m["error"] = json!(text_of(result));
+                }
+                messages.push(m);
             }
             _ => {}
         }
@@ -505,7 +510,8 @@ impl Window {
     }
 }
 
-/// A result's content parts: text as text; media by URL to this server's resources
+/// A result's content: a plain string when it is text only (what AG-UI 0.x clients and
+/// validators accept), else parts: text as text, media by URL to this server's resources
 /// route (never inline base64); an error as its message.
 fn parts(result: &ToolResult, base: &str) -> Json_ {
     if result.status == Status::Error {
@@ -533,8 +539,9 @@ fn parts(result: &ToolResult, base: &str) -> Json_ {
         };
         parts.push(part);
     }
-    if parts.is_empty() {
-        return Json_::String(String::new());
+    if parts.iter().all(|p| p["type"] == "text") {
+        let texts: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+        return Json_::String(texts.join("\n"));
     }
     Json_::Array(parts)
 }

@@ -179,7 +179,36 @@ struct OpenCall {
     args: String,
     /// Set when the arguments grew past the limit: the call is kept, its input is not.
     args_dropped: bool,
+    /// The held (closed, not stored) assistant message it belongs to, when it came late.
+    late_parent: Option<String>,
 }
+
+/// A write held until the run's authoritative `MESSAGES_SNAPSHOT` (or its end): the stream
+/// may still be corrected (a result it showed as a success failed), and the calls of one
+/// assistant message may come interleaved with their results.
+#[derive(Debug)]
+enum Pending {
+    /// An assistant message: its AG-UI id, its text and the calls it made.
+    Message {
+        parent: Option<String>,
+        text: String,
+        calls: Vec<ToolCall>,
+    },
+    /// A call's result: its AG-UI content, or an error (code, message).
+    Result {
+        id: String,
+        content: Json,
+        error: Option<(String, String)>,
+    },
+}
+
+/// Most bytes of results held for a snapshot's correction: past this, what is held is
+/// stored at once (in order; a later correction then comes too late and is reported).
+const MAX_HELD: usize = 64 * 1024 * 1024;
+
+/// Most messages and results held at once (a call's arguments, up to 1 MiB, are held with
+/// its message): past this, what is held is stored at once, as past `MAX_HELD`.
+const MAX_HELD_WRITES: usize = 256;
 
 /// Follows one AG-UI thread into one toolwire session.
 #[derive(Debug)]
@@ -196,6 +225,23 @@ pub struct Follower {
     open: Vec<OpenCall>,
     /// Calls ended and announced, to be stored with the assistant message they belong to.
     made: Vec<ToolCall>,
+    /// The AG-UI id of the assistant message under way (`parentMessageId` of its calls, or
+    /// its text's `messageId`): calls naming it belong to it, however they interleave with
+    /// results.
+    parent: Option<String>,
+    /// Results of the calls in `made`, stored after their message.
+    held: Vec<Pending>,
+    /// Closed messages and results not stored yet, in order.
+    pending: Vec<Pending>,
+    /// About how many bytes `held` and `pending` hold.
+    held_bytes: usize,
+    /// Digests of the AG-UI ids of the assistant messages whose text this run recorded, and
+    /// of those texts: a snapshot's assistant text is recorded only when the stream did not
+    /// carry it.
+    texts_seen: HashSet<String>,
+    /// AG-UI ids of the messages of this run's input: a snapshot's messages up to the last
+    /// of them were recorded by earlier runs.
+    input_ids: HashSet<String>,
     /// Calls this run started that have no result yet (toolwire ids → tool names).
     this_run: Vec<(String, String)>,
     /// Every call of the session without a result (toolwire id → tool name).
@@ -264,6 +310,12 @@ impl Follower {
             text_dropped: false,
             open: Vec::new(),
             made: Vec::new(),
+            parent: None,
+            held: Vec::new(),
+            pending: Vec::new(),
+            held_bytes: 0,
+            texts_seen: HashSet::new(),
+            input_ids: HashSet::new(),
             this_run: Vec::new(),
             waiting,
             answered,
@@ -309,6 +361,11 @@ impl Follower {
     /// message) and the results the front end sends back for the calls it ran (`tool`
     /// messages answering calls still waiting).
     pub async fn input(&mut self, messages: &[Json]) {
+        self.input_ids = messages
+            .iter()
+            .filter_map(|m| m["id"].as_str())
+            .map(str::to_owned)
+            .collect();
         if let Some(last) = messages.last().filter(|m| m["role"] == "user") {
             match user_text(last) {
                 Some(text) => {
@@ -334,9 +391,10 @@ impl Follower {
                 // Answered already, or a call this session never saw.
                 continue;
             }
-            let error = message["error"].as_str().map(str::to_owned);
+            let error = tool_error(message);
             self.result(&id, &message["content"], error).await;
         }
+        self.commit().await;
     }
 
     /// Records one event's `data` (a JSON AG-UI event).
@@ -380,20 +438,18 @@ impl Follower {
         match kind {
             "RUN_STARTED" if !self.run_open => {
                 self.run_open = true;
+                self.texts_seen.clear();
                 self.turn = self.turn.saturating_add(1);
                 self.emit(EventKind::TurnStarted { turn: self.turn }).await;
             }
-            // Text after calls is a new assistant message.
-            "TEXT_MESSAGE_START" if !self.made.is_empty() => self.flush().await,
+            "TEXT_MESSAGE_START" => self.text_of(event["messageId"].as_str()),
             "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_CHUNK" => {
                 let delta = match event["delta"].as_str() {
                     Some(d) => d.to_owned(),
                     None if kind == "TEXT_MESSAGE_CHUNK" => return Ok(()),
                     None => return Err("no string `delta`".to_owned()),
                 };
-                if !self.made.is_empty() {
-                    self.flush().await;
-                }
+                self.text_of(event["messageId"].as_str());
                 if self.text.len() + delta.len() > self.limits.max_text {
                     if !self.text_dropped {
                         self.text_dropped = true;
@@ -424,11 +480,31 @@ impl Follower {
                         self.limits.max_open_calls
                     ));
                 }
+                // Calls of another assistant message close the one under way; calls of
+                // the same one join it, even after some of its results.
+                // A call of a message already closed and still held (a snapshot's call the
+                // stream did not show) joins that message.
+                let mut late_parent = None;
+                if let Some(parent) = event["parentMessageId"].as_str() {
+                    let other = self.parent.as_deref().is_some_and(|p| p != parent);
+                    if self.held_message(parent).is_some() && self.parent.as_deref() != Some(parent)
+                    {
+                        late_parent = Some(parent.to_owned());
+                    } else {
+                        if (!self.made.is_empty() && self.parent.as_deref() != Some(parent))
+                            || (!self.text.is_empty() && other)
+                        {
+                            self.close();
+                        }
+                        self.parent = Some(parent.to_owned());
+                    }
+                }
                 self.open.push(OpenCall {
                     id,
                     name,
                     args: String::new(),
                     args_dropped: false,
+                    late_parent,
                 });
             }
             "TOOL_CALL_ARGS" => {
@@ -454,6 +530,8 @@ impl Follower {
                     return Err(format!("no open call {id:?}"));
                 };
                 let call = self.open.remove(at);
+                // Its arguments are held with its message until the message is stored.
+                self.held_bytes = self.held_bytes.saturating_add(call.args.len());
                 let input = if call.args_dropped {
                     json!({"_toolwire": "arguments too long to record"})
                 } else if call.args.trim().is_empty() {
@@ -470,7 +548,21 @@ impl Follower {
                 })
                 .await;
                 self.this_run.push((call.id.clone(), call.name.clone()));
-                self.made.push(ToolCall::new(call.id, call.name, input));
+                let made = ToolCall::new(call.id, call.name, input);
+                let held = call
+                    .late_parent
+                    .as_deref()
+                    .and_then(|p| self.held_message(p));
+                match held.and_then(|at| match &mut self.pending[at] {
+                    Pending::Message { calls, .. } => Some(calls),
+                    Pending::Result { .. } => None,
+                }) {
+                    Some(calls) => {
+                        self.waiting.insert(made.id.clone(), made.name.clone());
+                        calls.push(made);
+                    }
+                    None => self.made.push(made),
+                }
             }
             "TOOL_CALL_RESULT" => {
                 let id = self.call_id(&field("toolCallId")?);
@@ -511,12 +603,47 @@ impl Follower {
         Ok(())
     }
 
-    /// Calls and results a `MESSAGES_SNAPSHOT` holds that the stream did not show:
-    /// assistant calls this session has not seen, and results for calls still waiting.
+    /// Text of the assistant message `id` (when the event names one): text after calls
+    /// of another message (or of none named) is a new assistant message.
+    fn text_of(&mut self, id: Option<&str>) {
+        if !self.made.is_empty() && (id.is_none() || id != self.parent.as_deref()) {
+            self.close();
+        }
+        if let Some(id) = id {
+            self.parent = Some(id.to_owned());
+            self.seen(id);
+        }
+    }
+
+    /// Remembers an assistant message id or text (as its digest) this run recorded, up to
+    /// 4,096 of them: past that a snapshot's text may be recorded a second time, but an
+    /// agent's endless messages cost no memory.
+    fn seen(&mut self, id_or_text: &str) {
+        if self.texts_seen.len() < 4096 {
+            self.texts_seen.insert(seen_key(id_or_text));
+        }
+    }
+
+    /// What a `MESSAGES_SNAPSHOT` holds that the stream did not show (assistant calls this
+    /// session has not seen, results for calls still waiting, assistant text of this run
+    /// no text event carried) and what it corrects (a result the stream showed as a
+    /// success that the snapshot marks failed). Then what is held is stored.
     async fn snapshot(&mut self, messages: &[Json]) {
-        for message in messages {
+        // Messages up to the last one of this run's input were recorded by earlier runs.
+        let new_from = messages
+            .iter()
+            .rposition(|m| {
+                m["id"]
+                    .as_str()
+                    .is_some_and(|id| self.input_ids.contains(id))
+            })
+            .map_or(0, |at| at + 1);
+        for (at, message) in messages.iter().enumerate() {
             match message["role"].as_str() {
                 Some("assistant") => {
+                    if at >= new_from {
+                        self.snapshot_text(message).await;
+                    }
                     let Some(calls) = message["toolCalls"].as_array() else {
                         continue;
                     };
@@ -536,11 +663,11 @@ impl Follower {
                             continue;
                         }
                         let args = call["function"]["arguments"].as_str().unwrap_or("");
-                        let _ = Box::pin(self.apply(
-                            "TOOL_CALL_START",
-                            &json!({"toolCallId": given, "toolCallName": name}),
-                        ))
-                        .await;
+                        let mut start = json!({"toolCallId": given, "toolCallName": name});
+                        if let Some(parent) = message["id"].as_str() {
+                            start["parentMessageId"] = json!(parent);
+                        }
+                        let _ = Box::pin(self.apply("TOOL_CALL_START", &start)).await;
                         let _ = Box::pin(self.apply(
                             "TOOL_CALL_ARGS",
                             &json!({"toolCallId": given, "delta": args}),
@@ -556,79 +683,210 @@ impl Follower {
                         continue;
                     };
                     let id = self.call_id(given);
+                    let error = tool_error(message);
+                    if self.answered.contains(&id) {
+                        if let Some(error) = error {
+                            self.correct(&id, error);
+                        }
+                        continue;
+                    }
                     let waits =
                         self.waiting.contains_key(&id) || self.made.iter().any(|c| c.id == id);
-                    if waits && !self.answered.contains(&id) {
-                        let error = message["error"].as_str().map(str::to_owned);
+                    if waits {
                         self.result(&id, &message["content"], error).await;
                     }
                 }
                 _ => {}
             }
         }
+        self.commit().await;
     }
 
-    /// Stores the assistant message under way: its text and the calls it made.
-    async fn flush(&mut self) {
+    /// A snapshot's assistant text, recorded when no text event of this run carried it
+    /// (a model that does not stream sends its answer only in the snapshot).
+    async fn snapshot_text(&mut self, message: &Json) {
+        let text = match &message["content"] {
+            Json::String(text) => text.clone(),
+            Json::Array(parts) => parts
+                .iter()
+                .filter(|p| p["type"] == "text")
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => return,
+        };
+        let id = message["id"].as_str();
+        if text.trim().is_empty()
+            || id.is_some_and(|id| self.texts_seen.contains(&seen_key(id)))
+            || self.texts_seen.contains(&seen_key(&text))
+            || self.text == text
+        {
+            return;
+        }
+        if self.text.len() + text.len() > self.limits.max_text {
+            self.note(format!(
+                "MESSAGES_SNAPSHOT: assistant text past {} bytes is not recorded",
+                self.limits.max_text
+            ));
+            return;
+        }
+        // The text belongs to the message under way only when it is that message.
+        if id.is_none() || id != self.parent.as_deref() {
+            self.close();
+        }
+        if let Some(id) = id {
+            self.parent = Some(id.to_owned());
+            self.seen(id);
+        }
+        self.seen(&text);
+        self.text.push_str(&text);
+        self.emit(EventKind::AssistantDelta { text }).await;
+    }
+
+    /// Where the held assistant message with AG-UI id `parent` is in `pending`.
+    fn held_message(&self, parent: &str) -> Option<usize> {
+        self.pending
+            .iter()
+            .position(|p| matches!(p, Pending::Message { parent: Some(p), .. } if p == parent))
+    }
+
+    /// Marks a held result failed, as an authoritative snapshot says it was.
+    fn correct(&mut self, id: &str, error: (String, String)) {
+        let held = self
+            .held
+            .iter_mut()
+            .chain(self.pending.iter_mut())
+            .find_map(|p| match p {
+                Pending::Result {
+                    id: held, error, ..
+                } if held == id => Some(error),
+                _ => None,
+            });
+        match held {
+            Some(slot @ None) => *slot = Some(error),
+            Some(Some(_)) => {}
+            None => self.note(format!(
+                "MESSAGES_SNAPSHOT marks call {id:?} failed after its result was stored; \
+                 kept as stored"
+            )),
+        }
+    }
+
+    /// Closes the assistant message under way: it and its results are held, in order.
+    fn close(&mut self) {
         if self.text.is_empty() && self.made.is_empty() {
+            self.parent = None;
             return;
         }
         let calls = std::mem::take(&mut self.made);
         let text = std::mem::take(&mut self.text);
         self.text_dropped = false;
-        let names: Vec<(String, String)> = calls
-            .iter()
-            .map(|c| (c.id.clone(), c.name.clone()))
-            .collect();
-        match self
-            .host
-            .stores()
-            .append(
-                &self.session,
-                Message::Assistant {
-                    text,
-                    tool_calls: calls,
-                },
-            )
-            .await
+        if !text.is_empty() {
+            self.seen(&text);
+        }
+        self.waiting
+            .extend(calls.iter().map(|c| (c.id.clone(), c.name.clone())));
+        let parent = self.parent.take();
+        self.pending.push(Pending::Message {
+            parent,
+            text,
+            calls,
+        });
+        let held = std::mem::take(&mut self.held);
+        self.pending.extend(held);
+    }
+
+    /// Stores what is held: the message under way, then every message and result closed,
+    /// in order (each result after its call's message).
+    async fn commit(&mut self) {
+        self.close();
+        self.held_bytes = 0;
+        for pending in std::mem::take(&mut self.pending) {
+            match pending {
+                Pending::Message { text, calls, .. } => {
+                    if let Err(e) = self
+                        .host
+                        .stores()
+                        .append(
+                            &self.session,
+                            Message::Assistant {
+                                text,
+                                tool_calls: calls,
+                            },
+                        )
+                        .await
+                    {
+                        self.note(format!("the assistant message could not be stored: {e}"));
+                    }
+                }
+                Pending::Result { id, content, error } => {
+                    self.land(&id, &content, error).await;
+                }
+            }
+        }
+    }
+
+    /// Records a call's result: held with its message while that message is under way,
+    /// after it otherwise; stored at the next commit.
+    async fn result(&mut self, id: &str, content: &Json, error: Option<(String, String)>) {
+        if self.answered.contains(id)
+            || (!self.waiting.contains_key(id) && !self.made.iter().any(|c| c.id == id))
         {
-            Ok(_) => self.waiting.extend(names),
-            Err(e) => self.note(format!("the assistant message could not be stored: {e}")),
+            self.note(format!(
+                "call {id:?} has no call to answer; its result is dropped"
+            ));
+            return;
+        }
+        self.answered.insert(id.to_owned());
+        self.this_run.retain(|(c, _)| c != id);
+        self.held_bytes = self
+            .held_bytes
+            .saturating_add(serde_json::to_string(content).map_or(0, |t| t.len()));
+        let pending = Pending::Result {
+            id: id.to_owned(),
+            content: content.clone(),
+            error,
+        };
+        let in_held = self.pending.iter().position(
+            |p| matches!(p, Pending::Message { calls, .. } if calls.iter().any(|c| c.id == id)),
+        );
+        if self.made.iter().any(|c| c.id == id) {
+            self.held.push(pending);
+        } else if let Some(at) = in_held {
+            // Right after its message and the results held with it.
+            let next = self.pending[at + 1..]
+                .iter()
+                .position(|p| matches!(p, Pending::Message { .. }))
+                .map_or(self.pending.len(), |n| at + 1 + n);
+            self.pending.insert(next, pending);
+        } else {
+            self.pending.push(pending);
+        }
+        if self.held_bytes > MAX_HELD || self.held.len() + self.pending.len() > MAX_HELD_WRITES {
+            self.commit().await;
         }
     }
 
     /// Normalizes a result's AG-UI content and lands it through the executor's sink.
-    async fn result(&mut self, id: &str, content: &Json, error: Option<String>) {
-        // The call's assistant message goes first, so the result follows its call.
-        self.flush().await;
-        let Some(name) = self.waiting.get(id).cloned() else {
-            self.note(format!(
-                "call {id:?} could not be stored; its result is dropped"
-            ));
-            return;
-        };
+    async fn land(&mut self, id: &str, content: &Json, error: Option<(String, String)>) {
+        let name = self.waiting.remove(id).unwrap_or_default();
         let call = CallRef::new(id, name);
         let result = match error {
-            Some(message) => ToolResult::error_with_code(call, "agent_error", message),
+            Some((code, message)) => ToolResult::error_with_code(call, code, message),
             None => {
                 let normalized = toolwire_normalize::normalize_value(agui_payload(content), &call);
                 normalized.result
             }
         };
-        match self
+        if let Err(e) = self
             .host
             .executor()
             .land(&self.session, result, Vec::new())
             .await
         {
-            Ok(_) => {
-                self.waiting.remove(id);
-                self.answered.insert(id.to_owned());
-                self.this_run.retain(|(c, _)| c != id);
-            }
-            Err(e) => self.note(format!(
+            self.note(format!(
                 "the result of call {id:?} could not be stored: {e}"
-            )),
+            ));
         }
     }
 
@@ -636,7 +894,6 @@ impl Follower {
         if self.end.is_some() {
             return;
         }
-        self.flush().await;
         let why = match &end {
             RunEnd::Finished => None,
             RunEnd::Failed(message) => Some(format!("the agent's run failed: {message}")),
@@ -650,28 +907,13 @@ impl Follower {
             for id in unended {
                 let _ = Box::pin(self.apply("TOOL_CALL_END", &json!({"toolCallId": id}))).await;
             }
-            self.flush().await;
             let open: Vec<(String, String)> = std::mem::take(&mut self.this_run);
-            for (id, name) in open {
-                let result = ToolResult::error_with_code(
-                    CallRef::new(&id, &name),
-                    ErrorCode::Interrupted.as_str(),
-                    why.clone(),
-                );
-                match self
-                    .host
-                    .executor()
-                    .land(&self.session, result, Vec::new())
-                    .await
-                {
-                    Ok(_) => {
-                        self.waiting.remove(&id);
-                        self.answered.insert(id);
-                    }
-                    Err(e) => self.note(format!("call {id:?} could not be closed: {e}")),
-                }
+            for (id, _) in open {
+                let error = (ErrorCode::Interrupted.as_str().to_owned(), why.clone());
+                self.result(&id, &Json::Null, Some(error)).await;
             }
         }
+        self.commit().await;
         if self.run_open {
             self.run_open = false;
             self.emit(EventKind::TurnEnded { turn: self.turn }).await;
@@ -689,6 +931,46 @@ impl Follower {
         // Events are the live view: the stored messages are the record.
         let _ = self.host.events().emit(&self.session, kind).await;
     }
+}
+
+/// What `Follower::texts_seen` keeps of an id or a text: its digest.
+fn seen_key(id_or_text: &str) -> String {
+    blake3::hash(id_or_text.as_bytes()).to_hex().to_string()
+}
+
+/// A tool message's failure, as (code, message): none when `error` is absent, null or
+/// false. The message is `error` when it says something; ag-ui-langgraph sets it to the
+/// bare word "error" and keeps what went wrong in `content`, so then it is the content.
+fn tool_error(message: &Json) -> Option<(String, String)> {
+    let error = match &message["error"] {
+        Json::Null | Json::Bool(false) => return None,
+        Json::String(e) => e.trim(),
+        _ => "",
+    };
+    let content = match &message["content"] {
+        Json::String(text) => text.trim().to_owned(),
+        Json::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_owned(),
+        _ => String::new(),
+    };
+    let says_nothing =
+        error.is_empty() || ["error", "true"].contains(&error.to_ascii_lowercase().as_str());
+    let text = if !says_nothing {
+        error.to_owned()
+    } else if !content.is_empty() {
+        content
+    } else if !error.is_empty() {
+        error.to_owned()
+    } else {
+        "the agent reported the tool failed".to_owned()
+    };
+    Some(("agent_error".to_owned(), text))
 }
 
 /// A user message's text: a string, or its text parts joined.
@@ -711,8 +993,11 @@ fn user_text(message: &Json) -> Option<String> {
 /// An AG-UI result's content as a payload toolwire-normalize reads:
 /// - text that is JSON is that JSON (frameworks serialize structured returns into text);
 ///   other text stays text;
-/// - a file as Pydantic AI serializes one (`{"data": base64, "media_type": …}`), alone or
-///   in a list, is a media block;
+/// - a file as Pydantic AI serializes one (`{"data": base64, "media_type": …}`), or a
+///   LangChain standard content block (image, audio, video, file; base64 or URL), alone or
+///   in a list, is a media block (or a link);
+/// - text that joins LangChain blocks (ag-ui-langgraph writes a tool's text blocks as their
+///   text and any other block as its JSON, all run together) is that text and those blocks;
 /// - AG-UI 1.0 parts become MCP content blocks: text as text, inline image and audio as
 ///   image and audio blocks, inline video and documents as embedded resources, URL sources
 ///   as resource links (toolwire does not fetch them); a provider file handle is kept as
@@ -720,15 +1005,15 @@ fn user_text(message: &Json) -> Option<String> {
 pub fn agui_payload(content: &Json) -> Json {
     match content {
         Json::String(text) => match serde_json::from_str::<Json>(text) {
-            Ok(parsed @ (Json::Object(_) | Json::Array(_))) => match file_block(&parsed) {
+            Ok(parsed @ (Json::Object(_) | Json::Array(_))) => match known_block(&parsed) {
                 Some(block) => json!({"content": [block]}),
                 None => match &parsed {
                     Json::Array(items)
-                        if !items.is_empty() && items.iter().any(|i| file_block(i).is_some()) =>
+                        if !items.is_empty() && items.iter().any(|i| known_block(i).is_some()) =>
                     {
                         let blocks: Vec<Json> = items
                             .iter()
-                            .map(|i| match (file_block(i), i) {
+                            .map(|i| match (known_block(i), i) {
                                 (Some(b), _) => b,
                                 (None, Json::String(s)) => json!({"type": "text", "text": s}),
                                 (None, other) => json!({"type": "text", "text": other.to_string()}),
@@ -739,7 +1024,10 @@ pub fn agui_payload(content: &Json) -> Json {
                     _ => parsed,
                 },
             },
-            _ => Json::String(text.clone()),
+            _ => match joined_blocks(text) {
+                Some(blocks) => json!({"content": blocks}),
+                None => Json::String(text.clone()),
+            },
         },
         Json::Array(parts) => {
             let blocks: Vec<Json> = parts.iter().map(part_block).collect();
@@ -747,6 +1035,97 @@ pub fn agui_payload(content: &Json) -> Json {
         }
         other => other.clone(),
     }
+}
+
+/// A file block toolwire knows in a result's JSON: Pydantic AI's or LangChain's.
+fn known_block(value: &Json) -> Option<Json> {
+    file_block(value).or_else(|| langchain_block(value))
+}
+
+/// A LangChain standard content block (langchain_core 1.x: `base64`, `url` or `file_id`
+/// beside `mime_type`; 0.3: `source_type` naming `data`, `url` or `id`) as an MCP content
+/// block: inline data as media, a URL as a resource link (not fetched), a provider file
+/// handle as text naming it.
+fn langchain_block(value: &Json) -> Option<Json> {
+    let kind = value.get("type")?.as_str()?;
+    if !matches!(kind, "image" | "audio" | "video" | "file") {
+        return None;
+    }
+    let text = |key: &str| value.get(key).and_then(Json::as_str);
+    let source = text("source_type");
+    let mime = text("mime_type");
+    let data = text("base64").or(if source == Some("base64") {
+        text("data")
+    } else {
+        None
+    });
+    if let Some(data) = data {
+        return Some(media_block(
+            &standard_base64(data),
+            mime.unwrap_or("application/octet-stream"),
+        ));
+    }
+    if let Some(url) = text("url").filter(|_| source.is_none() || source == Some("url")) {
+        let mut link =
+            json!({"type": "resource_link", "uri": url, "name": format!("{kind} from the agent")});
+        if let Some(mime) = mime {
+            link["mimeType"] = json!(mime);
+        }
+        return Some(link);
+    }
+    let handle = text("file_id").or(if source == Some("id") {
+        text("id")
+    } else {
+        None
+    })?;
+    Some(json!({"type": "text", "text": format!("[{kind} held by the provider: {handle}]")}))
+}
+
+/// The text and LangChain blocks of a string that runs them together, as ag-ui-langgraph
+/// writes a tool's list content; `None` when it holds no block. The JSON is looked for
+/// where Python's `json.dumps` would start a block, at most 64 times (a hostile result
+/// full of near-blocks costs no more).
+fn joined_blocks(text: &str) -> Option<Vec<Json>> {
+    const MARK: &str = "{\"type\": \"";
+    let mut out = Vec::new();
+    let mut text_from = 0;
+    let mut scan = 0;
+    let mut tries = 0;
+    while let Some(found) = text[scan..].find(MARK) {
+        let at = scan + found;
+        let kind = &text[at + MARK.len()..];
+        if ["image\"", "audio\"", "video\"", "file\""]
+            .iter()
+            .any(|k| kind.starts_with(k))
+        {
+            tries += 1;
+            let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Json>();
+            if let Some(block) = values
+                .next()
+                .and_then(Result::ok)
+                .and_then(|v| langchain_block(&v))
+            {
+                if at > text_from {
+                    out.push(json!({"type": "text", "text": &text[text_from..at]}));
+                }
+                out.push(block);
+                text_from = at + values.byte_offset();
+                scan = text_from;
+                continue;
+            }
+            if tries >= 64 {
+                break;
+            }
+        }
+        scan = at + MARK.len();
+    }
+    if out.is_empty() {
+        return None;
+    }
+    if text_from < text.len() {
+        out.push(json!({"type": "text", "text": &text[text_from..]}));
+    }
+    Some(out)
 }
 
 /// Pydantic AI's serialized `BinaryContent`: base64 `data` (the URL-safe alphabet, as
@@ -1185,5 +1564,42 @@ mod tests {
             ])),
             ["text", "image", "resource_link"]
         );
+    }
+
+    #[test]
+    fn langchain_content_blocks_are_media_not_stubs() {
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVQI12P4z8AAAAMBAQAY3Y2wAAAAAElFTkSuQmCC";
+        // A tool returning one image block: ag-ui-langgraph sends its JSON as the text.
+        let image = json!({"type": "image", "base64": png, "mime_type": "image/png"});
+        assert_eq!(kinds_of(json!(image.to_string())), ["image"]);
+        // langchain_core 0.3's form, audio, a URL and a provider file handle.
+        let old = json!({"type": "image", "source_type": "base64", "data": png, "mime_type": "image/png"});
+        assert_eq!(kinds_of(json!(old.to_string())), ["image"]);
+        let list = json!([
+            {"type": "audio", "base64": "UklGRiQAAABXQVZFZm10IA==", "mime_type": "audio/wav"},
+            {"type": "file", "url": "https://example.com/a.pdf", "mime_type": "application/pdf"},
+            {"type": "file", "file_id": "file-1"},
+        ]);
+        assert_eq!(
+            kinds_of(json!(list.to_string())),
+            ["file", "resource_link", "text"]
+        );
+        // Text and an image block run together, exactly as ag-ui-langgraph 0.0.47 writes
+        // a tool's `[text block, image block]` (Python's json.dumps spacing).
+        let joined = format!(
+            "the radar{{\"type\": \"image\", \"base64\": \"{png}\", \"mime_type\": \"image/png\"}}"
+        );
+        let payload = agui_payload(&json!(joined));
+        assert_eq!(
+            payload["content"][0],
+            json!({"type": "text", "text": "the radar"})
+        );
+        assert_eq!(kinds_of(json!(joined)), ["text", "image"]);
+        // Nothing of the block is left in the text.
+        let call = CallRef::new("c", "t");
+        let out = toolwire_normalize::normalize_value(payload, &call).result;
+        assert_eq!(out.output[0].data, json!({"content": "the radar"}));
+        // Text that only looks like a block start stays text.
+        assert_eq!(kinds_of(json!("say {\"type\": \"image\" please")), ["text"]);
     }
 }

@@ -185,3 +185,197 @@ async fn a_run_error_closes_the_open_calls_and_bad_events_are_reported() {
         .count();
     assert_eq!(results, 2, "{messages:?}");
 }
+
+/// What ag-ui-langgraph 0.0.47 sends for a LangGraph run whose model does not stream
+/// (`RAW`, `STATE_SNAPSHOT` and step events left out, long values cut): one assistant
+/// message (id `lc_run--a`) calls three tools; each call's START, ARGS, END and RESULT
+/// come together, naming that message as parent; a `ToolException` comes in the stream as
+/// a plain result; a `ValueError` caught by `ToolNode` has no result event at all; only the
+/// final `MESSAGES_SNAPSHOT` flags failures (`"error": "error"`) and carries the answer.
+fn langgraph_quiet_run(answer_in_stream: Option<&str>) -> Vec<Json> {
+    let mut events = vec![json!({"type": "RUN_STARTED", "threadId": "lg", "runId": "r1"})];
+    for (id, name, args, result) in [
+        (
+            "call_weather",
+            "weather",
+            "{\"city\": \"Paris\"}",
+            Some("sunny in Paris"),
+        ),
+        (
+            "call_station",
+            "station",
+            "{\"city\": \"Paris\"}",
+            Some("the station in Paris is offline"),
+        ),
+        ("call_ratio", "ratio", "{\"a\": 1, \"b\": 0}", None),
+    ] {
+        if result.is_none() {
+            continue;
+        }
+        events.push(json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name, "parentMessageId": "lc_run--a"}));
+        events.push(json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": args}));
+        events.push(json!({"type": "TOOL_CALL_END", "toolCallId": id}));
+        events.push(json!({"type": "TOOL_CALL_RESULT", "messageId": id, "toolCallId": id, "content": result, "role": "tool"}));
+    }
+    if let Some(answer) = answer_in_stream {
+        events.push(
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "lc_run--b", "role": "assistant"}),
+        );
+        events.push(
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "lc_run--b", "delta": answer}),
+        );
+        events.push(json!({"type": "TEXT_MESSAGE_END", "messageId": "lc_run--b"}));
+    }
+    events.push(json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"id": "u1", "role": "user", "content": "weather?"},
+        {"id": "lc_run--a", "role": "assistant", "content": "", "toolCalls": [
+            {"id": "call_weather", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}},
+            {"id": "call_station", "type": "function", "function": {"name": "station", "arguments": "{\"city\": \"Paris\"}"}},
+            {"id": "call_ratio", "type": "function", "function": {"name": "ratio", "arguments": "{\"a\": 1, \"b\": 0}"}},
+        ]},
+        {"id": "t1", "role": "tool", "content": "sunny in Paris", "toolCallId": "call_weather"},
+        {"id": "t2", "role": "tool", "content": "the station in Paris is offline", "toolCallId": "call_station", "error": "error"},
+        {"id": "t3", "role": "tool", "content": "Error: ValueError('division by zero in ratio')\n Please fix your mistakes.", "toolCallId": "call_ratio", "error": "error"},
+        {"id": "lc_run--b", "role": "assistant", "content": "It is sunny in Paris."},
+    ]}));
+    events.push(json!({"type": "RUN_FINISHED", "threadId": "lg", "runId": "r1"}));
+    events
+}
+
+async fn follow_langgraph(
+    answer_in_stream: Option<&str>,
+) -> (Host, Vec<Message>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path()).await;
+    let mut f = Follower::open(host.clone(), "lg", "t", FollowLimits::default())
+        .await
+        .unwrap();
+    f.input(&[json!({"id": "u1", "role": "user", "content": "weather?"})])
+        .await;
+    feed(&mut f, &langgraph_quiet_run(answer_in_stream)).await;
+    assert_eq!(f.end(), Some(&RunEnd::Finished));
+    assert!(f.diagnostics().is_empty(), "{:?}", f.diagnostics());
+    let messages = stored(&host, "lg").await;
+    (host, messages, dir)
+}
+
+fn assistant_texts(messages: &[Message]) -> Vec<(String, usize)> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { text, tool_calls } => Some((text.clone(), tool_calls.len())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_answer_only_in_the_snapshot_is_recorded_once() {
+    // Item 1: a model that does not stream sends its answer only in MESSAGES_SNAPSHOT.
+    let (_host, messages, _dir) = follow_langgraph(None).await;
+    assert_eq!(
+        assistant_texts(&messages),
+        [(String::new(), 3), ("It is sunny in Paris.".to_owned(), 0)],
+        "{messages:?}"
+    );
+    assert!(matches!(messages.last(), Some(Message::Assistant { .. })));
+    // Streamed, the same answer is not recorded a second time from the snapshot.
+    let (_host, messages, _dir) = follow_langgraph(Some("It is sunny in Paris.")).await;
+    assert_eq!(
+        assistant_texts(&messages),
+        [(String::new(), 3), ("It is sunny in Paris.".to_owned(), 0)],
+        "{messages:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_snapshot_corrects_a_failed_call_and_keeps_its_message() {
+    // Items 2 and 3: the stream shows the ToolException as a success; the snapshot's
+    // `error` is the word "error" and the message is in `content`.
+    let (_host, messages, _dir) = follow_langgraph(Some("It is sunny in Paris.")).await;
+    assert_eq!(result_of(&messages, "call_weather").status, Status::Success);
+    let station = result_of(&messages, "call_station");
+    assert_eq!(station.status, Status::Error, "{station:?}");
+    assert_eq!(
+        station.error.as_ref().unwrap().message,
+        "the station in Paris is offline"
+    );
+    let ratio = result_of(&messages, "call_ratio");
+    assert_eq!(ratio.status, Status::Error, "{ratio:?}");
+    assert!(
+        ratio
+            .error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("ValueError('division by zero in ratio')"),
+        "{ratio:?}"
+    );
+    // One result per call, each after the one message that made the calls.
+    let results: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, Message::ToolResult(_)))
+        .map(|(at, _)| at)
+        .collect();
+    assert_eq!(results, [2, 3, 4], "{messages:?}");
+}
+
+#[tokio::test]
+async fn interleaved_calls_of_one_parent_are_one_assistant_message() {
+    // Item 4: START/ARGS/END/RESULT per call, all naming the same parentMessageId.
+    let (_host, messages, _dir) = follow_langgraph(None).await;
+    let Message::Assistant { tool_calls, .. } = &messages[1] else {
+        panic!("{messages:?}")
+    };
+    let ids: Vec<&str> = tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_weather", "call_station", "call_ratio"]);
+    assert_eq!(tool_calls[2].input, json!({"a": 1, "b": 0}));
+}
+
+#[tokio::test]
+async fn what_is_held_for_the_snapshot_is_bounded() {
+    // An agent that makes call after call with results and never ends its run: what is
+    // held for a snapshot's correction is stored once it passes the bound, in order.
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path()).await;
+    let mut f = Follower::open(host.clone(), "many", "t", FollowLimits::default())
+        .await
+        .unwrap();
+    let mut events = vec![json!({"type": "RUN_STARTED", "threadId": "many", "runId": "r"})];
+    for n in 0..600 {
+        let id = format!("c{n}");
+        events.push(json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": "t", "parentMessageId": "a"}));
+        events.push(json!({"type": "TOOL_CALL_END", "toolCallId": id}));
+        events.push(json!({"type": "TOOL_CALL_RESULT", "toolCallId": id, "content": "ok"}));
+    }
+    feed(&mut f, &events).await;
+    assert!(f.diagnostics().is_empty(), "{:?}", f.diagnostics());
+    let messages = stored(&host, "many").await;
+    let results = messages
+        .iter()
+        .filter(|m| matches!(m, Message::ToolResult(_)))
+        .count();
+    assert!(results >= 256, "{results} stored while the run is open");
+    // Each stored result follows its call.
+    let mut calls = std::collections::HashSet::new();
+    for m in &messages {
+        match m {
+            Message::Assistant { tool_calls, .. } => {
+                calls.extend(tool_calls.iter().map(|c| c.id.clone()))
+            }
+            Message::ToolResult(r) => {
+                assert!(calls.contains(&r.call_id), "{} before its call", r.call_id)
+            }
+            _ => {}
+        }
+    }
+    feed(&mut f, &[json!({"type": "RUN_FINISHED"})]).await;
+    let all = stored(&host, "many").await;
+    assert_eq!(
+        all.iter()
+            .filter(|m| matches!(m, Message::ToolResult(_)))
+            .count(),
+        600
+    );
+}

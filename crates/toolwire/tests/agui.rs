@@ -37,7 +37,9 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
             chunk(json!({"tool_calls": [
                 {"index": 0, "id": "call_img", "type": "function",
                  "function": {"name": "view_image", "arguments": "{\"path\":\"pixel.png\"}"}},
-                {"index": 1, "id": "call_run", "type": "function",
+                {"index": 1, "id": "call_bad", "type": "function",
+                 "function": {"name": "view_image", "arguments": "{\"path\":\"missing.png\"}"}},
+                {"index": 2, "id": "call_run", "type": "function",
                  "function": {"name": "run", "arguments": "{\"command\":\"echo approved\"}"}},
             ]})),
         ]),
@@ -160,6 +162,26 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
         approved["content"].to_string().contains("approved"),
         "{approved}"
     );
+    // A text-only result is a plain string (AG-UI 0.x clients accept nothing else); only a
+    // result with media is a list of parts.
+    assert!(approved["content"].is_string(), "{approved}");
+    // The resumed run's snapshot tells a plain client which call failed, and why.
+    let tool_messages = got["toolMessages"].as_array().unwrap();
+    let failed = tool_messages
+        .iter()
+        .find(|m| m["toolCallId"] == "call_bad")
+        .unwrap_or_else(|| panic!("{got}"));
+    assert!(
+        failed["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("missing.png")),
+        "{failed}"
+    );
+    let fine = tool_messages
+        .iter()
+        .find(|m| m["toolCallId"] == "call_img")
+        .unwrap_or_else(|| panic!("{got}"));
+    assert!(fine["error"].is_null(), "{fine}");
     // The conversation the client kept ends with the model's words after the tools.
     let messages = got["messages"].as_array().unwrap();
     assert!(

@@ -6,8 +6,10 @@
 //! the next run; the session's live feed shows the run as it goes, and the calls, the
 //! results with their kinds and the image in the blob store are there after a restart, in
 //! the API and in `toolwire show`. `toolwire agui run` follows a scripted run with an AG-UI
-//! 1.0 image part, a malformed event and a dropped stream; a hostile agent written here
-//! meets the bounds.
+//! 1.0 image part, a malformed event and a dropped stream, and a LangGraph graph served
+//! by ag-ui-langgraph's own endpoint (tests/agui/langgraph_agent.py: failures flagged only
+//! in its snapshot, an answer only there, interleaved calls, a LangChain image block); a
+//! hostile agent written here meets the bounds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -60,8 +62,33 @@ fn agui_client() -> Option<PathBuf> {
 
 /// tests/agui/agents.py on a free loopback port, once it accepts connections.
 fn spawn_agents(python: &Path) -> (support::Running, u16) {
+    spawn_script(python, "agents.py")
+}
+
+/// The venv's Python when it has the LangGraph agent's packages.
+fn langgraph_python() -> Option<PathBuf> {
+    let python = agents_python()?;
+    let ok = Command::new(&python)
+        .args([
+            "-c",
+            "import ag_ui_langgraph, langgraph, langchain_core, fastapi",
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        Some(python)
+    } else {
+        missing(
+            "tests/agui/venv lacks ag-ui-langgraph: tests/agui/venv/bin/pip install -r \
+             tests/agui/requirements.txt",
+        )
+    }
+}
+
+/// A script of tests/agui on a free loopback port, once it accepts connections.
+fn spawn_script(python: &Path, script: &str) -> (support::Running, u16) {
     let mut child = Command::new(python)
-        .arg(agui_dir().join("agents.py"))
+        .arg(agui_dir().join(script))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -502,4 +529,128 @@ fn a_followed_agents_event_type_reaches_serves_terminal_sanitized() {
     for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
         assert!(!stderr.contains(raw), "{raw:?} in {stderr:?}");
     }
+}
+
+/// A LangGraph graph served by ag-ui-langgraph's own FastAPI endpoint
+/// (tests/agui/langgraph_agent.py), with a model that streams its answer and one that does
+/// not: what toolwire stores is what the agent did, one assistant message for the six
+/// calls, each failure a failure with its message, the image a stored image, the long
+/// result whole, and the answer once.
+#[tokio::test]
+async fn a_langgraph_agent_is_recorded_as_it_ran() {
+    let Some(python) = langgraph_python() else {
+        return;
+    };
+    let (_agent, port) = spawn_script(&python, "langgraph_agent.py");
+    let data = tempfile::tempdir().unwrap();
+    let answer = "It is sunny in Paris; the station is offline.";
+    let long: String = (0..201_000u32)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    for (path, thread) in [("", "lg-stream"), ("quiet", "lg-quiet")] {
+        let url = format!("http://127.0.0.1:{port}/{path}");
+        let out = toolwire(
+            data.path(),
+            &["agui", "run", &url, "weather?", "--thread", thread],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{thread}: {stdout}\n{stderr}");
+        assert!(!stderr.contains("warning"), "{thread}: {stderr}");
+        // The answer, printed once, whether it streamed or came only in the snapshot.
+        assert_eq!(stdout.matches(answer).count(), 1, "{thread}: {stdout}");
+
+        // After the run (a new process): what `toolwire show` reads from the store.
+        let shown = toolwire(data.path(), &["show", thread]);
+        let text = String::from_utf8_lossy(&shown.stdout);
+        assert!(shown.status.success(), "{text}");
+        assert_eq!(text.matches(answer).count(), 1, "{thread}:\n{text}");
+        for expected in [
+            "weather · success",
+            "sunny in Paris",
+            "forecast · success",
+            "radar · success",
+            "the radar",
+            "[image image/png",
+            "station · error",
+            "the station in Paris is offline",
+            "ratio · error",
+            "ValueError('division by zero in ratio')",
+            "archive · success",
+        ] {
+            assert!(
+                text.contains(expected),
+                "{thread}: {expected:?} missing:\n{text}"
+            );
+        }
+        assert!(
+            !text.contains("base64"),
+            "{thread}: a stub of the image:\n{text}"
+        );
+
+        // What a model would be sent: one assistant turn with the six calls, the two
+        // failures flagged, the image an image, the long result whole.
+        let export = toolwire(
+            data.path(),
+            &[
+                "export",
+                thread,
+                "--provider",
+                "anthropic",
+                "--max-chars",
+                "300000",
+            ],
+        );
+        assert!(
+            export.status.success(),
+            "{}",
+            String::from_utf8_lossy(&export.stderr)
+        );
+        let body: Json = serde_json::from_slice(&export.stdout).unwrap();
+        let messages = body["messages"].as_array().unwrap();
+        let uses: Vec<usize> = messages
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| {
+                m["content"]
+                    .as_array()
+                    .map_or(0, |c| c.iter().filter(|b| b["type"] == "tool_use").count())
+            })
+            .collect();
+        assert_eq!(uses, [6, 0], "{thread}: {body}");
+        let results: Vec<&Json> = messages
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_result")
+            .collect();
+        assert_eq!(results.len(), 6, "{thread}");
+        let failed: Vec<&str> = results
+            .iter()
+            .filter(|r| r["is_error"] == true)
+            .map(|r| r["tool_use_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(failed, ["call_station", "call_ratio"], "{thread}");
+        let radar = results
+            .iter()
+            .find(|r| r["tool_use_id"] == "call_radar")
+            .unwrap();
+        assert!(
+            radar.to_string().contains("\"type\":\"image\""),
+            "{thread}: {radar}"
+        );
+        assert!(
+            !radar.to_string().contains("[image/png"),
+            "{thread}: {radar}"
+        );
+        assert!(
+            body.to_string().contains(&long),
+            "{thread}: the long result is cut"
+        );
+    }
+    assert!(
+        blob_files(data.path())
+            .iter()
+            .any(|b| std::fs::read(b).unwrap().starts_with(b"\x89PNG"))
+    );
 }

@@ -1,0 +1,167 @@
+"""A LangGraph agent that toolwire follows in crates/toolwire/tests/agui_follow.rs, served by
+ag-ui-langgraph's own FastAPI endpoint (`add_langgraph_fastapi_endpoint`), not toolwire's code.
+
+Its models are langchain_core's fake chat models (no network, no key): the first turn calls
+every tool at once, the next answers with text.
+
+- `POST /`: the model streams (`GenericFakeChatModel`), so its answer comes as
+  `TEXT_MESSAGE_*` events.
+- `POST /quiet`: the model does not stream (`FakeMessagesListChatModel`), so its answer
+  comes only in `MESSAGES_SNAPSHOT`.
+
+Its tools return text, a dict, a LangChain image block, 201,000 characters, and fail two
+ways: a `ToolException` (the tool handles it) and a `ValueError` (`ToolNode` catches it).
+
+    python langgraph_agent.py   # prints "listening on PORT" once it accepts connections
+"""
+
+import asyncio
+import base64
+import random
+import socket
+import struct
+import sys
+import zlib
+
+import uvicorn
+from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
+from fastapi import FastAPI
+from langchain_core.language_models.fake_chat_models import (
+    FakeMessagesListChatModel,
+    GenericFakeChatModel,
+)
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import ToolException, tool
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+
+def png(width: int, height: int) -> bytes:
+    """A valid RGB PNG of noise (fixed seed), past the 1 KB the store keeps inline."""
+    rng = random.Random(44)
+    rows = b"".join(b"\x00" + bytes(rng.randrange(256) for _ in range(width * 3)) for _ in range(height))
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+PNG = png(32, 32)
+LONG = "".join(chr(ord("a") + i % 26) for i in range(201_000))
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city, as text."""
+    return f"sunny in {city}"
+
+
+@tool
+def forecast(city: str) -> dict:
+    """Tomorrow's forecast, as a dict."""
+    return {"city": city, "high": 21, "low": 12, "rain": False}
+
+
+@tool
+def radar() -> list:
+    """The radar picture, as LangChain content blocks."""
+    return [
+        {"type": "text", "text": "the radar"},
+        {"type": "image", "base64": base64.b64encode(PNG).decode(), "mime_type": "image/png"},
+    ]
+
+
+@tool
+def station(city: str) -> str:
+    """A weather station that is offline."""
+    raise ToolException(f"the station in {city} is offline")
+
+
+# The tool handles its own ToolException: its message becomes the result, flagged an error.
+station.handle_tool_error = True
+
+
+@tool
+def ratio(a: int, b: int) -> float:
+    """a / b; fails on b = 0."""
+    if b == 0:
+        raise ValueError("division by zero in ratio")
+    return a / b
+
+
+@tool
+def archive() -> str:
+    """A long record, 201,000 characters."""
+    return LONG
+
+
+TOOLS = [weather, forecast, radar, station, ratio, archive]
+CALLS = [
+    {"name": "weather", "args": {"city": "Paris"}, "id": "call_weather"},
+    {"name": "forecast", "args": {"city": "Paris"}, "id": "call_forecast"},
+    {"name": "radar", "args": {}, "id": "call_radar"},
+    {"name": "station", "args": {"city": "Paris"}, "id": "call_station"},
+    {"name": "ratio", "args": {"a": 1, "b": 0}, "id": "call_ratio"},
+    {"name": "archive", "args": {}, "id": "call_archive"},
+]
+ANSWER = "It is sunny in Paris; the station is offline."
+
+
+def reply(messages: list) -> AIMessage:
+    """Calls every tool when the last message is the user's; else answers."""
+    if isinstance(messages[-1], ToolMessage):
+        return AIMessage(content=ANSWER)
+    return AIMessage(content="", tool_calls=CALLS)
+
+
+def graph(streaming: bool):
+    def agent(state: MessagesState) -> dict:
+        wanted = reply(state["messages"])
+        # GenericFakeChatModel streams text but not tool calls: the calling turn does not
+        # stream either way.
+        if streaming and not wanted.tool_calls:
+            model = GenericFakeChatModel(messages=iter([wanted]))
+        else:
+            model = FakeMessagesListChatModel(responses=[wanted])
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def route(state: MessagesState) -> str:
+        return "tools" if state["messages"][-1].tool_calls else END
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(TOOLS, handle_tool_errors=True))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", route, ["tools", END])
+    builder.add_edge("tools", "agent")
+    return builder.compile(checkpointer=MemorySaver())
+
+
+app = FastAPI()
+add_langgraph_fastapi_endpoint(app, LangGraphAgent(name="weather", graph=graph(True)), path="/")
+add_langgraph_fastapi_endpoint(app, LangGraphAgent(name="quiet", graph=graph(False)), path="/quiet")
+
+
+def main() -> None:
+    # Port 0: the system picks a free one; the test reads it from the first line.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+
+    async def run() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            await asyncio.sleep(0.02)
+        print(f"listening on {port}", flush=True)
+        await task
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
