@@ -331,27 +331,7 @@ impl<'a> Shape<'a> {
     /// Characters of the full text, exact up to `budget` (beyond it, any larger bound).
     pub fn cost(&self, budget: usize) -> usize {
         let chars = |s: &str| s.chars().count();
-        match self {
-            Shape::Text { prefix, body, .. } => chars(prefix) + chars_up_to(body, budget),
-            Shape::Lines {
-                header,
-                items,
-                footer,
-                ..
-            } => header
-                .iter()
-                .chain(items)
-                .chain(footer)
-                .map(|l| chars(l) + 1)
-                .sum::<usize>()
-                .saturating_sub(1),
-            Shape::Diff(d) => chars(d),
-            Shape::Json { summary, value } => {
-                summary.map_or(0, |s| chars(s) + 1) + chars(&value.to_string())
-            }
-            Shape::Line(l) => chars(l),
-            Shape::Media(_) => 0,
-        }
+        self.measure(chars, |body| chars_up_to(body, budget))
     }
 
     /// The bytes of a plain text's full form (prefix and body), which bound its characters
@@ -365,8 +345,17 @@ impl<'a> Shape<'a> {
 
     /// The bytes of the full text (what [`Shape::cost`] counts in characters).
     fn full_bytes(&self) -> usize {
+        self.measure(str::len, str::len)
+    }
+
+    /// The full text's size with `len` for each piece (`body` for a plain text's body,
+    /// which may be measured only up to a bound): one definition of what the full text
+    /// is, for both units.
+    fn measure(&self, len: impl Fn(&str) -> usize, body: impl Fn(&str) -> usize) -> usize {
         match self {
-            Shape::Text { prefix, body, .. } => prefix.len() + body.len(),
+            Shape::Text {
+                prefix, body: b, ..
+            } => len(prefix) + body(b),
             Shape::Lines {
                 header,
                 items,
@@ -376,14 +365,14 @@ impl<'a> Shape<'a> {
                 .iter()
                 .chain(items)
                 .chain(footer)
-                .map(|l| l.len() + 1)
+                .map(|l| len(l) + 1)
                 .sum::<usize>()
                 .saturating_sub(1),
-            Shape::Diff(d) => d.len(),
+            Shape::Diff(d) => len(d),
             Shape::Json { summary, value } => {
-                summary.map_or(0, |s| s.len() + 1) + value.to_string().len()
+                summary.map_or(0, |s| len(s) + 1) + len(&value.to_string())
             }
-            Shape::Line(l) => l.len(),
+            Shape::Line(l) => len(l),
             Shape::Media(_) => 0,
         }
     }
