@@ -1548,18 +1548,24 @@ fn claude_code_and_gemini_cli_report_the_installed_gateway_connected() {
         );
         assert!(out.status.success(), "{}", support::mcp::stderr_of(&out));
     }
+    hosts_report_connected(home.path(), &claude, &gemini, "gateway --host");
+}
+
+/// Claude Code and Gemini CLI, run in `home`, list the `toolwire` entry as connected,
+/// its line naming `target`.
+fn hosts_report_connected(home: &Path, claude: &Path, gemini: &Path, target: &str) {
     // Gemini CLI starts no server of an untrusted folder.
-    let trusted = json!({home.path().to_str().unwrap(): "TRUST_FOLDER"});
+    let trusted = json!({home.to_str().unwrap(): "TRUST_FOLDER"});
     std::fs::write(
-        home.path().join(".gemini/trustedFolders.json"),
+        home.join(".gemini/trustedFolders.json"),
         trusted.to_string(),
     )
     .unwrap();
-    for (bin, connected) in [(&claude, "✔ Connected"), (&gemini, "- Connected")] {
+    for (bin, connected) in [(claude, "✔ Connected"), (gemini, "- Connected")] {
         let out = Command::new(bin)
             .args(["mcp", "list"])
-            .current_dir(home.path())
-            .env("HOME", home.path())
+            .current_dir(home)
+            .env("HOME", home)
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .stdin(Stdio::null())
             .output()
@@ -1571,7 +1577,7 @@ fn claude_code_and_gemini_cli_report_the_installed_gateway_connected() {
             .find(|l| l.contains("toolwire: "))
             .unwrap_or_else(|| panic!("{} did not list toolwire: {said}", bin.display()));
         assert!(line.contains(connected), "{line}");
-        assert!(line.contains("gateway --host"), "{line}");
+        assert!(line.contains(target), "{line}");
     }
 }
 
@@ -1611,27 +1617,5 @@ fn claude_code_and_gemini_cli_reach_the_http_gateway_with_its_token() {
         );
         assert!(out.status.success(), "{}", support::mcp::stderr_of(&out));
     }
-    let trusted = json!({home.path().to_str().unwrap(): "TRUST_FOLDER"});
-    std::fs::write(
-        home.path().join(".gemini/trustedFolders.json"),
-        trusted.to_string(),
-    )
-    .unwrap();
-    for (bin, connected) in [(&claude, "✔ Connected"), (&gemini, "- Connected")] {
-        let out = Command::new(bin)
-            .args(["mcp", "list"])
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
-        let line = said
-            .lines()
-            .find(|l| l.contains("toolwire: "))
-            .unwrap_or_else(|| panic!("{} did not list toolwire: {said}", bin.display()));
-        assert!(line.contains(connected), "{line}");
-        assert!(line.contains(&url), "{line}");
-    }
+    hosts_report_connected(home.path(), &claude, &gemini, &url);
 }
