@@ -2,6 +2,7 @@
 // and arrays of like records drawn as tables.
 // Part of web/toolwire-render.js (see its header); everything drawn is untrusted.
 
+import { leaf } from './tree.js';
 import { h } from './util.js';
 
 const ROW_PX = 26;
@@ -177,13 +178,8 @@ export function records(el, data) {
   return 'table';
 }
 
-/** Scalars as `key: value` lines, coloured as the tree colours them. */
+/** Scalars as `key: value` lines, coloured as the tree colours them (its own `leaf`). */
 function fields(entries) {
-  return h('div', { class: 'tw-records-fields' }, ...entries.map(([k, v]) => {
-    // Strings (and the empty `{}` or `[]` a holder may have) as JSON writes them.
-    const quoted = typeof v === 'string' || (v !== null && typeof v === 'object');
-    const type = v === null ? 'null' : quoted ? 'str' : typeof v;
-    const text = quoted ? JSON.stringify(v) : String(v);
-    return h('div', { class: 'tw-leaf', 'data-key': k }, h('span', { class: 'tw-key' }, `${k}: `), h('span', { class: `tw-${type}` }, text));
-  }));
+  return h('div', { class: 'tw-records-fields' }, ...entries.map(([k, v]) =>
+    h('div', { class: 'tw-leaf', 'data-key': k }, h('span', { class: 'tw-key' }, `${k}: `), leaf(v))));
 }

@@ -121,8 +121,10 @@ function reveal(top, path) {
   return el;
 }
 
-function leaf(v) {
-  if (typeof v === 'string') return h('span', { class: 'tw-str' }, JSON.stringify(v));
+/** A value drawn as one coloured span: scalars, and (for a records table's holder) the
+ * empty `{}` or `[]` written as JSON, as strings are. */
+export function leaf(v) {
+  if (typeof v === 'string' || (v !== null && typeof v === 'object')) return h('span', { class: 'tw-str' }, JSON.stringify(v));
   return h('span', { class: `tw-${v === null ? 'null' : typeof v}` }, String(v));
 }
 
