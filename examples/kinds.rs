@@ -9,8 +9,8 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolwire_agent::{AutoApprove, Host};
-use toolwire_core::{FileEntry, ResourceLinkData, Source, Value, WellKnown};
+use toolwire_agent::{AutoApprove, CallOptions, Host, ToolCall};
+use toolwire_core::{FileEntry, ResourceLinkData, Source, Value, WellKnown, new_id};
 use toolwire_term::{TermOptions, render};
 use toolwire_tool::{ToolContext, ToolError, tool_fn};
 
@@ -99,8 +99,9 @@ async fn main() -> anyhow::Result<()> {
             continue;
         }
         let input = json!({"kind": kind.name()});
+        let call = ToolCall::new(new_id("call"), "sample", input).by_person("example");
         let running = host
-            .call(&session.id, "sample", input, Arc::new(AutoApprove))
+            .run_call(&session.id, call, CallOptions::new(Arc::new(AutoApprove)))
             .await?;
         let result = running.finish().await?;
         result

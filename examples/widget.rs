@@ -9,8 +9,8 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolwire_agent::{AutoApprove, Host};
-use toolwire_core::Value;
+use toolwire_agent::{AutoApprove, CallOptions, Host, ToolCall};
+use toolwire_core::{Value, new_id};
 use toolwire_term::{TermOptions, render};
 use toolwire_tool::{ToolContext, ToolError, tool_fn};
 
@@ -51,8 +51,9 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     let session = host.session(None, "widget example").await?;
     let input = json!({"seconds": [240.0, 210.0, 180.0]});
+    let call = ToolCall::new(new_id("call"), "build_times", input).by_person("example");
     let running = host
-        .call(&session.id, "build_times", input, Arc::new(AutoApprove))
+        .run_call(&session.id, call, CallOptions::new(Arc::new(AutoApprove)))
         .await?;
     let result = running.finish().await?;
     println!("widgets: {}", serde_json::to_string(&result.widgets)?);

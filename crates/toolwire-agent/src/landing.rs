@@ -1,6 +1,6 @@
 //! The result sink over the stores: the one place a finished call's result is appended
 //! to the history, announced (as stored, after it is stored) and its suspensions
-//! forgotten. The agent loop, `Host::call` and answers to pending calls all land here.
+//! forgotten. The agent loop, `Host::run_call` and answers to pending calls all land here.
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use serde_json::Value as Json;
 use toolwire_core::{EventKind, Message, ToolResult};
 use toolwire_runtime::{EventBus, Landing, ResultSink, land_each};
-use toolwire_store::{InlineBlob, StoreError, StoredMessage, Stores, store_failed};
+use toolwire_store::{InlineBlob, StoreError, StoredResult, Stores, store_failed};
 
 /// Lands results in `stores`, announcing them on `events`.
 pub(crate) struct StoreSink {
@@ -61,7 +61,7 @@ impl ResultSink for StoreSink {
         &'a self,
         session_id: &'a str,
         landing: Landing,
-    ) -> BoxFuture<'a, Result<StoredMessage, StoreError>> {
+    ) -> BoxFuture<'a, Result<StoredResult, StoreError>> {
         Box::pin(async move {
             let Landing {
                 mut result,
@@ -82,13 +82,11 @@ impl ResultSink for StoreSink {
                 .stores
                 .record_result_or_failure(session_id, result, None, inline.into_iter().collect())
                 .await?;
-            if let Message::ToolResult(result) = &stored.content {
-                let mut announced = Vec::new();
-                announce(result, raw, &mut announced);
-                // Events are the live view: a failing log must not fail a stored call.
-                for kind in announced {
-                    let _ = self.events.emit(session_id, kind).await;
-                }
+            let mut announced = Vec::new();
+            announce(&stored.result, raw, &mut announced);
+            // Events are the live view: a failing log must not fail a stored call.
+            for kind in announced {
+                let _ = self.events.emit(session_id, kind).await;
             }
             for id in suspensions {
                 // Stored: the pending call is done with. A failure leaves a row that
@@ -108,7 +106,7 @@ impl ResultSink for StoreSink {
         &'a self,
         session_id: &'a str,
         landings: Vec<Landing>,
-    ) -> BoxFuture<'a, Vec<Result<StoredMessage, StoreError>>> {
+    ) -> BoxFuture<'a, Vec<Result<StoredResult, StoreError>>> {
         Box::pin(async move {
             // One landing without a call to store beside it is one append either way.
             if landings.len() < 2 && landings.iter().all(|landing| landing.call.is_none()) {
@@ -157,15 +155,13 @@ impl ResultSink for StoreSink {
                     return land_each(self, session_id, alone.collect()).await;
                 }
             };
-            let results: Vec<StoredMessage> = stored
+            let results: Vec<StoredResult> = stored
                 .into_iter()
-                .filter(|m| matches!(m.content, Message::ToolResult(_)))
+                .filter_map(StoredResult::from_message)
                 .collect();
             let mut announced = Vec::new();
             for (stored, (landing, _)) in results.iter().zip(&prepared) {
-                if let Message::ToolResult(result) = &stored.content {
-                    announce(result, landing.raw.clone(), &mut announced);
-                }
+                announce(&stored.result, landing.raw.clone(), &mut announced);
             }
             // Events are the live view: a failing log must not fail stored calls.
             let _ = self.events.emit_many(session_id, announced).await;

@@ -8,7 +8,7 @@
 //! ```text
 //! Agent::start_session ─► run_turn(session, text, cancel)
 //!   store user, load history ─► [ encode ─► model ─► store assistant
-//!                   ─► Executor::execute_all ─► approvals ─► store each result ]*
+//!                   ─► Executor::execute each call ─► approvals ─► land each ]*
 //! ```
 //! The request is built from exactly what was stored, so what the model sees is what a
 //! reload would see. Subagents are the [`TaskTool`].
@@ -17,6 +17,7 @@
 
 mod approval;
 mod blobs;
+mod drive;
 mod history;
 mod host;
 mod landing;
@@ -38,8 +39,8 @@ pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
 pub use blobs::StoreBlobs;
 pub use history::{budget_with_tool_settings, conversation, export_request, tool_specs};
 pub use host::{
-    CallScope, Host, HostAgent, HostBuilder, HostError, ProviderSettings, Recorder, Running,
-    StoreLocation, TurnEvents,
+    CallOptions, CallScope, Host, HostAgent, HostBuilder, HostError, ProviderSettings, Recorder,
+    Running, StoreLocation, TurnEvents,
 };
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
 pub use read_result::read_result;

@@ -4,13 +4,13 @@ use std::collections::HashSet;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{EventKind, Message, Status, ToolCall, ToolResult, TraceContext};
+use toolwire_core::{EventKind, Message, ToolCall, TraceContext};
 use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
-use toolwire_runtime::Scope;
 use toolwire_runtime::trace::Span;
+use toolwire_runtime::{Finished, Scope};
 use toolwire_store::StoredMessage;
 
-use crate::approval::{settle, store_settled};
+use crate::drive::{Driver, Land};
 use crate::history::{budget_with_tool_settings, conversation, tool_specs, turns_so_far};
 use crate::spans::{record_reply, record_turn};
 use crate::task::CHILD_SESSION_KEY;
@@ -219,46 +219,27 @@ impl Agent {
         let scope = &scope;
         let mut running = futures::stream::iter(calls.into_iter().enumerate())
             .map(|(i, call)| async move {
-                let result = self.executor.execute(scope, call.clone()).await;
-                (i, call, result)
+                let finished = self.executor.execute(scope, call.clone()).await;
+                (i, call, finished)
             })
             .buffer_unordered(concurrency);
         let mut waiting = Vec::new();
-        while let Some((i, call, mut result)) = running.next().await {
-            if result.status == Status::Suspended {
-                waiting.push((i, result, call));
+        while let Some((i, call, mut finished)) = running.next().await {
+            if finished.is_suspended() {
+                waiting.push((i, call, finished));
                 continue;
             }
-            self.name_child(session_id, &mut result).await;
+            self.name_child(session_id, &mut finished).await;
             // A refused result lands as a `store_failed` one: every call keeps exactly
             // one stored result.
-            stored.push(self.executor.land(session_id, result, Vec::new()).await?);
+            stored.extend(self.conclude(call, finished, cancel).await?);
         }
         drop(running);
         waiting.sort_by_key(|(i, _, _)| *i);
-        // In call order: the approver is asked about each suspended call in turn.
-        for (_, result, call) in waiting {
-            let (settled, ids) = settle(
-                &self.executor,
-                self.approver.as_ref(),
-                session_id,
-                &call,
-                result,
-                cancel,
-            )
-            .await;
-            // A call answered on another instance goes on with the result stored there.
-            let landed = store_settled(
-                &self.executor,
-                &self.stores,
-                session_id,
-                &call,
-                settled,
-                ids,
-                cancel,
-            )
-            .await?;
-            stored.extend(landed);
+        // In call order: the approver is asked about each suspended call in turn. A call
+        // answered on another instance goes on with the result stored there.
+        for (_, call, finished) in waiting {
+            stored.extend(self.conclude(call, finished, cancel).await?);
         }
         // Subagents of calls that waited end with their turn too.
         for child in self.take_children(session_id) {
@@ -267,10 +248,32 @@ impl Agent {
         Ok(())
     }
 
-    /// Waits for the subagent of `result`'s call, if it started one, to end (a cancelled
-    /// `task` call's future is dropped by the executor while its subagent still stores
-    /// its cancelled results), and names the child session in the result.
-    async fn name_child(&self, session_id: &str, result: &mut ToolResult) {
+    /// Settles and lands one call of the turn, as stored; `None` when the turn was
+    /// cancelled while another instance still runs it.
+    async fn conclude(
+        &self,
+        call: ToolCall,
+        finished: Finished,
+        cancel: &CancellationToken,
+    ) -> Result<Option<StoredMessage>, AgentError> {
+        let driver = Driver {
+            executor: &self.executor,
+            stores: &self.stores,
+        };
+        let approver = self.approver.as_ref();
+        let concluded = driver
+            .conclude(call, finished, approver, cancel, cancel, Land::Now)
+            .await?;
+        Ok(concluded
+            .and_then(|c| c.into_stored())
+            .map(StoredMessage::from))
+    }
+
+    /// Waits for the subagent of `finished`'s call, if it started one, to end (a
+    /// cancelled `task` call's future is dropped by the executor while its subagent still
+    /// stores its cancelled results), and names the child session in the result.
+    async fn name_child(&self, session_id: &str, finished: &mut Finished) {
+        let result = finished.result_mut();
         let Some(child) = self.take_child(session_id, &result.call_id) else {
             return;
         };

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolwire_agent::{ApprovalPolicy, AutoApprove, EventKind, Host};
+use toolwire_agent::{ApprovalPolicy, AutoApprove, CallOptions, EventKind, Host, ToolCall};
 use toolwire_core::{Source, Status, Value};
 use toolwire_runtime::{ToolContext, ToolError, tool_fn};
 
@@ -58,7 +58,11 @@ async fn a_result_is_announced_only_once_stored_and_as_stored() {
     let mut feed = host.events().subscribe(&session.id, 0).await.unwrap();
     for tool in ["plain", "picture"] {
         let running = host
-            .call(&session.id, tool, json!({}), Arc::new(AutoApprove))
+            .run_call(
+                &session.id,
+                person_call(tool),
+                CallOptions::new(Arc::new(AutoApprove)),
+            )
             .await
             .unwrap();
         let call_id = running.call_id().unwrap().to_owned();
@@ -138,7 +142,11 @@ async fn no_event_runs_ahead_of_its_stored_result() {
     for i in 0..20 {
         let tool = if i % 2 == 0 { "plain" } else { "picture" };
         let running = host
-            .call(&session.id, tool, json!({}), Arc::new(AutoApprove))
+            .run_call(
+                &session.id,
+                person_call(tool),
+                CallOptions::new(Arc::new(AutoApprove)),
+            )
             .await
             .unwrap();
         running.finish().await.unwrap();
@@ -179,7 +187,11 @@ async fn a_raw_payload_within_the_limit_is_kept_beside_its_result() {
     let mut kept = Vec::new();
     for tool in ["small", "big"] {
         let running = host
-            .call(&session.id, tool, json!({}), Arc::new(AutoApprove))
+            .run_call(
+                &session.id,
+                person_call(tool),
+                CallOptions::new(Arc::new(AutoApprove)),
+            )
             .await
             .unwrap();
         let returned = running.finish().await.unwrap();
@@ -199,4 +211,9 @@ async fn a_raw_payload_within_the_limit_is_kept_beside_its_result() {
     assert_eq!(raw["_meta"]["trace"], json!(7));
     assert_eq!(raw["content"][0]["text"], json!("hi"));
     assert_eq!(kept[1], None, "above raw_limit: not kept");
+}
+
+/// A call a person makes, as the CLI and the web app make them.
+fn person_call(tool: &str) -> ToolCall {
+    ToolCall::new(toolwire_core::new_id("call"), tool, json!({})).by_person("test")
 }

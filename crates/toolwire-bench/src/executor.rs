@@ -117,7 +117,7 @@ pub fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         let t = Instant::now();
         ctx.rt.block_on(async {
             for _ in 0..n {
-                black_box(ex.execute(&scope, call.clone()).await);
+                black_box(ex.execute(&scope, call.clone()).await.into_result());
             }
         });
         via = via.min(ms(t.elapsed()));
@@ -155,12 +155,12 @@ pub fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         results
             .iter()
             .enumerate()
-            .all(|(i, r)| r.call_id == format!("c{i}")),
+            .all(|(i, r)| r.result().call_id == format!("c{i}")),
         "results out of call order"
     );
     let as_json: usize = results
         .iter()
-        .map(|r| serde_json::to_vec(r).map_or(0, |v| v.len()))
+        .map(|r| serde_json::to_vec(r.result()).map_or(0, |v| v.len()))
         .sum();
     drop(results);
     let parallel = Row::new(

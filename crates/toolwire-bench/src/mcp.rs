@@ -51,12 +51,12 @@ async fn toolwire_run(server: std::path::PathBuf, calls: usize) -> anyhow::Resul
         )
     };
     for i in 0..WARM {
-        ex.execute(&scope, call(i)).await;
+        drop(ex.execute(&scope, call(i)).await.into_result());
     }
     let cpu = cpu_us()?;
     let t = Instant::now();
     for i in 0..calls {
-        let r = ex.execute(&scope, call(i)).await;
+        let r = ex.execute(&scope, call(i)).await.into_result();
         ensure!(
             r.status == toolwire_core::Status::Success,
             "echo failed: {:?}",

@@ -32,7 +32,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value as Json, json};
 use tokio::sync::OnceCell;
-use toolwire_agent::{CallScope, Host, Recorder, StoreBlobs};
+use toolwire_agent::{CallOptions, CallScope, Host, Recorder, StoreBlobs};
 use toolwire_core::{ToolCall, new_id};
 use toolwire_store::BlobKey;
 
@@ -368,19 +368,15 @@ impl Gateway {
                     asks::Via::Rounds(steps.clone()),
                     self.shared.asks.rounds_timeout(),
                 ));
-                let mut running = Box::pin(host.call_cancellable(
-                    &session,
-                    call.clone(),
-                    asks,
-                    CallScope {
-                        cancel: cancel.clone(),
-                        trace: trace_of(&context),
-                    },
-                ))
-                .await
-                .map_err(|e| {
-                    ErrorData::internal_error(format!("the call could not start: {e}"), None)
-                })?;
+                let options = CallOptions::new(asks).scope(CallScope {
+                    cancel: cancel.clone(),
+                    trace: trace_of(&context),
+                });
+                let mut running = Box::pin(host.run_call(&session, call.clone(), options))
+                    .await
+                    .map_err(|e| {
+                        ErrorData::internal_error(format!("the call could not start: {e}"), None)
+                    })?;
                 let call_id = call.id.clone();
                 // Kept whether or not this request asked for progress: a later round's
                 // request may, and it gets the steps under its own token.
@@ -410,18 +406,17 @@ impl Gateway {
         };
         let asks = Arc::new(asks::HostAsks::new(via, timeout));
         // The host waits on every call: it is answered first and stored right behind.
+        let mut options = CallOptions::new(asks)
+            .scope(CallScope {
+                cancel: context.ct.clone(),
+                trace: trace_of(&context),
+            })
+            .recorded(self.recorder());
+        if progress_token.is_none() {
+            options = options.without_events();
+        }
         let mut running = host
-            .call_recorded(
-                &session,
-                call.clone(),
-                asks,
-                CallScope {
-                    cancel: context.ct.clone(),
-                    trace: trace_of(&context),
-                },
-                self.recorder(),
-                progress_token.is_some(),
-            )
+            .run_call(&session, call.clone(), options)
             .await
             .map_err(|e| {
                 ErrorData::internal_error(format!("the call could not start: {e}"), None)

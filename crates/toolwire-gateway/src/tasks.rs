@@ -465,16 +465,15 @@ impl Gateway {
         let running = self
             .shared
             .host
-            .call_recorded(
+            .run_call(
                 session,
                 call.clone(),
-                approver,
-                toolwire_agent::CallScope {
-                    cancel: entry.cancel.clone(),
-                    trace,
-                },
-                self.recorder(),
-                true,
+                toolwire_agent::CallOptions::new(approver)
+                    .scope(toolwire_agent::CallScope {
+                        cancel: entry.cancel.clone(),
+                        trace,
+                    })
+                    .recorded(self.recorder()),
             )
             .await;
         let mut running = match running {

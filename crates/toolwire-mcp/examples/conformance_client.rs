@@ -222,7 +222,7 @@ async fn main() {
         let mut attempt = 0;
         let mut result = loop {
             let call = ToolCall::new(format!("c{i}-{attempt}"), name, args.clone());
-            let result = ex.execute(&scope, call).await;
+            let result = ex.execute(&scope, call).await.into_result();
             // A call refused for want of scope: log in again (step-up), within the limit.
             if result.status == Status::Error && server.needs_login() && logins < MAX_LOGINS {
                 logins += 1;
@@ -237,7 +237,8 @@ async fn main() {
             result = ex
                 .resolve(&id, Resolution::Answer { value: Json::Null })
                 .await
-                .unwrap();
+                .unwrap()
+                .into_result();
             ex.settled(&id).await.unwrap();
         }
         println!("{name}: {}", serde_json::to_string(&result).unwrap());

@@ -89,7 +89,8 @@ async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
     let scope = Scope::new("s");
     let r = ex
         .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Error);
     assert_eq!(r.error_code(), Some(ErrorCode::Unavailable), "{r:?}");
     let message = r.error.unwrap().message;
@@ -101,7 +102,8 @@ async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let ok = ex
         .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(ok.status, Status::Success, "{ok:?}");
 }
 
@@ -117,7 +119,8 @@ async fn a_result_over_16_mib_is_refused_at_once_saying_its_size() {
         let started = Instant::now();
         let r = ex
             .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
-            .await;
+            .await
+            .into_result();
         let elapsed = started.elapsed();
         assert_eq!(r.status, Status::Error, "{mode}: {:?}", r.status);
         assert_eq!(
@@ -136,7 +139,8 @@ async fn a_result_over_16_mib_is_refused_at_once_saying_its_size() {
         assert!(elapsed < LONG_TIMEOUT / 2, "{mode}: {elapsed:?}");
         let ok = ex
             .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
-            .await;
+            .await
+            .into_result();
         assert_eq!(ok.output[0].as_text().unwrap().content, "fine", "{mode}");
     }
 }
@@ -176,7 +180,8 @@ async fn a_result_over_16_mib_over_http_is_refused_at_once() {
         let started = Instant::now();
         let r = ex
             .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
-            .await;
+            .await
+            .into_result();
         let elapsed = started.elapsed();
         assert_eq!(r.status, Status::Error, "{mode}: {r:?}");
         let message = &r.error.as_ref().unwrap().message;
@@ -206,7 +211,8 @@ async fn a_result_over_16_mib_over_http_is_refused_at_once() {
         assert!(elapsed < LONG_TIMEOUT / 2, "{mode}: {elapsed:?}");
         let ok = ex
             .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
-            .await;
+            .await
+            .into_result();
         assert_eq!(
             ok.output[0].as_text().unwrap().content,
             "fine",
@@ -225,7 +231,8 @@ async fn a_server_that_asks_after_every_decline_is_stopped_at_the_limit() {
     let scope = Scope::new("s");
     let mut r = ex
         .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
-        .await;
+        .await
+        .into_result();
     let mut asked = 0u32;
     while let Some(s) = r.suspension.clone() {
         asked += 1;
@@ -234,7 +241,8 @@ async fn a_server_that_asks_after_every_decline_is_stopped_at_the_limit() {
         r = ex
             .resolve(&s.id, Resolution::Deny { reason: None })
             .await
-            .unwrap();
+            .unwrap()
+            .into_result();
     }
     assert_eq!(asked, Limits::default().max_input_rounds, "{r:?}");
     assert_eq!(r.status, Status::Error, "{r:?}");
@@ -249,11 +257,13 @@ async fn a_server_that_asks_after_every_decline_is_stopped_at_the_limit() {
     // The connection is fine, and the next call asks from the start again.
     let ok = ex
         .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(ok.output[0].as_text().unwrap().content, "fine");
     let again = ex
         .execute(&scope, ToolCall::new("c3", "bad__work", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(
         again.suspension.map(|s| s.prompt).as_deref(),
         Some("Question 1?")
@@ -301,7 +311,8 @@ async fn a_progress_flood_is_coalesced() {
     let started = Instant::now();
     let r = ex
         .execute(&scope, ToolCall::new("c1", "bad__work", json!({})))
-        .await;
+        .await
+        .into_result();
     let took = started.elapsed();
     assert_eq!(r.status, Status::Success, "{r:?}");
     let text = format!("{:?}", r.output[0].data);

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
-use toolwire_agent::{ApprovalRequest, Approver, EventKind, Host};
+use toolwire_agent::{ApprovalRequest, Approver, CallOptions, EventKind, Host, ToolCall};
+use toolwire_core::new_id;
 use toolwire_core::{Resolution, Status};
 use toolwire_mcp::{Limits, ServerConfig, Transport};
 
@@ -102,11 +103,10 @@ async fn exercise(config: ServerConfig) {
     for name in &names {
         let remote = name.trim_start_matches("ev__");
         let mut running = host
-            .call(
+            .run_call(
                 &session.id,
-                name,
-                arguments(remote),
-                Arc::clone(&answers) as Arc<dyn Approver>,
+                ToolCall::new(new_id("call"), name, arguments(remote)).by_person("test"),
+                CallOptions::new(Arc::clone(&answers) as Arc<dyn Approver>),
             )
             .await
             .unwrap();
@@ -298,11 +298,15 @@ async fn a_question_inside_a_task_reaches_the_person() {
         asked: std::sync::Mutex::new(Vec::new()),
     });
     let running = host
-        .call(
+        .run_call(
             &session.id,
-            "ev__simulate-research-query",
-            json!({"topic": "bridges", "ambiguous": true}),
-            Arc::clone(&answers) as Arc<dyn Approver>,
+            ToolCall::new(
+                new_id("call"),
+                "ev__simulate-research-query",
+                json!({"topic": "bridges", "ambiguous": true}),
+            )
+            .by_person("test"),
+            CallOptions::new(Arc::clone(&answers) as Arc<dyn Approver>),
         )
         .await
         .unwrap();

@@ -39,7 +39,8 @@ async fn server_filesystem_reads_and_writes_a_temp_dir() {
             &scope,
             ToolCall::new("c1", "fs__read_text_file", json!({"path": path})),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(read.status, Status::Success, "{read:?}");
     assert!(text_of(&read).contains("hello from disk"));
 
@@ -53,7 +54,8 @@ async fn server_filesystem_reads_and_writes_a_temp_dir() {
                 json!({"path": new, "content": "written"}),
             ),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(wrote.status, Status::Success, "{wrote:?}");
     assert_eq!(
         std::fs::read_to_string(root.join("new.txt")).unwrap(),
@@ -65,6 +67,7 @@ async fn server_filesystem_reads_and_writes_a_temp_dir() {
             &scope,
             ToolCall::new("c3", "fs__read_text_file", json!({"path": "/etc/passwd"})),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(outside.status, Status::Error, "{outside:?}");
 }

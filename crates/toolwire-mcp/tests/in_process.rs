@@ -309,7 +309,10 @@ async fn every_content_type_and_structured_content_come_through() {
     let (ex, names) = executor(fixture(false, Limits::default())).await;
     assert!(names.contains(&"modern__media".to_owned()));
     let scope = Scope::new("s");
-    let r = ex.execute(&scope, call("modern__media")).await;
+    let r = ex
+        .execute(&scope, call("modern__media"))
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Success, "{r:?}");
     // Audio is a file value of an audio type, as every non-image medium is.
     assert_eq!(
@@ -328,7 +331,10 @@ async fn every_content_type_and_structured_content_come_through() {
 
     // The text twin is kept for the model, the structured value shown to the person
     // (docs/contracts.md, "Twins").
-    let twin = ex.execute(&scope, call("modern__structured_twin")).await;
+    let twin = ex
+        .execute(&scope, call("modern__structured_twin"))
+        .await
+        .into_result();
     assert_eq!(kinds(&twin), ["text", "structured"]);
     assert_eq!(twin.output[1].data, json!({"temp": 21}));
     let only = |i: usize| {
@@ -341,10 +347,16 @@ async fn every_content_type_and_structured_content_come_through() {
     };
     assert_eq!(serde_json::to_value(only(0)).unwrap(), json!(["assistant"]));
     assert_eq!(serde_json::to_value(only(1)).unwrap(), json!(["user"]));
-    let alone = ex.execute(&scope, call("modern__structured_alone")).await;
+    let alone = ex
+        .execute(&scope, call("modern__structured_alone"))
+        .await
+        .into_result();
     assert_eq!(alone.output[0].data, json!([1, 2, 3]));
 
-    let failed = ex.execute(&scope, call("modern__fails")).await;
+    let failed = ex
+        .execute(&scope, call("modern__fails"))
+        .await
+        .into_result();
     assert_eq!(failed.status, Status::Error);
     assert_eq!(failed.error.unwrap().message, "disk on fire");
 }
@@ -354,7 +366,10 @@ async fn progress_notifications_become_progress_events() {
     let server = fixture(true, Limits::default());
     let (ex, _) = executor(server).await;
     let mut events = ex.events().subscribe("s", 0).await.unwrap();
-    let r = ex.execute(&Scope::new("s"), call("legacy__progress")).await;
+    let r = ex
+        .execute(&Scope::new("s"), call("legacy__progress"))
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Success, "{r:?}");
     let mut seen = Vec::new();
     while let Ok(Some(Ok(event))) =
@@ -382,7 +397,8 @@ async fn a_legacy_elicitation_is_a_suspension_whose_answer_resumes_the_call() {
     let (ex, _) = executor(fixture(true, Limits::default())).await;
     let r = ex
         .execute(&Scope::new("s"), call("legacy__ask_legacy"))
-        .await;
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Suspended, "{r:?}");
     let s = r.suspension.unwrap();
     assert_eq!(s.reason, SuspensionReason::Input);
@@ -396,7 +412,8 @@ async fn a_legacy_elicitation_is_a_suspension_whose_answer_resumes_the_call() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(done.status, Status::Success, "{done:?}");
     let text = &done.output[0].as_text().unwrap().content;
     assert!(
@@ -409,7 +426,7 @@ async fn a_legacy_elicitation_is_a_suspension_whose_answer_resumes_the_call() {
 async fn mrtr_input_required_in_one_and_two_rounds() {
     let (ex, _) = executor(fixture(false, Limits::default())).await;
     let scope = Scope::new("s");
-    let r = ex.execute(&scope, call("modern__book")).await;
+    let r = ex.execute(&scope, call("modern__book")).await.into_result();
     assert_eq!(r.status, Status::Suspended, "{r:?}");
     let s = r.suspension.unwrap();
     assert_eq!(s.prompt, "Name for the booking?");
@@ -421,13 +438,17 @@ async fn mrtr_input_required_in_one_and_two_rounds() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(
         done.output[0].as_text().unwrap().content,
         "booked for Grace"
     );
 
-    let r = ex.execute(&scope, call("modern__two_rounds")).await;
+    let r = ex
+        .execute(&scope, call("modern__two_rounds"))
+        .await
+        .into_result();
     let s1 = r.suspension.unwrap();
     let second = ex
         .resolve(
@@ -437,7 +458,8 @@ async fn mrtr_input_required_in_one_and_two_rounds() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(second.status, Status::Suspended, "{second:?}");
     let s2 = second.suspension.unwrap();
     assert_eq!(s2.prompt, "Second?");
@@ -449,7 +471,8 @@ async fn mrtr_input_required_in_one_and_two_rounds() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(done.output[0].as_text().unwrap().content, "soup then fish");
 }
 
@@ -465,7 +488,10 @@ async fn an_mcp_app_is_attached_as_a_widget_and_app_only_tools_are_hidden() {
         .collect();
     assert_eq!(hidden, ["modern__app_only"]);
     let (ex, _) = executor(fixture(false, Limits::default())).await;
-    let r = ex.execute(&Scope::new("s"), call("modern__chart")).await;
+    let r = ex
+        .execute(&Scope::new("s"), call("modern__chart"))
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Success, "{r:?}");
     assert_eq!(kinds(&r), ["text"]);
     let w = &r.widgets[0];
@@ -532,7 +558,10 @@ async fn a_server_that_never_answers_times_out_and_stays_usable() {
     let shared = Fixture::default();
     let (ex, _) = executor(fixture_with(shared.clone(), limits)).await;
     let scope = Scope::new("s");
-    let r = ex.execute(&scope, call("modern__silent")).await;
+    let r = ex
+        .execute(&scope, call("modern__silent"))
+        .await
+        .into_result();
     assert_eq!(r.error_code(), Some(ErrorCode::Timeout), "{r:?}");
     // The abandoned call was cancelled on the server (notifications/cancelled).
     for _ in 0..50 {
@@ -545,7 +574,10 @@ async fn a_server_that_never_answers_times_out_and_stays_usable() {
         shared.cancelled.load(Ordering::SeqCst),
         "the server was not told"
     );
-    let after = ex.execute(&scope, call("modern__fails")).await;
+    let after = ex
+        .execute(&scope, call("modern__fails"))
+        .await
+        .into_result();
     assert_eq!(after.error.unwrap().message, "disk on fire");
 }
 
@@ -556,7 +588,8 @@ async fn a_task_is_polled_to_completion_with_progress() {
     let mut events = ex.events().subscribe("s", 0).await.unwrap();
     let r = ex
         .execute(&Scope::new("s"), call("modern__long_task"))
-        .await;
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Success, "{r:?}");
     assert_eq!(r.output[0].as_text().unwrap().content, "task done");
     assert_eq!(
@@ -582,9 +615,15 @@ async fn a_task_is_polled_to_completion_with_progress() {
 async fn structured_content_is_checked_against_the_output_schema() {
     let (ex, _) = executor(fixture(false, Limits::default())).await;
     let scope = Scope::new("s");
-    let right = ex.execute(&scope, call("modern__typed_right")).await;
+    let right = ex
+        .execute(&scope, call("modern__typed_right"))
+        .await
+        .into_result();
     assert_eq!(right.status, Status::Success, "{right:?}");
-    let wrong = ex.execute(&scope, call("modern__typed_wrong")).await;
+    let wrong = ex
+        .execute(&scope, call("modern__typed_wrong"))
+        .await
+        .into_result();
     assert_eq!(
         wrong.error_code(),
         Some(ErrorCode::InvalidOutput),
@@ -621,7 +660,10 @@ async fn sampling_is_approved_by_a_person_then_served_by_the_sampler() {
     let sampler = Arc::new(Four(std::sync::Mutex::new(Vec::new())));
     let server = fixture(true, Limits::default()).with_sampler(sampler.clone());
     let (ex, _) = executor(server).await;
-    let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
+    let r = ex
+        .execute(&Scope::new("s"), call("legacy__sample"))
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Suspended, "{r:?}");
     let asked = r.suspension.unwrap();
     assert!(
@@ -643,7 +685,8 @@ async fn sampling_is_approved_by_a_person_then_served_by_the_sampler() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(
         done.output[0].as_text().unwrap().content,
         "model said \"4\"",
@@ -652,7 +695,10 @@ async fn sampling_is_approved_by_a_person_then_served_by_the_sampler() {
     assert_eq!(*sampler.0.lock().unwrap(), ["2+2?"]);
 
     // Edited by the person: the model is sent the edit.
-    let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
+    let r = ex
+        .execute(&Scope::new("s"), call("legacy__sample"))
+        .await
+        .into_result();
     let asked = r.suspension.unwrap();
     ex.resolve(
         &asked.id,
@@ -661,21 +707,29 @@ async fn sampling_is_approved_by_a_person_then_served_by_the_sampler() {
         },
     )
     .await
-    .unwrap();
+    .unwrap()
+    .into_result();
     assert_eq!(sampler.0.lock().unwrap().last().unwrap(), "3+3?");
 
     // Refused: nothing is sent, and the server is told.
-    let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
+    let r = ex
+        .execute(&Scope::new("s"), call("legacy__sample"))
+        .await
+        .into_result();
     let asked = r.suspension.unwrap();
     let refused = ex
         .resolve(&asked.id, Resolution::Deny { reason: None })
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(sampler.0.lock().unwrap().len(), 2);
     assert!(format!("{refused:?}").contains("refused"), "{refused:?}");
 
     let (ex, _) = executor(fixture(true, Limits::default())).await;
-    let r = ex.execute(&Scope::new("s"), call("legacy__sample")).await;
+    let r = ex
+        .execute(&Scope::new("s"), call("legacy__sample"))
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Error);
     let message = r.error.unwrap().message;
     assert!(message.contains("no model provider"), "{message}");

@@ -32,7 +32,8 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
             &scope,
             ToolCall::new("c1", "py__book_table", json!({"restaurant": "Chez Rust"})),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Suspended, "{r:?}");
     let s = r.suspension.unwrap();
     assert_eq!(s.reason, SuspensionReason::Input);
@@ -49,7 +50,8 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(done.status, Status::Success, "{done:?}");
     assert_eq!(
         done.output[0].as_text().unwrap().content,
@@ -58,7 +60,8 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
 
     let r = ex
         .execute(&scope, ToolCall::new("c2", "py__two_rounds", json!({})))
-        .await;
+        .await
+        .into_result();
     let s1 = r.suspension.unwrap();
     assert_eq!(s1.prompt, "First course?");
     let round2 = ex
@@ -69,7 +72,8 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     let s2 = round2.suspension.expect("a second round");
     assert_eq!(s2.prompt, "Second course?");
     let done = ex
@@ -80,7 +84,8 @@ async fn input_required_suspends_and_the_answer_resumes_the_call() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(done.output[0].as_text().unwrap().content, "soup then pie");
 }
 
@@ -106,15 +111,17 @@ async fn a_decline_ends_the_call_and_endless_questions_are_capped() {
     ] {
         let r = ex
             .execute(&scope, ToolCall::new(call, "py__ask_forever", json!({})))
-            .await;
+            .await
+            .into_result();
         let s = r.suspension.unwrap();
-        let done = ex.resolve(&s.id, resolution).await.unwrap();
+        let done = ex.resolve(&s.id, resolution).await.unwrap().into_result();
         assert_eq!(done.status, Status::Error, "{done:?}");
         assert_eq!(done.error.as_ref().unwrap().code.as_deref(), Some(code));
     }
     let mut r = ex
         .execute(&scope, ToolCall::new("e", "py__ask_forever", json!({})))
-        .await;
+        .await
+        .into_result();
     let mut rounds = 0;
     while let Some(s) = r.suspension.clone() {
         rounds += 1;
@@ -127,7 +134,8 @@ async fn a_decline_ends_the_call_and_endless_questions_are_capped() {
                 },
             )
             .await
-            .unwrap();
+            .unwrap()
+            .into_result();
     }
     assert_eq!(r.status, Status::Error, "{r:?}");
     let error = r.error.unwrap();

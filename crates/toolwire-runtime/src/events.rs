@@ -8,10 +8,7 @@ use crate::clock::now_rfc3339;
 use futures::future::BoxFuture;
 use tokio::sync::broadcast;
 use toolwire_core::{Event, EventKind};
-use toolwire_store::{
-    BlobStore, EventLog, EventWake, MemoryEventLog, PersistConfig, StoreError, has_inline_media,
-    persist, store_failed,
-};
+use toolwire_store::{EventLog, EventWake, MemoryEventLog, StoreError};
 use toolwire_tool::ProgressSink;
 
 /// Logs and broadcasts events. The log assigns each number in the transaction that
@@ -20,8 +17,6 @@ use toolwire_tool::ProgressSink;
 pub struct EventBus {
     log: Arc<dyn EventLog>,
     live: Live,
-    /// Where a result event's inline media goes before the event is logged.
-    media: Option<(Arc<dyn BlobStore>, PersistConfig)>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -40,33 +35,16 @@ const LIVE_BUFFER: usize = 1024;
 pub const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl EventBus {
-    /// A bus that logs to `log` and keeps media inline.
+    /// A bus that logs to `log`. It logs events as they are given: a result is announced
+    /// by the landing that stored it, its media already blob references, so nothing here
+    /// stores media (logged inline, every image would sit in the database twice, as
+    /// base64, and be replayed to every subscriber).
     pub fn new(log: Arc<dyn EventLog>) -> Arc<Self> {
-        EventBus::build(log, None)
-    }
-
-    /// A bus whose result events carry their media as blob references, as the history
-    /// does: the tool's inline bytes go to `blobs` first (content-addressed, so storing
-    /// the result afterwards writes nothing again). Logged inline, every image would sit
-    /// in the database twice, as base64, and be replayed to every subscriber; a 6 MB one
-    /// filled a small disk before its blob was even written.
-    pub fn with_media(
-        log: Arc<dyn EventLog>,
-        blobs: Arc<dyn BlobStore>,
-        config: PersistConfig,
-    ) -> Arc<Self> {
-        EventBus::build(log, Some((blobs, config)))
-    }
-
-    fn build(
-        log: Arc<dyn EventLog>,
-        media: Option<(Arc<dyn BlobStore>, PersistConfig)>,
-    ) -> Arc<Self> {
         let live = Live {
             tx: broadcast::channel(LIVE_BUFFER).0,
             held: Arc::default(),
         };
-        Arc::new(EventBus { log, live, media })
+        Arc::new(EventBus { log, live })
     }
 
     /// A bus over an in-memory log, for tests and one-off runs.
@@ -76,7 +54,6 @@ impl EventBus {
 
     /// Logs and broadcasts one event; returns it with its number.
     pub async fn emit(&self, session_id: &str, kind: EventKind) -> Result<Event, StoreError> {
-        let kind = self.media_as_blobs(kind).await;
         log_and_send(&*self.log, &self.live, session_id, kind).await
     }
 
@@ -84,7 +61,6 @@ impl EventBus {
     /// order, after every event emitted before it, and broadcast once the log has it,
     /// while the caller goes on. A log without a queue logs it before this returns.
     pub async fn announce(&self, session_id: &str, kind: EventKind) -> Result<(), StoreError> {
-        let kind = self.media_as_blobs(kind).await;
         let queued = self
             .log
             .queue_event(session_id, now_rfc3339(), kind)
@@ -126,38 +102,16 @@ impl EventBus {
         session_id: &str,
         kinds: Vec<EventKind>,
     ) -> Result<usize, StoreError> {
-        let mut timed = Vec::with_capacity(kinds.len());
-        for kind in kinds {
-            timed.push((now_rfc3339(), self.media_as_blobs(kind).await));
-        }
+        let timed = kinds
+            .into_iter()
+            .map(|kind| (now_rfc3339(), kind))
+            .collect();
         let events = self.log.append_events(session_id, timed).await?;
         let logged = events.len();
         for event in events {
             self.live.send(event);
         }
         Ok(logged)
-    }
-
-    /// `kind` with a result's inline media moved to the blob store, when this bus keeps
-    /// media there.
-    async fn media_as_blobs(&self, kind: EventKind) -> EventKind {
-        match (kind, &self.media) {
-            (EventKind::ToolResult { result, raw }, Some((blobs, config)))
-                if has_inline_media(&result) =>
-            {
-                // When the blob store refuses (full, unreachable), the event says so, as
-                // the stored result will: logging the media inline instead would put it
-                // where it was refused from (a full disk holds the database too).
-                let call = result.call();
-                let result = match persist(*result, None, blobs.as_ref(), config).await {
-                    Ok(persisted) => persisted,
-                    Err(e) => store_failed(call, &e),
-                };
-                let result = Box::new(result);
-                EventKind::ToolResult { result, raw }
-            }
-            (kind, _) => kind,
-        }
     }
 
     /// The log's highest number for a session: where a new subscriber starts to see
@@ -640,44 +594,5 @@ mod tests {
         assert_eq!(j["callId"], "c");
         assert_eq!(j["sessionId"], "s");
         assert_eq!(serde_json::from_value::<Event>(j).unwrap(), e);
-    }
-
-    #[tokio::test]
-    async fn result_events_carry_media_as_blob_references() {
-        use base64::Engine;
-        use toolwire_core::{CallRef, Source, ToolResult, Value};
-        use toolwire_store::{BlobKey, BlobLimits, ObjectBlobStore};
-
-        let dir = tempfile::tempdir().unwrap();
-        let blobs = Arc::new(
-            ObjectBlobStore::open_local(dir.path(), BlobLimits::default())
-                .await
-                .unwrap(),
-        );
-        let log = Arc::new(MemoryEventLog::default());
-        let bus = EventBus::with_media(log.clone(), blobs.clone(), PersistConfig::default());
-        let png = [b"\x89PNG\r\n\x1a\n".as_slice(), &[7u8; 5_000]].concat();
-        let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
-        let result = ToolResult::success(
-            CallRef::new("c1", "shot"),
-            vec![Value::image(Source::base64(b64.clone()), "image/png")],
-        );
-        bus.emit(
-            "s1",
-            EventKind::ToolResult {
-                result: Box::new(result),
-                raw: None,
-            },
-        )
-        .await
-        .unwrap();
-        let logged = log.events_since("s1", 0).await.unwrap();
-        let body = serde_json::to_string(&logged).unwrap();
-        assert!(!body.contains(&b64[..100]), "no inline media in the log");
-        let EventKind::ToolResult { result, .. } = &logged[0].kind else {
-            panic!("a result event");
-        };
-        let key = BlobKey::parse(&result.resources[0].uri).unwrap();
-        assert_eq!(blobs.get(&key).await.unwrap().as_ref(), png.as_slice());
     }
 }

@@ -18,8 +18,8 @@ pub mod trace;
 
 pub use events::{EventBus, SharedEvent, Subscription};
 pub use executor::{
-    DEBUG_RAW_ENV, DEFAULT_RAW_LIMIT, Executor, ExecutorBuilder, ExecutorConfig, ResolveError,
-    Scope, interrupted,
+    DEBUG_RAW_ENV, DEFAULT_RAW_LIMIT, Executor, ExecutorBuilder, ExecutorConfig, Finished,
+    ResolveError, Scope, interrupted,
 };
 pub use registry::{Registered, Registry, RegistryError};
 pub use sink::{LandError, Landing, ResultSink, land_each};

@@ -9,7 +9,7 @@
 use futures::future::BoxFuture;
 use serde_json::Value as Json;
 use toolwire_core::{ToolCall, ToolResult};
-use toolwire_store::{StoreError, StoredMessage};
+use toolwire_store::{StoreError, StoredResult};
 
 /// A finished call on its way to the store.
 #[derive(Debug)]
@@ -37,7 +37,7 @@ pub trait ResultSink: Send + Sync {
         &'a self,
         session_id: &'a str,
         landing: Landing,
-    ) -> BoxFuture<'a, Result<StoredMessage, StoreError>>;
+    ) -> BoxFuture<'a, Result<StoredResult, StoreError>>;
 
     /// Lands several results of one session, in order; a sink may store them in one
     /// write. Each gets its own outcome, as from [`ResultSink::land`].
@@ -45,7 +45,7 @@ pub trait ResultSink: Send + Sync {
         &'a self,
         session_id: &'a str,
         landings: Vec<Landing>,
-    ) -> BoxFuture<'a, Vec<Result<StoredMessage, StoreError>>> {
+    ) -> BoxFuture<'a, Vec<Result<StoredResult, StoreError>>> {
         Box::pin(land_each(self, session_id, landings))
     }
 }
@@ -56,7 +56,7 @@ pub async fn land_each<S: ResultSink + ?Sized>(
     sink: &S,
     session_id: &str,
     landings: Vec<Landing>,
-) -> Vec<Result<StoredMessage, StoreError>> {
+) -> Vec<Result<StoredResult, StoreError>> {
     let mut landed = Vec::with_capacity(landings.len());
     for landing in landings {
         landed.push(sink.land(session_id, landing).await);
@@ -70,6 +70,12 @@ pub enum LandError {
     /// No sink was set, so nothing can store the result.
     #[error("the executor has no result sink: results cannot be stored")]
     NoSink,
+    /// The call still waits for a person: it lands once it is answered.
+    #[error("call {0:?} still waits for a person: it cannot be stored before it is answered")]
+    StillWaiting(String),
+    /// A batch of one session's calls held a call of another session.
+    #[error("a call of session {0:?} cannot land in another session's batch")]
+    OtherSession(String),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),

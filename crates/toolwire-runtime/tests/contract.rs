@@ -12,9 +12,67 @@ use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use toolwire_core::{Audience, Status, Value};
 use toolwire_runtime::{
-    ApprovalPolicy, ErrorCode, EventKind, ExecutionMode, Executor, ExecutorConfig,
-    MemorySuspensions, Registry, Resolution, Scope, ToolCall, ToolContext, ToolError, tool_fn,
+    ApprovalPolicy, ErrorCode, EventBus, EventKind, ExecutionMode, Executor, ExecutorConfig,
+    Finished, Landing, MemorySuspensions, Registry, Resolution, ResultSink, Scope, ToolCall,
+    ToolContext, ToolError, tool_fn,
 };
+use toolwire_store::{StoreError, StoredResult};
+
+/// A sink that stores nothing: it announces each landed result, then its widgets, as a
+/// host's sink does once it has stored them, numbering them as a store would.
+struct Announce {
+    events: Arc<EventBus>,
+    landed: std::sync::atomic::AtomicI64,
+}
+
+impl ResultSink for Announce {
+    fn land<'a>(
+        &'a self,
+        session_id: &'a str,
+        landing: Landing,
+    ) -> futures::future::BoxFuture<'a, Result<StoredResult, StoreError>> {
+        Box::pin(async move {
+            let result = landing.result;
+            let kind = EventKind::ToolResult {
+                result: Box::new(result.clone()),
+                raw: landing.raw,
+            };
+            let _ = self.events.emit(session_id, kind).await;
+            for widget in &result.widgets {
+                let kind = EventKind::Widget {
+                    call_id: result.call_id.clone(),
+                    widget: Box::new(widget.clone()),
+                };
+                let _ = self.events.emit(session_id, kind).await;
+            }
+            let n = 1 + self
+                .landed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(StoredResult {
+                message_id: n,
+                session_id: session_id.to_owned(),
+                seq: n,
+                created_at_ms: 0,
+                result,
+            })
+        })
+    }
+}
+
+/// Gives `ex` the announcing sink.
+fn announcing(ex: Executor) -> Executor {
+    let events = Arc::clone(ex.events());
+    ex.set_sink(Arc::new(Announce {
+        events,
+        landed: Default::default(),
+    }));
+    ex
+}
+
+/// Lands `finished` through `ex`'s sink: announced, as a stored result would be.
+async fn land(ex: &Executor, finished: Finished) -> toolwire_core::ToolResult {
+    ex.land(finished, None).await.unwrap().result
+}
 
 #[derive(Deserialize, JsonSchema)]
 struct Sleep {
@@ -147,7 +205,8 @@ fn code(r: &toolwire_core::ToolResult) -> Option<ErrorCode> {
 async fn a_panic_becomes_an_error_result() {
     let r = executor()
         .execute(&Scope::new("s"), call("c1", "boom", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Error);
     assert_eq!(code(&r), Some(ErrorCode::Panic));
     assert!(
@@ -172,7 +231,8 @@ async fn a_timeout_becomes_an_error_result() {
             &Scope::new("s"),
             call("c1", "sleep", json!({"ms": 5000, "label": "late"})),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(code(&r), Some(ErrorCode::Timeout));
     assert!(r.error.unwrap().message.contains("timed out after 50ms"));
 }
@@ -184,13 +244,15 @@ async fn invalid_input_names_the_field() {
             &Scope::new("s"),
             call("c1", "sleep", json!({"ms": "soon", "label": "x"})),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(code(&r), Some(ErrorCode::InvalidInput));
     let msg = r.error.unwrap().message;
     assert!(msg.contains("input.ms"), "{msg}");
     let r = executor()
         .execute(&Scope::new("s"), call("c2", "sleep", json!({"ms": 1})))
-        .await;
+        .await
+        .into_result();
     assert!(
         r.error
             .unwrap()
@@ -203,7 +265,8 @@ async fn invalid_input_names_the_field() {
 async fn invalid_output_is_caught() {
     let r = executor()
         .execute(&Scope::new("s"), call("c1", "typed_out", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(code(&r), Some(ErrorCode::InvalidOutput));
     assert!(r.error.unwrap().message.contains("output.count"));
 }
@@ -212,7 +275,8 @@ async fn invalid_output_is_caught() {
 async fn an_unknown_tool_is_an_error_not_a_crash() {
     let r = executor()
         .execute(&Scope::new("s"), call("c1", "rm_rf", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(code(&r), Some(ErrorCode::UnknownTool));
     assert!(
         r.error
@@ -227,13 +291,15 @@ async fn widgets_are_discarded_on_error_and_kept_on_success() {
     let ex = executor();
     let failed = ex
         .execute(&Scope::new("s"), call("c1", "widget_then_fail", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(failed.status, Status::Error);
     assert!(failed.widgets.is_empty());
     assert_eq!(code(&failed), Some(ErrorCode::Other("upstream".into())));
     let ok = ex
         .execute(&Scope::new("s"), call("c2", "widget_ok", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(ok.widgets.len(), 1);
     assert_eq!(ok.widgets[0].fallback, "Paris: 21°C");
 }
@@ -248,7 +314,12 @@ async fn results_come_back_in_call_order_not_completion_order() {
     let ex = executor();
     let scope = Scope::new("s");
     let started = std::time::Instant::now();
-    let results = ex.execute_all(&scope, calls).await;
+    let results = ex
+        .execute_all(&scope, calls)
+        .await
+        .into_iter()
+        .map(|f| f.into_result())
+        .collect::<Vec<_>>();
     // Parallel, not sequential: well under the 901 ms sum.
     assert!(
         started.elapsed() < Duration::from_millis(850),
@@ -257,23 +328,26 @@ async fn results_come_back_in_call_order_not_completion_order() {
     );
     let ids: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
     assert_eq!(ids, ["a", "b", "c"]);
-    // The events show they completed in reverse.
-    let mut sub = ex.events().subscribe("s", 0).await.unwrap();
-    let mut finished = Vec::new();
-    while finished.len() < 3 {
-        if let EventKind::ToolResult { result, .. } = sub.next().await.unwrap().unwrap().kind {
-            finished.push(result.call_id);
-        }
-    }
-    assert_eq!(finished, ["c", "b", "a"]);
+    // Their end times show they completed in reverse.
+    let mut ended: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| {
+            let at = r.metadata.ended_at.as_deref().unwrap();
+            (at, r.call_id.as_str())
+        })
+        .collect();
+    ended.sort();
+    let order: Vec<&str> = ended.into_iter().map(|(_, id)| id).collect();
+    assert_eq!(order, ["c", "b", "a"]);
 }
 
 #[tokio::test]
 async fn approval_suspends_then_approve_runs_and_widgets_follow_the_result() {
-    let ex = executor();
+    let ex = announcing(executor());
     let r = ex
         .execute(&Scope::new("s"), call("c1", "delete_all", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(r.status, Status::Suspended);
     let id = r.suspension.unwrap().id;
     assert!(
@@ -281,7 +355,7 @@ async fn approval_suspends_then_approve_runs_and_widgets_follow_the_result() {
         "still waiting: no wait to report"
     );
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    let done = ex.resolve(&id, Resolution::Approve).await.unwrap();
+    let done = land(&ex, ex.resolve(&id, Resolution::Approve).await.unwrap()).await;
     assert_eq!(done.status, Status::Success);
     assert_eq!(done.call_id, "c1");
     // The wait for the person is kept apart from the call's own duration.
@@ -323,7 +397,8 @@ async fn deny_gives_an_error_saying_the_user_denied() {
     let ex = executor();
     let r = ex
         .execute(&Scope::new("s"), call("c1", "delete_all", json!({})))
-        .await;
+        .await
+        .into_result();
     let done = ex
         .resolve(
             &r.suspension.unwrap().id,
@@ -332,7 +407,8 @@ async fn deny_gives_an_error_saying_the_user_denied() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(code(&done), Some(ErrorCode::Denied));
     assert_eq!(
         done.error.unwrap().message,
@@ -348,7 +424,8 @@ async fn a_blocking_tool_takes_the_answer_as_output_without_running() {
             &Scope::new("s"),
             call("c1", "ask_user", json!({"question": "Which branch?"})),
         )
-        .await;
+        .await
+        .into_result();
     let s = r.suspension.unwrap();
     assert_eq!(s.prompt, "Which branch?");
     let done = ex
@@ -359,7 +436,8 @@ async fn a_blocking_tool_takes_the_answer_as_output_without_running() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(done.status, Status::Success);
     assert_eq!(done.output[0].as_text().unwrap().content, "main");
 }
@@ -370,13 +448,15 @@ async fn a_suspension_is_resumed_by_another_executor_sharing_the_store() {
     let first = executor_with(Arc::clone(&store), Duration::from_secs(5));
     let r = first
         .execute(&Scope::new("s"), call("c1", "delete_all", json!({})))
-        .await;
+        .await
+        .into_result();
     drop(first);
     let second = executor_with(store, Duration::from_secs(5));
     let done = second
         .resolve(&r.suspension.unwrap().id, Resolution::Approve)
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(
         (done.call_id.as_str(), done.status),
         ("c1", Status::Success)
@@ -387,7 +467,8 @@ async fn a_suspension_is_resumed_by_another_executor_sharing_the_store() {
 async fn display_tools_acknowledge_to_the_model_and_show_the_person() {
     let r = executor()
         .execute(&Scope::new("s"), call("c1", "show_chart", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(r.output.len(), 2);
     let ack = &r.output[0];
     assert_eq!(
@@ -418,7 +499,10 @@ async fn cancel_ends_running_calls_with_an_error_each() {
                 call("b", "sleep", json!({"ms": 1, "label": "y"})),
             ],
         )
-        .await;
+        .await
+        .into_iter()
+        .map(|f| f.into_result())
+        .collect::<Vec<_>>();
     assert_eq!(code(&results[0]), Some(ErrorCode::Cancelled));
     assert_eq!(results[1].status, Status::Success);
     assert!(results.iter().all(|r| r.validate().is_ok()));
@@ -431,7 +515,8 @@ async fn every_result_has_timing() {
             &Scope::new("s"),
             call("c1", "sleep", json!({"ms": 20, "label": "x"})),
         )
-        .await;
+        .await
+        .into_result();
     assert!(r.metadata.duration_ms.unwrap() >= 20);
     assert!(r.metadata.started_at.unwrap() <= r.metadata.ended_at.unwrap());
 }
@@ -455,10 +540,11 @@ async fn the_raw_payload_rides_along_in_events_only_when_debugging() {
             debug_raw,
             ..ExecutorConfig::default()
         };
-        let ex = Executor::builder(registry).config(config).build();
-        let r = ex
+        let ex = announcing(Executor::builder(registry).config(config).build());
+        let finished = ex
             .execute(&Scope::new("s"), call("c1", "mcp_like", json!({})))
             .await;
+        let r = land(&ex, finished).await;
         // The result itself never carries the raw payload.
         assert_eq!(r.output[0].as_text().unwrap().content, "hi");
         assert!(r.metadata.raw_ref.is_none());
@@ -486,7 +572,10 @@ async fn the_tool_set_changes_whole_while_calls_run() {
         tokio::spawn(async move {
             let scope = Scope::new("s");
             let input = json!({"ms": 300, "label": "old sleep"});
-            executor.execute(&scope, call("c1", "sleep", input)).await
+            executor
+                .execute(&scope, call("c1", "sleep", input))
+                .await
+                .into_result()
         })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -503,11 +592,13 @@ async fn the_tool_set_changes_whole_while_calls_run() {
     let scope = Scope::new("s");
     let late = executor
         .execute(&scope, call("c2", "late", json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(late.status, Status::Success, "{late:?}");
     let gone = executor
         .execute(&scope, call("c3", "sleep", json!({"ms": 1, "label": "x"})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(code(&gone), Some(ErrorCode::UnknownTool));
     let old = running.await.unwrap();
     assert_eq!(old.status, Status::Success, "{old:?}");
@@ -567,14 +658,18 @@ async fn a_null_optional_argument_is_left_out_not_refused() {
             &scope,
             call("c1", "greet", json!({"name": "Ada", "verbose": null})),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(ok.status, Status::Success, "{ok:?}");
     assert_eq!(ok.output[0].as_text().unwrap().content, "Ada None");
     for bad in [
         json!({"name": null}),
         json!({"name": "Ada", "verbose": "yes"}),
     ] {
-        let refused = ex.execute(&scope, call("c2", "greet", bad.clone())).await;
+        let refused = ex
+            .execute(&scope, call("c2", "greet", bad.clone()))
+            .await
+            .into_result();
         assert_eq!(refused.status, Status::Error, "{bad}");
         let error = refused.error.unwrap();
         assert_eq!(error.code.as_deref(), Some("invalid_input"), "{bad}");

@@ -55,7 +55,8 @@ async fn a_suspension_survives_a_restart_and_resumes_in_another_process() {
                 &Scope::new("s1"),
                 ToolCall::new("call_9", "delete_branch", json!({"branch": "old"})),
             )
-            .await;
+            .await
+            .into_result();
         assert_eq!(r.status, Status::Suspended);
         println!("SUSPENSION_ID={}", r.suspension.unwrap().id);
         return;
@@ -85,7 +86,11 @@ async fn a_suspension_survives_a_restart_and_resumes_in_another_process() {
 
     // The second process: a fresh executor over the same file.
     let ex = executor(&db).await;
-    let done = ex.resolve(&id, Resolution::Approve).await.unwrap();
+    let done = ex
+        .resolve(&id, Resolution::Approve)
+        .await
+        .unwrap()
+        .into_result();
     assert_eq!(
         (done.call_id.as_str(), done.status),
         ("call_9", Status::Success)
@@ -122,13 +127,18 @@ async fn a_resolved_call_stays_listed_until_its_result_is_settled() {
             &Scope::new("s1"),
             ToolCall::new("call_1", "delete_branch", json!({"branch": "old"})),
         )
-        .await;
+        .await
+        .into_result();
     let id = r.suspension.unwrap().id;
     let listed = ex.pending("s1").await.unwrap();
     assert_eq!(listed.len(), 1);
     assert!(!listed[0].resolving);
 
-    let done = ex.resolve(&id, Resolution::Approve).await.unwrap();
+    let done = ex
+        .resolve(&id, Resolution::Approve)
+        .await
+        .unwrap()
+        .into_result();
     assert_eq!(done.status, Status::Success);
     let listed = ex.pending("s1").await.unwrap();
     assert_eq!(listed.len(), 1, "the claim must not delete the call");

@@ -165,7 +165,8 @@ async fn two_rounds_of_input_end_in_one_final_result() {
             &Scope::new("s"),
             ToolCall::new("c1", "two_rounds", json!({})),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(first.status, Status::Suspended);
     let s1 = first.suspension.unwrap();
     assert_eq!(s1.prompt, "First?");
@@ -175,7 +176,11 @@ async fn two_rounds_of_input_end_in_one_final_result() {
     // The person takes a while with each question: both waits count in the result.
     tokio::time::sleep(std::time::Duration::from_millis(60)).await;
     // The second round is answered by another executor sharing the store (a restart).
-    let second = ex.resolve(&s1.id, answer("soup")).await.unwrap();
+    let second = ex
+        .resolve(&s1.id, answer("soup"))
+        .await
+        .unwrap()
+        .into_result();
     assert_eq!(second.status, Status::Suspended);
     let s2 = second.suspension.unwrap();
     assert_eq!(s2.prompt, "Second?");
@@ -193,7 +198,11 @@ async fn two_rounds_of_input_end_in_one_final_result() {
         listed[0]
     );
     tokio::time::sleep(std::time::Duration::from_millis(60)).await;
-    let done = other.resolve(&s2.id, answer("fish")).await.unwrap();
+    let done = other
+        .resolve(&s2.id, answer("fish"))
+        .await
+        .unwrap()
+        .into_result();
     let waited = done.metadata.waited_ms.unwrap();
     assert!(waited >= 120, "both waits: {waited} ms");
     assert!(
@@ -218,13 +227,15 @@ async fn a_mid_run_suspension_gets_a_fresh_id_and_its_state_back() {
             &scope,
             ToolCall::new("c1", "confirm", json!({"target": "a.txt"})),
         )
-        .await;
+        .await
+        .into_result();
     let b = ex
         .execute(
             &scope,
             ToolCall::new("c2", "confirm", json!({"target": "b.txt"})),
         )
-        .await;
+        .await
+        .into_result();
     let (sa, sb) = (a.suspension.unwrap(), b.suspension.unwrap());
     assert_ne!(
         sa.id, sb.id,
@@ -236,9 +247,14 @@ async fn a_mid_run_suspension_gets_a_fresh_id_and_its_state_back() {
     let kept = ex
         .resolve(&sa.id, Resolution::Deny { reason: None })
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(kept.output[0].as_text().unwrap().content, "kept \"a.txt\"");
-    let done = ex.resolve(&sb.id, answer("yes")).await.unwrap();
+    let done = ex
+        .resolve(&sb.id, answer("yes"))
+        .await
+        .unwrap()
+        .into_result();
     assert_eq!(
         done.output[0].as_text().unwrap().content,
         "overwrote \"b.txt\""
@@ -254,12 +270,13 @@ async fn a_call_whose_tool_is_gone_cannot_be_resumed() {
             &Scope::new("s"),
             ToolCall::new("c1", "two_rounds", json!({})),
         )
-        .await;
+        .await
+        .into_result();
     let id = r.suspension.unwrap().id;
     let bare = Executor::builder(Registry::new())
         .suspensions(store)
         .build();
-    let done = bare.resolve(&id, answer("x")).await.unwrap();
+    let done = bare.resolve(&id, answer("x")).await.unwrap().into_result();
     assert_eq!(done.error_code(), Some(ErrorCode::UnknownTool));
     assert!(done.error.unwrap().message.contains("cannot be resumed"));
 }

@@ -171,13 +171,16 @@ async fn each_call_is_a_span_under_the_scope_and_the_tool_sees_it() {
             &scope,
             ToolCall::new("c1", "traceparent", serde_json::json!({})),
         )
-        .await;
+        .await
+        .into_result();
     let late = exec
         .execute(&scope, ToolCall::new("c2", "slow", serde_json::json!({})))
-        .await;
+        .await
+        .into_result();
     let missing = exec
         .execute(&scope, ToolCall::new("c3", "nope", serde_json::json!({})))
-        .await;
+        .await
+        .into_result();
     assert_eq!(late.status, Status::Error);
     assert_eq!(missing.status, Status::Error);
     let ended = recorder.ended.lock().unwrap().clone();
@@ -223,7 +226,8 @@ async fn an_approval_wait_is_a_child_span_and_content_is_recorded_when_asked() {
             &scope,
             ToolCall::new("g1", "guarded", serde_json::json!({})),
         )
-        .await;
+        .await
+        .into_result();
     assert_eq!(waiting.status, Status::Suspended);
     // Nothing ended yet: the call and its wait are open.
     assert!(recorder.ended.lock().unwrap().is_empty());
@@ -231,7 +235,8 @@ async fn an_approval_wait_is_a_child_span_and_content_is_recorded_when_asked() {
     let done = exec
         .resolve(&id, Resolution::Deny { reason: None })
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(done.status, Status::Error);
     let ended = recorder.ended.lock().unwrap().clone();
     assert_eq!(ended.len(), 2, "{ended:#?}");

@@ -878,12 +878,7 @@ impl Follower {
                 normalized.result
             }
         };
-        if let Err(e) = self
-            .host
-            .executor()
-            .land(&self.session, result, Vec::new())
-            .await
-        {
+        if let Err(e) = self.host.land_elsewhere(&self.session, result, None).await {
             self.note(format!(
                 "the result of call {id:?} could not be stored: {e}"
             ));

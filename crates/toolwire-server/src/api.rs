@@ -10,7 +10,7 @@ use axum::response::IntoResponse;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json_;
-use toolwire_agent::{Approver, HostError};
+use toolwire_agent::{Approver, CallOptions, HostError};
 use toolwire_core::{Message, PendingCall, Resolution, ToolResult, Widget};
 use toolwire_model::{EncodeOptions, Provider};
 use toolwire_store::{MessagePage, NewSession, Page, RawStoredMessage, Session, StoredMessage};
@@ -361,7 +361,7 @@ pub async fn post_call(
     let (cancel, tracked) = state.calls.track(&id, &call_id);
     let running = state
         .host
-        .call_cancellable(&id, call, approver, cancel)
+        .run_call(&id, call, CallOptions::new(approver).scope(cancel))
         .await?;
     state.spawn(async move {
         let _ = running.finish().await;

@@ -11,7 +11,7 @@ use crate::failed::{redact, store_failed};
 use crate::gc::{GcOptions, GcReport};
 use crate::history::{
     EventLog, HistoryReader, HistoryStore, InlineBlob, NewSession, PgHistory, Session,
-    SqliteHistory, StoredMessage, SuspensionStore,
+    SqliteHistory, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::ids::BlobKey;
 use crate::persist::PersistConfig;
@@ -304,7 +304,7 @@ impl Stores {
         result: ToolResult,
         raw: Option<&[u8]>,
         inline: Vec<InlineBlob>,
-    ) -> Result<StoredMessage> {
+    ) -> Result<StoredResult> {
         let call = result.call();
         let stored = async {
             let result = self.persist(result, raw).await?;
@@ -314,13 +314,16 @@ impl Stores {
             stored.pop().ok_or(StoreError::WriterGone)
         }
         .await;
-        match stored {
-            Ok(stored) => Ok(stored),
+        let stored = match stored {
+            Ok(stored) => stored,
             Err(e) => {
                 self.record_result(session_id, store_failed(call, &e), None)
-                    .await
+                    .await?
             }
-        }
+        };
+        // Appended as a result, read back as one: a writer that gave back another
+        // message stored something else.
+        StoredResult::from_message(stored).ok_or(StoreError::WriterGone)
     }
 
     /// Deletes blobs no stored message references (see [`GcOptions`]).

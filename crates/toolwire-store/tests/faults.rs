@@ -95,14 +95,14 @@ async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_
         .record_result_or_failure(&session.id, image_result("before", 1), None, Vec::new())
         .await
         .unwrap();
-    assert_eq!(ok.content.as_tool_result().unwrap().status, Status::Success);
+    assert_eq!(ok.result.status, Status::Success);
 
     relay.cut().await;
     let failed = stores
         .record_result_or_failure(&session.id, image_result("during", 2), None, Vec::new())
         .await
         .unwrap();
-    let failed = failed.content.as_tool_result().unwrap().clone();
+    let failed = failed.result;
     assert_eq!(failed.status, Status::Error);
     let error = failed.error.as_ref().unwrap();
     assert_eq!(error.code.as_deref(), Some("store_failed"));
@@ -120,10 +120,7 @@ async fn s3_going_away_mid_run_stores_an_error_naming_the_media_and_no_dangling_
         .record_result_or_failure(&session.id, image_result("after", 3), None, Vec::new())
         .await
         .unwrap();
-    assert_eq!(
-        again.content.as_tool_result().unwrap().status,
-        Status::Success
-    );
+    assert_eq!(again.result.status, Status::Success);
     // Every stored reference resolves: nothing points at the blob that was never written.
     for m in stores.history().load(&session.id).await.unwrap() {
         for key in message_blob_refs(&m.content) {

@@ -31,9 +31,7 @@ on_every_backend! {
             .record_result_or_failure(&session.id, result, None, vec![inline.clone()])
             .await
             .unwrap();
-        let Message::ToolResult(stored) = &stored.content else {
-            panic!("not a result: {stored:?}");
-        };
+        let stored = &stored.result;
         assert_eq!(stored.metadata.raw_ref.as_deref(), Some(key.as_str()));
         assert_eq!(stored.status, toolwire_core::Status::Success);
 

@@ -233,7 +233,8 @@ async fn write_file_needs_approval_and_a_denial_writes_nothing() {
         .exec
         .resolve(&s.id, Resolution::Deny { reason: None })
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_eq!(denied.status, Status::Error);
     assert!(!f.path("a.txt").exists());
 }

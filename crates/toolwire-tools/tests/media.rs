@@ -68,7 +68,8 @@ async fn ask_user_suspends_and_the_answer_becomes_the_output() {
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .into_result();
     assert_valid(&answered);
     assert_eq!(answered.status, Status::Success);
     assert_eq!(answered.output[0].data["content"], "Postgres");

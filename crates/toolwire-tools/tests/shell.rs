@@ -135,6 +135,7 @@ async fn a_cancel_kills_the_command() {
     };
     let (r, ()) = tokio::join!(exec.execute(&scope, call), canceller);
     assert!(started.elapsed() < Duration::from_secs(10));
+    let r = r.into_result();
     assert_valid(&r);
     assert_eq!(r.status, Status::Error);
     assert_eq!(r.error.unwrap().code.as_deref(), Some("cancelled"));

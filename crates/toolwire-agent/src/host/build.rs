@@ -113,11 +113,7 @@ impl HostBuilder {
         for tool in self.tools {
             registry.register_arc(tool)?;
         }
-        let events = EventBus::with_media(
-            Arc::clone(stores.events()),
-            Arc::clone(stores.blobs()),
-            stores.config().persist.clone(),
-        );
+        let events = EventBus::new(Arc::clone(stores.events()));
         let mut executor = Executor::builder(registry)
             .events(Arc::clone(&events))
             .suspensions(Arc::clone(stores.suspensions()))

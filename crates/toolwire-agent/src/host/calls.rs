@@ -1,142 +1,200 @@
-//! A person's calls through the host: stored like a model turn's, landed once, and
-//! answers to calls that wait.
+//! The one driver of a call outside a turn: [`Host::run_call`] runs it, asks while it
+//! waits, and lands it, for the CLI, the web API, both gateway revisions and gateway
+//! tasks; and answers to calls that wait with nobody waiting on them.
 
 use std::sync::Arc;
 
-use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{Message, ToolCall, ToolResult};
+use toolwire_core::{Message, Resolution, ToolCall, ToolResult};
+use toolwire_runtime::Finished;
+use toolwire_store::StoredResult;
 
-use super::{CallScope, Host, HostError, Running};
+use super::{CallScope, Host, HostError, Recorder, Running};
 use crate::Approver;
-use crate::approval::{settle, store_settled};
+use crate::drive::{Driver, Land};
+
+/// How [`Host::run_call`] drives a call: who answers it while it waits, what stops it,
+/// and when it is stored.
+#[derive(Clone)]
+pub struct CallOptions {
+    /// Asked while the call waits for a person.
+    pub approver: Arc<dyn Approver>,
+    /// What stops the call (while it runs or waits for a person; either way it gets its
+    /// one stored result, a `cancelled` error), and the caller's trace.
+    pub scope: CallScope,
+    /// Store the call and its result behind the answer, through this recorder (for a
+    /// caller that must answer at once, as the MCP gateway); `None` stores the call as
+    /// it starts and its result before the answer.
+    pub recorder: Option<Recorder>,
+    /// Whether the caller reads the call's events ([`Running::next`]).
+    pub events: bool,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("scope", &self.scope)
+            .field("recorded", &self.recorder.is_some())
+            .field("events", &self.events)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallOptions {
+    /// Stored as it starts, answered by `approver`, with its events, never cancelled.
+    pub fn new(approver: Arc<dyn Approver>) -> Self {
+        CallOptions {
+            approver,
+            scope: CallScope::default(),
+            recorder: None,
+            events: true,
+        }
+    }
+
+    /// Stopped by `scope`'s token (a bare [`CancellationToken`] is a scope too).
+    pub fn scope(mut self, scope: impl Into<CallScope>) -> Self {
+        self.scope = scope.into();
+        self
+    }
+
+    /// Stored behind its answer by `recorder` ([`Recorder::flush`] waits for that). A
+    /// result with media comes back as stored (its media in the blob store, which the
+    /// answer links to), and a call that must ask a person is stored before it asks.
+    pub fn recorded(mut self, recorder: &Recorder) -> Self {
+        self.recorder = Some(recorder.clone());
+        self
+    }
+
+    /// For a caller that will not read the call's events.
+    pub fn without_events(mut self) -> Self {
+        self.events = false;
+        self
+    }
+}
 
 impl Host {
-    /// Runs one tool because a person asked for it, in `session`: the call is stored as a
-    /// call made by a person ([`ToolCall::by_person`], through `api`), so the history
-    /// pairs it with its result like any model turn and says who made it. A suspended call is put to
-    /// `approver` until it ends. Every way out stores exactly one result for the call.
-    pub async fn call(
-        &self,
-        session_id: &str,
-        tool: &str,
-        input: Json,
-        approver: Arc<dyn Approver>,
-    ) -> Result<Running<ToolResult>, HostError> {
-        let call = ToolCall::new(toolwire_core::new_id("call"), tool, input).by_person("api");
-        self.call_as(session_id, call, approver).await
-    }
-
-    /// [`Host::call`] with the caller's own call: its id (for callers that wait for that
-    /// call's result on the event feed, as the web app's MCP Apps host does) and who made
-    /// it (`by_person`, or none for a model's call, such as one an MCP host's model made
-    /// through the gateway).
-    pub async fn call_as(
+    /// Runs `call` in `session_id` and lands its one result, whatever happens: the one
+    /// way a call outside a turn is made. A call a person asked for says so
+    /// ([`ToolCall::by_person`]), so the history pairs it with its result like any model
+    /// turn and tells who made it. A suspended call is put to the options' approver
+    /// until it ends.
+    pub async fn run_call(
         &self,
         session_id: &str,
         call: ToolCall,
-        approver: Arc<dyn Approver>,
+        options: CallOptions,
     ) -> Result<Running<ToolResult>, HostError> {
-        self.call_cancellable(session_id, call, approver, CancellationToken::new())
-            .await
-    }
-
-    /// [`Host::call_as`], stopped by `scope`'s token: while it runs (the tool is dropped)
-    /// or while it waits for a person (the wait ends); either way it gets its one stored
-    /// result, a `cancelled` error. A bare [`CancellationToken`] is a scope too.
-    pub async fn call_cancellable(
-        &self,
-        session_id: &str,
-        call: ToolCall,
-        approver: Arc<dyn Approver>,
-        scope: impl Into<CallScope>,
-    ) -> Result<Running<ToolResult>, HostError> {
-        let scope = scope.into();
-        // Stored as what it is: a call, with who made it if a person did
-        // (`ToolCall::by_person`), not as words a person never typed; the model's view
-        // tells the model so (toolwire-model's pairing).
-        self.stores
-            .append(session_id, Message::assistant("", vec![call.clone()]))
-            .await?;
+        if options.recorder.is_none() {
+            // Stored as what it is: a call, with who made it if a person did, not as
+            // words a person never typed; the model's view tells the model so.
+            self.stores
+                .append(session_id, Message::assistant("", vec![call.clone()]))
+                .await?;
+        }
         let host = self.clone();
         let session = session_id.to_owned();
         let call_id = call.id.clone();
-        let running = self
-            .run(session_id, async move {
-                host.finish_call(&session, call, approver.as_ref(), scope)
-                    .await
-            })
-            .await?;
+        let events = options.events;
+        // Boxed where it is made: the run's task holds it whole.
+        let work = Box::pin(async move { host.drive(&session, call, options).await });
+        let running = self.run_with(session_id, work, events).await?;
         Ok(running.for_call(call_id))
     }
 
-    async fn finish_call(
+    /// Runs, settles and lands one call, as its options say.
+    async fn drive(
         &self,
         session_id: &str,
         call: ToolCall,
-        approver: &dyn Approver,
-        scope: CallScope,
+        options: CallOptions,
     ) -> Result<ToolResult, HostError> {
+        let CallOptions {
+            approver,
+            scope,
+            recorder,
+            ..
+        } = options;
         let cancel = scope.cancel.clone();
-        let result = self
+        // The executor may fill the input in (a left-out optional field); the call is
+        // stored as it was made, so it gets its own copy.
+        let finished = self
             .executor
             .execute(&scope.executor_scope(session_id), call.clone())
             .await;
-        // Only the person who asked for this call cancels it, while it runs or waits.
-        let (settled, suspended) =
-            settle(&self.executor, approver, session_id, &call, result, &cancel).await;
-        // Once settled, the result is stored whatever happens: never cancelled.
-        let never = CancellationToken::new();
-        // A call answered on another instance: its stored result is this call's. The
+        let land = match &recorder {
+            None => Land::Now,
+            // A person will be asked (maybe elsewhere, through the web app): the call is
+            // in the history first, after everything recorded before it.
+            Some(recorder) if finished.is_suspended() => {
+                Box::pin(async {
+                    recorder.flush().await;
+                    self.stores
+                        .append(session_id, Message::assistant("", vec![call.clone()]))
+                        .await
+                })
+                .await?;
+                Land::Behind {
+                    recorder,
+                    store_call: false,
+                }
+            }
+            Some(recorder) => Land::Behind {
+                recorder,
+                store_call: true,
+            },
+        };
+        // A call answered on another instance: its stored result is this call's. That
         // wait is never cancelled, so there always is one.
-        let stored = store_settled(
-            &self.executor,
-            &self.stores,
-            session_id,
-            &call,
-            settled,
-            suspended,
-            &never,
-        )
-        .await?
-        .ok_or_else(|| HostError::Aborted("the call was cancelled".into()))?;
-        match stored.content {
-            Message::ToolResult(result) => Ok(result),
-            _ => Err(HostError::Aborted(
-                "the store returned a message that is not a tool result".into(),
-            )),
+        let never = CancellationToken::new();
+        let driver = Driver {
+            executor: &self.executor,
+            stores: &self.stores,
+        };
+        let concluded = driver
+            .conclude(call, finished, approver.as_ref(), &cancel, &never, land)
+            .await?
+            .ok_or(HostError::Cancelled)?;
+        Ok(concluded.into_result())
+    }
+
+    /// Lands the result of a call that ran outside toolwire (an AG-UI agent's tool, a
+    /// payload given to `toolwire normalize --store`) like any other: media to blobs,
+    /// `raw` (the payload as received) kept beside it, stored, announced as stored.
+    /// Returns it as stored.
+    pub async fn land_elsewhere(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        raw: Option<Vec<u8>>,
+    ) -> Result<StoredResult, HostError> {
+        let mut finished = Finished::elsewhere(session_id, result);
+        if let Some(raw) = raw {
+            finished = finished.keeping_raw(raw);
         }
+        Ok(self.executor.land(finished, None).await?)
     }
 
     /// Answers a pending call that no running turn or call is waiting on (the process
     /// that suspended it ended, or nobody was asked): the call is finished through the
-    /// executor and its result stored, once. A call that suspends again (an MCP server's
+    /// executor and its result landed, once. A call that suspends again (an MCP server's
     /// second question) is returned suspended and stays pending under its new id.
     pub async fn resolve_pending(
         &self,
         session_id: &str,
         suspension_id: &str,
-        resolution: toolwire_core::Resolution,
+        resolution: Resolution,
     ) -> Result<ToolResult, HostError> {
         // The id must be one of this session's, so a caller cannot answer another's.
         let listed = self.executor.pending(session_id).await?;
         if !listed.iter().any(|p| p.suspension.id == suspension_id) {
             return Err(toolwire_runtime::ResolveError::NotFound(suspension_id.to_owned()).into());
         }
-        let pending = self.executor.resolve(suspension_id, resolution).await?;
-        if pending.status == toolwire_core::Status::Suspended {
+        let finished = self.executor.resolve(suspension_id, resolution).await?;
+        if finished.is_suspended() {
+            // Pending again under its new suspension; the answered one is done with.
             let _ = self.executor.settled(suspension_id).await;
-            return Ok(pending);
+            return Ok(finished.into_result());
         }
-        let stored = self
-            .executor
-            .land(session_id, pending, vec![suspension_id.to_owned()])
-            .await?;
-        match stored.content {
-            Message::ToolResult(result) => Ok(result),
-            _ => Err(HostError::Aborted(
-                "the store returned a message that is not a tool result".into(),
-            )),
-        }
+        Ok(self.executor.land(finished, None).await?.result)
     }
 }

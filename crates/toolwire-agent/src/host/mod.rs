@@ -1,6 +1,7 @@
 //! The host: stores, tools and a durable executor wired once, for the CLI, the server and
-//! any embedder. `host.call(..)` runs one tool the way a person asks for it;
-//! `host.agent(..)` gives an agent whose turns stream their events.
+//! any embedder. `host.run_call(..)` runs one call and lands its result (the one driver
+//! of a call outside a turn); `host.agent(..)` gives an agent whose turns stream their
+//! events.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), toolwire_agent::HostError> {
@@ -38,6 +39,7 @@ use crate::AgentError;
 
 pub use agents::{HostAgent, TurnEvents};
 pub use build::{HostBuilder, StoreLocation};
+pub use calls::CallOptions;
 pub use recorder::Recorder;
 pub use running::Running;
 
@@ -118,25 +120,32 @@ pub enum HostError {
     /// No data directory was given and none could be found.
     #[error("no data directory: pass --data-dir or set TOOLWIRE_DATA_DIR")]
     NoDataDir,
-    /// A run's task ended without finishing (it panicked or was aborted).
+    /// A run's task ended without finishing: it panicked, or the runtime shutting down
+    /// aborted it.
     #[error("the run stopped unexpectedly: {0}")]
-    Aborted(String),
+    Stopped(String),
+    /// [`Running::finish`] was asked again after the outcome was taken.
+    #[error("the run was already finished")]
+    AlreadyFinished,
+    /// The call's wait for its result was cancelled before the result was stored.
+    #[error("the call was cancelled before its result was stored")]
+    Cancelled,
     /// A suspended call could not be answered.
     #[error(transparent)]
     Resolve(#[from] toolwire_runtime::ResolveError),
     /// The session could not be encoded for a provider.
     #[error("cannot encode the session: {0}")]
     Encode(#[from] toolwire_model::EncodeError),
-    /// The executor cannot store results (built without a sink and not given one).
+    /// A finished call could not be landed (no sink, or it still waits).
     #[error(transparent)]
-    NoSink(LandError),
+    Land(LandError),
 }
 
 impl From<LandError> for HostError {
     fn from(e: LandError) -> Self {
         match e {
             LandError::Store(e) => HostError::Store(e),
-            other => HostError::NoSink(other),
+            other => HostError::Land(other),
         }
     }
 }

@@ -8,13 +8,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
-use toolwire_core::{Message, Status, ToolCall, ToolResult};
-use toolwire_runtime::Executor;
-use toolwire_store::has_inline_media;
+use toolwire_core::{ToolCall, ToolResult};
+use toolwire_runtime::{Executor, Finished, LandError};
+use toolwire_store::{StoreError, StoredResult, has_inline_media};
 
-use super::{CallScope, Host, HostError, Running};
-use crate::Approver;
-use crate::approval::{Settled, settle, store_settled};
+use super::Host;
+use crate::drive::Concluded;
 
 /// Calls waiting to be stored at most; a caller that gets further ahead waits (so a
 /// slow disk slows the calls instead of growing memory without end).
@@ -50,13 +49,12 @@ pub struct Recorder {
 #[derive(Debug)]
 enum Job {
     Land {
-        session_id: String,
+        /// The finished call (it knows its session).
+        finished: Finished,
         /// The call, when it was not stored as it started.
         call: Option<ToolCall>,
-        result: ToolResult,
-        suspensions: Vec<String>,
         /// Told the result as stored, for a caller that waits for it.
-        stored: Option<oneshot::Sender<Result<ToolResult, HostError>>>,
+        stored: Option<oneshot::Sender<Result<StoredResult, LandError>>>,
     },
     Flush(oneshot::Sender<()>),
 }
@@ -66,6 +64,11 @@ impl Job {
     fn unawaited(&self) -> bool {
         matches!(self, Job::Land { stored: None, .. })
     }
+}
+
+/// The recorder's task is gone: nothing can store what it is given.
+fn stopped() -> LandError {
+    LandError::Store(StoreError::WriterGone)
 }
 
 impl Recorder {
@@ -89,11 +92,39 @@ impl Recorder {
         self.lost.load(Ordering::Relaxed)
     }
 
-    async fn record(&self, job: Job) -> Result<(), HostError> {
-        self.jobs
-            .send(job)
-            .await
-            .map_err(|_| HostError::Aborted("the recorder stopped".into()))
+    /// Queues a settled call to be stored behind its answer, after everything recorded
+    /// before it; `call` is stored with it when it was not stored as it started. The
+    /// answer is the result as it is, except for one with media or a large one, which
+    /// is waited for as stored (the answer names the stored media; a large one must not
+    /// sit in the queue).
+    pub(crate) async fn land_behind(
+        &self,
+        finished: Finished,
+        call: Option<ToolCall>,
+    ) -> Result<Concluded, LandError> {
+        if has_inline_media(finished.result()) || is_large(finished.result()) {
+            let (stored, landed) = oneshot::channel();
+            self.record(Job::Land {
+                finished,
+                call,
+                stored: Some(stored),
+            })
+            .await?;
+            let stored = landed.await.map_err(|_| stopped())??;
+            return Ok(Concluded::Stored(stored));
+        }
+        let result = finished.result().clone();
+        self.record(Job::Land {
+            finished,
+            call,
+            stored: None,
+        })
+        .await?;
+        Ok(Concluded::Queued(result))
+    }
+
+    async fn record(&self, job: Job) -> Result<(), LandError> {
+        self.jobs.send(job).await.map_err(|_| stopped())
     }
 }
 
@@ -115,16 +146,17 @@ async fn run(executor: Arc<Executor>, mut queue: mpsc::Receiver<Job>, lost: Arc<
         for job in jobs.drain(..) {
             match job {
                 Job::Land {
-                    session_id,
+                    finished,
                     call,
-                    result,
-                    suspensions,
                     stored,
                 } => {
-                    if batch.first().is_some_and(|first| first.0 != session_id) {
+                    if batch
+                        .first()
+                        .is_some_and(|(first, _, _)| first.session_id() != finished.session_id())
+                    {
                         land(&executor, std::mem::take(&mut batch), &lost).await;
                     }
-                    batch.push((session_id, call, result, suspensions, stored));
+                    batch.push((finished, call, stored));
                 }
                 Job::Flush(done) => {
                     land(&executor, std::mem::take(&mut batch), &lost).await;
@@ -137,169 +169,40 @@ async fn run(executor: Arc<Executor>, mut queue: mpsc::Receiver<Job>, lost: Arc<
 }
 
 type LandJob = (
-    String,
+    Finished,
     Option<ToolCall>,
-    ToolResult,
-    Vec<String>,
-    Option<oneshot::Sender<Result<ToolResult, HostError>>>,
+    Option<oneshot::Sender<Result<StoredResult, LandError>>>,
 );
 
 /// Lands one session's queued calls together.
 async fn land(executor: &Executor, batch: Vec<LandJob>, lost: &AtomicU64) {
-    let Some(session_id) = batch.first().map(|job| job.0.clone()) else {
+    let Some(session_id) = batch.first().map(|job| job.0.session_id().to_owned()) else {
         return;
     };
     let mut waiting = Vec::with_capacity(batch.len());
     let finished = batch
         .into_iter()
-        .map(|(_, call, result, suspensions, stored)| {
+        .map(|(finished, call, stored)| {
             waiting.push(stored);
-            (call, result, suspensions)
+            (call, finished)
         })
         .collect();
     let landed = executor.land_many(&session_id, finished).await;
     for (landed, stored) in landed.into_iter().zip(waiting) {
-        let outcome = match landed {
-            Ok(message) => match message.content {
-                Message::ToolResult(result) => Ok(result),
-                _ => Err(HostError::Aborted(
-                    "the store returned a message that is not a tool result".into(),
-                )),
-            },
-            Err(e) => {
-                lost.fetch_add(1, Ordering::Relaxed);
-                Err(HostError::from(e))
-            }
-        };
+        if landed.is_err() {
+            lost.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(stored) = stored {
-            let _ = stored.send(outcome);
+            let _ = stored.send(landed);
         }
     }
 }
 
 impl Host {
-    /// A recorder for [`Host::call_recorded`]: its task stores what it is given until
-    /// every clone of it is dropped.
+    /// A recorder for calls stored behind their answers ([`CallOptions::recorded`](super::CallOptions::recorded)): its
+    /// task stores what it is given until every clone of it is dropped.
     pub fn recorder(&self) -> Recorder {
         Recorder::start(Arc::clone(&self.executor))
-    }
-
-    /// [`Host::call_cancellable`] for a caller that answers before the call is stored:
-    /// the outcome is the settled result, and `recorder` stores the call and its result
-    /// behind it, in order ([`Recorder::flush`] waits for that). A result with media
-    /// comes back as stored (its media in the blob store, which the answer links to),
-    /// and a call that must ask a person is stored before it asks. `events`: whether
-    /// the caller will read the call's events ([`Running::next`]).
-    pub async fn call_recorded(
-        &self,
-        session_id: &str,
-        call: ToolCall,
-        approver: Arc<dyn Approver>,
-        scope: impl Into<CallScope>,
-        recorder: &Recorder,
-        events: bool,
-    ) -> Result<Running<ToolResult>, HostError> {
-        let scope = scope.into();
-        let host = self.clone();
-        let session = session_id.to_owned();
-        let call_id = call.id.clone();
-        let recorder = recorder.clone();
-        let work = Box::pin(async move {
-            host.finish_recorded(&session, call, approver.as_ref(), scope, &recorder)
-                .await
-        });
-        let running = self.run_with(session_id, work, events).await?;
-        Ok(running.for_call(call_id))
-    }
-
-    async fn finish_recorded(
-        &self,
-        session_id: &str,
-        call: ToolCall,
-        approver: &dyn Approver,
-        scope: CallScope,
-        recorder: &Recorder,
-    ) -> Result<ToolResult, HostError> {
-        let cancel = scope.cancel.clone();
-        // The executor may fill the input in (a left-out optional field); the call is
-        // stored as it was made, so it gets its own copy.
-        let result = self
-            .executor
-            .execute(&scope.executor_scope(session_id), call.clone())
-            .await;
-        let stored_first = result.status == Status::Suspended;
-        // A call that asks nobody is settled as it is. The rest is boxed: this future is
-        // moved whole into its task, so its size is what the common path needs.
-        let (settled, suspended) = if stored_first {
-            Box::pin(async {
-                // A person will be asked (maybe elsewhere, through the web app): the call
-                // is in the history first, after everything recorded before it.
-                recorder.flush().await;
-                self.stores
-                    .append(session_id, Message::assistant("", vec![call.clone()]))
-                    .await?;
-                Ok::<_, HostError>(
-                    settle(&self.executor, approver, session_id, &call, result, &cancel).await,
-                )
-            })
-            .await?
-        } else {
-            (Settled::Here(Box::new(result)), Vec::new())
-        };
-        let result = match settled {
-            Settled::Here(result) => *result,
-            elsewhere @ Settled::Elsewhere(_) => {
-                // Answered on another instance, which stores the result: waited for here
-                // as by `Host::call`.
-                let never = tokio_util::sync::CancellationToken::new();
-                let stored = Box::pin(store_settled(
-                    &self.executor,
-                    &self.stores,
-                    session_id,
-                    &call,
-                    elsewhere,
-                    suspended,
-                    &never,
-                ))
-                .await?
-                .ok_or_else(|| HostError::Aborted("the call was cancelled".into()))?;
-                return match stored.content {
-                    Message::ToolResult(result) => Ok(result),
-                    _ => Err(HostError::Aborted(
-                        "the store returned a message that is not a tool result".into(),
-                    )),
-                };
-            }
-        };
-        // Not needed past here but to be stored: moved, not copied.
-        let unstored = (!stored_first).then_some(call);
-        if has_inline_media(&result) || is_large(&result) {
-            // The answer names the stored media (or the result is too large to hold in
-            // the queue): wait for it.
-            let (stored, landed) = oneshot::channel();
-            recorder
-                .record(Job::Land {
-                    session_id: session_id.to_owned(),
-                    call: unstored,
-                    result,
-                    suspensions: suspended,
-                    stored: Some(stored),
-                })
-                .await?;
-            return landed
-                .await
-                .map_err(|_| HostError::Aborted("the recorder stopped".into()))?;
-        }
-        recorder
-            .record(Job::Land {
-                session_id: session_id.to_owned(),
-                call: unstored,
-                result: result.clone(),
-                suspensions: suspended,
-                stored: None,
-            })
-            .await?;
-        Ok(result)
     }
 }
 

@@ -41,9 +41,9 @@ impl<T> std::fmt::Debug for Running<T> {
     }
 }
 
-/// A task's end as the work's outcome: a panic or an abort becomes `Aborted`.
+/// A task's end as the work's outcome: a panic or an abort becomes `Stopped`.
 fn outcome<T>(ended: Result<Result<T, HostError>, tokio::task::JoinError>) -> Result<T, HostError> {
-    ended.map_err(|e| HostError::Aborted(e.to_string()))?
+    ended.map_err(|e| HostError::Stopped(e.to_string()))?
 }
 
 impl<T> Running<T> {
@@ -58,7 +58,7 @@ impl<T> Running<T> {
         &self.session_id
     }
 
-    /// The id of the call this runs ([`Host::call`] and its kin); `None` for a turn.
+    /// The id of the call this runs ([`Host::run_call`]); `None` for a turn.
     pub fn call_id(&self) -> Option<&str> {
         self.call_id.as_deref()
     }
@@ -67,7 +67,7 @@ impl<T> Running<T> {
     /// it logged was delivered.
     pub async fn next(&mut self) -> Option<Event> {
         if self.seen == u64::MAX {
-            // Started without events ([`Host::call_recorded`]).
+            // Started without events ([`super::CallOptions::without_events`]).
             return None;
         }
         if self.subscription.is_none() {
@@ -126,7 +126,7 @@ impl<T> Running<T> {
         }
         match self.task.take() {
             Some(task) => outcome(task.await),
-            None => Err(HostError::Aborted("the run was already finished".into())),
+            None => Err(HostError::AlreadyFinished),
         }
     }
 }

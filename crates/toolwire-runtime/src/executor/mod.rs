@@ -27,8 +27,11 @@ use crate::registry::{Registered, Registry, RegistryError};
 use crate::sink::{LandError, Landing, ResultSink};
 use crate::trace::{SharedTracer, Tracer};
 
+mod finished;
 mod spans;
 mod suspend;
+
+pub use finished::Finished;
 
 /// How an [`Executor`] runs calls: concurrency, timeouts, raw payloads.
 #[derive(Debug, Clone)]
@@ -120,6 +123,9 @@ pub enum ResolveError {
     /// The suspension store failed.
     #[error("suspension store: {0}")]
     Store(#[from] StoreError),
+    /// The call given to resume does not wait for anyone.
+    #[error("call {0:?} does not wait for an answer")]
+    NotWaiting(String),
 }
 
 /// Runs tool calls under toolwire's contract: one valid result per call, in call order.
@@ -130,17 +136,11 @@ pub struct Executor {
     events: Arc<EventBus>,
     suspensions: Arc<dyn SuspensionStore>,
     config: ExecutorConfig,
-    /// Where finished results land (set once, by the host that stores them). Without
-    /// one, the executor announces each result itself and its caller stores it.
+    /// Where finished calls land (set once, by the host that stores them). A call's
+    /// raw payload and open span travel in its [`Finished`] value, not in a table here.
     sink: std::sync::OnceLock<Arc<dyn ResultSink>>,
-    /// Raw payloads of finished calls kept for their landing, by (session, call id): call
-    /// ids repeat across sessions, and one session must never land another's payload.
-    raws: std::sync::Mutex<std::collections::HashMap<(String, String), KeptRaw>>,
     /// Where spans go; `None` (the default) traces nothing and costs nothing.
     tracer: SharedTracer,
-    /// Calls' open spans, shared by the executors of one host (`with_tools`): a call
-    /// started by one may land through another.
-    spans: Arc<spans::OpenSpans>,
 }
 
 /// The parts of an [`Executor`]; see [`Executor::builder`].
@@ -151,7 +151,6 @@ pub struct ExecutorBuilder {
     config: ExecutorConfig,
     sink: Option<Arc<dyn ResultSink>>,
     tracer: SharedTracer,
-    spans: Option<Arc<spans::OpenSpans>>,
 }
 
 impl std::fmt::Debug for ExecutorBuilder {
@@ -209,15 +208,10 @@ impl ExecutorBuilder {
                 .unwrap_or_else(|| Arc::new(MemorySuspensions::default())),
             config: self.config,
             sink,
-            raws: std::sync::Mutex::new(std::collections::HashMap::new()),
             tracer: self.tracer,
-            spans: self.spans.unwrap_or_default(),
         }
     }
 }
-
-/// Raw payloads kept at most, should results never land (a caller that drops them).
-const MAX_KEPT_RAWS: usize = 1024;
 
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -243,7 +237,6 @@ impl Executor {
             config: ExecutorConfig::default(),
             sink: None,
             tracer: None,
-            spans: None,
         }
     }
 
@@ -256,7 +249,6 @@ impl Executor {
             .config(self.config.clone());
         builder.sink = self.sink.get().cloned();
         builder.tracer = self.tracer.clone();
-        builder.spans = Some(Arc::clone(&self.spans));
         builder.build()
     }
 
@@ -296,103 +288,15 @@ impl Executor {
         self.tracer.as_ref()
     }
 
-    /// Sets where finished results land; `false` when one was set already (the first
-    /// stays). From then on the executor announces only calls that wait.
+    /// Sets where finished calls land; `false` when one was set already (the first
+    /// stays).
     pub fn set_sink(&self, sink: Arc<dyn ResultSink>) -> bool {
         self.sink.set(sink).is_ok()
     }
 
-    /// Whether finished results land through a sink (see [`Executor::set_sink`]).
+    /// Whether finished calls can land (see [`Executor::set_sink`]).
     pub fn has_sink(&self) -> bool {
         self.sink.get().is_some()
-    }
-
-    /// Lands a finished call's result through the sink: stored, announced as stored, its
-    /// `suspensions` forgotten. Every caller that finishes a call ends it here.
-    pub async fn land(
-        &self,
-        session_id: &str,
-        result: ToolResult,
-        suspensions: Vec<String>,
-    ) -> Result<toolwire_store::StoredMessage, LandError> {
-        let sink = self.sink.get().ok_or(LandError::NoSink)?;
-        let (landing, traced) = self.landing(session_id, result, suspensions, None);
-        let stored = sink.land(session_id, landing).await;
-        self.end_landed_span(session_id, traced, &stored);
-        Ok(stored?)
-    }
-
-    /// [`Executor::land`] for several finished calls of one session, in order, each with
-    /// the call itself when it was not stored as it started: the sink may store them all
-    /// in one write. Each gets its own outcome.
-    pub async fn land_many(
-        &self,
-        session_id: &str,
-        finished: Vec<(Option<ToolCall>, ToolResult, Vec<String>)>,
-    ) -> Vec<Result<toolwire_store::StoredMessage, LandError>> {
-        let Some(sink) = self.sink.get() else {
-            return finished.iter().map(|_| Err(LandError::NoSink)).collect();
-        };
-        let (landings, traced): (Vec<_>, Vec<_>) = finished
-            .into_iter()
-            .map(|(call, result, suspensions)| self.landing(session_id, result, suspensions, call))
-            .unzip();
-        let stored = sink.land_many(session_id, landings).await;
-        stored
-            .into_iter()
-            .zip(traced)
-            .map(|(stored, traced)| {
-                self.end_landed_span(session_id, traced, &stored);
-                Ok(stored?)
-            })
-            .collect()
-    }
-
-    /// `result` on its way to the sink, with the payload kept for it; and its call id when
-    /// its span ends with the landing (only a traced call needs it).
-    fn landing(
-        &self,
-        session_id: &str,
-        result: ToolResult,
-        suspensions: Vec<String>,
-        call: Option<ToolCall>,
-    ) -> (Landing, Option<String>) {
-        let traced = self.tracer.is_some().then(|| result.call_id.clone());
-        let kept = self
-            .raws
-            .lock()
-            .ok()
-            .and_then(|mut raws| raws.remove(&(session_id.to_owned(), result.call_id.clone())))
-            .unwrap_or_default();
-        let landing = Landing {
-            result,
-            raw: kept.announced,
-            raw_text: kept.text,
-            suspensions,
-            call,
-        };
-        (landing, traced)
-    }
-
-    /// Ends a traced call's span with its result as stored: its media by blob reference.
-    fn end_landed_span(
-        &self,
-        session_id: &str,
-        traced: Option<String>,
-        stored: &Result<toolwire_store::StoredMessage, toolwire_store::StoreError>,
-    ) {
-        let Some(call_id) = traced else {
-            return;
-        };
-        match stored {
-            Ok(stored) => match &stored.content {
-                toolwire_core::Message::ToolResult(result) => {
-                    self.end_tool_span(session_id, result);
-                }
-                _ => self.end_tool_span(session_id, &landed_unknown(&call_id)),
-            },
-            Err(_) => self.end_tool_span(session_id, &landed_unknown(&call_id)),
-        }
     }
 
     /// Its limits and debugging switches.
@@ -400,9 +304,9 @@ impl Executor {
         &self.config
     }
 
-    /// Runs calls with bounded concurrency; results come back in call order, whatever
+    /// Runs calls with bounded concurrency; they come back in call order, whatever
     /// order they finish in.
-    pub async fn execute_all(&self, scope: &Scope, calls: Vec<ToolCall>) -> Vec<ToolResult> {
+    pub async fn execute_all(&self, scope: &Scope, calls: Vec<ToolCall>) -> Vec<Finished> {
         futures::stream::iter(calls)
             .map(|call| self.execute(scope, call))
             .buffered(self.config.concurrency.max(1))
@@ -410,10 +314,12 @@ impl Executor {
             .await
     }
 
-    /// Runs one call to exactly one result.
-    pub async fn execute(&self, scope: &Scope, mut call: ToolCall) -> ToolResult {
+    /// Runs one call to exactly one result, or to a wait for a person: the finished call
+    /// is landed ([`Executor::land`]) or resumed ([`Executor::resume`]).
+    pub async fn execute(&self, scope: &Scope, mut call: ToolCall) -> Finished {
         let started = Started::now();
-        self.open_tool_span(scope, &call);
+        let span = self.open_tool_span(scope, &call);
+        let trace = span.as_ref().map(|open| open.context().clone());
         // Queued, not waited for: nothing of the call depends on the log having it, and
         // every later event of the call is logged after it.
         let announced = EventKind::ToolCallStarted {
@@ -432,13 +338,19 @@ impl Executor {
                     format!("unknown tool `{}`; available tools: {known}", call.name),
                 ))
             }
-            Some(reg) => self.admit(scope, reg, &mut call).await,
+            Some(reg) => self.admit(scope, reg, &mut call, trace).await,
         };
-        self.finish(scope, started, ran).await
+        self.finish(scope, started, ran, span, Vec::new()).await
     }
 
     /// Input check, then approval or blocking suspension, else the run itself.
-    async fn admit(&self, scope: &Scope, reg: &Registered, call: &mut ToolCall) -> Ran {
+    async fn admit(
+        &self,
+        scope: &Scope,
+        reg: &Registered,
+        call: &mut ToolCall,
+        trace: Option<TraceContext>,
+    ) -> Ran {
         if let Err(why) = reg.accept_input(&mut call.input) {
             return Ran::from(ToolResult::error_with_code(
                 CallRef::new(&call.id, &call.name),
@@ -468,26 +380,40 @@ impl Executor {
             // Boxed: a suspension is rare, and its future would otherwise size every
             // call's (which is moved whole into a task).
             Some(s) => Ran::from(Box::pin(self.suspend(scope, call, s, None)).await),
-            None => self.run(scope, reg, call, false).await,
+            None => self.run(scope, reg, call, false, trace).await,
         }
     }
 
     /// Runs the tool: timeout, panic and cancel become error results; widgets are kept
     /// only on success (a failed call's widget would show what did not happen).
-    async fn run(&self, scope: &Scope, reg: &Registered, call: &ToolCall, approved: bool) -> Ran {
-        let ctx = self.context(scope, call, approved);
+    async fn run(
+        &self,
+        scope: &Scope,
+        reg: &Registered,
+        call: &ToolCall,
+        approved: bool,
+        trace: Option<TraceContext>,
+    ) -> Ran {
+        let ctx = self.context(scope, call, approved, trace);
         let fut = reg.tool.execute(call.input.clone(), ctx.clone());
         self.run_future(scope, reg, call, ctx, fut).await
     }
 
     /// Whether payloads as received are kept: for the store (a sink, within `raw_limit`)
-    /// or for the event (debugging).
+    /// or for the announcement (debugging).
     fn keeps_raw(&self) -> bool {
         self.config.debug_raw || (self.has_sink() && self.config.raw_limit > 0)
     }
 
-    /// The context a call's tool runs with, cancelled with the scope.
-    fn context(&self, scope: &Scope, call: &ToolCall, approved: bool) -> ToolContext {
+    /// The context a call's tool runs with, cancelled with the scope; `trace` is the
+    /// call's own span's context when this process traces.
+    fn context(
+        &self,
+        scope: &Scope,
+        call: &ToolCall,
+        approved: bool,
+        trace: Option<TraceContext>,
+    ) -> ToolContext {
         let mut ctx = ToolContext::new(
             &call.id,
             &scope.session_id,
@@ -505,9 +431,7 @@ impl Executor {
         // The call's own span when this process traces; else the caller's context as it
         // came (an MCP host's, through the gateway), which a process that does not trace
         // passes on unchanged, as W3C asks of one.
-        ctx.trace = self
-            .tool_trace(&scope.session_id, &call.id)
-            .or_else(|| scope.trace.clone());
+        ctx.trace = trace.or_else(|| scope.trace.clone());
         if self.keeps_raw() {
             ctx = ctx.keeping_received();
         }
@@ -588,61 +512,49 @@ impl Executor {
         }
     }
 
-    /// Stamps timing, emits the result (then its widgets), returns it.
-    async fn finish(&self, scope: &Scope, started: Started, ran: Ran) -> ToolResult {
+    /// Stamps timing and makes the call's value: its result, the raw payload kept for
+    /// its landing, its open span (with a wait for a person when it suspended), and the
+    /// suspensions it went through (`earlier`, then its own when it waits). A call that
+    /// waits is announced here, as waiting (a finished one is announced by its landing,
+    /// once stored).
+    async fn finish(
+        &self,
+        scope: &Scope,
+        started: Started,
+        ran: Ran,
+        mut span: Option<spans::OpenCall>,
+        mut suspensions: Vec<String>,
+    ) -> Finished {
         let Ran { mut result, raw } = ran;
         result.metadata.started_at = Some(started.at);
         result.metadata.ended_at = Some(now_rfc3339());
         result.metadata.duration_ms = Some(started.clock.elapsed().as_millis() as u64);
-        if scope.waited_ms > 0 && result.status != Status::Suspended {
+        if result.status == Status::Suspended {
+            if let Some(open) = span.as_mut() {
+                self.suspended_span(open, &result);
+            }
+            if let Some(s) = &result.suspension {
+                suspensions.push(s.id.clone());
+            }
+            // Boxed: most calls never wait, and this would size every call's future.
+            Box::pin(self.emit(
+                scope,
+                EventKind::ToolResult {
+                    result: Box::new(result.clone()),
+                    raw: None,
+                },
+            ))
+            .await;
+        } else if scope.waited_ms > 0 {
             result.metadata.waited_ms = Some(scope.waited_ms);
         }
-        if result.status != Status::Suspended && !self.has_sink() {
-            self.end_tool_span(&scope.session_id, &result);
+        Finished {
+            session_id: scope.session_id.clone(),
+            raw: raw.map(|raw| self.kept_raw(raw)),
+            result,
+            span,
+            suspensions,
         }
-        if self.has_sink() && result.status != Status::Suspended {
-            // Announced by the sink once stored, as stored; its span ends with `land`.
-            let kept = raw.map(|raw| self.kept_raw(raw));
-            if let (Some(kept), Ok(mut raws)) = (kept, self.raws.lock()) {
-                if raws.len() >= MAX_KEPT_RAWS {
-                    raws.clear();
-                }
-                raws.insert((scope.session_id.clone(), result.call_id.clone()), kept);
-            }
-            return result;
-        }
-        // Boxed: an executor with a sink (every host's) never takes this path, and its
-        // future would otherwise size every call's.
-        Box::pin(self.emit_result(scope, result, raw)).await
-    }
-
-    /// Emits a finished call's result, then its widgets (an executor without a sink).
-    async fn emit_result(
-        &self,
-        scope: &Scope,
-        result: ToolResult,
-        raw: Option<Json>,
-    ) -> ToolResult {
-        self.emit(
-            scope,
-            EventKind::ToolResult {
-                result: Box::new(result.clone()),
-                // Kept for a sink's store, it is announced only when debugging.
-                raw: raw.filter(|_| self.config.debug_raw),
-            },
-        )
-        .await;
-        for widget in &result.widgets {
-            self.emit(
-                scope,
-                EventKind::Widget {
-                    call_id: result.call_id.clone(),
-                    widget: Box::new(widget.clone()),
-                },
-            )
-            .await;
-        }
-        result
     }
 
     async fn emit(&self, scope: &Scope, kind: EventKind) {
@@ -661,21 +573,12 @@ fn waited_since(since: Option<&str>) -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// The result a span records when the store gave none back (the landing failed).
-fn landed_unknown(call_id: &str) -> ToolResult {
-    ToolResult::error_with_code(
-        CallRef::new(call_id, ""),
-        ErrorCode::StoreFailed,
-        "the result could not be stored",
-    )
-}
-
 /// A finished call's raw payload on its way to the sink: its JSON text to store (within
 /// `raw_limit`, or any size when debugging) and, when debugging, the payload to announce.
 #[derive(Debug, Default)]
-struct KeptRaw {
-    text: Option<Vec<u8>>,
-    announced: Option<Json>,
+pub(super) struct KeptRaw {
+    pub(super) text: Option<Vec<u8>>,
+    pub(super) announced: Option<Json>,
 }
 
 impl Executor {

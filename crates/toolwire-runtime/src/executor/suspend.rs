@@ -38,7 +38,6 @@ impl Executor {
                 format!("could not record the pending call: {e}"),
             );
         }
-        self.suspended_span(scope, call, &suspension);
         self.emit(
             scope,
             EventKind::Suspended {
@@ -50,15 +49,57 @@ impl Executor {
         ToolResult::suspended(call_ref, suspension)
     }
 
-    /// Finishes a suspended call: approve runs it, deny fails it, an answer becomes its
-    /// output. Works in any process that shares the suspension store. The pending call
-    /// is claimed, not deleted: whoever stores the result then calls [`Self::settled`], so
-    /// a crash in between leaves the call listed (as resolving) rather than lost.
+    /// Answers a call that waits (`finished`, as [`Executor::execute`] or an earlier
+    /// answer left it): approve runs it, deny fails it, an answer becomes its output. Its
+    /// span and the suspensions it went through carry on into the value returned, which
+    /// may wait again (a second question).
+    pub async fn resume(
+        &self,
+        finished: Finished,
+        resolution: Resolution,
+    ) -> Result<Finished, ResolveError> {
+        let Finished {
+            result,
+            span,
+            suspensions,
+            ..
+        } = finished;
+        let Some(suspension) = result
+            .suspension
+            .filter(|_| result.status == Status::Suspended)
+        else {
+            return Err(ResolveError::NotWaiting(result.call_id));
+        };
+        self.answer(&suspension.id, resolution, span, suspensions)
+            .await
+    }
+
+    /// Finishes a suspended call by its suspension id alone: what a caller without the
+    /// call's value does (another process, or after a restart). Works in any process that
+    /// shares the suspension store. The pending call is claimed, not deleted: whoever
+    /// lands the result forgets it (its suspensions ride in the value), so a crash in
+    /// between leaves the call listed (as resolving) rather than lost.
     pub async fn resolve(
         &self,
         suspension_id: &str,
         resolution: Resolution,
-    ) -> Result<ToolResult, ResolveError> {
+    ) -> Result<Finished, ResolveError> {
+        self.answer(
+            suspension_id,
+            resolution,
+            None,
+            vec![suspension_id.to_owned()],
+        )
+        .await
+    }
+
+    async fn answer(
+        &self,
+        suspension_id: &str,
+        resolution: Resolution,
+        span: Option<spans::OpenCall>,
+        suspensions: Vec<String>,
+    ) -> Result<Finished, ResolveError> {
         let pending = self
             .suspensions
             .claim_suspension(suspension_id)
@@ -77,7 +118,8 @@ impl Executor {
         let started = Started::now();
         let call = &pending.call;
         let call_ref = CallRef::new(&call.id, &call.name);
-        self.resumed_span(&scope, call, answered_name(resolution.outcome()));
+        let span = self.resumed_span(span, &scope, call, answered_name(resolution.outcome()));
+        let trace = span.as_ref().map(|open| open.context().clone());
         self.emit(
             &scope,
             EventKind::Resolved {
@@ -99,17 +141,17 @@ impl Executor {
                         call.name
                     ),
                 ));
-                return Ok(self.finish(&scope, started, ran).await);
+                return Ok(self.finish(&scope, started, ran, span, suspensions).await);
             };
             let resume = Resume {
                 suspension: pending.suspension.clone(),
                 state: Some(state.clone()),
                 resolution: resolution.clone(),
             };
-            let ctx = self.context(&scope, call, true);
+            let ctx = self.context(&scope, call, true, trace.clone());
             if let Some(fut) = reg.tool.resume(call.input.clone(), resume, ctx.clone()) {
                 let ran = self.run_future(&scope, reg, call, ctx, fut).await;
-                return Ok(self.finish(&scope, started, ran).await);
+                return Ok(self.finish(&scope, started, ran, span, suspensions).await);
             }
         }
         let ran = match resolution {
@@ -138,7 +180,7 @@ impl Executor {
                 Ran::from(ToolResult::success(call_ref, answer_value(value)))
             }
             Resolution::Approve => match self.registry().get(&call.name).cloned() {
-                Some(reg) => self.run(&scope, &reg, call, true).await,
+                Some(reg) => self.run(&scope, &reg, call, true, trace).await,
                 None => Ran::from(ToolResult::error_with_code(
                     call_ref,
                     ErrorCode::UnknownTool,
@@ -146,7 +188,7 @@ impl Executor {
                 )),
             },
         };
-        Ok(self.finish(&scope, started, ran).await)
+        Ok(self.finish(&scope, started, ran, span, suspensions).await)
     }
 
     /// Forgets a suspension once its call's final result is stored. Unknown ids are fine:

@@ -37,8 +37,38 @@ pub struct StoredResult {
     pub session_id: String,
     /// Its position in the session.
     pub seq: i64,
+    /// When it was stored, in milliseconds since the Unix epoch.
+    pub created_at_ms: i64,
     /// The result.
     pub result: ToolResult,
+}
+
+impl StoredResult {
+    /// A stored message as the result it holds; `None` for any other message.
+    pub fn from_message(message: StoredMessage) -> Option<StoredResult> {
+        match message.content {
+            Message::ToolResult(result) => Some(StoredResult {
+                message_id: message.id,
+                session_id: message.session_id,
+                seq: message.seq,
+                created_at_ms: message.created_at_ms,
+                result,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl From<StoredResult> for StoredMessage {
+    fn from(stored: StoredResult) -> Self {
+        StoredMessage {
+            id: stored.message_id,
+            session_id: stored.session_id,
+            seq: stored.seq,
+            created_at_ms: stored.created_at_ms,
+            content: Message::ToolResult(stored.result),
+        }
+    }
 }
 
 /// The read side of the session history: what a viewer, a search or a `read_result` tool

@@ -40,10 +40,10 @@ pub(crate) const LOAD_MESSAGES: &str =
     "SELECT id, seq, role, body, created_at FROM messages WHERE session_id = $1 ORDER BY seq";
 pub(crate) const LOAD_MESSAGES_PAGE: &str = "SELECT id, seq, role, body, created_at FROM messages \
      WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
-pub(crate) const FIND_RESULT: &str = "SELECT id, session_id, seq, body FROM messages \
+pub(crate) const FIND_RESULT: &str = "SELECT id, session_id, seq, body, created_at FROM messages \
      WHERE session_id = $1 AND call_id = $2 AND role = $3 ORDER BY id DESC LIMIT 1";
 pub(crate) const REFERENCED_BLOBS: &str = "SELECT DISTINCT blob FROM message_blobs";
-pub(crate) const RESULT_WITH_BLOB: &str = "SELECT m.id, m.session_id, m.seq, m.body \
+pub(crate) const RESULT_WITH_BLOB: &str = "SELECT m.id, m.session_id, m.seq, m.body, m.created_at \
      FROM message_blobs b JOIN messages m ON m.id = b.message_id \
      WHERE b.blob = $1 AND m.session_id = $2 AND m.role = $3 ORDER BY m.id DESC LIMIT 1";
 pub(crate) const EVENTS_SINCE: &str =
@@ -148,7 +148,7 @@ pub(crate) type SessionRow = (
     i64,
 );
 pub(crate) type MessageRow = (i64, i64, String, String, i64);
-pub(crate) type ResultRow = (i64, String, i64, String);
+pub(crate) type ResultRow = (i64, String, i64, String, i64);
 
 pub(crate) fn session_from_row(row: SessionRow) -> Session {
     let (
@@ -331,7 +331,7 @@ pub(crate) fn messages_from_rows(
 }
 
 pub(crate) fn result_from_row(row: Option<ResultRow>) -> Result<Option<StoredResult>> {
-    let Some((message_id, session_id, seq, body)) = row else {
+    let Some((message_id, session_id, seq, body, created_at_ms)) = row else {
         return Ok(None);
     };
     let result =
@@ -340,6 +340,7 @@ pub(crate) fn result_from_row(row: Option<ResultRow>) -> Result<Option<StoredRes
         message_id,
         session_id,
         seq,
+        created_at_ms,
         result,
     }))
 }

@@ -52,6 +52,7 @@ impl Fixture {
         self.exec
             .execute(&Scope::new("s"), ToolCall::new("call_1", name, input))
             .await
+            .into_result()
     }
 
     /// One call to its final result: an approval suspension is approved, as a person
@@ -59,9 +60,12 @@ impl Fixture {
     pub async fn call(&self, name: &str, input: Json) -> ToolResult {
         let first = self.call_raw(name, input).await;
         let result = match (&first.status, &first.suspension) {
-            (Status::Suspended, Some(s)) if s.reason == SuspensionReason::Approval => {
-                self.exec.resolve(&s.id, Resolution::Approve).await.unwrap()
-            }
+            (Status::Suspended, Some(s)) if s.reason == SuspensionReason::Approval => self
+                .exec
+                .resolve(&s.id, Resolution::Approve)
+                .await
+                .unwrap()
+                .into_result(),
             _ => first,
         };
         assert_valid(&result);

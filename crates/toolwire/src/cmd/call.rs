@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use toolwire_agent::StoreLocation;
+use toolwire_agent::{CallOptions, StoreLocation};
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
@@ -78,7 +78,9 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     });
     let call = toolwire_core::ToolCall::new(toolwire_core::new_id("call"), &args.tool, input)
         .by_person("cli");
-    let mut running = host.call_as(&session.id, call, approver).await?;
+    let mut running = host
+        .run_call(&session.id, call, CallOptions::new(approver))
+        .await?;
     while let Some(event) = running.next().await {
         super::draw_call_progress(&live, &event.kind);
     }
@@ -88,15 +90,8 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             .await?
             .as_ref(),
     )?;
-    // The stored result names its media by blob key (the returned one may carry bytes).
-    if let Ok(Some(stored)) = host
-        .stores()
-        .history()
-        .find_result(&session.id, &result.call_id)
-        .await
-    {
-        super::media_hints(&stored.result);
-    }
+    // The result comes back as stored: its media named by blob key.
+    super::media_hints(&result);
     out::eprintln(&format!(
         "stored in session {} (toolwire show {})",
         session.id, session.id

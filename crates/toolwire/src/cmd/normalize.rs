@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use serde_json::Value as Json;
-use toolwire_agent::StoreLocation;
+use toolwire_agent::{Host, StoreLocation};
 use toolwire_core::CallRef;
 use toolwire_normalize::normalize_value;
 
@@ -72,6 +72,8 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             .unwrap_or_else(|| "tool".into()),
     );
     let mut normalized = normalize_value(raw, &call);
+    // The store refused the result (its media, its size) and kept a `store_failed` one.
+    let mut refused = false;
     if args.store {
         let stores = data::open(place).await?;
         let raw = keep_raw.then_some(input.bytes.as_slice());
@@ -82,10 +84,9 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                 })?),
                 None => None,
             };
-        // Persist and check before creating anything: a result the store refuses must not
-        // leave an empty new session behind.
-        let persisted = stores.persist(normalized.result, raw).await?;
-        toolwire_store::validate_id("call id", &persisted.call_id)?;
+        // Checked before anything is created: a result the store refuses must not leave
+        // an empty new session behind.
+        toolwire_store::validate_id("call id", &normalized.result.call_id)?;
         let session = match existing {
             Some(session) => session,
             None => {
@@ -98,16 +99,20 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                     .await?
             }
         };
-        let message = stores
-            .append(&session.id, toolwire_core::Message::ToolResult(persisted))
+        // Landed as any call's result is: media to blobs, stored, announced as stored.
+        let host = Host::builder()
+            .stores(stores)
+            .without_builtins()
+            .build()
             .await?;
-        normalized.result = match message.content {
-            toolwire_core::Message::ToolResult(r) => r,
-            _ => anyhow::bail!("the store returned a message that is not a tool result"),
-        };
+        let stored = host
+            .land_elsewhere(&session.id, normalized.result, raw.map(<[u8]>::to_vec))
+            .await?;
+        normalized.result = stored.result;
+        refused = normalized.result.error_code() == Some(toolwire_core::ErrorCode::StoreFailed);
         out::eprintln(&format!(
             "stored in session {} as message {}",
-            session.id, message.seq
+            session.id, stored.seq
         ));
     }
     if args.compact {
@@ -118,9 +123,11 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     for d in &normalized.diagnostics {
         out::eprintln(&format!("note: {}: {d}", input.name));
     }
-    Ok(if args.strict && !normalized.diagnostics.is_empty() {
-        Outcome::Reported
-    } else {
-        Outcome::Ok
-    })
+    Ok(
+        if refused || (args.strict && !normalized.diagnostics.is_empty()) {
+            Outcome::Reported
+        } else {
+            Outcome::Ok
+        },
+    )
 }
