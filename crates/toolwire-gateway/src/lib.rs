@@ -368,21 +368,22 @@ impl Gateway {
                     asks::Via::Rounds(steps.clone()),
                     self.shared.asks.rounds_timeout(),
                 ));
-                let options = CallOptions::new(asks).scope(CallScope {
-                    cancel: cancel.clone(),
-                    trace: trace_of(&context),
-                });
-                let mut running = Box::pin(host.run_call(&session, call.clone(), options))
+                // Kept whether or not this request asked for progress: a later round's
+                // request may, and it gets the steps under its own token.
+                let (latest, progress) = tokio::sync::watch::channel(None);
+                let options = CallOptions::new(asks)
+                    .scope(CallScope {
+                        cancel: cancel.clone(),
+                        trace: trace_of(&context),
+                        progress: Some(progress::Tap::to(progress::To::Latest(latest))),
+                    })
+                    .without_events();
+                let running = Box::pin(host.run_call(&session, call.clone(), options))
                     .await
                     .map_err(|e| {
                         ErrorData::internal_error(format!("the call could not start: {e}"), None)
                     })?;
-                let call_id = call.id.clone();
-                // Kept whether or not this request asked for progress: a later round's
-                // request may, and it gets the steps under its own token.
-                let (latest, progress) = tokio::sync::watch::channel(None);
                 tokio::spawn(async move {
-                    progress::forward(&mut running, &call_id, progress::To::Latest(latest)).await;
                     let done = running.finish().await.map_err(|e| e.to_string());
                     let _ = steps.send(rounds::Step::Done(Box::new(done))).await;
                 });
@@ -406,27 +407,22 @@ impl Gateway {
         };
         let asks = Arc::new(asks::HostAsks::new(via, timeout));
         // The host waits on every call: it is answered first and stored right behind.
-        let mut options = CallOptions::new(asks)
+        let progress = progress_token
+            .map(|token| progress::Tap::to(progress::To::Host(context.peer.clone(), token)));
+        let options = CallOptions::new(asks)
             .scope(CallScope {
                 cancel: context.ct.clone(),
                 trace: trace_of(&context),
+                progress,
             })
-            .recorded(self.recorder());
-        if progress_token.is_none() {
-            options = options.without_events();
-        }
-        let mut running = host
+            .recorded(self.recorder())
+            .without_events();
+        let running = host
             .run_call(&session, call.clone(), options)
             .await
             .map_err(|e| {
                 ErrorData::internal_error(format!("the call could not start: {e}"), None)
             })?;
-        if let Some(token) = progress_token {
-            let to = progress::To::Host(&context.peer, token);
-            // Boxed: a call without progress (its future is moved whole) does not carry
-            // the forwarding's state.
-            Box::pin(progress::forward(&mut running, &call.id, to)).await;
-        }
         let result = running
             .finish()
             .await

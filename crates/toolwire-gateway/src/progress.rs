@@ -1,21 +1,19 @@
 //! Progress of a call, passed on to the host: when the host's request carries a
-//! `progressToken`, toolwire's `progress` events for that call (from the MCP server behind
-//! it, or a built-in tool) become `notifications/progress`, coalesced so a chatty tool
-//! cannot flood the host, and never going backwards (MCP requires progress to increase).
+//! `progressToken`, the call's progress (from the MCP server behind it, or a built-in
+//! tool) becomes `notifications/progress` as it is reported, coalesced once by the
+//! executor so a chatty tool cannot flood the host, never waiting for the event log, and
+//! never going backwards (MCP requires progress to increase).
 //! A 2026-07-28 call that asks its host mid-way outlives the request that started it, so
 //! its progress is kept as the latest step (`Latest`) and each round's request passes it
 //! on under that request's own token (rounds.rs).
 
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::watch;
-use toolwire_agent::Running;
-use toolwire_core::EventKind;
-
-/// At most one notification per this interval; the last one held back is sent at the end.
-const COALESCE: Duration = Duration::from_millis(100);
+use toolwire_tool::ProgressSink;
 
 /// One step of a call's progress, without the token of the request it goes to.
 #[derive(Clone, Debug)]
@@ -26,6 +24,15 @@ pub(crate) struct Step {
 }
 
 impl Step {
+    /// The step in words, for a task's status message.
+    fn said(self) -> String {
+        match (self.message, self.total) {
+            (Some(message), _) => message,
+            (None, Some(total)) => format!("{} of {total}", self.done),
+            (None, None) => format!("{} done", self.done),
+        }
+    }
+
     /// The notification of this step under `token`.
     pub(crate) fn note(&self, token: &ProgressToken) -> ProgressNotificationParam {
         // u64 to f64 loses precision only past 2^53 steps, which no tool reports.
@@ -43,62 +50,70 @@ impl Step {
 /// A call's latest progress step, for whichever request of the host is current.
 pub(crate) type Latest = watch::Receiver<Option<Step>>;
 
-/// Where a call's coalesced progress goes.
-pub(crate) enum To<'a> {
+/// Where a call's progress goes.
+pub(crate) enum To {
     /// The host's request that waits for the call, under its token.
-    Host(&'a Peer<RoleServer>, ProgressToken),
+    Host(Peer<RoleServer>, ProgressToken),
     /// The latest step, read by each round of a 2026-07-28 call (rounds.rs).
     Latest(watch::Sender<Option<Step>>),
+    /// A task's status message (tasks.rs).
+    Status(Box<dyn Fn(String) + Send + Sync>),
 }
 
-impl To<'_> {
-    async fn send(&self, step: Step) {
-        match self {
-            // A host that went away is found out by the call's own end.
-            To::Host(peer, token) => {
-                let _ = peer.notify_progress(step.note(token)).await;
-            }
-            To::Latest(latest) => {
-                latest.send_replace(Some(step));
-            }
-        }
+/// A call's progress tap ([`toolwire_agent::CallScope::progress`]): the executor tells it
+/// each report as it is made, coalesced once, without waiting for the event log; it
+/// passes each on to `to`, never going backwards.
+pub(crate) struct Tap {
+    to: To,
+    high: Mutex<Option<u64>>,
+}
+
+impl Tap {
+    pub(crate) fn to(to: To) -> Arc<dyn ProgressSink> {
+        Arc::new(Tap {
+            to,
+            high: Mutex::new(None),
+        })
     }
 }
 
-/// Forwards `running`'s progress for `call_id` to `to` until the call's events end; the
-/// call's outcome is left for `finish`.
-pub(crate) async fn forward<T>(running: &mut Running<T>, call_id: &str, to: To<'_>) {
-    let mut last_sent: Option<Instant> = None;
-    let mut high = None::<u64>;
-    let mut held: Option<Step> = None;
-    while let Some(event) = running.next().await {
-        let EventKind::Progress {
-            call_id: of,
-            done,
-            total,
-            message,
-        } = event.kind
-        else {
-            continue;
-        };
-        if of != call_id || high.is_some_and(|h| done <= h) {
-            continue;
+impl ProgressSink for Tap {
+    fn progress(
+        &self,
+        _session_id: &str,
+        _call_id: &str,
+        done: u64,
+        total: Option<u64>,
+        message: Option<&str>,
+    ) -> BoxFuture<'static, ()> {
+        // MCP requires progress to increase: a step at or below the last one is dropped.
+        if let Ok(mut high) = self.high.lock() {
+            if high.is_some_and(|h| done <= h) {
+                return Box::pin(async {});
+            }
+            *high = Some(done);
         }
-        high = Some(done);
         let step = Step {
             done,
             total,
-            message,
+            message: message.map(str::to_owned),
         };
-        if last_sent.is_some_and(|at| at.elapsed() < COALESCE) {
-            held = Some(step);
-            continue;
+        match &self.to {
+            To::Host(peer, token) => {
+                let (peer, note) = (peer.clone(), step.note(token));
+                // A host that went away is found out by the call's own end.
+                Box::pin(async move {
+                    let _ = peer.notify_progress(note).await;
+                })
+            }
+            To::Latest(latest) => {
+                latest.send_replace(Some(step));
+                Box::pin(async {})
+            }
+            To::Status(set) => {
+                set(step.said());
+                Box::pin(async {})
+            }
         }
-        held = None;
-        last_sent = Some(Instant::now());
-        to.send(step).await;
-    }
-    if let Some(step) = held {
-        to.send(step).await;
     }
 }

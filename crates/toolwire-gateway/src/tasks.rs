@@ -29,10 +29,10 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value as Json, json};
 use tokio_util::sync::CancellationToken;
-use toolwire_core::{EventKind, ToolCall, new_id};
+use toolwire_core::{ToolCall, new_id};
 
 use crate::tasks_wire::{CREATED_TASK_META, LEGACY_CANCEL, LEGACY_GET, LEGACY_TASK_META};
-use crate::{Gateway, asks};
+use crate::{Gateway, asks, progress};
 
 /// Most tasks one session runs at once; past it a call is answered inline, as for a
 /// host without tasks (the server decides per call whether to make a task).
@@ -462,6 +462,8 @@ impl Gateway {
             suspensions: Arc::clone(self.shared.host.stores().suspensions()),
         };
         let approver = Arc::new(asks::HostAsks::new(via, self.shared.asks.timeout));
+        // The call's progress becomes the task's status message as it is reported.
+        let working = Arc::clone(&entry);
         let running = self
             .shared
             .host
@@ -472,11 +474,15 @@ impl Gateway {
                     .scope(toolwire_agent::CallScope {
                         cancel: entry.cancel.clone(),
                         trace,
+                        progress: Some(progress::Tap::to(progress::To::Status(Box::new(
+                            move |said| working.status_message(said),
+                        )))),
                     })
-                    .recorded(self.recorder()),
+                    .recorded(self.recorder())
+                    .without_events(),
             )
             .await;
-        let mut running = match running {
+        let running = match running {
             Ok(running) => running,
             Err(e) => {
                 let e = ErrorData::internal_error(format!("the call could not start: {e}"), None);
@@ -485,26 +491,9 @@ impl Gateway {
             }
         };
         let gateway = self.sibling();
-        let working = Arc::clone(&entry);
         let task_id = id.clone();
+        let finished = Arc::clone(&entry);
         tokio::spawn(async move {
-            while let Some(event) = running.next().await {
-                if let EventKind::Progress {
-                    call_id,
-                    done,
-                    total,
-                    message,
-                } = event.kind
-                    && call_id == call.id
-                {
-                    let said = match (message, total) {
-                        (Some(message), _) => message,
-                        (None, Some(total)) => format!("{done} of {total}"),
-                        (None, None) => format!("{done} done"),
-                    };
-                    working.status_message(said);
-                }
-            }
             let outcome = match running.finish().await {
                 Ok(result) => match gateway.reply(result, call).await {
                     Ok(CallToolResponse::Complete(reply)) => match serde_json::to_value(reply) {
@@ -519,7 +508,7 @@ impl Gateway {
                     None,
                 )),
             };
-            working.end(outcome);
+            finished.end(outcome);
         });
         Ok(Some((id, entry)))
     }

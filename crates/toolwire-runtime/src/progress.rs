@@ -1,7 +1,9 @@
-//! Progress of one call, coalesced before it becomes durable events: a tool (or an MCP
-//! server) may report thousands of times a second, and each report would be a stored
-//! event. The latest report wins; at most one is passed on per interval, the final one
-//! (`done == total`) at once, and a message is cut to a bounded size.
+//! Progress of one call, coalesced once, before it becomes durable events or reaches a
+//! caller's tap (the gateway's host): a tool (or an MCP server) may report thousands of
+//! times a second, and each report would be a stored event. The latest report wins; at
+//! most one is passed on per interval, the final one (`done == total`) at once, the one
+//! held back when the call ends before its result, and a message is cut to a bounded
+//! size.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -48,6 +50,54 @@ fn cut(message: &str) -> String {
     match message.char_indices().nth(MAX_PROGRESS_MESSAGE) {
         Some((at, _)) => format!("{}…", &message[..at]),
         None => message.to_owned(),
+    }
+}
+
+impl Throttled {
+    /// Passes on the report held back, if any, now: the call ended, and its last step
+    /// must come before its result. Reports after this are passed on as before.
+    pub(crate) fn flush(&self, session_id: &str, call_id: &str) -> BoxFuture<'static, ()> {
+        let held = match self.state.lock() {
+            Ok(mut state) => {
+                let held = state.pending.take();
+                if held.is_some() {
+                    state.last = Some(Instant::now());
+                }
+                held
+            }
+            Err(_) => None,
+        };
+        match held {
+            Some((done, total, message)) => {
+                self.inner
+                    .progress(session_id, call_id, done, total, message.as_deref())
+            }
+            None => Box::pin(async {}),
+        }
+    }
+}
+
+/// Two sinks told the same report at once: the event log, and a caller's tap that must
+/// not wait for the log's commit.
+pub(crate) struct Both(
+    pub(crate) Arc<dyn ProgressSink>,
+    pub(crate) Arc<dyn ProgressSink>,
+);
+
+impl ProgressSink for Both {
+    fn progress(
+        &self,
+        session_id: &str,
+        call_id: &str,
+        done: u64,
+        total: Option<u64>,
+        message: Option<&str>,
+    ) -> BoxFuture<'static, ()> {
+        let first = self.0.progress(session_id, call_id, done, total, message);
+        let second = self.1.progress(session_id, call_id, done, total, message);
+        Box::pin(async move {
+            futures::join!(first, second);
+        })
     }
 }
 
@@ -162,5 +212,24 @@ mod tests {
         // The final report passes at once.
         sink.progress("s", "c", 10, Some(10), None).await;
         assert_eq!(recorder.0.lock().unwrap().last().unwrap().0, 10);
+    }
+
+    #[tokio::test]
+    async fn the_step_held_back_goes_out_when_the_call_ends_not_an_interval_later() {
+        let recorder = Arc::new(Recorder::default());
+        let sink = Throttled::new(recorder.clone(), Duration::from_secs(60));
+        sink.progress("s", "c", 1, Some(9), None).await;
+        sink.progress("s", "c", 2, Some(9), None).await;
+        sink.progress("s", "c", 3, Some(9), Some("nearly")).await;
+        assert_eq!(recorder.0.lock().unwrap().len(), 1, "held back");
+        sink.flush("s", "c").await;
+        let got = recorder.0.lock().unwrap().clone();
+        assert_eq!(
+            got,
+            [(1, Some(9), None), (3, Some(9), Some("nearly".into()))]
+        );
+        // Nothing is left to send twice.
+        sink.flush("s", "c").await;
+        assert_eq!(recorder.0.lock().unwrap().len(), 2);
     }
 }

@@ -675,3 +675,60 @@ async fn a_null_optional_argument_is_left_out_not_refused() {
         assert_eq!(error.code.as_deref(), Some("invalid_input"), "{bad}");
     }
 }
+
+/// Records the reports a caller's tap is told.
+#[derive(Default)]
+struct Tap(std::sync::Mutex<Vec<u64>>);
+
+impl toolwire_runtime::ProgressSink for Tap {
+    fn progress(
+        &self,
+        _session: &str,
+        _call: &str,
+        done: u64,
+        _total: Option<u64>,
+        _message: Option<&str>,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        self.0.lock().unwrap().push(done);
+        Box::pin(async {})
+    }
+}
+
+/// A caller's progress tap is told the call's progress coalesced once (the throttle that
+/// guards the log guards it too), and the last step before the call's result, not an
+/// interval later.
+#[tokio::test]
+async fn a_progress_tap_hears_each_step_coalesced_and_the_last_before_the_result() {
+    let mut registry = Registry::new();
+    registry
+        .register(tool_fn(
+            "chatty",
+            "Reports a thousand steps, then ends.",
+            |_: Empty, ctx: ToolContext| async move {
+                for done in 1..=1000 {
+                    ctx.progress(done, None, None).await;
+                }
+                Ok::<_, ToolError>(json!("done"))
+            },
+        ))
+        .unwrap();
+    let ex = Executor::new(registry);
+    let tap = Arc::new(Tap::default());
+    let scope = Scope {
+        progress: Some(Arc::clone(&tap) as Arc<dyn toolwire_runtime::ProgressSink>),
+        ..Scope::new("s")
+    };
+    let r = ex
+        .execute(&scope, call("c1", "chatty", json!({})))
+        .await
+        .into_result();
+    assert_eq!(r.status, Status::Success);
+    let heard = tap.0.lock().unwrap().clone();
+    assert_eq!(
+        heard.last(),
+        Some(&1000),
+        "the last step, before the result"
+    );
+    assert!(heard.len() < 50, "coalesced: {} of 1000", heard.len());
+    assert!(heard.windows(2).all(|w| w[0] < w[1]), "{heard:?}");
+}

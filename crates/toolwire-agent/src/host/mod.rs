@@ -46,19 +46,32 @@ pub use running::Running;
 /// What stops a call made outside a turn, and the trace it belongs to: the caller's own
 /// (an MCP host's `traceparent`, which the gateway passes on), so its span and the MCP
 /// server's work join that trace instead of starting one of their own.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct CallScope {
     /// Stops the call while it runs or waits for a person.
     pub cancel: tokio_util::sync::CancellationToken,
     /// The caller's trace context, if it sent one.
     pub trace: Option<toolwire_core::TraceContext>,
+    /// Told the call's progress as it is reported (coalesced once, by the executor),
+    /// without waiting for the event log: how the gateway passes progress to its host.
+    pub progress: Option<Arc<dyn toolwire_tool::ProgressSink>>,
+}
+
+impl std::fmt::Debug for CallScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallScope")
+            .field("cancel", &self.cancel)
+            .field("trace", &self.trace)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl From<tokio_util::sync::CancellationToken> for CallScope {
     fn from(cancel: tokio_util::sync::CancellationToken) -> Self {
         CallScope {
             cancel,
-            trace: None,
+            ..CallScope::default()
         }
     }
 }
@@ -69,6 +82,7 @@ impl CallScope {
         let mut scope = toolwire_runtime::Scope::new(session_id);
         scope.cancel = self.cancel.clone();
         scope.trace = self.trace.clone();
+        scope.progress = self.progress.clone();
         scope
     }
 }

@@ -10,13 +10,26 @@ use toolwire_store::StoredResult;
 /// ([`Executor::land`]): stored, announced as stored, its span ended and its suspensions
 /// forgotten; resume it first while it waits ([`Executor::resume`]).
 #[must_use = "a finished call must be landed (Executor::land) or taken unlanded (Finished::into_result)"]
-#[derive(Debug)]
 pub struct Finished {
     pub(super) session_id: String,
     pub(super) result: ToolResult,
     pub(super) raw: Option<KeptRaw>,
     pub(super) span: Option<spans::OpenCall>,
     pub(super) suspensions: Vec<String>,
+    /// The caller's progress tap, kept for the call's resumption.
+    pub(super) progress: Option<Arc<dyn ProgressSink>>,
+}
+
+impl std::fmt::Debug for Finished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finished")
+            .field("session_id", &self.session_id)
+            .field("result", &self.result)
+            .field("raw", &self.raw)
+            .field("span", &self.span)
+            .field("suspensions", &self.suspensions)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Finished {
@@ -29,6 +42,7 @@ impl Finished {
             raw: None,
             span: None,
             suspensions: Vec::new(),
+            progress: None,
         }
     }
 

@@ -81,7 +81,7 @@ impl ExecutorConfig {
 }
 
 /// Who is calling: the session the calls belong to, and a cancel for all of them.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Scope {
     /// The session the calls belong to.
     pub session_id: String,
@@ -97,6 +97,23 @@ pub struct Scope {
     pub waited_ms: u64,
     /// The span the calls run under (a turn's `invoke_agent`), when tracing is on.
     pub trace: Option<TraceContext>,
+    /// Also told each progress report of the calls, after their one throttle and at the
+    /// same time as the event log, not after its commit: a caller that passes progress
+    /// on (the gateway, to its host) needs neither a second throttle nor the log.
+    pub progress: Option<Arc<dyn ProgressSink>>,
+}
+
+impl std::fmt::Debug for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("session_id", &self.session_id)
+            .field("trace_id", &self.trace_id)
+            .field("user_id", &self.user_id)
+            .field("waited_ms", &self.waited_ms)
+            .field("trace", &self.trace)
+            .field("progress", &self.progress.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Scope {
@@ -110,6 +127,7 @@ impl Scope {
             cancel: CancellationToken::new(),
             waited_ms: 0,
             trace: None,
+            progress: None,
         }
     }
 }
@@ -394,9 +412,10 @@ impl Executor {
         approved: bool,
         trace: Option<TraceContext>,
     ) -> Ran {
-        let ctx = self.context(scope, call, approved, trace);
+        let (ctx, throttle) = self.context(scope, call, approved, trace);
         let fut = reg.tool.execute(call.input.clone(), ctx.clone());
-        self.run_future(scope, reg, call, ctx, fut).await
+        self.run_future(scope, reg, call, (ctx, throttle), fut)
+            .await
     }
 
     /// Whether payloads as received are kept: for the store (a sink, within `raw_limit`)
@@ -407,24 +426,32 @@ impl Executor {
 
     /// The context a call's tool runs with, cancelled with the scope; `trace` is the
     /// call's own span's context when this process traces.
+    /// With the context comes its progress throttle, which the run flushes when the
+    /// tool ends.
     fn context(
         &self,
         scope: &Scope,
         call: &ToolCall,
         approved: bool,
         trace: Option<TraceContext>,
-    ) -> ToolContext {
+    ) -> (ToolContext, Arc<crate::progress::Throttled>) {
+        let events = Arc::clone(&self.events) as Arc<dyn ProgressSink>;
+        let sink = match &scope.progress {
+            Some(tap) => Arc::new(crate::progress::Both(events, Arc::clone(tap))),
+            None => events,
+        };
+        // Coalesced once per call: a flood of reports must not become a flood of stored
+        // events, nor of the caller's notifications.
+        let throttle = Arc::new(crate::progress::Throttled::new(
+            sink,
+            crate::progress::PROGRESS_INTERVAL,
+        ));
         let mut ctx = ToolContext::new(
             &call.id,
             &scope.session_id,
             &scope.trace_id,
             scope.user_id.clone(),
-            // Coalesced per call: a flood of reports must not become a flood of
-            // stored events.
-            Some(Arc::new(crate::progress::Throttled::new(
-                Arc::clone(&self.events) as Arc<dyn ProgressSink>,
-                crate::progress::PROGRESS_INTERVAL,
-            )) as Arc<dyn ProgressSink>),
+            Some(Arc::clone(&throttle) as Arc<dyn ProgressSink>),
         );
         ctx.approved = approved;
         ctx.cancel = scope.cancel.child_token();
@@ -435,7 +462,7 @@ impl Executor {
         if self.keeps_raw() {
             ctx = ctx.keeping_received();
         }
-        ctx
+        (ctx, throttle)
     }
 
     /// Drives a tool's future (a run or a resume) to one result.
@@ -444,7 +471,7 @@ impl Executor {
         scope: &Scope,
         reg: &Registered,
         call: &ToolCall,
-        ctx: ToolContext,
+        (ctx, throttle): (ToolContext, Arc<crate::progress::Throttled>),
         fut: BoxFuture<'static, Result<Output, ToolError>>,
     ) -> Ran {
         // Made only for a result of its own (an error); a tool's result carries its own.
@@ -473,6 +500,8 @@ impl Executor {
         };
         // Whatever ended the wait, tell the tool to stop.
         cancel.cancel();
+        // The last step held back goes out before the result.
+        throttle.flush(&scope.session_id, &call.id).await;
         match outcome {
             Err(failed) => Ran::from(failed),
             Ok(Err(ToolError::Suspend { suspension, state })) => Ran::from(
@@ -554,6 +583,7 @@ impl Executor {
             result,
             span,
             suspensions,
+            progress: scope.progress.clone(),
         }
     }
 

@@ -62,6 +62,7 @@ impl Executor {
             result,
             span,
             suspensions,
+            progress,
             ..
         } = finished;
         let Some(suspension) = result
@@ -70,7 +71,7 @@ impl Executor {
         else {
             return Err(ResolveError::NotWaiting(result.call_id));
         };
-        self.answer(&suspension.id, resolution, span, suspensions)
+        self.answer(&suspension.id, resolution, span, suspensions, progress)
             .await
     }
 
@@ -89,6 +90,7 @@ impl Executor {
             resolution,
             None,
             vec![suspension_id.to_owned()],
+            None,
         )
         .await
     }
@@ -99,6 +101,7 @@ impl Executor {
         resolution: Resolution,
         span: Option<spans::OpenCall>,
         suspensions: Vec<String>,
+        progress: Option<Arc<dyn ProgressSink>>,
     ) -> Result<Finished, ResolveError> {
         let pending = self
             .suspensions
@@ -114,6 +117,7 @@ impl Executor {
                 .waited_ms
                 .saturating_add(waited_since(pending.suspended_at.as_deref())),
             trace: None,
+            progress,
         };
         let started = Started::now();
         let call = &pending.call;
@@ -148,9 +152,11 @@ impl Executor {
                 state: Some(state.clone()),
                 resolution: resolution.clone(),
             };
-            let ctx = self.context(&scope, call, true, trace.clone());
+            let (ctx, throttle) = self.context(&scope, call, true, trace.clone());
             if let Some(fut) = reg.tool.resume(call.input.clone(), resume, ctx.clone()) {
-                let ran = self.run_future(&scope, reg, call, ctx, fut).await;
+                let ran = self
+                    .run_future(&scope, reg, call, (ctx, throttle), fut)
+                    .await;
                 return Ok(self.finish(&scope, started, ran, span, suspensions).await);
             }
         }
