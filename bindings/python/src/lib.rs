@@ -9,7 +9,7 @@ use std::sync::Arc;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 use toolwire_agent::{HostError, StoreLocation};
@@ -83,11 +83,89 @@ fn excerpt(text: &str) -> String {
     toolwire_core::humanize::excerpt(text, EXCERPT_CHARS)
 }
 
-/// A Python value as JSON; what has no JSON form (a set, a NaN, an object) is refused
-/// with pythonize's reason, naming the argument.
+/// How deep a value given from Python may nest: serde_json's own limit, which the CLI's
+/// JSON input has. Conversion recurses, so without a limit a value nested 100,000 deep
+/// would overflow the stack and kill the interpreter.
+const MAX_INPUT_DEPTH: usize = 128;
+
+/// A Python value as JSON: dict (str keys), list, tuple, str, int, float, bool, None.
+/// What has no JSON form (another type, a NaN, an int past 64 bits, nesting past
+/// [`MAX_INPUT_DEPTH`]) is refused, naming the argument and where in it.
 fn json_of(name: &str, obj: &Bound<'_, PyAny>) -> PyResult<Json> {
-    pythonize::depythonize(obj)
-        .map_err(|e| error(code::INVALID_INPUT, format!("{name}: not JSON: {e}")))
+    let mut at = vec![name.to_owned()];
+    to_json(obj, &mut at).map_err(|why| {
+        error(
+            code::INVALID_INPUT,
+            format!("{}: not JSON: {why}", excerpt(&at.concat())),
+        )
+    })
+}
+
+fn to_json(obj: &Bound<'_, PyAny>, at: &mut Vec<String>) -> Result<Json, String> {
+    if obj.is_none() {
+        return Ok(Json::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Json::Bool(b.is_true()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return s
+            .to_str()
+            .map(|s| Json::String(s.to_owned()))
+            .map_err(|e| e.to_string());
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        if let Ok(n) = i.extract::<i64>() {
+            return Ok(Json::from(n));
+        }
+        return i
+            .extract::<u64>()
+            .map(Json::from)
+            .map_err(|_| "an integer larger than 64 bits".to_owned());
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return serde_json::Number::from_f64(f.value())
+            .map(Json::Number)
+            .ok_or_else(|| format!("{} has no JSON form", f.value()));
+    }
+    // `at` holds the argument's name and one step per container entered so far.
+    if at.len() >= MAX_INPUT_DEPTH {
+        return Err(format!("nested {MAX_INPUT_DEPTH} levels deep or more"));
+    }
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        let mut map = serde_json::Map::with_capacity(dict.len());
+        for (key, value) in dict.iter() {
+            let key = key
+                .cast::<PyString>()
+                .map_err(|_| format!("a key of type {} (keys must be str)", type_name(&key)))?
+                .to_str()
+                .map_err(|e| e.to_string())?
+                .to_owned();
+            at.push(format!(".{key}"));
+            let value = to_json(&value, at)?;
+            at.pop();
+            map.insert(key, value);
+        }
+        return Ok(Json::Object(map));
+    }
+    if obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok() {
+        let mut items = Vec::with_capacity(obj.len().unwrap_or(0));
+        for (i, item) in obj.try_iter().map_err(|e| e.to_string())?.enumerate() {
+            at.push(format!("[{i}]"));
+            let item = to_json(&item.map_err(|e| e.to_string())?, at)?;
+            at.pop();
+            items.push(item);
+        }
+        return Ok(Json::Array(items));
+    }
+    Err(format!("a value of type {}", type_name(obj)))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "unknown".to_owned())
 }
 
 /// JSON parsed into `T`; the error names the argument and the field path that did not
