@@ -3,6 +3,7 @@ ToolwireError (code and message) it raises for bad input."""
 
 import base64
 import json
+import sys
 import threading
 import time
 
@@ -247,29 +248,38 @@ def test_read_result_errors_say_how_to_ask_again():
 
 
 def test_the_gil_is_released_while_rust_works():
-    # A Python thread counting while normalize works on 40 MB: with the GIL held for the
-    # whole call, it could not count at all during it.
-    payload = text_result("x" * 40_000_000)
-    counts = []
+    # A second thread counts, giving the GIL up at each step (sleep(0)), while the main
+    # thread is inside one long call; the switch interval is long, so the interpreter
+    # does not take the GIL from a call that holds it. The control, str.replace on 40 MB,
+    # holds it: the thread cannot count meanwhile. toolwire releases it while Rust works
+    # (here: searching 40 MB with a pattern), so the thread counts on.
+    result = toolwire.normalize(text_result("word " * 8_000_000))
+    big = "word " * 8_000_000
+    count = [0]
     stop = threading.Event()
 
-    def count():
-        n = 0
+    def counter():
         while not stop.is_set():
-            n += 1
-            if n % 1000 == 0:
-                time.sleep(0)
-        counts.append(n)
+            count[0] += 1
+            time.sleep(0)
 
-    encoded = toolwire.normalize(payload)
-    worker = threading.Thread(target=count)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)
+    worker = threading.Thread(target=counter)
     worker.start()
-    started = time.perf_counter()
-    for _ in range(3):
-        toolwire.to_model([encoded], "anthropic", budget=1000)
-    took = time.perf_counter() - started
-    stop.set()
-    worker.join()
-    # The counter ran for most of the calls' time; measured against its rate alone.
-    assert took > 0.05, took
-    assert counts[0] > 1000, counts
+    try:
+        time.sleep(0.05)
+
+        def counted_during(call):
+            before = count[0]
+            call()
+            return count[0] - before
+
+        held = counted_during(lambda: big.replace("word", "w0rd"))
+        released = counted_during(lambda: toolwire.read_result(result, pattern="never there"))
+    finally:
+        stop.set()
+        worker.join()
+        sys.setswitchinterval(interval)
+    assert held <= 2, held
+    assert released >= 50, released
