@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use libfuzzer_sys::fuzz_target;
-use toolwire_server::agui_follow::{FollowLimits, Follower, SseDecoder, SseError};
+use toolwire_agui::{FollowLimits, Follower, SseDecoder, SseError};
 
 struct Fixture {
     rt: tokio::runtime::Runtime,

@@ -14,9 +14,7 @@
 #![warn(missing_docs)]
 
 mod agui;
-// A namespace: the AG-UI follower's parts (decoder, limits, follower, target, pump),
-// which the binary and the tests drive; nothing of it is re-exported at the root.
-pub mod agui_follow;
+mod agui_proxy;
 mod api;
 mod approver;
 mod calls;
@@ -106,8 +104,8 @@ pub struct ServeConfig {
     /// A kept-alive connection with no request this long after its last answer is closed.
     pub idle_timeout: Duration,
     /// The AG-UI agent `POST /api/agui/follow` forwards to and records
-    /// ([`agui_follow`]).
-    pub agui_follow: Option<agui_follow::FollowTarget>,
+    /// ([`toolwire_agui`]).
+    pub agui_follow: Option<toolwire_agui::FollowTarget>,
 }
 
 impl ServeConfig {
@@ -183,7 +181,7 @@ pub struct AppState {
     /// The open event feeds' slots, and word of deleted sessions for them.
     pub(crate) feeds: Arc<events::Feeds>,
     /// The external AG-UI agent this server follows, if any.
-    pub agui_follow: Option<agui_follow::FollowTarget>,
+    pub agui_follow: Option<toolwire_agui::FollowTarget>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -276,7 +274,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/resources/{blob}/content", get(resources::content))
         .route("/api/ws", get(events::ws))
         .route("/api/agui", post(agui::run))
-        .route("/api/agui/follow", post(agui_follow::proxy))
+        .route("/api/agui/follow", post(agui_proxy::proxy))
         .route("/api/openapi.json", get(openapi::serve_document))
         .route("/api/info", get(api::info))
         .route("/", get(page))

@@ -108,7 +108,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         .as_deref()
         .map(|url| {
             // A followed agent's diagnostics quote it: printed sanitized, as all else.
-            toolwire_server::agui_follow::FollowTarget::new(url)
+            toolwire_agui::FollowTarget::new(url)
                 .map(|target| target.report_to(|line| out::eprintln(&format!("toolwire: {line}"))))
         })
         .transpose()?;
