@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value as Json};
 use toolwire_core::Status;
-use toolwire_mcp::{Limits, LoopbackRedirect, McpServer, OAuthSettings, ServerConfig, Transport};
+use toolwire_mcp::{Limits, McpServer, ServerConfig, Transport};
+use toolwire_oauth::{LoopbackRedirect, OAuthSettings};
 use toolwire_runtime::{Resolution, Scope, ToolCall};
 
 /// A value of the property's type, for the tool's arguments.
@@ -132,7 +133,7 @@ fn oauth_settings(scenario: &str, keys: &std::path::Path) -> OAuthSettings {
     ) {
         let file = keys.join("id-token");
         std::fs::write(&file, id_token).unwrap();
-        settings.idp = Some(toolwire_mcp::IdpSettings {
+        settings.idp = Some(toolwire_oauth::IdpSettings {
             issuer,
             token_endpoint,
             client_id,

@@ -31,7 +31,7 @@ pub struct ServerConfig {
     /// How many characters of its tools' results a model (or the gateway's host) is given.
     pub budget: BudgetRules,
     /// How it is logged in to (HTTP servers that need OAuth authorization).
-    pub oauth: crate::auth::OAuthSettings,
+    pub oauth: toolwire_oauth::OAuthSettings,
 }
 
 impl ServerConfig {
@@ -45,7 +45,7 @@ impl ServerConfig {
             transport,
             approval: ApprovalRules::default(),
             budget: BudgetRules::default(),
-            oauth: crate::auth::OAuthSettings::default(),
+            oauth: toolwire_oauth::OAuthSettings::default(),
         }
     }
 }
@@ -426,9 +426,12 @@ impl std::fmt::Debug for OAuthEntry {
     }
 }
 
-fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuthSettings, String> {
+fn oauth_of(
+    entry: Option<OAuthEntry>,
+    base: &Path,
+) -> Result<toolwire_oauth::OAuthSettings, String> {
     let Some(entry) = entry else {
-        return Ok(crate::auth::OAuthSettings::default());
+        return Ok(toolwire_oauth::OAuthSettings::default());
     };
     let (client_credentials, enterprise, jwt_bearer) = match entry.grant.as_deref() {
         None | Some("authorization_code") => (false, false, false),
@@ -451,7 +454,7 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
         (false, None) => None,
     };
     let idp = match (enterprise, entry.idp) {
-        (true, Some(idp)) => Some(crate::auth::IdpSettings {
+        (true, Some(idp)) => Some(toolwire_oauth::IdpSettings {
             issuer: idp.issuer,
             token_endpoint: idp.token_endpoint,
             client_id: idp.client_id,
@@ -470,7 +473,7 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
     if client_credentials && entry.client_id.is_none() {
         return Err("\"oauth\" with the client_credentials grant needs \"clientId\"".to_owned());
     }
-    Ok(crate::auth::OAuthSettings {
+    Ok(toolwire_oauth::OAuthSettings {
         client_id: entry.client_id,
         client_secret: entry.client_secret,
         client_metadata_url: entry.client_metadata_url,

@@ -3,13 +3,9 @@
 
 #![warn(missing_docs)]
 
-mod auth;
 mod client;
 mod config;
-mod dpop;
-mod dpop_http;
 mod naming;
-mod oauth_address;
 mod readable;
 mod schema;
 mod server;
@@ -20,10 +16,6 @@ mod tool;
 
 use std::sync::Arc;
 
-pub use auth::{
-    IdpSettings, LOGIN_TIMEOUT, LoginError, LoopbackRedirect, OAuthSettings, PendingLogin,
-    TokenFile,
-};
 pub use client::{SampleError, Sampler, mcp_stop_reason};
 // Named for what it merges: a bare `merge` at the crate root would say nothing.
 pub use config::merge as merge_servers;

@@ -10,15 +10,14 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::auth::AuthClient;
 
-use crate::dpop_http::DpopHttpClient;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::Value as Json;
 use tokio::io::AsyncReadExt;
 
+use toolwire_oauth::{DpopHttpClient, GrantError, LoginError, PendingLogin, TokenFile};
 use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
-use crate::auth::{GrantError, LoginError, PendingLogin, TokenFile};
 use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
 
@@ -179,7 +178,7 @@ impl SourceLogin for McpServer {
             };
             if let Ok(mut waiting) = self.pending.lock() {
                 // The newest few only: a login nobody finishes must not pile up.
-                waiting.retain(|(at, _)| at.elapsed() < crate::auth::LOGIN_TIMEOUT);
+                waiting.retain(|(at, _)| at.elapsed() < toolwire_oauth::LOGIN_TIMEOUT);
                 if waiting.len() >= MAX_PENDING_LOGINS {
                     waiting.remove(0);
                 }
@@ -208,7 +207,7 @@ impl SourceLogin for McpServer {
             let Some((at, pending)) = pending else {
                 return Err("no login of this server waits for this redirect".to_owned());
             };
-            if at.elapsed() >= crate::auth::LOGIN_TIMEOUT {
+            if at.elapsed() >= toolwire_oauth::LOGIN_TIMEOUT {
                 return Err("this login took too long; start it again".to_owned());
             }
             McpServer::finish_login(self, pending, redirect)
@@ -755,7 +754,22 @@ impl McpServer {
     }
 }
 
-/// Logging in: the server's side of the OAuth flow ([`OAuthSettings`](crate::OAuthSettings)).
+/// A loopback redirect finishes its login on the server ([`McpServer::finish_login`]).
+impl toolwire_oauth::FinishLogin for McpServer {
+    fn name(&self) -> &str {
+        McpServer::name(self)
+    }
+
+    fn finish_login(
+        &self,
+        pending: PendingLogin,
+        redirect: &str,
+    ) -> impl std::future::Future<Output = Result<(), LoginError>> + Send {
+        McpServer::finish_login(self, pending, redirect)
+    }
+}
+
+/// Logging in: the server's side of the OAuth flow ([`OAuthSettings`](toolwire_oauth::OAuthSettings)).
 impl McpServer {
     /// Its token file, when it is an HTTP server and toolwire keeps tokens.
     pub fn token_file(&self) -> Option<TokenFile> {
@@ -779,12 +793,12 @@ impl McpServer {
         let stored = if settings.unattended() && store.expires_soon() {
             Ok(None)
         } else {
-            crate::auth::stored_manager(&store).await
+            toolwire_oauth::stored_manager(&store).await
         };
         let manager = match stored {
             Ok(Some(manager)) => manager,
             Ok(None) | Err(_) if settings.unattended() => {
-                crate::auth::unattended(&store, settings).await?
+                toolwire_oauth::unattended(&store, settings).await?
             }
             Ok(None) => return Ok(None),
             Err(e) => return Err(e.into()),
@@ -858,9 +872,9 @@ impl McpServer {
         let known = self.challenge.lock().ok().and_then(|c| c.clone());
         let challenge = match known {
             Some(c) => Some(c),
-            None => crate::auth::probe_challenge(url, headers).await,
+            None => toolwire_oauth::probe_challenge(url, headers).await,
         };
-        crate::auth::begin(
+        toolwire_oauth::begin(
             store,
             &self.config.oauth,
             challenge.as_deref(),
@@ -893,7 +907,7 @@ impl McpServer {
         let store = self
             .token_file()
             .ok_or_else(|| LoginError(format!("`{}` keeps no tokens", self.config.name)))?;
-        let revoked = crate::auth::revoke(&store, &self.config.oauth).await;
+        let revoked = toolwire_oauth::revoke(&store, &self.config.oauth).await;
         let removed = store.remove().map_err(LoginError)?;
         self.forget_connection("logged out").await;
         Ok(LoggedOut { removed, revoked })

@@ -480,7 +480,7 @@ async fn idle_connections_to_the_redirect_listener_do_not_hold_the_redirect() {
     let (auth, _) = start(Lie::None).await;
     let tokens = tempfile::tempdir().unwrap();
     let server = server(&auth, tokens.path());
-    let listener = toolwire_mcp::LoopbackRedirect::bind().await.unwrap();
+    let listener = toolwire_oauth::LoopbackRedirect::bind().await.unwrap();
     let uri = listener.uri().to_owned();
     let pending = server.begin_login(&uri).await.unwrap();
     let redirect = format!("{uri}?code=good-code&state={}", pending.state());
@@ -488,7 +488,7 @@ async fn idle_connections_to_the_redirect_listener_do_not_hold_the_redirect() {
         let server = Arc::clone(&server);
         tokio::spawn(async move {
             listener
-                .complete(&server, pending, Duration::from_secs(60))
+                .complete(&*server, pending, Duration::from_secs(60))
                 .await
         })
     };

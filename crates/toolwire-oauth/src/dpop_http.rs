@@ -249,7 +249,7 @@ fn unexpected(why: String) -> HttpError {
 /// read the nonce, then retries the request once with it. A server that asks again gets
 /// a clear error, not another round.
 #[derive(Clone)]
-pub(crate) struct DpopHttpClient {
+pub struct DpopHttpClient {
     http: reqwest::Client,
     key: Arc<DpopKey>,
     store: TokenFile,
@@ -266,7 +266,8 @@ impl std::fmt::Debug for DpopHttpClient {
 }
 
 impl DpopHttpClient {
-    pub(crate) fn new(key: Arc<DpopKey>, store: TokenFile) -> Result<Self, DpopError> {
+    /// A client presenting `store`'s token with proofs made with `key`.
+    pub fn new(key: Arc<DpopKey>, store: TokenFile) -> Result<Self, DpopError> {
         // A proof names the URL it is for, so a redirect would carry a proof for another
         // URL: none is followed.
         let http = reqwest::Client::builder()

@@ -25,7 +25,7 @@ pub(crate) const MAX_NONCE: usize = 512;
 pub struct DpopError(pub String);
 
 /// A DPoP key pair: the private key (PKCS#8, kept in the token file) and its public JWK.
-pub(crate) struct DpopKey {
+pub struct DpopKey {
     pkcs8: Vec<u8>,
     signing: EncodingKey,
     jwk: Jwk,

@@ -125,9 +125,11 @@ impl LoginError {
 /// outright (an OAuth error such as `invalid_client`, or another 4xx): asking again with
 /// the same credentials would get the same answer, so it is not asked again.
 #[derive(Debug, Clone)]
-pub(crate) struct GrantError {
-    pub(crate) error: LoginError,
-    pub(crate) refused: bool,
+pub struct GrantError {
+    /// Why, for a person.
+    pub error: LoginError,
+    /// Whether the authorization server refused the grant outright.
+    pub refused: bool,
 }
 
 impl From<LoginError> for GrantError {
@@ -373,7 +375,7 @@ impl TokenFile {
 
     /// The server's DPoP key: the stored one, or a new one stored now (before any token
     /// request that binds a token to it).
-    pub(crate) fn dpop_key(&self) -> Result<Arc<DpopKey>, String> {
+    pub fn dpop_key(&self) -> Result<Arc<DpopKey>, String> {
         if let Some(key) = self.dpop.lock().ok().and_then(|k| k.clone()) {
             return Ok(key);
         }
@@ -399,7 +401,7 @@ impl TokenFile {
 
     /// Whether the stored access token is DPoP-bound (`token_type` DPoP), so that it is
     /// presented with the DPoP scheme and a proof.
-    pub(crate) fn token_is_dpop(&self) -> bool {
+    pub fn token_is_dpop(&self) -> bool {
         self.read()
             .ok()
             .flatten()
@@ -560,7 +562,7 @@ async fn legacy_metadata(
 /// Asks the server, unauthenticated, why it refuses: the `WWW-Authenticate` of its 401.
 /// A server that answers otherwise gives no challenge, and discovery then probes the
 /// well-known locations.
-pub(crate) async fn probe_challenge(
+pub async fn probe_challenge(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
 ) -> Option<String> {
@@ -792,7 +794,7 @@ fn token_error(e: AuthError, dpop: Option<&Arc<DpopOAuthClient>>) -> LoginError 
 /// Begins logging in to the server at `resource`: discovery (from `challenge`, the 401
 /// or 403's `WWW-Authenticate`, when there is one), the client's identity, and the
 /// authorization URL with PKCE, `state`, `resource` and the scopes.
-pub(crate) async fn begin(
+pub async fn begin(
     store: TokenFile,
     settings: &OAuthSettings,
     challenge: Option<&str>,
@@ -867,9 +869,7 @@ pub(crate) async fn begin(
 
 /// The manager that authorizes a connection from stored tokens (refreshing them before
 /// they expire), or `None` when there are none.
-pub(crate) async fn stored_manager(
-    store: &TokenFile,
-) -> Result<Option<AuthorizationManager>, LoginError> {
+pub async fn stored_manager(store: &TokenFile) -> Result<Option<AuthorizationManager>, LoginError> {
     if !store.has_tokens() {
         return Ok(None);
     }
@@ -899,7 +899,7 @@ pub(crate) async fn stored_manager(
 /// Unattended: the client-credentials grant (client secret, basic or post as the server
 /// offers, or a private-key JWT), or the enterprise-managed one; the token is stored
 /// like a person's, and the manager that uses it made from the store.
-pub(crate) async fn unattended(
+pub async fn unattended(
     store: &TokenFile,
     settings: &OAuthSettings,
 ) -> Result<AuthorizationManager, GrantError> {
@@ -1162,10 +1162,7 @@ const REVOCATION_TIMEOUT: Duration = Duration::from_secs(20);
 /// first (revoking it ends the grant), then the access token. `None` when there is
 /// nothing to revoke or the server offers no `revocation_endpoint`; `Some(Err(why))`
 /// when revoking failed (the caller forgets the tokens anyway).
-pub(crate) async fn revoke(
-    store: &TokenFile,
-    settings: &OAuthSettings,
-) -> Option<Result<(), String>> {
+pub async fn revoke(store: &TokenFile, settings: &OAuthSettings) -> Option<Result<(), String>> {
     let record = store.read().ok()??;
     let credentials = record.credentials?;
     let response = credentials.token_response?;
@@ -1362,6 +1359,20 @@ fn signing_algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, LoginErr
     })
 }
 
+/// What a loopback redirect finishes a login on (toolwire-mcp's `McpServer`): the
+/// server's name, for the page the browser is shown, and the step that takes the
+/// redirect. A trait so that this crate stays below the MCP client that uses it.
+pub trait FinishLogin: Sync {
+    /// The server's name, as the person knows it.
+    fn name(&self) -> &str;
+    /// Finishes `pending` with the browser's redirect URL (`redirect`).
+    fn finish_login(
+        &self,
+        pending: PendingLogin,
+        redirect: &str,
+    ) -> impl std::future::Future<Output = Result<(), LoginError>> + Send;
+}
+
 /// A listener for the authorization server's redirect on a loopback port (RFC 8252):
 /// the redirect URI is known before the login begins, the code arrives after.
 #[derive(Debug)]
@@ -1432,7 +1443,7 @@ impl LoopbackRedirect {
     /// requests (a favicon, a stray or forged redirect) are answered 404 and waited past.
     pub async fn complete(
         &self,
-        server: &crate::McpServer,
+        server: &impl FinishLogin,
         pending: PendingLogin,
         timeout: Duration,
     ) -> Result<(), LoginError> {
