@@ -62,6 +62,7 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 100;
 
 /// What an [`Agent`] asks of its model: which one, how long, how often, with what instructions.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct AgentConfig {
     /// The model to ask, e.g. `claude-sonnet-4-5`.
     pub model: String,
@@ -93,6 +94,7 @@ impl AgentConfig {
 
 /// Why a turn could not go on.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// The history store failed.
     #[error("history store: {0}")]

@@ -47,6 +47,7 @@ impl Default for FollowLimits {
 
 /// What went wrong reading the stream itself (as opposed to one event in it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SseError {
     /// A line or event was longer than the decoder's limit (given); it was skipped.
     #[error("an SSE line or event longer than {0} bytes (skipped)")]
@@ -1195,6 +1196,7 @@ fn part_block(part: &Json) -> Json {
 
 /// Why a followed run could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FollowError {
     /// The URL or the run input is not usable; the message says why.
     #[error("{0}")]

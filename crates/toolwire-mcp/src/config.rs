@@ -17,6 +17,7 @@ const MAX_NAME_CHARS: usize = 200;
 
 /// One MCP server to connect to.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// The name as configured, any text the other MCP hosts accept (`"trial py"`): what
     /// a person is shown.
@@ -55,6 +56,7 @@ impl ServerConfig {
 /// every tool not marked `readOnlyHint: true` asks; the config overrides that per server
 /// (`"approval"`) and per tool (`"tools": {"NAME": {"approval"}}`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ApprovalRules {
     /// The policy for every tool of the server, unless a tool's own entry says otherwise.
     pub server: Option<ApprovalPolicy>,
@@ -83,6 +85,7 @@ impl ApprovalRules {
 /// The person's setting wins over the tool's own `_meta` size hint
 /// (`anthropic/maxResultSizeChars`): the tool asks, the person decides.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BudgetRules {
     /// For every tool of the server.
     pub server: Option<usize>,
@@ -220,6 +223,7 @@ impl Transport {
 
 /// Why a server configuration was refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A `--mcp` flag without `=` between name and target.
     #[error("--mcp {0:?}: expected NAME=COMMAND or NAME=URL")]

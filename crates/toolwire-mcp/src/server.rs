@@ -171,7 +171,7 @@ impl SourceLogin for McpServer {
         Box::pin(async move {
             let pending = McpServer::begin_login(self, redirect_uri)
                 .await
-                .map_err(|e| e.0)?;
+                .map_err(|e| e.to_string())?;
             let start = LoginStart {
                 url: pending.url().to_owned(),
                 state: pending.state().to_owned(),
@@ -212,12 +212,12 @@ impl SourceLogin for McpServer {
             }
             McpServer::finish_login(self, pending, redirect)
                 .await
-                .map_err(|e| e.0)
+                .map_err(|e| e.to_string())
         })
     }
 
     fn logout(&self) -> futures::future::BoxFuture<'_, Result<bool, String>> {
-        Box::pin(async move { McpServer::logout(self).await.map_err(|e| e.0) })
+        Box::pin(async move { McpServer::logout(self).await.map_err(|e| e.to_string()) })
     }
 }
 
@@ -614,7 +614,7 @@ impl McpServer {
                 // down, say) is a failure to retry, not a reason to log in again: a token
                 // the server refuses comes back as a 401, which is.
                 let auth = self.authorized_client().await.map_err(|e| {
-                    let error = self.error(format!("cannot use its authorization: {}", e.error.0));
+                    let error = self.error(format!("cannot use its authorization: {}", e.error));
                     if e.refused {
                         Failed::Refused(error)
                     } else {
@@ -805,8 +805,8 @@ impl McpServer {
         };
         // A DPoP-bound token is presented with proofs made with the key it is bound to.
         if store.token_is_dpop() {
-            let key = store.dpop_key().map_err(LoginError)?;
-            let client = DpopHttpClient::new(key, store).map_err(|e| LoginError(e.0))?;
+            let key = store.dpop_key().map_err(LoginError::TokenFile)?;
+            let client = DpopHttpClient::new(key, store).map_err(LoginError::Dpop)?;
             return Ok(Some(Authorized::Dpop(AuthClient::new(client, manager))));
         }
         Ok(Some(Authorized::Bearer(AuthClient::new(
@@ -861,13 +861,13 @@ impl McpServer {
     /// `toolwire serve`'s own route); the person opens [`PendingLogin::url`].
     pub async fn begin_login(&self, redirect_uri: &str) -> Result<PendingLogin, LoginError> {
         let Transport::Http { url, headers } = &self.config.transport else {
-            return Err(LoginError(format!(
+            return Err(LoginError::Unavailable(format!(
                 "`{}` is not an HTTP server; only those log in",
                 self.config.name
             )));
         };
         let store = self.token_file().ok_or_else(|| {
-            LoginError("toolwire keeps no tokens here (no data directory)".to_owned())
+            LoginError::Unavailable("toolwire keeps no tokens here (no data directory)".to_owned())
         })?;
         let known = self.challenge.lock().ok().and_then(|c| c.clone());
         let challenge = match known {
@@ -904,11 +904,11 @@ impl McpServer {
     /// `revocation_endpoint` (RFC 7009), then forgets them, whether revoking worked or
     /// not: a person logging out must not be left logged in here.
     pub async fn log_out(&self) -> Result<LoggedOut, LoginError> {
-        let store = self
-            .token_file()
-            .ok_or_else(|| LoginError(format!("`{}` keeps no tokens", self.config.name)))?;
+        let store = self.token_file().ok_or_else(|| {
+            LoginError::Unavailable(format!("`{}` keeps no tokens", self.config.name))
+        })?;
         let revoked = toolwire_oauth::revoke(&store, &self.config.oauth).await;
-        let removed = store.remove().map_err(LoginError)?;
+        let removed = store.remove().map_err(LoginError::TokenFile)?;
         self.forget_connection("logged out").await;
         Ok(LoggedOut { removed, revoked })
     }

@@ -315,11 +315,12 @@ async fn a_redirect_with_another_state_gets_no_token() {
     let server = server(&auth, tokens.path());
     let pending = server.begin_login(REDIRECT).await.unwrap();
     let forged = format!("{REDIRECT}?code=stolen&state=not-{}", pending.state());
-    let error = server
-        .finish_login(pending, &forged)
-        .await
-        .unwrap_err()
-        .to_string();
+    let error = server.finish_login(pending, &forged).await.unwrap_err();
+    assert!(
+        matches!(error, toolwire_oauth::LoginError::Redirect(_)),
+        "{error:?}"
+    );
+    let error = error.to_string();
     assert!(error.contains("state"), "{error}");
     assert_eq!(auth.token_requests.load(Ordering::SeqCst), 0);
     assert!(!server.token_file().unwrap().has_tokens());
@@ -336,11 +337,12 @@ async fn a_refusal_on_the_redirect_is_reported_clipped() {
         "no%0Away".to_owned() + &"x".repeat(5000),
         pending.state()
     );
-    let error = server
-        .finish_login(pending, &refused)
-        .await
-        .unwrap_err()
-        .to_string();
+    let error = server.finish_login(pending, &refused).await.unwrap_err();
+    assert!(
+        matches!(error, toolwire_oauth::LoginError::Refused(_)),
+        "{error:?}"
+    );
+    let error = error.to_string();
     assert!(error.contains("refused: access_denied no"), "{error}");
     assert!(!error.contains('\n') && error.len() < 600, "{error}");
     assert_eq!(auth.token_requests.load(Ordering::SeqCst), 0);

@@ -73,6 +73,7 @@ pub use toolwire_http::{RETRY_AFTER_SECS, STALL_TIMEOUT};
 
 /// How to serve.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServeConfig {
     /// The address to listen on; port 0 picks a free one.
     pub addr: SocketAddr,
@@ -129,6 +130,7 @@ impl ServeConfig {
 
 /// Why the server did not start or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// A non-loopback address was given without a token.
     #[error(
