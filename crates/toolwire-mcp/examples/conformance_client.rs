@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value as Json};
 use toolwire_core::Status;
+use toolwire_core::{Resolution, ToolCall};
 use toolwire_mcp::{Limits, McpServer, ServerConfig, Transport};
 use toolwire_oauth::{LoopbackRedirect, OAuthSettings};
-use toolwire_runtime::{Resolution, Scope, ToolCall};
+use toolwire_runtime::Scope;
 
 /// A value of the property's type, for the tool's arguments.
 fn sample(prop: &Json) -> Json {
@@ -187,7 +188,7 @@ async fn main() {
         },
     );
     // The suite's scenarios call tools with nobody there to approve them.
-    config.approval.server = Some(toolwire_mcp::ApprovalPolicy::Never);
+    config.approval.server = Some(toolwire_tool::ApprovalPolicy::Never);
     config.oauth = oauth_settings(&scenario, tokens.path());
     let limits = Limits {
         connect_timeout: Duration::from_secs(10),
@@ -213,7 +214,7 @@ async fn main() {
     let schemas: Vec<(String, Json)> = connected
         .tools
         .iter()
-        .map(|t| toolwire_runtime::Tool::schema(&**t))
+        .map(|t| toolwire_tool::Tool::schema(&**t))
         .map(|s| (s.name.clone(), s.input_schema.clone()))
         .collect();
     let calls = planned_calls(&scenario, &schemas);

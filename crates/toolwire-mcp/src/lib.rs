@@ -28,10 +28,6 @@ pub use server::{InProcess, Limits, LoggedOut, McpServer, ServerError};
 pub use stdio::host_transport;
 pub use supervise::{MAX_BACKGROUND_ATTEMPTS, OnTools, Supervisor, supervise};
 pub use tool::McpTool;
-// A facade: the approval policy a server config sets and the source vocabulary a host lists
-// servers by, re-exported so an MCP host needs this crate alone.
-pub use toolwire_tool::ApprovalPolicy;
-pub use toolwire_tool::{SourceState, SourceStatus, ToolSource};
 
 /// The tools of every configured server, started together. A server that fails is
 /// reported beside the others' tools rather than failing them all.

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
-use toolwire_agent::{ApprovalRequest, Approver, EventKind, Host};
+use toolwire_agent::{ApprovalRequest, Approver, Host};
+use toolwire_core::EventKind;
 use toolwire_core::{Resolution, Status};
 use toolwire_mcp::{Limits, ServerConfig, Transport};
 
@@ -75,7 +76,7 @@ async fn host_with(config: ServerConfig, data: &std::path::Path) -> Host {
             connected
                 .tools
                 .into_iter()
-                .map(|t| t as Arc<dyn toolwire_agent::Tool>),
+                .map(|t| t as Arc<dyn toolwire_tool::Tool>),
         )
         .build()
         .await

@@ -41,7 +41,7 @@ pub enum DpopError {
     /// A server's `DPoP-Nonce` is empty.
     #[error("its DPoP-Nonce is empty")]
     EmptyNonce,
-    /// A server's `DPoP-Nonce` is longer than [`MAX_NONCE`] bytes (its length).
+    /// A server's `DPoP-Nonce` is longer than the 512 bytes toolwire takes (its length).
     #[error("its DPoP-Nonce is {0} bytes, more than the {MAX_NONCE} toolwire takes")]
     LongNonce(usize),
     /// A server's `DPoP-Nonce` has characters RFC 9449 does not allow in one.

@@ -11,10 +11,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use toolwire_core::{Audience, Status, Value};
-use toolwire_runtime::{
-    ApprovalPolicy, ErrorCode, EventKind, ExecutionMode, Executor, ExecutorConfig,
-    MemorySuspensions, Registry, Resolution, Scope, ToolCall, ToolContext, ToolError, tool_fn,
-};
+use toolwire_core::{ErrorCode, EventKind, Resolution, ToolCall};
+use toolwire_runtime::{Executor, ExecutorConfig, Registry, Scope};
+use toolwire_store::MemorySuspensions;
+use toolwire_tool::{ApprovalPolicy, ExecutionMode, ToolContext, ToolError, tool_fn};
 
 #[derive(Deserialize, JsonSchema)]
 struct Sleep {

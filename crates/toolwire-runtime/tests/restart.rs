@@ -9,12 +9,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use toolwire_core::{EventKind, Resolution, ToolCall};
 use toolwire_core::{Status, Value};
-use toolwire_runtime::{
-    ApprovalPolicy, EventBus, EventKind, Executor, Registry, Resolution, Scope, ToolCall,
-    ToolContext, ToolError, tool_fn,
-};
+use toolwire_runtime::{EventBus, Executor, Registry, Scope};
 use toolwire_store::SqliteHistory;
+use toolwire_tool::{ApprovalPolicy, ToolContext, ToolError, tool_fn};
 
 const CHILD_ENV: &str = "TOOLWIRE_TEST_SUSPEND_CHILD_DB";
 

@@ -69,7 +69,7 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a kept-alive connection may wait for its next request, by default.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub use toolwire_http::{RETRY_AFTER_SECS, STALL_TIMEOUT};
+use toolwire_http::{RETRY_AFTER_SECS, STALL_TIMEOUT};
 
 /// How to serve.
 #[derive(Debug, Clone)]

@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolwire_agent::{Host, StoreLocation, Tool, ToolSource};
+use toolwire_agent::{Host, StoreLocation};
+use toolwire_tool::{Tool, ToolSource};
 
 use anyhow::Result;
 use toolwire_server::{ServeConfig, Server};
