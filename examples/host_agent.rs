@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use toolwire_agent::{AutoApprove, EventKind, Host, ProviderSettings};
+use toolwire_agent::{AutoApprove, Host, ProviderSettings};
+use toolwire_core::EventKind;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

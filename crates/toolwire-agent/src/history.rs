@@ -111,7 +111,7 @@ mod signature_tests {
 mod budget_tests {
     use super::*;
     use futures::future::BoxFuture;
-    use toolwire_runtime::{Output, Tool, ToolContext, ToolError, ToolSchema};
+    use toolwire_tool::{Output, Tool, ToolContext, ToolError, ToolSchema};
 
     struct Sized(ToolSchema);
 

@@ -30,6 +30,7 @@ mod task;
 
 use std::sync::Arc;
 
+use toolwire_core::EventKind;
 use toolwire_model::{ClientError, ProviderClient};
 use toolwire_model::{EncodeError, Provider, TruncationBudget};
 use toolwire_runtime::{Executor, LandError};
@@ -46,23 +47,13 @@ pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE
 pub use read_result::read_result;
 pub use sampling::{ProviderSampler, SamplingError};
 pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
-/// The cancel a turn takes, re-exported so hosts need not depend on tokio-util.
-pub use tokio_util::sync::CancellationToken;
-/// The conversation and event vocabulary, re-exported so an embedder needs one crate.
-pub use toolwire_core::{Event, EventKind, Message, ToolCall, ToolResult};
-/// The tracing hook a host takes ([`HostBuilder::tracer`]); `toolwire-otel` implements it.
-pub use toolwire_runtime::Tracer;
-/// The tool contract, for hosts that bring their own tools (an MCP server's).
-pub use toolwire_runtime::{
-    ApprovalPolicy, Registered, Registry, ResolveError, SharedEvent, Subscription, Tool, ToolSchema,
-};
-pub use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
 /// The default limit on model requests per user message.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 100;
 
 /// What an [`Agent`] asks of its model: which one, how long, how often, with what instructions.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct AgentConfig {
     /// The model to ask, e.g. `claude-sonnet-4-5`.
     pub model: String,
@@ -94,6 +85,7 @@ impl AgentConfig {
 
 /// Why a turn could not go on.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// The history store failed.
     #[error("history store: {0}")]

@@ -331,7 +331,7 @@ fn unique_calls(reply: &AssistantReply, turn: u32, seen: &mut HashSet<String>) -
 mod tests {
     use super::*;
     use serde_json::json;
-    use toolwire_model::ToolCall as ModelCall;
+    use toolwire_core::ToolCall as ModelCall;
 
     #[test]
     fn repeated_call_ids_are_made_unique() {

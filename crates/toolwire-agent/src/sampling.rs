@@ -15,6 +15,7 @@ const MAX_SAMPLING_TOKENS: u32 = 4096;
 
 /// Why a sampling request got no answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SamplingError {
     /// The request itself is wrong: the server asked for nothing to answer.
     #[error("the sampling request has no user message")]

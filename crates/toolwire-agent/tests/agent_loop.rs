@@ -9,8 +9,8 @@ mod support;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolwire_agent::{AgentError, StopReason};
+use toolwire_core::Resolution;
 use toolwire_model::Provider;
-use toolwire_runtime::Resolution;
 
 use support::*;
 
@@ -310,7 +310,7 @@ async fn cancel_mid_call(provider: Provider) {
     tokio::spawn(async move {
         started.notified().await;
         while let Some(Ok(e)) = events.next().await {
-            if let toolwire_runtime::EventKind::ToolResult { result, .. } = e.kind
+            if let toolwire_core::EventKind::ToolResult { result, .. } = e.kind
                 && result.call_id == "k1"
             {
                 break;

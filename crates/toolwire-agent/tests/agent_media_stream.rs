@@ -14,9 +14,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolwire_agent::{ApprovalRequest, Approver, StopReason};
+use toolwire_core::Resolution;
 use toolwire_core::{Source, Value};
 use toolwire_model::Provider;
-use toolwire_runtime::{Resolution, ToolContext, ToolError, tool_fn};
+use toolwire_tool::{ToolContext, ToolError, tool_fn};
 
 use support::*;
 

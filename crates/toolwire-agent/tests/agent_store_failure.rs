@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use toolwire_core::Message;
 use toolwire_core::{Source, Status, Value};
 use toolwire_model::Provider;
-use toolwire_runtime::{Tool, ToolContext, ToolError, tool_fn};
+use toolwire_tool::{Tool, ToolContext, ToolError, tool_fn};
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct NoArgs {}

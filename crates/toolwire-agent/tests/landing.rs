@@ -8,9 +8,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolwire_agent::{ApprovalPolicy, AutoApprove, CallOptions, EventKind, Host, ToolCall};
+use toolwire_agent::{AutoApprove, CallOptions, Host};
+use toolwire_core::{EventKind, ToolCall};
 use toolwire_core::{Source, Status, Value};
-use toolwire_runtime::{ToolContext, ToolError, tool_fn};
+use toolwire_tool::ApprovalPolicy;
+use toolwire_tool::{ToolContext, ToolError, tool_fn};
 
 #[derive(Deserialize, JsonSchema)]
 struct Empty {}
@@ -42,8 +44,8 @@ async fn host(dir: &std::path::Path) -> Host {
         .data_dir(dir)
         .without_builtins()
         .tools([
-            Arc::new(picture) as Arc<dyn toolwire_agent::Tool>,
-            Arc::new(plain) as Arc<dyn toolwire_agent::Tool>,
+            Arc::new(picture) as Arc<dyn toolwire_tool::Tool>,
+            Arc::new(plain) as Arc<dyn toolwire_tool::Tool>,
         ])
         .build()
         .await
@@ -169,7 +171,7 @@ async fn a_raw_payload_within_the_limit_is_kept_beside_its_result() {
                     json!({"content": [{"type": "text", "text": text}], "_meta": {"trace": 7}}),
                 )
             },
-        )) as Arc<dyn toolwire_agent::Tool>
+        )) as Arc<dyn toolwire_tool::Tool>
     };
     let big: &'static str = Box::leak("x".repeat(300).into_boxed_str());
     let host = Host::builder()

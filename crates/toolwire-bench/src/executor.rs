@@ -11,12 +11,10 @@ use std::time::Instant;
 use anyhow::ensure;
 use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
-use toolwire_core::Value;
-use toolwire_runtime::{
-    Event, EventBus, EventKind, EventLog, Executor, ExecutorConfig, Output, Registry, Scope, Tool,
-    ToolCall, ToolContext, ToolError, ToolSchema,
-};
-use toolwire_store::StoreError;
+use toolwire_core::{Event, EventKind, ToolCall, Value};
+use toolwire_runtime::{EventBus, Executor, ExecutorConfig, Registry, Scope};
+use toolwire_store::{EventLog, StoreError};
+use toolwire_tool::{Output, Tool, ToolContext, ToolError, ToolSchema};
 
 use crate::Ctx;
 use crate::measure::{mib, ms};

@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use anyhow::{Context, bail, ensure};
 use serde_json::json;
+use toolwire_core::ToolCall;
 use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{Executor, Registry, Scope, ToolCall};
+use toolwire_runtime::{Executor, Registry, Scope};
 
 use crate::Ctx;
 use crate::measure::ms;
@@ -32,7 +33,7 @@ async fn toolwire_run(server: std::path::PathBuf, calls: usize) -> anyhow::Resul
         },
     );
     // The workload measures calls, not a person's approval of each.
-    config.approval.server = Some(toolwire_mcp::ApprovalPolicy::Never);
+    config.approval.server = Some(toolwire_tool::ApprovalPolicy::Never);
     let connected = toolwire_mcp::connect_all(vec![config], Limits::default()).await;
     if let Some(failed) = connected.failed.first() {
         bail!("server-everything did not start: {failed:?}");

@@ -372,7 +372,8 @@ pub fn cut(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 fn conversation(neutral: &Json) -> anyhow::Result<toolwire_model::Conversation> {
-    use toolwire_model::{Conversation, Message, ToolCall};
+    use toolwire_core::{Message, ToolCall};
+    use toolwire_model::Conversation;
     let mut messages = vec![Message::system(
         neutral["system"].as_str().unwrap_or_default(),
     )];

@@ -25,6 +25,7 @@ pub const MIN_TOKEN_LEN: usize = 16;
 
 /// How the HTTP gateway admits its callers and holds their connections.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct HttpSettings {
     /// The token every request must carry as `Authorization: Bearer TOKEN` (at least
     /// [`MIN_TOKEN_LEN`] characters).
@@ -74,9 +75,7 @@ pub fn http_router(gateway: Gateway, token: &str) -> Result<axum::Router, Gatewa
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     };
     if token.chars().count() < MIN_TOKEN_LEN {
-        return Err(GatewayError(format!(
-            "the gateway's token must be at least {MIN_TOKEN_LEN} characters"
-        )));
+        return Err(GatewayError::WeakToken);
     }
     let config = StreamableHttpServerConfig::default().with_allowed_origins([
         "http://localhost:*",
@@ -171,8 +170,10 @@ pub async fn serve_http_until(
 /// rather than replaced: the person decides.
 pub fn http_token(data_dir: &Path) -> Result<(String, PathBuf), GatewayError> {
     let path = data_dir.join(HTTP_TOKEN_FILE);
-    let fail = |what: &str, e: std::io::Error| {
-        GatewayError(format!("cannot {what} {}: {e}", path.display()))
+    let fail = |what: &'static str, source: std::io::Error| GatewayError::TokenFile {
+        what,
+        path: path.clone(),
+        source,
     };
     match read_token(&path) {
         Ok(Some(token)) => return Ok((token, path)),
@@ -196,7 +197,7 @@ pub fn http_token(data_dir: &Path) -> Result<(String, PathBuf), GatewayError> {
         Ok(()) => Ok((token, path)),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match read_token(&path)? {
             Some(token) => Ok((token, path)),
-            None => Err(GatewayError(format!("{} vanished", path.display()))),
+            None => Err(GatewayError::TokenFileVanished(path)),
         },
         Err(e) => Err(fail("write", e)),
     }
@@ -207,36 +208,35 @@ fn read_token(path: &Path) -> Result<Option<String>, GatewayError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(GatewayError(format!(
-                "cannot read the gateway's token in {}: {e}",
-                path.display()
-            )));
+        Err(source) => {
+            return Err(GatewayError::TokenFile {
+                what: "read the gateway's token in",
+                path: path.to_owned(),
+                source,
+            });
         }
     };
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path)
-            .map_err(|e| GatewayError(format!("cannot read {}: {e}", path.display())))?
+            .map_err(|source| GatewayError::TokenFile {
+                what: "read",
+                path: path.to_owned(),
+                source,
+            })?
             .permissions()
             .mode();
         if mode & 0o077 != 0 {
-            return Err(GatewayError(format!(
-                "{} can be read by other users (mode {:o}), so its token is no credential: \
-                 make it yours only (chmod 600) or delete it to have a new one made",
-                path.display(),
-                mode & 0o777
-            )));
+            return Err(GatewayError::TokenFileShared {
+                path: path.to_owned(),
+                mode: mode & 0o777,
+            });
         }
     }
     let token = text.lines().next().unwrap_or_default().trim();
     if token.chars().count() < MIN_TOKEN_LEN {
-        return Err(GatewayError(format!(
-            "{} holds no token of at least {MIN_TOKEN_LEN} characters: delete it to have a \
-             new one made",
-            path.display()
-        )));
+        return Err(GatewayError::NoToken(path.to_owned()));
     }
     Ok(Some(token.to_owned()))
 }
@@ -281,8 +281,12 @@ mod tests {
         // A token too short is refused, not replaced.
         std::fs::remove_file(&path).unwrap();
         write_private(&path, "short\n").unwrap();
-        let err = http_token(&data).unwrap_err().0;
-        assert!(err.contains("no token of at least 16"), "{err}");
+        let err = http_token(&data).unwrap_err();
+        assert!(
+            matches!(&err, GatewayError::NoToken(p) if *p == path),
+            "{err}"
+        );
+        assert!(err.to_string().contains("no token of at least 16"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "short\n");
     }
 
@@ -293,9 +297,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (_, path) = http_token(dir.path()).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let err = http_token(dir.path()).unwrap_err().0;
+        let err = http_token(dir.path()).unwrap_err();
         assert!(
-            err.contains("can be read by other users (mode 644)"),
+            matches!(&err, GatewayError::TokenFileShared { mode: 0o644, .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("can be read by other users (mode 644)"),
             "{err}"
         );
     }

@@ -630,11 +630,11 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     let running = gateway
         .serve(toolwire_mcp::host_transport(input, output))
         .await
-        .map_err(|e| GatewayError(format!("the host did not connect: {e}")))?;
+        .map_err(|e| GatewayError::HostDidNotConnect(e.to_string()))?;
     let ended = tokio::select! {
         ended = running.waiting() => ended
             .map(drop)
-            .map_err(|e| GatewayError(format!("the connection ended badly: {e}"))),
+            .map_err(|e| GatewayError::ConnectionEnded(e.to_string())),
         () = stop_signal() => Ok(()),
     };
     stored_all(&stored).await?;
@@ -645,9 +645,7 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
 async fn stored_all(gateway: &Gateway) -> Result<(), GatewayError> {
     match gateway.flush().await {
         0 => Ok(()),
-        lost => Err(GatewayError(format!(
-            "{lost} calls could not be stored in toolwire's history"
-        ))),
+        lost => Err(GatewayError::Unstored(lost)),
     }
 }
 
@@ -674,14 +672,53 @@ async fn stop_signal() {
     }
 }
 
-/// Why the gateway stopped.
-#[derive(Debug)]
-pub struct GatewayError(pub String);
-
-impl std::fmt::Display for GatewayError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why the gateway did not start or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// The host did not finish the MCP handshake on stdio.
+    #[error("the host did not connect: {0}")]
+    HostDidNotConnect(String),
+    /// The host's stdio connection ended with an error.
+    #[error("the connection ended badly: {0}")]
+    ConnectionEnded(String),
+    /// Calls were answered but could not be stored (how many).
+    #[error("{0} calls could not be stored in toolwire's history")]
+    Unstored(u64),
+    /// The HTTP gateway's token is shorter than [`MIN_TOKEN_LEN`].
+    #[error("the gateway's token must be at least {MIN_TOKEN_LEN} characters")]
+    WeakToken,
+    /// The token file (or its directory) could not be read, made or written.
+    #[error("cannot {what} {}: {source}", path.display())]
+    TokenFile {
+        /// What was being done (`read`, `write`, `make the directory of`).
+        what: &'static str,
+        /// The file, or the directory.
+        path: std::path::PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The token file was made by another process, then was gone when read.
+    #[error("{} vanished", .0.display())]
+    TokenFileVanished(std::path::PathBuf),
+    /// The token file can be read by other users, so its token is no credential.
+    #[error(
+        "{} can be read by other users (mode {mode:o}), so its token is no credential: \
+         make it yours only (chmod 600) or delete it to have a new one made",
+        path.display()
+    )]
+    TokenFileShared {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// The token file holds no token of [`MIN_TOKEN_LEN`] characters.
+    #[error(
+        "{} holds no token of at least {MIN_TOKEN_LEN} characters: delete it to have a \
+         new one made",
+        .0.display()
+    )]
+    NoToken(std::path::PathBuf),
 }
-
-impl std::error::Error for GatewayError {}

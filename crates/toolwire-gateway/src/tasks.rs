@@ -366,7 +366,7 @@ impl Gateway {
     fn task_fit(&self, name: &str) -> Option<bool> {
         let tool = self.shared.host.tool(name)?;
         let schema = tool.schema();
-        if schema.approval != toolwire_agent::ApprovalPolicy::Never {
+        if schema.approval != toolwire_tool::ApprovalPolicy::Never {
             return None;
         }
         let support = schema

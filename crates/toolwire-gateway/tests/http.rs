@@ -202,7 +202,11 @@ async fn every_request_needs_the_token() {
         .unwrap();
     let gateway = Gateway::new(host, HostProfile::named("generic").unwrap());
     let err = toolwire_gateway::http_router(gateway, "short").unwrap_err();
-    assert!(err.0.contains("at least 16 characters"), "{err}");
+    assert!(
+        matches!(err, toolwire_gateway::GatewayError::WeakToken),
+        "{err}"
+    );
+    assert!(err.to_string().contains("at least 16 characters"), "{err}");
 }
 
 /// At the cap, connections that have sent nothing give their places to real requests

@@ -16,8 +16,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value as Json};
 use toolwire_core::Status;
-use toolwire_mcp::{Limits, LoopbackRedirect, McpServer, OAuthSettings, ServerConfig, Transport};
-use toolwire_runtime::{Resolution, Scope, ToolCall};
+use toolwire_core::{Resolution, ToolCall};
+use toolwire_mcp::{Limits, McpServer, ServerConfig, Transport};
+use toolwire_oauth::{LoopbackRedirect, OAuthSettings};
+use toolwire_runtime::Scope;
 
 /// A value of the property's type, for the tool's arguments.
 fn sample(prop: &Json) -> Json {
@@ -132,7 +134,7 @@ fn oauth_settings(scenario: &str, keys: &std::path::Path) -> OAuthSettings {
     ) {
         let file = keys.join("id-token");
         std::fs::write(&file, id_token).unwrap();
-        settings.idp = Some(toolwire_mcp::IdpSettings {
+        settings.idp = Some(toolwire_oauth::IdpSettings {
             issuer,
             token_endpoint,
             client_id,
@@ -186,7 +188,7 @@ async fn main() {
         },
     );
     // The suite's scenarios call tools with nobody there to approve them.
-    config.approval.server = Some(toolwire_mcp::ApprovalPolicy::Never);
+    config.approval.server = Some(toolwire_tool::ApprovalPolicy::Never);
     config.oauth = oauth_settings(&scenario, tokens.path());
     let limits = Limits {
         connect_timeout: Duration::from_secs(10),
@@ -212,7 +214,7 @@ async fn main() {
     let schemas: Vec<(String, Json)> = connected
         .tools
         .iter()
-        .map(|t| toolwire_runtime::Tool::schema(&**t))
+        .map(|t| toolwire_tool::Tool::schema(&**t))
         .map(|s| (s.name.clone(), s.input_schema.clone()))
         .collect();
     let calls = planned_calls(&scenario, &schemas);

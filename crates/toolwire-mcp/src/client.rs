@@ -164,6 +164,7 @@ pub trait Sampler: Send + Sync {
 
 /// Why a sampler gave no answer, as the server is told.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SampleError {
     /// The request is wrong (JSON-RPC invalid params): sent again as is, it fails again.
     #[error("{0}")]

@@ -17,6 +17,7 @@ const MAX_NAME_CHARS: usize = 200;
 
 /// One MCP server to connect to.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// The name as configured, any text the other MCP hosts accept (`"trial py"`): what
     /// a person is shown.
@@ -31,7 +32,7 @@ pub struct ServerConfig {
     /// How many characters of its tools' results a model (or the gateway's host) is given.
     pub budget: BudgetRules,
     /// How it is logged in to (HTTP servers that need OAuth authorization).
-    pub oauth: crate::auth::OAuthSettings,
+    pub oauth: toolwire_oauth::OAuthSettings,
 }
 
 impl ServerConfig {
@@ -45,7 +46,7 @@ impl ServerConfig {
             transport,
             approval: ApprovalRules::default(),
             budget: BudgetRules::default(),
-            oauth: crate::auth::OAuthSettings::default(),
+            oauth: toolwire_oauth::OAuthSettings::default(),
         }
     }
 }
@@ -55,6 +56,7 @@ impl ServerConfig {
 /// every tool not marked `readOnlyHint: true` asks; the config overrides that per server
 /// (`"approval"`) and per tool (`"tools": {"NAME": {"approval"}}`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ApprovalRules {
     /// The policy for every tool of the server, unless a tool's own entry says otherwise.
     pub server: Option<ApprovalPolicy>,
@@ -83,6 +85,7 @@ impl ApprovalRules {
 /// The person's setting wins over the tool's own `_meta` size hint
 /// (`anthropic/maxResultSizeChars`): the tool asks, the person decides.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BudgetRules {
     /// For every tool of the server.
     pub server: Option<usize>,
@@ -220,6 +223,7 @@ impl Transport {
 
 /// Why a server configuration was refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A `--mcp` flag without `=` between name and target.
     #[error("--mcp {0:?}: expected NAME=COMMAND or NAME=URL")]
@@ -426,9 +430,12 @@ impl std::fmt::Debug for OAuthEntry {
     }
 }
 
-fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuthSettings, String> {
+fn oauth_of(
+    entry: Option<OAuthEntry>,
+    base: &Path,
+) -> Result<toolwire_oauth::OAuthSettings, String> {
     let Some(entry) = entry else {
-        return Ok(crate::auth::OAuthSettings::default());
+        return Ok(toolwire_oauth::OAuthSettings::default());
     };
     let (client_credentials, enterprise, jwt_bearer) = match entry.grant.as_deref() {
         None | Some("authorization_code") => (false, false, false),
@@ -451,7 +458,7 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
         (false, None) => None,
     };
     let idp = match (enterprise, entry.idp) {
-        (true, Some(idp)) => Some(crate::auth::IdpSettings {
+        (true, Some(idp)) => Some(toolwire_oauth::IdpSettings {
             issuer: idp.issuer,
             token_endpoint: idp.token_endpoint,
             client_id: idp.client_id,
@@ -470,7 +477,7 @@ fn oauth_of(entry: Option<OAuthEntry>, base: &Path) -> Result<crate::auth::OAuth
     if client_credentials && entry.client_id.is_none() {
         return Err("\"oauth\" with the client_credentials grant needs \"clientId\"".to_owned());
     }
-    Ok(crate::auth::OAuthSettings {
+    Ok(toolwire_oauth::OAuthSettings {
         client_id: entry.client_id,
         client_secret: entry.client_secret,
         client_metadata_url: entry.client_metadata_url,

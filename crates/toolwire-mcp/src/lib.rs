@@ -3,13 +3,9 @@
 
 #![warn(missing_docs)]
 
-mod auth;
 mod client;
 mod config;
-mod dpop;
-mod dpop_http;
 mod naming;
-mod oauth_address;
 mod readable;
 mod schema;
 mod server;
@@ -20,10 +16,6 @@ mod tool;
 
 use std::sync::Arc;
 
-pub use auth::{
-    IdpSettings, LOGIN_TIMEOUT, LoginError, LoopbackRedirect, OAuthSettings, PendingLogin,
-    TokenFile,
-};
 pub use client::{SampleError, Sampler, mcp_stop_reason};
 // Named for what it merges: a bare `merge` at the crate root would say nothing.
 pub use config::merge as merge_servers;
@@ -36,10 +28,6 @@ pub use server::{InProcess, Limits, LoggedOut, McpServer, ServerError};
 pub use stdio::host_transport;
 pub use supervise::{MAX_BACKGROUND_ATTEMPTS, OnTools, Supervisor, supervise};
 pub use tool::McpTool;
-// A facade: the approval policy a server config sets and the source vocabulary a host lists
-// servers by, re-exported so an MCP host needs this crate alone.
-pub use toolwire_tool::ApprovalPolicy;
-pub use toolwire_tool::{SourceState, SourceStatus, ToolSource};
 
 /// The tools of every configured server, started together. A server that fails is
 /// reported beside the others' tools rather than failing them all.

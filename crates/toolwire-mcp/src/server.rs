@@ -10,15 +10,14 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::auth::AuthClient;
 
-use crate::dpop_http::DpopHttpClient;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::Value as Json;
 use tokio::io::AsyncReadExt;
 
+use toolwire_oauth::{DpopHttpClient, GrantError, LoginError, PendingLogin, TokenFile};
 use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSource};
 
-use crate::auth::{GrantError, LoginError, PendingLogin, TokenFile};
 use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
 
@@ -172,14 +171,14 @@ impl SourceLogin for McpServer {
         Box::pin(async move {
             let pending = McpServer::begin_login(self, redirect_uri)
                 .await
-                .map_err(|e| e.0)?;
+                .map_err(|e| e.to_string())?;
             let start = LoginStart {
                 url: pending.url().to_owned(),
                 state: pending.state().to_owned(),
             };
             if let Ok(mut waiting) = self.pending.lock() {
                 // The newest few only: a login nobody finishes must not pile up.
-                waiting.retain(|(at, _)| at.elapsed() < crate::auth::LOGIN_TIMEOUT);
+                waiting.retain(|(at, _)| at.elapsed() < toolwire_oauth::LOGIN_TIMEOUT);
                 if waiting.len() >= MAX_PENDING_LOGINS {
                     waiting.remove(0);
                 }
@@ -208,17 +207,17 @@ impl SourceLogin for McpServer {
             let Some((at, pending)) = pending else {
                 return Err("no login of this server waits for this redirect".to_owned());
             };
-            if at.elapsed() >= crate::auth::LOGIN_TIMEOUT {
+            if at.elapsed() >= toolwire_oauth::LOGIN_TIMEOUT {
                 return Err("this login took too long; start it again".to_owned());
             }
             McpServer::finish_login(self, pending, redirect)
                 .await
-                .map_err(|e| e.0)
+                .map_err(|e| e.to_string())
         })
     }
 
     fn logout(&self) -> futures::future::BoxFuture<'_, Result<bool, String>> {
-        Box::pin(async move { McpServer::logout(self).await.map_err(|e| e.0) })
+        Box::pin(async move { McpServer::logout(self).await.map_err(|e| e.to_string()) })
     }
 }
 
@@ -615,7 +614,7 @@ impl McpServer {
                 // down, say) is a failure to retry, not a reason to log in again: a token
                 // the server refuses comes back as a 401, which is.
                 let auth = self.authorized_client().await.map_err(|e| {
-                    let error = self.error(format!("cannot use its authorization: {}", e.error.0));
+                    let error = self.error(format!("cannot use its authorization: {}", e.error));
                     if e.refused {
                         Failed::Refused(error)
                     } else {
@@ -755,7 +754,22 @@ impl McpServer {
     }
 }
 
-/// Logging in: the server's side of the OAuth flow ([`OAuthSettings`](crate::OAuthSettings)).
+/// A loopback redirect finishes its login on the server ([`McpServer::finish_login`]).
+impl toolwire_oauth::FinishLogin for McpServer {
+    fn name(&self) -> &str {
+        McpServer::name(self)
+    }
+
+    fn finish_login(
+        &self,
+        pending: PendingLogin,
+        redirect: &str,
+    ) -> impl std::future::Future<Output = Result<(), LoginError>> + Send {
+        McpServer::finish_login(self, pending, redirect)
+    }
+}
+
+/// Logging in: the server's side of the OAuth flow ([`OAuthSettings`](toolwire_oauth::OAuthSettings)).
 impl McpServer {
     /// Its token file, when it is an HTTP server and toolwire keeps tokens.
     pub fn token_file(&self) -> Option<TokenFile> {
@@ -779,20 +793,20 @@ impl McpServer {
         let stored = if settings.unattended() && store.expires_soon() {
             Ok(None)
         } else {
-            crate::auth::stored_manager(&store).await
+            toolwire_oauth::stored_manager(&store).await
         };
         let manager = match stored {
             Ok(Some(manager)) => manager,
             Ok(None) | Err(_) if settings.unattended() => {
-                crate::auth::unattended(&store, settings).await?
+                toolwire_oauth::unattended(&store, settings).await?
             }
             Ok(None) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         // A DPoP-bound token is presented with proofs made with the key it is bound to.
         if store.token_is_dpop() {
-            let key = store.dpop_key().map_err(LoginError)?;
-            let client = DpopHttpClient::new(key, store).map_err(|e| LoginError(e.0))?;
+            let key = store.dpop_key().map_err(LoginError::TokenFile)?;
+            let client = DpopHttpClient::new(key, store).map_err(LoginError::Dpop)?;
             return Ok(Some(Authorized::Dpop(AuthClient::new(client, manager))));
         }
         Ok(Some(Authorized::Bearer(AuthClient::new(
@@ -847,20 +861,20 @@ impl McpServer {
     /// `toolwire serve`'s own route); the person opens [`PendingLogin::url`].
     pub async fn begin_login(&self, redirect_uri: &str) -> Result<PendingLogin, LoginError> {
         let Transport::Http { url, headers } = &self.config.transport else {
-            return Err(LoginError(format!(
+            return Err(LoginError::Unavailable(format!(
                 "`{}` is not an HTTP server; only those log in",
                 self.config.name
             )));
         };
         let store = self.token_file().ok_or_else(|| {
-            LoginError("toolwire keeps no tokens here (no data directory)".to_owned())
+            LoginError::Unavailable("toolwire keeps no tokens here (no data directory)".to_owned())
         })?;
         let known = self.challenge.lock().ok().and_then(|c| c.clone());
         let challenge = match known {
             Some(c) => Some(c),
-            None => crate::auth::probe_challenge(url, headers).await,
+            None => toolwire_oauth::probe_challenge(url, headers).await,
         };
-        crate::auth::begin(
+        toolwire_oauth::begin(
             store,
             &self.config.oauth,
             challenge.as_deref(),
@@ -890,11 +904,11 @@ impl McpServer {
     /// `revocation_endpoint` (RFC 7009), then forgets them, whether revoking worked or
     /// not: a person logging out must not be left logged in here.
     pub async fn log_out(&self) -> Result<LoggedOut, LoginError> {
-        let store = self
-            .token_file()
-            .ok_or_else(|| LoginError(format!("`{}` keeps no tokens", self.config.name)))?;
-        let revoked = crate::auth::revoke(&store, &self.config.oauth).await;
-        let removed = store.remove().map_err(LoginError)?;
+        let store = self.token_file().ok_or_else(|| {
+            LoginError::Unavailable(format!("`{}` keeps no tokens", self.config.name))
+        })?;
+        let revoked = toolwire_oauth::revoke(&store, &self.config.oauth).await;
+        let removed = store.remove().map_err(LoginError::TokenFile)?;
         self.forget_connection("logged out").await;
         Ok(LoggedOut { removed, revoked })
     }

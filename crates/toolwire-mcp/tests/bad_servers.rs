@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolwire_core::{ErrorCode, Status};
+use toolwire_core::{Resolution, ToolCall};
 use toolwire_mcp::{Limits, ServerConfig, Transport};
-use toolwire_runtime::{Executor, Resolution, Scope, ToolCall};
+use toolwire_runtime::{Executor, Scope};
 
 fn bad(mode: &str) -> ServerConfig {
     let script = support::peers::peers_dir().join("bad_server.py");

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
-use toolwire_agent::{ApprovalRequest, Approver, CallOptions, EventKind, Host, ToolCall};
-use toolwire_core::new_id;
+use toolwire_agent::{ApprovalRequest, Approver, CallOptions, Host};
+use toolwire_core::{EventKind, ToolCall, new_id};
 use toolwire_core::{Resolution, Status};
 use toolwire_mcp::{Limits, ServerConfig, Transport};
 
@@ -76,7 +76,7 @@ async fn host_with(config: ServerConfig, data: &std::path::Path) -> Host {
             connected
                 .tools
                 .into_iter()
-                .map(|t| t as Arc<dyn toolwire_agent::Tool>),
+                .map(|t| t as Arc<dyn toolwire_tool::Tool>),
         )
         .build()
         .await

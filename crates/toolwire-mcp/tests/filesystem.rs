@@ -6,8 +6,9 @@ mod support;
 
 use serde_json::json;
 use toolwire_core::Status;
+use toolwire_core::ToolCall;
 use toolwire_mcp::Limits;
-use toolwire_runtime::{Scope, ToolCall};
+use toolwire_runtime::Scope;
 
 fn text_of(r: &toolwire_core::ToolResult) -> String {
     r.output

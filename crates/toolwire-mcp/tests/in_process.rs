@@ -19,8 +19,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value as Json, json};
 use toolwire_core::{ErrorCode, Status, SuspensionReason};
+use toolwire_core::{EventKind, Resolution, ToolCall};
 use toolwire_mcp::{Limits, McpServer, connect_servers};
-use toolwire_runtime::{EventKind, Executor, Resolution, Scope, ToolCall};
+use toolwire_runtime::{Executor, Scope};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
@@ -482,7 +483,7 @@ async fn an_mcp_app_is_attached_as_a_widget_and_app_only_tools_are_hidden() {
     let hidden: Vec<String> = connected
         .tools
         .iter()
-        .map(|t| toolwire_runtime::Tool::schema(&**t))
+        .map(|t| toolwire_tool::Tool::schema(&**t))
         .filter(|s| s.hidden_from_model)
         .map(|s| s.name.clone())
         .collect();
@@ -515,7 +516,7 @@ async fn an_mcp_app_is_attached_as_a_widget_and_app_only_tools_are_hidden() {
 /// executor that keeps payloads, and says where each tool comes from.
 #[tokio::test]
 async fn the_adapter_returns_a_typed_result_and_reports_the_payload_it_received() {
-    use toolwire_runtime::{Output, Tool, ToolContext, ToolOrigin};
+    use toolwire_tool::{Output, Tool, ToolContext, ToolOrigin};
     let connected = connect_servers(vec![fixture(false, Limits::default())]).await;
     let chart = connected
         .tools

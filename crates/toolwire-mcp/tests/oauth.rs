@@ -315,11 +315,12 @@ async fn a_redirect_with_another_state_gets_no_token() {
     let server = server(&auth, tokens.path());
     let pending = server.begin_login(REDIRECT).await.unwrap();
     let forged = format!("{REDIRECT}?code=stolen&state=not-{}", pending.state());
-    let error = server
-        .finish_login(pending, &forged)
-        .await
-        .unwrap_err()
-        .to_string();
+    let error = server.finish_login(pending, &forged).await.unwrap_err();
+    assert!(
+        matches!(error, toolwire_oauth::LoginError::Redirect(_)),
+        "{error:?}"
+    );
+    let error = error.to_string();
     assert!(error.contains("state"), "{error}");
     assert_eq!(auth.token_requests.load(Ordering::SeqCst), 0);
     assert!(!server.token_file().unwrap().has_tokens());
@@ -336,11 +337,12 @@ async fn a_refusal_on_the_redirect_is_reported_clipped() {
         "no%0Away".to_owned() + &"x".repeat(5000),
         pending.state()
     );
-    let error = server
-        .finish_login(pending, &refused)
-        .await
-        .unwrap_err()
-        .to_string();
+    let error = server.finish_login(pending, &refused).await.unwrap_err();
+    assert!(
+        matches!(error, toolwire_oauth::LoginError::Refused(_)),
+        "{error:?}"
+    );
+    let error = error.to_string();
     assert!(error.contains("refused: access_denied no"), "{error}");
     assert!(!error.contains('\n') && error.len() < 600, "{error}");
     assert_eq!(auth.token_requests.load(Ordering::SeqCst), 0);
@@ -480,7 +482,7 @@ async fn idle_connections_to_the_redirect_listener_do_not_hold_the_redirect() {
     let (auth, _) = start(Lie::None).await;
     let tokens = tempfile::tempdir().unwrap();
     let server = server(&auth, tokens.path());
-    let listener = toolwire_mcp::LoopbackRedirect::bind().await.unwrap();
+    let listener = toolwire_oauth::LoopbackRedirect::bind().await.unwrap();
     let uri = listener.uri().to_owned();
     let pending = server.begin_login(&uri).await.unwrap();
     let redirect = format!("{uri}?code=good-code&state={}", pending.state());
@@ -488,7 +490,7 @@ async fn idle_connections_to_the_redirect_listener_do_not_hold_the_redirect() {
         let server = Arc::clone(&server);
         tokio::spawn(async move {
             listener
-                .complete(&server, pending, Duration::from_secs(60))
+                .complete(&*server, pending, Duration::from_secs(60))
                 .await
         })
     };

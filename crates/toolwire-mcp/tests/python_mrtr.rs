@@ -6,9 +6,10 @@
 mod support;
 
 use serde_json::json;
+use toolwire_core::{Resolution, ToolCall};
 use toolwire_core::{Status, SuspensionReason};
 use toolwire_mcp::Limits;
-use toolwire_runtime::{Resolution, Scope, ToolCall};
+use toolwire_runtime::Scope;
 
 #[tokio::test]
 async fn input_required_suspends_and_the_answer_resumes_the_call() {

@@ -13,7 +13,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use toolwire_mcp::{Limits, McpServer, OAuthSettings, ServerConfig, SourceState, Transport};
+use toolwire_mcp::{Limits, McpServer, ServerConfig, Transport};
+use toolwire_oauth::OAuthSettings;
+use toolwire_tool::SourceState;
 
 struct Peer {
     base: String,

@@ -9,9 +9,8 @@ use std::time::Instant;
 
 use serde_json::json;
 use toolwire_core::{CallRef, ToolResult, Value};
-use toolwire_model::{
-    Conversation, EncodeOptions, Message, NoBlobs, Provider, ToolCall, encode_request_bytes,
-};
+use toolwire_core::{Message, ToolCall};
+use toolwire_model::{Conversation, EncodeOptions, NoBlobs, Provider, encode_request_bytes};
 
 /// The bench's session (crates/toolwire-bench/src/payloads.rs): two build logs a turn.
 fn session(turns: usize) -> Conversation {

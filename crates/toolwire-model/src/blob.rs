@@ -7,6 +7,7 @@ use std::pin::Pin;
 /// Why a blob could not be read. Encoding turns it into a placeholder and a diagnostic,
 /// never a failed request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BlobError {
     /// No blob has that key.
     #[error("blob {0} not found")]

@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 /// The conversation vocabulary is core's, shared with the store and the runtime: what is
-/// stored is what is encoded, with no look-alike types converted in between.
-pub use toolwire_core::{Message, ToolCall};
+/// stored is what is encoded, with no look-alike types converted in between. Imported
+/// from `toolwire_core` by callers (one public path); the crate's own modules name them here.
+pub(crate) use toolwire_core::{Message, ToolCall};
 
 /// A conversation as stored: ordered messages. Tool results hold the canonical
 /// [`toolwire_core::ToolResult`], so the same stored value feeds every provider's view.

@@ -10,6 +10,7 @@ use crate::view::{ModelView, build_view};
 
 /// Why a request body could not be produced.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// The request could not be written as JSON.
     #[error("could not serialize the {provider} request: {source}")]

@@ -27,7 +27,7 @@ mod view;
 
 pub use blob::{BlobError, BlobFuture, BlobReader, MemoryBlobs, NoBlobs};
 pub use client::{ClientConfig, ClientError, DEFAULT_MAX_REPLY_BYTES, ProviderClient, RetryPolicy};
-pub use conversation::{Conversation, Message, ToolCall};
+pub use conversation::Conversation;
 pub use encode::{EncodeError, encode_request, encode_request_bytes, encode_view};
 pub use formats::{AssistantReply, DecodeError, ProviderFormat, StreamDecode, Usage};
 pub use media::MediaSupport;

@@ -20,6 +20,7 @@ pub const DEFAULT_READ_CHARS: usize = 20_000;
 
 /// Why a `read_result` request cannot be served; the message tells the model how to ask again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// The result has no output value of that index.
     #[error("part {part} is out of range: the result has {len} output values (parts 0–{})", len.saturating_sub(1))]

@@ -4,9 +4,8 @@
 
 use serde_json::{Value as Json, json};
 use toolwire_core::{CallRef, ToolResult, Value};
-use toolwire_model::{
-    Conversation, EncodeOptions, Message, NoBlobs, Provider, ToolCall, encode_request,
-};
+use toolwire_core::{Message, ToolCall};
+use toolwire_model::{Conversation, EncodeOptions, NoBlobs, Provider, encode_request};
 
 fn texts(v: &Json, out: &mut Vec<String>) {
     match v {

@@ -7,9 +7,8 @@
 mod support;
 
 use serde_json::json;
-use toolwire_model::{
-    Conversation, Message, NoBlobs, Provider, ToolCall, encode_request, encode_request_bytes,
-};
+use toolwire_core::{Message, ToolCall};
+use toolwire_model::{Conversation, NoBlobs, Provider, encode_request, encode_request_bytes};
 
 #[tokio::test]
 async fn bytes_match_the_tree_for_every_scenario() {

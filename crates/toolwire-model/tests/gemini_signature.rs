@@ -3,8 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::json;
+use toolwire_core::Message;
 use toolwire_core::{CallRef, ToolResult, Value};
-use toolwire_model::{Conversation, EncodeOptions, Message, NoBlobs, Provider, encode_request};
+use toolwire_model::{Conversation, EncodeOptions, NoBlobs, Provider, encode_request};
 
 #[tokio::test]
 async fn thought_signatures_go_back_with_their_calls() {

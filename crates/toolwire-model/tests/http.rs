@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use serde_json::json;
+use toolwire_core::ToolCall;
+use toolwire_model::Provider;
 use toolwire_model::{ClientConfig, ClientError, ProviderClient, RetryPolicy};
-use toolwire_model::{Provider, ToolCall};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

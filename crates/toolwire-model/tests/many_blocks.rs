@@ -8,9 +8,10 @@ use std::time::Instant;
 
 use serde_json::json;
 use toolwire_core::{CallRef, ToolResult, Value};
+use toolwire_core::{Message, ToolCall};
 use toolwire_model::{
-    Block, Conversation, EncodeOptions, Message, NoBlobs, Provider, ToolCall, Turn, build_view,
-    encode_request, read_part,
+    Block, Conversation, EncodeOptions, NoBlobs, Provider, Turn, build_view, encode_request,
+    read_part,
 };
 
 /// Part `i` of `n` parts of `size` characters: its number first (when it fits), so each

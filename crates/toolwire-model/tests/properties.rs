@@ -6,9 +6,9 @@
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 use toolwire_core::{CallRef, ToolResult, Value};
+use toolwire_core::{Message, ToolCall};
 use toolwire_model::{
-    Conversation, EncodeOptions, Message, NoBlobs, Provider, ToolCall, Turn, build_view,
-    encode_request,
+    Conversation, EncodeOptions, NoBlobs, Provider, Turn, build_view, encode_request,
 };
 use toolwire_model::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
 

@@ -6,9 +6,8 @@
 mod support;
 
 use toolwire_core::{CallRef, Source, ToolResult, Value};
-use toolwire_model::{
-    Conversation, Message, NoBlobs, NoteCode, Provider, ToolCall, encode_request,
-};
+use toolwire_core::{Message, ToolCall};
+use toolwire_model::{Conversation, NoBlobs, NoteCode, Provider, encode_request};
 
 #[tokio::test]
 async fn widgets_and_user_only_values_never_reach_the_model() {

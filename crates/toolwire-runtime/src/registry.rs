@@ -9,6 +9,7 @@ use toolwire_tool::{Tool, ToolSchema, is_valid_tool_name};
 
 /// Why a tool could not be registered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// The name is not one every provider accepts as a function name.
     #[error(

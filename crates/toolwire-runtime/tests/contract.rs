@@ -11,68 +11,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use toolwire_core::{Audience, Status, Value};
-use toolwire_runtime::{
-    ApprovalPolicy, ErrorCode, EventBus, EventKind, ExecutionMode, Executor, ExecutorConfig,
-    Finished, Landing, MemorySuspensions, Registry, Resolution, ResultSink, Scope, ToolCall,
-    ToolContext, ToolError, tool_fn,
-};
-use toolwire_store::{StoreError, StoredResult};
+use toolwire_core::{ErrorCode, EventKind, Resolution, ToolCall};
+use toolwire_runtime::{Executor, ExecutorConfig, Registry, Scope};
+use toolwire_store::MemorySuspensions;
+use toolwire_tool::{ApprovalPolicy, ExecutionMode, ProgressSink, ToolContext, ToolError, tool_fn};
 
-/// A sink that stores nothing: it announces each landed result, then its widgets, as a
-/// host's sink does once it has stored them, numbering them as a store would.
-struct Announce {
-    events: Arc<EventBus>,
-    landed: std::sync::atomic::AtomicI64,
-}
-
-impl ResultSink for Announce {
-    fn land<'a>(
-        &'a self,
-        session_id: &'a str,
-        landing: Landing,
-    ) -> futures::future::BoxFuture<'a, Result<StoredResult, StoreError>> {
-        Box::pin(async move {
-            let result = landing.result;
-            let kind = EventKind::ToolResult {
-                result: Box::new(result.clone()),
-                raw: landing.raw,
-            };
-            let _ = self.events.emit(session_id, kind).await;
-            for widget in &result.widgets {
-                let kind = EventKind::Widget {
-                    call_id: result.call_id.clone(),
-                    widget: Box::new(widget.clone()),
-                };
-                let _ = self.events.emit(session_id, kind).await;
-            }
-            let n = 1 + self
-                .landed
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Ok(StoredResult {
-                message_id: n,
-                session_id: session_id.to_owned(),
-                seq: n,
-                created_at_ms: 0,
-                result,
-            })
-        })
-    }
-}
-
-/// Gives `ex` the announcing sink.
-fn announcing(ex: Executor) -> Executor {
-    let events = Arc::clone(ex.events());
-    ex.set_sink(Arc::new(Announce {
-        events,
-        landed: Default::default(),
-    }));
-    ex
-}
-
-/// Lands `finished` through `ex`'s sink: announced, as a stored result would be.
-async fn land(ex: &Executor, finished: Finished) -> toolwire_core::ToolResult {
-    ex.land(finished, None).await.unwrap().result
-}
+mod support;
+use support::{announcing, land};
 
 #[derive(Deserialize, JsonSchema)]
 struct Sleep {
@@ -680,7 +625,7 @@ async fn a_null_optional_argument_is_left_out_not_refused() {
 #[derive(Default)]
 struct Tap(std::sync::Mutex<Vec<u64>>);
 
-impl toolwire_runtime::ProgressSink for Tap {
+impl ProgressSink for Tap {
     fn progress(
         &self,
         _session: &str,
@@ -715,7 +660,7 @@ async fn a_progress_tap_hears_each_step_coalesced_and_the_last_before_the_result
     let ex = Executor::new(registry);
     let tap = Arc::new(Tap::default());
     let scope = Scope {
-        progress: Some(Arc::clone(&tap) as Arc<dyn toolwire_runtime::ProgressSink>),
+        progress: Some(Arc::clone(&tap) as Arc<dyn ProgressSink>),
         ..Scope::new("s")
     };
     let r = ex

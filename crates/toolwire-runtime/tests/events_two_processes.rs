@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use toolwire_runtime::{EventBus, EventKind};
+use toolwire_core::EventKind;
+use toolwire_runtime::EventBus;
 use toolwire_store::{StoreConfig, Stores};
 
 /// Two stores on one temp dir, as two processes have, each with its own bus.

@@ -9,12 +9,14 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use toolwire_core::{EventKind, Resolution, ToolCall};
 use toolwire_core::{Status, Value};
-use toolwire_runtime::{
-    ApprovalPolicy, EventBus, EventKind, Executor, Registry, Resolution, Scope, ToolCall,
-    ToolContext, ToolError, tool_fn,
-};
+use toolwire_runtime::{EventBus, Executor, Registry, Scope};
 use toolwire_store::SqliteHistory;
+use toolwire_tool::{ApprovalPolicy, ToolContext, ToolError, tool_fn};
+
+mod support;
+use support::{announcing, land};
 
 const CHILD_ENV: &str = "TOOLWIRE_TEST_SUSPEND_CHILD_DB";
 
@@ -39,10 +41,13 @@ async fn executor(db: &Path) -> Executor {
             .with_schema(|s| s.approval = ApprovalPolicy::Always),
         )
         .unwrap();
-    Executor::builder(registry)
-        .events(EventBus::new(Arc::clone(&history) as _))
-        .suspensions(history)
-        .build()
+    // Results are announced when they land, as a host's are.
+    announcing(
+        Executor::builder(registry)
+            .events(EventBus::new(Arc::clone(&history) as _))
+            .suspensions(history)
+            .build(),
+    )
 }
 
 #[tokio::test]
@@ -86,11 +91,7 @@ async fn a_suspension_survives_a_restart_and_resumes_in_another_process() {
 
     // The second process: a fresh executor over the same file.
     let ex = executor(&db).await;
-    let done = ex
-        .resolve(&id, Resolution::Approve)
-        .await
-        .unwrap()
-        .into_result();
+    let done = land(&ex, ex.resolve(&id, Resolution::Approve).await.unwrap()).await;
     assert_eq!(
         (done.call_id.as_str(), done.status),
         ("call_9", Status::Success)

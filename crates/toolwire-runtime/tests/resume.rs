@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Value as Json, json};
+use toolwire_core::{ErrorCode, Resolution, ToolCall};
 use toolwire_core::{Status, SuspensionReason};
-use toolwire_runtime::{
-    ErrorCode, Executor, ExecutorConfig, MemorySuspensions, Output, Registry, Resolution, Resume,
-    Scope, Tool, ToolCall, ToolContext, ToolError, ToolSchema,
-};
+use toolwire_runtime::{Executor, ExecutorConfig, Registry, Scope};
+use toolwire_store::MemorySuspensions;
+use toolwire_tool::{Output, Resume, Tool, ToolContext, ToolError, ToolSchema};
 
 /// Asks two questions, one per round, like an MCP server answering `input_required`
 /// twice; the final result names both answers.

@@ -9,12 +9,11 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use toolwire_core::{Resolution, ToolCall};
 use toolwire_core::{Status, TraceContext, Value};
 use toolwire_runtime::trace::{Attr, AttrValue, Span, SpanKind, Tracer};
-use toolwire_runtime::{
-    ApprovalPolicy, Executor, ExecutorConfig, Registry, Resolution, Scope, ToolCall, ToolContext,
-    ToolError, tool_fn,
-};
+use toolwire_runtime::{Executor, ExecutorConfig, Registry, Scope};
+use toolwire_tool::{ApprovalPolicy, ToolContext, ToolError, tool_fn};
 
 #[derive(Debug, Clone)]
 struct Ended {

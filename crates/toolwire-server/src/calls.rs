@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use toolwire_agent::CancellationToken;
+use toolwire_tool::CancellationToken;
 
 /// Most calls tracked at once; past it the oldest cannot be cancelled by id any more
 /// (they still finish), so memory stays bounded whatever a client posts.

@@ -69,7 +69,7 @@ impl From<HostError> for ApiError {
     fn from(e: HostError) -> Self {
         match e {
             HostError::NoSession(id) => crate::api::no_session(&id),
-            HostError::Resolve(toolwire_agent::ResolveError::NotFound(id)) => {
+            HostError::Resolve(toolwire_runtime::ResolveError::NotFound(id)) => {
                 ApiError::not_found(format!("no pending call {id:?} in this session"))
             }
             HostError::Store(store) => store.into(),

@@ -25,7 +25,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
 use tokio::task::AbortHandle;
-use toolwire_agent::{SharedEvent, Subscription};
+use toolwire_runtime::{SharedEvent, Subscription};
 use toolwire_store::{HistoryReader, StoreError};
 
 use crate::AppState;

@@ -14,9 +14,7 @@
 #![warn(missing_docs)]
 
 mod agui;
-// A namespace: the AG-UI follower's parts (decoder, limits, follower, target, pump),
-// which the binary and the tests drive; nothing of it is re-exported at the root.
-pub mod agui_follow;
+mod agui_proxy;
 mod api;
 mod approver;
 mod calls;
@@ -71,10 +69,11 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a kept-alive connection may wait for its next request, by default.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub use toolwire_http::{RETRY_AFTER_SECS, STALL_TIMEOUT};
+use toolwire_http::{RETRY_AFTER_SECS, STALL_TIMEOUT};
 
 /// How to serve.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServeConfig {
     /// The address to listen on; port 0 picks a free one.
     pub addr: SocketAddr,
@@ -106,8 +105,8 @@ pub struct ServeConfig {
     /// A kept-alive connection with no request this long after its last answer is closed.
     pub idle_timeout: Duration,
     /// The AG-UI agent `POST /api/agui/follow` forwards to and records
-    /// ([`agui_follow`]).
-    pub agui_follow: Option<agui_follow::FollowTarget>,
+    /// ([`toolwire_agui`]).
+    pub agui_follow: Option<toolwire_agui::FollowTarget>,
 }
 
 impl ServeConfig {
@@ -131,6 +130,7 @@ impl ServeConfig {
 
 /// Why the server did not start or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// A non-loopback address was given without a token.
     #[error(
@@ -183,7 +183,7 @@ pub struct AppState {
     /// The open event feeds' slots, and word of deleted sessions for them.
     pub(crate) feeds: Arc<events::Feeds>,
     /// The external AG-UI agent this server follows, if any.
-    pub agui_follow: Option<agui_follow::FollowTarget>,
+    pub agui_follow: Option<toolwire_agui::FollowTarget>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -276,7 +276,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/resources/{blob}/content", get(resources::content))
         .route("/api/ws", get(events::ws))
         .route("/api/agui", post(agui::run))
-        .route("/api/agui/follow", post(agui_follow::proxy))
+        .route("/api/agui/follow", post(agui_proxy::proxy))
         .route("/api/openapi.json", get(openapi::serve_document))
         .route("/api/info", get(api::info))
         .route("/", get(page))

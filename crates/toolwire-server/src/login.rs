@@ -26,7 +26,7 @@ fn no_server(name: &str) -> ApiError {
 fn login_of(
     state: &AppState,
     name: &str,
-) -> Result<std::sync::Arc<dyn toolwire_agent::ToolSource>, ApiError> {
+) -> Result<std::sync::Arc<dyn toolwire_tool::ToolSource>, ApiError> {
     let source = state.host.source(name).ok_or_else(|| no_server(name))?;
     if source.login().is_none() {
         return Err(ApiError::new(

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 /// Why a store operation failed. Variants that describe bad input are checked before
 /// anything is written, so the store is unchanged when they are returned.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// A blob key is not `blake3:` and 64 lowercase hex characters.
     #[error("invalid blob key {key:?}: expected `blake3:` followed by 64 lowercase hex characters")]

@@ -10,8 +10,6 @@ use toolwire_core::is_blob_key;
 
 use crate::error::{Result, StoreError};
 
-pub use toolwire_core::MAX_ID_LEN;
-
 /// A checked content address: `blake3:` plus 64 lowercase hex characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BlobKey(String);
@@ -79,6 +77,7 @@ pub(crate) fn truncate_for_message(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolwire_core::MAX_ID_LEN;
 
     #[test]
     fn blob_keys_are_checked() {

@@ -42,7 +42,7 @@ pub use history::{
     EventLog, EventWake, HistoryReader, HistoryStore, InlineBlob, MessagePage, NewSession, Page,
     QueuedEvent, RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
-pub use ids::{BlobKey, MAX_ID_LEN, validate_id};
+pub use ids::{BlobKey, validate_id};
 pub use memory::{MEMORY_EVENTS_KEPT, MemoryEventLog, MemorySuspensions};
 #[cfg(feature = "backends")]
 pub use migrate::{MigrateReport, migrate};

@@ -9,6 +9,7 @@ use crate::{Render, join};
 
 /// Why a JSON document could not be rendered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RenderError {
     /// The document is neither a result, a value, nor an array of them.
     #[error(

@@ -6,6 +6,7 @@ use crate::registry::WidgetRegistry;
 
 /// Everything rendering depends on. Rendering is a pure function of the result and these.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TermOptions {
     /// Columns; every rendered line fits in it.
     pub width: usize,

@@ -31,6 +31,7 @@ impl WidgetContext {
 
 /// Why a renderer could not draw its widget; the fallback text is shown instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WidgetError {
     /// The widget's data is not in the shape the renderer draws.
     #[error("widget data does not match what the renderer expects: {0}")]

@@ -120,6 +120,7 @@ impl From<ToolResult> for Output {
 
 /// Why a call failed. The message is shown to the model and the person alike.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The input failed a check the schema could not express; the model may retry.
     #[error("invalid input: {0}")]

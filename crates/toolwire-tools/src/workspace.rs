@@ -9,6 +9,7 @@ use toolwire_tool::ToolError;
 /// Why a path was refused or could not be resolved. Messages name the path the model gave,
 /// so it can correct itself.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WorkspaceError {
     /// The root cannot be opened or canonicalized.
     #[error("workspace root `{}` is not usable: {source}", .root.display())]

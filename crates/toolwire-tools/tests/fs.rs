@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 use support::{Fixture, PNG_1X1};
+use toolwire_core::Resolution;
 use toolwire_core::{Status, SuspensionReason, WellKnown};
-use toolwire_runtime::{ApprovalPolicy, Resolution};
+use toolwire_tool::ApprovalPolicy;
 
 // ---- read_file ----
 

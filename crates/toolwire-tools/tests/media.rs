@@ -6,8 +6,9 @@ mod support;
 use base64::Engine as _;
 use serde_json::json;
 use support::{Fixture, PNG_1X1, assert_valid};
+use toolwire_core::Resolution;
 use toolwire_core::{Status, SuspensionReason, WellKnown};
-use toolwire_runtime::{ExecutionMode, Resolution};
+use toolwire_tool::ExecutionMode;
 
 #[tokio::test]
 async fn view_image_sniffs_the_type_from_the_bytes() {

@@ -9,9 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 use support::{Fixture, assert_valid, require_program};
+use toolwire_core::ToolCall;
 use toolwire_core::{Status, ToolResult, WellKnown};
-use toolwire_runtime::reconfigure;
-use toolwire_runtime::{ApprovalPolicy, Executor, Registry, Scope, Tool, ToolCall, ToolContext};
+use toolwire_runtime::{Executor, Registry, Scope};
+use toolwire_tool::reconfigure;
+use toolwire_tool::{ApprovalPolicy, Tool, ToolContext};
 use toolwire_tools::{SHELL_OUTPUT, TOOLWIRE_OUTPUT_META, Workspace, run};
 
 fn text(r: &ToolResult) -> &str {

@@ -7,10 +7,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use toolwire_agent::{Host, HostBuilder, StoreLocation, Tool, ToolSource};
+use toolwire_agent::{Host, HostBuilder, StoreLocation};
 use toolwire_core::{ToolResult, WellKnown};
 use toolwire_store::{DEFAULT_REHYDRATE_LIMIT, Stores, rehydrate_images};
 use toolwire_term::{ImageProtocol, TermOptions};
+use toolwire_tool::{Tool, ToolSource};
 
 /// The stores alone, for commands that only read or tidy them.
 pub(crate) async fn open(place: &StoreLocation) -> Result<Stores> {

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use futures::future::BoxFuture;
-use toolwire_agent::{ProviderSampler, ProviderSettings, Tool};
+use toolwire_agent::{ProviderSampler, ProviderSettings};
 use toolwire_mcp::{
     Limits, McpServer, SampleError, Sampler, ServerConfig, merge_servers, parse_flag,
     parse_servers_json, read_servers_file,
 };
+use toolwire_tool::Tool;
 
 use crate::out;
 

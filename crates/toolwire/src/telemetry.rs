@@ -24,7 +24,7 @@ pub(crate) fn start() {
 }
 
 /// The tracer hosts use, when tracing is on.
-pub(crate) fn tracer() -> Option<Arc<dyn toolwire_agent::Tracer>> {
+pub(crate) fn tracer() -> Option<Arc<dyn toolwire_runtime::trace::Tracer>> {
     OTEL.get().map(Otel::tracer)
 }
 

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolwire_runtime::{EventBus, Executor, ExecutorConfig, Registry, Tracer};
+use toolwire_runtime::trace::Tracer;
+use toolwire_runtime::{EventBus, Executor, ExecutorConfig, Registry};
 use toolwire_store::{StoreConfig, StoreError, Stores};
 use toolwire_tool::{Tool, ToolSource};
 use toolwire_tools::{Workspace, builtin_tools};

@@ -14,13 +14,13 @@ use serde_json::{Value as Json, json};
 use tempfile::TempDir;
 use toolwire_agent::{Agent, AgentConfig, ApprovalRequest, Approver, TaskTool};
 use toolwire_core::Message;
+use toolwire_core::Resolution;
 use toolwire_core::Value;
 use toolwire_model::Provider;
 use toolwire_model::{ClientConfig, ProviderClient, RetryPolicy};
-use toolwire_runtime::{
-    EventBus, Executor, Registry, Resolution, Tool, ToolContext, ToolError, tool_fn,
-};
+use toolwire_runtime::{EventBus, Executor, Registry};
 use toolwire_store::{HistoryStore, NewSession, StoreConfig, Stores};
+use toolwire_tool::{Tool, ToolContext, ToolError, tool_fn};
 use toolwire_tools::{Workspace, read_file, write_file};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 

@@ -31,7 +31,7 @@ pub fn stdio_as_configured(name: &str, command: &str, args: &[String]) -> Server
 
 /// `config` with every call run without asking, as `"approval": "never"` does.
 pub fn trusted(mut config: ServerConfig) -> ServerConfig {
-    config.approval.server = Some(toolwire_mcp::ApprovalPolicy::Never);
+    config.approval.server = Some(toolwire_tool::ApprovalPolicy::Never);
     config
 }
 
@@ -42,7 +42,7 @@ pub fn executor_of(connected: Connected) -> (Executor, Vec<String>) {
     let mut registry = Registry::new();
     let mut names = Vec::new();
     for tool in connected.tools {
-        names.push(toolwire_runtime::Tool::schema(&*tool).name.clone());
+        names.push(toolwire_tool::Tool::schema(&*tool).name.clone());
         registry.register_arc(tool).unwrap();
     }
     let ex = Executor::builder(registry).build();

@@ -6,7 +6,8 @@ use serde_json::json;
 use toolwire_core::{
     Audience, CallRef, EntryType, FileEntry, ResourceLinkData, Source, ToolResult, Value, Widget,
 };
-use toolwire_model::{Conversation, EncodeOptions, MemoryBlobs, Message, ToolCall, ToolSpec};
+use toolwire_core::{Message, ToolCall};
+use toolwire_model::{Conversation, EncodeOptions, MemoryBlobs, ToolSpec};
 
 /// A 1×1 PNG.
 pub const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";

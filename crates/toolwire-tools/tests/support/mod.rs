@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 use tempfile::TempDir;
+use toolwire_core::{Resolution, ToolCall};
 use toolwire_core::{Status, SuspensionReason, ToolResult, Value};
-use toolwire_runtime::{Executor, Registry, Resolution, Scope, ToolCall};
+use toolwire_runtime::{Executor, Registry, Scope};
 use toolwire_tools::{Workspace, builtin_tools};
 
 pub struct Fixture {

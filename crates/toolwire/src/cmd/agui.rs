@@ -5,8 +5,8 @@
 
 use anyhow::Result;
 use serde_json::json;
+use toolwire_agui::{FollowTarget, RunEnd, pump};
 use toolwire_core::EventKind;
-use toolwire_server::agui_follow::{FollowTarget, RunEnd, pump};
 
 use crate::{Outcome, data, out};
 

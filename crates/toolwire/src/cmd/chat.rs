@@ -7,10 +7,11 @@ use std::sync::Arc;
 use toolwire_agent::StoreLocation;
 
 use anyhow::Result;
-use toolwire_agent::{CancellationToken, HostAgent, StopReason, TurnOutcome};
+use toolwire_agent::{HostAgent, StopReason, TurnOutcome};
 use toolwire_core::{Event, EventKind, Status};
 use toolwire_store::NewSession;
 use toolwire_term::{LiveRenderer, TermOptions};
+use toolwire_tool::CancellationToken;
 
 use std::borrow::Cow;
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use toolwire_agent::StoreLocation;
-use toolwire_mcp::{LOGIN_TIMEOUT, LoopbackRedirect, McpServer};
+use toolwire_mcp::McpServer;
+use toolwire_oauth::{LOGIN_TIMEOUT, LoopbackRedirect};
 
 use crate::{Outcome, out};
 

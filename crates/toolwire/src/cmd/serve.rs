@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolwire_agent::{Host, StoreLocation, Tool, ToolSource};
+use toolwire_agent::{Host, StoreLocation};
+use toolwire_tool::{Tool, ToolSource};
 
 use anyhow::Result;
 use toolwire_server::{ServeConfig, Server};
@@ -108,7 +109,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         .as_deref()
         .map(|url| {
             // A followed agent's diagnostics quote it: printed sanitized, as all else.
-            toolwire_server::agui_follow::FollowTarget::new(url)
+            toolwire_agui::FollowTarget::new(url)
                 .map(|target| target.report_to(|line| out::eprintln(&format!("toolwire: {line}"))))
         })
         .transpose()?;

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use toolwire_agent::{SourceState, SourceStatus, StoreLocation};
+use toolwire_agent::StoreLocation;
 use toolwire_mcp::McpServer;
+use toolwire_tool::{SourceState, SourceStatus};
 
 use anyhow::Result;
 
@@ -49,7 +50,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         if schema.hidden_from_model {
             notes.push("not offered to the model");
         }
-        if schema.approval == toolwire_agent::ApprovalPolicy::Always {
+        if schema.approval == toolwire_tool::ApprovalPolicy::Always {
             notes.push("asks for approval");
         }
         // What the tool says of itself (MCP annotations: hints from its server).

@@ -34,7 +34,7 @@ const DPOP: &str = "dpop";
 const DPOP_NONCE: &str = "dpop-nonce";
 
 fn boxed(why: String) -> OAuthHttpClientError {
-    Box::new(DpopError(why))
+    Box::new(DpopError::Request(why))
 }
 
 /// rmcp's `OAuthHttpClient` for an authorization server that offers DPoP: every request
@@ -84,8 +84,12 @@ impl DpopOAuthClient {
             }
         });
         let build = |redirect| {
-            filtered_client(resource, redirect, Duration::from_secs(30))
-                .map_err(|e| DpopError(format!("cannot make the OAuth HTTP client: {e}")))
+            filtered_client(resource, redirect, Duration::from_secs(30)).map_err(|e| {
+                DpopError::Client {
+                    what: "OAuth HTTP client",
+                    why: e.to_string(),
+                }
+            })
         };
         Ok(DpopOAuthClient {
             follow: build(follow)?,
@@ -170,7 +174,7 @@ impl OAuthHttpClient for DpopOAuthClient {
             let proof = |nonce: Option<String>| {
                 self.key
                     .proof("POST", &self.token_endpoint, None, nonce.as_deref())
-                    .map_err(|e| self.refuse(e.0))
+                    .map_err(|e| self.refuse(e.to_string()))
             };
             let sent = self.nonce.get();
             let response = self
@@ -249,7 +253,7 @@ fn unexpected(why: String) -> HttpError {
 /// read the nonce, then retries the request once with it. A server that asks again gets
 /// a clear error, not another round.
 #[derive(Clone)]
-pub(crate) struct DpopHttpClient {
+pub struct DpopHttpClient {
     http: reqwest::Client,
     key: Arc<DpopKey>,
     store: TokenFile,
@@ -266,13 +270,17 @@ impl std::fmt::Debug for DpopHttpClient {
 }
 
 impl DpopHttpClient {
-    pub(crate) fn new(key: Arc<DpopKey>, store: TokenFile) -> Result<Self, DpopError> {
+    /// A client presenting `store`'s token with proofs made with `key`.
+    pub fn new(key: Arc<DpopKey>, store: TokenFile) -> Result<Self, DpopError> {
         // A proof names the URL it is for, so a redirect would carry a proof for another
         // URL: none is followed.
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| DpopError(format!("cannot make the HTTP client: {e}")))?;
+            .map_err(|e| DpopError::Client {
+                what: "HTTP client",
+                why: e.to_string(),
+            })?;
         Ok(DpopHttpClient {
             http,
             key,
@@ -300,7 +308,7 @@ impl DpopHttpClient {
         let proof = self
             .key
             .proof(method, uri, Some(&token), nonce)
-            .map_err(|e| unexpected(e.0))?;
+            .map_err(|e| unexpected(e.to_string()))?;
         let authorization = HeaderValue::try_from(format!("DPoP {token}"))
             .map_err(|_| unexpected("the access token cannot be sent in a header".to_owned()))?;
         let proof = HeaderValue::try_from(proof)

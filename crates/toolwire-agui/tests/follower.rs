@@ -7,8 +7,8 @@
 
 use serde_json::{Value as Json, json};
 use toolwire_agent::Host;
+use toolwire_agui::{FollowLimits, Follower, RunEnd};
 use toolwire_core::{Message, Status};
-use toolwire_server::agui_follow::{FollowLimits, Follower, RunEnd};
 
 async fn host(dir: &std::path::Path) -> Host {
     Host::builder()

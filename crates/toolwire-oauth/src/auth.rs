@@ -20,7 +20,7 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::dpop::DpopKey;
+use crate::dpop::{DpopError, DpopKey};
 use crate::dpop_http::DpopOAuthClient;
 
 /// Largest token file read back: a token response is a few kilobytes; anything bigger
@@ -110,24 +110,57 @@ impl std::fmt::Debug for OAuthSettings {
     }
 }
 
-/// Why logging in (or using a token) failed, for a person.
+/// Why logging in (or using a token) failed. Each variant's text is for a person and
+/// says what to do where there is something to do.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct LoginError(pub String);
-
-impl LoginError {
-    fn new(why: impl Into<String>) -> Self {
-        LoginError(why.into())
-    }
+#[non_exhaustive]
+pub enum LoginError {
+    /// rmcp's part of the flow failed (discovery, registration, the code exchange, a
+    /// refresh, an unattended grant), or the flow stopped unexpectedly.
+    #[error("{0}")]
+    Flow(String),
+    /// The authorization server's metadata or answer fails a check toolwire makes
+    /// (an endpoint not https, no S256 PKCE, an issuer that changed, too large).
+    #[error("{0}")]
+    Server(String),
+    /// The authorization server refused, with an OAuth error.
+    #[error("{0}")]
+    Refused(String),
+    /// An endpoint could not be reached or its answer read.
+    #[error("{0}")]
+    Unreachable(String),
+    /// The server's `"oauth"` settings lack what the grant needs, or name a file,
+    /// endpoint or algorithm that cannot be used.
+    #[error("{0}")]
+    Settings(String),
+    /// The browser's redirect is not this login's (or not a URL), or the loopback
+    /// listener for it could not be opened.
+    #[error("{0}")]
+    Redirect(String),
+    /// Nobody finished the login in the browser within this long.
+    #[error("nobody finished the login in the browser within {} s", .0.as_secs())]
+    TimedOut(Duration),
+    /// The server's token file could not be read, written or removed.
+    #[error("{0}")]
+    TokenFile(String),
+    /// A DPoP key or proof could not be made.
+    #[error(transparent)]
+    Dpop(#[from] DpopError),
+    /// This server does not log in: it is not an HTTP server, or toolwire keeps no
+    /// tokens here.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// Why an unattended grant failed, and whether the authorization server refused it
 /// outright (an OAuth error such as `invalid_client`, or another 4xx): asking again with
 /// the same credentials would get the same answer, so it is not asked again.
 #[derive(Debug, Clone)]
-pub(crate) struct GrantError {
-    pub(crate) error: LoginError,
-    pub(crate) refused: bool,
+pub struct GrantError {
+    /// Why, for a person.
+    pub error: LoginError,
+    /// Whether the authorization server refused the grant outright.
+    pub refused: bool,
 }
 
 impl From<LoginError> for GrantError {
@@ -180,7 +213,7 @@ fn definite_refusal(e: &AuthError) -> bool {
 
 impl From<AuthError> for LoginError {
     fn from(e: AuthError) -> Self {
-        LoginError(auth_error_text(&e))
+        LoginError::Flow(auth_error_text(&e))
     }
 }
 
@@ -373,7 +406,7 @@ impl TokenFile {
 
     /// The server's DPoP key: the stored one, or a new one stored now (before any token
     /// request that binds a token to it).
-    pub(crate) fn dpop_key(&self) -> Result<Arc<DpopKey>, String> {
+    pub fn dpop_key(&self) -> Result<Arc<DpopKey>, String> {
         if let Some(key) = self.dpop.lock().ok().and_then(|k| k.clone()) {
             return Ok(key);
         }
@@ -383,7 +416,7 @@ impl TokenFile {
                 format!("{}: {e}; remove it and log in again", self.path.display())
             })?),
             None => {
-                let key = Arc::new(DpopKey::generate().map_err(|e| e.0)?);
+                let key = Arc::new(DpopKey::generate().map_err(|e| e.to_string())?);
                 record.server = self.server.clone();
                 record.resource = self.resource.clone();
                 record.dpop_key = Some(key.to_stored());
@@ -399,7 +432,7 @@ impl TokenFile {
 
     /// Whether the stored access token is DPoP-bound (`token_type` DPoP), so that it is
     /// presented with the DPoP scheme and a proof.
-    pub(crate) fn token_is_dpop(&self) -> bool {
+    pub fn token_is_dpop(&self) -> bool {
         self.read()
             .ok()
             .flatten()
@@ -488,7 +521,7 @@ fn check_endpoints(metadata: &AuthorizationMetadata) -> Result<(), LoginError> {
         if let Some(url) = url
             && !endpoint_allowed(url)
         {
-            return Err(LoginError::new(format!(
+            return Err(LoginError::Server(format!(
                 "the authorization server's {field} {url:?} is not https (http is allowed on \
                  loopback only); no credentials were sent"
             )));
@@ -514,22 +547,22 @@ async fn legacy_metadata(
     resource: &str,
     issuer: &str,
 ) -> Result<AuthorizationMetadata, LoginError> {
-    let mut url = reqwest::Url::parse(resource).map_err(|e| LoginError::new(e.to_string()))?;
+    let mut url = reqwest::Url::parse(resource).map_err(|e| LoginError::Settings(e.to_string()))?;
     url.set_path("/.well-known/oauth-authorization-server");
     url.set_query(None);
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(15))
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| LoginError::new(e.to_string()))?;
+        .map_err(|e| LoginError::Unreachable(e.to_string()))?;
     let mut response = client
         .get(url.clone())
         .header("MCP-Protocol-Version", "2025-03-26")
         .send()
         .await
-        .map_err(|e| LoginError::new(format!("cannot read {url}: {e}")))?;
+        .map_err(|e| LoginError::Unreachable(format!("cannot read {url}: {e}")))?;
     if !response.status().is_success() {
-        return Err(LoginError::new(format!(
+        return Err(LoginError::Server(format!(
             "{url} answered {}",
             response.status()
         )));
@@ -538,19 +571,20 @@ async fn legacy_metadata(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| LoginError::new(format!("cannot read {url}: {e}")))?
+        .map_err(|e| LoginError::Unreachable(format!("cannot read {url}: {e}")))?
     {
         if body.len() + chunk.len() > MAX_METADATA {
-            return Err(LoginError::new(format!(
+            return Err(LoginError::Server(format!(
                 "{url} is larger than {MAX_METADATA} bytes"
             )));
         }
         body.extend_from_slice(&chunk);
     }
-    let metadata: AuthorizationMetadata = serde_json::from_slice(&body)
-        .map_err(|e| LoginError::new(format!("{url} is not authorization server metadata: {e}")))?;
+    let metadata: AuthorizationMetadata = serde_json::from_slice(&body).map_err(|e| {
+        LoginError::Server(format!("{url} is not authorization server metadata: {e}"))
+    })?;
     if metadata.issuer.as_deref() != Some(issuer) {
-        return Err(LoginError::new(format!(
+        return Err(LoginError::Server(format!(
             "{url} changed its issuer between two reads"
         )));
     }
@@ -560,7 +594,7 @@ async fn legacy_metadata(
 /// Asks the server, unauthenticated, why it refuses: the `WWW-Authenticate` of its 401.
 /// A server that answers otherwise gives no challenge, and discovery then probes the
 /// well-known locations.
-pub(crate) async fn probe_challenge(
+pub async fn probe_challenge(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
 ) -> Option<String> {
@@ -631,7 +665,7 @@ impl PendingLogin {
     /// and the tokens stored.
     pub async fn finish(self, redirect: &str) -> Result<(), LoginError> {
         let parsed = reqwest::Url::parse(redirect)
-            .map_err(|_| LoginError::new("the redirect is not a URL"))?;
+            .map_err(|_| LoginError::Redirect("the redirect is not a URL".into()))?;
         let param = |name: &str| {
             parsed
                 .query_pairs()
@@ -640,7 +674,7 @@ impl PendingLogin {
         };
         if let Some(error) = param("error") {
             let detail = param("error_description").unwrap_or_default();
-            return Err(LoginError::new(format!(
+            return Err(LoginError::Refused(format!(
                 "the authorization server refused: {} {}",
                 clip(&error, 100),
                 clip(&detail, 300)
@@ -649,9 +683,10 @@ impl PendingLogin {
         let callback = AuthorizationCallback::from_redirect_url(redirect)?;
         // rmcp checks the state against the one it stored too; this says which failed.
         if callback.csrf_token != self.state {
-            return Err(LoginError::new(
+            return Err(LoginError::Redirect(
                 "the redirect's state does not match this login (a stale or forged redirect); \
-                 no token was requested",
+                 no token was requested"
+                    .into(),
             ));
         }
         self.manager
@@ -719,16 +754,17 @@ async fn discover_documented(
 fn check_pkce(metadata: &AuthorizationMetadata, documented: bool) -> Result<(), LoginError> {
     match &metadata.code_challenge_methods_supported {
         Some(methods) if methods.iter().any(|m| m == "S256") => Ok(()),
-        Some(methods) => Err(LoginError::new(format!(
+        Some(methods) => Err(LoginError::Server(format!(
             "the authorization server does not support PKCE with S256 (its \
              code_challenge_methods_supported lists {}); toolwire logs in only with S256 PKCE",
             clip(&methods.join(", "), 200)
         ))),
         None if !documented => Ok(()),
-        None => Err(LoginError::new(
+        None => Err(LoginError::Server(
             "the authorization server's metadata has no code_challenge_methods_supported: \
              it does not say it supports PKCE, which the MCP authorization spec requires; \
-             no login was begun",
+             no login was begun"
+                .into(),
         )),
     }
 }
@@ -744,17 +780,17 @@ async fn manager_for(store: &TokenFile, challenge: Option<&str>) -> Result<Manag
     let (mut metadata, documented) = discover_documented(&manager, resource, challenge).await?;
     let mut dpop = None;
     if crate::dpop::offered(&metadata) {
-        let key = store.dpop_key().map_err(LoginError)?;
+        let key = store.dpop_key().map_err(LoginError::TokenFile)?;
         let client = Arc::new(
             DpopOAuthClient::new(key, &metadata.token_endpoint, resource)
-                .map_err(|e| LoginError(e.0))?,
+                .map_err(LoginError::Dpop)?,
         );
         dpop = Some(Arc::clone(&client));
         manager = AuthorizationManager::new_with_oauth_http_client(resource, client).await?;
         metadata = discover(&manager, resource, challenge).await?;
         if !crate::dpop::offered(&metadata) {
-            return Err(LoginError::new(
-                "the authorization server's metadata changed between two reads (DPoP)",
+            return Err(LoginError::Server(
+                "the authorization server's metadata changed between two reads (DPoP)".into(),
             ));
         }
     }
@@ -784,15 +820,15 @@ struct Managed {
 fn token_error(e: AuthError, dpop: Option<&Arc<DpopOAuthClient>>) -> LoginError {
     let text = auth_error_text(&e);
     match dpop.and_then(|d| d.take_refusal()) {
-        Some(why) => LoginError(format!("{text}: {why}")),
-        None => LoginError(text),
+        Some(why) => LoginError::Flow(format!("{text}: {why}")),
+        None => LoginError::Flow(text),
     }
 }
 
 /// Begins logging in to the server at `resource`: discovery (from `challenge`, the 401
 /// or 403's `WWW-Authenticate`, when there is one), the client's identity, and the
 /// authorization URL with PKCE, `state`, `resource` and the scopes.
-pub(crate) async fn begin(
+pub async fn begin(
     store: TokenFile,
     settings: &OAuthSettings,
     challenge: Option<&str>,
@@ -839,10 +875,11 @@ pub(crate) async fn begin(
             .register_client("toolwire", redirect_uri, &scope_refs)
             .await?
     } else {
-        return Err(LoginError::new(
+        return Err(LoginError::Server(
             "the authorization server offers no registration (neither dynamic registration \
              nor client ID metadata documents): register toolwire there and set \
-             \"oauth\": {\"clientId\": …} for this server",
+             \"oauth\": {\"clientId\": …} for this server"
+                .into(),
         ));
     };
     store.set_client_secret(config.client_secret.clone());
@@ -855,7 +892,7 @@ pub(crate) async fn begin(
                 .find(|(k, _)| k == "state")
                 .map(|(_, v)| v.into_owned())
         })
-        .ok_or_else(|| LoginError::new("the authorization URL carries no state"))?;
+        .ok_or_else(|| LoginError::Flow("the authorization URL carries no state".into()))?;
     Ok(PendingLogin {
         manager,
         url,
@@ -867,9 +904,7 @@ pub(crate) async fn begin(
 
 /// The manager that authorizes a connection from stored tokens (refreshing them before
 /// they expire), or `None` when there are none.
-pub(crate) async fn stored_manager(
-    store: &TokenFile,
-) -> Result<Option<AuthorizationManager>, LoginError> {
+pub async fn stored_manager(store: &TokenFile) -> Result<Option<AuthorizationManager>, LoginError> {
     if !store.has_tokens() {
         return Ok(None);
     }
@@ -899,7 +934,7 @@ pub(crate) async fn stored_manager(
 /// Unattended: the client-credentials grant (client secret, basic or post as the server
 /// offers, or a private-key JWT), or the enterprise-managed one; the token is stored
 /// like a person's, and the manager that uses it made from the store.
-pub(crate) async fn unattended(
+pub async fn unattended(
     store: &TokenFile,
     settings: &OAuthSettings,
 ) -> Result<AuthorizationManager, GrantError> {
@@ -911,7 +946,7 @@ pub(crate) async fn unattended(
         let result = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| GrantError::from(LoginError::new(format!("cannot start the grant: {e}"))))
+            .map_err(|e| GrantError::from(LoginError::Flow(format!("cannot start the grant: {e}"))))
             .and_then(|rt| {
                 rt.block_on(async {
                     match (&own_settings.idp, &own_settings.assertion_file) {
@@ -928,26 +963,25 @@ pub(crate) async fn unattended(
         let _ = tx.send(result);
     });
     rx.await
-        .map_err(|_| LoginError::new("the unattended grant stopped unexpectedly"))??;
+        .map_err(|_| LoginError::Flow("the unattended grant stopped unexpectedly".into()))??;
     Ok(stored_manager(store)
         .await?
-        .ok_or_else(|| LoginError::new("the client-credentials grant stored no token"))?)
+        .ok_or_else(|| LoginError::Flow("the client-credentials grant stored no token".into()))?)
 }
 
 async fn grant_client_credentials(
     store: &TokenFile,
     settings: &OAuthSettings,
 ) -> Result<(), GrantError> {
-    let client_id = settings
-        .client_id
-        .clone()
-        .ok_or_else(|| LoginError::new("client credentials need \"oauth\": {\"clientId\"}"))?;
+    let client_id = settings.client_id.clone().ok_or_else(|| {
+        LoginError::Settings("client credentials need \"oauth\": {\"clientId\"}".into())
+    })?;
     let resource = Some(store.resource.clone());
     let scopes = settings.scopes.clone();
     let config = match (&settings.private_key_file, &settings.client_secret) {
         (Some(file), _) => {
             let signing_key = std::fs::read(file).map_err(|e| {
-                LoginError::new(format!(
+                LoginError::Settings(format!(
                     "cannot read the private key {}: {e}",
                     file.display()
                 ))
@@ -969,8 +1003,8 @@ async fn grant_client_credentials(
             resource,
         },
         (None, None) => {
-            return Err(LoginError::new(
-                "client credentials need \"clientSecret\" or \"privateKeyFile\"",
+            return Err(LoginError::Settings(
+                "client credentials need \"clientSecret\" or \"privateKeyFile\"".into(),
             )
             .into());
         }
@@ -1001,10 +1035,12 @@ async fn grant_enterprise(
         EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
     };
     let client_id = settings.client_id.clone().ok_or_else(|| {
-        LoginError::new("enterprise-managed authorization needs \"oauth\": {\"clientId\"}")
+        LoginError::Settings(
+            "enterprise-managed authorization needs \"oauth\": {\"clientId\"}".into(),
+        )
     })?;
     if !endpoint_allowed(&idp.token_endpoint) {
-        return Err(LoginError::new(format!(
+        return Err(LoginError::Settings(format!(
             "the identity provider's token endpoint {:?} is not https (http is allowed on \
              loopback only)",
             idp.token_endpoint
@@ -1013,10 +1049,9 @@ async fn grant_enterprise(
     let id_token = read_secret_file(&idp.id_token_file)?;
     let manager = AuthorizationManager::new(store.resource.as_str()).await?;
     let metadata = discover(&manager, &store.resource, None).await?;
-    let issuer = metadata
-        .issuer
-        .clone()
-        .ok_or_else(|| LoginError::new("the authorization server's metadata names no issuer"))?;
+    let issuer = metadata.issuer.clone().ok_or_else(|| {
+        LoginError::Server("the authorization server's metadata names no issuer".into())
+    })?;
     // The authorization server's advertised methods decide basic or post.
     let post_only = metadata
         .additional_fields
@@ -1051,7 +1086,7 @@ async fn grant_enterprise(
     let token = request
         .exchange(&http, &http)
         .await
-        .map_err(|e| LoginError::new(format!("enterprise-managed authorization failed: {e}")))?;
+        .map_err(|e| LoginError::Flow(format!("enterprise-managed authorization failed: {e}")))?;
     let mut response = serde_json::json!({
         "access_token": token.access_token.secret(),
         "token_type": "bearer",
@@ -1073,7 +1108,7 @@ async fn keep_token(
     issuer: String,
 ) -> Result<(), LoginError> {
     let response = serde_json::from_value(response)
-        .map_err(|e| LoginError::new(format!("the token response is not one: {e}")))?;
+        .map_err(|e| LoginError::Server(format!("the token response is not one: {e}")))?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -1092,10 +1127,9 @@ async fn grant_jwt_bearer(
     settings: &OAuthSettings,
     assertion_file: &Path,
 ) -> Result<(), GrantError> {
-    let client_id = settings
-        .client_id
-        .clone()
-        .ok_or_else(|| LoginError::new("the jwt_bearer grant needs \"oauth\": {\"clientId\"}"))?;
+    let client_id = settings.client_id.clone().ok_or_else(|| {
+        LoginError::Settings("the jwt_bearer grant needs \"oauth\": {\"clientId\"}".into())
+    })?;
     let assertion = read_secret_file(assertion_file)?;
     let manager = AuthorizationManager::new(store.resource.as_str()).await?;
     let metadata = discover(&manager, &store.resource, None).await?;
@@ -1113,7 +1147,7 @@ async fn grant_jwt_bearer(
         .timeout(Duration::from_secs(30))
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| LoginError::new(e.to_string()))?;
+        .map_err(|e| LoginError::Unreachable(e.to_string()))?;
     let endpoint = &metadata.token_endpoint;
     let mut response = client
         .post(endpoint)
@@ -1122,16 +1156,16 @@ async fn grant_jwt_bearer(
         .body(body)
         .send()
         .await
-        .map_err(|e| LoginError::new(format!("cannot reach {endpoint}: {e}")))?;
+        .map_err(|e| LoginError::Unreachable(format!("cannot reach {endpoint}: {e}")))?;
     let status = response.status();
     let mut bytes = Vec::new();
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| LoginError::new(format!("cannot read {endpoint}'s answer: {e}")))?
+        .map_err(|e| LoginError::Unreachable(format!("cannot read {endpoint}'s answer: {e}")))?
     {
         if bytes.len() + chunk.len() > MAX_METADATA {
-            return Err(LoginError::new(format!("{endpoint}'s answer is too large")).into());
+            return Err(LoginError::Server(format!("{endpoint}'s answer is too large")).into());
         }
         bytes.extend_from_slice(&chunk);
     }
@@ -1140,7 +1174,7 @@ async fn grant_jwt_bearer(
         let code = answer["error"].as_str().unwrap_or("no error code");
         let detail = answer["error_description"].as_str().unwrap_or_default();
         return Err(GrantError {
-            error: LoginError::new(format!(
+            error: LoginError::Refused(format!(
                 "the authorization server refused the workload's assertion ({status}): {} {}",
                 clip(code, 100),
                 clip(detail, 300)
@@ -1162,10 +1196,7 @@ const REVOCATION_TIMEOUT: Duration = Duration::from_secs(20);
 /// first (revoking it ends the grant), then the access token. `None` when there is
 /// nothing to revoke or the server offers no `revocation_endpoint`; `Some(Err(why))`
 /// when revoking failed (the caller forgets the tokens anyway).
-pub(crate) async fn revoke(
-    store: &TokenFile,
-    settings: &OAuthSettings,
-) -> Option<Result<(), String>> {
+pub async fn revoke(store: &TokenFile, settings: &OAuthSettings) -> Option<Result<(), String>> {
     let record = store.read().ok()??;
     let credentials = record.credentials?;
     let response = credentials.token_response?;
@@ -1184,7 +1215,7 @@ pub(crate) async fn revoke(
             .map_err(|e| auth_error_text(&e))?;
         let metadata = discover(&manager, &store.resource, None)
             .await
-            .map_err(|e| e.0)?;
+            .map_err(|e| e.to_string())?;
         let Some(endpoint) = metadata
             .additional_fields
             .get("revocation_endpoint")
@@ -1335,15 +1366,15 @@ fn form_encode(text: &str) -> String {
 /// A secret kept in a file (an ID token), read with a bound and trimmed.
 fn read_secret_file(path: &Path) -> Result<String, LoginError> {
     let meta = std::fs::metadata(path)
-        .map_err(|e| LoginError::new(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| LoginError::Settings(format!("cannot read {}: {e}", path.display())))?;
     if meta.len() > MAX_TOKEN_FILE {
-        return Err(LoginError::new(format!(
+        return Err(LoginError::Settings(format!(
             "{} is too large for a token",
             path.display()
         )));
     }
     let text = std::fs::read_to_string(path)
-        .map_err(|e| LoginError::new(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| LoginError::Settings(format!("cannot read {}: {e}", path.display())))?;
     Ok(text.trim().to_owned())
 }
 
@@ -1355,11 +1386,25 @@ fn signing_algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, LoginErr
         "ES256" => JwtSigningAlgorithm::ES256,
         "ES384" => JwtSigningAlgorithm::ES384,
         other => {
-            return Err(LoginError::new(format!(
+            return Err(LoginError::Settings(format!(
                 "signing algorithm {other:?} is not one of RS256, RS384, RS512, ES256, ES384"
             )));
         }
     })
+}
+
+/// What a loopback redirect finishes a login on (toolwire-mcp's `McpServer`): the
+/// server's name, for the page the browser is shown, and the step that takes the
+/// redirect. A trait so that this crate stays below the MCP client that uses it.
+pub trait FinishLogin: Sync {
+    /// The server's name, as the person knows it.
+    fn name(&self) -> &str;
+    /// Finishes `pending` with the browser's redirect URL (`redirect`).
+    fn finish_login(
+        &self,
+        pending: PendingLogin,
+        redirect: &str,
+    ) -> impl std::future::Future<Output = Result<(), LoginError>> + Send;
 }
 
 /// A listener for the authorization server's redirect on a loopback port (RFC 8252):
@@ -1383,7 +1428,7 @@ impl LoopbackRedirect {
             Err(v4) => match tokio::net::TcpListener::bind(("::1", 0)).await {
                 Ok(listener) => (listener, "[::1]"),
                 Err(v6) => {
-                    return Err(LoginError::new(format!(
+                    return Err(LoginError::Redirect(format!(
                         "cannot listen on loopback: {v4} (IPv4), {v6} (IPv6)"
                     )));
                 }
@@ -1391,7 +1436,7 @@ impl LoopbackRedirect {
         };
         let port = listener
             .local_addr()
-            .map_err(|e| LoginError::new(e.to_string()))?
+            .map_err(|e| LoginError::Redirect(e.to_string()))?
             .port();
         let other = if host == "127.0.0.1" {
             // Best effort: the port may be taken on IPv6, or IPv6 may be off.
@@ -1432,19 +1477,14 @@ impl LoopbackRedirect {
     /// requests (a favicon, a stray or forged redirect) are answered 404 and waited past.
     pub async fn complete(
         &self,
-        server: &crate::McpServer,
+        server: &impl FinishLogin,
         pending: PendingLogin,
         timeout: Duration,
     ) -> Result<(), LoginError> {
         let state = pending.state().to_owned();
         let (url, mut stream) = tokio::time::timeout(timeout, self.landing(&state))
             .await
-            .map_err(|_| {
-                LoginError::new(format!(
-                    "nobody finished the login in the browser within {} s",
-                    timeout.as_secs()
-                ))
-            })?;
+            .map_err(|_| LoginError::TimedOut(timeout))?;
         let finished = server.finish_login(pending, &url).await;
         let _ = match &finished {
             Ok(()) => {

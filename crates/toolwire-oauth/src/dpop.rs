@@ -19,13 +19,50 @@ pub(crate) const ALGORITHM: &str = "ES256";
 /// few dozen characters, and each is sent back in every proof.
 pub(crate) const MAX_NONCE: usize = 512;
 
-/// Why a proof could not be made or a nonce was not taken.
+/// Why a proof could not be made, a nonce was not taken, or DPoP gave up on a request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DpopError(pub String);
+#[non_exhaustive]
+pub enum DpopError {
+    /// The key pair could not be made or encoded, or the stored one is damaged.
+    #[error("{0}")]
+    Key(&'static str),
+    /// The key's public JWK could not be made.
+    #[error("cannot make the DPoP key's JWK: {0}")]
+    Jwk(String),
+    /// A proof could not be signed.
+    #[error("cannot sign a DPoP proof: {0}")]
+    Sign(String),
+    /// The system gave no randomness for a proof's `jti`.
+    #[error("no randomness for a DPoP proof")]
+    NoRandomness,
+    /// The URL a proof is for is not a URL.
+    #[error("{0:?} is not a URL")]
+    NotAUrl(String),
+    /// A server's `DPoP-Nonce` is empty.
+    #[error("its DPoP-Nonce is empty")]
+    EmptyNonce,
+    /// A server's `DPoP-Nonce` is longer than the 512 bytes toolwire takes (its length).
+    #[error("its DPoP-Nonce is {0} bytes, more than the {MAX_NONCE} toolwire takes")]
+    LongNonce(usize),
+    /// A server's `DPoP-Nonce` has characters RFC 9449 does not allow in one.
+    #[error("its DPoP-Nonce has characters a nonce cannot have")]
+    NonceCharacters,
+    /// An HTTP client could not be made (which, and why).
+    #[error("cannot make the {what}: {why}")]
+    Client {
+        /// `HTTP client` or `OAuth HTTP client`.
+        what: &'static str,
+        /// What reqwest said.
+        why: String,
+    },
+    /// A token request was given up: an address not allowed, an answer too large, a
+    /// nonce asked for again or not given.
+    #[error("{0}")]
+    Request(String),
+}
 
 /// A DPoP key pair: the private key (PKCS#8, kept in the token file) and its public JWK.
-pub(crate) struct DpopKey {
+pub struct DpopKey {
     pkcs8: Vec<u8>,
     signing: EncodingKey,
     jwk: Jwk,
@@ -44,20 +81,20 @@ impl DpopKey {
     /// A new P-256 key pair from the system's random source.
     pub(crate) fn generate() -> Result<Self, DpopError> {
         let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING)
-            .map_err(|_| DpopError("cannot generate a DPoP key".to_owned()))?;
+            .map_err(|_| DpopError::Key("cannot generate a DPoP key"))?;
         let der = pair
             .to_pkcs8v1()
-            .map_err(|_| DpopError("cannot encode the DPoP key".to_owned()))?;
+            .map_err(|_| DpopError::Key("cannot encode the DPoP key"))?;
         Self::from_pkcs8(der.as_ref().to_vec())
     }
 
     fn from_pkcs8(pkcs8: Vec<u8>) -> Result<Self, DpopError> {
         // Parsed here so that a damaged stored key is an error now, not at signing.
         EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8)
-            .map_err(|_| DpopError("the stored DPoP key is not a P-256 key".to_owned()))?;
+            .map_err(|_| DpopError::Key("the stored DPoP key is not a P-256 key"))?;
         let signing = EncodingKey::from_ec_der(&pkcs8);
         let jwk = Jwk::from_encoding_key(&signing, Algorithm::ES256)
-            .map_err(|e| DpopError(format!("cannot make the DPoP key's JWK: {e}")))?;
+            .map_err(|e| DpopError::Jwk(e.to_string()))?;
         Ok(DpopKey {
             pkcs8,
             signing,
@@ -73,7 +110,7 @@ impl DpopKey {
     pub(crate) fn from_stored(text: &str) -> Result<Self, DpopError> {
         let der = URL_SAFE_NO_PAD
             .decode(text)
-            .map_err(|_| DpopError("the stored DPoP key is not base64url".to_owned()))?;
+            .map_err(|_| DpopError::Key("the stored DPoP key is not base64url"))?;
         Self::from_pkcs8(der)
     }
 
@@ -120,15 +157,14 @@ impl DpopKey {
             claims["nonce"] = nonce.into();
         }
         jsonwebtoken::encode(&header, &claims, &self.signing)
-            .map_err(|e| DpopError(format!("cannot sign a DPoP proof: {e}")))
+            .map_err(|e| DpopError::Sign(e.to_string()))
     }
 }
 
 /// 128 random bits, base64url: unique per proof, so a server can refuse a replay.
 fn jti() -> Result<String, DpopError> {
     let mut bytes = [0u8; 16];
-    aws_lc_rs::rand::fill(&mut bytes)
-        .map_err(|_| DpopError("no randomness for a DPoP proof".to_owned()))?;
+    aws_lc_rs::rand::fill(&mut bytes).map_err(|_| DpopError::NoRandomness)?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 
@@ -140,8 +176,7 @@ pub(crate) fn ath(access_token: &str) -> String {
 
 /// `htu`: the request URL without its query and fragment (RFC 9449 §4.2).
 pub(crate) fn htu(url: &str) -> Result<String, DpopError> {
-    let mut parsed =
-        url::Url::parse(url).map_err(|_| DpopError(format!("{url:?} is not a URL")))?;
+    let mut parsed = url::Url::parse(url).map_err(|_| DpopError::NotAUrl(url.to_owned()))?;
     parsed.set_query(None);
     parsed.set_fragment(None);
     Ok(parsed.to_string())
@@ -152,21 +187,16 @@ pub(crate) fn htu(url: &str) -> Result<String, DpopError> {
 /// every proof.
 pub(crate) fn nonce_from(value: &[u8]) -> Result<String, DpopError> {
     if value.is_empty() {
-        return Err(DpopError("its DPoP-Nonce is empty".to_owned()));
+        return Err(DpopError::EmptyNonce);
     }
     if value.len() > MAX_NONCE {
-        return Err(DpopError(format!(
-            "its DPoP-Nonce is {} bytes, more than the {MAX_NONCE} toolwire takes",
-            value.len()
-        )));
+        return Err(DpopError::LongNonce(value.len()));
     }
     if !value
         .iter()
         .all(|&b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b))
     {
-        return Err(DpopError(
-            "its DPoP-Nonce has characters a nonce cannot have".to_owned(),
-        ));
+        return Err(DpopError::NonceCharacters);
     }
     Ok(String::from_utf8_lossy(value).into_owned())
 }
@@ -298,8 +328,12 @@ mod tests {
         assert!(nonce_from("n\u{e9}".as_bytes()).is_err());
         assert!(nonce_from(b"line\r\nbreak").is_err());
         let long = vec![b'a'; MAX_NONCE + 1];
-        let why = nonce_from(&long).unwrap_err().0;
-        assert!(why.contains("more than"), "{why}");
+        let why = nonce_from(&long).unwrap_err();
+        assert!(why.to_string().contains("more than"), "{why}");
+        // Each refusal is its own variant, for a caller to tell apart.
+        assert_eq!(why, DpopError::LongNonce(MAX_NONCE + 1));
+        assert_eq!(nonce_from(b""), Err(DpopError::EmptyNonce));
+        assert_eq!(nonce_from(b"has space"), Err(DpopError::NonceCharacters));
         assert!(nonce_from(&long[..MAX_NONCE]).is_ok());
     }
 

@@ -8,6 +8,8 @@
 //! closes the run's open calls with error results. The mapping is in docs/contracts.md,
 //! "AG-UI in".
 
+#![warn(missing_docs)]
+
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value as Json, json};
@@ -45,6 +47,7 @@ impl Default for FollowLimits {
 
 /// What went wrong reading the stream itself (as opposed to one event in it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SseError {
     /// A line or event was longer than the decoder's limit (given); it was skipped.
     #[error("an SSE line or event longer than {0} bytes (skipped)")]
@@ -1188,6 +1191,7 @@ fn part_block(part: &Json) -> Json {
 
 /// Why a followed run could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FollowError {
     /// The URL or the run input is not usable; the message says why.
     #[error("{0}")]
@@ -1271,6 +1275,16 @@ impl FollowTarget {
         self
     }
 
+    /// Hands a finished run's diagnostics to the [`report_to`](Self::report_to)
+    /// function, one line each (`AG-UI session S: …`); without one, nothing.
+    pub fn report(&self, follower: &Follower) {
+        if let Some(Report(report)) = &self.report {
+            for note in follower.diagnostics() {
+                report(&format!("AG-UI session {}: {note}", follower.session_id()));
+            }
+        }
+    }
+
     /// Opens the thread's session, records the input's new messages, and POSTs the input
     /// to the agent: the stream to [`pump`] once it answers 2xx.
     pub async fn start(
@@ -1338,7 +1352,7 @@ impl FollowTarget {
 pub async fn pump(
     follower: &mut Follower,
     response: reqwest::Response,
-    forward: Option<tokio::sync::mpsc::Sender<axum::body::Bytes>>,
+    forward: Option<tokio::sync::mpsc::Sender<bytes::Bytes>>,
     closing: impl std::future::Future<Output = ()>,
 ) {
     use futures::StreamExt;
@@ -1391,80 +1405,6 @@ pub async fn pump(
             }
         }
     }
-}
-
-/// `POST /api/agui/follow`: a proxy to the followed agent. The front end's
-/// `RunAgentInput` goes to the agent as it came, and the agent's SSE stream comes back as
-/// it came, while each event is recorded in the thread's session.
-pub(crate) async fn proxy(
-    axum::extract::State(state): axum::extract::State<crate::AppState>,
-    crate::extract::Json(body): crate::extract::Json<Json>,
-) -> Result<axum::response::Response, crate::ApiError> {
-    use axum::http::StatusCode;
-    use axum::response::IntoResponse;
-    let Some(target) = state.agui_follow.clone() else {
-        return Err(crate::ApiError::new(
-            StatusCode::CONFLICT,
-            "not_following",
-            "this server follows no AG-UI agent: start it with --agui-follow URL",
-        ));
-    };
-    // The fields toolwire reads must be there and well formed; the rest goes through.
-    if let Err(e) = serde_json::from_value::<crate::agui::RunAgentInput>(body.clone()) {
-        return Err(crate::ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "bad_body",
-            format!("not a RunAgentInput: {e}"),
-        ));
-    }
-    if let Some(thread) = body["threadId"].as_str()
-        && (thread.is_empty() || thread.len() > 4096)
-    {
-        return Err(crate::ApiError::bad_request(
-            "threadId: expected 1 to 4096 bytes",
-        ));
-    }
-    let (mut follower, response) = match target.start(state.host.clone(), &body).await {
-        Ok(started) => started,
-        Err(FollowError::BadInput(why)) => return Err(crate::ApiError::bad_request(why)),
-        Err(FollowError::Store(e)) => return Err(e.into()),
-        Err(e) => {
-            return Err(crate::ApiError::new(
-                StatusCode::BAD_GATEWAY,
-                "agent_failed",
-                e.to_string(),
-            ));
-        }
-    };
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("text/event-stream")
-        .to_owned();
-    let (tx, rx) = tokio::sync::mpsc::channel::<axum::body::Bytes>(64);
-    let closing = state.closing();
-    state.spawn(async move {
-        pump(&mut follower, response, Some(tx), closing).await;
-        if let Some(Report(report)) = &target.report {
-            for note in follower.diagnostics() {
-                report(&format!("AG-UI session {}: {note}", follower.session_id()));
-            }
-        }
-    });
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), rx))
-    });
-    Ok((
-        [
-            (axum::http::header::CONTENT_TYPE, content_type),
-            (axum::http::header::CACHE_CONTROL, "no-cache".to_owned()),
-        ],
-        axum::body::Body::from_stream(stream),
-    )
-        .into_response())
 }
 
 #[cfg(test)]
