@@ -343,7 +343,12 @@ async fn log_and_send(
     kind: EventKind,
 ) -> Result<Event, StoreError> {
     let event = log.append_event(session_id, now_rfc3339(), kind).await?;
-    live.send(event.clone());
+    // Nobody listens here (a one-shot CLI command, the gateway): no copy of the event
+    // for a broadcast nobody gets (a 48 MB result's would be 48 MB more). A subscriber
+    // that comes later reads it from the log, which has it already.
+    if live.tx.receiver_count() > 0 {
+        live.send(event.clone());
+    }
     Ok(event)
 }
 

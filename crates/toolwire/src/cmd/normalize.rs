@@ -84,9 +84,10 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                 })?),
                 None => None,
             };
-        // Checked before anything is created: a result the store refuses must not leave
-        // an empty new session behind.
+        // Checked, and its media stored, before anything is created: a result the store
+        // refuses must not leave an empty new session behind.
         toolwire_store::validate_id("call id", &normalized.result.call_id)?;
+        let persisted = stores.persist(normalized.result, raw).await?;
         let session = match existing {
             Some(session) => session,
             None => {
@@ -99,14 +100,14 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                     .await?
             }
         };
-        // Landed as any call's result is: media to blobs, stored, announced as stored.
+        // Landed as any call's result is: stored, announced as stored.
         let host = Host::builder()
             .stores(stores)
             .without_builtins()
             .build()
             .await?;
         let stored = host
-            .land_elsewhere(&session.id, normalized.result, raw.map(<[u8]>::to_vec))
+            .land_elsewhere(&session.id, persisted, None)
             .await?;
         normalized.result = stored.result;
         refused = normalized.result.error_code() == Some(toolwire_core::ErrorCode::StoreFailed);
