@@ -9,7 +9,9 @@ use toolwire_core::{Status, ToolResult};
 
 use crate::blob::BlobReader;
 use crate::budget::fair_shares;
-use crate::conversation::{Conversation, ToolCall};
+#[cfg(doc)]
+use crate::conversation::Conversation;
+use crate::conversation::{Message, ToolCall};
 use crate::media::{placeholder, refusal};
 use crate::note::{EncodeNote, NoteCode};
 use crate::options::{EncodeOptions, Provider, TruncationBudget};
@@ -233,10 +235,11 @@ impl MediaData {
 /// Text sent when nothing of a result is meant for the model.
 pub const NOTHING_FOR_MODEL: &str = "[The tool's output is shown to the user only.]";
 
-/// Builds the view of `conversation` for `provider`.
+/// Builds the view of `conversation` for `provider`: a [`Conversation`], or any messages
+/// borrowed where they are held (a stored session's, with no copy of it made first).
 pub async fn build_view<'a>(
     provider: Provider,
-    conversation: &'a Conversation,
+    conversation: impl IntoIterator<Item = &'a Message>,
     options: &EncodeOptions,
     blobs: &dyn BlobReader,
     diags: &mut Vec<EncodeNote>,
