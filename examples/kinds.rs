@@ -9,8 +9,8 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolwire_agent::{AutoApprove, CallOptions, Host, ToolCall};
-use toolwire_core::{FileEntry, ResourceLinkData, Source, Value, WellKnown, new_id};
+use toolwire_agent::{AutoApprove, CallOptions, Host};
+use toolwire_core::{FileEntry, ResourceLinkData, Source, ToolCall, Value, WellKnown, new_id};
 use toolwire_term::{TermOptions, render};
 use toolwire_tool::{ToolContext, ToolError, tool_fn};
 

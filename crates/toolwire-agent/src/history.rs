@@ -1,21 +1,9 @@
-//! Stored history → the model's conversation, and the tool set → the model's tool specs.
+//! The tool set → the model's tool specs and result sizes, and the turns of a stored history.
 
 use toolwire_core::Message;
-use toolwire_model::{Conversation, ToolSpec};
+use toolwire_model::ToolSpec;
 use toolwire_runtime::Registry;
 use toolwire_store::StoredMessage;
-
-/// The conversation a model request is built from: the system prompt, then every stored
-/// message as it is (one vocabulary: nothing is converted; the model views skip widgets).
-pub fn conversation(system: &str, stored: &[StoredMessage]) -> Conversation {
-    let mut conv = Conversation::default();
-    if !system.is_empty() {
-        conv.push(Message::system(system));
-    }
-    conv.messages
-        .extend(stored.iter().map(|message| message.content.clone()));
-    conv
-}
 
 /// Every registered tool the model may call, as it is told about it, in registration
 /// order; tools meant for a person only (`hidden_from_model`) are left out.
@@ -55,25 +43,8 @@ pub fn turns_so_far(stored: &[StoredMessage]) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// A stored session as `provider` would be sent it (`toolwire export`, the server's
-/// `/export`): its request body and the notes on what was cut or changed.
-pub async fn export_request(
-    stores: &toolwire_store::Stores,
-    session_id: &str,
-    provider: toolwire_model::Provider,
-    options: &toolwire_model::EncodeOptions,
-    system: &str,
-) -> Result<(serde_json::Value, Vec<toolwire_model::EncodeNote>), crate::HostError> {
-    if stores.history().session(session_id).await?.is_none() {
-        return Err(crate::HostError::NoSession(session_id.to_owned()));
-    }
-    let messages = stores.history().load(session_id).await?;
-    let conv = conversation(system, &messages);
-    let blobs = crate::StoreBlobs(std::sync::Arc::clone(stores.blobs()));
-    Ok(toolwire_model::encode_request(provider, &conv, options, &blobs).await?)
-}
-
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod signature_tests {
     use super::*;
     use toolwire_core::ToolCall as StoredCall;
@@ -96,13 +67,16 @@ mod signature_tests {
                 }],
             },
         }];
-        let conv = conversation("", &stored);
-        match &conv.messages[0] {
-            Message::Assistant { tool_calls, .. } => {
-                assert_eq!(tool_calls[0].signature.as_deref(), Some("sig"))
-            }
-            other => panic!("not an assistant message: {other:?}"),
-        }
+        // The request the loop sends carries it back (Gemini's `thoughtSignature`).
+        let request = crate::ModelRequest::new(
+            toolwire_model::Provider::Gemini,
+            &crate::AgentConfig::new("m"),
+            &Registry::new(),
+        );
+        let (body, _) =
+            futures::executor::block_on(request.body(&stored, &toolwire_model::NoBlobs)).unwrap();
+        let body = String::from_utf8(body).unwrap();
+        assert!(body.contains(r#""thoughtSignature":"sig""#), "{body}");
     }
 }
 

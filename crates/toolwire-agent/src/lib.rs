@@ -23,6 +23,7 @@ mod host;
 mod landing;
 mod prompt;
 mod read_result;
+mod request;
 mod run;
 mod sampling;
 mod spans;
@@ -38,13 +39,14 @@ use toolwire_store::{NewSession, Session, StoreError, Stores};
 
 pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
 pub use blobs::StoreBlobs;
-pub use history::{budget_with_tool_settings, conversation, export_request, tool_specs};
+pub use history::{budget_with_tool_settings, tool_specs};
 pub use host::{
     CallOptions, CallScope, Host, HostAgent, HostBuilder, HostError, ProviderSettings, Recorder,
     Running, StoreLocation, TurnEvents,
 };
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
 pub use read_result::read_result;
+pub use request::ModelRequest;
 pub use sampling::{ProviderSampler, SamplingError};
 pub use task::{CHILD_SESSION_KEY, MAX_TASK_RESULT_CHARS, TASK_TOOL, TaskTool};
 

@@ -5,13 +5,14 @@ use std::collections::HashSet;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{EventKind, Message, ToolCall, TraceContext};
-use toolwire_model::{AssistantReply, EncodeOptions, encode_request};
+use toolwire_model::AssistantReply;
 use toolwire_runtime::trace::Span;
 use toolwire_runtime::{Finished, Scope};
 use toolwire_store::StoredMessage;
 
 use crate::drive::{Driver, Land};
-use crate::history::{budget_with_tool_settings, conversation, tool_specs, turns_so_far};
+use crate::history::turns_so_far;
+use crate::request::ModelRequest;
 use crate::spans::{record_reply, record_turn};
 use crate::task::CHILD_SESSION_KEY;
 use crate::{Agent, AgentError, StopReason, StoreBlobs, TurnOutcome};
@@ -80,16 +81,8 @@ impl Agent {
             .iter()
             .filter_map(|m| m.content.call_id().map(str::to_owned))
             .collect();
-        let system = self.system_prompt();
-        let registry = self.executor.registry();
-        let options = EncodeOptions {
-            model: self.config.model.clone(),
-            max_tokens: self.config.max_tokens,
-            tools: tool_specs(&registry),
-            budget: budget_with_tool_settings(&self.config.budget, &registry),
-            stream: self.config.stream,
-            ..EncodeOptions::default()
-        };
+        // The same request `toolwire export` prints: one definition of its options.
+        let request = ModelRequest::new(self.provider(), &self.config, &self.executor.registry());
         let blobs = StoreBlobs(std::sync::Arc::clone(self.stores.blobs()));
         let mut outcome = TurnOutcome {
             stop: StopReason::MaxIterations,
@@ -102,15 +95,14 @@ impl Agent {
                 return Ok(outcome);
             }
             let turn = turns_so_far(&stored) + 1;
-            let conv = conversation(&system, &stored);
-            let (body, _diagnostics) =
-                encode_request(self.provider(), &conv, &options, &blobs).await?;
+            // Written straight from the stored messages, borrowed: no copy of the session.
+            let (body, _diagnostics) = request.body(&stored, &blobs).await?;
             self.emit(session_id, EventKind::TurnStarted { turn }).await;
             outcome.iterations += 1;
             let reply = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
-                reply = self.ask_model(session_id, &body, span) => Some(reply),
+                reply = self.ask_model(session_id, body, span) => Some(reply),
             };
             let Some(reply) = reply else {
                 self.emit(session_id, EventKind::TurnEnded { turn }).await;
@@ -153,7 +145,7 @@ impl Agent {
     async fn ask_model(
         &self,
         session_id: &str,
-        body: &serde_json::Value,
+        body: Vec<u8>,
         turn: Option<&dyn Span>,
     ) -> Result<AssistantReply, AgentError> {
         // A cancelled request drops its span, which ends it there.
@@ -165,19 +157,18 @@ impl Agent {
         reply
     }
 
-    async fn request(
-        &self,
-        session_id: &str,
-        body: &serde_json::Value,
-    ) -> Result<AssistantReply, AgentError> {
+    /// Sends the bytes as encoded (with the stream flags when the agent streams).
+    async fn request(&self, session_id: &str, body: Vec<u8>) -> Result<AssistantReply, AgentError> {
         if !self.config.stream {
-            return Ok(self.client.send(&self.config.model, body).await?);
+            return Ok(self.client.send_bytes(&self.config.model, body).await?);
         }
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let stream = self.client.stream(&self.config.model, body, move |text| {
-            // The receiver lives until the stream ends; a send cannot fail before then.
-            let _ = tx.send(text.to_owned());
-        });
+        let stream = self
+            .client
+            .stream_bytes(&self.config.model, body, move |text| {
+                // The receiver lives until the stream ends; a send cannot fail before then.
+                let _ = tx.send(text.to_owned());
+            });
         // Each delta is a durable event; whatever text arrived while the last one was
         // being stored goes out as one, so a fast stream costs a commit per batch, not
         // per token.

@@ -6,7 +6,7 @@ use serde_json::{Value as Json, json};
 use toolwire_core::Message;
 use toolwire_model::MemoryBlobs;
 use toolwire_model::ProviderClient;
-use toolwire_model::{Conversation, EncodeOptions, Provider, encode_request};
+use toolwire_model::{EncodeOptions, Provider, encode_request_bytes};
 
 use crate::{HostError, ProviderSettings};
 
@@ -93,14 +93,10 @@ impl ProviderSampler {
             max_tokens,
             ..EncodeOptions::default()
         };
-        let (body, _) = encode_request(
-            self.provider,
-            &Conversation::new(messages),
-            &options,
-            &MemoryBlobs::default(),
-        )
-        .await?;
-        let reply = self.client.send(&self.model, &body).await?;
+        let (body, _) =
+            encode_request_bytes(self.provider, &messages, &options, &MemoryBlobs::default())
+                .await?;
+        let reply = self.client.send_bytes(&self.model, body).await?;
         Ok(json!({
             "role": "assistant",
             "content": {"type": "text", "text": reply.text},

@@ -159,6 +159,12 @@ const WORKLOADS: &[Workload] = &[
         run: paths::encode,
     },
     Workload {
+        name: "agent_request",
+        quick: &[0.1, 1.0],
+        full: &[0.1, 1.0, 10.0],
+        run: paths::agent_request,
+    },
+    Workload {
         name: "render",
         quick: &[0.01, 0.1, 1.0],
         full: &[0.1, 1.0, 10.0],

@@ -489,6 +489,64 @@ pub fn encode(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// The agent loop's own cost per model request: a stored session of 20, 200 or 2,000
+/// turns to the request body's bytes, through the function the loop calls
+/// (`ModelRequest::body`), beside serde_json writing the same stored session.
+pub fn agent_request(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+    use toolwire_agent::{AgentConfig, ModelRequest};
+    use toolwire_core::Message;
+    use toolwire_model::{NoBlobs, Provider};
+    use toolwire_runtime::Registry;
+    use toolwire_store::StoredMessage;
+    let turns = count(size, 200.0);
+    let neutral = payloads::conversation(turns);
+    // The session as the loop holds it: loaded from the store once per turn, no system
+    // message (the request adds the agent's own).
+    let stored: Vec<StoredMessage> = conversation(&neutral)?
+        .messages
+        .into_iter()
+        .filter(|m| !matches!(m, Message::System { .. }))
+        .enumerate()
+        .map(|(i, content)| StoredMessage {
+            id: i as i64 + 1,
+            session_id: "s_bench".into(),
+            seq: i as i64 + 1,
+            created_at_ms: 1_764_000_000_000,
+            content,
+        })
+        .collect();
+    let mut config = AgentConfig::new("m");
+    config.instructions = neutral["system"].as_str().unwrap_or_default().to_owned();
+    let peer = best_of(PEER_ROUNDS, || drop(black_box(serde_json::to_vec(&stored))));
+    let mut rows = Vec::new();
+    for provider in Provider::ALL {
+        let request = ModelRequest::new(provider, &config, &Registry::new());
+        let mut failed = None;
+        let ours = best_of(PEER_ROUNDS, || {
+            match ctx.rt.block_on(request.body(&stored, &NoBlobs)) {
+                Ok((body, _)) => drop(black_box(body)),
+                Err(e) => failed = Some(e),
+            }
+        });
+        if let Some(e) = failed {
+            anyhow::bail!("the agent's request for {}: {e}", provider.name());
+        }
+        let path = format!(
+            "agent loop: stored session to request bytes for {}",
+            provider.name()
+        );
+        rows.push(
+            Row::new(&path, size, label_n(turns, "turns"), Unit::Ms, ours)
+                .peer("serde_json: the same stored session to bytes", peer)
+                // Issue 42: the loop's own cost per request, at most 1.5x writing the
+                // session it reads, at 20, 200 and 2,000 turns.
+                .target(Target::RatioAtMost(1.5))
+                .at_every_size(),
+        );
+    }
+    Ok(rows)
+}
+
 /// A 1,000,000-row table rendered for the terminal with maxHeight 40.
 pub fn render(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     use toolwire_term::{ColorMode, TermOptions};

@@ -54,10 +54,6 @@ const READ_RESULT: &str = "read_result";
 /// Characters left for a page's closing note (what remains and the call that reads on).
 const PAGE_NOTE_ROOM: usize = 400;
 
-/// The `_meta` key by which a tool asks Claude Code for a larger result budget; the
-/// gateway honours it too.
-pub const MAX_RESULT_CHARS_META: &str = "anthropic/maxResultSizeChars";
-
 /// Stateless HTTP clients (2026-07-28 has no MCP sessions) whose toolwire session the
 /// gateway remembers, by client name; bounded, oldest forgotten first.
 const MAX_STATELESS_CLIENTS: usize = 256;
@@ -430,28 +426,18 @@ impl Gateway {
         self.reply(result, call).await
     }
 
-    /// The budget for tool `name` (the person's setting for it or its server, else its
-    /// `_meta` hint when it gives one, else the host's), and its output schema.
+    /// The budget for tool `name`, and its output schema: the size resolved where the
+    /// tool was made (the person's setting, else its `_meta` hint:
+    /// `toolwire_mcp::BudgetRules::resolve`), else the host's.
     fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
         let tools = self.shared.host.tools();
         let Some(tool) = tools.get(name) else {
             return (self.shared.profile.max_chars, None);
         };
         let schema = tool.schema();
-        let hinted = schema
-            .extra
-            .get("_meta")
-            .and_then(|m| m.get(MAX_RESULT_CHARS_META))
-            .and_then(Json::as_u64)
-            .map(|n| {
-                usize::try_from(n)
-                    .unwrap_or(usize::MAX)
-                    .clamp(1_000, 500_000)
-            });
         (
             schema
                 .max_result_chars
-                .or(hinted)
                 .unwrap_or(self.shared.profile.max_chars),
             schema.output_schema.clone(),
         )

@@ -58,11 +58,19 @@ pub async fn call_tool_result(
     });
     let mut content = Vec::new();
     let mut texts = String::new();
+    // The blob keys of the media the view stands in for with a line (typed placeholders,
+    // never a search of the text: a text that merely names a key links nothing).
+    let mut linked: Vec<&str> = Vec::new();
     for block in seen.map(|r| r.blocks.as_slice()).unwrap_or_default() {
         match block {
             Block::Text(text) => {
                 texts.push_str(text);
                 content.push(ContentBlock::text(text.to_string()));
+            }
+            Block::Placeholder(p) => {
+                linked.extend(p.blob_key.as_deref());
+                texts.push_str(p.text());
+                content.push(ContentBlock::text(p.text()));
             }
             Block::Media(media) => match (&media.data, media.class) {
                 (MediaData::Base64(data), MediaClass::Image) => content.push(typed_block(
@@ -74,17 +82,18 @@ pub async fn call_tool_result(
                 // Documents and video go as links below; the model view's line says what
                 // they are.
                 _ => {
-                    texts.push_str(&media.placeholder);
-                    content.push(ContentBlock::text(media.placeholder.as_str()));
+                    linked.extend(media.placeholder.blob_key.as_deref());
+                    texts.push_str(media.placeholder.text());
+                    content.push(ContentBlock::text(media.placeholder.text()));
                 }
             },
         }
     }
-    // Media the view could not send inline is named in its text by blob key: the host
-    // gets a link it can read.
+    // Media the view could not send inline: the host gets a link it can read, named by
+    // the result's own value for that blob.
     let links: Vec<BlobLink> = blob_media(result)
         .into_iter()
-        .filter(|link| texts.contains(&link.key))
+        .filter(|link| linked.contains(&link.key.as_str()))
         .collect();
     for link in &links {
         let link = json!({
@@ -287,6 +296,40 @@ mod tests {
         assert_eq!(links.len(), 1);
         assert_eq!(reply["_meta"]["toolwire/callId"], "c1");
         assert!(reply.get("isError").is_none());
+    }
+
+    /// The links come from the view's typed placeholders, not from its text: a text that
+    /// merely names the key of a blob the result holds (an image sent as an image) links
+    /// nothing, and a medium the host's model cannot take is still linked.
+    #[tokio::test]
+    async fn a_text_naming_a_blob_key_links_nothing() {
+        let png = format!("blake3:{}", "c".repeat(64));
+        let wav = format!("blake3:{}", "d".repeat(64));
+        let named = Value::text(format!("the chart is stored as {png}"));
+        let image = Value::image(Source::blob(&png, 4), "image/png");
+        let mut blobs = MemoryBlobs::default();
+        blobs.insert(png.clone(), b"\x89PNG".to_vec());
+        blobs.insert(wav.clone(), b"RIFF".to_vec());
+        let profile = HostProfile::named("claude-code").unwrap();
+        let call = ToolCall::new("c1", "ev__chart", json!({}));
+        let result = ToolResult::success(CallRef::new("c1", "ev__chart"), vec![named, image]);
+        let (reply, links) =
+            sent(call_tool_result(result, call, &profile, 5_000, None, &blobs).await);
+        let content = reply["content"].as_array().unwrap();
+        assert!(content.iter().any(|b| b["type"] == "image"), "{reply}");
+        assert!(links.is_empty(), "{links:?}");
+        assert!(
+            !content.iter().any(|b| b["type"] == "resource_link"),
+            "{reply}"
+        );
+
+        // Audio the host's model cannot take: its placeholder carries the key.
+        let audio = Value::file(Source::blob(&wav, 4), "audio/wav", None);
+        let call = ToolCall::new("c2", "ev__sound", json!({}));
+        let result = ToolResult::success(CallRef::new("c2", "ev__sound"), vec![audio]);
+        let (_, links) = sent(call_tool_result(result, call, &profile, 5_000, None, &blobs).await);
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].key, wav);
     }
 
     /// Many small blocks reach Claude Code within its budget, separators counted: whole

@@ -97,11 +97,30 @@ pub struct BudgetRules {
 /// few lines fit; above, one result would fill any model's context window.
 pub const RESULT_CHARS_RANGE: std::ops::RangeInclusive<usize> = 500..=2_000_000;
 
+/// The `_meta` key by which a tool asks for a larger result budget (Claude Code's own);
+/// [`BudgetRules::resolve`] honours it where the person set no size.
+pub const MAX_RESULT_CHARS_META: &str = "anthropic/maxResultSizeChars";
+
 impl BudgetRules {
     /// The person's setting for tool `remote` (its name on the server), if any: the tool's,
     /// else the server's.
     pub fn limit(&self, remote: &str) -> Option<usize> {
         self.tools.get(remote).copied().or(self.server)
+    }
+
+    /// The result budget of tool `remote` whose definition's `_meta` is `meta`: the one
+    /// rule, applied where the tool is made (its schema's `max_result_chars`), so the agent
+    /// loop, `export` and the gateway read the same number. The person's setting (the
+    /// tool's, else the server's) decides; else the tool's own hint
+    /// ([`MAX_RESULT_CHARS_META`]), brought into [`RESULT_CHARS_RANGE`], the range a
+    /// person may give (a hint is a request, not an error); else none, and the host's
+    /// default applies.
+    pub fn resolve(&self, remote: &str, meta: Option<&serde_json::Value>) -> Option<usize> {
+        self.limit(remote).or_else(|| {
+            let hint = meta?.get(MAX_RESULT_CHARS_META)?.as_u64()?;
+            let hint = usize::try_from(hint).unwrap_or(usize::MAX);
+            Some(hint.clamp(*RESULT_CHARS_RANGE.start(), *RESULT_CHARS_RANGE.end()))
+        })
     }
 }
 
@@ -879,5 +898,42 @@ mod tests {
         let a = parse_flag("a=cmd").unwrap();
         let err = merge([vec![a.clone()], vec![a]]).unwrap_err();
         assert!(matches!(err, ConfigError::Duplicate(n) if n == "a"));
+    }
+
+    /// The person decides (the tool's size, else the server's); a tool's hint applies only
+    /// where they set none, brought into the range a person may give.
+    #[test]
+    fn the_persons_size_wins_and_a_tools_hint_is_held_to_the_same_range() {
+        let rules = BudgetRules {
+            server: None,
+            tools: BTreeMap::from([("read".to_owned(), 9_000)]),
+        };
+        let hint = |n: u64| json!({ MAX_RESULT_CHARS_META: n });
+        assert_eq!(rules.resolve("read", Some(&hint(400_000))), Some(9_000));
+        assert_eq!(rules.resolve("grep", Some(&hint(400_000))), Some(400_000));
+        assert_eq!(rules.resolve("grep", None), None);
+        assert_eq!(rules.resolve("grep", Some(&json!({"other": 1}))), None);
+        assert_eq!(
+            rules.resolve("grep", Some(&json!({ MAX_RESULT_CHARS_META: "big" }))),
+            None
+        );
+        // One range for both: what a person may not give, a hint does not get either.
+        assert_eq!(
+            rules.resolve("grep", Some(&hint(10))),
+            Some(*RESULT_CHARS_RANGE.start())
+        );
+        assert_eq!(
+            rules.resolve("grep", Some(&hint(99_000_000_000))),
+            Some(*RESULT_CHARS_RANGE.end())
+        );
+        assert!(result_chars(Some(10), "").is_err());
+        assert!(result_chars(Some(99_000_000_000), "").is_err());
+        // A server-wide size is the person's too: it wins over the tool's hint.
+        let server = BudgetRules {
+            server: Some(5_000),
+            ..rules
+        };
+        assert_eq!(server.resolve("grep", Some(&hint(400_000))), Some(5_000));
+        assert_eq!(server.resolve("read", Some(&hint(400_000))), Some(9_000));
     }
 }

@@ -20,8 +20,8 @@ pub use client::{SampleError, Sampler, mcp_stop_reason};
 // Named for what it merges: a bare `merge` at the crate root would say nothing.
 pub use config::merge as merge_servers;
 pub use config::{
-    ApprovalRules, BudgetRules, ConfigError, InheritEnv, RESULT_CHARS_RANGE, SAFE_ENV,
-    ServerConfig, Transport, parse_flag, parse_servers_json, read_servers_file,
+    ApprovalRules, BudgetRules, ConfigError, InheritEnv, MAX_RESULT_CHARS_META, RESULT_CHARS_RANGE,
+    SAFE_ENV, ServerConfig, Transport, parse_flag, parse_servers_json, read_servers_file,
 };
 pub use naming::SEPARATOR;
 pub use server::{InProcess, Limits, LoggedOut, McpServer, ServerError};

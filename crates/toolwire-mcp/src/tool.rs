@@ -874,7 +874,8 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<Arc<McpT
             let (mut schema, app_uri) = crate::schema::tool_schema(&name, def, backstop);
             let read_only = schema.annotations.as_ref().and_then(|a| a.read_only_hint);
             schema.approval = server.config().approval.policy(remote, read_only);
-            schema.max_result_chars = server.config().budget.limit(remote);
+            // The one budget rule, folded in here: every reader takes the schema's number.
+            schema.max_result_chars = server.config().budget.resolve(remote, def.get("_meta"));
             schema.origin = Some(ToolOrigin {
                 source: server.name().to_owned(),
                 name: remote.clone(),

@@ -88,6 +88,10 @@ impl ServerHandler for Fixture {
             json!({"ui": {"resourceUri": "ui://chart/app.html"}}),
         )])
         .chain([tool("app_only", json!({"ui": {"visibility": ["app"]}}))])
+        .chain([
+            tool("hinted", json!({"anthropic/maxResultSizeChars": 300_000})),
+            tool("hinted_huge", json!({"anthropic/maxResultSizeChars": 1u64 << 40})),
+        ])
         .chain(["typed_right", "typed_wrong"].map(|n| {
             let mut t = tool(n, json!({}));
             t["outputSchema"] = json!({"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]});
@@ -509,6 +513,29 @@ async fn an_mcp_app_is_attached_as_a_widget_and_app_only_tools_are_hidden() {
     let server = fixture(false, Limits::default());
     let read = server.read_resource("file:///big.log").await.unwrap();
     assert_eq!(read["contents"][0]["uri"], "file:///big.log");
+}
+
+/// A tool's own size hint (`_meta["anthropic/maxResultSizeChars"]`) is folded into its
+/// schema where the tool is made, within the range a person may give, so the agent loop,
+/// `export` and the gateway all read it from there; a tool without one has none.
+#[tokio::test]
+async fn a_tools_size_hint_is_its_schemas_result_budget() {
+    let connected = connect_servers(vec![fixture(false, Limits::default())]).await;
+    let size = |name: &str| {
+        connected
+            .tools
+            .iter()
+            .map(|t| toolwire_tool::Tool::schema(&**t))
+            .find(|s| s.name == name)
+            .unwrap()
+            .max_result_chars
+    };
+    assert_eq!(size("modern__hinted"), Some(300_000));
+    assert_eq!(
+        size("modern__hinted_huge"),
+        Some(*toolwire_mcp::RESULT_CHARS_RANGE.end())
+    );
+    assert_eq!(size("modern__media"), None);
 }
 
 /// The adapter hands the executor a typed outcome (a normalized result carrying the app's

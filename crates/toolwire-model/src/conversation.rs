@@ -25,3 +25,13 @@ impl Conversation {
         self.messages.push(message);
     }
 }
+
+/// Its messages, borrowed: what [`crate::build_view`] and the encoders read.
+impl<'a> IntoIterator for &'a Conversation {
+    type Item = &'a Message;
+    type IntoIter = std::slice::Iter<'a, Message>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.messages.iter()
+    }
+}

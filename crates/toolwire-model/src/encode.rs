@@ -3,7 +3,7 @@
 use serde_json::Value as Json;
 
 use crate::blob::BlobReader;
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Message};
 use crate::note::EncodeNote;
 use crate::options::{EncodeOptions, Provider};
 use crate::view::{ModelView, build_view};
@@ -49,12 +49,15 @@ pub async fn encode_request(
     Ok((body, diags))
 }
 
-/// [`encode_request`] as the bytes sent: the same body, written straight from the view
-/// without building a JSON tree first (byte for byte what `serde_json::to_vec` writes of
-/// [`encode_request`]'s body; tests/golden.rs checks it for every scenario).
-pub async fn encode_request_bytes(
+/// The bytes sent: [`encode_request`]'s body, written straight from the view without
+/// building a JSON tree first (byte for byte what `serde_json::to_vec` writes of
+/// [`encode_request`]'s body; tests/golden.rs and tests/bytes.rs check it). This is what
+/// [`crate::ProviderClient::send_bytes`] sends and `toolwire export` prints. `conversation`
+/// is a [`Conversation`] or messages borrowed where they are held (the agent loop's stored
+/// session), so no copy of the session is made for a request.
+pub async fn encode_request_bytes<'a>(
     provider: Provider,
-    conversation: &Conversation,
+    conversation: impl IntoIterator<Item = &'a Message>,
     options: &EncodeOptions,
     blobs: &dyn BlobReader,
 ) -> Result<(Vec<u8>, Vec<EncodeNote>), EncodeError> {

@@ -38,7 +38,10 @@ pub use options::{
 pub use read::{DEFAULT_READ_CHARS, ReadError, ReadRequest, read, read_part};
 pub use render::MediaClass;
 pub use truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
-pub use view::{Block, Blocks, InlineMedia, MediaData, ModelView, ResultView, Turn, build_view};
+pub use view::{
+    Block, Blocks, InlineMedia, MediaData, MediaPlaceholder, ModelView, ResultView, Turn,
+    build_view,
+};
 
 /// A denied approval as the result the model gets: an error that says the user denied it.
 pub fn denied_result(

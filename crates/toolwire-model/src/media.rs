@@ -55,13 +55,18 @@ pub fn reference(source: &SourceView<'_>) -> String {
     }
 }
 
+/// The media's size in bytes, when its source tells it (a URL does not).
+pub fn size_of(source: &SourceView<'_>) -> Option<u64> {
+    match source {
+        SourceView::Base64(b) => Some(toolwire_core::base64_decoded_len(b)),
+        SourceView::Blob { size, .. } => Some(*size),
+        SourceView::Url(_) => None,
+    }
+}
+
 /// `[image: chart.png, image/png, 34 KB, blake3:…]`.
 pub fn placeholder(media: &MediaRef<'_>) -> String {
-    let size = match media.source {
-        SourceView::Base64(b) => Some(toolwire_core::base64_decoded_len(b)),
-        SourceView::Blob { size, .. } => Some(size),
-        SourceView::Url(_) => None,
-    };
+    let size = size_of(&media.source);
     let mut parts = vec![
         media.name.unwrap_or("unnamed").to_owned(),
         media.mime.clone(),

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use toolwire_core::ToolResult;
 
-use crate::conversation::{Conversation, Message, ToolCall};
+use crate::conversation::{Message, ToolCall};
 use crate::note::{EncodeNote, NoteCode};
 
 /// The text of the result given to a call that has none.
@@ -99,13 +99,18 @@ impl<'a> Pending<'a> {
     }
 }
 
-/// Orders `conversation` for encoding; repairs are reported in `diags`.
+/// Orders `messages` (a conversation's, or a stored session's borrowed in place) for
+/// encoding; repairs are reported in `diags`.
 ///
 /// A result pairs with the assistant turn that made its call, wherever it was stored
 /// after it: calls a person starts back to back (two `toolwire call`s, the web app) are
 /// each stored as a turn of their own, and the first one's result may land after the
 /// second turn began. Only a result whose call was never made is dropped.
-pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> Plan<'a> {
+pub fn plan<'a>(
+    messages: impl IntoIterator<Item = &'a Message>,
+    diags: &mut Vec<EncodeNote>,
+) -> Plan<'a> {
+    let messages = messages.into_iter();
     /// A turn of the plan, or the place of a turn's results (filled in at the end).
     enum Slot<'a> {
         Turn(PlannedTurn<'a>),
@@ -121,13 +126,13 @@ pub fn plan<'a>(conversation: &'a Conversation, diags: &mut Vec<EncodeNote>) -> 
     // foldhash, seeded per process: SipHash of every id was a tenth of encoding a long
     // session, and the seed still keeps a hostile session from choosing collisions.
     let mut owner: foldhash::HashMap<&'a str, usize> = foldhash::HashMap::with_capacity_and_hasher(
-        conversation.messages.len(),
+        messages.size_hint().0,
         foldhash::fast::RandomState::default(),
     );
     // The turn whose calls are the latest: user text until the next assistant message
     // arrived while they ran.
     let mut current: Option<usize> = None;
-    for message in &conversation.messages {
+    for message in messages {
         match message {
             Message::System { text } => system.push(text.as_str()),
             Message::User { text } => match current {
@@ -226,6 +231,7 @@ fn made_by_person(text: &str, calls: &[ToolCall]) -> Option<String> {
 #[allow(clippy::panic)]
 mod tests {
     use super::*;
+    use crate::conversation::Conversation;
     use serde_json::json;
     use toolwire_core::{CallRef, Value};
 
@@ -240,7 +246,7 @@ mod tests {
         let mine = ToolCall::new("a", "search", json!({})).by_person("web");
         let conv = Conversation::new(vec![Message::assistant("", vec![mine]), ok("a")]);
         let mut diags = Vec::new();
-        let plan = plan(&conv, &mut diags);
+        let plan = plan(&conv.messages, &mut diags);
         let PlannedTurn::User(said) = &plan.turns[0] else {
             panic!("{:?}", plan.turns)
         };
@@ -261,7 +267,7 @@ mod tests {
     }
 
     fn plan_of(conv: &Conversation) -> Plan<'_> {
-        plan(conv, &mut Vec::new())
+        plan(&conv.messages, &mut Vec::new())
     }
 
     #[test]
@@ -281,7 +287,7 @@ mod tests {
             ok("a"),
         ]);
         let mut diags = Vec::new();
-        let plan = plan(&conv, &mut diags);
+        let plan = plan(&conv.messages, &mut diags);
         let PlannedTurn::Results { results, then_user } = &plan.turns[2] else {
             panic!("expected results, got {:?}", plan.turns[2]);
         };
@@ -314,7 +320,7 @@ mod tests {
             ok("a"),
         ]);
         let mut diags = Vec::new();
-        let plan = plan(&conv, &mut diags);
+        let plan = plan(&conv.messages, &mut diags);
         assert!(diags.is_empty(), "{diags:?}");
         let paired: Vec<(&str, bool)> = plan
             .turns

@@ -9,8 +9,10 @@ use toolwire_core::{Status, ToolResult};
 
 use crate::blob::BlobReader;
 use crate::budget::fair_shares;
-use crate::conversation::{Conversation, ToolCall};
-use crate::media::{placeholder, refusal};
+#[cfg(doc)]
+use crate::conversation::Conversation;
+use crate::conversation::{Message, ToolCall};
+use crate::media::{placeholder, refusal, size_of};
 use crate::note::{EncodeNote, NoteCode};
 use crate::options::{EncodeOptions, Provider, TruncationBudget};
 use crate::pairing::{INTERRUPTED, PlannedResult, PlannedTurn, plan};
@@ -154,14 +156,11 @@ impl ResultView<'_> {
             + self.blocks.iter().map(Block::bytes).sum::<usize>()
     }
 
-    /// All text blocks joined, media left out.
+    /// All text blocks joined (a placeholder's text too), media left out.
     pub fn text(&self) -> String {
         self.blocks
             .iter()
-            .filter_map(|b| match b {
-                Block::Text(t) => Some(&**t),
-                Block::Media(_) => None,
-            })
+            .filter_map(Block::as_text)
             .collect::<Vec<_>>()
             .join(PART_SEPARATOR)
     }
@@ -174,18 +173,32 @@ pub enum Block<'a> {
     Text(Cow<'a, str>),
     /// Media sent inline.
     Media(InlineMedia),
+    /// Media not sent inline, kept typed: encoders write its text, readers (the gateway's
+    /// links) take its blob key from it rather than searching text for one.
+    Placeholder(MediaPlaceholder),
 }
 
 impl Block<'_> {
+    /// What the model reads of it as text: a text, or a placeholder's line; `None` for
+    /// inline media.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Block::Text(text) => Some(text),
+            Block::Placeholder(p) => Some(p.text()),
+            Block::Media(_) => None,
+        }
+    }
+
     /// About the bytes it takes in a request body.
     fn bytes(&self) -> usize {
         match self {
             Block::Text(text) => text.len(),
+            Block::Placeholder(p) => p.text.len(),
             Block::Media(m) => {
                 let data = match &m.data {
                     MediaData::Base64(b) | MediaData::Url(b) => b.len(),
                 };
-                data + m.mime.len() + m.placeholder.len() + 64
+                data + m.mime.len() + m.placeholder.text.len() + 64
             }
         }
     }
@@ -202,8 +215,48 @@ pub struct InlineMedia {
     pub data: MediaData,
     /// A file name to give the provider, when known.
     pub name: Option<String>,
-    /// The placeholder text, for formats that must point at media sent elsewhere.
-    pub placeholder: String,
+    /// What stands for it where it cannot go (formats that must point at media sent
+    /// elsewhere), with its blob key when the blob store holds it.
+    pub placeholder: MediaPlaceholder,
+}
+
+/// Media the model is told about in a line instead of being sent it: the provider does
+/// not take it in a tool result, it is older than the inline window, or its blob could
+/// not be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaPlaceholder {
+    /// Image, PDF, audio, video or other.
+    pub class: MediaClass,
+    /// The media's MIME type.
+    pub mime: String,
+    /// Its size in bytes, when known.
+    pub size: Option<u64>,
+    /// The blob store key of its bytes, when the blob store holds them.
+    pub blob_key: Option<String>,
+    /// The line the model reads (`[image: chart.png, image/png, 70 B, blake3:…]`), made
+    /// with the placeholder so that encoders borrow it.
+    text: String,
+}
+
+impl MediaPlaceholder {
+    /// The line the model reads in its place.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn of(media: &MediaRef<'_>) -> Self {
+        let blob_key = match media.source {
+            SourceView::Blob { key, .. } => Some(key.to_owned()),
+            SourceView::Base64(_) | SourceView::Url(_) => None,
+        };
+        MediaPlaceholder {
+            class: media.class,
+            mime: media.mime.clone(),
+            size: size_of(&media.source),
+            blob_key,
+            text: placeholder(media),
+        }
+    }
 }
 
 /// Where inline media's bytes are.
@@ -233,10 +286,11 @@ impl MediaData {
 /// Text sent when nothing of a result is meant for the model.
 pub const NOTHING_FOR_MODEL: &str = "[The tool's output is shown to the user only.]";
 
-/// Builds the view of `conversation` for `provider`.
+/// Builds the view of `conversation` for `provider`: a [`Conversation`], or any messages
+/// borrowed where they are held (a stored session's, with no copy of it made first).
 pub async fn build_view<'a>(
     provider: Provider,
-    conversation: &'a Conversation,
+    conversation: impl IntoIterator<Item = &'a Message>,
     options: &EncodeOptions,
     blobs: &dyn BlobReader,
     diags: &mut Vec<EncodeNote>,
@@ -597,14 +651,15 @@ async fn route(
     call_id: &str,
     diags: &mut Vec<EncodeNote>,
 ) -> Block<'static> {
-    let text = placeholder(media);
+    let stand_in = MediaPlaceholder::of(media);
+    let text = stand_in.text();
     if let Some(why) = refusal(ctx.provider, media) {
         diags.push(EncodeNote::new(
             NoteCode::MediaPlaceholder,
             Some(call_id),
             format!("{text} sent as a placeholder: {why}"),
         ));
-        return Block::Text(Cow::Owned(text));
+        return Block::Placeholder(stand_in);
     }
     if !ctx.inline {
         diags.push(EncodeNote::new(
@@ -615,7 +670,7 @@ async fn route(
                 ctx.options.inline_media_messages
             ),
         ));
-        return Block::Text(Cow::Owned(text));
+        return Block::Placeholder(stand_in);
     }
     let data = match media.source {
         SourceView::Base64(b) => MediaData::Base64(b.to_owned()),
@@ -628,7 +683,7 @@ async fn route(
                     Some(call_id),
                     format!("{text} sent as a placeholder: {e}"),
                 ));
-                return Block::Text(Cow::Owned(text));
+                return Block::Placeholder(stand_in);
             }
         },
     };
@@ -637,6 +692,6 @@ async fn route(
         mime: media.mime.clone(),
         data,
         name: media.name.map(str::to_owned),
-        placeholder: text,
+        placeholder: stand_in,
     })
 }

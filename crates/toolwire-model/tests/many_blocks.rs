@@ -45,6 +45,7 @@ fn seen_text(view_blocks: &[Block<'_>]) -> String {
         .map(|b| match b {
             Block::Text(t) => t.to_string(),
             Block::Media(m) => panic!("no media here: {m:?}"),
+            Block::Placeholder(p) => panic!("no media here: {p:?}"),
         })
         .collect::<Vec<_>>()
         .join("\n\n")

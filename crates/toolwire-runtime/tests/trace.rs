@@ -225,14 +225,12 @@ async fn an_approval_wait_is_a_child_span_and_content_is_recorded_when_asked() {
             &scope,
             ToolCall::new("g1", "guarded", serde_json::json!({})),
         )
-        .await
-        .into_result();
-    assert_eq!(waiting.status, Status::Suspended);
-    // Nothing ended yet: the call and its wait are open.
+        .await;
+    assert_eq!(waiting.result().status, Status::Suspended);
+    // Nothing ended yet: the call and its wait are open, held by the waiting call.
     assert!(recorder.ended.lock().unwrap().is_empty());
-    let id = waiting.suspension.unwrap().id;
     let done = exec
-        .resolve(&id, Resolution::Deny { reason: None })
+        .resume(waiting, Resolution::Deny { reason: None })
         .await
         .unwrap()
         .into_result();

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json_;
 use toolwire_agent::{Approver, CallOptions, HostError};
 use toolwire_core::{Message, PendingCall, Resolution, ToolResult, Widget};
-use toolwire_model::{EncodeOptions, Provider};
+use toolwire_model::Provider;
 use toolwire_store::{MessagePage, NewSession, Page, RawStoredMessage, Session, StoredMessage};
 
 use crate::AppState;
@@ -618,7 +618,7 @@ pub async fn export(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
     Query(q): Query<ExportQuery>,
-) -> Result<Json<Json_>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let provider: Provider = q
         .provider
         .parse()
@@ -630,26 +630,42 @@ pub async fn export(
         Some(m) => m,
         None => provider.default_model().to_owned(),
     };
-    let mut options = EncodeOptions::for_model(model);
-    // The sizes configured per tool apply as they do when the agent sends the session.
-    options.budget = toolwire_agent::budget_with_tool_settings(
-        &options.budget,
-        &state.host.executor().registry(),
-    );
+    // The request this server's agent sends (its tools, their sizes, its system prompt),
+    // for the provider and model asked.
+    let mut config = match &state.provider {
+        Some(settings) => {
+            let mut config = settings.agent_config();
+            config.model = model;
+            config
+        }
+        None => toolwire_agent::AgentConfig::new(model),
+    };
     match q.max_chars {
         Some(0) => return Err(ApiError::bad_request("max_chars: must be at least 1")),
-        Some(n) => options.budget.max_chars = n,
+        Some(n) => config.budget.max_chars = n,
         None => {}
     }
-    let (body, diagnostics) =
-        toolwire_agent::export_request(state.host.stores(), &id, provider, &options, "").await?;
+    let (body, diagnostics) = state.host.export(&id, provider, &config).await?;
     if q.diagnostics {
+        let request: Json_ = serde_json::from_slice(&body).map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                format!("cannot read the request back: {e}"),
+            )
+        })?;
         let diagnostics = to_json(&diagnostics)?;
-        return Ok(Json(
-            serde_json::json!({"request": body, "diagnostics": diagnostics}),
-        ));
+        return Ok(
+            Json(serde_json::json!({"request": request, "diagnostics": diagnostics}))
+                .into_response(),
+        );
     }
-    Ok(Json(body))
+    // The bytes as the client sends them.
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response())
 }
 
 fn to_json(value: &impl Serialize) -> Result<Json_, ApiError> {

@@ -243,3 +243,27 @@ pub(crate) fn sampler(settings: &ProviderSettings) -> Option<Arc<dyn Sampler>> {
         .ok()
         .map(|s| Arc::new(Sampling(s)) as Arc<dyn Sampler>)
 }
+
+/// Sampling as `export` offers it: `chat` always has a provider, so its servers are always
+/// offered sampling, and some list more tools then (server-everything's
+/// `trigger-sampling-request`); `export` must see the same tools, but runs no call, so a
+/// request is refused.
+struct ExportOnly;
+
+impl Sampler for ExportOnly {
+    fn sample(
+        &self,
+        _params: serde_json::Value,
+    ) -> BoxFuture<'_, Result<serde_json::Value, SampleError>> {
+        Box::pin(async {
+            Err(SampleError::Failed(
+                "toolwire export runs no tool calls and samples nothing".into(),
+            ))
+        })
+    }
+}
+
+/// The sampler `export` connects its servers with (see [`ExportOnly`]).
+pub(crate) fn export_sampler() -> Arc<dyn Sampler> {
+    Arc::new(ExportOnly)
+}

@@ -91,6 +91,15 @@ pub(crate) fn json_compact(value: &impl serde::Serialize) -> anyhow::Result<()> 
     stream_json(value, false)
 }
 
+/// JSON already written (a request body, byte for byte as sent) on stdout, escaped as
+/// [`json`] does: the same bytes unless they hold what a terminal would act on.
+pub(crate) fn json_bytes(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut out = JsonEscaper::new(io::BufWriter::new(Stdout));
+    out.write_all(bytes)?;
+    out.finish()?;
+    Ok(())
+}
+
 fn stream_json(value: &impl serde::Serialize, pretty: bool) -> anyhow::Result<()> {
     let mut out = JsonEscaper::new(io::BufWriter::new(Stdout));
     if pretty {

@@ -393,3 +393,117 @@ async fn sessions_json(dir: &str) -> String {
     let list: Json = serde_json::from_slice(&out.stdout).unwrap();
     list[0]["id"].as_str().unwrap().to_owned()
 }
+
+/// The reply each API sends (not streamed) calling `name` with `args` as `id`, or saying
+/// `text` when there is no call.
+fn reply_for(provider: &str, call: Option<(&str, &str, &Json)>, text: &str) -> ResponseTemplate {
+    let body = match (provider, call) {
+        ("anthropic", Some((id, name, args))) => json!({
+            "id": "msg", "type": "message", "role": "assistant", "model": "m",
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": args}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        ("openai-chat", Some((id, name, args))) => json!({
+            "id": "c", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": text, "tool_calls": [{"id": id, "type": "function",
+                "function": {"name": name, "arguments": args.to_string()}}]}}]}),
+        ("openai-responses", Some((id, name, args))) => json!({
+            "id": "r", "status": "completed", "output": [{"type": "function_call",
+            "call_id": id, "name": name, "arguments": args.to_string()}]}),
+        ("gemini", Some((id, name, args))) => json!({"candidates": [{"finishReason": "STOP",
+            "content": {"role": "model", "parts": [{"functionCall": {"id": id, "name": name, "args": args}}]}}]}),
+        (other, call) => panic!("no reply for {other} {call:?}"),
+    };
+    ResponseTemplate::new(200).set_body_json(body)
+}
+
+/// `toolwire export` is byte for byte the body `toolwire chat` sent, for every provider,
+/// streamed or not: the same tools, the same system prompt, and an MCP tool's own result
+/// size from the person's `mcpServers` config (`maxResultChars`) cutting its result in
+/// both. The script ends after one call, so the last request is the session as stored.
+#[tokio::test]
+async fn export_is_the_body_chat_sent_for_every_provider() {
+    let Some(script) = support::peers::everything() else {
+        return;
+    };
+    let message: String = (0..400).map(|i| format!("word{i} ")).collect();
+    let args = json!({"message": message});
+    for (provider, path, base, stream) in [
+        ("anthropic", "/v1/messages", "", false),
+        ("openai-chat", "/v1/chat/completions", "/v1", false),
+        ("openai-chat", "/v1/chat/completions", "/v1", true),
+        ("openai-responses", "/v1/responses", "/v1", false),
+        ("gemini", "/v1beta/models/m:generateContent", "", false),
+    ] {
+        let first = if stream {
+            sse(&[chunk(
+                json!({"tool_calls": [{"index": 0, "id": "e1", "type": "function",
+                "function": {"name": "ev__echo", "arguments": args.to_string()}}]}),
+            )])
+        } else {
+            reply_for(provider, Some(("e1", "ev__echo", &args)), "")
+        };
+        let srv = server(path, vec![first]).await;
+        let ws = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let config = data.path().join("servers.json");
+        let doc = json!({"mcpServers": {"ev": {
+            "command": "node", "args": [script, "stdio"],
+            "tools": {"echo": {"maxResultChars": 800}},
+        }}});
+        std::fs::write(&config, doc.to_string()).unwrap();
+        let dir = data.path().to_str().unwrap();
+        let common = [
+            "--provider",
+            provider,
+            "--model",
+            "m",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--mcp-config",
+            config.to_str().unwrap(),
+        ];
+        let mut chat = strings(&["--data-dir", dir, "chat", "-y", "-p", "Echo it."]);
+        chat.extend(strings(&common));
+        chat.extend(strings(&["--base-url", &format!("{}{base}", srv.uri())]));
+        if !stream {
+            chat.push("--no-stream".into());
+        }
+        let out = toolwire_async(chat, "", vec![]).await;
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let requests = server_requests(&srv).await;
+        assert_eq!(requests.len(), 2, "{provider}: {stderr}");
+        let sent = &requests[1].body;
+        let session = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("session "))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{provider}: no session in {stderr}"))
+            .to_owned();
+        let mut export = strings(&["--data-dir", dir, "export", &session]);
+        export.extend(strings(&common));
+        if !stream {
+            export.push("--no-stream".into());
+        }
+        let out = toolwire_async(export, "", vec![]).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{provider}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let printed = out.stdout.strip_suffix(b"\n").unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(printed),
+            String::from_utf8_lossy(sent),
+            "{provider} (stream: {stream}): export differs from the body sent"
+        );
+        // The tool's own size cut the 3,000 characters in both.
+        let sent = String::from_utf8_lossy(sent);
+        assert!(sent.contains("omitted by toolwire"), "{provider}: {sent}");
+        assert!(
+            sent.contains("ev__echo") && sent.contains("read_file"),
+            "{sent}"
+        );
+    }
+}

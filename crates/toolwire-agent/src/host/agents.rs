@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use toolwire_model::ProviderClient;
+use toolwire_model::{EncodeNote, Provider, ProviderClient};
 use toolwire_runtime::Registry;
 use toolwire_store::{NewSession, Session};
 
 use super::{Host, HostError, ProviderSettings, Running};
-use crate::{Agent, Approver, TaskTool, TurnOutcome};
+use crate::{Agent, AgentConfig, Approver, ModelRequest, TaskTool, TurnOutcome};
 
 impl Host {
     /// An agent over this host's tools (plus `task`, for subagents), talking to the
@@ -19,9 +19,7 @@ impl Host {
         approver: Arc<dyn Approver>,
     ) -> Result<HostAgent, HostError> {
         let client = ProviderClient::new(settings.client_config()?)?;
-        let task = TaskTool::new();
-        let mut registry = Registry::clone(&self.executor.registry());
-        registry.register(task.clone())?;
+        let (registry, task) = self.agent_tools()?;
         // The host's events, suspensions, limits and sink, over these tools.
         let executor = self.executor.with_tools(registry);
         let agent = Agent::new(
@@ -36,6 +34,29 @@ impl Host {
             agent,
             host: self.clone(),
         })
+    }
+
+    /// The tools an agent of this host offers: the host's, plus `task`.
+    fn agent_tools(&self) -> Result<(Registry, TaskTool), HostError> {
+        let task = TaskTool::new();
+        let mut registry = Registry::clone(&self.executor.registry());
+        registry.register(task.clone())?;
+        Ok((registry, task))
+    }
+
+    /// The exact request body an agent of this host with `config` would send `provider`
+    /// next for session `session_id` (`toolwire export`, the server's `/export`): the
+    /// agent loop's own request, over the same tools, and no key needed.
+    pub async fn export(
+        &self,
+        session_id: &str,
+        provider: Provider,
+        config: &AgentConfig,
+    ) -> Result<(Vec<u8>, Vec<EncodeNote>), HostError> {
+        let (registry, _) = self.agent_tools()?;
+        ModelRequest::new(provider, config, &registry)
+            .export(&self.stores, session_id)
+            .await
     }
 }
 

@@ -93,7 +93,18 @@ impl ProviderClient {
 
     /// Sends `body` (from [`crate::encode_request`]) and decodes the whole reply.
     pub async fn send(&self, model: &str, body: &Json) -> Result<AssistantReply, ClientError> {
-        let mut response = self.post(model, body, false).await?;
+        self.send_bytes(model, self.to_bytes(body)?).await
+    }
+
+    /// Sends these bytes as the request body (from [`crate::encode_request_bytes`], as
+    /// the agent loop does, so what `toolwire export` prints is what was sent) and decodes
+    /// the whole reply.
+    pub async fn send_bytes(
+        &self,
+        model: &str,
+        body: impl Into<bytes::Bytes>,
+    ) -> Result<AssistantReply, ClientError> {
+        let mut response = self.post(model, body.into(), false).await?;
         let provider = self.config.provider;
         let limit = self.config.max_reply_bytes;
         let read_error = |e: reqwest::Error| ClientError::Transport {
@@ -118,12 +129,25 @@ impl ProviderClient {
         &self,
         model: &str,
         body: &Json,
+        on_text: impl FnMut(&str) + Send,
+    ) -> Result<AssistantReply, ClientError> {
+        let mut body = body.clone();
+        self.config.provider.format().streaming_body(&mut body);
+        self.stream_bytes(model, self.to_bytes(&body)?, on_text)
+            .await
+    }
+
+    /// Streams the reply to a request of these bytes, which must ask for a stream (encoded
+    /// with [`crate::EncodeOptions::stream`] set): `on_text` sees text as it arrives; the
+    /// whole reply is returned.
+    pub async fn stream_bytes(
+        &self,
+        model: &str,
+        body: impl Into<bytes::Bytes>,
         mut on_text: impl FnMut(&str) + Send,
     ) -> Result<AssistantReply, ClientError> {
         let provider = self.config.provider;
-        let mut body = body.clone();
-        provider.format().streaming_body(&mut body);
-        let response = self.post(model, &body, true).await?;
+        let response = self.post(model, body.into(), true).await?;
         // The raw bytes are counted before the event parser buffers them: one endless event
         // must not grow memory past the cap either. Reading stops there; the loop below
         // then reports the reply as too large.
@@ -179,6 +203,14 @@ impl ProviderClient {
         Ok(decoder.finish())
     }
 
+    /// A JSON tree as the bytes serde_json writes of it.
+    fn to_bytes(&self, body: &Json) -> Result<Vec<u8>, ClientError> {
+        serde_json::to_vec(body).map_err(|e| ClientError::Transport {
+            provider: self.config.provider,
+            message: format!("the request body could not be written: {e}"),
+        })
+    }
+
     fn url(&self, model: &str, stream: bool) -> String {
         let base = self.config.base_url.trim_end_matches('/');
         self.config.provider.format().url(base, model, stream)
@@ -188,7 +220,7 @@ impl ProviderClient {
     async fn post(
         &self,
         model: &str,
-        body: &Json,
+        body: bytes::Bytes,
         stream: bool,
     ) -> Result<reqwest::Response, ClientError> {
         let provider = self.config.provider;
@@ -196,7 +228,13 @@ impl ProviderClient {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut request = self.http.post(&url).json(body);
+            // The bytes as given (a clone shares them): a body re-encoded here could differ
+            // from what `toolwire export` prints.
+            let mut request = self
+                .http
+                .post(&url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
             if !stream {
                 request = request.timeout(self.config.timeout);
             }

@@ -75,7 +75,7 @@ impl Serialize for ResultContents<'_> {
         let mut kept = self
             .0
             .iter()
-            .filter(|b| !matches!(b, Block::Text(t) if t.is_empty()))
+            .filter(|b| b.as_text().is_none_or(|t| !t.is_empty()))
             .peekable();
         if kept.peek().is_none() {
             return serializer.collect_seq([ResultContent::Text { text: EMPTY_RESULT }]);
@@ -189,6 +189,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
 fn result_content<'a>(block: &'a Block<'_>) -> ResultContent<'a> {
     match block {
         Block::Text(text) => ResultContent::Text { text },
+        Block::Placeholder(p) => ResultContent::Text { text: p.text() },
         Block::Media(m) => {
             let source = match &m.data {
                 MediaData::Base64(data) => MediaSource::Base64 {

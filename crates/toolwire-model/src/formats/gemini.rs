@@ -167,7 +167,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                                     },
                                 });
                             }
-                            Cow::Borrowed(m.placeholder.as_str())
+                            Cow::Borrowed(m.placeholder.text())
                         });
                         let response = if r.is_error {
                             ResponseText::Error(text)

@@ -273,19 +273,21 @@ pub(crate) fn joined_text<'a>(
     blocks: &'a [Block<'_>],
     mut media: impl FnMut(&'a InlineMedia) -> Cow<'a, str>,
 ) -> Cow<'a, str> {
-    match blocks {
-        [Block::Text(t)] => Cow::Borrowed(&**t),
-        blocks => Cow::Owned(
-            blocks
-                .iter()
-                .map(|block| match block {
-                    Block::Text(t) => Cow::Borrowed(&**t),
-                    Block::Media(m) => media(m),
-                })
-                .collect::<Vec<_>>()
-                .join("\n\n"),
-        ),
+    if let [block] = blocks
+        && let Some(text) = block.as_text()
+    {
+        return Cow::Borrowed(text);
     }
+    Cow::Owned(
+        blocks
+            .iter()
+            .map(|block| match block {
+                Block::Media(m) => media(m),
+                text => Cow::Borrowed(text.as_text().unwrap_or_default()),
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    )
 }
 
 pub(crate) fn error_prefixed(text: &str) -> String {

@@ -155,7 +155,7 @@ pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a
                         });
                         Cow::Owned(format!(
                             "{} (attached in the next user message)",
-                            m.placeholder
+                            m.placeholder.text()
                         ))
                     });
                     messages.push(RequestMessage::Tool {

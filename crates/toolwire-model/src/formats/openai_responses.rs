@@ -161,16 +161,21 @@ fn output<'a>(r: &'a ResultView) -> Output<'a> {
         first_text = false;
         text
     };
-    if let [Block::Text(t)] = r.blocks.as_slice() {
+    if let [block] = r.blocks.as_slice()
+        && let Some(t) = block.as_text()
+    {
         return Output::Text(text_of(t));
     }
     let mut parts = Vec::with_capacity(r.blocks.len() + 1);
-    if r.is_error && !matches!(r.blocks.first(), Some(Block::Text(_))) {
+    if r.is_error && r.blocks.first().and_then(Block::as_text).is_none() {
         parts.push(OutputPart::InputText { text: text_of("") });
     }
     for block in r.blocks.iter() {
         parts.push(match block {
             Block::Text(t) => OutputPart::InputText { text: text_of(t) },
+            Block::Placeholder(p) => OutputPart::InputText {
+                text: text_of(p.text()),
+            },
             Block::Media(m) if m.class == MediaClass::Pdf => match &m.data {
                 MediaData::Base64(_) => OutputPart::InputFile {
                     file_data: Some(Cow::Owned(m.data.as_url(&m.mime))),

@@ -106,9 +106,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             .without_builtins()
             .build()
             .await?;
-        let stored = host
-            .land_elsewhere(&session.id, persisted, None)
-            .await?;
+        let stored = host.land_elsewhere(&session.id, persisted, None).await?;
         normalized.result = stored.result;
         refused = normalized.result.error_code() == Some(toolwire_core::ErrorCode::StoreFailed);
         out::eprintln(&format!(
