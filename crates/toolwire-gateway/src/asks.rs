@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ProtocolVersion};
+use rmcp::model::{ElicitRequestParams, ProtocolVersion};
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Value as Json, json};
 use tokio::sync::{mpsc, oneshot};
@@ -21,7 +21,7 @@ use toolwire_agent::{ApprovalRequest, Approver};
 use toolwire_core::Resolution;
 use toolwire_store::SuspensionStore;
 
-use crate::rounds::Step;
+use crate::rounds::{Step, resolution_of};
 
 /// Where a gateway may send the people its hosts cannot ask, and how long it waits.
 #[derive(Debug, Clone)]
@@ -181,35 +181,6 @@ fn form_of(request: &ApprovalRequest) -> Json {
         question_form(request)
     } else {
         approval_form(request)
-    }
-}
-
-/// The person's answer to a form as the call's resolution: an approval needs
-/// `{"approve": true}`, anything else accepted is a no.
-pub(crate) fn resolution_of(
-    action: ElicitationAction,
-    content: Option<Json>,
-    question: bool,
-) -> Resolution {
-    match (action, question) {
-        (ElicitationAction::Accept, true) => Resolution::Answer {
-            value: content.unwrap_or(Json::Null),
-        },
-        (ElicitationAction::Accept, false)
-            if content
-                .as_ref()
-                .and_then(|c| c.get("approve"))
-                .and_then(Json::as_bool)
-                == Some(true) =>
-        {
-            Resolution::Approve
-        }
-        (ElicitationAction::Cancel, _) => Resolution::Cancel {
-            reason: Some("the person dismissed the question".to_owned()),
-        },
-        _ => Resolution::Deny {
-            reason: Some("the person said no".to_owned()),
-        },
     }
 }
 

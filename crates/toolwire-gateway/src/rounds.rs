@@ -18,14 +18,15 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResponse, ElicitResult, InputRequiredResult, InputResponses};
+use rmcp::model::{
+    CallToolResponse, ElicitResult, ElicitationAction, InputRequiredResult, InputResponses,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value as Json, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use toolwire_core::{Resolution, ToolCall, ToolResult};
 
-use crate::asks::resolution_of;
 use crate::{Gateway, client_name, progress};
 
 /// What a call in flight tells the handler of the host's current request.
@@ -263,6 +264,35 @@ impl Gateway {
         // A call that timed out meanwhile was refused already; its result still comes.
         let _ = waiting.answer.send(resolution);
         self.fly(waiting.flight, context).await
+    }
+}
+
+/// The person's answer to a form as the call's resolution (both revisions' asks use it): an approval needs
+/// `{"approve": true}`, anything else accepted is a no.
+pub(crate) fn resolution_of(
+    action: ElicitationAction,
+    content: Option<Json>,
+    question: bool,
+) -> Resolution {
+    match (action, question) {
+        (ElicitationAction::Accept, true) => Resolution::Answer {
+            value: content.unwrap_or(Json::Null),
+        },
+        (ElicitationAction::Accept, false)
+            if content
+                .as_ref()
+                .and_then(|c| c.get("approve"))
+                .and_then(Json::as_bool)
+                == Some(true) =>
+        {
+            Resolution::Approve
+        }
+        (ElicitationAction::Cancel, _) => Resolution::Cancel {
+            reason: Some("the person dismissed the question".to_owned()),
+        },
+        _ => Resolution::Deny {
+            reason: Some("the person said no".to_owned()),
+        },
     }
 }
 

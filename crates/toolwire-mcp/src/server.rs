@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::ProtocolVersion;
+use rmcp::model::{ClientRequest, CustomRequest, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::auth::AuthClient;
 
@@ -723,7 +723,7 @@ impl McpServer {
             };
             let answer = tokio::time::timeout(
                 self.limits.connect_timeout,
-                crate::task::request_raw(&conn, "tools/list", params),
+                request_raw(&conn, "tools/list", params),
             )
             .await
             .map_err(|_| self.error("tools/list did not answer in time"))?;
@@ -991,4 +991,16 @@ fn with_stderr(tail: &str) -> String {
         let last: Vec<&str> = last.into_iter().rev().collect();
         format!("; its stderr ends with: {}", last.join(" | "))
     }
+}
+
+/// A custom request to the server, its failure as rmcp gave it: a caller may need its
+/// auth challenge (`tools/list` here; [`crate::task`]'s requests build on it).
+pub(crate) async fn request_raw(
+    conn: &Connection,
+    method: &str,
+    params: Json,
+) -> Result<Result<Json, serde_json::Error>, rmcp::service::ServiceError> {
+    let req = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+    let answer = conn.peer().send_request(req).await?;
+    Ok(serde_json::to_value(answer))
 }

@@ -6,13 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CancelTaskParams, ClientRequest, CustomRequest, GetTaskParams};
+use rmcp::model::{CancelTaskParams, GetTaskParams};
 use serde_json::{Value as Json, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use toolwire_tool::{ToolContext, ToolError};
 
-use crate::server::Connection;
+use crate::server::{Connection, request_raw};
 
 /// How long a task lives on the server if it is abandoned, asked for on creation.
 pub(crate) const TASK_TTL_MS: u64 = 10 * 60 * 1000;
@@ -45,17 +45,6 @@ pub(crate) async fn request(
             ToolError::failed(format!("{method} failed: {why}"))
         })?
         .map_err(|e| ToolError::failed(format!("{method}: {e}")))
-}
-
-/// [`request`], its failure as rmcp gave it: a caller may need its auth challenge.
-pub(crate) async fn request_raw(
-    conn: &Connection,
-    method: &str,
-    params: Json,
-) -> Result<Result<Json, serde_json::Error>, rmcp::service::ServiceError> {
-    let req = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-    let answer = conn.peer().send_request(req).await?;
-    Ok(serde_json::to_value(answer))
 }
 
 /// Finishes the task `created` describes in a task of its own, so that the call waiting

@@ -6,7 +6,8 @@ use toolwire_core::{
     CallRef, ErrorInfo, Metadata, Resource, Status, Suspension, SuspensionReason, Widget,
 };
 
-use crate::payload::{structured, values};
+use crate::media::structured;
+use crate::payload::values;
 use crate::{Diagnostics, Envelope, Parts, Path, success_envelope};
 
 /// An envelope has a string `status` beside the call identity, output or error.

@@ -1,4 +1,5 @@
-//! Media detection: data URIs and bare base64 in JSON, validated and sniffed from magic bytes.
+//! Media detection: data URIs and bare base64 in JSON, validated and sniffed from magic bytes,
+//! and pulled out of bare JSON as values of their own ([`structured`]).
 //!
 //! A payload's declared MIME type is a claim; the bytes decide (`infer`). Only a prefix is
 //! decoded for sniffing, and validity is checked by a vectorizable scan, so a 20 MB image
@@ -6,7 +7,10 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use serde_json::Value as Json;
 use toolwire_core::{MediaKind, Source, Value, mime_essence};
+
+use crate::{Diagnostics, Parts, Path};
 
 /// Strings shorter than this are never taken for bare base64 media: short alphanumeric
 /// words decode to garbage that could, by chance, start like a known format.
@@ -16,7 +20,7 @@ const MIN_BARE_BASE64: usize = 64;
 /// checks for images, audio, video and documents.
 const SNIFF_CHARS: usize = 1024;
 
-pub use toolwire_core::is_base64;
+pub(crate) use toolwire_core::is_base64;
 
 /// Decodes just enough of `b64` to identify its format.
 fn sniff_base64(b64: &str) -> Option<&'static str> {
@@ -141,6 +145,54 @@ pub(crate) fn detect_inline(s: &str) -> Option<Inline<'_>> {
         mime: mime.to_owned(),
         note: None,
     })
+}
+
+/// Bare JSON: a `structured` value, with any inline media it holds pulled out as values
+/// of their own, each replaced in the data by a pointer to it.
+pub(crate) fn structured(json: Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
+    structured_with(Value::structured(json), path, diags, parts);
+}
+
+pub(crate) fn structured_with(
+    mut value: Value,
+    path: &Path<'_>,
+    diags: &mut Diagnostics,
+    parts: &mut Parts,
+) {
+    let slot = parts.output.len();
+    parts.output.push(Value::structured(Json::Null));
+    let mut data = std::mem::take(&mut value.data);
+    extract_media(&mut data, path, diags, parts);
+    value.data = data;
+    parts.output[slot] = value;
+}
+
+fn extract_media(json: &mut Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
+    match json {
+        Json::String(s) => {
+            if let Some(Inline { base64, mime, note }) = detect_inline(s) {
+                let index = parts.output.len();
+                let b64 = base64.to_owned();
+                if let Some(note) = note {
+                    diags.push(path, note);
+                }
+                diags.push(path, format!("inline {mime} moved to output[{index}]"));
+                *s = format!("[{mime} → output[{index}]]");
+                parts.output.push(media_value(b64, mime, None));
+            }
+        }
+        Json::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                extract_media(item, &path.index(i), diags, parts);
+            }
+        }
+        Json::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                extract_media(item, &path.key(key), diags, parts);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

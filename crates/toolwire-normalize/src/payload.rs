@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use toolwire_core::{Annotations, DisplayHints, Kind, Source, Value, WellKnown, is_valid_kind};
 
-use crate::media::{self, Inline, detect_inline, media_value};
+use crate::media::{self, detect_inline, media_value, structured, structured_with};
 use crate::{Diagnostics, Parts, Path, mcp};
 
 /// Keys a canonical value may have besides `kind` and `data`.
@@ -264,53 +264,5 @@ fn contains_inline_media(json: &Json) -> bool {
         Json::Array(items) => items.iter().any(contains_inline_media),
         Json::Object(map) => map.values().any(contains_inline_media),
         _ => false,
-    }
-}
-
-/// Bare JSON: a `structured` value, with any inline media it holds pulled out as values
-/// of their own, each replaced in the data by a pointer to it.
-pub(crate) fn structured(json: Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
-    structured_with(Value::structured(json), path, diags, parts);
-}
-
-pub(crate) fn structured_with(
-    mut value: Value,
-    path: &Path<'_>,
-    diags: &mut Diagnostics,
-    parts: &mut Parts,
-) {
-    let slot = parts.output.len();
-    parts.output.push(Value::structured(Json::Null));
-    let mut data = std::mem::take(&mut value.data);
-    extract_media(&mut data, path, diags, parts);
-    value.data = data;
-    parts.output[slot] = value;
-}
-
-fn extract_media(json: &mut Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
-    match json {
-        Json::String(s) => {
-            if let Some(Inline { base64, mime, note }) = detect_inline(s) {
-                let index = parts.output.len();
-                let b64 = base64.to_owned();
-                if let Some(note) = note {
-                    diags.push(path, note);
-                }
-                diags.push(path, format!("inline {mime} moved to output[{index}]"));
-                *s = format!("[{mime} → output[{index}]]");
-                parts.output.push(media_value(b64, mime, None));
-            }
-        }
-        Json::Array(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                extract_media(item, &path.index(i), diags, parts);
-            }
-        }
-        Json::Object(map) => {
-            for (key, item) in map.iter_mut() {
-                extract_media(item, &path.key(key), diags, parts);
-            }
-        }
-        _ => {}
     }
 }

@@ -9,6 +9,7 @@
 mod auth;
 mod dpop;
 mod dpop_http;
+mod dpop_mcp;
 mod oauth_address;
 
 pub use auth::{
@@ -17,4 +18,4 @@ pub use auth::{
     unattended,
 };
 pub use dpop::{DpopError, DpopKey};
-pub use dpop_http::DpopHttpClient;
+pub use dpop_mcp::DpopHttpClient;

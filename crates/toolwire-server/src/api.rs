@@ -16,7 +16,7 @@ use toolwire_model::Provider;
 use toolwire_store::{MessagePage, NewSession, Page, RawStoredMessage, Session, StoredMessage};
 
 use crate::AppState;
-use crate::error::ApiError;
+use crate::error::{ApiError, no_session};
 use crate::extract::{Json, Path, Query};
 
 /// Most sessions one page lists.
@@ -240,12 +240,6 @@ fn accepted(session_id: &str, call_id: Option<String>) -> (StatusCode, Json<Acce
             call_id,
         }),
     )
-}
-
-/// The answer for a session that is not there: its id quoted (a `SessionId`'s debug
-/// form would show the type's name to the page).
-pub(crate) fn no_session(id: &str) -> ApiError {
-    ApiError::not_found(format!("no session {id:?}"))
 }
 
 async fn existing_session(state: &AppState, id: &str) -> Result<(), ApiError> {

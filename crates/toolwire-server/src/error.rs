@@ -68,7 +68,7 @@ impl IntoResponse for ApiError {
 impl From<HostError> for ApiError {
     fn from(e: HostError) -> Self {
         match e {
-            HostError::NoSession(id) => crate::api::no_session(&id),
+            HostError::NoSession(id) => no_session(&id),
             HostError::Resolve(toolwire_runtime::ResolveError::NotFound(id)) => {
                 ApiError::not_found(format!("no pending call {id:?} in this session"))
             }
@@ -85,7 +85,7 @@ impl From<HostError> for ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::SessionNotFound { id } => crate::api::no_session(&id),
+            StoreError::SessionNotFound { id } => no_session(&id),
             StoreError::InvalidId { .. } | StoreError::InvalidBlobKey { .. } => {
                 ApiError::bad_request(e.to_string())
             }
@@ -100,4 +100,10 @@ impl From<StoreError> for ApiError {
             ),
         }
     }
+}
+
+/// The answer for a session that is not there: its id quoted (a `SessionId`'s debug
+/// form would show the type's name to the page).
+pub(crate) fn no_session(id: &str) -> ApiError {
+    ApiError::not_found(format!("no session {id:?}"))
 }

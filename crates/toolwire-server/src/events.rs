@@ -158,7 +158,7 @@ async fn open_feed(
         .await?
         .is_none()
     {
-        return Err(crate::api::no_session(session));
+        return Err(crate::error::no_session(session));
     }
     let subscription = state.host.events().subscribe(session, after).await?;
     let closing = state.closing();

@@ -177,7 +177,7 @@ fn push_more(out: &mut Out, opts: &TermOptions, lines: &mut Vec<String>) {
         let text = format!(
             "{} ({})",
             fmt::more(more, "line", "lines"),
-            crate::value::EXPAND_HINT
+            crate::kinds::text::EXPAND_HINT
         );
         line.push(&truncate(&text, opts.layout_width()), Style::dim());
         lines.push(line.finish());

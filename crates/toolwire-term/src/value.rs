@@ -10,15 +10,12 @@ use crate::highlight::{find_syntax, syntax_name};
 use crate::kinds::diff::{Diff, DiffInput};
 use crate::kinds::image::ImageInput;
 use crate::kinds::table::ColSpec;
-use crate::kinds::text::{TextStyle, count_lines};
+use crate::kinds::text::{EXPAND_HINT, TextStyle, count_lines};
 use crate::kinds::{card, diff, file_list, image, markdown, records, table, text, tree};
 use crate::options::TermOptions;
 use crate::out::{Out, fit, str_width, truncate};
 use crate::sanitize;
 use crate::style::{CYAN, Line, Span, Style};
-
-/// What a person runs to see a cut or collapsed value in full.
-pub(crate) const EXPAND_HINT: &str = "toolwire show --expand";
 
 /// Whether the person should see `v` at all.
 pub(crate) fn is_shown(v: &Value) -> bool {

@@ -3,13 +3,13 @@
 
 use toolwire_core::{MCP_APP_WIDGET, Widget};
 
+use crate::kinds::text::EXPAND_HINT;
 use crate::kinds::text::{self, TextStyle};
 use crate::options::TermOptions;
 use crate::out::{Out, str_width, truncate};
 pub use crate::registry::{WidgetContext, WidgetError, WidgetRegistry, WidgetRenderer};
 use crate::sanitize;
 use crate::style::{CYAN, Line, Style};
-use crate::value::EXPAND_HINT;
 
 /// Cuts a line holding SGR codes to `width` visible columns.
 fn fit_styled(line: &str, width: usize) -> String {

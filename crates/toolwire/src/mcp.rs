@@ -12,6 +12,7 @@ use toolwire_mcp::{
     Limits, McpServer, SampleError, Sampler, ServerConfig, merge_servers, parse_flag,
     parse_servers_json, read_servers_file,
 };
+use toolwire_oauth::{LOGIN_TIMEOUT, LoopbackRedirect};
 use toolwire_tool::Tool;
 
 use crate::out;
@@ -166,7 +167,7 @@ pub(crate) async fn connect(
             let Some(server) = servers.iter().find(|s| s.name() == refused.server) else {
                 continue;
             };
-            if let Err(e) = crate::cmd::mcp::login(server, true).await {
+            if let Err(e) = self::login(server, true).await {
                 connected
                     .failed
                     .push(server.error_of(&crate::error_line(&e)));
@@ -266,4 +267,54 @@ impl Sampler for ExportOnly {
 /// The sampler `export` connects its servers with (see [`ExportOnly`]).
 pub(crate) fn export_sampler() -> Arc<dyn Sampler> {
     Arc::new(ExportOnly)
+}
+
+/// Logs in to `server` as a person does: a loopback redirect, the authorization page
+/// printed (and opened in a browser when `open_browser`), the code taken when it comes.
+/// Here rather than in `cmd/mcp.rs`, since connecting (this file) logs in too.
+pub(crate) async fn login(server: &McpServer, open_browser: bool) -> Result<()> {
+    let redirect = LoopbackRedirect::bind().await?;
+    let pending = server
+        .begin_login(redirect.uri())
+        .await
+        .with_context(|| format!("cannot log in to {}", server.name()))?;
+    out::eprintln(&format!(
+        "To log in to {}, open this page in a browser (waiting up to {} minutes):\n  {}",
+        server.name(),
+        LOGIN_TIMEOUT.as_secs() / 60,
+        pending.url()
+    ));
+    if open_browser {
+        open(pending.url());
+    }
+    redirect
+        .complete(server, pending, LOGIN_TIMEOUT)
+        .await
+        .with_context(|| format!("cannot log in to {}", server.name()))?;
+    Ok(())
+}
+
+/// Opens `url` in the system browser when there is one: `$BROWSER`, else the platform's
+/// opener (on Linux only with a display). Failing is fine: the address was printed.
+fn open(url: &str) {
+    let opener = match std::env::var("BROWSER") {
+        Ok(browser) if !browser.trim().is_empty() => Some(browser),
+        _ if cfg!(target_os = "macos") => Some("open".to_owned()),
+        _ if cfg!(windows) => Some("explorer".to_owned()),
+        _ if std::env::var_os("DISPLAY").is_some()
+            || std::env::var_os("WAYLAND_DISPLAY").is_some() =>
+        {
+            Some("xdg-open".to_owned())
+        }
+        _ => None,
+    };
+    if let Some(opener) = opener {
+        // The URL is one argument, never through a shell.
+        let _ = std::process::Command::new(opener)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
 }

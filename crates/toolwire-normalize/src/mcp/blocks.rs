@@ -76,7 +76,7 @@ pub(super) fn block_with_fallback(
             // A block kept as structured data is treated like any structured data: media
             // inside it becomes values of its own now, so normalizing the result again
             // finds nothing more to move (normalize is idempotent).
-            crate::payload::structured_with(value, path, diags, parts);
+            crate::media::structured_with(value, path, diags, parts);
         } else {
             parts.output.push(value);
         }

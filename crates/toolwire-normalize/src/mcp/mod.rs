@@ -13,7 +13,7 @@ pub use app::app_widget;
 pub(crate) use blocks::{annotations, block, is_block, is_block_map, meta_of, text_value};
 pub use input::Questions;
 
-use crate::payload::{structured, structured_with};
+use crate::media::{structured, structured_with};
 use crate::{Diagnostics, Envelope, Parts, Path, success_envelope};
 use app::is_app_block;
 use blocks::block_with_fallback;

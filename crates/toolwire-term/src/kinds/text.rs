@@ -6,7 +6,10 @@ use crate::fmt;
 use crate::highlight::Highlighter;
 use crate::out::{Out, Wrap, str_width};
 use crate::style::{Span, Style};
-use crate::value::EXPAND_HINT;
+
+/// What a person runs to see a cut or collapsed value in full (here, where long text is
+/// cut, and used by every other cut).
+pub(crate) const EXPAND_HINT: &str = "toolwire show --expand";
 
 /// Lines in `s`, counting a last line without `\n`. Runs at memchr speed, so counting
 /// what was not shown costs far less than showing it.

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use toolwire_agent::StoreLocation;
 use toolwire_mcp::McpServer;
-use toolwire_oauth::{LOGIN_TIMEOUT, LoopbackRedirect};
 
 use crate::{Outcome, out};
 
@@ -79,7 +78,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         Command::Install(install_args) => install(&install_args, place)?,
         Command::Login(login_args) => {
             let server = named(&login_args.server, place)?;
-            login(&server, !login_args.no_browser).await?;
+            crate::mcp::login(&server, !login_args.no_browser).await?;
             out::eprintln(&format!("logged in to {}", server.name()));
         }
         Command::Logout(name_args) => {
@@ -215,51 +214,4 @@ fn http_entry(addr: std::net::SocketAddr, place: &StoreLocation) -> Result<super
         url: format!("http://{addr}/mcp"),
         token,
     })
-}
-
-pub(crate) async fn login(server: &McpServer, open_browser: bool) -> Result<()> {
-    let redirect = LoopbackRedirect::bind().await?;
-    let pending = server
-        .begin_login(redirect.uri())
-        .await
-        .with_context(|| format!("cannot log in to {}", server.name()))?;
-    out::eprintln(&format!(
-        "To log in to {}, open this page in a browser (waiting up to {} minutes):\n  {}",
-        server.name(),
-        LOGIN_TIMEOUT.as_secs() / 60,
-        pending.url()
-    ));
-    if open_browser {
-        open(pending.url());
-    }
-    redirect
-        .complete(server, pending, LOGIN_TIMEOUT)
-        .await
-        .with_context(|| format!("cannot log in to {}", server.name()))?;
-    Ok(())
-}
-
-/// Opens `url` in the system browser when there is one: `$BROWSER`, else the platform's
-/// opener (on Linux only with a display). Failing is fine: the address was printed.
-fn open(url: &str) {
-    let opener = match std::env::var("BROWSER") {
-        Ok(browser) if !browser.trim().is_empty() => Some(browser),
-        _ if cfg!(target_os = "macos") => Some("open".to_owned()),
-        _ if cfg!(windows) => Some("explorer".to_owned()),
-        _ if std::env::var_os("DISPLAY").is_some()
-            || std::env::var_os("WAYLAND_DISPLAY").is_some() =>
-        {
-            Some("xdg-open".to_owned())
-        }
-        _ => None,
-    };
-    if let Some(opener) = opener {
-        // The URL is one argument, never through a shell.
-        let _ = std::process::Command::new(opener)
-            .arg(url)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-    }
 }
