@@ -12,11 +12,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
-use toolwire_agent::{HostError, StoreLocation};
-use toolwire_core::{CallRef, Message, ToolResult};
+use toolwire_agent::{HostError, ModelRequest, StoreLocation};
+use toolwire_core::{CallRef, Message, ToolCall, ToolResult};
 use toolwire_model::{
     Conversation, DEFAULT_READ_CHARS, EncodeNote, EncodeOptions, NoBlobs, Provider, ReadRequest,
-    ToolCall, TruncationBudget,
+    TruncationBudget,
 };
 use toolwire_store::{
     DEFAULT_REHYDRATE_LIMIT, NewSession, Page, StoredMessage, Stores, rehydrate_images,
@@ -633,16 +633,19 @@ impl Store {
     ) -> PyResult<Py<PyAny>> {
         let (provider, options) = encode_options(provider, model, budget)?;
         let stores = &self.stores;
-        let encoded = self.run(py, async move {
-            match toolwire_agent::export_request(stores, &session, provider, &options, &system)
-                .await
-            {
+        let request = ModelRequest::with_options(provider, &system, options);
+        let (bytes, diagnostics) = self.run(py, async move {
+            match request.export(stores, &session).await {
                 Err(HostError::NoSession(id)) => Err(no_session(&id)),
+                Err(HostError::Encode(e)) => Err(error(code::ENCODE, error_line(&e))),
                 Err(e) => Err(store_error(&e)),
                 Ok(encoded) => Ok(encoded),
             }
         })?;
-        body_and_notes(py, Ok(encoded), notes)
+        // The bytes the client would send, as the value they are.
+        let body: Json = serde_json::from_slice(&bytes)
+            .map_err(|e| error(code::ENCODE, format!("the request body is not JSON: {e}")))?;
+        body_and_notes(py, Ok((body, diagnostics)), notes)
     }
 
     /// `read_result` over the result of `call_id` stored in `session`, as a model's

@@ -44,6 +44,16 @@ impl ModelRequest {
         }
     }
 
+    /// A request with the caller's own `options` and `system` prompt (empty for none):
+    /// for an embedder that encodes sessions without an agent (the Python package).
+    pub fn with_options(provider: Provider, system: &str, options: EncodeOptions) -> Self {
+        ModelRequest {
+            provider,
+            system: (!system.is_empty()).then(|| Message::system(system)),
+            options,
+        }
+    }
+
     /// The provider it is for.
     pub fn provider(&self) -> Provider {
         self.provider
