@@ -65,6 +65,7 @@ pub async fn land_each<S: ResultSink + ?Sized>(
 }
 
 /// Why [`crate::Executor::land`] could not land a result.
+#[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum LandError {
     /// No sink was set, so nothing can store the result.

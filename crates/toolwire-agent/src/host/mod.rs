@@ -89,6 +89,7 @@ impl CallScope {
 pub use settings::ProviderSettings;
 
 /// Why a host could not be built or could not do what it was asked.
+#[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
     /// The stores failed.

@@ -133,6 +133,7 @@ impl Scope {
 }
 
 /// Why an answer to a suspended call could not be applied.
+#[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     /// No call waits on that suspension id.
