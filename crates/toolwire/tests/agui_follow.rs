@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::Value as Json;
+use serde_json::{Value as Json, json};
 
 fn agui_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/agui")
@@ -557,8 +557,10 @@ async fn a_langgraph_agent_is_recorded_as_it_ran() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{thread}: {stdout}\n{stderr}");
         assert!(!stderr.contains("warning"), "{thread}: {stderr}");
-        // The answer, printed once, whether it streamed or came only in the snapshot.
+        // The answer, printed once, whether it streamed or came only in the snapshot; then
+        // the session id, alone on the last line.
         assert_eq!(stdout.matches(answer).count(), 1, "{thread}: {stdout}");
+        assert_eq!(stdout.lines().last(), Some(thread), "{thread}: {stdout}");
 
         // After the run (a new process): what `toolwire show` reads from the store.
         let shown = toolwire(data.path(), &["show", thread]);
@@ -653,4 +655,55 @@ async fn a_langgraph_agent_is_recorded_as_it_ran() {
             .iter()
             .any(|b| std::fs::read(b).unwrap().starts_with(b"\x89PNG"))
     );
+}
+
+/// An agent that streams only its answer and sends the calls it made before it, and their
+/// results, only in the closing `MESSAGES_SNAPSHOT` (as a framework does when its calling
+/// turn does not stream): the session holds them in the order the agent made them, the
+/// calls and results before the answer, and `agui run` prints the session id on stdout.
+#[test]
+fn calls_and_results_only_in_the_closing_snapshot_are_stored_before_the_answer() {
+    let events = [
+        json!({"type": "RUN_STARTED", "threadId": "late", "runId": "r"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m-answer", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m-answer", "delta": "It is sunny."}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "m-answer"}),
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "u-late", "role": "user", "content": "weather?"},
+            {"id": "m-call", "role": "assistant", "toolCalls": [{"id": "call_w", "type": "function",
+                "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+            {"id": "t-w", "role": "tool", "toolCallId": "call_w", "content": "sunny in Paris"},
+            {"id": "m-answer", "role": "assistant", "content": "It is sunny."},
+        ]}),
+        json!({"type": "RUN_FINISHED", "threadId": "late", "runId": "r"}),
+    ];
+    let body: Vec<u8> = events
+        .iter()
+        .flat_map(|e| format!("data: {e}\n\n").into_bytes())
+        .collect();
+    let port = hostile_agent(body);
+    let data = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = toolwire(
+        data.path(),
+        &["agui", "run", &url, "weather?", "--thread", "late"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    // The answer, then the session id alone on the last line, for `toolwire show`.
+    assert_eq!(stdout.lines().last(), Some("late"), "{stdout}");
+    assert_eq!(stdout.matches("It is sunny.").count(), 1, "{stdout}");
+
+    let shown = toolwire(data.path(), &["show", "late"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success(), "{text}");
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} missing:\n{text}"))
+    };
+    assert!(at("weather?") < at("→ weather"), "{text}");
+    assert!(at("→ weather") < at("weather · success"), "{text}");
+    assert!(at("sunny in Paris") < at("It is sunny."), "{text}");
 }
