@@ -25,14 +25,20 @@ const runs = [];
 let outcome;
 const first = agent.subscribe({ ...subscriber, onRunFinishedEvent({ event }) { outcome = event.outcome; } });
 await agent.runAgent({ runId: 'run-1' });
-runs.push({ events: received.splice(0), outcome });
+// The ids of the client's messages after each run: a later run's snapshot keeps them.
+runs.push({ events: received.splice(0), outcome, messageIds: agent.messages.map((m) => m.id) });
 let resumed = 0;
 while (outcome && outcome.type === 'interrupt' && resumed < 3) {
   resumed += 1;
   const resume = outcome.interrupts.map((i) => ({ interruptId: i.id, status: 'resolved', payload: { approved: true } }));
   outcome = undefined;
   await agent.runAgent({ runId: `run-${resumed + 1}`, resume });
-  runs.push({ events: received.splice(0), outcome, interrupts: resume.map((r) => r.interruptId) });
+  runs.push({
+    events: received.splice(0),
+    outcome,
+    interrupts: resume.map((r) => r.interruptId),
+    messageIds: agent.messages.map((m) => m.id),
+  });
 }
 first.unsubscribe();
 const tool = agent.messages.filter((m) => m.role === 'tool');

@@ -702,7 +702,66 @@ impl Follower {
                 _ => {}
             }
         }
+        // What only the snapshot showed (calls of a turn that did not stream, results)
+        // goes where the agent made it: before the answer the stream carried.
+        self.close();
+        self.order_by(messages);
         self.commit().await;
+    }
+
+    /// Puts what is held in the order of a snapshot's messages: each message and result
+    /// at its place there (a message by its AG-UI id, else by its first call); what the
+    /// snapshot does not hold stays right after what it followed.
+    fn order_by(&mut self, messages: &[Json]) {
+        let mut place: HashMap<String, usize> = HashMap::new();
+        for (at, message) in messages.iter().enumerate() {
+            match message["role"].as_str() {
+                Some("assistant") => {
+                    if let Some(id) = message["id"].as_str() {
+                        place.entry(format!("m:{id}")).or_insert(at);
+                    }
+                    for call in message["toolCalls"].as_array().into_iter().flatten() {
+                        if let Some(given) = call["id"].as_str() {
+                            place
+                                .entry(format!("c:{}", self.call_id(given)))
+                                .or_insert(at);
+                        }
+                    }
+                }
+                Some("tool") => {
+                    if let Some(given) = message["toolCallId"].as_str() {
+                        place
+                            .entry(format!("r:{}", self.call_id(given)))
+                            .or_insert(at);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut last = 0;
+        let mut keyed: Vec<(usize, Pending)> = std::mem::take(&mut self.pending)
+            .into_iter()
+            .map(|pending| {
+                let found = match &pending {
+                    Pending::Message { parent, calls, .. } => parent
+                        .as_ref()
+                        .and_then(|p| place.get(&format!("m:{p}")))
+                        .or_else(|| {
+                            calls
+                                .first()
+                                .and_then(|c| place.get(&format!("c:{}", c.id)))
+                        }),
+                    Pending::Result { id, .. } => place.get(&format!("r:{id}")),
+                };
+                if let Some(&at) = found {
+                    last = at;
+                }
+                (last, pending)
+            })
+            .collect();
+        // Stable: what shares a place keeps the order it came in.
+        keyed.sort_by_key(|(at, _)| *at);
+        self.pending = keyed.into_iter().map(|(_, p)| p).collect();
     }
 
     /// A snapshot's assistant text, recorded when no text event of this run carried it

@@ -190,6 +190,7 @@ pub async fn run(
         run: input.run_id.clone(),
         base,
         text_open: None,
+        request_message: None,
         texts: 0,
         open_calls: Vec::new(),
         interrupts: Vec::new(),
@@ -200,7 +201,13 @@ pub async fn run(
     let closing = state.closing();
     let history = state.host.stores().history_reader();
     let snapshot = if resumed {
-        Some(messages_snapshot(&state, &thread, &window.base).await?)
+        let answered: Vec<&str> = input
+            .resume
+            .iter()
+            .flatten()
+            .map(|r| r.interrupt_id.as_str())
+            .collect();
+        Some(messages_snapshot(&state, &thread, &window.base, &input.messages, &answered).await?)
     } else {
         None
     };
@@ -287,16 +294,20 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
 }
 
 /// The stored conversation as AG-UI messages, and the thread's state (what waits for a
-/// person), sent first on a run that resumes.
+/// person, less the interrupts this run answers), sent first on a run that resumes. Each
+/// message keeps the id the client knows it by (`client`, the messages it sent).
 async fn messages_snapshot(
     state: &AppState,
     thread: &str,
     base: &str,
+    client: &[Json_],
+    answered: &[&str],
 ) -> Result<Vec<Json_>, ApiError> {
     let stored = state.host.stores().history().load(thread).await?;
+    let mut ids = ClientIds::new(client);
     let mut messages = Vec::new();
     for message in &stored {
-        let id = format!("m{}", message.seq);
+        let id = ids.of(message);
         match &message.content {
             toolwire_core::Message::User { text } => {
                 messages.push(json!({"id": id, "role": "user", "content": text}));
@@ -327,14 +338,100 @@ async fn messages_snapshot(
         state.host.executor().pending(thread).await.map_err(|e| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string())
         })?;
+    // An interrupt this run answers may still be pending for a moment (the call it
+    // resumes has not finished): it no longer waits for anyone.
     let waiting: Vec<Json_> = pending
         .iter()
+        .filter(|p| !answered.contains(&p.suspension.id.as_str()))
         .map(|p| json!({"interruptId": p.suspension.id, "toolCallId": p.call.id, "tool": p.call.name}))
         .collect();
     Ok(vec![
         json!({"type": "MESSAGES_SNAPSHOT", "messages": messages, "timestamp": now_ms()}),
         json!({"type": "STATE_SNAPSHOT", "snapshot": {"toolwire": {"sessionId": thread, "waiting": waiting}}, "timestamp": now_ms()}),
     ])
+}
+
+/// The ids a client knows the stored messages by: the ids of the messages it sends (what
+/// it was streamed, or made itself), matched to stored messages by what they hold. A
+/// stored message the client does not hold gets the id the stream gave it (a result's
+/// `<call>-result`), else `m<seq>`.
+struct ClientIds {
+    /// The client's user message ids, in order.
+    users: std::collections::VecDeque<String>,
+    /// The client's assistant messages: id, text, call ids.
+    assistants: Vec<(String, String, Vec<String>)>,
+    /// The client's tool messages: call id → id.
+    tools: std::collections::HashMap<String, String>,
+    /// Ids given already: never twice.
+    used: std::collections::HashSet<String>,
+}
+
+impl ClientIds {
+    fn new(client: &[Json_]) -> ClientIds {
+        let mut ids = ClientIds {
+            users: std::collections::VecDeque::new(),
+            assistants: Vec::new(),
+            tools: std::collections::HashMap::new(),
+            used: std::collections::HashSet::new(),
+        };
+        for message in client {
+            let Some(id) = message["id"].as_str().map(str::to_owned) else {
+                continue;
+            };
+            match message["role"].as_str() {
+                Some("user") => ids.users.push_back(id),
+                Some("assistant") => {
+                    let text = message["content"].as_str().unwrap_or("").to_owned();
+                    let calls = message["toolCalls"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|c| c["id"].as_str().map(str::to_owned))
+                        .collect();
+                    ids.assistants.push((id, text, calls));
+                }
+                Some("tool") => {
+                    if let Some(call) = message["toolCallId"].as_str() {
+                        ids.tools.insert(call.to_owned(), id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        ids
+    }
+
+    fn of(&mut self, message: &toolwire_store::StoredMessage) -> String {
+        let known = match &message.content {
+            toolwire_core::Message::User { .. } => self.users.pop_front(),
+            toolwire_core::Message::Assistant { text, tool_calls } => {
+                // By a call it made, else by its text.
+                let at = self
+                    .assistants
+                    .iter()
+                    .position(|(_, _, calls)| {
+                        tool_calls.first().is_some_and(|c| calls.contains(&c.id))
+                    })
+                    .or_else(|| {
+                        self.assistants
+                            .iter()
+                            .position(|(_, t, _)| !text.is_empty() && t == text)
+                    });
+                at.map(|at| self.assistants.remove(at).0)
+            }
+            toolwire_core::Message::ToolResult(result) => Some(
+                self.tools
+                    .remove(&result.call_id)
+                    .unwrap_or_else(|| format!("{}-result", result.call_id)),
+            ),
+            _ => None,
+        };
+        let id = known
+            .filter(|id| !self.used.contains(id))
+            .unwrap_or_else(|| format!("m{}", message.seq));
+        self.used.insert(id.clone());
+        id
+    }
 }
 
 /// A result's text for AG-UI's string content: its text values, or its error.
@@ -361,6 +458,9 @@ struct Window {
     base: String,
     /// The assistant text message open now.
     text_open: Option<String>,
+    /// The AG-UI id of the model request's assistant message (its text's, or its calls'
+    /// `parentMessageId`): one message holds the text and the calls, as toolwire stores it.
+    request_message: Option<String>,
     texts: usize,
     /// Calls started in this run that have neither a result nor a question yet: the run
     /// ends with its interrupts only once none is left, so results that land beside a
@@ -392,6 +492,17 @@ impl Window {
         true
     }
 
+    /// The id of the model request's assistant message, made on first use.
+    fn request_message(&mut self) -> String {
+        if let Some(id) = &self.request_message {
+            return id.clone();
+        }
+        self.texts += 1;
+        let id = format!("{}-text-{}", self.run, self.texts);
+        self.request_message = Some(id.clone());
+        id
+    }
+
     fn finished(&self, outcome: Json_) -> Json_ {
         json!({"type": "RUN_FINISHED", "threadId": self.thread, "runId": self.run, "outcome": outcome, "timestamp": now_ms()})
     }
@@ -403,8 +514,7 @@ impl Window {
         let end = match &event.kind {
             EventKind::AssistantDelta { text } => {
                 if self.text_open.is_none() {
-                    self.texts += 1;
-                    let id = format!("{}-text-{}", self.run, self.texts);
+                    let id = self.request_message();
                     out.push(json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant", "timestamp": ts}));
                     self.text_open = Some(id);
                 }
@@ -419,7 +529,8 @@ impl Window {
                 input,
             } => {
                 self.close_text(&mut out);
-                out.push(json!({"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": tool_name, "timestamp": ts}));
+                let parent = self.request_message();
+                out.push(json!({"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": tool_name, "parentMessageId": parent, "timestamp": ts}));
                 out.push(json!({"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": input.to_string(), "timestamp": ts}));
                 out.push(json!({"type": "TOOL_CALL_END", "toolCallId": call_id, "timestamp": ts}));
                 self.open_calls.push(call_id.clone());
@@ -494,6 +605,7 @@ impl Window {
             }
             EventKind::TurnStarted { .. } => {
                 self.calls_this_step = false;
+                self.request_message = None;
                 false
             }
             // A model request that asked for no tool: the agent's last (toolwire's

@@ -127,6 +127,30 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
     );
     assert!(second.contains(&"TOOL_CALL_RESULT"), "{second:?}");
     assert_eq!(runs[1]["outcome"]["type"], "success", "{got}");
+    // The resumed run's snapshot keeps the ids the client and the stream used: every
+    // message the client had after the first run is still there, under its id, and the
+    // model's text and calls are one message, as stored.
+    let ids = |run: &Json| -> Vec<String> {
+        run["messageIds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (before, after) = (ids(&runs[0]), ids(&runs[1]));
+    assert_eq!(before.first().map(String::as_str), Some("u1"), "{got}");
+    for id in &before {
+        assert!(after.contains(id), "{id} renamed: {before:?} → {after:?}");
+    }
+    assert_eq!(
+        before.len(),
+        4,
+        "the user's, one assistant message with the three calls, two results (the third \
+         waits): {before:?}"
+    );
+    // After the resumed run, the state no longer lists the answered approval as waiting.
+    assert_eq!(got["state"]["toolwire"]["waiting"], json!([]), "{got}");
 
     // The image result is an image part by URL to this server, never inline base64.
     let results = got["toolResults"].as_array().unwrap();

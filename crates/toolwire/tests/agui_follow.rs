@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::Value as Json;
+use serde_json::{Value as Json, json};
 
 fn agui_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/agui")
@@ -531,6 +531,54 @@ fn a_followed_agents_event_type_reaches_serves_terminal_sanitized() {
     }
 }
 
+/// What `toolwire export` sends Anthropic for `thread` (long results whole).
+fn exported(data: &Path, thread: &str) -> Json {
+    let export = toolwire(
+        data,
+        &[
+            "export",
+            thread,
+            "--provider",
+            "anthropic",
+            "--max-chars",
+            "300000",
+        ],
+    );
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    serde_json::from_slice(&export.stdout).unwrap()
+}
+
+/// How many calls each assistant message of an Anthropic request makes.
+fn tool_uses(body: &Json) -> Vec<usize> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| {
+            m["content"]
+                .as_array()
+                .map_or(0, |c| c.iter().filter(|b| b["type"] == "tool_use").count())
+        })
+        .collect()
+}
+
+/// The `tool_result` blocks of an Anthropic request.
+fn tool_results(body: &Json) -> Vec<&Json> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .collect()
+}
+
 /// A LangGraph graph served by ag-ui-langgraph's own FastAPI endpoint
 /// (tests/agui/langgraph_agent.py), with a model that streams its answer and one that does
 /// not: what toolwire stores is what the agent did, one assistant message for the six
@@ -557,8 +605,10 @@ async fn a_langgraph_agent_is_recorded_as_it_ran() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{thread}: {stdout}\n{stderr}");
         assert!(!stderr.contains("warning"), "{thread}: {stderr}");
-        // The answer, printed once, whether it streamed or came only in the snapshot.
+        // The answer, printed once, whether it streamed or came only in the snapshot; then
+        // the session id, alone on the last line.
         assert_eq!(stdout.matches(answer).count(), 1, "{thread}: {stdout}");
+        assert_eq!(stdout.lines().last(), Some(thread), "{thread}: {stdout}");
 
         // After the run (a new process): what `toolwire show` reads from the store.
         let shown = toolwire(data.path(), &["show", thread]);
@@ -590,40 +640,9 @@ async fn a_langgraph_agent_is_recorded_as_it_ran() {
 
         // What a model would be sent: one assistant turn with the six calls, the two
         // failures flagged, the image an image, the long result whole.
-        let export = toolwire(
-            data.path(),
-            &[
-                "export",
-                thread,
-                "--provider",
-                "anthropic",
-                "--max-chars",
-                "300000",
-            ],
-        );
-        assert!(
-            export.status.success(),
-            "{}",
-            String::from_utf8_lossy(&export.stderr)
-        );
-        let body: Json = serde_json::from_slice(&export.stdout).unwrap();
-        let messages = body["messages"].as_array().unwrap();
-        let uses: Vec<usize> = messages
-            .iter()
-            .filter(|m| m["role"] == "assistant")
-            .map(|m| {
-                m["content"]
-                    .as_array()
-                    .map_or(0, |c| c.iter().filter(|b| b["type"] == "tool_use").count())
-            })
-            .collect();
-        assert_eq!(uses, [6, 0], "{thread}: {body}");
-        let results: Vec<&Json> = messages
-            .iter()
-            .filter_map(|m| m["content"].as_array())
-            .flatten()
-            .filter(|b| b["type"] == "tool_result")
-            .collect();
+        let body = exported(data.path(), thread);
+        assert_eq!(tool_uses(&body), [6, 0], "{thread}: {body}");
+        let results = tool_results(&body);
         assert_eq!(results.len(), 6, "{thread}");
         let failed: Vec<&str> = results
             .iter()
@@ -653,4 +672,151 @@ async fn a_langgraph_agent_is_recorded_as_it_ran() {
             .iter()
             .any(|b| std::fs::read(b).unwrap().starts_with(b"\x89PNG"))
     );
+}
+
+/// An agent that streams only its answer and sends the calls it made before it, and their
+/// results, only in the closing `MESSAGES_SNAPSHOT` (as a framework does when its calling
+/// turn does not stream): the session holds them in the order the agent made them, the
+/// calls and results before the answer, and `agui run` prints the session id on stdout.
+#[test]
+fn calls_and_results_only_in_the_closing_snapshot_are_stored_before_the_answer() {
+    let events = [
+        json!({"type": "RUN_STARTED", "threadId": "late", "runId": "r"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m-answer", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m-answer", "delta": "It is sunny."}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "m-answer"}),
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "u-late", "role": "user", "content": "weather?"},
+            {"id": "m-call", "role": "assistant", "toolCalls": [{"id": "call_w", "type": "function",
+                "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+            {"id": "t-w", "role": "tool", "toolCallId": "call_w", "content": "sunny in Paris"},
+            {"id": "m-answer", "role": "assistant", "content": "It is sunny."},
+        ]}),
+        json!({"type": "RUN_FINISHED", "threadId": "late", "runId": "r"}),
+    ];
+    let body: Vec<u8> = events
+        .iter()
+        .flat_map(|e| format!("data: {e}\n\n").into_bytes())
+        .collect();
+    let port = hostile_agent(body);
+    let data = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = toolwire(
+        data.path(),
+        &["agui", "run", &url, "weather?", "--thread", "late"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    // The answer, then the session id alone on the last line, for `toolwire show`.
+    assert_eq!(stdout.lines().last(), Some("late"), "{stdout}");
+    assert_eq!(stdout.matches("It is sunny.").count(), 1, "{stdout}");
+
+    let shown = toolwire(data.path(), &["show", "late"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success(), "{text}");
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} missing:\n{text}"))
+    };
+    assert!(at("weather?") < at("→ weather"), "{text}");
+    assert!(at("→ weather") < at("weather · success"), "{text}");
+    assert!(at("sunny in Paris") < at("It is sunny."), "{text}");
+}
+
+/// The venv of the Agent Framework agent (its own: agent-framework-ag-ui pins an older
+/// ag-ui-protocol), or `None` (after saying why).
+fn agent_framework_python() -> Option<PathBuf> {
+    let python = agui_dir().join("venv-agent-framework/bin/python");
+    let ok = python.exists()
+        && Command::new(&python)
+            .args(["-c", "import agent_framework.ag_ui, uvicorn"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if ok {
+        Some(python)
+    } else {
+        missing(
+            "tests/agui/venv-agent-framework lacks agent-framework-ag-ui: python3 -m venv \
+             tests/agui/venv-agent-framework && tests/agui/venv-agent-framework/bin/pip install \
+             -r tests/agui/requirements-agent-framework.txt (.ci/run does)",
+        )
+    }
+}
+
+/// A Microsoft Agent Framework agent served by agent-framework-ag-ui's own FastAPI endpoint
+/// (tests/agui/agent_framework_agent.py), with a scripted client on the framework's own
+/// tool-calling layer, streaming and not: what toolwire stores, `show` prints and `export`
+/// sends is what the agent sent. Its quirks are kept as sent (docs/contracts.md): a failed
+/// tool is the text "Error: Function failed." with no error flag, so a success; an image a
+/// tool returns never reaches AG-UI (only the result's text does).
+#[tokio::test]
+async fn an_agent_framework_agent_is_recorded_as_it_ran() {
+    let Some(python) = agent_framework_python() else {
+        return;
+    };
+    let (_agent, port) = spawn_script(&python, "agent_framework_agent.py");
+    let data = tempfile::tempdir().unwrap();
+    let answer = "It is sunny in Paris; the ratio failed.";
+    let long: String = (0..201_000u32)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    for (path, thread) in [("", "af-stream"), ("quiet", "af-quiet")] {
+        let url = format!("http://127.0.0.1:{port}/{path}");
+        let out = toolwire(
+            data.path(),
+            &["agui", "run", &url, "weather?", "--thread", thread],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{thread}: {stdout}\n{stderr}");
+        assert!(!stderr.contains("warning"), "{thread}: {stderr}");
+        assert_eq!(stdout.matches(answer).count(), 1, "{thread}: {stdout}");
+        assert_eq!(stdout.lines().last(), Some(thread), "{thread}: {stdout}");
+
+        // After the run (a new process): the record, in the order the agent made it.
+        let shown = toolwire(data.path(), &["show", thread]);
+        let text = String::from_utf8_lossy(&shown.stdout);
+        assert!(shown.status.success(), "{text}");
+        assert_eq!(text.matches(answer).count(), 1, "{thread}:\n{text}");
+        let mut last = 0;
+        for expected in [
+            "weather?",
+            "→ weather {\"city\":\"Paris\"}",
+            "→ archive {}",
+            "weather · success",
+            "sunny in Paris",
+            "forecast · success",
+            "high: 21",
+            "radar · success",
+            "the radar",
+            "ratio · success",
+            "Error: Function failed.",
+            "archive · success",
+            answer,
+        ] {
+            let at = text[last..].find(expected).unwrap_or_else(|| {
+                panic!("{thread}: {expected:?} missing or out of order:\n{text}")
+            });
+            last += at + expected.len();
+        }
+        assert!(
+            !text.contains("[image"),
+            "{thread}: no image was sent:\n{text}"
+        );
+
+        // What a model would be sent: one assistant turn with the five calls, the long
+        // result whole.
+        let body = exported(data.path(), thread);
+        assert_eq!(tool_uses(&body), [5, 0], "{thread}: {body}");
+        let results = tool_results(&body);
+        assert_eq!(results.len(), 5, "{thread}");
+        assert!(results.iter().all(|r| r["is_error"] != true), "{thread}");
+        assert!(
+            body.to_string().contains(&long),
+            "{thread}: the long result is cut"
+        );
+    }
+    assert!(blob_files(data.path()).is_empty());
 }

@@ -85,6 +85,9 @@ pub(crate) async fn run(args: Args, place: &toolwire_agent::StoreLocation) -> Re
     };
     tokio::join!(pumping, printing);
     out::line("");
+    // The session id alone on stdout's last line, whatever the run did (as the README
+    // promises): `session=$(toolwire agui run … | tail -n 1)` finds it.
+    out::line(&session);
     for note in follower.diagnostics() {
         out::eprintln(&format!("warning: {note}"));
     }
