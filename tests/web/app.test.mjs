@@ -431,11 +431,8 @@ test('the hostile corpus (tests/hostile) through the server and the page', async
     try {
       cli(d, ['normalize', '--data-dir', '@data', '--store', '--session', s.id, '--tool', name.replace(/\W/g, '_'), '--compact', join(dir, name)]);
       stored += 1;
-    } catch (e) {
-      // Refused with a clear error (e.g. JSON nested 100,000 deep): nothing to show. A
-      // result the store refused (a blob it does not hold) is kept as its `store_failed`
-      // record, as any call's is, and the command fails saying so: that one is a card.
-      if (String(e.stderr).includes('stored in session')) stored += 1;
+    } catch {
+      // Refused with a clear error (e.g. JSON nested 100,000 deep): nothing to show.
     }
   }
   assert.ok(stored >= 5, `${stored} payloads stored`);

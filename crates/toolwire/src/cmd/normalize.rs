@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use serde_json::Value as Json;
-use toolwire_agent::{Host, StoreLocation};
+use toolwire_agent::StoreLocation;
 use toolwire_core::CallRef;
 use toolwire_normalize::normalize_value;
 
@@ -72,8 +72,6 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             .unwrap_or_else(|| "tool".into()),
     );
     let mut normalized = normalize_value(raw, &call);
-    // The store refused the result (its media, its size) and kept a `store_failed` one.
-    let mut refused = false;
     if args.store {
         let stores = data::open(place).await?;
         let raw = keep_raw.then_some(input.bytes.as_slice());
@@ -84,10 +82,10 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                 })?),
                 None => None,
             };
-        // Checked, and its media stored, before anything is created: a result the store
-        // refuses must not leave an empty new session behind.
-        toolwire_store::validate_id("call id", &normalized.result.call_id)?;
+        // Persist and check before creating anything: a result the store refuses must not
+        // leave an empty new session behind.
         let persisted = stores.persist(normalized.result, raw).await?;
+        toolwire_store::validate_id("call id", &persisted.call_id)?;
         let session = match existing {
             Some(session) => session,
             None => {
@@ -100,18 +98,21 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                     .await?
             }
         };
-        // Landed as any call's result is: stored, announced as stored.
-        let host = Host::builder()
-            .stores(stores)
-            .without_builtins()
-            .build()
+        // Appended, not landed and announced as a call's result is: an import has no call
+        // waiting on it, and its `tool_result` event would hold the whole result a second
+        // time (a 48 MiB text made SQLite hold both rows at once: 654 MB peak against 278).
+        let message = stores
+            .append(&session.id, toolwire_core::Message::ToolResult(persisted))
             .await?;
-        let stored = host.land_elsewhere(&session.id, persisted, None).await?;
-        normalized.result = stored.result;
-        refused = normalized.result.error_code() == Some(toolwire_core::ErrorCode::StoreFailed);
+        let seq = message.seq;
+        normalized.result = toolwire_store::StoredResult::from_message(message)
+            .ok_or_else(|| {
+                anyhow::anyhow!("the store returned a message that is not a tool result")
+            })?
+            .result;
         out::eprintln(&format!(
             "stored in session {} as message {}",
-            session.id, stored.seq
+            session.id, seq
         ));
     }
     if args.compact {
@@ -122,11 +123,9 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     for d in &normalized.diagnostics {
         out::eprintln(&format!("note: {}: {d}", input.name));
     }
-    Ok(
-        if refused || (args.strict && !normalized.diagnostics.is_empty()) {
-            Outcome::Reported
-        } else {
-            Outcome::Ok
-        },
-    )
+    Ok(if args.strict && !normalized.diagnostics.is_empty() {
+        Outcome::Reported
+    } else {
+        Outcome::Ok
+    })
 }
