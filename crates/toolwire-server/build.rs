@@ -48,8 +48,8 @@ fn main() -> std::io::Result<()> {
             hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
     }
-    let mut code = format!("pub static VERSION: &str = \"v-{hash:016x}\";\n");
-    code.push_str("pub static FILES: &[(&str, &[u8])] = &[\n");
+    let mut code = format!("pub(crate) static VERSION: &str = \"v-{hash:016x}\";\n");
+    code.push_str("pub(crate) static FILES: &[(&str, &[u8])] = &[\n");
     for (rel, path) in &files {
         let abs = path.canonicalize().unwrap_or_else(|_| path.clone());
         let _ = writeln!(

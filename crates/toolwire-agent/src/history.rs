@@ -35,7 +35,7 @@ pub fn budget_with_tool_settings(
 }
 
 /// Model turns so far: the number of assistant messages.
-pub fn turns_so_far(stored: &[StoredMessage]) -> u32 {
+pub(crate) fn turns_so_far(stored: &[StoredMessage]) -> u32 {
     let n = stored
         .iter()
         .filter(|m| matches!(m.content, Message::Assistant { .. }))

@@ -19,7 +19,7 @@ const MAX_READ_CHARS: usize = 60_000;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReadResultArgs {
+pub(crate) struct ReadResultArgs {
     /// The call whose stored result to read.
     pub call_id: String,
     /// Which output value (as in the marker); default 0.

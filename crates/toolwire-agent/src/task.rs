@@ -32,7 +32,7 @@ const TASK_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskArgs {
+pub(crate) struct TaskArgs {
     /// A short (3-5 word) description of the task.
     pub description: String,
     /// The task for the subagent, with everything it needs to know: it sees nothing of
@@ -45,7 +45,7 @@ pub struct TaskArgs {
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum SubagentType {
+pub(crate) enum SubagentType {
     Explore,
     Plan,
     Bash,

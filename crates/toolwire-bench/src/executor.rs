@@ -97,7 +97,7 @@ fn rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-pub fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let n = (CALLS * size) as usize;
     let label = format!("{} calls", thousands(n as f64));
     let ex = executor()?;

@@ -451,7 +451,7 @@ async fn drop_database(pg: &str, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let (pg, s3) = services()?;
     let per_session = ((RESULTS * size) as usize / SESSIONS).max(1);
     // Each session's images fall at its own offsets, so they spread over the run

@@ -75,10 +75,15 @@ enum Command {
 /// What every workload may use.
 #[derive(Debug)]
 pub struct Ctx {
+    /// The checkout's root (fixtures, the README).
     pub root: PathBuf,
+    /// The release `toolwire` binary the workloads start.
     pub toolwire_bin: PathBuf,
+    /// The Node.js peers' folder (scripts/bench-peers), when they are installed.
     pub peers: Option<PathBuf>,
+    /// Scratch space, removed when the run ends.
     pub tmp: tempfile::TempDir,
+    /// The runtime in-process workloads run on.
     pub rt: tokio::runtime::Runtime,
 }
 

@@ -246,7 +246,7 @@ fn client_run(
 /// `parse`, each line is read into `serde_json::Value` and written again as it passes:
 /// what a process in between that reads every message costs at least (the gateway must
 /// read them, to normalize, budget and store), still with no work of its own.
-pub fn relay(cmd: &[String], parse: bool) -> anyhow::Result<()> {
+pub(crate) fn relay(cmd: &[String], parse: bool) -> anyhow::Result<()> {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::process::Stdio;
     fn pump(mut from: impl Read, mut to: impl Write) -> std::io::Result<()> {
@@ -321,7 +321,7 @@ fn best_of_three(
     best.into_iter().map(|b| b.context("no run")).collect()
 }
 
-pub fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let calls = ((1000.0 * size) as usize).max(1);
     let ways = [Via::Gateway, Via::Direct, Via::Relay, Via::ParseRelay];
     let [ours, theirs, relayed, parsed]: [ClientRun; 4] = best_of_three(ctx, calls, None, &ways)?
@@ -394,7 +394,7 @@ fn big_file(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
     Ok(file)
 }
 
-pub fn gateway_big(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn gateway_big(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let calls = ((10.0 * size) as usize).max(1);
     let file = big_file(ctx)?;
     let [ours, theirs]: [ClientRun; 2] =
@@ -440,7 +440,7 @@ pub fn gateway_big(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     ])
 }
 
-pub fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let calls = ((1000.0 * size) as usize).max(1);
     // Interleaved rounds, best of each: the machine is shared and noisy.
     let (mut ours, mut theirs, mut bare) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);

@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-pub fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
 /// Best of `rounds` runs of `f`, in milliseconds.
-pub fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
+pub(crate) fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
     (0..rounds.max(1))
         .map(|_| {
             let t = Instant::now();
@@ -22,7 +22,7 @@ pub fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
 }
 
 /// Best of `rounds` for a floor and a subject run alternately: `(floor, subject)` ms.
-pub fn interleaved(
+pub(crate) fn interleaved(
     rounds: usize,
     mut floor: impl FnMut(),
     mut subject: impl FnMut(),
@@ -36,7 +36,7 @@ pub fn interleaved(
 }
 
 /// The `p` quantile (0..=1) of `samples`, which it sorts.
-pub fn percentile(samples: &mut [f64], p: f64) -> f64 {
+pub(crate) fn percentile(samples: &mut [f64], p: f64) -> f64 {
     if samples.is_empty() {
         return f64::NAN;
     }
@@ -46,14 +46,14 @@ pub fn percentile(samples: &mut [f64], p: f64) -> f64 {
 
 /// One process run to its end: wall time and peak resident memory.
 #[derive(Debug, Clone, Copy)]
-pub struct ProcessRun {
+pub(crate) struct ProcessRun {
     pub ms: f64,
     pub peak_kb: u64,
 }
 
 /// Runs `cmd` through this binary's `rss` shim, whose only child it is, so the shim's
 /// `RUSAGE_CHILDREN` peak is that process's own. Fails if the command fails.
-pub fn process(cmd: &[&str]) -> anyhow::Result<ProcessRun> {
+pub(crate) fn process(cmd: &[&str]) -> anyhow::Result<ProcessRun> {
     let me = std::env::current_exe().context("locating toolwire-bench")?;
     let out = Command::new(me)
         .arg("rss")
@@ -76,7 +76,7 @@ pub fn process(cmd: &[&str]) -> anyhow::Result<ProcessRun> {
 }
 
 /// Best of `rounds` whole-process runs (least time, and the peak of that run).
-pub fn best_process(rounds: usize, cmd: &[&str]) -> anyhow::Result<ProcessRun> {
+pub(crate) fn best_process(rounds: usize, cmd: &[&str]) -> anyhow::Result<ProcessRun> {
     let mut best: Option<ProcessRun> = None;
     for _ in 0..rounds.max(1) {
         let run = process(cmd)?;
@@ -88,7 +88,7 @@ pub fn best_process(rounds: usize, cmd: &[&str]) -> anyhow::Result<ProcessRun> {
 }
 
 /// The shim: runs the command with its output discarded and prints `{ms, peak_kb}`.
-pub fn rss_shim(cmd: &[String]) -> anyhow::Result<()> {
+pub(crate) fn rss_shim(cmd: &[String]) -> anyhow::Result<()> {
     let (program, args) = cmd.split_first().context("rss: no command")?;
     let t = Instant::now();
     let out = Command::new(program)
@@ -110,6 +110,6 @@ pub fn rss_shim(cmd: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn mib(kb: u64) -> String {
+pub(crate) fn mib(kb: u64) -> String {
     format!("{:.0} MiB", kb as f64 / 1024.0)
 }

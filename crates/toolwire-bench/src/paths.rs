@@ -57,7 +57,7 @@ const PARSE_BEHIND: &str = "V8's JSON.parse is a tuned C++ parser and the SDK's 
     deserializer into the typed model directly, skipping the serde_json::Value tree.";
 
 /// normalize (parse + validate + classify) of one MCP result with a 20 MB image.
-pub fn normalize_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn normalize_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let payload = payloads::image_result(mb(size, 15.0));
     let call = CallRef::new("call_1", "screenshot");
     let rounds = if size > 1.0 { 3 } else { 10 };
@@ -93,7 +93,7 @@ pub fn normalize_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 /// normalize of 100,000 small MCP text results.
-pub fn normalize_small(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn normalize_small(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let n = count(size, 100_000.0);
     let payloads = payloads::small_results(n);
     let call = CallRef::new("call_1", "git_status");
@@ -141,7 +141,7 @@ pub fn normalize_small(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 /// Persisting a result's 20 MB image: decode, hash, a synced content-addressed file.
-pub fn persist_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn persist_image(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let raw = payloads::png(mb(size, 20.0), 2);
     let b64 = STANDARD.encode(&raw);
     let dir = tempfile::tempdir_in(ctx.tmp.path())?;
@@ -211,7 +211,7 @@ fn small_result(i: usize) -> ToolResult {
 }
 
 /// 100,000 small results appended by 64 concurrent callers, each durable when it returns.
-pub fn append(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn append(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let n = count(size, 100_000.0);
     let dir = tempfile::tempdir_in(ctx.tmp.path())?;
     let (ours, floor) = ctx.rt.block_on(async {
@@ -287,7 +287,7 @@ pub fn append(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 
 /// A 10,000-message session: loaded in-process beside a plain SELECT, and shown by the
 /// binary (whole process, peak memory).
-pub fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     use sqlx::Connection;
     let n = count(size, 10_000.0);
     let dir = tempfile::tempdir_in(ctx.tmp.path())?;
@@ -351,7 +351,7 @@ pub fn session(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 
 /// A 100 MB log cut to 60,000 characters, keeping its tail: the cost must follow the
 /// budget, not the input.
-pub fn cut(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn cut(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     use toolwire_model::{CutContext, Weight, cut_text};
     let line = "2026-01-01T00:00:00Z INFO compiling crate number 12345 of the build — ok\n";
     let big = line.repeat(mb(size, 100.0) / line.len());
@@ -410,7 +410,7 @@ fn conversation(neutral: &Json) -> anyhow::Result<toolwire_model::Conversation> 
 const PEER_ROUNDS: usize = 50;
 
 /// A 200-turn session encoded into each provider's request body, to its bytes.
-pub fn encode(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn encode(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     use toolwire_model::{EncodeOptions, NoBlobs, Provider, encode_request_bytes};
     let turns = count(size, 200.0);
     let neutral = payloads::conversation(turns);
@@ -492,7 +492,7 @@ pub fn encode(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 /// The agent loop's own cost per model request: a stored session of 20, 200 or 2,000
 /// turns to the request body's bytes, through the function the loop calls
 /// (`ModelRequest::body`), beside serde_json writing the same stored session.
-pub fn agent_request(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn agent_request(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     use toolwire_agent::{AgentConfig, ModelRequest};
     use toolwire_core::Message;
     use toolwire_model::{NoBlobs, Provider};
@@ -548,7 +548,7 @@ pub fn agent_request(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 /// A 1,000,000-row table rendered for the terminal with maxHeight 40.
-pub fn render(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn render(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     use toolwire_term::{ColorMode, TermOptions};
     let n = count(size, 1_000_000.0) as u64;
     let rows = (0..n).map(|i| json!({"id": i, "path": format!("src/module_{i}.rs"), "bytes": i * 37 % 100_000, "ok": i % 3 != 0}));
@@ -586,7 +586,7 @@ pub fn render(_ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 /// What a user waits for before anything happens: the binary starting and answering.
-pub fn start(ctx: &Ctx, _size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn start(ctx: &Ctx, _size: f64) -> anyhow::Result<Vec<Row>> {
     let bin = ctx.toolwire_bin.display().to_string();
     let ours = crate::measure::best_process(10, &[&bin, "--version"])?;
     let mut row = Row::new(
@@ -613,7 +613,7 @@ pub fn start(ctx: &Ctx, _size: f64) -> anyhow::Result<Vec<Row>> {
 
 /// A large result persisted by a whole process: `toolwire normalize --store` beside the
 /// same done by Node.js with the MCP TypeScript SDK.
-pub fn persist_process(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn persist_process(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let payload = payloads::image_result(mb(size, 15.0));
     let file = ctx.tmp.path().join(format!("process-{size}.json"));
     std::fs::write(&file, &payload)?;

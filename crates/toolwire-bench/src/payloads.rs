@@ -5,7 +5,7 @@ use base64::Engine as _;
 use serde_json::json;
 
 /// Incompressible filler bytes behind a PNG signature (xorshift: cheap, deterministic).
-pub fn png(len: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn png(len: usize, seed: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(len + 8);
     out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -20,7 +20,7 @@ pub fn png(len: usize, seed: u64) -> Vec<u8> {
 }
 
 /// An MCP `CallToolResult` with a caption and one PNG of `bytes` bytes, base64 inline.
-pub fn image_result(bytes: usize) -> Vec<u8> {
+pub(crate) fn image_result(bytes: usize) -> Vec<u8> {
     let b64 = base64::engine::general_purpose::STANDARD.encode(png(bytes, 1));
     json!({
         "content": [
@@ -33,7 +33,7 @@ pub fn image_result(bytes: usize) -> Vec<u8> {
 }
 
 /// `n` small MCP text results.
-pub fn small_results(n: usize) -> Vec<Vec<u8>> {
+pub(crate) fn small_results(n: usize) -> Vec<Vec<u8>> {
     (0..n)
         .map(|i| {
             format!(r#"{{"content":[{{"type":"text","text":"result {i}: 3 files changed, 12 insertions(+)"}}]}}"#)
@@ -43,7 +43,7 @@ pub fn small_results(n: usize) -> Vec<Vec<u8>> {
 }
 
 /// One coding-agent turn's tool output: a build log ending in the error that matters.
-pub fn build_log(turn: usize) -> String {
+pub(crate) fn build_log(turn: usize) -> String {
     format!(
         "{}error[E0308]: mismatched types (turn {turn})\n",
         "   Compiling toolwire v0.1.0\n".repeat(40)
@@ -52,7 +52,7 @@ pub fn build_log(turn: usize) -> String {
 
 /// A conversation of `turns` turns, two calls each, in the neutral form both toolwire
 /// and the AI SDK peer build their messages from (scripts/bench-peers/README.md).
-pub fn conversation(turns: usize) -> serde_json::Value {
+pub(crate) fn conversation(turns: usize) -> serde_json::Value {
     let turns: Vec<_> = (0..turns)
         .map(|t| {
             let calls: Vec<_> = (0..2)

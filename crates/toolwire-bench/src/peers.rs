@@ -11,7 +11,7 @@ use crate::Ctx;
 
 /// Runs a Node.js script (`cmd`, named `what` in errors) and reads its answer: the last
 /// line of its output that is a JSON object (the scripts may log before it).
-pub fn node_json(cmd: &mut Command, what: &str) -> anyhow::Result<Json> {
+pub(crate) fn node_json(cmd: &mut Command, what: &str) -> anyhow::Result<Json> {
     let out = cmd
         .output()
         .with_context(|| format!("running {what} (Node.js 20+ must be on PATH)"))?;
@@ -28,7 +28,7 @@ pub fn node_json(cmd: &mut Command, what: &str) -> anyhow::Result<Json> {
 }
 
 /// `node peers.mjs ARGS`: its answer, `{"ms", "peak_rss_kb", ...}`.
-pub fn run(ctx: &Ctx, args: &[&str]) -> anyhow::Result<Json> {
+pub(crate) fn run(ctx: &Ctx, args: &[&str]) -> anyhow::Result<Json> {
     let dir = ctx.peers()?;
     node_json(
         Command::new("node")
@@ -40,15 +40,15 @@ pub fn run(ctx: &Ctx, args: &[&str]) -> anyhow::Result<Json> {
 }
 
 /// The peer's best time, in ms.
-pub fn ms(answer: &Json) -> anyhow::Result<f64> {
+pub(crate) fn ms(answer: &Json) -> anyhow::Result<f64> {
     answer["ms"].as_f64().context("the peer's answer has no ms")
 }
 
 /// The peer's `peers.mjs` path, for whole-process runs.
-pub fn script(ctx: &Ctx) -> anyhow::Result<String> {
+pub(crate) fn script(ctx: &Ctx) -> anyhow::Result<String> {
     Ok(ctx.peers()?.join("peers.mjs").display().to_string())
 }
 
-pub fn path_str(path: &Path) -> String {
+pub(crate) fn path_str(path: &Path) -> String {
     path.display().to_string()
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a figure measures: a duration (lower is better) or a rate (higher is better).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub enum Unit {
+pub(crate) enum Unit {
     Ms,
     PerSec,
 }
@@ -31,7 +31,7 @@ impl Unit {
 }
 
 /// `1234567` as `1,234,567`.
-pub fn thousands(v: f64) -> String {
+pub(crate) fn thousands(v: f64) -> String {
     let n = v.round() as u64;
     let digits = n.to_string();
     let mut out = String::new();
@@ -46,7 +46,7 @@ pub fn thousands(v: f64) -> String {
 
 /// What a row must meet. Ratios compare costs: toolwire's over the baseline's.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub enum Target {
+pub(crate) enum Target {
     /// toolwire's cost at most this many times the baseline's.
     RatioAtMost(f64),
     /// toolwire's figure (a duration) at most this many milliseconds.
@@ -57,7 +57,7 @@ pub enum Target {
 
 /// The figure toolwire is compared with: a physical floor or a peer library.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     pub name: String,
     pub peer: bool,
     pub value: f64,
@@ -66,7 +66,7 @@ pub struct Baseline {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Row {
+pub(crate) struct Row {
     /// The workload and path, the same at every size.
     pub path: String,
     /// Relative size: 1 is the size the issue names; 0.1, 10, ... scale it.
@@ -91,7 +91,7 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn new(
+    pub(crate) fn new(
         path: &str,
         size: f64,
         size_label: impl Into<String>,
@@ -112,11 +112,11 @@ impl Row {
         }
     }
 
-    pub fn floor(self, name: &str, value: f64) -> Row {
+    pub(crate) fn floor(self, name: &str, value: f64) -> Row {
         self.base(name, false, value)
     }
 
-    pub fn peer(self, name: &str, value: f64) -> Row {
+    pub(crate) fn peer(self, name: &str, value: f64) -> Row {
         self.base(name, true, value)
     }
 
@@ -130,48 +130,48 @@ impl Row {
         self
     }
 
-    pub fn base_note(mut self, note: impl Into<String>) -> Row {
+    pub(crate) fn base_note(mut self, note: impl Into<String>) -> Row {
         if let Some(b) = &mut self.baseline {
             b.note = note.into();
         }
         self
     }
 
-    pub fn note(mut self, note: impl Into<String>) -> Row {
+    pub(crate) fn note(mut self, note: impl Into<String>) -> Row {
         self.note = note.into();
         self
     }
 
-    pub fn target(mut self, target: Target) -> Row {
+    pub(crate) fn target(mut self, target: Target) -> Row {
         self.target = target;
         self
     }
 
     /// Judges the target at this size too, whatever it is.
-    pub fn at_every_size(mut self) -> Row {
+    pub(crate) fn at_every_size(mut self) -> Row {
         self.every_size = true;
         self
     }
 
     /// Whether this row's target is judged (at ×1, or at every size when asked).
-    pub fn judged(&self) -> bool {
+    pub(crate) fn judged(&self) -> bool {
         self.size == 1.0 || self.every_size
     }
 
-    pub fn behind(mut self, why: &str) -> Row {
+    pub(crate) fn behind(mut self, why: &str) -> Row {
         self.behind = why.to_owned();
         self
     }
 
     /// toolwire's cost over the baseline's.
-    pub fn ratio(&self) -> Option<f64> {
+    pub(crate) fn ratio(&self) -> Option<f64> {
         let b = self.baseline.as_ref()?;
         Some(self.unit.cost(self.value) / self.unit.cost(b.value))
     }
 
     /// Targets are judged at the size the issue names (1), or at every size for a row
     /// that asks; other sizes show growth.
-    pub fn passes(&self) -> bool {
+    pub(crate) fn passes(&self) -> bool {
         if !self.judged() {
             return true;
         }
@@ -182,7 +182,7 @@ impl Row {
         }
     }
 
-    pub fn behind_peer(&self) -> bool {
+    pub(crate) fn behind_peer(&self) -> bool {
         self.baseline.as_ref().is_some_and(|b| b.peer) && self.ratio().is_some_and(|r| r > 1.0)
     }
 
@@ -198,7 +198,7 @@ impl Row {
 /// How cost grows from the previous size of the same path: `k` means the cost grew `k`
 /// times as fast as the size (1 is linear). Returns toolwire's growth and, when the row
 /// has one, its baseline's over the same step.
-pub fn growth(rows: &[Row], row: &Row) -> Option<(f64, Option<f64>)> {
+pub(crate) fn growth(rows: &[Row], row: &Row) -> Option<(f64, Option<f64>)> {
     let prev = rows
         .iter()
         .filter(|r| r.path == row.path && r.size < row.size)
@@ -222,7 +222,7 @@ pub fn growth(rows: &[Row], row: &Row) -> Option<(f64, Option<f64>)> {
 /// Cost growing more than this many times faster than the size is flagged super-linear,
 /// unless the baseline grew about as fast (then the machine, not toolwire, bends the
 /// curve: caches, fresh pages). Below a millisecond, timer noise dominates.
-pub const SUPER_LINEAR: f64 = 1.5;
+pub(crate) const SUPER_LINEAR: f64 = 1.5;
 
 fn super_linear(row: &Row, ours: f64, base: Option<f64>) -> bool {
     ours > SUPER_LINEAR
@@ -231,7 +231,7 @@ fn super_linear(row: &Row, ours: f64, base: Option<f64>) -> bool {
 }
 
 /// The table, as Markdown.
-pub fn table(rows: &[Row]) -> String {
+pub(crate) fn table(rows: &[Row]) -> String {
     let mut out = String::from(
         "| path | size | toolwire | floor or peer (same run) | ratio | growth | target | |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- |\n",
@@ -292,7 +292,7 @@ pub fn table(rows: &[Row]) -> String {
 
 /// Rows behind a peer, at any size, under their explanation: rows sharing one (the same
 /// cause at several sizes or providers) are listed together, the reason written once.
-pub fn behind_peers(rows: &[Row]) -> String {
+pub(crate) fn behind_peers(rows: &[Row]) -> String {
     let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
     for row in rows.iter().filter(|r| r.behind_peer()) {
         let why = if row.behind.is_empty() {
@@ -317,12 +317,12 @@ pub fn behind_peers(rows: &[Row]) -> String {
         .collect()
 }
 
-pub const BEGIN: &str =
+pub(crate) const BEGIN: &str =
     "<!-- bench:begin (generated by scripts/bench; edit crates/toolwire-bench) -->";
-pub const END: &str = "<!-- bench:end -->";
+pub(crate) const END: &str = "<!-- bench:end -->";
 
 /// Replaces the generated part of `readme` (between [`BEGIN`] and [`END`]).
-pub fn splice(readme: &str, generated: &str) -> anyhow::Result<String> {
+pub(crate) fn splice(readme: &str, generated: &str) -> anyhow::Result<String> {
     let start = readme
         .find(BEGIN)
         .ok_or_else(|| anyhow::anyhow!("the README has no `{BEGIN}` line"))?;

@@ -321,7 +321,7 @@ async fn fanout_latencies(
 }
 
 /// A tool result's event reaching `100 × size` SSE subscribers, beside one subscriber.
-pub fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let n = (SUBSCRIBERS * size).round().max(1.0) as usize;
     let server = Server::start(ctx)?;
     // The subscribers' own runtime (see `fanout_latencies`), as many threads as the
@@ -416,7 +416,7 @@ where
 
 /// `GET /api/sessions/{id}` of a session of `1,000 × size` results, 4 in flight, beside a
 /// plain SELECT of the same rows from the same SQLite file.
-pub fn session_get(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn session_get(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let n = (RESULTS * size) as usize;
     let server = Server::start(ctx)?;
     ctx.rt.block_on(async {
@@ -500,7 +500,7 @@ async fn select_rate(db: &Path, session: &str, results: usize) -> anyhow::Result
 
 /// The web app's first render of `1,000 × size` results and of a `100,000 × size`-row
 /// table in Chromium, beside the same content as a static page with no script.
-pub fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
+pub(crate) fn web_render(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let web = ctx.root.join("tests/web");
     ensure!(
         web.join("node_modules/playwright-core").exists(),

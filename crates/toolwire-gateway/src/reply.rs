@@ -19,7 +19,7 @@ pub const BLOB_URI_PREFIX: &str = "toolwire://blob/";
 
 /// A medium of a result kept in the blob store, as a resource the host may read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlobLink {
+pub(crate) struct BlobLink {
     pub key: String,
     pub mime: String,
     pub size: u64,
@@ -30,7 +30,7 @@ pub struct BlobLink {
 /// it links to. `max_chars` is the budget for this tool (the host's, or the tool's own
 /// `_meta` hint); a tool's `output_schema` puts the result's structured value in
 /// `structuredContent` (a tool that declares one must send it).
-pub async fn call_tool_result(
+pub(crate) async fn call_tool_result(
     result: ToolResult,
     call: ToolCall,
     profile: &HostProfile,
@@ -151,7 +151,7 @@ fn typed_block(json: Json) -> Result<ContentBlock, String> {
 
 /// The key under which a host that shows only `structuredContent` gets what the text
 /// blocks said besides the structured value (a cut marker, media lines, other text).
-pub const CONTENT_KEY: &str = "toolwire/content";
+pub(crate) const CONTENT_KEY: &str = "toolwire/content";
 
 /// Puts `texts` (the reply's text blocks) into `structured` for a host that drops
 /// `content` beside `structuredContent`, unless they only restate the value (the text a

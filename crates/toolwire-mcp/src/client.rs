@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use toolwire_tool::ToolContext;
 
 /// The MIME type of an MCP App's HTML (extension `io.modelcontextprotocol/ui`).
-pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
+pub(crate) const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 
 /// A server's request for a person's input, on its way to the call it belongs to.
 #[derive(Debug)]

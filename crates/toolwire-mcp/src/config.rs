@@ -10,7 +10,7 @@ use toolwire_tool::ApprovalPolicy;
 
 /// Longest tool-name prefix made from a server's name: it prefixes every tool name, which
 /// providers cap at 64.
-pub const MAX_SERVER_NAME: usize = 24;
+pub(crate) const MAX_SERVER_NAME: usize = 24;
 
 /// Longest server name accepted at all (names are shown in prompts and errors).
 const MAX_NAME_CHARS: usize = 200;
@@ -329,7 +329,7 @@ fn check_name(name: &str) -> Result<String, ConfigError> {
 /// letter, at most [`MAX_SERVER_NAME`] long. Because a prefix never holds `__` nor ends
 /// with `_`, the first `__` of a tool's name is always the separator: two servers'
 /// names can only meet if their prefixes do, which [`merge`] prevents.
-pub fn clean_prefix(name: &str) -> String {
+pub(crate) fn clean_prefix(name: &str) -> String {
     let mut out = String::new();
     for c in name.chars() {
         if c.is_ascii_alphanumeric() || c == '-' {

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 /// Providers' cap on a function name.
-pub const MAX_TOOL_NAME: usize = 64;
+pub(crate) const MAX_TOOL_NAME: usize = 64;
 
 /// The separator between a server's name and its tool's.
 pub const SEPARATOR: &str = "__";
@@ -13,7 +13,7 @@ pub const SEPARATOR: &str = "__";
 /// and short enough is kept as `server__tool`; any other is cleaned (characters outside
 /// `[a-zA-Z0-9_-]` become `_`), cut, and given a hash of the original name, so that it
 /// stays the same from one run to the next and two tools never share one.
-pub fn assign(server: &str, tools: &[&str]) -> Vec<String> {
+pub(crate) fn assign(server: &str, tools: &[&str]) -> Vec<String> {
     let mut taken: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(tools.len());
     // Names kept as they are come first: a hashed name must never take one of theirs.

@@ -3,7 +3,7 @@
 /// Splits `total` among items of the given costs by water-filling: an item that needs no
 /// more than an even share keeps all it needs, and what it leaves over is split evenly
 /// among the rest. The shares never add up to more than `total`.
-pub fn fair_shares(costs: &[usize], total: usize) -> Vec<usize> {
+pub(crate) fn fair_shares(costs: &[usize], total: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..costs.len()).collect();
     order.sort_by_key(|&i| costs[i]);
     let mut shares = vec![0; costs.len()];
@@ -29,7 +29,7 @@ pub fn fair_shares(costs: &[usize], total: usize) -> Vec<usize> {
 
 /// The characters a text will take: exact when cheap, else a lower bound that is already
 /// above `budget`. Never reads more than `4 * budget` bytes, so a 100 MB text costs O(budget).
-pub fn chars_up_to(text: &str, budget: usize) -> usize {
+pub(crate) fn chars_up_to(text: &str, budget: usize) -> usize {
     // A char is at most 4 bytes, so there are at least len/4 chars.
     if text.len() / 4 > budget {
         return text.len() / 4;
@@ -38,7 +38,7 @@ pub fn chars_up_to(text: &str, budget: usize) -> usize {
 }
 
 /// Whether `text` fits in `budget` characters, in O(min(len, 4 * budget)).
-pub fn fits(text: &str, budget: usize) -> bool {
+pub(crate) fn fits(text: &str, budget: usize) -> bool {
     text.len() <= budget || (text.len() / 4 <= budget && text.chars().count() <= budget)
 }
 

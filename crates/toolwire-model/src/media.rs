@@ -20,10 +20,11 @@ pub struct MediaSupport {
 }
 
 /// The image types Anthropic and OpenAI both document.
-pub const COMMON_IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+pub(crate) const COMMON_IMAGE_TYPES: &[&str] =
+    &["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// Why media is sent as a placeholder, or `None` when the provider takes it inline.
-pub fn refusal(provider: Provider, media: &MediaRef<'_>) -> Option<String> {
+pub(crate) fn refusal(provider: Provider, media: &MediaRef<'_>) -> Option<String> {
     let support = provider.format().media();
     let is_url = matches!(media.source, SourceView::Url(_));
     if is_url && !support.urls {
@@ -47,7 +48,7 @@ pub fn refusal(provider: Provider, media: &MediaRef<'_>) -> Option<String> {
 }
 
 /// Where the bytes are, for a placeholder: the blob key, the URL, or `inline`.
-pub fn reference(source: &SourceView<'_>) -> String {
+pub(crate) fn reference(source: &SourceView<'_>) -> String {
     match source {
         SourceView::Base64(_) => "inline".to_owned(),
         SourceView::Blob { key, .. } => (*key).to_owned(),
@@ -56,7 +57,7 @@ pub fn reference(source: &SourceView<'_>) -> String {
 }
 
 /// The media's size in bytes, when its source tells it (a URL does not).
-pub fn size_of(source: &SourceView<'_>) -> Option<u64> {
+pub(crate) fn size_of(source: &SourceView<'_>) -> Option<u64> {
     match source {
         SourceView::Base64(b) => Some(toolwire_core::base64_decoded_len(b)),
         SourceView::Blob { size, .. } => Some(*size),
@@ -65,7 +66,7 @@ pub fn size_of(source: &SourceView<'_>) -> Option<u64> {
 }
 
 /// `[image: chart.png, image/png, 34 KB, blake3:…]`.
-pub fn placeholder(media: &MediaRef<'_>) -> String {
+pub(crate) fn placeholder(media: &MediaRef<'_>) -> String {
     let size = size_of(&media.source);
     let mut parts = vec![
         media.name.unwrap_or("unnamed").to_owned(),

@@ -25,7 +25,7 @@ pub struct ToolSpec {
 pub const DEFAULT_MAX_CHARS: usize = 60_000;
 
 /// The default number of most recent messages whose media is sent inline (as in Dexto).
-pub const DEFAULT_INLINE_MEDIA_MESSAGES: usize = 2;
+pub(crate) const DEFAULT_INLINE_MEDIA_MESSAGES: usize = 2;
 
 /// How many characters of tool-result text the model sees. The most specific setting wins:
 /// per call, then per tool, then the instance's `max_chars`.

@@ -13,18 +13,18 @@ use crate::conversation::{Message, ToolCall};
 use crate::note::{EncodeNote, NoteCode};
 
 /// The text of the result given to a call that has none.
-pub const INTERRUPTED: &str =
+pub(crate) const INTERRUPTED: &str =
     "The tool call was interrupted before completion; no result was recorded.";
 
 /// The conversation in the order every provider needs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     pub system: Vec<&'a str>,
     pub turns: Vec<PlannedTurn<'a>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum PlannedTurn<'a> {
+pub(crate) enum PlannedTurn<'a> {
     /// The person's words, or a line saying that they made the calls after it.
     User(Cow<'a, str>),
     Assistant {
@@ -40,7 +40,7 @@ pub enum PlannedTurn<'a> {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum PlannedResult<'a> {
+pub(crate) enum PlannedResult<'a> {
     Stored {
         call: &'a ToolCall,
         result: &'a ToolResult,
@@ -51,7 +51,7 @@ pub enum PlannedResult<'a> {
 }
 
 impl<'a> PlannedResult<'a> {
-    pub fn call(&self) -> &'a ToolCall {
+    pub(crate) fn call(&self) -> &'a ToolCall {
         match self {
             PlannedResult::Stored { call, .. } | PlannedResult::Interrupted { call } => call,
         }
@@ -106,7 +106,7 @@ impl<'a> Pending<'a> {
 /// after it: calls a person starts back to back (two `toolwire call`s, the web app) are
 /// each stored as a turn of their own, and the first one's result may land after the
 /// second turn began. Only a result whose call was never made is dropped.
-pub fn plan<'a>(
+pub(crate) fn plan<'a>(
     messages: impl IntoIterator<Item = &'a Message>,
     diags: &mut Vec<EncodeNote>,
 ) -> Plan<'a> {

@@ -44,7 +44,7 @@ impl MediaClass {
 
 /// A media value, borrowed from the result.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MediaRef<'a> {
+pub(crate) struct MediaRef<'a> {
     pub class: MediaClass,
     pub mime: String,
     pub source: SourceView<'a>,
@@ -53,7 +53,7 @@ pub struct MediaRef<'a> {
 
 /// A value as the model will see it, before budgeting.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Shape<'a> {
+pub(crate) enum Shape<'a> {
     Text {
         prefix: String,
         /// Borrowed from the result, or owned when toolwire wrote it (an error's text).
@@ -79,7 +79,7 @@ pub enum Shape<'a> {
 /// fit their budget, and reading the tool's name and the value's hints for each of them
 /// was a pointer chase (a cache miss in a long session) and an allocation per result.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum TextWeight<'a> {
+pub(crate) enum TextWeight<'a> {
     /// Known already (text toolwire wrote).
     Fixed(Weight),
     /// From the tool's name and the value's hints ([`is_log_like`]).
@@ -93,7 +93,7 @@ pub enum TextWeight<'a> {
 
 impl TextWeight<'_> {
     /// The weight: [`Weight::Tail`] for logs and terminals, else [`Weight::Balanced`].
-    pub fn get(self) -> Weight {
+    pub(crate) fn get(self) -> Weight {
         match self {
             TextWeight::Fixed(weight) => weight,
             TextWeight::Of { tool_name, value } if is_log_like(tool_name, value) => Weight::Tail,
@@ -134,7 +134,7 @@ fn is_log_like(tool_name: &str, value: &Value) -> bool {
 }
 
 /// Whether the value is for the model at all (`audience: ["user"]` keeps it away).
-pub fn for_model(value: &Value) -> bool {
+pub(crate) fn for_model(value: &Value) -> bool {
     !value
         .annotations
         .as_ref()
@@ -143,7 +143,7 @@ pub fn for_model(value: &Value) -> bool {
 
 /// The shape of one value, or `Err(shape)` when a well-known kind's data was invalid and
 /// the raw JSON is sent instead.
-pub fn shape<'a>(value: &'a Value, tool_name: &'a str) -> Result<Shape<'a>, Shape<'a>> {
+pub(crate) fn shape<'a>(value: &'a Value, tool_name: &'a str) -> Result<Shape<'a>, Shape<'a>> {
     let summary = value.summary.as_deref();
     let raw = Shape::Json {
         summary,
@@ -293,7 +293,7 @@ fn cell(s: &str) -> String {
 }
 
 /// `34 KB`, `1.2 MB`, `512 B`: the one byte-size format, shared with the terminal.
-pub fn human_size(bytes: u64) -> String {
+pub(crate) fn human_size(bytes: u64) -> String {
     toolwire_core::humanize::bytes(bytes)
 }
 
@@ -329,14 +329,14 @@ fn unified_diff(d: &DiffView<'_>) -> String {
 
 impl<'a> Shape<'a> {
     /// Characters of the full text, exact up to `budget` (beyond it, any larger bound).
-    pub fn cost(&self, budget: usize) -> usize {
+    pub(crate) fn cost(&self, budget: usize) -> usize {
         let chars = |s: &str| s.chars().count();
         self.measure(chars, |body| chars_up_to(body, budget))
     }
 
     /// The bytes of a plain text's full form (prefix and body), which bound its characters
     /// from above; `None` for the other shapes, whose text is built to be measured.
-    pub fn text_bytes(&self) -> Option<usize> {
+    pub(crate) fn text_bytes(&self) -> Option<usize> {
         match self {
             Shape::Text { prefix, body, .. } => Some(prefix.len() + body.len()),
             _ => None,
@@ -379,7 +379,7 @@ impl<'a> Shape<'a> {
 
     /// The text cut to `budget` characters; `None` for media.
     /// A text that fits as it is stays borrowed from the result.
-    pub fn fit(&self, budget: usize, ctx: CutContext<'_>) -> Option<Cow<'a, str>> {
+    pub(crate) fn fit(&self, budget: usize, ctx: CutContext<'_>) -> Option<Cow<'a, str>> {
         Some(Cow::Owned(match self {
             Shape::Text {
                 prefix,
@@ -417,7 +417,7 @@ impl<'a> Shape<'a> {
 }
 
 /// Separator between text parts of one result.
-pub const PART_SEPARATOR: &str = "\n\n";
+pub(crate) const PART_SEPARATOR: &str = "\n\n";
 
 /// Cuts several texts of one result (`(part index, shape)`) to fit `budget` together;
 /// returns the texts in order, `None` for one left out (a marker before it stands for it).
@@ -427,7 +427,7 @@ pub const PART_SEPARATOR: &str = "\n\n";
 /// too small to be worth a cut (hundreds of search hits, 50,000 one-character blocks: each
 /// would get less than its own marker), whole texts are kept from the head and the tail
 /// instead, and the run between them is one marker ([`fit_ends`]).
-pub fn fit_all<'s, 'a: 's>(
+pub(crate) fn fit_all<'s, 'a: 's>(
     texts: impl Iterator<Item = (usize, &'s Shape<'a>)> + Clone,
     budget: usize,
     call_id: &str,

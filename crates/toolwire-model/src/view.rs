@@ -284,7 +284,7 @@ impl MediaData {
 }
 
 /// Text sent when nothing of a result is meant for the model.
-pub const NOTHING_FOR_MODEL: &str = "[The tool's output is shown to the user only.]";
+pub(crate) const NOTHING_FOR_MODEL: &str = "[The tool's output is shown to the user only.]";
 
 /// Builds the view of `conversation` for `provider`: a [`Conversation`], or any messages
 /// borrowed where they are held (a stored session's, with no copy of it made first).

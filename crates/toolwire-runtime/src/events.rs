@@ -32,7 +32,7 @@ const LIVE_BUFFER: usize = 1024;
 /// process wrote (a CLI `call` beside a server, or a second server on the same store):
 /// those never pass this process's broadcast. A log with wake-ups (Postgres NOTIFY) says
 /// so at once; the poll still covers wake-ups lost while its listener reconnects.
-pub const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+pub(crate) const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl EventBus {
     /// A bus that logs to `log`. It logs events as they are given: a result is announced

@@ -12,10 +12,10 @@ use futures::future::BoxFuture;
 use toolwire_tool::ProgressSink;
 
 /// At most one progress event per call per interval is stored (10 a second).
-pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Longest progress message kept, in characters; the rest is cut with "…".
-pub const MAX_PROGRESS_MESSAGE: usize = 1024;
+pub(crate) const MAX_PROGRESS_MESSAGE: usize = 1024;
 
 /// One report: done, total, message.
 type Report = (u64, Option<u64>, Option<String>);

@@ -30,7 +30,7 @@ use crate::error::ApiError;
 use crate::extract::Json;
 
 /// The AG-UI protocol version these events follow.
-pub const AGUI_PROTOCOL: &str = "1.0";
+pub(crate) const AGUI_PROTOCOL: &str = "1.0";
 
 /// Events one run may buffer before a slow client holds the run back.
 const BUFFER: usize = 256;
@@ -39,7 +39,7 @@ const BUFFER: usize = 256;
 /// forwardedProps) is accepted and ignored: the tools are the server's own.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct RunAgentInput {
+pub(crate) struct RunAgentInput {
     /// The conversation: a toolwire session of this id (made on first use).
     pub thread_id: String,
     pub run_id: String,
@@ -53,7 +53,7 @@ pub struct RunAgentInput {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ResumeEntry {
+pub(crate) struct ResumeEntry {
     pub interrupt_id: String,
     /// `resolved` or `cancelled`.
     pub status: String,
@@ -107,7 +107,7 @@ fn last_user_text(messages: &[Json_]) -> Option<String> {
 }
 
 /// `POST /api/agui`.
-pub async fn run(
+pub(crate) async fn run(
     State(state): State<AppState>,
     headers: HeaderMap,
     Json(input): Json<RunAgentInput>,

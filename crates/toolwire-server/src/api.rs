@@ -23,7 +23,7 @@ use crate::extract::{Json, Path, Query};
 const MAX_PAGE: u32 = 200;
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     /// Sessions skipped (default 0).
     #[serde(default)]
     pub offset: u32,
@@ -32,13 +32,13 @@ pub struct ListQuery {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct SessionList {
+pub(crate) struct SessionList {
     pub sessions: Vec<Session>,
     pub offset: u32,
     pub limit: u32,
 }
 
-pub async fn list_sessions(
+pub(crate) async fn list_sessions(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> Result<Json<SessionList>, ApiError> {
@@ -65,11 +65,11 @@ pub async fn list_sessions(
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct CreateSession {
+pub(crate) struct CreateSession {
     pub title: Option<String>,
 }
 
-pub async fn create_session(
+pub(crate) async fn create_session(
     State(state): State<AppState>,
     Json(body): Json<CreateSession>,
 ) -> Result<(StatusCode, Json<Json_>), ApiError> {
@@ -87,7 +87,7 @@ pub async fn create_session(
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionWithMessages {
+pub(crate) struct SessionWithMessages {
     #[schemars(with = "Json_")]
     pub session: Session,
     #[schemars(with = "Vec<Json_>")]
@@ -102,7 +102,7 @@ pub struct SessionWithMessages {
 
 /// Paging of `GET /api/sessions/{id}`'s messages: none reads them all.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SessionQuery {
+pub(crate) struct SessionQuery {
     /// Messages after this `seq` only (default 0: from the first).
     #[serde(default)]
     pub after: i64,
@@ -118,7 +118,7 @@ const MAX_MESSAGE_PAGE: u32 = 10_000;
 /// serialized again: it was checked when it was stored, and a long session's response is
 /// mostly those bytes (see `session_response_matches_the_typed_shape` for the proof that
 /// the two agree).
-pub async fn get_session(
+pub(crate) async fn get_session(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
     Query(q): Query<SessionQuery>,
@@ -202,7 +202,7 @@ fn session_json(
     Ok(out)
 }
 
-pub async fn delete_session(
+pub(crate) async fn delete_session(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
 ) -> Result<StatusCode, ApiError> {
@@ -214,7 +214,7 @@ pub async fn delete_session(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct PostMessage {
+pub(crate) struct PostMessage {
     /// Not blank.
     #[schemars(regex(pattern = r"\S"))]
     pub text: String,
@@ -222,7 +222,7 @@ pub struct PostMessage {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Accepted {
+pub(crate) struct Accepted {
     pub session_id: String,
     /// Follow the work on `/api/sessions/{id}/events`.
     pub events: String,
@@ -250,7 +250,7 @@ async fn existing_session(state: &AppState, id: &str) -> Result<(), ApiError> {
 }
 
 /// Starts an agent turn; its events stream on the session's event feed.
-pub async fn post_message(
+pub(crate) async fn post_message(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
     Json(body): Json<PostMessage>,
@@ -280,7 +280,7 @@ pub async fn post_message(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct PostCall {
+pub(crate) struct PostCall {
     /// The tool to run; with `app`, its name on the app's own server (`tools/call`'s).
     pub tool: String,
     #[serde(default)]
@@ -329,7 +329,7 @@ fn app_sibling(state: &AppState, app: &str, name: &str) -> Result<String, ApiErr
 }
 
 /// Runs one tool in the session; its result streams on the event feed and is stored.
-pub async fn post_call(
+pub(crate) async fn post_call(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
     Json(body): Json<PostCall>,
@@ -367,7 +367,7 @@ pub async fn post_call(
 /// Stops a call: one waiting for a person is cancelled (its question dismissed, its
 /// approval withdrawn), one running here is stopped. Either way it gets its one stored
 /// result, a `cancelled` or `denied` error, on the session's feed.
-pub async fn cancel_call(
+pub(crate) async fn cancel_call(
     State(state): State<AppState>,
     Path((id, call_id)): Path<(SessionId, CallId)>,
 ) -> Result<(StatusCode, Json<Json_>), ApiError> {
@@ -403,7 +403,7 @@ pub async fn cancel_call(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadResource {
+pub(crate) struct ReadResource {
     /// The resource's URI on the tool's source, e.g. an MCP App's `ui://...`.
     #[schemars(length(min = 1, max = 4096))]
     pub uri: String,
@@ -414,21 +414,21 @@ pub struct ReadResource {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct KeepRead {
+pub(crate) struct KeepRead {
     pub session_id: String,
     pub call_id: String,
 }
 
 /// The widget a kept read is stored as, beside its call's result: display only, never
 /// sent to a model. Its data is `{uri, read}`, `read` the `resources/read` answer.
-pub const RESOURCE_READ_WIDGET: &str = "toolwire.resource_read";
+pub(crate) const RESOURCE_READ_WIDGET: &str = "toolwire.resource_read";
 
 /// The largest read kept (its JSON text): a bigger one is shown, not stored.
 const MAX_KEPT_READ: usize = 1 << 20;
 
 /// `resources/read` on the source of tool `name` (its MCP server): what an MCP App's view
 /// asks the page for. Tools without a source of resources answer 404.
-pub async fn read_tool_resource(
+pub(crate) async fn read_tool_resource(
     State(state): State<AppState>,
     Path(name): Path<String>,
     Json(body): Json<ReadResource>,
@@ -519,7 +519,7 @@ async fn keep_read(
     Ok(())
 }
 
-pub async fn list_tools(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
+pub(crate) async fn list_tools(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
     let tools = state.host.tools();
     let schemas: Vec<_> = tools.schemas().collect();
     Ok(Json(to_json(&schemas)?))
@@ -528,13 +528,13 @@ pub async fn list_tools(State(state): State<AppState>) -> Result<Json<Json_>, Ap
 /// `GET /api/servers`: each MCP server and where it is (connecting, ready, failed with
 /// its reason, restarting), so a person can tell a tool that is not there yet from one
 /// that never will be.
-pub async fn list_servers(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
+pub(crate) async fn list_servers(State(state): State<AppState>) -> Result<Json<Json_>, ApiError> {
     Ok(Json(
         serde_json::json!({ "servers": to_json(&state.host.sources())? }),
     ))
 }
 
-pub async fn list_suspensions(
+pub(crate) async fn list_suspensions(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
 ) -> Result<Json<Json_>, ApiError> {
@@ -562,7 +562,7 @@ async fn waiting_calls(state: &AppState, id: &str) -> Result<Vec<PendingCall>, A
 /// call itself (see `WebApprover::answer_soon`).
 pub(crate) const ANSWER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-pub async fn resolve(
+pub(crate) async fn resolve(
     State(state): State<AppState>,
     Path((id, suspension)): Path<(SessionId, String)>,
     Json(resolution): Json<Resolution>,
@@ -596,7 +596,7 @@ pub async fn resolve(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ExportQuery {
+pub(crate) struct ExportQuery {
     /// anthropic, openai-chat, openai-responses or gemini.
     pub provider: String,
     pub model: Option<String>,
@@ -608,7 +608,7 @@ pub struct ExportQuery {
     pub diagnostics: bool,
 }
 
-pub async fn export(
+pub(crate) async fn export(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
     Query(q): Query<ExportQuery>,
@@ -674,7 +674,7 @@ fn to_json(value: &impl Serialize) -> Result<Json_, ApiError> {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Info {
+pub(crate) struct Info {
     /// The server's version.
     pub version: String,
     /// The provider agent turns use, if one is configured: posting a message needs it.
@@ -686,7 +686,7 @@ pub struct Info {
 }
 
 /// What the app needs to know to choose its views: a chat box needs a provider.
-pub async fn info(State(state): State<AppState>) -> Json<Info> {
+pub(crate) async fn info(State(state): State<AppState>) -> Json<Info> {
     let provider = state.provider.as_ref();
     Json(Info {
         version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -16,14 +16,14 @@ use toolwire_store::SuspensionStore;
 
 /// Most calls that may wait for a person at once: beyond it a call is denied at once
 /// (memory stays bounded whatever a client posts; the person has that many to answer).
-pub const MAX_WAITING: usize = 1000;
+pub(crate) const MAX_WAITING: usize = 1000;
 
 /// A call waiting for a person: its session, and where its answer goes.
 type Waits = HashMap<String, (String, oneshot::Sender<Resolution>)>;
 
 /// Calls waiting for a person, by suspension id.
 #[derive(Debug, Default)]
-pub struct WebApprover {
+pub(crate) struct WebApprover {
     waiting: Arc<Mutex<Waits>>,
     /// The shared suspension store, when other instances may answer: a wait also ends
     /// when another instance has claimed the call (answered there), and the call is
@@ -43,7 +43,7 @@ const CLAIMED_ELSEWHERE: &str = "answered on another instance";
 impl WebApprover {
     /// An approver whose waits also end when another instance sharing `suspensions`
     /// claims the call.
-    pub fn shared(suspensions: Arc<dyn SuspensionStore>) -> Self {
+    pub(crate) fn shared(suspensions: Arc<dyn SuspensionStore>) -> Self {
         WebApprover {
             shared: Some(suspensions),
             ..WebApprover::default()
@@ -52,7 +52,11 @@ impl WebApprover {
 
     /// Hands `resolution` to the call waiting on `suspension_id`; gives it back when no
     /// call in this process waits (the answer must then finish the call itself).
-    pub fn answer(&self, suspension_id: &str, resolution: Resolution) -> Result<(), Resolution> {
+    pub(crate) fn answer(
+        &self,
+        suspension_id: &str,
+        resolution: Resolution,
+    ) -> Result<(), Resolution> {
         let waiter = self
             .waiting
             .lock()
@@ -68,7 +72,7 @@ impl WebApprover {
     /// `suspended` event goes out a moment before its turn asks here, and a client that
     /// answers at once (an AG-UI resume, a script) must not find nobody waiting and
     /// finish the call behind its live turn's back.
-    pub async fn answer_soon(
+    pub(crate) async fn answer_soon(
         &self,
         suspension_id: &str,
         resolution: Resolution,

@@ -8,20 +8,20 @@ use toolwire_tool::CancellationToken;
 
 /// Most calls tracked at once; past it the oldest cannot be cancelled by id any more
 /// (they still finish), so memory stays bounded whatever a client posts.
-pub const MAX_TRACKED: usize = 10_000;
+pub(crate) const MAX_TRACKED: usize = 10_000;
 
 /// A call as this server knows it: (session, call id). Call ids repeat across sessions.
 type CallKey = (String, String);
 
 /// Running calls and their stop tokens.
 #[derive(Debug, Default, Clone)]
-pub struct RunningCalls {
+pub(crate) struct RunningCalls {
     calls: Arc<Mutex<HashMap<CallKey, CancellationToken>>>,
 }
 
 /// Forgets its call when dropped, however the call ends.
 #[derive(Debug)]
-pub struct Tracked {
+pub(crate) struct Tracked {
     calls: RunningCalls,
     key: CallKey,
 }
@@ -36,7 +36,7 @@ impl Drop for Tracked {
 
 impl RunningCalls {
     /// Tracks call `call_id` of `session_id`: its stop token, and the guard that forgets it.
-    pub fn track(&self, session_id: &str, call_id: &str) -> (CancellationToken, Tracked) {
+    pub(crate) fn track(&self, session_id: &str, call_id: &str) -> (CancellationToken, Tracked) {
         let token = CancellationToken::new();
         let key = (session_id.to_owned(), call_id.to_owned());
         if let Ok(mut calls) = self.calls.lock()
@@ -52,7 +52,7 @@ impl RunningCalls {
     }
 
     /// Stops call `call_id` of `session_id`; false when no such call runs here.
-    pub fn cancel(&self, session_id: &str, call_id: &str) -> bool {
+    pub(crate) fn cancel(&self, session_id: &str, call_id: &str) -> bool {
         let key = (session_id.to_owned(), call_id.to_owned());
         let token = self
             .calls

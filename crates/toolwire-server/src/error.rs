@@ -12,7 +12,7 @@ use toolwire_store::StoreError;
 /// An error answer. Messages never quote a token, and text from tools is JSON-escaped
 /// like any other string.
 #[derive(Debug)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
@@ -21,7 +21,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             status,
             code,
@@ -32,22 +32,26 @@ impl ApiError {
 
     /// `503`: the server is at a limit now; trying again after `retry_after` seconds may
     /// succeed.
-    pub fn unavailable(code: &'static str, message: impl Into<String>, retry_after: u64) -> Self {
+    pub(crate) fn unavailable(
+        code: &'static str,
+        message: impl Into<String>,
+        retry_after: u64,
+    ) -> Self {
         ApiError {
             retry_after: Some(retry_after),
             ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
         }
     }
 
-    pub fn bad_request(message: impl Into<String>) -> Self {
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
     }
 
-    pub fn not_found(message: impl Into<String>) -> Self {
+    pub(crate) fn not_found(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
     }
 
-    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::FORBIDDEN, code, message)
     }
 }

@@ -78,7 +78,7 @@ impl Feeds {
 
 /// `DELETE /api/sessions/{id}`: the API's own, then word to the session's open feeds, so
 /// they end now instead of following a session that is gone for as long as they stay open.
-pub async fn delete_session(state: State<AppState>, id: Path<SessionId>) -> Response {
+pub(crate) async fn delete_session(state: State<AppState>, id: Path<SessionId>) -> Response {
     let feeds = Arc::clone(&state.feeds);
     let session = id.0.clone();
     let answer = crate::api::delete_session(state, id).await.into_response();
@@ -122,7 +122,7 @@ async fn session_gone(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct EventsQuery {
+pub(crate) struct EventsQuery {
     /// Resume after this sequence number (as `Last-Event-ID` does).
     pub after: Option<u64>,
 }
@@ -218,7 +218,7 @@ const MAX_BATCH: usize = 64;
 /// shared, not copied.
 const JOIN_BELOW: usize = 16 * 1024;
 
-pub async fn sse(
+pub(crate) async fn sse(
     State(state): State<AppState>,
     Path(id): Path<SessionId>,
     Query(q): Query<EventsQuery>,
@@ -429,7 +429,7 @@ struct Subscribe {
 
 /// The WebSocket: the client's first message is `{"sessionId": ..., "after": N}`; every
 /// event follows as one JSON text message, `seq` included.
-pub async fn ws(
+pub(crate) async fn ws(
     State(state): State<AppState>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {

@@ -10,15 +10,15 @@ use crate::error::ApiError;
 
 #[derive(Debug, FromRequest)]
 #[from_request(via(axum::Json), rejection(ApiError))]
-pub struct Json<T>(pub T);
+pub(crate) struct Json<T>(pub T);
 
 #[derive(Debug, FromRequestParts)]
 #[from_request(via(axum::extract::Query), rejection(ApiError))]
-pub struct Query<T>(pub T);
+pub(crate) struct Query<T>(pub T);
 
 #[derive(Debug, FromRequestParts)]
 #[from_request(via(axum::extract::Path), rejection(ApiError))]
-pub struct Path<T>(pub T);
+pub(crate) struct Path<T>(pub T);
 
 /// Answers are JSON too, through axum's own.
 impl<T: serde::Serialize> axum::response::IntoResponse for Json<T> {

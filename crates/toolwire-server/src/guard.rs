@@ -12,7 +12,7 @@ use crate::error::ApiError;
 
 /// The start of the login cookie's name; the rest is this server's own (see
 /// [`Guard::cookie_name`]).
-pub const COOKIE_PREFIX: &str = "toolwire_login_";
+pub(crate) const COOKIE_PREFIX: &str = "toolwire_login_";
 
 /// Who may talk to the server.
 #[derive(Debug, Clone)]
@@ -135,7 +135,7 @@ fn read(path: &str) -> Option<String> {
 /// cannot use those without a zone, which never reaches `Host`). Read from files, since
 /// asking the system (`gethostname`, `getifaddrs`) takes `unsafe` code; where the files
 /// do not exist (not Linux), only the loopback names are left.
-pub fn machine_names(
+pub(crate) fn machine_names(
     hostname: Option<String>,
     fib_trie: Option<&str>,
     if_inet6: Option<&str>,
@@ -217,7 +217,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Runs before every route.
-pub async fn check(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn check(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let guard = &state.guard;
     let headers = request.headers();
     let host = headers

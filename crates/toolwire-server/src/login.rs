@@ -12,7 +12,7 @@ use crate::AppState;
 use crate::error::ApiError;
 
 /// Where the authorization server sends the browser back: served by this server.
-pub const CALLBACK_PATH: &str = "/oauth/callback";
+pub(crate) const CALLBACK_PATH: &str = "/oauth/callback";
 
 fn no_server(name: &str) -> ApiError {
     ApiError::new(
@@ -41,7 +41,7 @@ fn login_of(
 /// `POST /api/servers/{name}/login`: begins a login; answers the page to open. The
 /// redirect comes back to this server under the name the request used (one the Host
 /// guard accepts), so the tab that opens the page ends up here.
-pub async fn begin(
+pub(crate) async fn begin(
     State(state): State<AppState>,
     Path(name): Path<String>,
     headers: HeaderMap,
@@ -66,7 +66,7 @@ pub async fn begin(
 }
 
 /// `POST /api/servers/{name}/logout`: forgets the server's tokens.
-pub async fn logout(
+pub(crate) async fn logout(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<Json<Json_>, ApiError> {
@@ -82,7 +82,7 @@ pub async fn logout(
 /// `GET /oauth/callback?code=…&state=…`: the authorization server's redirect. The login
 /// whose `state` it carries is finished (code exchanged, tokens stored, the server
 /// reconnected in the background), and the tab is told how it went.
-pub async fn callback(
+pub(crate) async fn callback(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,

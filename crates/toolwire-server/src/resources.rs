@@ -14,12 +14,12 @@ use crate::error::ApiError;
 use crate::extract::Path;
 
 /// The most bytes one response carries; a larger blob is read in ranges.
-pub const MAX_RANGE: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_RANGE: u64 = 64 * 1024 * 1024;
 
 /// A `Range: bytes=...` header against a blob of `size` bytes: `None` for the whole blob,
 /// `Some(Err)` when it cannot be satisfied (416). One range only; several are answered
 /// whole, as RFC 9110 allows.
-pub fn parse_range(value: &str, size: u64) -> Option<Result<std::ops::Range<u64>, ()>> {
+pub(crate) fn parse_range(value: &str, size: u64) -> Option<Result<std::ops::Range<u64>, ()>> {
     let spec = value.trim().strip_prefix("bytes=")?;
     if spec.contains(',') {
         return None;
@@ -62,7 +62,7 @@ fn content_type(head: &[u8]) -> &'static str {
 
 /// Types a browser only ever displays, never runs: raster images, audio, video and plain
 /// text. SVG is an image that runs script, so it is not one.
-pub fn is_passive(mime: &str) -> bool {
+pub(crate) fn is_passive(mime: &str) -> bool {
     const RASTER: &[&str] = &[
         "image/png",
         "image/jpeg",
@@ -80,7 +80,7 @@ pub fn is_passive(mime: &str) -> bool {
     RASTER.contains(&essence) || media || essence == "text/plain"
 }
 
-pub async fn content(
+pub(crate) async fn content(
     State(state): State<AppState>,
     Path(key): Path<String>,
     headers: HeaderMap,

@@ -19,7 +19,7 @@ use crate::web;
 /// What the sandbox listener knows: the names it answers to, and the app origins whose
 /// pages may ask for a proxy (each may frame only the one it asked for).
 #[derive(Debug, Clone)]
-pub struct SandboxState {
+pub(crate) struct SandboxState {
     pub guard: Guard,
     pub app_origins: Vec<String>,
 }
@@ -27,7 +27,7 @@ pub struct SandboxState {
 /// The domains an app declared, in the MCP Apps `McpUiResourceCsp` shape.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct DeclaredCsp {
+pub(crate) struct DeclaredCsp {
     #[serde(default)]
     pub connect_domains: Vec<String>,
     #[serde(default)]
@@ -76,7 +76,10 @@ fn sources(list: &[String], empty: &str) -> Result<String, ApiError> {
 
 /// The policy for an app that declared `csp`: the spec's restrictive default widened only
 /// by declared domains, with plugins, forms and foreign framing off.
-pub fn app_policy(csp: &DeclaredCsp, frame_ancestors: &[String]) -> Result<String, ApiError> {
+pub(crate) fn app_policy(
+    csp: &DeclaredCsp,
+    frame_ancestors: &[String],
+) -> Result<String, ApiError> {
     let resources = sources(&csp.resource_domains, "")?;
     let with = |base: &str| format!("{base} {resources}").trim_end().to_owned();
     Ok(format!(
@@ -106,12 +109,12 @@ pub fn app_policy(csp: &DeclaredCsp, frame_ancestors: &[String]) -> Result<Strin
 /// error for every app and ignores the source. So an IPv6 origin is listed only when the
 /// page itself is on one, which it can be only when the server is bound on IPv6 (there
 /// Chromium still refuses it: open the app at `http://localhost:P` in Chromium).
-pub fn frame_ancestors(host: &str) -> Vec<String> {
+pub(crate) fn frame_ancestors(host: &str) -> Vec<String> {
     vec![host.to_owned()]
 }
 
 #[derive(Debug, Deserialize)]
-pub struct ProxyQuery {
+pub(crate) struct ProxyQuery {
     /// The app page's origin, which the proxy talks to; one of the server's own.
     host: String,
     /// The app's declared `McpUiResourceCsp`, as JSON.
@@ -191,7 +194,7 @@ async fn nothing_else() -> ApiError {
 }
 
 /// The sandbox listener's routes: `/sandbox` and `/sandbox.js`, nothing else.
-pub fn router(state: SandboxState) -> Router {
+pub(crate) fn router(state: SandboxState) -> Router {
     Router::new()
         .route("/sandbox", get(proxy_page))
         .route("/sandbox.js", get(proxy_script))

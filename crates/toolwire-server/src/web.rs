@@ -16,12 +16,12 @@ mod files {
 /// plugins, and the page itself never framed. Images and media may also be `blob:` URLs,
 /// which the renderer makes from a result's inline base64 (typed by the result, never
 /// sniffed; an SVG in an `<img>` runs no script).
-pub const PAGE_POLICY: &str = "default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; \
+pub(crate) const PAGE_POLICY: &str = "default-src 'self'; img-src 'self' blob:; media-src 'self' blob:; \
                                object-src 'none'; base-uri 'none'; form-action 'self'; \
                                frame-ancestors 'none'";
 
 /// An embedded file's bytes.
-pub fn asset(path: &str) -> Option<&'static [u8]> {
+pub(crate) fn asset(path: &str) -> Option<&'static [u8]> {
     files::FILES
         .iter()
         .find(|(p, _)| *p == path)
@@ -106,7 +106,7 @@ fn is_version(segment: &str) -> bool {
 }
 
 /// The app's HTML document.
-pub fn page(sandbox_origin: Option<&str>) -> Response {
+pub(crate) fn page(sandbox_origin: Option<&str>) -> Response {
     match page_html() {
         Some(html) => with_policy(
             ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
@@ -125,7 +125,7 @@ pub fn page(sandbox_origin: Option<&str>) -> Response {
 /// (`/web/v-…/app.js`). Under this build's version it may be kept for good: the version
 /// changes with any file. Under another (a page from an older build still open) it is
 /// served as it is now, and revalidated like a bare name.
-pub async fn serve_asset(Path(path): Path<String>) -> Response {
+pub(crate) async fn serve_asset(Path(path): Path<String>) -> Response {
     let (name, immutable) = match path.split_once('/') {
         Some((v, rest)) if is_version(v) => (rest, v == files::VERSION),
         _ => (path.as_str(), false),
@@ -153,7 +153,7 @@ pub async fn serve_asset(Path(path): Path<String>) -> Response {
 /// page and its scripts are still on their way: its first render waits for the slower
 /// of the two, not for one after the other. (The page's `boot.js` asks for the same URL
 /// the same way, and gets the preloaded answer.)
-pub async fn session_page(
+pub(crate) async fn session_page(
     axum::extract::State(state): axum::extract::State<crate::AppState>,
     Path(id): Path<String>,
 ) -> Response {

@@ -178,7 +178,7 @@ fn blob_source(stored: &BlobRef) -> Map<String, Json> {
 
 /// Stores bytes already in memory: up to [`WHOLE_PUT_BYTES`] with one `put`, larger ones
 /// in slices so they are not copied whole.
-pub async fn store_bytes(blobs: &dyn BlobStore, bytes: &[u8]) -> Result<BlobRef> {
+pub(crate) async fn store_bytes(blobs: &dyn BlobStore, bytes: &[u8]) -> Result<BlobRef> {
     if bytes.len() as u64 <= WHOLE_PUT_BYTES {
         return blobs.put(bytes).await;
     }

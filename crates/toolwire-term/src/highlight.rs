@@ -134,7 +134,11 @@ impl std::fmt::Debug for Highlighter {
 }
 
 impl Highlighter {
-    pub fn new(syntax: Option<&'static SyntaxReference>, mode: ColorMode, base: Style) -> Self {
+    pub(crate) fn new(
+        syntax: Option<&'static SyntaxReference>,
+        mode: ColorMode,
+        base: Style,
+    ) -> Self {
         let inner = match (mode, syntax) {
             (ColorMode::Off, _) | (_, None) => None,
             (_, Some(s)) => Some(HighlightLines::new(s, theme())),
@@ -143,7 +147,7 @@ impl Highlighter {
     }
 
     /// Spans of one line (given without its `\n`), sanitized, tabs expanded.
-    pub fn line(&mut self, line: &str) -> Vec<Span> {
+    pub(crate) fn line(&mut self, line: &str) -> Vec<Span> {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let Some(hl) = self.inner.as_mut() else {
             return vec![Span::new(sanitize::line(line, 0), self.base)];

@@ -28,7 +28,7 @@ pub(crate) enum Wrap {
 }
 
 impl Out {
-    pub fn new(mode: ColorMode, width: usize, limit: Option<usize>) -> Self {
+    pub(crate) fn new(mode: ColorMode, width: usize, limit: Option<usize>) -> Self {
         Out {
             lines: Vec::new(),
             limit,
@@ -38,21 +38,21 @@ impl Out {
         }
     }
 
-    pub fn room(&self) -> bool {
+    pub(crate) fn room(&self) -> bool {
         self.limit.is_none_or(|l| self.lines.len() < l)
     }
 
     /// Lines that can still be pushed; `None` when unlimited.
-    pub fn remaining(&self) -> Option<usize> {
+    pub(crate) fn remaining(&self) -> Option<usize> {
         self.limit.map(|l| l.saturating_sub(self.lines.len()))
     }
 
-    pub fn limit(&self) -> Option<usize> {
+    pub(crate) fn limit(&self) -> Option<usize> {
         self.limit
     }
 
     /// Pushes a finished line; `false` (and the line dropped) when full.
-    pub fn push(&mut self, line: String) -> bool {
+    pub(crate) fn push(&mut self, line: String) -> bool {
         if !self.room() {
             return false;
         }
@@ -61,12 +61,12 @@ impl Out {
     }
 
     /// Pushes even past the limit: for notes that explain what follows.
-    pub fn push_always(&mut self, line: String) {
+    pub(crate) fn push_always(&mut self, line: String) {
         self.lines.push(line);
     }
 
     /// Pushes one line of spans, cut to the width.
-    pub fn push_spans(&mut self, spans: &[Span]) -> bool {
+    pub(crate) fn push_spans(&mut self, spans: &[Span]) -> bool {
         let total: usize = spans.iter().map(|s| str_width(&s.text)).sum();
         let line = if total > self.width {
             line_of(self.mode, &fit(spans.to_vec(), self.width))
@@ -76,16 +76,16 @@ impl Out {
         self.push(line)
     }
 
-    pub fn add_more(&mut self, n: u64) {
+    pub(crate) fn add_more(&mut self, n: u64) {
         self.more += n;
     }
 
-    pub fn more(&self) -> u64 {
+    pub(crate) fn more(&self) -> u64 {
         self.more
     }
 
     /// A dim explanatory line, e.g. why a fallback view is used.
-    pub fn note(&mut self, text: &str) {
+    pub(crate) fn note(&mut self, text: &str) {
         let cut = truncate(&crate::sanitize::inline(text), self.width);
         let mut line = Line::new(self.mode);
         line.push(&cut, Style::dim());
@@ -95,7 +95,13 @@ impl Out {
     /// Wraps `spans` to the width, the first line after `first`, the others after `cont`
     /// (prefixes of the same width keep columns aligned). Returns `false` when the body
     /// filled up before all of it was pushed.
-    pub fn wrapped(&mut self, first: &[Span], cont: &[Span], spans: &[Span], mode: Wrap) -> bool {
+    pub(crate) fn wrapped(
+        &mut self,
+        first: &[Span],
+        cont: &[Span],
+        spans: &[Span],
+        mode: Wrap,
+    ) -> bool {
         let prefix_width = |p: &[Span]| p.iter().map(|s| str_width(&s.text)).sum::<usize>();
         // Prefixes (tree glyphs and keys, gutters) get at most half the line, so the
         // text always has room, even for a double-width character.

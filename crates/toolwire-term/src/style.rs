@@ -35,7 +35,7 @@ pub(crate) struct Style {
 }
 
 impl Style {
-    pub const PLAIN: Style = Style {
+    pub(crate) const PLAIN: Style = Style {
         fg: None,
         bold: false,
         dim: false,
@@ -44,44 +44,44 @@ impl Style {
         strike: false,
     };
 
-    pub const fn fg(color: Color) -> Style {
+    pub(crate) const fn fg(color: Color) -> Style {
         Style {
             fg: Some(color),
             ..Style::PLAIN
         }
     }
 
-    pub const fn dim() -> Style {
+    pub(crate) const fn dim() -> Style {
         Style {
             dim: true,
             ..Style::PLAIN
         }
     }
 
-    pub const fn bold() -> Style {
+    pub(crate) const fn bold() -> Style {
         Style {
             bold: true,
             ..Style::PLAIN
         }
     }
 
-    pub const fn with_bold(mut self) -> Style {
+    pub(crate) const fn with_bold(mut self) -> Style {
         self.bold = true;
         self
     }
 
-    pub const fn with_italic(mut self) -> Style {
+    pub(crate) const fn with_italic(mut self) -> Style {
         self.italic = true;
         self
     }
 
-    pub const fn with_underline(mut self) -> Style {
+    pub(crate) const fn with_underline(mut self) -> Style {
         self.underline = true;
         self
     }
 
     /// Layers `top` over `self`: set attributes accumulate, a set colour replaces.
-    pub fn merge(self, top: Style) -> Style {
+    pub(crate) fn merge(self, top: Style) -> Style {
         Style {
             fg: top.fg.or(self.fg),
             bold: self.bold || top.bold,
@@ -152,7 +152,7 @@ pub(crate) struct Line {
 }
 
 impl Line {
-    pub fn new(mode: ColorMode) -> Self {
+    pub(crate) fn new(mode: ColorMode) -> Self {
         Line {
             buf: String::new(),
             width: 0,
@@ -160,11 +160,11 @@ impl Line {
         }
     }
 
-    pub fn width(&self) -> usize {
+    pub(crate) fn width(&self) -> usize {
         self.width
     }
 
-    pub fn push(&mut self, text: &str, style: Style) {
+    pub(crate) fn push(&mut self, text: &str, style: Style) {
         if text.is_empty() {
             return;
         }
@@ -182,7 +182,7 @@ impl Line {
     }
 
     /// Appends spaces up to `width` columns.
-    pub fn pad_to(&mut self, width: usize) {
+    pub(crate) fn pad_to(&mut self, width: usize) {
         if self.width < width {
             let n = width - self.width;
             self.buf.extend(std::iter::repeat_n(' ', n));
@@ -190,7 +190,7 @@ impl Line {
         }
     }
 
-    pub fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.buf
     }
 }
@@ -203,7 +203,7 @@ pub(crate) struct Span {
 }
 
 impl Span {
-    pub fn new(text: impl Into<String>, style: Style) -> Self {
+    pub(crate) fn new(text: impl Into<String>, style: Style) -> Self {
         Span {
             text: text.into(),
             style,

@@ -12,7 +12,7 @@ use toolwire_tool::{Output, Tool, ToolError};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AskUserArgs {
+pub(crate) struct AskUserArgs {
     /// The question, as the person will read it.
     pub question: String,
     /// Suggested answers; the person may still answer freely.

@@ -18,7 +18,7 @@ const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EditFileArgs {
+pub(crate) struct EditFileArgs {
     /// Path of an existing file, relative to the workspace root.
     pub path: String,
     /// The exact text to replace, including whitespace and indentation. It must occur

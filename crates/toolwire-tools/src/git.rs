@@ -20,7 +20,7 @@ pub const GIT_STATUS_KIND: &str = "git.status";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GitStatusArgs {}
+pub(crate) struct GitStatusArgs {}
 
 /// `git.status` data. Paths are as git prints them; a rename is `old -> new`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,7 +77,7 @@ pub fn git_status(workspace: Arc<Workspace>) -> impl Tool {
 }
 
 /// The value for `status`: a tree, collapsed when there is nothing to show.
-pub fn status_value(status: &GitStatus) -> Value {
+pub(crate) fn status_value(status: &GitStatus) -> Value {
     let summary = format!(
         "{} staged, {} modified",
         status.staged.len(),

@@ -16,11 +16,11 @@ use toolwire_tool::{Tool, ToolError, tool_fn};
 
 /// Providers reject larger inline images (Anthropic caps at 5 MB after base64); a bigger
 /// file is better resized by a command first.
-pub const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ViewImageArgs {
+pub(crate) struct ViewImageArgs {
     /// Path of the image, relative to the workspace root.
     pub path: String,
 }

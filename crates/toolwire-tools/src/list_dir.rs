@@ -14,8 +14,8 @@ use toolwire_tool::{Tool, ToolError, tool_fn};
 
 /// Entries listed before the listing stops with `truncated: true`: a model rarely needs
 /// more, and a `node_modules` at depth 3 has hundreds of thousands.
-pub const MAX_ENTRIES: usize = 1000;
-pub const MAX_DEPTH: u32 = 10;
+pub(crate) const MAX_ENTRIES: usize = 1000;
+pub(crate) const MAX_DEPTH: u32 = 10;
 
 /// Directories listed as entries but not descended into: their content is noise to a
 /// model and can be huge.
@@ -23,7 +23,7 @@ const NOT_DESCENDED: &[&str] = &[".git"];
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListDirArgs {
+pub(crate) struct ListDirArgs {
     /// Directory to list, relative to the workspace root. Default: the root.
     #[serde(default)]
     pub path: Option<String>,

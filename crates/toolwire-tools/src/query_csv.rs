@@ -16,12 +16,12 @@ use toolwire_tool::ToolAnnotations;
 use toolwire_tool::ToolContext;
 use toolwire_tool::{Tool, ToolError, tool_fn};
 
-pub const DEFAULT_LIMIT: u64 = 100;
-pub const MAX_LIMIT: u64 = 10_000;
+pub(crate) const DEFAULT_LIMIT: u64 = 100;
+pub(crate) const MAX_LIMIT: u64 = 10_000;
 /// The largest one record (the header included) may be. The CSV reader holds a whole
 /// record in memory, so without a cap one endless line (a sparse 5 GB file) is read
 /// until memory runs out.
-pub const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_RECORD_BYTES: u64 = 1024 * 1024;
 
 /// Reads on until more than `cap` bytes pass without the caller calling `reset` (which it
 /// does after each record), then fails with a clear error.
@@ -59,7 +59,7 @@ impl std::error::Error for RecordTooLarge {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct QueryCsvArgs {
+pub(crate) struct QueryCsvArgs {
     /// Path of a CSV file with a header row, relative to the workspace root.
     pub path: String,
     /// Columns to return, in this order. Default: all.
@@ -78,7 +78,7 @@ pub struct QueryCsvArgs {
 /// A filter value.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum Scalar {
+pub(crate) enum Scalar {
     Bool(bool),
     Number(f64),
     String(String),

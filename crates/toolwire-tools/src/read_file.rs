@@ -16,13 +16,13 @@ use toolwire_tool::{Tool, ToolError, tool_fn};
 
 /// Lines returned when the call sets no `limit`: enough for most source files, small
 /// enough that one call cannot flood a context window.
-pub const DEFAULT_LINE_LIMIT: u64 = 2000;
+pub(crate) const DEFAULT_LINE_LIMIT: u64 = 2000;
 /// Files above this are refused rather than loaded whole to pick a few lines.
-pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadFileArgs {
+pub(crate) struct ReadFileArgs {
     /// Path of the file, relative to the workspace root.
     pub path: String,
     /// First line to return, counting from 1. Default 1.

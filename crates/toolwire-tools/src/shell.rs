@@ -30,15 +30,15 @@ pub const TOOLWIRE_OUTPUT_META: &str = "toolwire/output";
 /// The [`TOOLWIRE_OUTPUT_META`] value for a shell command's combined stdout and stderr.
 pub const SHELL_OUTPUT: &str = "shell";
 
-pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
-pub const MAX_TIMEOUT_SECS: u64 = 600;
+pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 120;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 600;
 /// After the shell exits, how long to keep reading output that its background processes
 /// may still hold the pipe open for.
 const DRAIN_GRACE: Duration = Duration::from_millis(250);
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The command line, run by `sh -c` in the workspace root.
     pub command: String,
     /// Seconds before the command is killed. Default 120, at most 600.

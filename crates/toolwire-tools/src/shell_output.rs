@@ -5,17 +5,17 @@ use std::collections::VecDeque;
 /// Bytes kept from each end of the output. A runaway command (`yes`, a verbose build) must
 /// not exhaust memory; the start shows what ran and the end shows how it finished, so the
 /// middle is what goes.
-pub const KEEP_EACH_END: usize = 512 * 1024;
+pub(crate) const KEEP_EACH_END: usize = 512 * 1024;
 
 #[derive(Debug, Default)]
-pub struct Captured {
+pub(crate) struct Captured {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     omitted: u64,
 }
 
 impl Captured {
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         let room = KEEP_EACH_END.saturating_sub(self.head.len());
         let take = room.min(bytes.len());
         self.head.extend_from_slice(&bytes[..take]);
@@ -39,7 +39,7 @@ impl Captured {
 
     /// The output as text; invalid UTF-8 is replaced, and a cut middle is marked with the
     /// number of bytes left out.
-    pub fn into_text(self) -> String {
+    pub(crate) fn into_text(self) -> String {
         let (a, b) = self.tail.as_slices();
         if self.omitted == 0 {
             // Nothing was cut: head and tail are one stream, decoded whole, so a character

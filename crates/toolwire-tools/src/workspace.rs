@@ -256,7 +256,7 @@ impl Workspace {
 /// points at a file outside the workspace is cut loose rather than written through, and a
 /// crash mid-write leaves the old content whole, never half a file. An existing file's
 /// permissions are kept.
-pub async fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) async fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()

@@ -20,7 +20,7 @@ const MAX_ORIGINAL_BYTES: u64 = 32 * 1024 * 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WriteFileArgs {
+pub(crate) struct WriteFileArgs {
     /// Path of the file, relative to the workspace root. Missing parent directories are
     /// created.
     pub path: String,

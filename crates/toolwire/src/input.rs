@@ -68,13 +68,13 @@ fn read_stdin() -> Result<Input> {
 
 impl Input {
     /// Parses JSON; the error names the input, line and column.
-    pub fn json(&self) -> Result<serde_json::Value> {
+    pub(crate) fn json(&self) -> Result<serde_json::Value> {
         serde_json::from_slice(&self.bytes)
             .map_err(|e| anyhow::anyhow!("{}: not JSON: {}", self.name, excerpt(&e.to_string())))
     }
 
     /// Parses into `T`; the error names the input and the field path that did not fit.
-    pub fn parse<T: DeserializeOwned>(&self) -> Result<T> {
+    pub(crate) fn parse<T: DeserializeOwned>(&self) -> Result<T> {
         let json = self.json()?;
         serde_path_to_error::deserialize(json).map_err(|e| {
             let path = e.path().to_string();

@@ -26,19 +26,19 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// One scripted model reply: text, then calls `(id, name, input)`.
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub text: String,
     pub calls: Vec<(String, String, Json)>,
 }
 
-pub fn text(t: &str) -> Reply {
+pub(crate) fn text(t: &str) -> Reply {
     Reply {
         text: t.to_owned(),
         calls: Vec::new(),
     }
 }
 
-pub fn calls(t: &str, calls: &[(&str, &str, Json)]) -> Reply {
+pub(crate) fn calls(t: &str, calls: &[(&str, &str, Json)]) -> Reply {
     Reply {
         text: t.to_owned(),
         calls: calls
@@ -49,7 +49,7 @@ pub fn calls(t: &str, calls: &[(&str, &str, Json)]) -> Reply {
 }
 
 /// The non-streaming response body each API sends for `reply`.
-pub fn response_body(provider: Provider, reply: &Reply) -> Json {
+pub(crate) fn response_body(provider: Provider, reply: &Reply) -> Json {
     match provider {
         Provider::Anthropic => {
             let mut content = Vec::new();
@@ -122,7 +122,7 @@ struct Script {
 
 /// The server-sent events each API streams for `reply`, text in two deltas
 /// (Anthropic and OpenAI chat).
-pub fn sse_body(provider: Provider, reply: &Reply) -> String {
+pub(crate) fn sse_body(provider: Provider, reply: &Reply) -> String {
     let (first, second) = reply.text.split_at(reply.text.len() / 2);
     let mut events = Vec::new();
     match provider {
@@ -182,7 +182,7 @@ impl Respond for Script {
 }
 
 /// The path each API is posted to (non-streaming).
-pub fn api_path(provider: Provider) -> &'static str {
+pub(crate) fn api_path(provider: Provider) -> &'static str {
     match provider {
         Provider::Anthropic => "/v1/messages",
         Provider::OpenaiChat => "/chat/completions",
@@ -191,7 +191,7 @@ pub fn api_path(provider: Provider) -> &'static str {
     }
 }
 
-pub async fn scripted_server(provider: Provider, replies: Vec<Reply>) -> MockServer {
+pub(crate) async fn scripted_server(provider: Provider, replies: Vec<Reply>) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(wiremock::matchers::method("POST"))
         .and(wiremock::matchers::path(api_path(provider)))
@@ -204,7 +204,7 @@ pub async fn scripted_server(provider: Provider, replies: Vec<Reply>) -> MockSer
     server
 }
 
-pub fn client(provider: Provider, base_url: &str) -> ProviderClient {
+pub(crate) fn client(provider: Provider, base_url: &str) -> ProviderClient {
     let mut config = ClientConfig::new(provider, base_url, Some("test-key".into()));
     config.retry = RetryPolicy {
         max_attempts: 1,
@@ -216,7 +216,7 @@ pub fn client(provider: Provider, base_url: &str) -> ProviderClient {
 }
 
 /// Every request body the server received, in order.
-pub async fn bodies(server: &MockServer) -> Vec<Json> {
+pub(crate) async fn bodies(server: &MockServer) -> Vec<Json> {
     server
         .received_requests()
         .await
@@ -228,13 +228,13 @@ pub async fn bodies(server: &MockServer) -> Vec<Json> {
 
 /// Answers suspended calls from a list, in order; records what it was asked.
 #[derive(Default)]
-pub struct ScriptedApprover {
+pub(crate) struct ScriptedApprover {
     answers: Mutex<VecDeque<Resolution>>,
     pub asked: Mutex<Vec<ApprovalRequest>>,
 }
 
 impl ScriptedApprover {
-    pub fn new(answers: Vec<Resolution>) -> Arc<Self> {
+    pub(crate) fn new(answers: Vec<Resolution>) -> Arc<Self> {
         Arc::new(ScriptedApprover {
             answers: Mutex::new(answers.into()),
             asked: Mutex::new(Vec::new()),
@@ -255,7 +255,7 @@ impl Approver for ScriptedApprover {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct EchoArgs {
+pub(crate) struct EchoArgs {
     pub text: String,
     /// Milliseconds to wait before answering.
     #[serde(default)]
@@ -263,11 +263,11 @@ pub struct EchoArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct HangArgs {}
+pub(crate) struct HangArgs {}
 
 /// A temp workspace and data dir, stores, an executor with durable events and
 /// suspensions, and the agent over a scripted server.
-pub struct Harness {
+pub(crate) struct Harness {
     pub provider: Provider,
     pub server: MockServer,
     pub workspace: TempDir,
@@ -280,9 +280,9 @@ pub struct Harness {
 }
 
 /// Replaces the harness's history store with a wrapper around it.
-pub type WrapHistory = fn(Arc<dyn HistoryStore>) -> Arc<dyn HistoryStore>;
+pub(crate) type WrapHistory = fn(Arc<dyn HistoryStore>) -> Arc<dyn HistoryStore>;
 
-pub struct Options {
+pub(crate) struct Options {
     pub with_task: bool,
     pub approver: Arc<dyn Approver>,
     pub max_iterations: u32,
@@ -307,12 +307,16 @@ impl Default for Options {
 }
 
 impl Harness {
-    pub async fn new(provider: Provider, replies: Vec<Reply>, opts: Options) -> Harness {
+    pub(crate) async fn new(provider: Provider, replies: Vec<Reply>, opts: Options) -> Harness {
         let server = scripted_server(provider, replies).await;
         Harness::with_server(provider, server, opts).await
     }
 
-    pub async fn with_server(provider: Provider, server: MockServer, opts: Options) -> Harness {
+    pub(crate) async fn with_server(
+        provider: Provider,
+        server: MockServer,
+        opts: Options,
+    ) -> Harness {
         let workspace = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
         let mut stores = Stores::open(data.path(), StoreConfig::default())
@@ -388,7 +392,7 @@ impl Harness {
         }
     }
 
-    pub async fn session(&self) -> String {
+    pub(crate) async fn session(&self) -> String {
         self.agent
             .start_session(NewSession::default())
             .await
@@ -396,13 +400,13 @@ impl Harness {
             .id
     }
 
-    pub async fn bodies(&self) -> Vec<Json> {
+    pub(crate) async fn bodies(&self) -> Vec<Json> {
         bodies(&self.server).await
     }
 
     /// The stored messages of a session, as compact tags: `user:..`, `assistant:..[ids]`,
     /// `result:id:status`.
-    pub async fn transcript(&self, session: &str) -> Vec<String> {
+    pub(crate) async fn transcript(&self, session: &str) -> Vec<String> {
         self.stores
             .history()
             .load(session)
@@ -425,7 +429,7 @@ impl Harness {
     }
 
     /// The event types of a session, in order (`turn_started:1`, `tool_result:c1`, ...).
-    pub async fn event_tags(&self, session: &str) -> Vec<String> {
+    pub(crate) async fn event_tags(&self, session: &str) -> Vec<String> {
         let all = self.stores.events().events_since(session, 0).await.unwrap();
         all.into_iter()
             .map(|event| {
@@ -446,7 +450,7 @@ impl Harness {
 /// followed by user text, written out per wire format (not through the encoder).
 /// Returns the items that end the request: messages (Anthropic, OpenAI chat), input
 /// items (Responses) or contents (Gemini).
-pub fn results_tail(
+pub(crate) fn results_tail(
     provider: Provider,
     results: &[(&str, &str, bool, &str)],
     then_user: Option<&str>,
@@ -521,7 +525,7 @@ pub fn results_tail(
 }
 
 /// The list of messages / input items / contents of a request body.
-pub fn turns(provider: Provider, body: &Json) -> Vec<Json> {
+pub(crate) fn turns(provider: Provider, body: &Json) -> Vec<Json> {
     let key = match provider {
         Provider::Anthropic | Provider::OpenaiChat => "messages",
         Provider::OpenaiResponses => "input",
@@ -531,13 +535,13 @@ pub fn turns(provider: Provider, body: &Json) -> Vec<Json> {
 }
 
 /// The last `n` turns of a request body.
-pub fn tail(provider: Provider, body: &Json, n: usize) -> Vec<Json> {
+pub(crate) fn tail(provider: Provider, body: &Json, n: usize) -> Vec<Json> {
     let all = turns(provider, body);
     all[all.len().saturating_sub(n)..].to_vec()
 }
 
 /// The system prompt as each API carries it.
-pub fn system_of(provider: Provider, body: &Json) -> String {
+pub(crate) fn system_of(provider: Provider, body: &Json) -> String {
     match provider {
         Provider::Anthropic => body["system"].as_str().unwrap().to_owned(),
         Provider::OpenaiChat => {
@@ -553,7 +557,7 @@ pub fn system_of(provider: Provider, body: &Json) -> String {
 }
 
 /// The tool names offered in a request body.
-pub fn tool_names(provider: Provider, body: &Json) -> Vec<String> {
+pub(crate) fn tool_names(provider: Provider, body: &Json) -> Vec<String> {
     let tools = match provider {
         Provider::Gemini => body["tools"][0]["functionDeclarations"].clone(),
         _ => body["tools"].clone(),

@@ -2,7 +2,7 @@
 //! configuration, and an executor over the tools of connected servers.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-pub mod peers;
+pub(crate) mod peers;
 
 use std::sync::Arc;
 
@@ -11,12 +11,12 @@ use toolwire_runtime::{EventBus, Executor, Registry};
 
 /// A server started as `command args...` over stdio, its calls run without asking (the
 /// tests of approvals use [`stdio_as_configured`]).
-pub fn stdio(name: &str, command: &str, args: &[String]) -> ServerConfig {
+pub(crate) fn stdio(name: &str, command: &str, args: &[String]) -> ServerConfig {
     trusted(stdio_as_configured(name, command, args))
 }
 
 /// The same with the default rules: tools not marked read-only ask first.
-pub fn stdio_as_configured(name: &str, command: &str, args: &[String]) -> ServerConfig {
+pub(crate) fn stdio_as_configured(name: &str, command: &str, args: &[String]) -> ServerConfig {
     ServerConfig::new(
         name,
         Transport::Stdio {
@@ -30,14 +30,14 @@ pub fn stdio_as_configured(name: &str, command: &str, args: &[String]) -> Server
 }
 
 /// `config` with every call run without asking, as `"approval": "never"` does.
-pub fn trusted(mut config: ServerConfig) -> ServerConfig {
+pub(crate) fn trusted(mut config: ServerConfig) -> ServerConfig {
     config.approval.server = Some(toolwire_tool::ApprovalPolicy::Never);
     config
 }
 
 /// An executor over every tool of `connected`, which must have no failed server; and
 /// the tools' names, in order.
-pub fn executor_of(connected: Connected) -> (Executor, Vec<String>) {
+pub(crate) fn executor_of(connected: Connected) -> (Executor, Vec<String>) {
     assert!(connected.failed.is_empty(), "{:?}", connected.failed);
     let mut registry = Registry::new();
     let mut names = Vec::new();
@@ -50,7 +50,7 @@ pub fn executor_of(connected: Connected) -> (Executor, Vec<String>) {
 }
 
 /// An executor over the tools of `configs`, and the event bus its events go to.
-pub async fn executor_and_events(
+pub(crate) async fn executor_and_events(
     configs: Vec<ServerConfig>,
     limits: Limits,
 ) -> (Executor, Arc<EventBus>) {
@@ -68,11 +68,14 @@ pub async fn executor_and_events(
 }
 
 /// Connects `configs` and gives an executor over their tools.
-pub async fn executor(configs: Vec<ServerConfig>, limits: Limits) -> (Executor, Vec<String>) {
+pub(crate) async fn executor(
+    configs: Vec<ServerConfig>,
+    limits: Limits,
+) -> (Executor, Vec<String>) {
     executor_of(toolwire_mcp::connect_all(configs, limits).await)
 }
 
 /// The same for servers already made (in-process ones).
-pub async fn executor_over(servers: Vec<Arc<McpServer>>) -> (Executor, Vec<String>) {
+pub(crate) async fn executor_over(servers: Vec<Arc<McpServer>>) -> (Executor, Vec<String>) {
     executor_of(toolwire_mcp::connect_servers(servers).await)
 }

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// tests/mcp at the repository root.
-pub fn peers_dir() -> PathBuf {
+pub(crate) fn peers_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp")
 }
 
 /// A file under tests/mcp, or `None` (after saying why) when it is not installed here.
-pub fn peer(relative: &str) -> Option<PathBuf> {
+pub(crate) fn peer(relative: &str) -> Option<PathBuf> {
     let path = peers_dir().join(relative);
     if path.exists() {
         return Some(path);
@@ -29,16 +29,16 @@ pub fn peer(relative: &str) -> Option<PathBuf> {
 }
 
 /// server-everything's entry point.
-pub fn everything() -> Option<PathBuf> {
+pub(crate) fn everything() -> Option<PathBuf> {
     peer("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
 /// server-filesystem's entry point.
-pub fn filesystem() -> Option<PathBuf> {
+pub(crate) fn filesystem() -> Option<PathBuf> {
     peer("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 }
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -47,7 +47,7 @@ pub fn free_port() -> u16 {
 }
 
 /// A child killed when dropped.
-pub struct Child(pub std::process::Child);
+pub(crate) struct Child(pub std::process::Child);
 
 impl Drop for Child {
     fn drop(&mut self) {
@@ -57,7 +57,7 @@ impl Drop for Child {
 }
 
 /// server-everything over streamable HTTP on `port`, once it accepts connections.
-pub async fn spawn_http(script: &std::path::Path, port: u16) -> Child {
+pub(crate) async fn spawn_http(script: &std::path::Path, port: u16) -> Child {
     let child = std::process::Command::new("node")
         .arg(script)
         .arg("streamableHttp")
@@ -78,7 +78,7 @@ pub async fn spawn_http(script: &std::path::Path, port: u16) -> Child {
 
 /// The Python SDK's 2026-07-28 server (tests/mcp/mrtr_server.py) in its venv, as a
 /// command and its arguments.
-pub fn python_mrtr() -> Option<(String, Vec<String>)> {
+pub(crate) fn python_mrtr() -> Option<(String, Vec<String>)> {
     let python = peer("venv/bin/python")?;
     let script = peers_dir().join("mrtr_server.py");
     Some((

@@ -6,21 +6,21 @@ use reqwest::header::HeaderMap;
 
 /// Rate limits, request timeouts (408), conflicts a retry resolves (409, as Anthropic
 /// documents for overload) and server errors are worth another try; other 4xx are not.
-pub fn is_retryable(status: u16) -> bool {
+pub(super) fn is_retryable(status: u16) -> bool {
     matches!(status, 408 | 409 | 429) || (500..=599).contains(&status)
 }
 
 /// The longest wait a server's header is taken at: a hostile or broken `Retry-After: 1e20`
 /// must become a long wait (which the retry policy caps further), never an overflow.
-pub const MAX_HEADER_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+pub(super) const MAX_HEADER_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The server's `retry-after-ms`, or `retry-after` in seconds or as an HTTP date, if any.
-pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     retry_after_at(headers, SystemTime::now())
 }
 
 /// [`retry_after`] with the clock given, so a date can be tested.
-pub fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+pub(super) fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let get = |name: &str| {
         headers
             .get(name)

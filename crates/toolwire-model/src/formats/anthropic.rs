@@ -25,7 +25,7 @@ const EMPTY_RESULT: &str = "(no output)";
 /// The request body, borrowing every text and value from the view and the options: it
 /// is serialized once, straight to bytes or to a JSON tree, so nothing is copied for it.
 #[derive(Debug, Serialize)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub model: &'a str,
     pub max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -38,14 +38,14 @@ pub struct Request<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct RequestMessage<'a> {
+pub(crate) struct RequestMessage<'a> {
     pub role: &'static str,
     pub content: Vec<ContentBlock<'a>>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentBlock<'a> {
+pub(crate) enum ContentBlock<'a> {
     Text {
         text: &'a str,
     },
@@ -68,7 +68,7 @@ pub enum ContentBlock<'a> {
 /// allocation, then a cache miss each to write, read and free, per result of a long
 /// session.
 #[derive(Debug)]
-pub struct ResultContents<'a>(pub &'a [Block<'a>]);
+pub(crate) struct ResultContents<'a>(pub &'a [Block<'a>]);
 
 impl Serialize for ResultContents<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -86,7 +86,7 @@ impl Serialize for ResultContents<'_> {
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ResultContent<'a> {
+pub(crate) enum ResultContent<'a> {
     Text {
         text: &'a str,
     },
@@ -102,13 +102,13 @@ pub enum ResultContent<'a> {
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum MediaSource<'a> {
+pub(crate) enum MediaSource<'a> {
     Base64 { media_type: &'a str, data: &'a str },
     Url { url: &'a str },
 }
 
 #[derive(Debug, Serialize)]
-pub struct Tool<'a> {
+pub(crate) struct Tool<'a> {
     pub name: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     pub description: &'a str,
@@ -116,7 +116,7 @@ pub struct Tool<'a> {
 }
 
 /// The request body for `POST /v1/messages`.
-pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
+pub(crate) fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
     let mut messages = Vec::with_capacity(view.turns.len());
     for turn in &view.turns {
         match turn {
@@ -246,7 +246,7 @@ struct ResponseUsage {
 }
 
 /// Decodes a non-streaming response body.
-pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
+pub(crate) fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
     let response: Response =
         serde_json::from_value(body.clone()).map_err(|e| DecodeError::new(NAME, e.to_string()))?;
     let mut reply = AssistantReply {
@@ -271,7 +271,7 @@ pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
 
 /// Accumulates `message_start` … `message_stop` stream events into a reply.
 #[derive(Debug, Default)]
-pub struct StreamDecoder {
+pub(crate) struct StreamDecoder {
     reply: AssistantReply,
     /// Content blocks by index: `Some((id, name, partial json))` for tool_use blocks.
     blocks: Vec<Option<(String, String, String)>>,
@@ -280,17 +280,17 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         StreamDecoder::default()
     }
 
     /// Whether the stream's final event arrived.
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.stopped
     }
 
     /// Feeds one event's `data` JSON. Returns text to show as it arrives.
-    pub fn push(&mut self, event: &Json) -> Result<Option<String>, DecodeError> {
+    pub(crate) fn push(&mut self, event: &Json) -> Result<Option<String>, DecodeError> {
         let kind = event.get("type").and_then(Json::as_str).unwrap_or("");
         let index = event.get("index").and_then(Json::as_u64).unwrap_or(0) as usize;
         match kind {
@@ -387,7 +387,7 @@ impl StreamDecoder {
         Ok(None)
     }
 
-    pub fn finish(self) -> AssistantReply {
+    pub(crate) fn finish(self) -> AssistantReply {
         self.reply
     }
 }
@@ -396,7 +396,7 @@ stream_decode!(StreamDecoder);
 
 /// Anthropic Messages.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Anthropic;
+pub(crate) struct Anthropic;
 
 impl ProviderFormat for Anthropic {
     fn name(&self) -> &'static str {

@@ -22,7 +22,7 @@ const NAME: &str = "gemini";
 /// `anthropic::Request`); only a result's joined text is owned.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_instruction: Option<Content<'a>>,
     pub contents: Vec<Content<'a>>,
@@ -33,12 +33,12 @@ pub struct Request<'a> {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GenerationConfig {
+pub(crate) struct GenerationConfig {
     pub max_output_tokens: u32,
 }
 
 #[derive(Debug, Serialize)]
-pub struct Content<'a> {
+pub(crate) struct Content<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<&'static str>,
     pub parts: Vec<Part<'a>>,
@@ -48,7 +48,7 @@ pub struct Content<'a> {
 /// beside `functionCall` in the same part.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum Part<'a> {
+pub(crate) enum Part<'a> {
     Text {
         text: &'a str,
     },
@@ -65,14 +65,14 @@ pub enum Part<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionCall<'a> {
+pub(crate) struct FunctionCall<'a> {
     pub id: &'a str,
     pub name: &'a str,
     pub args: Cow<'a, Map<String, Json>>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionResponse<'a> {
+pub(crate) struct FunctionResponse<'a> {
     pub id: &'a str,
     pub name: &'a str,
     pub response: ResponseText<'a>,
@@ -83,33 +83,33 @@ pub struct FunctionResponse<'a> {
 /// A function response's `response`: `{"output": text}` or `{"error": text}`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ResponseText<'a> {
+pub(crate) enum ResponseText<'a> {
     Output(Cow<'a, str>),
     Error(Cow<'a, str>),
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ResponsePart<'a> {
+pub(crate) struct ResponsePart<'a> {
     pub inline_data: InlineData<'a>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InlineData<'a> {
+pub(crate) struct InlineData<'a> {
     pub mime_type: &'a str,
     pub data: &'a str,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Tool<'a> {
+pub(crate) struct Tool<'a> {
     pub function_declarations: Vec<FunctionDeclaration<'a>>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FunctionDeclaration<'a> {
+pub(crate) struct FunctionDeclaration<'a> {
     pub name: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     pub description: &'a str,
@@ -126,7 +126,7 @@ fn text_content<'a>(role: &'static str, text: &'a str) -> Content<'a> {
 
 /// The request body for `POST /v1beta/models/{model}:generateContent` (the model is in the
 /// URL, not the body).
-pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
+pub(crate) fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
     let mut contents = Vec::with_capacity(view.turns.len());
     for turn in &view.turns {
         match turn {
@@ -287,7 +287,7 @@ fn merge(body: &Json, reply: &mut AssistantReply) -> Result<Option<String>, Deco
 }
 
 /// Decodes a non-streaming response body.
-pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
+pub(crate) fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
     if body.get("candidates").is_none()
         && body.get("error").is_none()
         && body.get("promptFeedback").is_none()
@@ -301,26 +301,26 @@ pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
 
 /// Accumulates `streamGenerateContent?alt=sse` chunks; each is a partial response.
 #[derive(Debug, Default)]
-pub struct StreamDecoder {
+pub(crate) struct StreamDecoder {
     reply: AssistantReply,
 }
 
 impl StreamDecoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         StreamDecoder::default()
     }
 
     /// Whether the stream's final event (a finish reason, or the completed response)
     /// arrived.
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.reply.stop_reason.is_some()
     }
 
-    pub fn push(&mut self, chunk: &Json) -> Result<Option<String>, DecodeError> {
+    pub(crate) fn push(&mut self, chunk: &Json) -> Result<Option<String>, DecodeError> {
         merge(chunk, &mut self.reply)
     }
 
-    pub fn finish(self) -> AssistantReply {
+    pub(crate) fn finish(self) -> AssistantReply {
         self.reply
     }
 }
@@ -329,7 +329,7 @@ stream_decode!(StreamDecoder);
 
 /// Gemini generateContent.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Gemini;
+pub(crate) struct Gemini;
 
 impl ProviderFormat for Gemini {
     fn name(&self) -> &'static str {

@@ -96,10 +96,10 @@ macro_rules! openai_account {
     };
 }
 
-pub mod anthropic;
-pub mod gemini;
-pub mod openai_chat;
-pub mod openai_responses;
+pub(crate) mod anthropic;
+pub(crate) mod gemini;
+pub(crate) mod openai_chat;
+pub(crate) mod openai_responses;
 
 use std::borrow::Cow;
 

@@ -26,7 +26,7 @@ const NAME: &str = "openai-chat";
 /// `anthropic::Request`); only text this format builds (a tool message's joined parts,
 /// arguments as a JSON string, a data URL) is owned.
 #[derive(Debug, Serialize)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub model: &'a str,
     pub messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -39,13 +39,13 @@ pub struct Request<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct StreamOptions {
+pub(crate) struct StreamOptions {
     pub include_usage: bool,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
-pub enum RequestMessage<'a> {
+pub(crate) enum RequestMessage<'a> {
     System {
         content: &'a str,
     },
@@ -66,25 +66,25 @@ pub enum RequestMessage<'a> {
 
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum UserContent<'a> {
+pub(crate) enum UserContent<'a> {
     Text(&'a str),
     Parts(Vec<UserPart<'a>>),
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum UserPart<'a> {
+pub(crate) enum UserPart<'a> {
     Text { text: Cow<'a, str> },
     ImageUrl { image_url: ImageUrl<'a> },
 }
 
 #[derive(Debug, Serialize)]
-pub struct ImageUrl<'a> {
+pub(crate) struct ImageUrl<'a> {
     pub url: Cow<'a, str>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct RequestToolCall<'a> {
+pub(crate) struct RequestToolCall<'a> {
     pub id: &'a str,
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -92,21 +92,21 @@ pub struct RequestToolCall<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionCall<'a> {
+pub(crate) struct FunctionCall<'a> {
     pub name: &'a str,
     /// A JSON string, as the API requires.
     pub arguments: String,
 }
 
 #[derive(Debug, Serialize)]
-pub struct Tool<'a> {
+pub(crate) struct Tool<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub function: FunctionSpec<'a>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionSpec<'a> {
+pub(crate) struct FunctionSpec<'a> {
     pub name: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     pub description: &'a str,
@@ -114,7 +114,7 @@ pub struct FunctionSpec<'a> {
 }
 
 /// The request body for `POST /chat/completions`.
-pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
+pub(crate) fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
     let mut messages = Vec::with_capacity(view.turns.len() * 2);
     if let Some(system) = &view.system {
         messages.push(RequestMessage::System { content: system });
@@ -222,7 +222,7 @@ fn usage_of(v: &Json) -> Option<Usage> {
 }
 
 /// Decodes a non-streaming response body (the first choice).
-pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
+pub(crate) fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
     let choice = body
         .pointer("/choices/0")
         .ok_or_else(|| DecodeError::new(NAME, "no choices in response"))?;
@@ -266,7 +266,7 @@ pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
 
 /// Accumulates `chat.completion.chunk` events; tool calls arrive in pieces keyed by index.
 #[derive(Debug, Default)]
-pub struct StreamDecoder {
+pub(crate) struct StreamDecoder {
     reply: AssistantReply,
     /// `(id, name, arguments)` in order of first appearance.
     calls: Vec<(String, String, String)>,
@@ -275,18 +275,18 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         StreamDecoder::default()
     }
 
     /// Whether the stream's final event (a finish reason, or the completed response)
     /// arrived.
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.reply.stop_reason.is_some()
     }
 
     /// Feeds one chunk. Returns text to show as it arrives.
-    pub fn push(&mut self, chunk: &Json) -> Result<Option<String>, DecodeError> {
+    pub(crate) fn push(&mut self, chunk: &Json) -> Result<Option<String>, DecodeError> {
         if let Some(message) = chunk.pointer("/error/message").and_then(Json::as_str) {
             return Err(DecodeError::new(NAME, message));
         }
@@ -352,7 +352,7 @@ impl StreamDecoder {
         Ok(Some(text.to_owned()))
     }
 
-    pub fn finish(mut self) -> AssistantReply {
+    pub(crate) fn finish(mut self) -> AssistantReply {
         self.reply.tool_calls = self
             .calls
             .into_iter()
@@ -369,7 +369,7 @@ stream_decode!(StreamDecoder);
 
 /// OpenAI Chat Completions, also spoken by ollama, llama.cpp and vLLM.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct OpenaiChat;
+pub(crate) struct OpenaiChat;
 
 impl ProviderFormat for OpenaiChat {
     fn name(&self) -> &'static str {

@@ -23,7 +23,7 @@ const NAME: &str = "openai-responses";
 /// `anthropic::Request`); only text this format changes (an error's prefix, a data URL,
 /// arguments as a JSON string) is owned.
 #[derive(Debug, Serialize)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions: Option<&'a str>,
@@ -37,7 +37,7 @@ pub struct Request<'a> {
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Item<'a> {
+pub(crate) enum Item<'a> {
     Message {
         role: &'static str,
         content: &'a str,
@@ -56,7 +56,7 @@ pub enum Item<'a> {
 
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum Output<'a> {
+pub(crate) enum Output<'a> {
     Text(Cow<'a, str>),
     Parts(Vec<OutputPart<'a>>),
 }
@@ -65,7 +65,7 @@ pub enum Output<'a> {
 #[allow(clippy::enum_variant_names)]
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum OutputPart<'a> {
+pub(crate) enum OutputPart<'a> {
     InputText {
         text: Cow<'a, str>,
     },
@@ -84,7 +84,7 @@ pub enum OutputPart<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Tool<'a> {
+pub(crate) struct Tool<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub name: &'a str,
@@ -96,7 +96,7 @@ pub struct Tool<'a> {
 }
 
 /// The request body for `POST /responses`.
-pub fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
+pub(crate) fn encode<'a>(view: &'a ModelView, options: &'a EncodeOptions) -> Request<'a> {
     let mut input = Vec::with_capacity(view.turns.len() * 2);
     for turn in &view.turns {
         match turn {
@@ -206,7 +206,7 @@ fn usage_of(response: &Json) -> Option<Usage> {
 }
 
 /// Decodes a non-streaming response body (also the `response` of `response.completed`).
-pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
+pub(crate) fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
     let items = body
         .get("output")
         .and_then(Json::as_array)
@@ -255,7 +255,7 @@ pub fn decode_response(body: &Json) -> Result<AssistantReply, DecodeError> {
 /// Accumulates Responses stream events. `response.completed` carries the whole response,
 /// which is authoritative; deltas are returned for display as they come.
 #[derive(Debug, Default)]
-pub struct StreamDecoder {
+pub(crate) struct StreamDecoder {
     text: String,
     /// Function calls by output index: (call_id, name, arguments).
     calls: Vec<Option<(String, String, String)>>,
@@ -263,17 +263,17 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         StreamDecoder::default()
     }
 
     /// Whether the stream's final event (a finish reason, or the completed response)
     /// arrived.
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.completed.is_some()
     }
 
-    pub fn push(&mut self, event: &Json) -> Result<Option<String>, DecodeError> {
+    pub(crate) fn push(&mut self, event: &Json) -> Result<Option<String>, DecodeError> {
         let index = event
             .get("output_index")
             .and_then(Json::as_u64)
@@ -342,7 +342,7 @@ impl StreamDecoder {
         Ok(None)
     }
 
-    pub fn finish(self) -> AssistantReply {
+    pub(crate) fn finish(self) -> AssistantReply {
         if let Some(reply) = self.completed {
             return reply;
         }
@@ -363,7 +363,7 @@ stream_decode!(StreamDecoder);
 
 /// OpenAI Responses.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct OpenaiResponses;
+pub(crate) struct OpenaiResponses;
 
 impl ProviderFormat for OpenaiResponses {
     fn name(&self) -> &'static str {

@@ -38,7 +38,7 @@ impl CutContext<'_> {
 }
 
 /// `12345678` → `12,345,678`, so counts in markers read at a glance.
-pub fn count(n: usize) -> String {
+pub(crate) fn count(n: usize) -> String {
     toolwire_core::humanize::thousands(n as u64)
 }
 

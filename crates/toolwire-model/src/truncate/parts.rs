@@ -6,7 +6,7 @@ use super::{CutContext, count};
 
 /// How much a left-out run held: characters when they were cheap to count, else bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Amount {
+pub(crate) enum Amount {
     /// Characters, counted.
     Chars(usize),
     /// Bytes, when counting the characters would have cost a pass over a huge run.
@@ -15,7 +15,7 @@ pub enum Amount {
 
 /// A run of parts left out of a result's view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Run {
+pub(crate) struct Run {
     /// Index in the result's `output` of its first part, where the marker's call reads.
     pub first: usize,
     /// Index in the result's `output` of its last part.
@@ -29,7 +29,7 @@ pub struct Run {
 /// `[… parts 12–480 (469 parts, 234,500 chars) omitted by toolwire; read them with
 /// read_result {…}, one call a part through part 480 …]`: what was left out and the
 /// complete call that reads its first part (`read_result` reads one part per call).
-pub fn run_marker(call_id: &str, run: &Run) -> String {
+pub(crate) fn run_marker(call_id: &str, run: &Run) -> String {
     let amount = match run.amount {
         Amount::Chars(n) => format!("{} chars", count(n)),
         Amount::Bytes(n) => format!("{} bytes", count(n)),
@@ -58,7 +58,7 @@ pub fn run_marker(call_id: &str, run: &Run) -> String {
 /// The characters [`run_marker`] takes at most for a run of at most `parts` parts whose
 /// indices are at most `last` and that held at most `most` characters or bytes: a marker
 /// written with every number at its largest, so the real one can only be shorter.
-pub fn run_marker_bound(call_id: &str, parts: usize, last: usize, most: usize) -> usize {
+pub(crate) fn run_marker_bound(call_id: &str, parts: usize, last: usize, most: usize) -> usize {
     let worst = Run {
         first: last,
         last,
@@ -73,7 +73,7 @@ pub fn run_marker_bound(call_id: &str, parts: usize, last: usize, most: usize) -
 /// all within `room`. As tables are cut (`cut_lines`): first parts until half the room
 /// is used, then last parts, then more first parts, so neither end is given up for the
 /// other. `cost` is asked only of the parts looked at, so a run of 50,000 costs nothing.
-pub fn keep_ends(
+pub(crate) fn keep_ends(
     n: usize,
     room: usize,
     sep: usize,

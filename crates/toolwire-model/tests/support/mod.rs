@@ -10,17 +10,17 @@ use toolwire_core::{Message, ToolCall};
 use toolwire_model::{Conversation, EncodeOptions, MemoryBlobs, ToolSpec};
 
 /// A 1×1 PNG.
-pub const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+pub(crate) const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 /// A tiny (not valid) PDF and WAV payload; only the bytes' routing matters here.
-pub const PDF_B64: &str =
+pub(crate) const PDF_B64: &str =
     "JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PD4+CmVuZG9iagp0cmFpbGVyCjw8Pj4KJSVFT0YK";
-pub const WAV_B64: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+pub(crate) const WAV_B64: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
 
-pub fn blob_key() -> String {
+pub(crate) fn blob_key() -> String {
     format!("blake3:{}", "ab".repeat(32))
 }
 
-pub fn blobs() -> MemoryBlobs {
+pub(crate) fn blobs() -> MemoryBlobs {
     use base64::Engine;
     let mut blobs = MemoryBlobs::new();
     let png = base64::engine::general_purpose::STANDARD
@@ -30,7 +30,7 @@ pub fn blobs() -> MemoryBlobs {
     blobs
 }
 
-pub fn options() -> EncodeOptions {
+pub(crate) fn options() -> EncodeOptions {
     let mut o = EncodeOptions::for_model("test-model");
     o.max_tokens = 1024;
     o.tools = vec![ToolSpec {
@@ -50,7 +50,7 @@ fn ok(id: &str, name: &str, output: Vec<Value>) -> Message {
 }
 
 /// One call per well-known kind, plus a custom kind.
-pub fn kinds() -> Conversation {
+pub(crate) fn kinds() -> Conversation {
     let names = [
         ("k_text", "echo"),
         ("k_diff", "edit_file"),
@@ -167,7 +167,7 @@ pub fn kinds() -> Conversation {
 
 /// Text, an image from the blob store, an error and a widget-bearing result with a
 /// user-only value; the image is sent inline.
-pub fn mix() -> Conversation {
+pub(crate) fn mix() -> Conversation {
     let weather = ToolResult::success(
         CallRef::new("m_weather", "weather"),
         vec![
@@ -214,7 +214,7 @@ pub fn mix() -> Conversation {
 
 /// Three parallel calls whose results were stored in reverse completion order, an orphan
 /// result, and user text typed while they ran.
-pub fn parallel_reverse() -> Conversation {
+pub(crate) fn parallel_reverse() -> Conversation {
     Conversation::new(vec![
         Message::user("Read three files."),
         Message::assistant(
@@ -234,7 +234,7 @@ pub fn parallel_reverse() -> Conversation {
 }
 
 /// A finished turn, then a turn interrupted with one of two results stored.
-pub fn interrupted() -> Conversation {
+pub(crate) fn interrupted() -> Conversation {
     Conversation::new(vec![
         Message::user("List, then build."),
         Message::assistant("", vec![call("i1", "list_dir")]),
@@ -247,7 +247,7 @@ pub fn interrupted() -> Conversation {
     ])
 }
 
-pub fn scenarios() -> Vec<(&'static str, Conversation)> {
+pub(crate) fn scenarios() -> Vec<(&'static str, Conversation)> {
     vec![
         ("kinds", kinds()),
         ("mix", mix()),

@@ -49,7 +49,7 @@ impl ResultSink for Announce {
 }
 
 /// Gives `ex` the announcing sink.
-pub fn announcing(ex: Executor) -> Executor {
+pub(crate) fn announcing(ex: Executor) -> Executor {
     let events = Arc::clone(ex.events());
     ex.set_sink(Arc::new(Announce {
         events,
@@ -59,6 +59,6 @@ pub fn announcing(ex: Executor) -> Executor {
 }
 
 /// Lands `finished` through `ex`'s sink: announced, as a stored result would be.
-pub async fn land(ex: &Executor, finished: Finished) -> toolwire_core::ToolResult {
+pub(crate) async fn land(ex: &Executor, finished: Finished) -> toolwire_core::ToolResult {
     ex.land(finished, None).await.unwrap().result
 }

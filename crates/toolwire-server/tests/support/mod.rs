@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use toolwire_agent::{Host, ProviderSettings};
 use toolwire_server::{ServeConfig, Server};
 
-pub struct Running {
+pub(crate) struct Running {
     pub addr: SocketAddr,
     pub base: String,
     pub host: Host,
@@ -22,7 +22,7 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path.trim_start_matches('/'))
     }
 
@@ -33,29 +33,29 @@ impl Running {
         }
     }
 
-    pub fn get(&self, path: &str) -> RequestBuilder {
+    pub(crate) fn get(&self, path: &str) -> RequestBuilder {
         self.auth(self.client.get(self.url(path)))
     }
 
-    pub fn post(&self, path: &str, body: Json) -> RequestBuilder {
+    pub(crate) fn post(&self, path: &str, body: Json) -> RequestBuilder {
         self.auth(self.client.post(self.url(path)).json(&body))
     }
 
     /// Posts `body` as JSON and gives the answer.
-    pub async fn send_post(&self, path: &str, body: Json) -> Response {
+    pub(crate) async fn send_post(&self, path: &str, body: Json) -> Response {
         self.post(path, body).send().await.unwrap()
     }
 
-    pub fn delete(&self, path: &str) -> RequestBuilder {
+    pub(crate) fn delete(&self, path: &str) -> RequestBuilder {
         self.auth(self.client.delete(self.url(path)))
     }
 
-    pub async fn json(&self, path: &str) -> Json {
+    pub(crate) async fn json(&self, path: &str) -> Json {
         self.get(path).send().await.unwrap().json().await.unwrap()
     }
 
     /// A new session's id.
-    pub async fn session(&self) -> String {
+    pub(crate) async fn session(&self) -> String {
         let r = self
             .post("/api/sessions", json!({"title": "test"}))
             .send()
@@ -69,7 +69,7 @@ impl Running {
     }
 
     /// Stops the server, waiting for it to store what it was doing.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -79,7 +79,7 @@ impl Running {
     }
 }
 
-pub async fn host_in(data: &Path, workspace: &Path) -> Host {
+pub(crate) async fn host_in(data: &Path, workspace: &Path) -> Host {
     Host::builder()
         .data_dir(data)
         .workspace(workspace)
@@ -89,7 +89,7 @@ pub async fn host_in(data: &Path, workspace: &Path) -> Host {
 }
 
 /// A server over `data` with its workspace in `workspace`.
-pub async fn start_in(
+pub(crate) async fn start_in(
     data: &Path,
     workspace: &Path,
     token: Option<&str>,
@@ -122,13 +122,13 @@ pub async fn start_in(
     }
 }
 
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub dirs: (TempDir, TempDir),
     pub server: Running,
 }
 
 /// A server in fresh temp dirs.
-pub async fn start() -> Fixture {
+pub(crate) async fn start() -> Fixture {
     let data = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let server = start_in(data.path(), workspace.path(), None, None).await;
@@ -138,7 +138,7 @@ pub async fn start() -> Fixture {
     }
 }
 
-pub async fn error_code(r: Response) -> (u16, String) {
+pub(crate) async fn error_code(r: Response) -> (u16, String) {
     let status = r.status().as_u16();
     let body: Json = r.json().await.unwrap();
     (
@@ -151,7 +151,7 @@ pub async fn error_code(r: Response) -> (u16, String) {
 }
 
 /// Reads `n` events from an SSE response body (or fewer if it ends), as JSON.
-pub async fn sse_events(response: Response, n: usize) -> Vec<Json> {
+pub(crate) async fn sse_events(response: Response, n: usize) -> Vec<Json> {
     use futures::StreamExt;
     let mut body = response.bytes_stream();
     let mut buf = String::new();
@@ -175,7 +175,7 @@ pub async fn sse_events(response: Response, n: usize) -> Vec<Json> {
 }
 
 /// Waits until `check` holds of the session's events (or fails after 10 s).
-pub async fn wait_for(
+pub(crate) async fn wait_for(
     server: &Running,
     session: &str,
     check: impl Fn(&[Json]) -> bool,

@@ -5,11 +5,11 @@
 
 use toolwire_store::{StoreConfig, Stores};
 
-pub const POSTGRES_ENV: &str = "TOOLWIRE_TEST_POSTGRES_URL";
-pub const S3_ENV: &str = "TOOLWIRE_TEST_S3_URL";
+pub(crate) const POSTGRES_ENV: &str = "TOOLWIRE_TEST_POSTGRES_URL";
+pub(crate) const S3_ENV: &str = "TOOLWIRE_TEST_S3_URL";
 
 /// One place to keep data: open it, drop the stores, open it again.
-pub struct Backend {
+pub(crate) struct Backend {
     pub name: &'static str,
     pub history_url: String,
     pub blob_url: String,
@@ -17,23 +17,23 @@ pub struct Backend {
 }
 
 impl Backend {
-    pub async fn open(&self) -> Stores {
+    pub(crate) async fn open(&self) -> Stores {
         self.open_with(StoreConfig::default()).await
     }
 
-    pub async fn open_with(&self, config: StoreConfig) -> Stores {
+    pub(crate) async fn open_with(&self, config: StoreConfig) -> Stores {
         Stores::open_urls(&self.history_url, &self.blob_url, config)
             .await
             .unwrap_or_else(|e| panic!("{}: cannot open the stores: {e}", self.name))
     }
 
-    pub fn is_sqlite(&self) -> bool {
+    pub(crate) fn is_sqlite(&self) -> bool {
         self.history_url.starts_with("sqlite:")
     }
 }
 
 /// SQLite + local blobs, in a fresh temporary directory.
-pub fn sqlite() -> Backend {
+pub(crate) fn sqlite() -> Backend {
     let dir = tempfile::tempdir().unwrap();
     Backend {
         name: "sqlite+file",
@@ -44,7 +44,7 @@ pub fn sqlite() -> Backend {
 }
 
 /// A server URL from the environment; in CI its absence fails the test.
-pub fn server_url(var: &str, what: &str) -> Option<String> {
+pub(crate) fn server_url(var: &str, what: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
@@ -71,7 +71,7 @@ fn fresh_name() -> String {
 
 /// Postgres in a schema of its own + S3 under a prefix of its own, so tests running at
 /// once never see each other's rows or blobs.
-pub async fn postgres_s3() -> Option<Backend> {
+pub(crate) async fn postgres_s3() -> Option<Backend> {
     let pg = server_url(POSTGRES_ENV, "Postgres")?;
     let s3 = server_url(S3_ENV, "S3")?;
     let name = fresh_name();
@@ -96,7 +96,7 @@ pub async fn postgres_s3() -> Option<Backend> {
 }
 
 /// Every backend this machine can run, SQLite first.
-pub async fn all() -> Vec<Backend> {
+pub(crate) async fn all() -> Vec<Backend> {
     let mut out = vec![sqlite()];
     out.extend(postgres_s3().await);
     out

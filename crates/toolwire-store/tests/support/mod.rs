@@ -11,7 +11,7 @@ use toolwire_core::{
 use toolwire_core::{Message, ToolCall};
 
 /// Bytes that depend on `seed` and differ from any other seed's.
-pub fn media_bytes(seed: u64, len: usize) -> Vec<u8> {
+pub(crate) fn media_bytes(seed: u64, len: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len + 32);
     let mut block = 0u64;
     while out.len() < len {
@@ -25,11 +25,11 @@ pub fn media_bytes(seed: u64, len: usize) -> Vec<u8> {
     out
 }
 
-pub fn b64(bytes: &[u8]) -> String {
+pub(crate) fn b64(bytes: &[u8]) -> String {
     STANDARD.encode(bytes)
 }
 
-pub fn arb_json() -> impl Strategy<Value = Json> {
+pub(crate) fn arb_json() -> impl Strategy<Value = Json> {
     let leaf = prop_oneof![
         Just(Json::Null),
         any::<bool>().prop_map(Json::from),
@@ -125,7 +125,7 @@ fn arb_widget() -> impl Strategy<Value = Widget> {
         .prop_map(|(w, data, fallback)| Widget::new(w, data, fallback))
 }
 
-pub fn arb_result() -> impl Strategy<Value = ToolResult> {
+pub(crate) fn arb_result() -> impl Strategy<Value = ToolResult> {
     let call =
         ("[A-Za-z0-9_-]{1,24}", "[a-z_]{1,12}").prop_map(|(id, name)| CallRef::new(id, name));
     let body = prop_oneof![
@@ -186,7 +186,7 @@ pub fn arb_result() -> impl Strategy<Value = ToolResult> {
         })
 }
 
-pub fn arb_message() -> impl Strategy<Value = Message> {
+pub(crate) fn arb_message() -> impl Strategy<Value = Message> {
     prop_oneof![
         4 => arb_result().prop_map(Message::ToolResult),
         1 => ".{0,40}".prop_map(|text| Message::User { text }),
@@ -200,10 +200,10 @@ pub fn arb_message() -> impl Strategy<Value = Message> {
             .prop_map(|(call_id, widget)| Message::Widget { call_id, widget }),
     ]
 }
-pub mod backends;
+pub(crate) mod backends;
 
 /// A call waiting for approval in `session`.
-pub fn pending(id: &str, session: &str) -> toolwire_core::PendingCall {
+pub(crate) fn pending(id: &str, session: &str) -> toolwire_core::PendingCall {
     toolwire_core::PendingCall {
         suspension: Suspension {
             id: id.to_owned(),

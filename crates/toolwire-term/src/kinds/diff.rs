@@ -58,7 +58,7 @@ pub(crate) struct Diff<'a> {
 }
 
 impl<'a> Diff<'a> {
-    pub fn new(input: &DiffInput<'a>) -> Self {
+    pub(crate) fn new(input: &DiffInput<'a>) -> Self {
         let hunks = match (input.hunks, input.original) {
             (Some(hunks), _) => hunks.iter().map(from_view).collect(),
             (None, None) => vec![all_added(input.modified)],
@@ -80,7 +80,7 @@ impl<'a> Diff<'a> {
     }
 
     /// `+15 −3`.
-    pub fn stat(&self) -> String {
+    pub(crate) fn stat(&self) -> String {
         format!("+{} −{}", fmt::count(self.added), fmt::count(self.removed))
     }
 

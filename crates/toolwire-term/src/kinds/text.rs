@@ -40,7 +40,7 @@ pub(crate) struct TextStyle {
 }
 
 impl TextStyle {
-    pub const PLAIN: TextStyle = TextStyle {
+    pub(crate) const PLAIN: TextStyle = TextStyle {
         syntax: None,
         line_numbers: false,
         base: Style::PLAIN,

@@ -11,16 +11,16 @@ use toolwire_core::{
 use toolwire_term::{ColorMode, Render, TermOptions, WidgetContext, WidgetError, WidgetRegistry};
 
 /// A real 20×20 PNG (a colour gradient).
-pub const PNG_20: &str = "iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0NAAAAtUlEQVR4Ae3AA6AkWZbG8f937o3IzKdyS2Oubdu2bdu2bdu2bWmMnpZKr54yMyLu+Xa3anqmhztr1a/CZ3sL2AK2gC1gC9gCtoAtYAvYAraALWAL2AK2gC1gC9gCtoDKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+R+EfRRgOYk79DcQAAAABJRU5ErkJggg==";
+pub(crate) const PNG_20: &str = "iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0NAAAAtUlEQVR4Ae3AA6AkWZbG8f937o3IzKdyS2Oubdu2bdu2bdu2bWmMnpZKr54yMyLu+Xa3anqmhztr1a/CZ3sL2AK2gC1gC9gCtoAtYAvYAraALWAL2AK2gC1gC9gCtoDKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+RqGzxH4nKFv+R+EfRRgOYk79DcQAAAABJRU5ErkJggg==";
 
-pub enum Case {
+pub(crate) enum Case {
     Result(Box<ToolResult>),
     Value(Box<Value>),
     Values(Vec<Value>),
 }
 
 impl Case {
-    pub fn render(&self, opts: &TermOptions) -> String {
+    pub(crate) fn render(&self, opts: &TermOptions) -> String {
         match self {
             Case::Result(r) => toolwire_term::render(r.as_ref(), opts),
             Case::Value(v) => toolwire_term::render(v.as_ref(), opts),
@@ -28,7 +28,7 @@ impl Case {
         }
     }
 
-    pub fn render_lines(&self, opts: &TermOptions, lines: &mut Vec<String>) {
+    pub(crate) fn render_lines(&self, opts: &TermOptions, lines: &mut Vec<String>) {
         match self {
             Case::Result(r) => r.render_lines(opts, lines),
             Case::Value(v) => v.render_lines(opts, lines),
@@ -91,7 +91,7 @@ fn weather_registry() -> WidgetRegistry {
     reg
 }
 
-pub fn options(width: usize, color: ColorMode) -> TermOptions {
+pub(crate) fn options(width: usize, color: ColorMode) -> TermOptions {
     TermOptions::plain(width)
         .with_color(color)
         .with_widgets(weather_registry())
@@ -104,7 +104,7 @@ fn table_rows(n: usize) -> Vec<serde_json::Value> {
 }
 
 /// A log of `n` lines whose last line is the error.
-pub fn long_log(n: usize) -> String {
+pub(crate) fn long_log(n: usize) -> String {
     let mut log: String = (1..n)
         .map(|i| format!("2024-05-01T12:00:00Z INFO step {i} done\n"))
         .collect();
@@ -113,7 +113,7 @@ pub fn long_log(n: usize) -> String {
 }
 
 /// Diagnostics as `ruff check --output-format json` writes them.
-pub fn ruff_issues(n: usize) -> Vec<serde_json::Value> {
+pub(crate) fn ruff_issues(n: usize) -> Vec<serde_json::Value> {
     (0..n)
         .map(|i| {
             json!({
@@ -132,7 +132,7 @@ pub fn ruff_issues(n: usize) -> Vec<serde_json::Value> {
 }
 
 /// Every case, by snapshot name.
-pub fn cases() -> Vec<(&'static str, Case)> {
+pub(crate) fn cases() -> Vec<(&'static str, Case)> {
     let mut cases: Vec<(&'static str, Case)> = Vec::new();
 
     // Well-known kinds.

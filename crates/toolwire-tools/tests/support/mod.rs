@@ -12,14 +12,14 @@ use toolwire_core::{Status, SuspensionReason, ToolResult, Value};
 use toolwire_runtime::{Executor, Registry, Scope};
 use toolwire_tools::{Workspace, builtin_tools};
 
-pub struct Fixture {
+pub(crate) struct Fixture {
     /// The workspace root.
     pub dir: TempDir,
     pub exec: Executor,
 }
 
 impl Fixture {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let workspace = Arc::new(Workspace::new(dir.path()).unwrap());
         let mut registry = Registry::new();
@@ -32,15 +32,15 @@ impl Fixture {
         }
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
-    pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
+    pub(crate) fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
         let p = self.path(rel);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).unwrap();
@@ -49,7 +49,7 @@ impl Fixture {
     }
 
     /// One call, as the executor returns it (approval tools come back suspended).
-    pub async fn call_raw(&self, name: &str, input: Json) -> ToolResult {
+    pub(crate) async fn call_raw(&self, name: &str, input: Json) -> ToolResult {
         self.exec
             .execute(&Scope::new("s"), ToolCall::new("call_1", name, input))
             .await
@@ -58,7 +58,7 @@ impl Fixture {
 
     /// One call to its final result: an approval suspension is approved, as a person
     /// would. The result is checked against the contract.
-    pub async fn call(&self, name: &str, input: Json) -> ToolResult {
+    pub(crate) async fn call(&self, name: &str, input: Json) -> ToolResult {
         let first = self.call_raw(name, input).await;
         let result = match (&first.status, &first.suspension) {
             (Status::Suspended, Some(s)) if s.reason == SuspensionReason::Approval => self
@@ -76,7 +76,7 @@ impl Fixture {
     }
 
     /// A call that must succeed with one value; returns it.
-    pub async fn ok(&self, name: &str, input: Json) -> Value {
+    pub(crate) async fn ok(&self, name: &str, input: Json) -> Value {
         let r = self.call(name, input).await;
         assert_eq!(r.status, Status::Success, "{name} failed: {:?}", r.error);
         assert_eq!(r.output.len(), 1, "{:?}", r.output);
@@ -84,7 +84,7 @@ impl Fixture {
     }
 
     /// A call that must fail; returns (code, message).
-    pub async fn err(&self, name: &str, input: Json) -> (String, String) {
+    pub(crate) async fn err(&self, name: &str, input: Json) -> (String, String) {
         let r = self.call(name, input).await;
         assert_eq!(r.status, Status::Error, "{name} succeeded: {:?}", r.output);
         let e = r.error.unwrap();
@@ -92,7 +92,7 @@ impl Fixture {
     }
 }
 
-pub fn assert_valid(r: &ToolResult) {
+pub(crate) fn assert_valid(r: &ToolResult) {
     if let Err(v) = r.validate() {
         panic!("invalid result: {v:?}\n{r:#?}");
     }
@@ -102,7 +102,7 @@ pub fn assert_valid(r: &ToolResult) {
 }
 
 /// Whether `program` runs. Missing, it fails the test under CI and skips it elsewhere.
-pub fn require_program(program: &str) -> bool {
+pub(crate) fn require_program(program: &str) -> bool {
     // Looked up on PATH rather than run: `sh` (dash) has no `--version` to probe with.
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
@@ -116,7 +116,7 @@ pub fn require_program(program: &str) -> bool {
 }
 
 /// A valid 1×1 PNG, for the tools that must recognise images by their bytes.
-pub const PNG_1X1: &[u8] = &[
+pub(crate) const PNG_1X1: &[u8] = &[
     0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
     0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
     0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,

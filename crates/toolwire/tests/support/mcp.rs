@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// The binary with its data in `data`. Stdin is closed: no terminal, as in CI, so a
 /// call that needs approval is refused unless `--yes` or the config approves it.
-pub fn toolwire(data: &Path, args: &[&str]) -> Output {
+pub(crate) fn toolwire(data: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolwire"))
         .arg("--data-dir")
         .arg(data)
@@ -21,16 +21,16 @@ pub fn toolwire(data: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-pub fn stdout_of(out: &Output) -> String {
+pub(crate) fn stdout_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-pub fn stderr_of(out: &Output) -> String {
+pub(crate) fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// The session a `call` printed on stderr ("stored in session S (toolwire show S)").
-pub fn session_of(out: &Output) -> String {
+pub(crate) fn session_of(out: &Output) -> String {
     let stderr = stderr_of(out);
     stderr
         .split("toolwire show ")
@@ -41,7 +41,7 @@ pub fn session_of(out: &Output) -> String {
 }
 
 /// Tool `name` in a `tools --json` (or `GET /api/tools`) list.
-pub fn tool_named<'a>(tools: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn tool_named<'a>(tools: &'a Value, name: &str) -> &'a Value {
     tools
         .as_array()
         .unwrap()
@@ -51,7 +51,7 @@ pub fn tool_named<'a>(tools: &'a Value, name: &str) -> &'a Value {
 }
 
 /// The keys of a JSON object, in the order they came.
-pub fn keys(object: &Value) -> Vec<&str> {
+pub(crate) fn keys(object: &Value) -> Vec<&str> {
     object
         .as_object()
         .unwrap()
@@ -63,7 +63,10 @@ pub fn keys(object: &Value) -> Vec<&str> {
 /// `toolwire gateway --http 127.0.0.1:0` with its data in `data`, its URL (said on
 /// stderr, which a thread keeps draining) and the token its callers must send (made in
 /// `data`'s `gateway-token`).
-pub fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (super::peers::Child, String, String) {
+pub(crate) fn spawn_http_gateway(
+    data: &Path,
+    gateway: &[&str],
+) -> (super::peers::Child, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
         .args(["--data-dir", data.to_str().unwrap()])
         .args(["gateway", "--host", "claude-code", "--http", "127.0.0.1:0"])
@@ -91,14 +94,14 @@ pub fn spawn_http_gateway(data: &Path, gateway: &[&str]) -> (super::peers::Child
 }
 
 /// The token of the HTTP gateway on `data`, as a host's entry carries it.
-pub fn http_token(data: &Path) -> String {
+pub(crate) fn http_token(data: &Path) -> String {
     let text = std::fs::read_to_string(data.join("gateway-token")).unwrap();
     text.trim().to_owned()
 }
 
 /// The sessions in `data` (`toolwire sessions --json`) and the first one's messages
 /// (`toolwire show --json`), as a person would read them after the host's calls.
-pub fn first_session(data: &Path) -> (Value, Value) {
+pub(crate) fn first_session(data: &Path) -> (Value, Value) {
     let out = toolwire(data, &["sessions", "--json"]);
     let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
     let id = sessions[0]["id"].as_str().unwrap();
@@ -109,7 +112,7 @@ pub fn first_session(data: &Path) -> (Value, Value) {
 
 /// Runs an MCP client script to its end; its stdout, once it succeeded (else its output
 /// in the failure).
-pub fn client_output(client: &mut Command) -> Vec<u8> {
+pub(crate) fn client_output(client: &mut Command) -> Vec<u8> {
     let out = client.output().expect("the client runs");
     assert!(
         out.status.success(),
@@ -121,7 +124,7 @@ pub fn client_output(client: &mut Command) -> Vec<u8> {
 }
 
 /// [`client_output`] read as one JSON value a line.
-pub fn client_lines(client: &mut Command) -> Vec<Value> {
+pub(crate) fn client_lines(client: &mut Command) -> Vec<Value> {
     String::from_utf8(client_output(client))
         .unwrap()
         .lines()

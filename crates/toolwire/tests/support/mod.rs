@@ -2,17 +2,17 @@
 //! serve` processes started and reaped.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-pub mod mcp;
+pub(crate) mod mcp;
 /// The real MCP peers (tests/mcp), shared with toolwire-mcp's tests.
 #[path = "../../../toolwire-mcp/tests/support/peers.rs"]
-pub mod peers;
-pub mod provider;
+pub(crate) mod peers;
+pub(crate) mod provider;
 
 use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -21,14 +21,14 @@ pub fn free_port() -> u16 {
 }
 
 /// One HTTP/1.1 exchange over a fresh connection: the status and the body.
-pub fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+pub(crate) fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
     try_http(port, method, path, body, Duration::from_secs(10))
         .unwrap_or_else(|| panic!("{method} {path}: no HTTP answer"))
 }
 
 /// The same exchange, `None` when the connection broke or the answer was not HTTP (a
 /// server under a fault may answer badly); `timeout` bounds each read.
-pub fn try_http(
+pub(crate) fn try_http(
     port: u16,
     method: &str,
     path: &str,
@@ -55,16 +55,20 @@ pub fn try_http(
     Some((status, rest.to_owned()))
 }
 
-pub fn json(text: &str) -> serde_json::Value {
+pub(crate) fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
-pub fn start_serve(data: &std::path::Path, ws: &std::path::Path, port: u16) -> std::process::Child {
+pub(crate) fn start_serve(
+    data: &std::path::Path,
+    ws: &std::path::Path,
+    port: u16,
+) -> std::process::Child {
     start_serve_with(data, ws, port, &[])
 }
 
 /// `serve` with more global options first (e.g. `--database-url`).
-pub fn start_serve_with(
+pub(crate) fn start_serve_with(
     data: &std::path::Path,
     ws: &std::path::Path,
     port: u16,
@@ -76,7 +80,7 @@ pub fn start_serve_with(
 /// `serve` with global options before it and its own options (e.g. `--provider`) after.
 /// Its MCP servers connect in the background; this returns once each one is ready or
 /// failed, so that a test can call their tools at once.
-pub fn spawn_serve(
+pub(crate) fn spawn_serve(
     data: &std::path::Path,
     ws: &std::path::Path,
     port: u16,
@@ -105,7 +109,7 @@ pub fn spawn_serve(
 }
 
 /// [`spawn_serve`] returning as soon as the port is open, MCP servers or not.
-pub fn spawn_serve_listening(
+pub(crate) fn spawn_serve_listening(
     data: &std::path::Path,
     ws: &std::path::Path,
     port: u16,
@@ -136,7 +140,7 @@ pub fn spawn_serve_listening(
 
 /// A server process that is killed when the test ends, passed or failed (a live child
 /// would keep the test's output pipe open).
-pub struct Running(pub std::process::Child);
+pub(crate) struct Running(pub std::process::Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -146,7 +150,7 @@ impl Drop for Running {
 }
 
 /// Approves a waiting call through the API.
-pub fn approve(port: u16, session: &str, suspension: &str) {
+pub(crate) fn approve(port: u16, session: &str, suspension: &str) {
     let (status, body) = http(
         port,
         "POST",
@@ -157,7 +161,7 @@ pub fn approve(port: u16, session: &str, suspension: &str) {
 }
 
 /// Runs `cmd` with `stdin` as its input (stdout and stderr captured) to its end.
-pub fn with_stdin(cmd: &mut Command, stdin: &str) -> Output {
+pub(crate) fn with_stdin(cmd: &mut Command, stdin: &str) -> Output {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -175,7 +179,7 @@ pub fn with_stdin(cmd: &mut Command, stdin: &str) -> Output {
 
 /// The Postgres and S3 the scale-out tests share, from `tests/services/start`; in CI their
 /// absence fails the test, elsewhere it is skipped, saying so.
-pub fn scale_out_services() -> Option<(String, String)> {
+pub(crate) fn scale_out_services() -> Option<(String, String)> {
     let get = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
     match (
         get("TOOLWIRE_TEST_POSTGRES_URL"),
@@ -198,7 +202,7 @@ pub fn scale_out_services() -> Option<(String, String)> {
 
 /// `--database-url` and `--blob-url` on the scale-out services, the blobs under a prefix
 /// of their own (`name` plus the time).
-pub fn scale_out_args(pg: &str, s3: &str, name: &str) -> Vec<String> {
+pub(crate) fn scale_out_args(pg: &str, s3: &str, name: &str) -> Vec<String> {
     let (base, query) = s3.split_once('?').unwrap_or((s3, ""));
     let prefix = format!(
         "{name}-{}-{}",
@@ -217,7 +221,7 @@ pub fn scale_out_args(pg: &str, s3: &str, name: &str) -> Vec<String> {
 }
 
 /// A file the image tool takes for a PNG (it sniffs the signature), of `len` bytes.
-pub fn png(len: usize) -> Vec<u8> {
+pub(crate) fn png(len: usize) -> Vec<u8> {
     let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
     let mut x = 0x9e37_79b9_u32;
     while bytes.len() < len {

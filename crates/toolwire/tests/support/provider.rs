@@ -9,7 +9,7 @@ use serde_json::{Value as Json, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// Replies in order; each is a ready response.
-pub struct Script(pub Mutex<VecDeque<ResponseTemplate>>);
+pub(crate) struct Script(pub Mutex<VecDeque<ResponseTemplate>>);
 
 impl Respond for Script {
     fn respond(&self, _request: &Request) -> ResponseTemplate {
@@ -21,7 +21,7 @@ impl Respond for Script {
 }
 
 /// A server answering POSTs to `path` with `replies`, in order.
-pub async fn server(path: &str, replies: Vec<ResponseTemplate>) -> MockServer {
+pub(crate) async fn server(path: &str, replies: Vec<ResponseTemplate>) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(wiremock::matchers::method("POST"))
         .and(wiremock::matchers::path(path))
@@ -32,13 +32,13 @@ pub async fn server(path: &str, replies: Vec<ResponseTemplate>) -> MockServer {
 }
 
 /// A streamed reply of `events`, closed with `[DONE]`.
-pub fn sse(events: &[Json]) -> ResponseTemplate {
+pub(crate) fn sse(events: &[Json]) -> ResponseTemplate {
     let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
     body.push_str("data: [DONE]\n\n");
     ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
 }
 
 /// One OpenAI chat-completions chunk carrying `delta`.
-pub fn chunk(delta: Json) -> Json {
+pub(crate) fn chunk(delta: Json) -> Json {
     json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
 }

@@ -7,7 +7,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-pub fn tmux_available() -> bool {
+pub(crate) fn tmux_available() -> bool {
     let found = Command::new("tmux")
         .arg("-V")
         .output()
@@ -22,7 +22,7 @@ pub fn tmux_available() -> bool {
 }
 
 /// One pane running a shell script, killed with its server when dropped.
-pub struct Pane {
+pub(crate) struct Pane {
     socket: String,
 }
 
@@ -34,7 +34,7 @@ impl Pane {
     }
 
     /// Starts `script` (run by `sh -c`) in a `width`×`height` pane.
-    pub fn start(name: &str, width: usize, height: usize, script: &str) -> Pane {
+    pub(crate) fn start(name: &str, width: usize, height: usize, script: &str) -> Pane {
         let pane = Pane {
             socket: format!("toolwire-test-{}-{name}", std::process::id()),
         };
@@ -52,12 +52,12 @@ impl Pane {
     }
 
     /// The visible screen as plain text, or with the escape sequences tmux kept.
-    pub fn screen(&self, styled: bool) -> String {
+    pub(crate) fn screen(&self, styled: bool) -> String {
         self.capture(styled, false)
     }
 
     /// The screen and what scrolled off it.
-    pub fn history(&self) -> String {
+    pub(crate) fn history(&self) -> String {
         self.capture(false, true)
     }
 
@@ -75,7 +75,7 @@ impl Pane {
 
     /// Waits (up to `secs`) until the screen or its history shows `text`, and returns
     /// the whole of it.
-    pub fn wait_for(&self, text: &str, secs: u64) -> String {
+    pub(crate) fn wait_for(&self, text: &str, secs: u64) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let screen = self.history();
@@ -87,14 +87,14 @@ impl Pane {
     }
 
     /// Like [`Pane::wait_for`], but a screen that never shows `text` fails the test.
-    pub fn expect(&self, text: &str, secs: u64) -> String {
+    pub(crate) fn expect(&self, text: &str, secs: u64) -> String {
         let screen = self.wait_for(text, secs);
         assert!(screen.contains(text), "{text:?} never appeared:\n{screen}");
         screen
     }
 
     /// Types `line` and Enter.
-    pub fn type_line(&self, line: &str) {
+    pub(crate) fn type_line(&self, line: &str) {
         let status = self
             .tmux()
             .args(["send-keys", "-t", "t", "-l", line])
