@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const [bin, data, host, ...gatewayArgs] = process.argv.slice(2);
 const steps = JSON.parse(process.env.GATEWAY_STEPS || '[]');
@@ -26,8 +26,13 @@ const transport = process.env.GATEWAY_URL
       env: { ...process.env, TOOLWIRE_DATA_DIR: data },
       stderr: 'inherit',
     });
+// GATEWAY_ROOTS: the host's roots (a JSON list of {uri, name}), declared with listChanged;
+// a step {"roots": [...]} changes them and says so.
+let roots = process.env.GATEWAY_ROOTS ? JSON.parse(process.env.GATEWAY_ROOTS) : null;
 const capabilities = answers.length ? { elicitation: { form: {} } } : {};
+if (roots) capabilities.roots = { listChanged: true };
 const client = new Client({ name: process.env.GATEWAY_CLIENT_NAME || 'gateway-test-host', version: '1.0.0' }, { capabilities });
+if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
 const asked = [];
 if (answers.length) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
@@ -43,7 +48,21 @@ const { tools } = await client.listTools();
 out({ step: 'list', names: tools.map((t) => t.name), tools });
 for (const step of steps) {
   try {
-    if (step.read) {
+    if (step.roots) {
+      roots = step.roots;
+      await client.sendRootsListChanged();
+      out({ step: 'roots' });
+    } else if (step.until) {
+      // Called again (a few seconds at most) until its text holds step.until: a change
+      // of roots reaches a server asynchronously.
+      let r;
+      for (let i = 0; i < 40; i++) {
+        r = await call(step.tool, step.args);
+        if (text(r).includes(step.until)) break;
+        await new Promise((done) => setTimeout(done, 250));
+      }
+      out({ step: 'call', tool: step.tool, result: r, asked: asked.splice(0) });
+    } else if (step.read) {
       const r = await client.readResource({ uri: step.read });
       out({ step: 'read', uri: step.read, contents: r.contents.map((c) => ({ uri: c.uri, mimeType: c.mimeType, size: c.blob ? Buffer.from(c.blob, 'base64').length : (c.text || '').length })) });
     } else if (step.marker) {

@@ -58,6 +58,9 @@ const PAGE_NOTE_ROOM: usize = 400;
 /// gateway remembers, by client name; bounded, oldest forgotten first.
 const MAX_STATELESS_CLIENTS: usize = 256;
 
+/// How long the host is given to answer `roots/list`, and a call waits for that answer.
+const ROOTS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The MCP session header of streamable HTTP (absent on stateless requests).
 const MCP_SESSION_HEADER: &str = "mcp-session-id";
 
@@ -88,6 +91,12 @@ struct Shared {
     waits: rounds::Waits,
     /// Calls running as tasks of the gateway's own, for hosts that take tasks.
     tasks: tasks::Tasks,
+    /// Where the host's roots go, for the servers behind the gateway (stdio only: one
+    /// host); `None` passes none on.
+    roots: Option<toolwire_mcp::PassedRoots>,
+    /// Set once the host's roots were asked for (answered or not): a call waits for it,
+    /// so that a server that reads its roots at the call gets the host's.
+    roots_asked: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -116,10 +125,49 @@ impl Gateway {
                 asks,
                 waits: rounds::Waits::default(),
                 tasks: tasks::Tasks::default(),
+                roots: None,
+                roots_asked: tokio::sync::watch::channel(false).0,
             }),
             session: OnceCell::new(),
             linked: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Passes the host's roots (and their changes) on to the servers that take `passed`
+    /// (see `toolwire_mcp::McpServer::with_passed_roots`). For one host only: over HTTP
+    /// every host would replace the others' roots.
+    pub fn passing_roots(mut self, passed: toolwire_mcp::PassedRoots) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.roots = Some(passed);
+        }
+        self
+    }
+
+    /// Asks the host for its roots, when it declared the capability, and passes them on.
+    #[allow(deprecated)] // Roots: still what 2025-11-25 hosts and servers use.
+    async fn ask_roots(&self, peer: &rmcp::service::Peer<RoleServer>) {
+        let Some(passed) = &self.shared.roots else {
+            return;
+        };
+        if declares_roots(peer) {
+            let asked = peer.list_roots();
+            // A host that cannot answer gives no roots: the servers keep what they had
+            // from it (none at first), never the gateway's own folder.
+            if let Ok(Ok(listed)) = tokio::time::timeout(ROOTS_WAIT, asked).await {
+                passed.set(listed.roots);
+            }
+        }
+        self.shared.roots_asked.send_replace(true);
+    }
+
+    /// Waits (a while at most) until the host's roots were asked for, when they are
+    /// passed on and the host declared them.
+    async fn roots_known(&self, context: &RequestContext<RoleServer>) {
+        if self.shared.roots.is_none() || !declares_roots(&context.peer) {
+            return;
+        }
+        let mut asked = self.shared.roots_asked.subscribe();
+        let _ = tokio::time::timeout(ROOTS_WAIT, asked.wait_for(|done| *done)).await;
     }
 
     /// A gateway for another connection of this process: the same tools and stores, a
@@ -319,6 +367,8 @@ impl Gateway {
                 None,
             ));
         }
+        // The servers behind must know the host's roots before its first call reaches them.
+        self.roots_known(&context).await;
         let mut arguments = request.arguments.unwrap_or_default();
         if let Some(state) = request.request_state.as_deref() {
             let sent = Json::Object(arguments);
@@ -457,6 +507,12 @@ fn client_name(context: &RequestContext<RoleServer>) -> String {
         .unwrap_or_else(|| "MCP host".to_owned())
 }
 
+/// Whether the host declared the roots capability in its handshake.
+fn declares_roots(peer: &rmcp::service::Peer<RoleServer>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| info.capabilities.roots.is_some())
+}
+
 /// The trace the host's request belongs to (`traceparent` and `tracestate` in its
 /// `_meta`, as MCP reserves them), so the call's span and the server's work join it.
 /// Anything W3C does not allow is ignored.
@@ -502,6 +558,14 @@ impl ServerHandler for Gateway {
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
         std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.ask_roots(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.ask_roots(&context.peer).await;
     }
 
     async fn list_tools(

@@ -33,6 +33,11 @@ pub struct ServerConfig {
     pub budget: BudgetRules,
     /// How it is logged in to (HTTP servers that need OAuth authorization).
     pub oauth: toolwire_oauth::OAuthSettings,
+    /// The folders declared to it as its roots, from its entry's `"roots"`: these win
+    /// over the workspace (`call`, `serve`) and the gateway's host's roots. `None`: it
+    /// gets those; an empty list declares no roots at all, so a server that takes the
+    /// client's roots over its own arguments (server-filesystem) keeps its arguments.
+    pub roots: Option<Vec<PathBuf>>,
 }
 
 impl ServerConfig {
@@ -47,6 +52,7 @@ impl ServerConfig {
             approval: ApprovalRules::default(),
             budget: BudgetRules::default(),
             oauth: toolwire_oauth::OAuthSettings::default(),
+            roots: None,
         }
     }
 }
@@ -400,6 +406,10 @@ struct Entry {
     /// How toolwire identifies itself to the server's authorization server.
     #[serde(default)]
     oauth: Option<OAuthEntry>,
+    /// The folders declared to the server as its roots (`[]`: none), instead of the
+    /// workspace or the gateway's host's.
+    #[serde(default)]
+    roots: Option<Vec<PathBuf>>,
 }
 
 /// The `"oauth"` object of an entry.
@@ -627,6 +637,9 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
         server.approval = approval;
         server.budget = budget;
         server.oauth = oauth;
+        server.roots = entry
+            .roots
+            .map(|dirs| dirs.into_iter().map(|d| base.join(d)).collect());
         out.push(server);
     }
     Ok(out)

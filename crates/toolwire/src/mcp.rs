@@ -92,7 +92,19 @@ impl McpArgs {
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
     ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
-        let servers = self.servers(data_dir, only, sampler, workspace)?;
+        self.rooted_tools(data_dir, only, sampler, ServerRoots::Workspace(workspace))
+            .await
+    }
+
+    /// [`McpArgs::tools_and_failures`], the servers' roots as `roots` says.
+    pub(crate) async fn rooted_tools(
+        &self,
+        data_dir: Option<&Path>,
+        only: Option<&str>,
+        sampler: Option<Arc<dyn Sampler>>,
+        roots: ServerRoots<'_>,
+    ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
+        let servers = self.rooted_servers(data_dir, only, sampler, roots)?;
         if servers.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -100,13 +112,24 @@ impl McpArgs {
     }
 
     /// The configured servers, not started yet (with `only`, just the one whose tools
-    /// that name belongs to), their roots the workspace.
+    /// that name belongs to), their roots the workspace (or their entry's own `"roots"`).
     pub(crate) fn servers(
         &self,
         data_dir: Option<&Path>,
         only: Option<&str>,
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
+    ) -> Result<Vec<Arc<McpServer>>> {
+        self.rooted_servers(data_dir, only, sampler, ServerRoots::Workspace(workspace))
+    }
+
+    /// [`McpArgs::servers`], their roots as `roots` says.
+    fn rooted_servers(
+        &self,
+        data_dir: Option<&Path>,
+        only: Option<&str>,
+        sampler: Option<Arc<dyn Sampler>>,
+        roots: ServerRoots<'_>,
     ) -> Result<Vec<Arc<McpServer>>> {
         let mut configs = self.configs(data_dir)?;
         if let Some(tool) = only {
@@ -117,17 +140,26 @@ impl McpArgs {
             return Ok(Vec::new());
         }
         // The workspace is the servers' root (`roots/list`), as the file tools' is.
-        let root = match workspace {
-            Some(dir) => dir.to_owned(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
+        let workspace = match roots {
+            ServerRoots::Workspace(Some(dir)) => Some(dir.to_owned()),
+            ServerRoots::Workspace(None) => {
+                Some(std::env::current_dir().context("cannot read the current directory")?)
+            }
+            ServerRoots::Host(_) | ServerRoots::None => None,
         };
-        let roots = [root.canonicalize().unwrap_or(root)];
+        let workspace = workspace.map(|root| [root.canonicalize().unwrap_or(root)]);
         let limits = limits()?;
         let tokens = token_dir(data_dir);
         Ok(configs
             .into_iter()
             .map(|config| {
-                let mut server = McpServer::new(config, limits.clone()).with_roots(&roots);
+                let mut server = McpServer::new(config, limits.clone());
+                // An entry's own `"roots"` wins over both (see `McpServer::with_roots`).
+                if let Some(dirs) = &workspace {
+                    server = server.with_roots(dirs);
+                } else if let ServerRoots::Host(passed) = &roots {
+                    server = server.with_passed_roots(passed);
+                }
                 if let Some(dir) = &tokens {
                     server = server.with_token_dir(dir);
                 }
@@ -138,6 +170,17 @@ impl McpArgs {
             })
             .collect())
     }
+}
+
+/// Which roots the configured servers are told of (a server's own `"roots"` entry wins
+/// over each).
+pub(crate) enum ServerRoots<'a> {
+    /// The workspace (default: the current directory): `call`, `serve`, `chat`.
+    Workspace(Option<&'a Path>),
+    /// The gateway's host's, passed on as they change (none until it gives some).
+    Host(toolwire_mcp::PassedRoots),
+    /// None at all: the HTTP gateway, whose servers serve several hosts at once.
+    None,
 }
 
 /// Where MCP servers' OAuth tokens are kept: `mcp-auth/` in the data directory.

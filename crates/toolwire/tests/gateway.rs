@@ -227,6 +227,88 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
     assert_eq!(declined["isError"], true, "{declined}");
 }
 
+/// The text of `ev__get-roots-list` through a gateway with `gateway` args, for a host
+/// whose roots are `roots` (`None`: a host that declares no roots), after `steps`.
+fn roots_seen(data: &Path, gateway: &[&str], roots: Option<Value>, steps: Value) -> Vec<String> {
+    let mut client = Command::new("node");
+    if let Some(roots) = roots {
+        client.env("GATEWAY_ROOTS", roots.to_string());
+    }
+    client
+        .arg(env!("CARGO_BIN_EXE_toolwire"))
+        .arg(data)
+        .arg("generic")
+        .args(gateway);
+    run_client(client, steps, json!([]))
+        .iter()
+        .filter(|step| step["tool"] == "ev__get-roots-list")
+        .map(|step| step["result"].to_string())
+        .collect()
+}
+
+/// The servers behind the gateway are given the host's roots (asked of the host, and
+/// asked again when it says they changed), never the gateway's own working directory:
+/// a host that declares no roots gives them none, and a server whose entry names its own
+/// `"roots"` keeps them.
+#[test]
+fn servers_get_the_hosts_roots_never_the_gateways_folder() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let dirs = tempfile::tempdir().unwrap();
+    let uri = |name: &str| {
+        let dir = dirs.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        format!("file://{}", dir.canonicalize().unwrap().display())
+    };
+    let (first, second, own) = (uri("first"), uri("second"), uri("own"));
+    // The gateway runs in tests/mcp: its folder must reach no server.
+    let gateway_dir = format!(
+        "file://{}",
+        support::peers::peers_dir()
+            .canonicalize()
+            .unwrap()
+            .display()
+    );
+    let steps = json!([
+        {"tool": "ev__get-roots-list", "until": first},
+        {"roots": [{"uri": second, "name": "second"}]},
+        {"tool": "ev__get-roots-list", "until": second},
+    ]);
+    let host_roots = json!([{"uri": first, "name": "first"}]);
+    let seen = roots_seen(data.path(), &["--mcp", &ev], Some(host_roots), steps);
+    assert!(seen[0].contains(&first), "{}", seen[0]);
+    assert!(
+        seen[1].contains(&second) && !seen[1].contains(&first),
+        "{}",
+        seen[1]
+    );
+    for text in &seen {
+        assert!(!text.contains(&gateway_dir), "{text}");
+    }
+
+    // A host without roots: the server is given none.
+    let steps = json!([{"tool": "ev__get-roots-list"}]);
+    let seen = roots_seen(data.path(), &["--mcp", &ev], None, steps.clone());
+    assert!(!seen[0].contains("file://"), "{}", seen[0]);
+
+    // A server's own roots win over the host's.
+    let script = support::peers::everything().unwrap();
+    let own_dir = own.strip_prefix("file://").unwrap();
+    let config = dirs.path().join("servers.json");
+    let entry = json!({"mcpServers": {"ev": {
+        "command": "node", "args": [script, "stdio"], "roots": [own_dir],
+    }}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let host_roots = json!([{"uri": first, "name": "first"}]);
+    let args = ["--mcp-config", config.to_str().unwrap()];
+    let seen = roots_seen(data.path(), &args, Some(host_roots), steps);
+    assert!(
+        seen[0].contains(&own) && !seen[0].contains(&first),
+        "{}",
+        seen[0]
+    );
+}
+
 /// A server's result over the 16 MiB limit of one message reaches the host through the
 /// gateway at once, as an error result that says how large it was, not as a call that
 /// waits for its timeout and then reads as a server that did not answer.

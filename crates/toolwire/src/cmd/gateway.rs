@@ -73,14 +73,17 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         (Some(_), Some(dir)) => Some(toolwire_gateway::http_token(dir)?),
         (Some(_), None) => bail!("--http needs a data directory for its token: give --data-dir"),
     };
+    // The servers' roots are the host's (asked of it once it is connected), never the
+    // gateway's working directory; over HTTP, where the servers serve every host at once,
+    // they get none (a server's own `"roots"` entry wins over both).
+    let passed = args.http.is_none().then(toolwire_mcp::PassedRoots::new);
+    let roots = match &passed {
+        Some(passed) => crate::mcp::ServerRoots::Host(passed.clone()),
+        None => crate::mcp::ServerRoots::None,
+    };
     let (mcp_tools, failed) = args
         .mcp
-        .tools_and_failures(
-            place.data_dir.as_deref(),
-            None,
-            None,
-            args.workspace.as_deref(),
-        )
+        .rooted_tools(place.data_dir.as_deref(), None, None, roots)
         .await?;
     // stdout is the protocol: what went wrong with a server is said on stderr,
     // sanitized (it quotes the server's own stderr).
@@ -94,7 +97,10 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         timeout: std::time::Duration::from_secs(args.ask_timeout),
         retry_wait: std::time::Duration::from_secs(args.retry_wait),
     };
-    let gateway = Gateway::with_asks(host, profile, asks);
+    let mut gateway = Gateway::with_asks(host, profile, asks);
+    if let Some(passed) = passed {
+        gateway = gateway.passing_roots(passed);
+    }
     match (args.http, http_token) {
         (Some(addr), Some((token, token_file))) => {
             let listener = tokio::net::TcpListener::bind(addr)
