@@ -68,16 +68,22 @@ pub struct ApprovalRules {
     pub server: Option<ApprovalPolicy>,
     /// By the tool's own name on its server.
     pub tools: BTreeMap<String, ApprovalPolicy>,
+    /// For a tool neither rule covers, instead of what its annotations say: `toolwire
+    /// gateway` sets `Never`, since its host asks its own person before it calls a tool
+    /// (or was told not to), and a second gate would refuse what that person allowed.
+    pub unset: Option<ApprovalPolicy>,
 }
 
 impl ApprovalRules {
     /// The policy for tool `remote` (its name on the server) with `read_only` from its
-    /// `readOnlyHint`: the tool's rule, else the server's, else the annotations'.
+    /// `readOnlyHint`: the tool's rule, else the server's, else `unset`, else the
+    /// annotations'.
     pub fn policy(&self, remote: &str, read_only: Option<bool>) -> ApprovalPolicy {
         self.tools
             .get(remote)
             .copied()
             .or(self.server)
+            .or(self.unset)
             .unwrap_or(if read_only == Some(true) {
                 ApprovalPolicy::Never
             } else {
@@ -592,6 +598,7 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
                 .into_iter()
                 .filter_map(|(tool, rule)| Some((tool, rule.approval?)))
                 .collect(),
+            unset: None,
         };
         let transport = match (entry.command, entry.url) {
             (Some(command), None) => Transport::Stdio {
@@ -791,6 +798,12 @@ mod tests {
             fs.approval.policy("write_file", Some(true)),
             ApprovalPolicy::Always
         );
+        // The gateway's host decides what no rule covers; the rules still win.
+        let mut gateway = fs.approval.clone();
+        gateway.server = None;
+        gateway.unset = Some(ApprovalPolicy::Never);
+        assert_eq!(gateway.policy("plain", None), ApprovalPolicy::Never);
+        assert_eq!(gateway.policy("write_file", None), ApprovalPolicy::Always);
         let bad = json!({"mcpServers": {"fs": {"command": "x", "approval": "sometimes"}}});
         assert!(parse_servers_json(&bad, Path::new("/")).is_err());
     }

@@ -92,19 +92,23 @@ impl McpArgs {
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
     ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
-        self.rooted_tools(data_dir, only, sampler, ServerRoots::Workspace(workspace))
+        let roots = ServerRoots::Workspace(workspace);
+        self.rooted_tools(data_dir, only, sampler, roots, None)
             .await
     }
 
-    /// [`McpArgs::tools_and_failures`], the servers' roots as `roots` says.
+    /// [`McpArgs::tools_and_failures`], the servers' roots as `roots` says, and the
+    /// approval of a tool no rule of the config covers `unset` (see
+    /// `toolwire_mcp::ApprovalRules::unset`).
     pub(crate) async fn rooted_tools(
         &self,
         data_dir: Option<&Path>,
         only: Option<&str>,
         sampler: Option<Arc<dyn Sampler>>,
         roots: ServerRoots<'_>,
+        unset: Option<toolwire_tool::ApprovalPolicy>,
     ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
-        let servers = self.rooted_servers(data_dir, only, sampler, roots)?;
+        let servers = self.rooted_servers(data_dir, only, sampler, roots, unset)?;
         if servers.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -120,7 +124,8 @@ impl McpArgs {
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
     ) -> Result<Vec<Arc<McpServer>>> {
-        self.rooted_servers(data_dir, only, sampler, ServerRoots::Workspace(workspace))
+        let roots = ServerRoots::Workspace(workspace);
+        self.rooted_servers(data_dir, only, sampler, roots, None)
     }
 
     /// [`McpArgs::servers`], their roots as `roots` says.
@@ -130,8 +135,12 @@ impl McpArgs {
         only: Option<&str>,
         sampler: Option<Arc<dyn Sampler>>,
         roots: ServerRoots<'_>,
+        unset: Option<toolwire_tool::ApprovalPolicy>,
     ) -> Result<Vec<Arc<McpServer>>> {
         let mut configs = self.configs(data_dir)?;
+        for config in &mut configs {
+            config.approval.unset = unset;
+        }
         if let Some(tool) = only {
             let prefix = tool.split_once(toolwire_mcp::SEPARATOR).map(|(p, _)| p);
             configs.retain(|c| Some(c.prefix.as_str()) == prefix);

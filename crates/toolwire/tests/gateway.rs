@@ -85,7 +85,7 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
         {"tool": "ev__get-tiny-image"},
         {"tool": "ev__get-structured-content", "args": {"location": "New York"}},
         {"tool": "ev__no-such-tool"},
-        // Not read-only, so toolwire asks; this host cannot, so it is refused.
+        // Not read-only, but the host approved it (by calling): it runs.
         {"tool": "ev__toggle-simulated-logging"},
     ]);
     let got = drive(
@@ -145,15 +145,8 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
         got[4]
     );
 
-    let refused = &got[5]["result"];
-    assert_eq!(refused["isError"], true);
-    assert!(
-        refused["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("this MCP host cannot ask"),
-        "{refused}"
-    );
+    let toggled = &got[5]["result"];
+    assert!(toggled.get("isError").is_none(), "{toggled}");
 
     // Every call is in one session of this connection, with its stored result.
     let (sessions, messages) = support::mcp::first_session(data.path());
@@ -215,7 +208,8 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
         {"action": "accept", "content": {"approve": true}},
         {"action": "decline"},
     ]);
-    let got = drive(data.path(), "generic", &["--mcp", &ev], steps, answers);
+    let gateway = ["--approvals", "toolwire", "--mcp", &ev];
+    let got = drive(data.path(), "generic", &gateway, steps, answers);
     let approved = &got[1];
     assert!(approved["result"].get("isError").is_none(), "{approved}");
     let asked = approved["asked"][0].as_str().unwrap();
@@ -225,6 +219,60 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
     );
     let declined = &got[2]["result"];
     assert_eq!(declined["isError"], true, "{declined}");
+}
+
+/// The host asks its own person before it calls a tool (or was told not to): by default
+/// the gateway runs what the host called, tools without annotations too. toolwire asks
+/// only where the person set it up, in the config (`"approval": "always"`) or with
+/// `--approvals toolwire`; a host that cannot ask is then refused in words that name
+/// what to change, and never told that its person said no.
+#[test]
+fn a_call_the_host_approved_runs_and_a_refusal_says_what_to_change() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let steps = json!([{"tool": "ev__toggle-simulated-logging"}]);
+    let ran = drive(
+        data.path(),
+        "codex",
+        &["--mcp", &ev],
+        steps.clone(),
+        json!([]),
+    );
+    let ran = &ran[1]["result"];
+    assert!(ran.get("isError").is_none(), "{ran}");
+    assert!(ran.to_string().contains("logging"), "{ran}");
+
+    let text_of = |got: &[Value]| {
+        got[1]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let flagged = ["--approvals", "toolwire", "--mcp", &ev];
+    let got = drive(data.path(), "codex", &flagged, steps.clone(), json!([]));
+    assert_eq!(got[1]["result"]["isError"], true, "{}", got[1]);
+    let refused = text_of(&got);
+    assert!(refused.contains("this MCP host cannot ask"), "{refused}");
+    assert!(refused.contains("--approvals toolwire"), "{refused}");
+    assert!(
+        refused.contains("\"toggle-simulated-logging\""),
+        "{refused}"
+    );
+
+    // The person's config asks for this one tool.
+    let script = support::peers::everything().unwrap();
+    let config = data.path().join("servers.json");
+    let entry = json!({"mcpServers": {"ev": {
+        "command": "node", "args": [script, "stdio"],
+        "tools": {"toggle-simulated-logging": {"approval": "always"}},
+    }}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let configured = ["--mcp-config", config.to_str().unwrap()];
+    let got = drive(data.path(), "codex", &configured, steps, json!([]));
+    let refused = text_of(&got);
+    assert!(refused.contains("your config says \"always\""), "{refused}");
+    assert!(refused.contains("\"never\""), "{refused}");
+    assert!(!refused.contains("--approvals"), "{refused}");
 }
 
 /// The text of `ev__get-roots-list` through a gateway with `gateway` args, for a host

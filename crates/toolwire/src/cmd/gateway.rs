@@ -44,8 +44,23 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = toolwire_gateway::DEFAULT_RETRY_WAIT.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     retry_wait: u64,
+    /// Who approves a call: `host` (the default) lets the host's own approval count (it
+    /// asks its person before it calls a tool, or was told not to), so toolwire asks only
+    /// for the tools your mcpServers config sets to `"approval": "always"`; `toolwire`
+    /// also asks for every tool not marked read-only, as `toolwire call` does.
+    #[arg(long, value_enum, default_value_t = Approvals::Host, value_name = "WHO")]
+    approvals: Approvals,
     #[command(flatten)]
     mcp: crate::mcp::McpArgs,
+}
+
+/// Who approves the gateway's calls (`--approvals`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Approvals {
+    /// The host; toolwire asks only where the config says `"always"`.
+    Host,
+    /// toolwire too, by the tools' annotations, as `toolwire call` does.
+    Toolwire,
 }
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
@@ -77,13 +92,19 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     // gateway's working directory; over HTTP, where the servers serve every host at once,
     // they get none (a server's own `"roots"` entry wins over both).
     let passed = args.http.is_none().then(toolwire_mcp::PassedRoots::new);
+    // The host asked its person before it called (or was told not to ask): a tool no
+    // rule of the config covers runs on that decision, unless `--approvals toolwire`.
+    let unset = match args.approvals {
+        Approvals::Host => Some(toolwire_tool::ApprovalPolicy::Never),
+        Approvals::Toolwire => None,
+    };
     let roots = match &passed {
         Some(passed) => crate::mcp::ServerRoots::Host(passed.clone()),
         None => crate::mcp::ServerRoots::None,
     };
     let (mcp_tools, failed) = args
         .mcp
-        .rooted_tools(place.data_dir.as_deref(), None, None, roots)
+        .rooted_tools(place.data_dir.as_deref(), None, None, roots, unset)
         .await?;
     // stdout is the protocol: what went wrong with a server is said on stderr,
     // sanitized (it quotes the server's own stderr).
@@ -96,6 +117,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         data_dir,
         timeout: std::time::Duration::from_secs(args.ask_timeout),
         retry_wait: std::time::Duration::from_secs(args.retry_wait),
+        host_decides: args.approvals == Approvals::Host,
     };
     let mut gateway = Gateway::with_asks(host, profile, asks);
     if let Some(passed) = passed {
