@@ -262,14 +262,15 @@ impl HostAsks {
                     reason: Some("answered in toolwire's web app".to_owned()),
                 };
             }
+            // Nobody said no: the gateway stopped waiting, and says so in its own words.
             if tokio::time::Instant::now() >= deadline {
-                return Resolution::Deny {
-                    reason: Some(format!(
+                return Resolution::Refuse {
+                    reason: format!(
                         "{} needs a person's approval, and nobody answered in toolwire's \
                          web app ({url}) within {} s",
                         request.call.name,
                         self.timeout.as_secs()
-                    )),
+                    ),
                 };
             }
             tokio::time::sleep(WEB_POLL).await;
@@ -322,15 +323,16 @@ impl Approver for HostAsks {
                     if let Some(url) = reachable_serve(settings).await {
                         return self.by_web(&url, suspensions.as_ref(), request).await;
                     }
-                    Resolution::Deny {
-                        reason: Some(format!(
+                    // Nobody could be asked, so nobody said no: the gateway's refusal.
+                    Resolution::Refuse {
+                        reason: format!(
                             "{} needs a person's approval, and nobody can be asked: this \
                              MCP host cannot ask (it does not support elicitation), and no \
                              `toolwire serve` runs on toolwire's data directory to ask in \
                              its web app. {}",
                             request.call.name,
                             how_to_allow(&request.call.name, settings.host_decides)
-                        )),
+                        ),
                     }
                 }
             }

@@ -507,6 +507,12 @@ fn client_name(context: &RequestContext<RoleServer>) -> String {
         .unwrap_or_else(|| "MCP host".to_owned())
 }
 
+/// The gateway as it names itself to its hosts: at connection, and on every result that
+/// carries a sender (`_meta`'s `io.modelcontextprotocol/serverInfo`).
+pub(crate) fn gateway_info() -> Json {
+    json!({"name": "toolwire-gateway", "version": env!("CARGO_PKG_VERSION")})
+}
+
 /// Whether the host declared the roots capability in its handshake.
 fn declares_roots(peer: &rmcp::service::Peer<RoleServer>) -> bool {
     peer.peer_info()
@@ -548,7 +554,7 @@ impl ServerHandler for Gateway {
                 "resources": {},
                 "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
             },
-            "serverInfo": {"name": "toolwire-gateway", "version": env!("CARGO_PKG_VERSION")},
+            "serverInfo": gateway_info(),
             "instructions": "Tools of the MCP servers configured in toolwire. Results are \
                 stored by toolwire; a result cut to fit says so and how to read the rest \
                 with read_result.",

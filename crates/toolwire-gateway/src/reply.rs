@@ -135,6 +135,11 @@ pub async fn call_tool_result(
         Some(Json::Object(meta)) => meta.clone(),
         _ => Map::new(),
     };
+    // The host's peer is the gateway: a sender stamp the server behind put on its result
+    // names the gateway instead.
+    if let Some(sender) = meta.get_mut(SERVER_INFO_META) {
+        *sender = crate::gateway_info();
+    }
     // Where the whole result is: the session and call `read_result` takes.
     meta.insert(
         "toolwire/callId".into(),
@@ -143,6 +148,9 @@ pub async fn call_tool_result(
     reply.meta = Some(MetaObject(meta));
     Ok((reply, links))
 }
+
+/// The `_meta` key of a result's sender (2026-07-28): the server that answered.
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
 /// A content block other than text (media, a link), read into rmcp's type from its JSON.
 fn typed_block(json: Json) -> Result<ContentBlock, String> {
@@ -247,6 +255,18 @@ mod tests {
             r#"{"resultType":"complete","content":[{"type":"text","text":"Echo: hi there"}],"_meta":{"toolwire/callId":"call_1"}}"#
         );
         assert_eq!(reply["content"][0]["text"], "Echo: hi there");
+
+        // A result the server behind stamped as its own is sent as the gateway's.
+        let call = ToolCall::new("call_3", "ev__echo", json!({}));
+        let mut result =
+            ToolResult::success(CallRef::new("call_3", "ev__echo"), vec![Value::text("hi")]);
+        result.metadata.extra.insert(
+            "_meta".into(),
+            json!({SERVER_INFO_META: {"name": "fastmcp-trial", "version": "1.0"}, "k": 1}),
+        );
+        let (reply, _) = sent(call_tool_result(result, call, &profile, 20_000, None, &blobs).await);
+        assert_eq!(reply["_meta"][SERVER_INFO_META]["name"], "toolwire-gateway");
+        assert_eq!(reply["_meta"]["k"], 1, "{reply}");
 
         // An error result says so.
         let call = ToolCall::new("call_2", "ev__echo", json!({}));

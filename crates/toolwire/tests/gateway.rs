@@ -258,6 +258,12 @@ fn a_call_the_host_approved_runs_and_a_refusal_says_what_to_change() {
         refused.contains("\"toggle-simulated-logging\""),
         "{refused}"
     );
+    // Nobody said no: the model is not told its person denied it.
+    assert!(
+        refused.starts_with("toolwire refused this call"),
+        "{refused}"
+    );
+    assert!(!refused.contains("denied"), "{refused}");
 
     // The person's config asks for this one tool.
     let script = support::peers::everything().unwrap();
@@ -1008,6 +1014,10 @@ fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
         "{forecast}"
     );
     assert_eq!(forecast["structuredContent"]["temperature_c"], 21.5);
+    // The server behind stamps its results as its own (2026-07-28); the host's peer is
+    // the gateway, and the stamp says so.
+    let sender = &forecast["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(sender["name"], "toolwire-gateway", "{forecast}");
 
     let error = &got[3]["result"];
     assert_eq!(error["isError"], true, "{error}");
@@ -1168,7 +1178,9 @@ fn a_tools_own_question_reaches_a_2026_07_28_host_by_the_round_trip() {
         {"action": "accept", "content": {"approve": true}},
         {"action": "accept", "content": {"name": "Ada Lovelace"}},
     ]);
-    let got = drive_python(data.path(), &["--mcp", &ev], "auto", steps, answers).unwrap();
+    // toolwire asks for the approval too (the host's alone would count by default).
+    let gateway = ["--approvals", "toolwire", "--mcp", &ev];
+    let got = drive_python(data.path(), &gateway, "auto", steps, answers).unwrap();
     assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
     let call = &got[2];
     let asked = call["asked"].as_array().unwrap();
