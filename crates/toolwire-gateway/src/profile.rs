@@ -31,6 +31,10 @@ pub struct HostProfile {
     /// the `toolwire/content` key, when they say more than the value and the tool's
     /// output schema allows an extra member (see `reply::carry_text` for the trade-off).
     pub drops_content_beside_structured: bool,
+    /// The host tells its model when a result is an error: its wire format to the model
+    /// has a place for MCP's `isError`. Codex's does not, so its model reads an error as
+    /// any other output; such a host gets a first line that says the call failed, and how.
+    pub flags_errors: bool,
 }
 
 impl HostProfile {
@@ -45,12 +49,14 @@ impl HostProfile {
                 max_chars: 32_000,
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: true,
+                flags_errors: true,
             },
             "claude-desktop" => HostProfile {
                 name: "claude-desktop",
                 max_chars: 32_000,
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: false,
+                flags_errors: true,
             },
             // Codex cuts every tool output to 10 KiB or 256 lines before its model sees it
             // (codex#6544, #7906).
@@ -59,18 +65,21 @@ impl HostProfile {
                 max_chars: 9_000,
                 provider: Provider::OpenaiResponses,
                 drops_content_beside_structured: true,
+                flags_errors: false,
             },
             "gemini" => HostProfile {
                 name: "gemini",
                 max_chars: 25_000,
                 provider: Provider::Gemini,
                 drops_content_beside_structured: false,
+                flags_errors: true,
             },
             "cursor" | "vscode" => HostProfile {
                 name: if name == "cursor" { "cursor" } else { "vscode" },
                 max_chars: 25_000,
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: false,
+                flags_errors: true,
             },
             "generic" => HostProfile::generic(),
             _ => return None,
@@ -85,6 +94,7 @@ impl HostProfile {
             max_chars: toolwire_model::DEFAULT_MAX_CHARS,
             provider: Provider::Anthropic,
             drops_content_beside_structured: false,
+            flags_errors: true,
         }
     }
 }

@@ -117,6 +117,14 @@ pub async fn call_tool_result(
     reply.content = content;
     if seen.is_some_and(|r| r.is_error) || result.status == Status::Error {
         reply.is_error = Some(true);
+        if !profile.flags_errors {
+            // The host drops `isError` on its way to the model: the text says it.
+            let line = failure_line(&result.tool_name, result.error.as_ref());
+            match reply.content.first_mut() {
+                Some(ContentBlock::Text(first)) => first.text = format!("{line}\n{}", first.text),
+                _ => reply.content.insert(0, ContentBlock::text(line)),
+            }
+        }
     }
     if let Some(schema) = output_schema
         && result.status == Status::Success
@@ -147,6 +155,25 @@ pub async fn call_tool_result(
     );
     reply.meta = Some(MetaObject(meta));
     Ok((reply, links))
+}
+
+/// The first line of an error result for a host that does not tell its model a result is
+/// an error: that the call failed, and how (from the result's error code).
+fn failure_line(tool: &str, error: Option<&toolwire_core::ErrorInfo>) -> String {
+    use toolwire_core::ErrorCode;
+    let code = error.and_then(|e| e.code.as_deref()).map(ErrorCode::parse);
+    let how = match code {
+        Some(ErrorCode::Denied) => "was refused, so it did not run",
+        Some(ErrorCode::Cancelled) => "was cancelled",
+        Some(ErrorCode::Timeout) => "timed out",
+        Some(ErrorCode::Interrupted) => "was interrupted",
+        Some(ErrorCode::UnknownTool) => "failed: there is no such tool",
+        Some(ErrorCode::InvalidInput) => "failed: its input was not valid",
+        Some(ErrorCode::InvalidOutput) => "failed: its output was not valid",
+        Some(ErrorCode::Unavailable) => "failed: its server is not available",
+        _ => "failed (the tool returned an error)",
+    };
+    format!("Error: the call to {tool} {how}.")
 }
 
 /// The `_meta` key of a result's sender (2026-07-28): the server that answered.
@@ -223,7 +250,7 @@ fn blob_media(result: &ToolResult) -> Vec<BlobLink> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use toolwire_core::{CallRef, Source, Value};
+    use toolwire_core::{CallRef, ErrorCode, Source, Value};
     use toolwire_model::MemoryBlobs;
 
     /// The reply as the host is sent it (rmcp's JSON of it), checked to be exactly what
@@ -279,6 +306,37 @@ mod tests {
                 .unwrap()
                 .contains("no such thing")
         );
+        // A host that drops `isError` (Codex) is told in the text, first, how it failed;
+        // one that keeps it gets the error's own text alone.
+        let codex = HostProfile::named("codex").unwrap();
+        for (host, code, first) in [
+            (
+                &codex,
+                ErrorCode::Timeout,
+                Some("Error: the call to ev__echo timed out."),
+            ),
+            (
+                &codex,
+                ErrorCode::Other("x".into()),
+                Some("Error: the call to ev__echo failed"),
+            ),
+            (&profile, ErrorCode::Timeout, None),
+        ] {
+            let call = ToolCall::new("call_4", "ev__echo", json!({}));
+            let result =
+                ToolResult::error_with_code(CallRef::new("call_4", "ev__echo"), code, "slow");
+            let (reply, _) = sent(call_tool_result(result, call, host, 20_000, None, &blobs).await);
+            assert_eq!(reply["isError"], true);
+            let text = reply["content"][0]["text"].as_str().unwrap();
+            match first {
+                Some(first) => {
+                    let (line, rest) = text.split_once('\n').unwrap();
+                    assert!(line.starts_with(first), "{text}");
+                    assert!(rest.contains("slow"), "{text}");
+                }
+                None => assert!(!text.contains("Error: the call"), "{text}"),
+            }
+        }
     }
 
     /// Audio a Claude host's model cannot take is a line and a link it can read; an image

@@ -258,11 +258,14 @@ fn a_call_the_host_approved_runs_and_a_refusal_says_what_to_change() {
         refused.contains("\"toggle-simulated-logging\""),
         "{refused}"
     );
-    // Nobody said no: the model is not told its person denied it.
-    assert!(
-        refused.starts_with("toolwire refused this call"),
-        "{refused}"
+    // Codex drops `isError`: the first line says the call failed, and how. Nobody said
+    // no: the model is not told its person denied it.
+    let (first, rest) = refused.split_once('\n').unwrap();
+    assert_eq!(
+        first,
+        "Error: the call to ev__toggle-simulated-logging was refused, so it did not run."
     );
+    assert!(rest.starts_with("toolwire refused this call"), "{refused}");
     assert!(!refused.contains("denied"), "{refused}");
 
     // The person's config asks for this one tool.
