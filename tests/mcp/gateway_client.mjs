@@ -4,7 +4,7 @@
 // answers elicitations from GATEWAY_ANSWERS, and
 // prints one JSON line per step for the Rust test (crates/toolwire/tests/gateway.rs).
 //
-//   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
+//   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST|auto [GATEWAY ARGS...]
 //   GATEWAY_URL=http://127.0.0.1:PORT/mcp GATEWAY_TOKEN=... node gateway_client.mjs
 //     (a running --http gateway, and the token of its data directory's gateway-token)
 import { readFileSync } from 'node:fs';
@@ -22,7 +22,8 @@ const transport = process.env.GATEWAY_URL
     })
   : new StdioClientTransport({
       command: bin,
-      args: ['gateway', '--host', host, ...gatewayArgs],
+      // HOST "auto": no --host, the gateway knows the host by the client's name.
+      args: ['gateway', ...(host === 'auto' ? [] : ['--host', host]), ...gatewayArgs],
       env: { ...process.env, TOOLWIRE_DATA_DIR: data },
       stderr: 'inherit',
     });

@@ -78,7 +78,8 @@ pub struct Gateway {
 /// What every connection of one gateway process shares.
 struct Shared {
     host: Host,
-    profile: HostProfile,
+    /// The host's profile (`--host`); `None` picks it from each client's name.
+    profile: Option<HostProfile>,
     /// Stores each call and its result behind the answer (made at the first call, on the
     /// runtime that serves it).
     recorder: std::sync::OnceLock<Recorder>,
@@ -102,7 +103,7 @@ struct Shared {
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
-            .field("profile", &self.shared.profile.name)
+            .field("profile", &self.shared.profile.as_ref().map(|p| p.name))
             .field("session", &self.session.get())
             .finish_non_exhaustive()
     }
@@ -119,7 +120,7 @@ impl Gateway {
         Gateway {
             shared: Arc::new(Shared {
                 host,
-                profile,
+                profile: Some(profile),
                 recorder: std::sync::OnceLock::new(),
                 stateless: tokio::sync::Mutex::new(Vec::new()),
                 asks,
@@ -130,6 +131,23 @@ impl Gateway {
             }),
             session: OnceCell::new(),
             linked: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Shapes each connection's results for the host its client's name says it is
+    /// ([`HostProfile::for_client`]), instead of for one profile given.
+    pub fn profile_by_client(mut self) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.profile = None;
+        }
+        self
+    }
+
+    /// The profile the results of `context`'s host are shaped for.
+    pub(crate) fn profile(&self, context: &RequestContext<RoleServer>) -> HostProfile {
+        match &self.shared.profile {
+            Some(profile) => profile.clone(),
+            None => HostProfile::for_client(&client_name(context)),
         }
     }
 
@@ -336,13 +354,14 @@ impl Gateway {
         &self,
         result: toolwire_core::ToolResult,
         call: ToolCall,
+        profile: &HostProfile,
     ) -> Result<CallToolResponse, ErrorData> {
-        let (max_chars, output_schema) = self.budget_for(&call.name);
+        let (max_chars, output_schema) = self.budget_for(&call.name, profile);
         let blobs = StoreBlobs(Arc::clone(self.shared.host.stores().blobs()));
         let (reply, links) = reply::call_tool_result(
             result,
             call,
-            &self.shared.profile,
+            profile,
             max_chars,
             output_schema.as_ref(),
             &blobs,
@@ -390,7 +409,7 @@ impl Gateway {
         let sent = (channel == Some(true)).then(|| Json::Object(arguments.clone()));
         if name == READ_RESULT {
             // A page must fit the budget whole, or it would be cut again on its way back.
-            let (max_chars, _) = self.budget_for(&name);
+            let (max_chars, _) = self.budget_for(&name, &self.profile(&context));
             let fits = max_chars.saturating_sub(PAGE_NOTE_ROOM).max(1);
             let asked = arguments
                 .get("limit")
@@ -473,22 +492,20 @@ impl Gateway {
             .finish()
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
-        self.reply(result, call).await
+        self.reply(result, call, &self.profile(&context)).await
     }
 
     /// The budget for tool `name`, and its output schema: the size resolved where the
     /// tool was made (the person's setting, else its `_meta` hint:
     /// `toolwire_mcp::BudgetRules::resolve`), else the host's.
-    fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
+    fn budget_for(&self, name: &str, profile: &HostProfile) -> (usize, Option<Json>) {
         let tools = self.shared.host.tools();
         let Some(tool) = tools.get(name) else {
-            return (self.shared.profile.max_chars, None);
+            return (profile.max_chars, None);
         };
         let schema = tool.schema();
         (
-            schema
-                .max_result_chars
-                .unwrap_or(self.shared.profile.max_chars),
+            schema.max_result_chars.unwrap_or(profile.max_chars),
             schema.output_schema.clone(),
         )
     }

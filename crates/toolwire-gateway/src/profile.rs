@@ -5,11 +5,12 @@
 use toolwire_model::Provider;
 
 /// The hosts with a profile of their own; any other client gets [`HostProfile::generic`].
-pub const HOSTS: [&str; 7] = [
+pub const HOSTS: [&str; 8] = [
     "claude-code",
     "claude-desktop",
     "codex",
     "gemini",
+    "opencode",
     "cursor",
     "vscode",
     "generic",
@@ -67,6 +68,18 @@ impl HostProfile {
                 drops_content_beside_structured: true,
                 flags_errors: false,
             },
+            // opencode keeps the head of a tool's output, 51,200 bytes or 2,000 lines at
+            // most, and drops the rest (with our marker and tail); its wire formats carry
+            // no error flag. 40,000 characters stay under its byte cut unless a fifth of
+            // the text is beyond ASCII; lines are not budgeted (a result of very short
+            // lines may still meet its line cut).
+            "opencode" => HostProfile {
+                name: "opencode",
+                max_chars: 40_000,
+                provider: Provider::Anthropic,
+                drops_content_beside_structured: false,
+                flags_errors: false,
+            },
             "gemini" => HostProfile {
                 name: "gemini",
                 max_chars: 25_000,
@@ -85,6 +98,33 @@ impl HostProfile {
             _ => return None,
         };
         Some(profile)
+    }
+
+    /// The profile of the host that names itself `client` in `initialize` (`clientInfo`
+    /// `name`, as each host sends it: `claude-code`, `codex-mcp-client`,
+    /// `gemini-cli-mcp-client`, `opencode`, `cursor-vscode`, `Visual Studio Code`,
+    /// `claude-ai`), for a gateway started without `--host`; any other client is
+    /// [`HostProfile::generic`].
+    pub fn for_client(client: &str) -> HostProfile {
+        let client = client.to_ascii_lowercase();
+        let host = if client.contains("claude-code") || client.contains("claude code") {
+            "claude-code"
+        } else if client.contains("claude-ai") || client.contains("claude desktop") {
+            "claude-desktop"
+        } else if client.contains("opencode") {
+            "opencode"
+        } else if client.contains("codex") {
+            "codex"
+        } else if client.contains("gemini") {
+            "gemini"
+        } else if client.contains("cursor") {
+            "cursor"
+        } else if client.contains("visual studio code") || client.contains("vscode") {
+            "vscode"
+        } else {
+            "generic"
+        };
+        HostProfile::named(host).unwrap_or_else(HostProfile::generic)
     }
 
     /// Any MCP client: toolwire's own default budget, every medium inline.
@@ -114,5 +154,25 @@ mod tests {
         // Codex cuts at 10 KiB: toolwire must cut first.
         assert!(HostProfile::named("codex").unwrap().max_chars < 10_240);
         assert!(HostProfile::named("claude").is_none());
+        // opencode keeps 51,200 bytes: toolwire must cut first.
+        let opencode = HostProfile::named("opencode").unwrap();
+        assert!(opencode.max_chars * 5 / 4 < 51_200 && !opencode.flags_errors);
+    }
+
+    #[test]
+    fn a_host_is_known_by_the_name_it_gives_in_initialize() {
+        for (client, host) in [
+            ("claude-code", "claude-code"),
+            ("codex-mcp-client", "codex"),
+            ("gemini-cli-mcp-client", "gemini"),
+            ("opencode", "opencode"),
+            ("cursor-vscode", "cursor"),
+            ("Visual Studio Code", "vscode"),
+            ("claude-ai", "claude-desktop"),
+            ("mcp-inspector", "generic"),
+            ("", "generic"),
+        ] {
+            assert_eq!(HostProfile::for_client(client).name, host, "{client}");
+        }
     }
 }

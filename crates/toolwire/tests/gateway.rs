@@ -284,6 +284,63 @@ fn a_call_the_host_approved_runs_and_a_refusal_says_what_to_change() {
     assert!(!refused.contains("--approvals"), "{refused}");
 }
 
+/// Without `--host`, the gateway knows the host by the name its client gives in
+/// `initialize`: opencode's results are cut under opencode's own cut (51,200 bytes,
+/// head only) and its errors begin with a line saying so; an unknown client is generic.
+#[test]
+fn without_host_the_profile_is_the_clients_own() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    // 45,000 characters: under the generic budget, over opencode's.
+    let long: String = (0..1_800)
+        .map(|i| format!("line {i:08} of the log\n"))
+        .collect();
+    let steps = json!([
+        {"tool": "ev__echo", "args": {"message": long}},
+        {"tool": "ev__get-sum", "args": {"a": "not a number"}},
+    ]);
+    let as_client = |name: &str| {
+        let mut client = Command::new("node");
+        client
+            .env("GATEWAY_CLIENT_NAME", name)
+            .arg(env!("CARGO_BIN_EXE_toolwire"))
+            .arg(data.path())
+            .arg("auto")
+            .args(["--mcp", &ev]);
+        run_client(client, steps.clone(), json!([]))
+    };
+    let text = |step: &Value| {
+        step["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    let opencode = as_client("opencode");
+    let echoed = text(&opencode[1]);
+    assert!(echoed.len() < 51_200, "{} bytes", echoed.len());
+    assert!(echoed.contains("by toolwire"), "{echoed:.300}");
+    let failed = text(&opencode[2]);
+    assert!(
+        failed.starts_with("Error: the call to ev__get-sum"),
+        "{failed}"
+    );
+
+    let other = as_client("some-other-host");
+    let whole = text(&other[1]);
+    assert!(
+        whole.trim_end() == format!("Echo: {long}").trim_end(),
+        "{} chars: {:.200}",
+        whole.len(),
+        whole
+    );
+    assert!(
+        !text(&other[2]).starts_with("Error: the call"),
+        "{}",
+        other[2]
+    );
+}
+
 /// The text of `ev__get-roots-list` through a gateway with `gateway` args, for a host
 /// whose roots are `roots` (`None`: a host that declares no roots), after `steps`.
 fn roots_seen(data: &Path, gateway: &[&str], roots: Option<Value>, steps: Value) -> Vec<String> {

@@ -1,5 +1,6 @@
 //! `toolwire gateway`: toolwire as an MCP server on stdin/stdout (or streamable HTTP with
-//! `--http`), for a host (Claude Code, Codex, Gemini CLI, Cursor, VS Code, Claude Desktop)
+//! `--http`), for a host (Claude Code, Codex, Gemini CLI, opencode, Cursor, VS Code, Claude
+//! Desktop)
 //! to use instead of its MCP servers: their tools, through toolwire's pipeline. Nothing
 //! but MCP goes to stdout.
 
@@ -16,9 +17,11 @@ use crate::data;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The host this gateway serves, for its result budget and quirks: claude-code,
-    /// claude-desktop, codex, gemini, cursor, vscode or generic.
-    #[arg(long, default_value = "generic", value_name = "HOST")]
-    host: String,
+    /// claude-desktop, codex, gemini, opencode, cursor, vscode or generic. Without it,
+    /// the host is known by the name its client gives in `initialize` (any other client
+    /// is generic).
+    #[arg(long, value_name = "HOST")]
+    host: Option<String>,
     /// Offer toolwire's built-in tools (files, `run`) too, confined to the workspace.
     #[arg(long)]
     builtins: bool,
@@ -64,8 +67,12 @@ enum Approvals {
 }
 
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
-    let Some(profile) = HostProfile::named(&args.host) else {
-        bail!("unknown host {:?}; one of: {}", args.host, HOSTS.join(", "));
+    let profile = match &args.host {
+        Some(host) => match HostProfile::named(host) {
+            Some(profile) => Some(profile),
+            None => bail!("unknown host {host:?}; one of: {}", HOSTS.join(", ")),
+        },
+        None => None,
     };
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
@@ -119,7 +126,10 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         retry_wait: std::time::Duration::from_secs(args.retry_wait),
         host_decides: args.approvals == Approvals::Host,
     };
-    let mut gateway = Gateway::with_asks(host, profile, asks);
+    let mut gateway = match profile {
+        Some(profile) => Gateway::with_asks(host, profile, asks),
+        None => Gateway::with_asks(host, HostProfile::generic(), asks).profile_by_client(),
+    };
     if let Some(passed) = passed {
         gateway = gateway.passing_roots(passed);
     }
