@@ -480,6 +480,34 @@ mod tests {
         }
     }
 
+    /// The JSON a server sends as text beside its structured value, cut to the host's
+    /// budget, stays valid JSON (then a marker), never a string cut in its middle.
+    #[tokio::test]
+    async fn a_json_text_beside_the_value_is_cut_as_json() {
+        let value = json!({"notes": (0..300).map(|i| format!("note {i}: {}", "w".repeat(40))).collect::<Vec<_>>()});
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        let call = ToolCall::new("c5", "db__notes", json!({}));
+        let result = ToolResult::success(
+            CallRef::new("c5", "db__notes"),
+            vec![Value::text(pretty), Value::structured(value.clone())],
+        );
+        let profile = HostProfile::named("claude-desktop").unwrap();
+        let schema = json!({"type": "object"});
+        let blobs = MemoryBlobs::default();
+        let (reply, _) =
+            sent(call_tool_result(result, call, &profile, 3_000, Some(&schema), &blobs).await);
+        let text = reply["content"][0]["text"].as_str().unwrap();
+        assert!(text.chars().count() <= 3_000, "{}", text.len());
+        let (json, marker) = text.split_once("\n[… JSON shortened by toolwire").unwrap();
+        let kept: Json = serde_json::from_str(json).unwrap();
+        assert_eq!(kept["notes"][0], value["notes"][0]);
+        assert!(
+            marker.contains("read_result {\"callId\":\"c5\""),
+            "{marker}"
+        );
+        assert_eq!(reply["structuredContent"], value);
+    }
+
     /// A host that shows only `structuredContent` (Claude Code) gets what the text said
     /// in it, when the text says more than the value and the schema allows it; a host
     /// that shows both gets the value untouched, and a closed schema is never broken.
