@@ -57,19 +57,19 @@ pub async fn call_tool_result(
         _ => None,
     });
     let mut content = Vec::new();
-    let mut texts = String::new();
+    let mut texts: Vec<&str> = Vec::new();
     // The blob keys of the media the view stands in for with a line (typed placeholders,
     // never a search of the text: a text that merely names a key links nothing).
     let mut linked: Vec<&str> = Vec::new();
     for block in seen.map(|r| r.blocks.as_slice()).unwrap_or_default() {
         match block {
             Block::Text(text) => {
-                texts.push_str(text);
+                texts.push(text);
                 content.push(ContentBlock::text(text.to_string()));
             }
             Block::Placeholder(p) => {
                 linked.extend(p.blob_key.as_deref());
-                texts.push_str(p.text());
+                texts.push(p.text());
                 content.push(ContentBlock::text(p.text()));
             }
             Block::Media(media) => match (&media.data, media.class) {
@@ -83,7 +83,7 @@ pub async fn call_tool_result(
                 // they are.
                 _ => {
                     linked.extend(media.placeholder.blob_key.as_deref());
-                    texts.push_str(media.placeholder.text());
+                    texts.push(media.placeholder.text());
                     content.push(ContentBlock::text(media.placeholder.text()));
                 }
             },
@@ -188,16 +188,24 @@ fn typed_block(json: Json) -> Result<ContentBlock, String> {
 /// blocks said besides the structured value (a cut marker, media lines, other text).
 pub const CONTENT_KEY: &str = "toolwire/content";
 
-/// Puts `texts` (the reply's text blocks) into `structured` for a host that drops
-/// `content` beside `structuredContent`, unless they only restate the value (the text a
-/// server sends beside a structured result is usually its JSON). The value must stay valid
-/// against the tool's `schema`, so the text goes in only as an extra member of an object
-/// whose schema allows extra members: with `"additionalProperties": false` (or a value that
-/// is not an object) the host gets the structured value alone and the text is lost to it,
-/// the price of a host that must be sent `structuredContent` and then shows nothing else.
-fn carry_text(structured: &mut Json, texts: &str, schema: &Json) {
-    let restated = serde_json::from_str::<Json>(texts).is_ok_and(|v| &v == structured);
-    if texts.trim().is_empty() || restated {
+/// Puts what `texts` (the reply's text blocks) say beyond the structured value into
+/// `structured`, for a host that drops `content` beside `structuredContent`: a cut
+/// marker, a media line, a server's own note. The value's JSON itself (a server usually
+/// sends it as text beside the value), whole or cut by toolwire with its marker, is left
+/// out: the host shows the value, and the model would read it twice. The value must stay
+/// valid against the tool's `schema`, so the text goes in only as an extra member of an
+/// object whose schema allows extra members: with `"additionalProperties": false` (or a
+/// value that is not an object) the host gets the structured value alone and the text is
+/// lost to it, the price of a host that must be sent `structuredContent` and then shows
+/// nothing else.
+fn carry_text(structured: &mut Json, texts: &[&str], schema: &Json) {
+    // The view joins a result's text parts with a blank line; a JSON text has none.
+    let lacking: Vec<&str> = texts
+        .iter()
+        .flat_map(|text| text.split("\n\n"))
+        .filter(|part| !part.trim().is_empty() && !restates(part, structured))
+        .collect();
+    if lacking.is_empty() {
         return;
     }
     let closed = schema
@@ -210,8 +218,30 @@ fn carry_text(structured: &mut Json, texts: &str, schema: &Json) {
         return;
     }
     if let Json::Object(map) = structured {
-        map.insert(CONTENT_KEY.into(), Json::String(texts.to_owned()));
+        map.insert(CONTENT_KEY.into(), Json::String(lacking.join("\n\n")));
     }
+}
+
+/// How toolwire's marker after a cut JSON value begins (`toolwire_model::cut_json`).
+const JSON_CUT_MARKER: &str = "[… JSON shortened by toolwire";
+
+/// Whether `text` is the JSON of `value`: the value itself, or a copy toolwire cut (fewer
+/// items, keys and characters, then its marker).
+fn restates(text: &str, value: &Json) -> bool {
+    let mut docs = serde_json::Deserializer::from_str(text).into_iter::<Json>();
+    let Some(Ok(doc)) = docs.next() else {
+        return false;
+    };
+    let rest = text.get(docs.byte_offset()..).unwrap_or("").trim();
+    if rest.is_empty() {
+        return &doc == value;
+    }
+    rest.starts_with(JSON_CUT_MARKER)
+        && match (&doc, value) {
+            (Json::Object(cut), Json::Object(whole)) => cut.keys().all(|k| whole.contains_key(k)),
+            (Json::Array(_), Json::Array(_)) => true,
+            _ => false,
+        }
 }
 
 /// The media type `result` gives blob `key`, if it holds it.
@@ -524,7 +554,9 @@ mod tests {
         let shows = HostProfile::named("claude-desktop").unwrap();
         assert!(drops.drops_content_beside_structured && !shows.drops_content_beside_structured);
 
-        // Cut to fit, the text says so: the dropping host gets the marker in the value.
+        // Cut to fit, the text is only the value's JSON and its marker: the value is in
+        // `structuredContent` whole, so nothing is carried (the model would read the
+        // value twice).
         let (reply, _) = sent(
             call_tool_result(
                 result.clone(),
@@ -536,13 +568,31 @@ mod tests {
             )
             .await,
         );
-        let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
-        assert!(carried.contains("shortened by toolwire"), "{carried}");
-        assert!(
-            carried.contains("read_result {\"callId\":\"c2\""),
-            "{carried}"
-        );
-        assert_eq!(reply["structuredContent"]["rows"], value["rows"]);
+        assert_eq!(reply["structuredContent"], value, "{reply:.300}");
+
+        // What the text says beyond the value (a server's note) is carried, and only that:
+        // not the value's JSON text beside it, whole or cut.
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        for budget in [2_000, 200_000] {
+            let beside = ToolResult::success(
+                CallRef::new("c2", "db__query"),
+                vec![
+                    Value::text(pretty.clone()),
+                    Value::text("2,000 rows from the replica, 3 s old"),
+                    Value::structured(value.clone()),
+                ],
+            );
+            let (reply, _) = sent(
+                call_tool_result(beside, call.clone(), &drops, budget, Some(&open), &blobs).await,
+            );
+            let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
+            assert!(carried.contains("3 s old"), "{budget}: {carried:.300}");
+            assert!(!carried.contains("\"rows\""), "{budget}: {carried:.300}");
+            assert!(
+                !carried.contains("shortened by toolwire"),
+                "{budget}: {carried:.300}"
+            );
+        }
 
         let (reply, _) = sent(
             call_tool_result(
