@@ -92,23 +92,19 @@ impl McpArgs {
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
     ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
-        let roots = ServerRoots::Workspace(workspace);
-        self.rooted_tools(data_dir, only, sampler, roots, None)
-            .await
+        let setup = Setup::workspace(workspace);
+        self.set_up_tools(data_dir, only, sampler, setup).await
     }
 
-    /// [`McpArgs::tools_and_failures`], the servers' roots as `roots` says, and the
-    /// approval of a tool no rule of the config covers `unset` (see
-    /// `toolwire_mcp::ApprovalRules::unset`).
-    pub(crate) async fn rooted_tools(
+    /// [`McpArgs::tools_and_failures`], the servers set up as `setup` says.
+    pub(crate) async fn set_up_tools(
         &self,
         data_dir: Option<&Path>,
         only: Option<&str>,
         sampler: Option<Arc<dyn Sampler>>,
-        roots: ServerRoots<'_>,
-        unset: Option<toolwire_tool::ApprovalPolicy>,
+        setup: Setup<'_>,
     ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
-        let servers = self.rooted_servers(data_dir, only, sampler, roots, unset)?;
+        let servers = self.set_up_servers(data_dir, only, sampler, setup)?;
         if servers.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -124,18 +120,16 @@ impl McpArgs {
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
     ) -> Result<Vec<Arc<McpServer>>> {
-        let roots = ServerRoots::Workspace(workspace);
-        self.rooted_servers(data_dir, only, sampler, roots, None)
+        self.set_up_servers(data_dir, only, sampler, Setup::workspace(workspace))
     }
 
-    /// [`McpArgs::servers`], their roots as `roots` says.
-    fn rooted_servers(
+    /// [`McpArgs::servers`], set up as `setup` says.
+    fn set_up_servers(
         &self,
         data_dir: Option<&Path>,
         only: Option<&str>,
         sampler: Option<Arc<dyn Sampler>>,
-        roots: ServerRoots<'_>,
-        unset: Option<toolwire_tool::ApprovalPolicy>,
+        Setup { roots, unset }: Setup<'_>,
     ) -> Result<Vec<Arc<McpServer>>> {
         let mut configs = self.configs(data_dir)?;
         for config in &mut configs {
@@ -178,6 +172,26 @@ impl McpArgs {
                 }
             })
             .collect())
+    }
+}
+
+/// How the configured servers are set up for the command that uses them.
+pub(crate) struct Setup<'a> {
+    /// Which roots they are told of.
+    pub roots: ServerRoots<'a>,
+    /// The approval of a tool no rule of the config covers (see
+    /// `toolwire_mcp::ApprovalRules::unset`): the gateway's host decides it.
+    pub unset: Option<toolwire_tool::ApprovalPolicy>,
+}
+
+impl<'a> Setup<'a> {
+    /// `call`, `chat`, `serve`: the workspace as roots, approvals by the config and the
+    /// tools' annotations.
+    fn workspace(dir: Option<&'a Path>) -> Self {
+        Setup {
+            roots: ServerRoots::Workspace(dir),
+            unset: None,
+        }
     }
 }
 

@@ -111,7 +111,12 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     };
     let (mcp_tools, failed) = args
         .mcp
-        .rooted_tools(place.data_dir.as_deref(), None, None, roots, unset)
+        .set_up_tools(
+            place.data_dir.as_deref(),
+            None,
+            None,
+            crate::mcp::Setup { roots, unset },
+        )
         .await?;
     // stdout is the protocol: what went wrong with a server is said on stderr,
     // sanitized (it quotes the server's own stderr).
