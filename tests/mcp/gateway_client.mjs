@@ -4,14 +4,14 @@
 // answers elicitations from GATEWAY_ANSWERS, and
 // prints one JSON line per step for the Rust test (crates/toolwire/tests/gateway.rs).
 //
-//   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST [GATEWAY ARGS...]
+//   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST|auto [GATEWAY ARGS...]
 //   GATEWAY_URL=http://127.0.0.1:PORT/mcp GATEWAY_TOKEN=... node gateway_client.mjs
 //     (a running --http gateway, and the token of its data directory's gateway-token)
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const [bin, data, host, ...gatewayArgs] = process.argv.slice(2);
 const steps = JSON.parse(process.env.GATEWAY_STEPS || '[]');
@@ -22,12 +22,18 @@ const transport = process.env.GATEWAY_URL
     })
   : new StdioClientTransport({
       command: bin,
-      args: ['gateway', '--host', host, ...gatewayArgs],
+      // HOST "auto": no --host, the gateway knows the host by the client's name.
+      args: ['gateway', ...(host === 'auto' ? [] : ['--host', host]), ...gatewayArgs],
       env: { ...process.env, TOOLWIRE_DATA_DIR: data },
       stderr: 'inherit',
     });
+// GATEWAY_ROOTS: the host's roots (a JSON list of {uri, name}), declared with listChanged;
+// a step {"roots": [...]} changes them and says so.
+let roots = process.env.GATEWAY_ROOTS ? JSON.parse(process.env.GATEWAY_ROOTS) : null;
 const capabilities = answers.length ? { elicitation: { form: {} } } : {};
+if (roots) capabilities.roots = { listChanged: true };
 const client = new Client({ name: process.env.GATEWAY_CLIENT_NAME || 'gateway-test-host', version: '1.0.0' }, { capabilities });
+if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
 const asked = [];
 if (answers.length) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
@@ -43,7 +49,21 @@ const { tools } = await client.listTools();
 out({ step: 'list', names: tools.map((t) => t.name), tools });
 for (const step of steps) {
   try {
-    if (step.read) {
+    if (step.roots) {
+      roots = step.roots;
+      await client.sendRootsListChanged();
+      out({ step: 'roots' });
+    } else if (step.until) {
+      // Called again (a few seconds at most) until its text holds step.until: a change
+      // of roots reaches a server asynchronously.
+      let r;
+      for (let i = 0; i < 40; i++) {
+        r = await call(step.tool, step.args);
+        if (text(r).includes(step.until)) break;
+        await new Promise((done) => setTimeout(done, 250));
+      }
+      out({ step: 'call', tool: step.tool, result: r, asked: asked.splice(0) });
+    } else if (step.read) {
       const r = await client.readResource({ uri: step.read });
       out({ step: 'read', uri: step.read, contents: r.contents.map((c) => ({ uri: c.uri, mimeType: c.mimeType, size: c.blob ? Buffer.from(c.blob, 'base64').length : (c.text || '').length })) });
     } else if (step.marker) {

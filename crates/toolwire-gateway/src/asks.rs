@@ -35,6 +35,10 @@ pub struct AskSettings {
     /// call again with the answer (never longer than `timeout`): a host that does not
     /// come back must not hold its room among the waiting calls for long.
     pub retry_wait: Duration,
+    /// The host's own approval counts (`toolwire gateway --approvals host`, the
+    /// default): toolwire asks only where the person's config says so. Only what a
+    /// refusal tells the person to change depends on it.
+    pub host_decides: bool,
 }
 
 impl Default for AskSettings {
@@ -43,6 +47,7 @@ impl Default for AskSettings {
             data_dir: None,
             timeout: DEFAULT_ASK_TIMEOUT,
             retry_wait: DEFAULT_RETRY_WAIT,
+            host_decides: true,
         }
     }
 }
@@ -257,18 +262,48 @@ impl HostAsks {
                     reason: Some("answered in toolwire's web app".to_owned()),
                 };
             }
+            // Nobody said no: the gateway stopped waiting, and says so in its own words.
             if tokio::time::Instant::now() >= deadline {
-                return Resolution::Deny {
-                    reason: Some(format!(
+                return Resolution::Refuse {
+                    reason: format!(
                         "{} needs a person's approval, and nobody answered in toolwire's \
                          web app ({url}) within {} s",
                         request.call.name,
                         self.timeout.as_secs()
-                    )),
+                    ),
                 };
             }
             tokio::time::sleep(WEB_POLL).await;
         }
+    }
+}
+
+/// What makes toolwire ask before `tool` runs, and what to change so that it runs on
+/// the host's approval alone: the person's config (`"approval": "always"`), the
+/// gateway's `--approvals toolwire`, or a built-in tool's own rule.
+fn how_to_allow(tool: &str, host_decides: bool) -> String {
+    let Some((_, remote)) = tool.split_once(toolwire_mcp::SEPARATOR) else {
+        return format!(
+            "{tool} is one of toolwire's built-in tools (--builtins), which ask before they \
+             change anything: run it from `toolwire chat` or `toolwire call --yes`, or \
+             start `toolwire serve` to answer in its web app"
+        );
+    };
+    let rules = format!(
+        "\"approval\" in its server's mcpServers entry, or \"tools\": {{\"{remote}\": \
+         {{\"approval\": ...}}}}"
+    );
+    if host_decides {
+        format!(
+            "toolwire asks because your config says \"always\" for it ({rules}): set it to \
+             \"never\" there to let the host's own approval decide"
+        )
+    } else {
+        format!(
+            "The gateway was started with --approvals toolwire, which asks for every tool \
+             not marked read-only: start it without that flag to let the host's own \
+             approval decide, or set {rules} to \"never\""
+        )
     }
 }
 
@@ -288,15 +323,16 @@ impl Approver for HostAsks {
                     if let Some(url) = reachable_serve(settings).await {
                         return self.by_web(&url, suspensions.as_ref(), request).await;
                     }
-                    Resolution::Deny {
-                        reason: Some(format!(
-                            "{} needs a person's approval, and nobody can be asked: this MCP \
-                         host cannot ask (it does not support elicitation), and no `toolwire serve` runs \
-                         on toolwire's data directory to ask in its web app. Start one \
-                         there, or allow the tool in toolwire's mcpServers config \
-                         (\"approval\": \"never\"), or run it from toolwire",
-                            request.call.name
-                        )),
+                    // Nobody could be asked, so nobody said no: the gateway's refusal.
+                    Resolution::Refuse {
+                        reason: format!(
+                            "{} needs a person's approval, and nobody can be asked: this \
+                             MCP host cannot ask (it does not support elicitation), and no \
+                             `toolwire serve` runs on toolwire's data directory to ask in \
+                             its web app. {}",
+                            request.call.name,
+                            how_to_allow(&request.call.name, settings.host_decides)
+                        ),
                     }
                 }
             }

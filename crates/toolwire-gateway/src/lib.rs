@@ -58,6 +58,9 @@ const PAGE_NOTE_ROOM: usize = 400;
 /// gateway remembers, by client name; bounded, oldest forgotten first.
 const MAX_STATELESS_CLIENTS: usize = 256;
 
+/// How long the host is given to answer `roots/list`, and a call waits for that answer.
+const ROOTS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The MCP session header of streamable HTTP (absent on stateless requests).
 const MCP_SESSION_HEADER: &str = "mcp-session-id";
 
@@ -75,7 +78,8 @@ pub struct Gateway {
 /// What every connection of one gateway process shares.
 struct Shared {
     host: Host,
-    profile: HostProfile,
+    /// The host's profile (`--host`); `None` picks it from each client's name.
+    profile: Option<HostProfile>,
     /// Stores each call and its result behind the answer (made at the first call, on the
     /// runtime that serves it).
     recorder: std::sync::OnceLock<Recorder>,
@@ -88,12 +92,18 @@ struct Shared {
     waits: rounds::Waits,
     /// Calls running as tasks of the gateway's own, for hosts that take tasks.
     tasks: tasks::Tasks,
+    /// Where the host's roots go, for the servers behind the gateway (stdio only: one
+    /// host); `None` passes none on.
+    roots: Option<toolwire_mcp::PassedRoots>,
+    /// Set once the host's roots were asked for (answered or not): a call waits for it,
+    /// so that a server that reads its roots at the call gets the host's.
+    roots_asked: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
-            .field("profile", &self.shared.profile.name)
+            .field("profile", &self.shared.profile.as_ref().map(|p| p.name))
             .field("session", &self.session.get())
             .finish_non_exhaustive()
     }
@@ -110,16 +120,72 @@ impl Gateway {
         Gateway {
             shared: Arc::new(Shared {
                 host,
-                profile,
+                profile: Some(profile),
                 recorder: std::sync::OnceLock::new(),
                 stateless: tokio::sync::Mutex::new(Vec::new()),
                 asks,
                 waits: rounds::Waits::default(),
                 tasks: tasks::Tasks::default(),
+                roots: None,
+                roots_asked: tokio::sync::watch::channel(false).0,
             }),
             session: OnceCell::new(),
             linked: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Shapes each connection's results for the host its client's name says it is
+    /// ([`HostProfile::for_client`]), instead of for one profile given.
+    pub fn profile_by_client(mut self) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.profile = None;
+        }
+        self
+    }
+
+    /// The profile the results of `context`'s host are shaped for.
+    pub(crate) fn profile(&self, context: &RequestContext<RoleServer>) -> HostProfile {
+        match &self.shared.profile {
+            Some(profile) => profile.clone(),
+            None => HostProfile::for_client(&client_name(context)),
+        }
+    }
+
+    /// Passes the host's roots (and their changes) on to the servers that take `passed`
+    /// (see `toolwire_mcp::McpServer::with_passed_roots`). For one host only: over HTTP
+    /// every host would replace the others' roots.
+    pub fn passing_roots(mut self, passed: toolwire_mcp::PassedRoots) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.roots = Some(passed);
+        }
+        self
+    }
+
+    /// Asks the host for its roots, when it declared the capability, and passes them on.
+    #[allow(deprecated)] // Roots: still what 2025-11-25 hosts and servers use.
+    async fn ask_roots(&self, peer: &rmcp::service::Peer<RoleServer>) {
+        let Some(passed) = &self.shared.roots else {
+            return;
+        };
+        if declares_roots(peer) {
+            let asked = peer.list_roots();
+            // A host that cannot answer gives no roots: the servers keep what they had
+            // from it (none at first), never the gateway's own folder.
+            if let Ok(Ok(listed)) = tokio::time::timeout(ROOTS_WAIT, asked).await {
+                passed.set(listed.roots);
+            }
+        }
+        self.shared.roots_asked.send_replace(true);
+    }
+
+    /// Waits (a while at most) until the host's roots were asked for, when they are
+    /// passed on and the host declared them.
+    async fn roots_known(&self, context: &RequestContext<RoleServer>) {
+        if self.shared.roots.is_none() || !declares_roots(&context.peer) {
+            return;
+        }
+        let mut asked = self.shared.roots_asked.subscribe();
+        let _ = tokio::time::timeout(ROOTS_WAIT, asked.wait_for(|done| *done)).await;
     }
 
     /// A gateway for another connection of this process: the same tools and stores, a
@@ -288,13 +354,14 @@ impl Gateway {
         &self,
         result: toolwire_core::ToolResult,
         call: ToolCall,
+        profile: &HostProfile,
     ) -> Result<CallToolResponse, ErrorData> {
-        let (max_chars, output_schema) = self.budget_for(&call.name);
+        let (max_chars, output_schema) = self.budget_for(&call.name, profile);
         let blobs = StoreBlobs(Arc::clone(self.shared.host.stores().blobs()));
         let (reply, links) = reply::call_tool_result(
             result,
             call,
-            &self.shared.profile,
+            profile,
             max_chars,
             output_schema.as_ref(),
             &blobs,
@@ -319,6 +386,8 @@ impl Gateway {
                 None,
             ));
         }
+        // The servers behind must know the host's roots before its first call reaches them.
+        self.roots_known(&context).await;
         let mut arguments = request.arguments.unwrap_or_default();
         if let Some(state) = request.request_state.as_deref() {
             let sent = Json::Object(arguments);
@@ -340,7 +409,7 @@ impl Gateway {
         let sent = (channel == Some(true)).then(|| Json::Object(arguments.clone()));
         if name == READ_RESULT {
             // A page must fit the budget whole, or it would be cut again on its way back.
-            let (max_chars, _) = self.budget_for(&name);
+            let (max_chars, _) = self.budget_for(&name, &self.profile(&context));
             let fits = max_chars.saturating_sub(PAGE_NOTE_ROOM).max(1);
             let asked = arguments
                 .get("limit")
@@ -423,22 +492,20 @@ impl Gateway {
             .finish()
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call ended badly: {e}"), None))?;
-        self.reply(result, call).await
+        self.reply(result, call, &self.profile(&context)).await
     }
 
     /// The budget for tool `name`, and its output schema: the size resolved where the
     /// tool was made (the person's setting, else its `_meta` hint:
     /// `toolwire_mcp::BudgetRules::resolve`), else the host's.
-    fn budget_for(&self, name: &str) -> (usize, Option<Json>) {
+    fn budget_for(&self, name: &str, profile: &HostProfile) -> (usize, Option<Json>) {
         let tools = self.shared.host.tools();
         let Some(tool) = tools.get(name) else {
-            return (self.shared.profile.max_chars, None);
+            return (profile.max_chars, None);
         };
         let schema = tool.schema();
         (
-            schema
-                .max_result_chars
-                .unwrap_or(self.shared.profile.max_chars),
+            schema.max_result_chars.unwrap_or(profile.max_chars),
             schema.output_schema.clone(),
         )
     }
@@ -455,6 +522,18 @@ fn client_name(context: &RequestContext<RoleServer>) -> String {
         .peer_info()
         .map(|info| info.client_info.name.clone())
         .unwrap_or_else(|| "MCP host".to_owned())
+}
+
+/// The gateway as it names itself to its hosts: at connection, and on every result that
+/// carries a sender (`_meta`'s `io.modelcontextprotocol/serverInfo`).
+pub(crate) fn gateway_info() -> Json {
+    json!({"name": "toolwire-gateway", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// Whether the host declared the roots capability in its handshake.
+fn declares_roots(peer: &rmcp::service::Peer<RoleServer>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| info.capabilities.roots.is_some())
 }
 
 /// The trace the host's request belongs to (`traceparent` and `tracestate` in its
@@ -492,7 +571,7 @@ impl ServerHandler for Gateway {
                 "resources": {},
                 "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
             },
-            "serverInfo": {"name": "toolwire-gateway", "version": env!("CARGO_PKG_VERSION")},
+            "serverInfo": gateway_info(),
             "instructions": "Tools of the MCP servers configured in toolwire. Results are \
                 stored by toolwire; a result cut to fit says so and how to read the rest \
                 with read_result.",
@@ -502,6 +581,14 @@ impl ServerHandler for Gateway {
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
         std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.ask_roots(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.ask_roots(&context.peer).await;
     }
 
     async fn list_tools(

@@ -5,11 +5,12 @@
 use toolwire_model::Provider;
 
 /// The hosts with a profile of their own; any other client gets [`HostProfile::generic`].
-pub const HOSTS: [&str; 7] = [
+pub const HOSTS: [&str; 8] = [
     "claude-code",
     "claude-desktop",
     "codex",
     "gemini",
+    "opencode",
     "cursor",
     "vscode",
     "generic",
@@ -31,6 +32,10 @@ pub struct HostProfile {
     /// the `toolwire/content` key, when they say more than the value and the tool's
     /// output schema allows an extra member (see `reply::carry_text` for the trade-off).
     pub drops_content_beside_structured: bool,
+    /// The host tells its model when a result is an error: its wire format to the model
+    /// has a place for MCP's `isError`. Codex's does not, so its model reads an error as
+    /// any other output; such a host gets a first line that says the call failed, and how.
+    pub flags_errors: bool,
 }
 
 impl HostProfile {
@@ -45,12 +50,14 @@ impl HostProfile {
                 max_chars: 32_000,
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: true,
+                flags_errors: true,
             },
             "claude-desktop" => HostProfile {
                 name: "claude-desktop",
                 max_chars: 32_000,
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: false,
+                flags_errors: true,
             },
             // Codex cuts every tool output to 10 KiB or 256 lines before its model sees it
             // (codex#6544, #7906).
@@ -59,23 +66,65 @@ impl HostProfile {
                 max_chars: 9_000,
                 provider: Provider::OpenaiResponses,
                 drops_content_beside_structured: true,
+                flags_errors: false,
+            },
+            // opencode keeps the head of a tool's output, 51,200 bytes or 2,000 lines at
+            // most, and drops the rest (with our marker and tail); its wire formats carry
+            // no error flag. 40,000 characters stay under its byte cut unless a fifth of
+            // the text is beyond ASCII; lines are not budgeted (a result of very short
+            // lines may still meet its line cut).
+            "opencode" => HostProfile {
+                name: "opencode",
+                max_chars: 40_000,
+                provider: Provider::Anthropic,
+                drops_content_beside_structured: false,
+                flags_errors: false,
             },
             "gemini" => HostProfile {
                 name: "gemini",
                 max_chars: 25_000,
                 provider: Provider::Gemini,
                 drops_content_beside_structured: false,
+                flags_errors: true,
             },
             "cursor" | "vscode" => HostProfile {
                 name: if name == "cursor" { "cursor" } else { "vscode" },
                 max_chars: 25_000,
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: false,
+                flags_errors: true,
             },
             "generic" => HostProfile::generic(),
             _ => return None,
         };
         Some(profile)
+    }
+
+    /// The profile of the host that names itself `client` in `initialize` (`clientInfo`
+    /// `name`, as each host sends it: `claude-code`, `codex-mcp-client`,
+    /// `gemini-cli-mcp-client`, `opencode`, `cursor-vscode`, `Visual Studio Code`,
+    /// `claude-ai`), for a gateway started without `--host`; any other client is
+    /// [`HostProfile::generic`].
+    pub fn for_client(client: &str) -> HostProfile {
+        let client = client.to_ascii_lowercase();
+        let host = if client.contains("claude-code") || client.contains("claude code") {
+            "claude-code"
+        } else if client.contains("claude-ai") || client.contains("claude desktop") {
+            "claude-desktop"
+        } else if client.contains("opencode") {
+            "opencode"
+        } else if client.contains("codex") {
+            "codex"
+        } else if client.contains("gemini") {
+            "gemini"
+        } else if client.contains("cursor") {
+            "cursor"
+        } else if client.contains("visual studio code") || client.contains("vscode") {
+            "vscode"
+        } else {
+            "generic"
+        };
+        HostProfile::named(host).unwrap_or_else(HostProfile::generic)
     }
 
     /// Any MCP client: toolwire's own default budget, every medium inline.
@@ -85,6 +134,7 @@ impl HostProfile {
             max_chars: toolwire_model::DEFAULT_MAX_CHARS,
             provider: Provider::Anthropic,
             drops_content_beside_structured: false,
+            flags_errors: true,
         }
     }
 }
@@ -104,5 +154,25 @@ mod tests {
         // Codex cuts at 10 KiB: toolwire must cut first.
         assert!(HostProfile::named("codex").unwrap().max_chars < 10_240);
         assert!(HostProfile::named("claude").is_none());
+        // opencode keeps 51,200 bytes: toolwire must cut first.
+        let opencode = HostProfile::named("opencode").unwrap();
+        assert!(opencode.max_chars * 5 / 4 < 51_200 && !opencode.flags_errors);
+    }
+
+    #[test]
+    fn a_host_is_known_by_the_name_it_gives_in_initialize() {
+        for (client, host) in [
+            ("claude-code", "claude-code"),
+            ("codex-mcp-client", "codex"),
+            ("gemini-cli-mcp-client", "gemini"),
+            ("opencode", "opencode"),
+            ("cursor-vscode", "cursor"),
+            ("Visual Studio Code", "vscode"),
+            ("claude-ai", "claude-desktop"),
+            ("mcp-inspector", "generic"),
+            ("", "generic"),
+        ] {
+            assert_eq!(HostProfile::for_client(client).name, host, "{client}");
+        }
     }
 }

@@ -57,19 +57,19 @@ pub(crate) async fn call_tool_result(
         _ => None,
     });
     let mut content = Vec::new();
-    let mut texts = String::new();
+    let mut texts: Vec<&str> = Vec::new();
     // The blob keys of the media the view stands in for with a line (typed placeholders,
     // never a search of the text: a text that merely names a key links nothing).
     let mut linked: Vec<&str> = Vec::new();
     for block in seen.map(|r| r.blocks.as_slice()).unwrap_or_default() {
         match block {
             Block::Text(text) => {
-                texts.push_str(text);
+                texts.push(text);
                 content.push(ContentBlock::text(text.to_string()));
             }
             Block::Placeholder(p) => {
                 linked.extend(p.blob_key.as_deref());
-                texts.push_str(p.text());
+                texts.push(p.text());
                 content.push(ContentBlock::text(p.text()));
             }
             Block::Media(media) => match (&media.data, media.class) {
@@ -83,7 +83,7 @@ pub(crate) async fn call_tool_result(
                 // they are.
                 _ => {
                     linked.extend(media.placeholder.blob_key.as_deref());
-                    texts.push_str(media.placeholder.text());
+                    texts.push(media.placeholder.text());
                     content.push(ContentBlock::text(media.placeholder.text()));
                 }
             },
@@ -117,6 +117,14 @@ pub(crate) async fn call_tool_result(
     reply.content = content;
     if seen.is_some_and(|r| r.is_error) || result.status == Status::Error {
         reply.is_error = Some(true);
+        if !profile.flags_errors {
+            // The host drops `isError` on its way to the model: the text says it.
+            let line = failure_line(&result.tool_name, result.error.as_ref());
+            match reply.content.first_mut() {
+                Some(ContentBlock::Text(first)) => first.text = format!("{line}\n{}", first.text),
+                _ => reply.content.insert(0, ContentBlock::text(line)),
+            }
+        }
     }
     if let Some(schema) = output_schema
         && result.status == Status::Success
@@ -135,6 +143,11 @@ pub(crate) async fn call_tool_result(
         Some(Json::Object(meta)) => meta.clone(),
         _ => Map::new(),
     };
+    // The host's peer is the gateway: a sender stamp the server behind put on its result
+    // names the gateway instead.
+    if let Some(sender) = meta.get_mut(SERVER_INFO_META) {
+        *sender = crate::gateway_info();
+    }
     // Where the whole result is: the session and call `read_result` takes.
     meta.insert(
         "toolwire/callId".into(),
@@ -143,6 +156,28 @@ pub(crate) async fn call_tool_result(
     reply.meta = Some(MetaObject(meta));
     Ok((reply, links))
 }
+
+/// The first line of an error result for a host that does not tell its model a result is
+/// an error: that the call failed, and how (from the result's error code).
+fn failure_line(tool: &str, error: Option<&toolwire_core::ErrorInfo>) -> String {
+    use toolwire_core::ErrorCode;
+    let code = error.and_then(|e| e.code.as_deref()).map(ErrorCode::parse);
+    let how = match code {
+        Some(ErrorCode::Denied) => "was refused, so it did not run",
+        Some(ErrorCode::Cancelled) => "was cancelled",
+        Some(ErrorCode::Timeout) => "timed out",
+        Some(ErrorCode::Interrupted) => "was interrupted",
+        Some(ErrorCode::UnknownTool) => "failed: there is no such tool",
+        Some(ErrorCode::InvalidInput) => "failed: its input was not valid",
+        Some(ErrorCode::InvalidOutput) => "failed: its output was not valid",
+        Some(ErrorCode::Unavailable) => "failed: its server is not available",
+        _ => "failed (the tool returned an error)",
+    };
+    format!("Error: the call to {tool} {how}.")
+}
+
+/// The `_meta` key of a result's sender (2026-07-28): the server that answered.
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
 /// A content block other than text (media, a link), read into rmcp's type from its JSON.
 fn typed_block(json: Json) -> Result<ContentBlock, String> {
@@ -153,16 +188,24 @@ fn typed_block(json: Json) -> Result<ContentBlock, String> {
 /// blocks said besides the structured value (a cut marker, media lines, other text).
 pub(crate) const CONTENT_KEY: &str = "toolwire/content";
 
-/// Puts `texts` (the reply's text blocks) into `structured` for a host that drops
-/// `content` beside `structuredContent`, unless they only restate the value (the text a
-/// server sends beside a structured result is usually its JSON). The value must stay valid
-/// against the tool's `schema`, so the text goes in only as an extra member of an object
-/// whose schema allows extra members: with `"additionalProperties": false` (or a value that
-/// is not an object) the host gets the structured value alone and the text is lost to it,
-/// the price of a host that must be sent `structuredContent` and then shows nothing else.
-fn carry_text(structured: &mut Json, texts: &str, schema: &Json) {
-    let restated = serde_json::from_str::<Json>(texts).is_ok_and(|v| &v == structured);
-    if texts.trim().is_empty() || restated {
+/// Puts what `texts` (the reply's text blocks) say beyond the structured value into
+/// `structured`, for a host that drops `content` beside `structuredContent`: a cut
+/// marker, a media line, a server's own note. The value's JSON itself (a server usually
+/// sends it as text beside the value), whole or cut by toolwire with its marker, is left
+/// out: the host shows the value, and the model would read it twice. The value must stay
+/// valid against the tool's `schema`, so the text goes in only as an extra member of an
+/// object whose schema allows extra members: with `"additionalProperties": false` (or a
+/// value that is not an object) the host gets the structured value alone and the text is
+/// lost to it, the price of a host that must be sent `structuredContent` and then shows
+/// nothing else.
+fn carry_text(structured: &mut Json, texts: &[&str], schema: &Json) {
+    // The view joins a result's text parts with a blank line; a JSON text has none.
+    let lacking: Vec<&str> = texts
+        .iter()
+        .flat_map(|text| text.split("\n\n"))
+        .filter(|part| !part.trim().is_empty() && !restates(part, structured))
+        .collect();
+    if lacking.is_empty() {
         return;
     }
     let closed = schema
@@ -175,8 +218,30 @@ fn carry_text(structured: &mut Json, texts: &str, schema: &Json) {
         return;
     }
     if let Json::Object(map) = structured {
-        map.insert(CONTENT_KEY.into(), Json::String(texts.to_owned()));
+        map.insert(CONTENT_KEY.into(), Json::String(lacking.join("\n\n")));
     }
+}
+
+/// How toolwire's marker after a cut JSON value begins (`toolwire_model::cut_json`).
+const JSON_CUT_MARKER: &str = "[… JSON shortened by toolwire";
+
+/// Whether `text` is the JSON of `value`: the value itself, or a copy toolwire cut (fewer
+/// items, keys and characters, then its marker).
+fn restates(text: &str, value: &Json) -> bool {
+    let mut docs = serde_json::Deserializer::from_str(text).into_iter::<Json>();
+    let Some(Ok(doc)) = docs.next() else {
+        return false;
+    };
+    let rest = text.get(docs.byte_offset()..).unwrap_or("").trim();
+    if rest.is_empty() {
+        return &doc == value;
+    }
+    rest.starts_with(JSON_CUT_MARKER)
+        && match (&doc, value) {
+            (Json::Object(cut), Json::Object(whole)) => cut.keys().all(|k| whole.contains_key(k)),
+            (Json::Array(_), Json::Array(_)) => true,
+            _ => false,
+        }
 }
 
 /// The media type `result` gives blob `key`, if it holds it.
@@ -215,7 +280,7 @@ fn blob_media(result: &ToolResult) -> Vec<BlobLink> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use toolwire_core::{CallRef, Source, Value};
+    use toolwire_core::{CallRef, ErrorCode, Source, Value};
     use toolwire_model::MemoryBlobs;
 
     /// The reply as the host is sent it (rmcp's JSON of it), checked to be exactly what
@@ -248,6 +313,18 @@ mod tests {
         );
         assert_eq!(reply["content"][0]["text"], "Echo: hi there");
 
+        // A result the server behind stamped as its own is sent as the gateway's.
+        let call = ToolCall::new("call_3", "ev__echo", json!({}));
+        let mut result =
+            ToolResult::success(CallRef::new("call_3", "ev__echo"), vec![Value::text("hi")]);
+        result.metadata.extra.insert(
+            "_meta".into(),
+            json!({SERVER_INFO_META: {"name": "fastmcp-trial", "version": "1.0"}, "k": 1}),
+        );
+        let (reply, _) = sent(call_tool_result(result, call, &profile, 20_000, None, &blobs).await);
+        assert_eq!(reply["_meta"][SERVER_INFO_META]["name"], "toolwire-gateway");
+        assert_eq!(reply["_meta"]["k"], 1, "{reply}");
+
         // An error result says so.
         let call = ToolCall::new("call_2", "ev__echo", json!({}));
         let result = ToolResult::error(CallRef::new("call_2", "ev__echo"), "no such thing");
@@ -259,6 +336,37 @@ mod tests {
                 .unwrap()
                 .contains("no such thing")
         );
+        // A host that drops `isError` (Codex) is told in the text, first, how it failed;
+        // one that keeps it gets the error's own text alone.
+        let codex = HostProfile::named("codex").unwrap();
+        for (host, code, first) in [
+            (
+                &codex,
+                ErrorCode::Timeout,
+                Some("Error: the call to ev__echo timed out."),
+            ),
+            (
+                &codex,
+                ErrorCode::Other("x".into()),
+                Some("Error: the call to ev__echo failed"),
+            ),
+            (&profile, ErrorCode::Timeout, None),
+        ] {
+            let call = ToolCall::new("call_4", "ev__echo", json!({}));
+            let result =
+                ToolResult::error_with_code(CallRef::new("call_4", "ev__echo"), code, "slow");
+            let (reply, _) = sent(call_tool_result(result, call, host, 20_000, None, &blobs).await);
+            assert_eq!(reply["isError"], true);
+            let text = reply["content"][0]["text"].as_str().unwrap();
+            match first {
+                Some(first) => {
+                    let (line, rest) = text.split_once('\n').unwrap();
+                    assert!(line.starts_with(first), "{text}");
+                    assert!(rest.contains("slow"), "{text}");
+                }
+                None => assert!(!text.contains("Error: the call"), "{text}"),
+            }
+        }
     }
 
     /// Audio a Claude host's model cannot take is a line and a link it can read; an image
@@ -402,6 +510,34 @@ mod tests {
         }
     }
 
+    /// The JSON a server sends as text beside its structured value, cut to the host's
+    /// budget, stays valid JSON (then a marker), never a string cut in its middle.
+    #[tokio::test]
+    async fn a_json_text_beside_the_value_is_cut_as_json() {
+        let value = json!({"notes": (0..300).map(|i| format!("note {i}: {}", "w".repeat(40))).collect::<Vec<_>>()});
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        let call = ToolCall::new("c5", "db__notes", json!({}));
+        let result = ToolResult::success(
+            CallRef::new("c5", "db__notes"),
+            vec![Value::text(pretty), Value::structured(value.clone())],
+        );
+        let profile = HostProfile::named("claude-desktop").unwrap();
+        let schema = json!({"type": "object"});
+        let blobs = MemoryBlobs::default();
+        let (reply, _) =
+            sent(call_tool_result(result, call, &profile, 3_000, Some(&schema), &blobs).await);
+        let text = reply["content"][0]["text"].as_str().unwrap();
+        assert!(text.chars().count() <= 3_000, "{}", text.len());
+        let (json, marker) = text.split_once("\n[… JSON shortened by toolwire").unwrap();
+        let kept: Json = serde_json::from_str(json).unwrap();
+        assert_eq!(kept["notes"][0], value["notes"][0]);
+        assert!(
+            marker.contains("read_result {\"callId\":\"c5\""),
+            "{marker}"
+        );
+        assert_eq!(reply["structuredContent"], value);
+    }
+
     /// A host that shows only `structuredContent` (Claude Code) gets what the text said
     /// in it, when the text says more than the value and the schema allows it; a host
     /// that shows both gets the value untouched, and a closed schema is never broken.
@@ -418,7 +554,9 @@ mod tests {
         let shows = HostProfile::named("claude-desktop").unwrap();
         assert!(drops.drops_content_beside_structured && !shows.drops_content_beside_structured);
 
-        // Cut to fit, the text says so: the dropping host gets the marker in the value.
+        // Cut to fit, the text is only the value's JSON and its marker: the value is in
+        // `structuredContent` whole, so nothing is carried (the model would read the
+        // value twice).
         let (reply, _) = sent(
             call_tool_result(
                 result.clone(),
@@ -430,13 +568,31 @@ mod tests {
             )
             .await,
         );
-        let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
-        assert!(carried.contains("shortened by toolwire"), "{carried}");
-        assert!(
-            carried.contains("read_result {\"callId\":\"c2\""),
-            "{carried}"
-        );
-        assert_eq!(reply["structuredContent"]["rows"], value["rows"]);
+        assert_eq!(reply["structuredContent"], value, "{reply:.300}");
+
+        // What the text says beyond the value (a server's note) is carried, and only that:
+        // not the value's JSON text beside it, whole or cut.
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        for budget in [2_000, 200_000] {
+            let beside = ToolResult::success(
+                CallRef::new("c2", "db__query"),
+                vec![
+                    Value::text(pretty.clone()),
+                    Value::text("2,000 rows from the replica, 3 s old"),
+                    Value::structured(value.clone()),
+                ],
+            );
+            let (reply, _) = sent(
+                call_tool_result(beside, call.clone(), &drops, budget, Some(&open), &blobs).await,
+            );
+            let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
+            assert!(carried.contains("3 s old"), "{budget}: {carried:.300}");
+            assert!(!carried.contains("\"rows\""), "{budget}: {carried:.300}");
+            assert!(
+                !carried.contains("shortened by toolwire"),
+                "{budget}: {carried:.300}"
+            );
+        }
 
         let (reply, _) = sent(
             call_tool_result(

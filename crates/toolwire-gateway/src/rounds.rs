@@ -173,7 +173,11 @@ impl Gateway {
                     ));
                 }
                 Some(Step::Done(done)) => match *done {
-                    Ok(result) => return self.reply(result, flight.call).await,
+                    Ok(result) => {
+                        return self
+                            .reply(result, flight.call, &self.profile(context))
+                            .await;
+                    }
                     Err(e) => {
                         return Err(ErrorData::internal_error(
                             format!("the call ended badly: {e}"),

@@ -400,7 +400,7 @@ impl Gateway {
         };
         let session = self.session(context).await?;
         let Some((id, entry)) = self
-            .start_task(name, arguments, &session, TTL, crate::trace_of(context))
+            .start_task(name, arguments, &session, TTL, context)
             .await?
         else {
             return Ok(None);
@@ -433,8 +433,10 @@ impl Gateway {
         arguments: &JsonObject,
         session: &str,
         ttl: Duration,
-        trace: Option<toolwire_core::TraceContext>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<Option<(String, Arc<Entry>)>, ErrorData> {
+        let trace = crate::trace_of(context);
+        let profile = self.profile(context);
         let created_at = now_rfc3339();
         let entry = Entry {
             owner: session.to_owned(),
@@ -495,7 +497,7 @@ impl Gateway {
         let finished = Arc::clone(&entry);
         tokio::spawn(async move {
             let outcome = match running.finish().await {
-                Ok(result) => match gateway.reply(result, call).await {
+                Ok(result) => match gateway.reply(result, call, &profile).await {
                     Ok(CallToolResponse::Complete(reply)) => match serde_json::to_value(reply) {
                         Ok(Json::Object(map)) => Ok(related_to(map, &task_id)),
                         _ => Err(ErrorData::internal_error("unsendable result", None)),
@@ -563,7 +565,7 @@ impl Gateway {
             .map_or(TTL, |ms| Duration::from_millis(ms).clamp(MIN_TTL, MAX_TTL));
         let session = self.session(context).await?;
         let Some((id, entry)) = self
-            .start_task(name, arguments, &session, ttl, crate::trace_of(context))
+            .start_task(name, arguments, &session, ttl, context)
             .await?
         else {
             return Ok(None);

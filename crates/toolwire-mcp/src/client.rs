@@ -9,7 +9,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
-    ListRootsResult, ProgressNotificationParam, ProgressToken, ProtocolVersion, Root,
+    ListRootsResult, ProgressNotificationParam, ProgressToken, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::json;
@@ -179,8 +179,8 @@ pub enum SampleError {
 pub(crate) struct Handler {
     pub router: Arc<Router>,
     pub sampler: Option<Arc<dyn Sampler>>,
-    /// The workspace, as `file://` URIs: what `roots/list` answers.
-    pub roots: Arc<Vec<String>>,
+    /// What `roots/list` answers (the workspace, the server's own, or a host's).
+    pub roots: crate::roots::Roots,
 }
 
 impl std::fmt::Debug for Handler {
@@ -192,7 +192,7 @@ impl std::fmt::Debug for Handler {
 }
 
 impl Handler {
-    pub(crate) fn new(sampler: Option<Arc<dyn Sampler>>, roots: Arc<Vec<String>>) -> Self {
+    pub(crate) fn new(sampler: Option<Arc<dyn Sampler>>, roots: crate::roots::Roots) -> Self {
         Handler {
             router: Arc::new(Router::default()),
             sampler,
@@ -228,9 +228,10 @@ pub fn mcp_stop_reason(provider: &str) -> String {
     .to_owned()
 }
 
-/// What toolwire declares: form and URL elicitation, MCP Apps, tasks (polled), the
-/// workspace as roots, and sampling when a provider can serve it.
-pub(crate) fn client_config(sampling: bool, roots: bool) -> ClientConfig {
+/// What toolwire declares: form and URL elicitation, MCP Apps, tasks (polled), roots
+/// when it has some to give (`roots`: whether they may change), and sampling when a
+/// provider can serve it.
+pub(crate) fn client_config(sampling: bool, roots: Option<bool>) -> ClientConfig {
     let mut declared = json!({
         "elicitation": {"form": {}, "url": {}},
         "extensions": {
@@ -241,8 +242,8 @@ pub(crate) fn client_config(sampling: bool, roots: bool) -> ClientConfig {
     if sampling {
         declared["sampling"] = json!({});
     }
-    if roots {
-        declared["roots"] = json!({"listChanged": false});
+    if let Some(list_changed) = roots {
+        declared["roots"] = json!({"listChanged": list_changed});
     }
     let capabilities: ClientCapabilities = serde_json::from_value(declared).unwrap_or_default();
     let mut info = Implementation::default();
@@ -258,23 +259,14 @@ pub(crate) fn client_config(sampling: bool, roots: bool) -> ClientConfig {
 #[allow(deprecated)]
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        client_config(self.sampler.is_some(), !self.roots.is_empty())
+        client_config(self.sampler.is_some(), self.roots.declared())
     }
 
     async fn list_roots(
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        let roots = self
-            .roots
-            .iter()
-            .map(|uri| {
-                let mut root = Root::new(uri.clone());
-                root.name = Some("workspace".to_owned());
-                root
-            })
-            .collect();
-        Ok(ListRootsResult::new(roots))
+        Ok(ListRootsResult::new(self.roots.list()))
     }
 
     async fn on_progress(

@@ -33,6 +33,11 @@ pub struct ServerConfig {
     pub budget: BudgetRules,
     /// How it is logged in to (HTTP servers that need OAuth authorization).
     pub oauth: toolwire_oauth::OAuthSettings,
+    /// The folders declared to it as its roots, from its entry's `"roots"`: these win
+    /// over the workspace (`call`, `serve`) and the gateway's host's roots. `None`: it
+    /// gets those; an empty list declares no roots at all, so a server that takes the
+    /// client's roots over its own arguments (server-filesystem) keeps its arguments.
+    pub roots: Option<Vec<PathBuf>>,
 }
 
 impl ServerConfig {
@@ -47,6 +52,7 @@ impl ServerConfig {
             approval: ApprovalRules::default(),
             budget: BudgetRules::default(),
             oauth: toolwire_oauth::OAuthSettings::default(),
+            roots: None,
         }
     }
 }
@@ -62,16 +68,22 @@ pub struct ApprovalRules {
     pub server: Option<ApprovalPolicy>,
     /// By the tool's own name on its server.
     pub tools: BTreeMap<String, ApprovalPolicy>,
+    /// For a tool neither rule covers, instead of what its annotations say: `toolwire
+    /// gateway` sets `Never`, since its host asks its own person before it calls a tool
+    /// (or was told not to), and a second gate would refuse what that person allowed.
+    pub unset: Option<ApprovalPolicy>,
 }
 
 impl ApprovalRules {
     /// The policy for tool `remote` (its name on the server) with `read_only` from its
-    /// `readOnlyHint`: the tool's rule, else the server's, else the annotations'.
+    /// `readOnlyHint`: the tool's rule, else the server's, else `unset`, else the
+    /// annotations'.
     pub fn policy(&self, remote: &str, read_only: Option<bool>) -> ApprovalPolicy {
         self.tools
             .get(remote)
             .copied()
             .or(self.server)
+            .or(self.unset)
             .unwrap_or(if read_only == Some(true) {
                 ApprovalPolicy::Never
             } else {
@@ -400,6 +412,10 @@ struct Entry {
     /// How toolwire identifies itself to the server's authorization server.
     #[serde(default)]
     oauth: Option<OAuthEntry>,
+    /// The folders declared to the server as its roots (`[]`: none), instead of the
+    /// workspace or the gateway's host's.
+    #[serde(default)]
+    roots: Option<Vec<PathBuf>>,
 }
 
 /// The `"oauth"` object of an entry.
@@ -582,6 +598,7 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
                 .into_iter()
                 .filter_map(|(tool, rule)| Some((tool, rule.approval?)))
                 .collect(),
+            unset: None,
         };
         let transport = match (entry.command, entry.url) {
             (Some(command), None) => Transport::Stdio {
@@ -627,6 +644,9 @@ pub fn parse_servers_json(doc: &Json, base: &Path) -> Result<Vec<ServerConfig>, 
         server.approval = approval;
         server.budget = budget;
         server.oauth = oauth;
+        server.roots = entry
+            .roots
+            .map(|dirs| dirs.into_iter().map(|d| base.join(d)).collect());
         out.push(server);
     }
     Ok(out)
@@ -778,6 +798,12 @@ mod tests {
             fs.approval.policy("write_file", Some(true)),
             ApprovalPolicy::Always
         );
+        // The gateway's host decides what no rule covers; the rules still win.
+        let mut gateway = fs.approval.clone();
+        gateway.server = None;
+        gateway.unset = Some(ApprovalPolicy::Never);
+        assert_eq!(gateway.policy("plain", None), ApprovalPolicy::Never);
+        assert_eq!(gateway.policy("write_file", None), ApprovalPolicy::Always);
         let bad = json!({"mcpServers": {"fs": {"command": "x", "approval": "sometimes"}}});
         assert!(parse_servers_json(&bad, Path::new("/")).is_err());
     }

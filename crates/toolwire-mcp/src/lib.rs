@@ -7,6 +7,7 @@ mod client;
 mod config;
 mod naming;
 mod readable;
+mod roots;
 mod schema;
 mod server;
 mod stdio;
@@ -24,6 +25,7 @@ pub use config::{
     SAFE_ENV, ServerConfig, Transport, parse_flag, parse_servers_json, read_servers_file,
 };
 pub use naming::SEPARATOR;
+pub use roots::{MAX_PASSED_ROOTS, PassedRoots};
 pub use server::{InProcess, Limits, LoggedOut, McpServer, ServerError};
 pub use stdio::host_transport;
 pub use supervise::{MAX_BACKGROUND_ATTEMPTS, OnTools, Supervisor, supervise};

@@ -74,6 +74,8 @@ pub(crate) struct Connection {
     pub router: Arc<Router>,
     pub protocol: ProtocolVersion,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Tells the server when the host's roots change (held for its drop).
+    _roots_forwarding: Option<crate::roots::Forwarding>,
 }
 
 impl Connection {
@@ -120,8 +122,9 @@ pub struct McpServer {
     state: tokio::sync::Mutex<State>,
     /// Serves the server's sampling requests; without one they are refused.
     sampler: Option<Arc<dyn Sampler>>,
-    /// The workspace as `file://` URIs, declared as roots.
-    roots: Arc<Vec<String>>,
+    /// What it is told its roots are: its entry's own `"roots"`, else the workspace or
+    /// the gateway's host's.
+    roots: crate::roots::Roots,
     /// `ui://` resources read once per connection: an MCP App's HTML is static.
     pub(crate) ui_cache: Mutex<HashMap<String, serde_json::Value>>,
     /// What a person is shown of it; kept beside `state` (whose lock is held through a
@@ -221,6 +224,14 @@ impl SourceLogin for McpServer {
     }
 }
 
+/// The roots `config`'s entry gives (`"roots"`), or none until the caller gives some.
+fn own_roots(config: &ServerConfig) -> crate::roots::Roots {
+    match &config.roots {
+        Some(dirs) => crate::roots::Roots::fixed(dirs, &config.name),
+        None => crate::roots::Roots::default(),
+    }
+}
+
 /// Logins begun in a browser and not finished yet, kept per server.
 const MAX_PENDING_LOGINS: usize = 4;
 
@@ -236,10 +247,10 @@ impl McpServer {
     /// A server handle for `config`; nothing starts until it is connected.
     pub fn new(config: ServerConfig, limits: Limits) -> Arc<Self> {
         Arc::new(McpServer {
+            roots: own_roots(&config),
             config,
             in_process: None,
             sampler: None,
-            roots: Arc::new(Vec::new()),
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
@@ -273,7 +284,7 @@ impl McpServer {
             config,
             in_process: Some(Arc::new(connect)),
             sampler: None,
-            roots: Arc::new(Vec::new()),
+            roots: crate::roots::Roots::default(),
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
@@ -301,17 +312,32 @@ impl McpServer {
         self
     }
 
-    /// Declares `dirs` (the workspace) as the client's roots.
+    /// Declares `dirs` (the workspace) as the client's roots, unless the server's entry
+    /// gives its own (`"roots"`, which wins).
     pub fn with_roots(mut self: Arc<Self>, dirs: &[std::path::PathBuf]) -> Arc<Self> {
-        if let Some(server) = Arc::get_mut(&mut self) {
-            server.roots = Arc::new(dirs.iter().map(|d| crate::client::file_uri(d)).collect());
+        if let Some(server) = Arc::get_mut(&mut self)
+            && server.config.roots.is_none()
+        {
+            server.roots = crate::roots::Roots::fixed(dirs, "workspace");
         }
         self
     }
 
-    /// The roots declared to the server, as `file://` URIs.
-    pub(crate) fn roots(&self) -> &[String] {
-        &self.roots
+    /// Declares `passed` (the gateway's host's roots, as they change) as the client's
+    /// roots, unless the server's entry gives its own (`"roots"`, which wins).
+    pub fn with_passed_roots(mut self: Arc<Self>, passed: &crate::PassedRoots) -> Arc<Self> {
+        if let Some(server) = Arc::get_mut(&mut self)
+            && server.config.roots.is_none()
+        {
+            server.roots = crate::roots::Roots::Passed(passed.clone());
+        }
+        self
+    }
+
+    /// The roots declared to the server, as they are now.
+    #[allow(deprecated)] // Roots: still what 2025-11-25 servers ask for.
+    pub(crate) fn roots(&self) -> Vec<rmcp::model::Root> {
+        self.roots.list()
     }
 
     /// The name as configured, for people.
@@ -549,7 +575,7 @@ impl McpServer {
     }
 
     async fn connect_with(&self, lifecycle: ClientLifecycleMode) -> Result<Connection, Failed> {
-        let handler = Handler::new(self.sampler.clone(), Arc::clone(&self.roots));
+        let handler = Handler::new(self.sampler.clone(), self.roots.clone());
         let router = Arc::clone(&handler.router);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let started = match (&self.in_process, &self.config.transport) {
@@ -684,11 +710,19 @@ impl McpServer {
             .peer_info()
             .map(|info| info.protocol_version.clone())
             .unwrap_or(ProtocolVersion::V_2025_11_25);
+        let roots_forwarding = match &self.roots {
+            crate::roots::Roots::Passed(passed) => Some(crate::roots::Forwarding::start(
+                passed,
+                service.peer().clone(),
+            )),
+            crate::roots::Roots::Fixed(_) => None,
+        };
         Ok(Connection {
             service,
             router,
             protocol,
             stderr,
+            _roots_forwarding: roots_forwarding,
         })
     }
 

@@ -397,12 +397,7 @@ impl McpTool {
                     let schema = request.get("params").and_then(|p| p.get("requestedSchema"));
                     elicit_response(resolution, value, schema)
                 }
-                Some("roots/list") => json!({"roots": self
-                    .server
-                    .roots()
-                    .iter()
-                    .map(|uri| json!({"uri": uri, "name": "workspace"}))
-                    .collect::<Vec<_>>()}),
+                Some("roots/list") => json!({"roots": self.server.roots()}),
                 // Sampling has no provider here; the server is told so in the response.
                 _ => {
                     json!({"error": {"code": -32601, "message": "toolwire does not serve sampling for this server"}})

@@ -450,7 +450,17 @@ fn chars_page(
             unit: "chars",
         });
     }
-    let page: String = text.chars().skip(offset).take(limit).collect();
+    let mut page: String = text.chars().skip(offset).take(limit).collect();
+    let taken = page.chars().count();
+    // A page that stops short of the end stops after a whole line, as the first result's
+    // cut does, unless that would leave it less than half full (a line longer than half
+    // a page is cut where the page ends): the next page starts on a line of its own.
+    if offset + taken < total
+        && let Some(newline) = page.rfind('\n')
+        && page[..newline].chars().count() + 1 >= limit.div_ceil(2)
+    {
+        page.truncate(newline + 1);
+    }
     let end = offset + page.chars().count();
     let mut out = page;
     if end < total {
@@ -530,13 +540,38 @@ mod tests {
     fn text_pages_follow_on_exactly() {
         let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
         let r = result(vec![Value::text(text.clone())]);
+        // 50 chars end inside "line 7\n" (chars 49-55): the page stops after "line 6".
         let first = read_part(&r, 0, 0, 50).unwrap();
-        assert!(first.starts_with(&text[..50]));
+        assert!(
+            first.starts_with(&format!("{}\n[chars", &text[..49])),
+            "{first}"
+        );
         assert!(first.contains(
-            "continue with read_result {\"callId\":\"call_1\",\"part\":0,\"offset\":50}"
+            "continue with read_result {\"callId\":\"call_1\",\"part\":0,\"offset\":49}"
         ));
-        let second = read_part(&r, 0, 50, 50).unwrap();
-        assert!(second.starts_with(&text[50..100]));
+        let second = read_part(&r, 0, 49, 50).unwrap();
+        assert!(second.starts_with("line 7\n"), "{second}");
+        // A line longer than half a page is cut where the page ends.
+        let long = format!("short\n{}\nend\n", "x".repeat(80));
+        let r2 = result(vec![Value::text(long.clone())]);
+        let page = read_part(&r2, 0, 0, 50).unwrap();
+        assert!(
+            page.starts_with(&format!("{}\n[chars", &long[..50])),
+            "{page}"
+        );
+        // Followed page by page, the pages make the text again.
+        let (mut joined, mut offset) = (String::new(), 0);
+        loop {
+            let page = read_part(&r, 0, offset, 37).unwrap();
+            let Some(note) = page.find("\n[chars ") else {
+                joined.push_str(&page);
+                break;
+            };
+            assert!(page[..note].ends_with('\n'), "{page}");
+            joined.push_str(&page[..note]);
+            offset = joined.chars().count();
+        }
+        assert_eq!(joined, text);
         let last = read_part(&r, 0, text.len() - 5, 50).unwrap();
         assert_eq!(last, &text[text.len() - 5..]);
         assert!(matches!(

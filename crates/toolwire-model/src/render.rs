@@ -390,6 +390,13 @@ impl<'a> Shape<'a> {
                 if prefix.is_empty() && fits(body, budget) {
                     return Some(body.clone());
                 }
+                // A text that is JSON (what a server sends beside its structured value) is
+                // cut as JSON: what is left stays valid, never a string cut in its middle.
+                if prefix.is_empty()
+                    && let Some(value) = json_text(body)
+                {
+                    return Some(Cow::Owned(cut_json(None, &value, budget, ctx)));
+                }
                 let weight = weight.get();
                 return Some(match body {
                     Cow::Borrowed(body) => cut_text(prefix, body, budget, weight, ctx),
@@ -414,6 +421,16 @@ impl<'a> Shape<'a> {
             Shape::Media(_) => return None,
         }))
     }
+}
+
+/// `text` as the JSON object or array it holds, when it is one (parsed only for a text
+/// that must be cut anyway).
+fn json_text(text: &str) -> Option<Json> {
+    let trimmed = text.trim_start();
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        return None;
+    }
+    serde_json::from_str(text).ok()
 }
 
 /// Separator between text parts of one result.

@@ -92,7 +92,19 @@ impl McpArgs {
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
     ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
-        let servers = self.servers(data_dir, only, sampler, workspace)?;
+        let setup = Setup::workspace(workspace);
+        self.set_up_tools(data_dir, only, sampler, setup).await
+    }
+
+    /// [`McpArgs::tools_and_failures`], the servers set up as `setup` says.
+    pub(crate) async fn set_up_tools(
+        &self,
+        data_dir: Option<&Path>,
+        only: Option<&str>,
+        sampler: Option<Arc<dyn Sampler>>,
+        setup: Setup<'_>,
+    ) -> Result<(Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>)> {
+        let servers = self.set_up_servers(data_dir, only, sampler, setup)?;
         if servers.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -100,7 +112,7 @@ impl McpArgs {
     }
 
     /// The configured servers, not started yet (with `only`, just the one whose tools
-    /// that name belongs to), their roots the workspace.
+    /// that name belongs to), their roots the workspace (or their entry's own `"roots"`).
     pub(crate) fn servers(
         &self,
         data_dir: Option<&Path>,
@@ -108,7 +120,21 @@ impl McpArgs {
         sampler: Option<Arc<dyn Sampler>>,
         workspace: Option<&Path>,
     ) -> Result<Vec<Arc<McpServer>>> {
+        self.set_up_servers(data_dir, only, sampler, Setup::workspace(workspace))
+    }
+
+    /// [`McpArgs::servers`], set up as `setup` says.
+    fn set_up_servers(
+        &self,
+        data_dir: Option<&Path>,
+        only: Option<&str>,
+        sampler: Option<Arc<dyn Sampler>>,
+        Setup { roots, unset }: Setup<'_>,
+    ) -> Result<Vec<Arc<McpServer>>> {
         let mut configs = self.configs(data_dir)?;
+        for config in &mut configs {
+            config.approval.unset = unset;
+        }
         if let Some(tool) = only {
             let prefix = tool.split_once(toolwire_mcp::SEPARATOR).map(|(p, _)| p);
             configs.retain(|c| Some(c.prefix.as_str()) == prefix);
@@ -117,17 +143,26 @@ impl McpArgs {
             return Ok(Vec::new());
         }
         // The workspace is the servers' root (`roots/list`), as the file tools' is.
-        let root = match workspace {
-            Some(dir) => dir.to_owned(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
+        let workspace = match roots {
+            ServerRoots::Workspace(Some(dir)) => Some(dir.to_owned()),
+            ServerRoots::Workspace(None) => {
+                Some(std::env::current_dir().context("cannot read the current directory")?)
+            }
+            ServerRoots::Host(_) | ServerRoots::None => None,
         };
-        let roots = [root.canonicalize().unwrap_or(root)];
+        let workspace = workspace.map(|root| [root.canonicalize().unwrap_or(root)]);
         let limits = limits()?;
         let tokens = token_dir(data_dir);
         Ok(configs
             .into_iter()
             .map(|config| {
-                let mut server = McpServer::new(config, limits.clone()).with_roots(&roots);
+                let mut server = McpServer::new(config, limits.clone());
+                // An entry's own `"roots"` wins over both (see `McpServer::with_roots`).
+                if let Some(dirs) = &workspace {
+                    server = server.with_roots(dirs);
+                } else if let ServerRoots::Host(passed) = &roots {
+                    server = server.with_passed_roots(passed);
+                }
                 if let Some(dir) = &tokens {
                     server = server.with_token_dir(dir);
                 }
@@ -138,6 +173,37 @@ impl McpArgs {
             })
             .collect())
     }
+}
+
+/// How the configured servers are set up for the command that uses them.
+pub(crate) struct Setup<'a> {
+    /// Which roots they are told of.
+    pub roots: ServerRoots<'a>,
+    /// The approval of a tool no rule of the config covers (see
+    /// `toolwire_mcp::ApprovalRules::unset`): the gateway's host decides it.
+    pub unset: Option<toolwire_tool::ApprovalPolicy>,
+}
+
+impl<'a> Setup<'a> {
+    /// `call`, `chat`, `serve`: the workspace as roots, approvals by the config and the
+    /// tools' annotations.
+    fn workspace(dir: Option<&'a Path>) -> Self {
+        Setup {
+            roots: ServerRoots::Workspace(dir),
+            unset: None,
+        }
+    }
+}
+
+/// Which roots the configured servers are told of (a server's own `"roots"` entry wins
+/// over each).
+pub(crate) enum ServerRoots<'a> {
+    /// The workspace (default: the current directory): `call`, `serve`, `chat`.
+    Workspace(Option<&'a Path>),
+    /// The gateway's host's, passed on as they change (none until it gives some).
+    Host(toolwire_mcp::PassedRoots),
+    /// None at all: the HTTP gateway, whose servers serve several hosts at once.
+    None,
 }
 
 /// Where MCP servers' OAuth tokens are kept: `mcp-auth/` in the data directory.

@@ -85,7 +85,7 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
         {"tool": "ev__get-tiny-image"},
         {"tool": "ev__get-structured-content", "args": {"location": "New York"}},
         {"tool": "ev__no-such-tool"},
-        // Not read-only, so toolwire asks; this host cannot, so it is refused.
+        // Not read-only, but the host approved it (by calling): it runs.
         {"tool": "ev__toggle-simulated-logging"},
     ]);
     let got = drive(
@@ -145,15 +145,8 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
         got[4]
     );
 
-    let refused = &got[5]["result"];
-    assert_eq!(refused["isError"], true);
-    assert!(
-        refused["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("this MCP host cannot ask"),
-        "{refused}"
-    );
+    let toggled = &got[5]["result"];
+    assert!(toggled.get("isError").is_none(), "{toggled}");
 
     // Every call is in one session of this connection, with its stored result.
     let (sessions, messages) = support::mcp::first_session(data.path());
@@ -215,7 +208,8 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
         {"action": "accept", "content": {"approve": true}},
         {"action": "decline"},
     ]);
-    let got = drive(data.path(), "generic", &["--mcp", &ev], steps, answers);
+    let gateway = ["--approvals", "toolwire", "--mcp", &ev];
+    let got = drive(data.path(), "generic", &gateway, steps, answers);
     let approved = &got[1];
     assert!(approved["result"].get("isError").is_none(), "{approved}");
     let asked = approved["asked"][0].as_str().unwrap();
@@ -225,6 +219,208 @@ fn approvals_are_asked_through_the_hosts_elicitation() {
     );
     let declined = &got[2]["result"];
     assert_eq!(declined["isError"], true, "{declined}");
+}
+
+/// The host asks its own person before it calls a tool (or was told not to): by default
+/// the gateway runs what the host called, tools without annotations too. toolwire asks
+/// only where the person set it up, in the config (`"approval": "always"`) or with
+/// `--approvals toolwire`; a host that cannot ask is then refused in words that name
+/// what to change, and never told that its person said no.
+#[test]
+fn a_call_the_host_approved_runs_and_a_refusal_says_what_to_change() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let steps = json!([{"tool": "ev__toggle-simulated-logging"}]);
+    let ran = drive(
+        data.path(),
+        "codex",
+        &["--mcp", &ev],
+        steps.clone(),
+        json!([]),
+    );
+    let ran = &ran[1]["result"];
+    assert!(ran.get("isError").is_none(), "{ran}");
+    assert!(ran.to_string().contains("logging"), "{ran}");
+
+    let text_of = |got: &[Value]| {
+        got[1]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let flagged = ["--approvals", "toolwire", "--mcp", &ev];
+    let got = drive(data.path(), "codex", &flagged, steps.clone(), json!([]));
+    assert_eq!(got[1]["result"]["isError"], true, "{}", got[1]);
+    let refused = text_of(&got);
+    assert!(refused.contains("this MCP host cannot ask"), "{refused}");
+    assert!(refused.contains("--approvals toolwire"), "{refused}");
+    assert!(
+        refused.contains("\"toggle-simulated-logging\""),
+        "{refused}"
+    );
+    // Codex drops `isError`: the first line says the call failed, and how. Nobody said
+    // no: the model is not told its person denied it.
+    let (first, rest) = refused.split_once('\n').unwrap();
+    assert_eq!(
+        first,
+        "Error: the call to ev__toggle-simulated-logging was refused, so it did not run."
+    );
+    assert!(rest.starts_with("toolwire refused this call"), "{refused}");
+    assert!(!refused.contains("denied"), "{refused}");
+
+    // The person's config asks for this one tool.
+    let script = support::peers::everything().unwrap();
+    let config = data.path().join("servers.json");
+    let entry = json!({"mcpServers": {"ev": {
+        "command": "node", "args": [script, "stdio"],
+        "tools": {"toggle-simulated-logging": {"approval": "always"}},
+    }}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let configured = ["--mcp-config", config.to_str().unwrap()];
+    let got = drive(data.path(), "codex", &configured, steps, json!([]));
+    let refused = text_of(&got);
+    assert!(refused.contains("your config says \"always\""), "{refused}");
+    assert!(refused.contains("\"never\""), "{refused}");
+    assert!(!refused.contains("--approvals"), "{refused}");
+}
+
+/// Without `--host`, the gateway knows the host by the name its client gives in
+/// `initialize`: opencode's results are cut under opencode's own cut (51,200 bytes,
+/// head only) and its errors begin with a line saying so; an unknown client is generic.
+#[test]
+fn without_host_the_profile_is_the_clients_own() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    // 45,000 characters: under the generic budget, over opencode's.
+    let long: String = (0..1_800)
+        .map(|i| format!("line {i:08} of the log\n"))
+        .collect();
+    let steps = json!([
+        {"tool": "ev__echo", "args": {"message": long}},
+        {"tool": "ev__get-sum", "args": {"a": "not a number"}},
+    ]);
+    let as_client = |name: &str| {
+        let mut client = Command::new("node");
+        client
+            .env("GATEWAY_CLIENT_NAME", name)
+            .arg(env!("CARGO_BIN_EXE_toolwire"))
+            .arg(data.path())
+            .arg("auto")
+            .args(["--mcp", &ev]);
+        run_client(client, steps.clone(), json!([]))
+    };
+    let text = |step: &Value| {
+        step["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    let opencode = as_client("opencode");
+    let echoed = text(&opencode[1]);
+    assert!(echoed.len() < 51_200, "{} bytes", echoed.len());
+    assert!(echoed.contains("by toolwire"), "{echoed:.300}");
+    let failed = text(&opencode[2]);
+    assert!(
+        failed.starts_with("Error: the call to ev__get-sum"),
+        "{failed}"
+    );
+
+    let other = as_client("some-other-host");
+    let whole = text(&other[1]);
+    assert!(
+        whole.trim_end() == format!("Echo: {long}").trim_end(),
+        "{} chars: {:.200}",
+        whole.len(),
+        whole
+    );
+    assert!(
+        !text(&other[2]).starts_with("Error: the call"),
+        "{}",
+        other[2]
+    );
+}
+
+/// The text of `ev__get-roots-list` through a gateway with `gateway` args, for a host
+/// whose roots are `roots` (`None`: a host that declares no roots), after `steps`.
+fn roots_seen(data: &Path, gateway: &[&str], roots: Option<Value>, steps: Value) -> Vec<String> {
+    let mut client = Command::new("node");
+    if let Some(roots) = roots {
+        client.env("GATEWAY_ROOTS", roots.to_string());
+    }
+    client
+        .arg(env!("CARGO_BIN_EXE_toolwire"))
+        .arg(data)
+        .arg("generic")
+        .args(gateway);
+    run_client(client, steps, json!([]))
+        .iter()
+        .filter(|step| step["tool"] == "ev__get-roots-list")
+        .map(|step| step["result"].to_string())
+        .collect()
+}
+
+/// The servers behind the gateway are given the host's roots (asked of the host, and
+/// asked again when it says they changed), never the gateway's own working directory:
+/// a host that declares no roots gives them none, and a server whose entry names its own
+/// `"roots"` keeps them.
+#[test]
+fn servers_get_the_hosts_roots_never_the_gateways_folder() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let dirs = tempfile::tempdir().unwrap();
+    let uri = |name: &str| {
+        let dir = dirs.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        format!("file://{}", dir.canonicalize().unwrap().display())
+    };
+    let (first, second, own) = (uri("first"), uri("second"), uri("own"));
+    // The gateway runs in tests/mcp: its folder must reach no server.
+    let gateway_dir = format!(
+        "file://{}",
+        support::peers::peers_dir()
+            .canonicalize()
+            .unwrap()
+            .display()
+    );
+    let steps = json!([
+        {"tool": "ev__get-roots-list", "until": first},
+        {"roots": [{"uri": second, "name": "second"}]},
+        {"tool": "ev__get-roots-list", "until": second},
+    ]);
+    let host_roots = json!([{"uri": first, "name": "first"}]);
+    let seen = roots_seen(data.path(), &["--mcp", &ev], Some(host_roots), steps);
+    assert!(seen[0].contains(&first), "{}", seen[0]);
+    assert!(
+        seen[1].contains(&second) && !seen[1].contains(&first),
+        "{}",
+        seen[1]
+    );
+    for text in &seen {
+        assert!(!text.contains(&gateway_dir), "{text}");
+    }
+
+    // A host without roots: the server is given none.
+    let steps = json!([{"tool": "ev__get-roots-list"}]);
+    let seen = roots_seen(data.path(), &["--mcp", &ev], None, steps.clone());
+    assert!(!seen[0].contains("file://"), "{}", seen[0]);
+
+    // A server's own roots win over the host's.
+    let script = support::peers::everything().unwrap();
+    let own_dir = own.strip_prefix("file://").unwrap();
+    let config = dirs.path().join("servers.json");
+    let entry = json!({"mcpServers": {"ev": {
+        "command": "node", "args": [script, "stdio"], "roots": [own_dir],
+    }}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let host_roots = json!([{"uri": first, "name": "first"}]);
+    let args = ["--mcp-config", config.to_str().unwrap()];
+    let seen = roots_seen(data.path(), &args, Some(host_roots), steps);
+    assert!(
+        seen[0].contains(&own) && !seen[0].contains(&first),
+        "{}",
+        seen[0]
+    );
 }
 
 /// A server's result over the 16 MiB limit of one message reaches the host through the
@@ -878,6 +1074,10 @@ fn the_python_sdk_client_gets_every_kind_of_result_through_the_gateway() {
         "{forecast}"
     );
     assert_eq!(forecast["structuredContent"]["temperature_c"], 21.5);
+    // The server behind stamps its results as its own (2026-07-28); the host's peer is
+    // the gateway, and the stamp says so.
+    let sender = &forecast["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(sender["name"], "toolwire-gateway", "{forecast}");
 
     let error = &got[3]["result"];
     assert_eq!(error["isError"], true, "{error}");
@@ -1038,7 +1238,9 @@ fn a_tools_own_question_reaches_a_2026_07_28_host_by_the_round_trip() {
         {"action": "accept", "content": {"approve": true}},
         {"action": "accept", "content": {"name": "Ada Lovelace"}},
     ]);
-    let got = drive_python(data.path(), &["--mcp", &ev], "auto", steps, answers).unwrap();
+    // toolwire asks for the approval too (the host's alone would count by default).
+    let gateway = ["--approvals", "toolwire", "--mcp", &ev];
+    let got = drive_python(data.path(), &gateway, "auto", steps, answers).unwrap();
     assert_eq!(got[0]["version"], "2026-07-28", "{}", got[0]);
     let call = &got[2];
     let asked = call["asked"].as_array().unwrap();

@@ -1,5 +1,6 @@
 //! `toolwire gateway`: toolwire as an MCP server on stdin/stdout (or streamable HTTP with
-//! `--http`), for a host (Claude Code, Codex, Gemini CLI, Cursor, VS Code, Claude Desktop)
+//! `--http`), for a host (Claude Code, Codex, Gemini CLI, opencode, Cursor, VS Code, Claude
+//! Desktop)
 //! to use instead of its MCP servers: their tools, through toolwire's pipeline. Nothing
 //! but MCP goes to stdout.
 
@@ -16,9 +17,11 @@ use crate::data;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The host this gateway serves, for its result budget and quirks: claude-code,
-    /// claude-desktop, codex, gemini, cursor, vscode or generic.
-    #[arg(long, default_value = "generic", value_name = "HOST")]
-    host: String,
+    /// claude-desktop, codex, gemini, opencode, cursor, vscode or generic. Without it,
+    /// the host is known by the name its client gives in `initialize` (any other client
+    /// is generic).
+    #[arg(long, value_name = "HOST")]
+    host: Option<String>,
     /// Offer toolwire's built-in tools (files, `run`) too, confined to the workspace.
     #[arg(long)]
     builtins: bool,
@@ -44,13 +47,32 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = toolwire_gateway::DEFAULT_RETRY_WAIT.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     retry_wait: u64,
+    /// Who approves a call: `host` (the default) lets the host's own approval count (it
+    /// asks its person before it calls a tool, or was told not to), so toolwire asks only
+    /// for the tools your mcpServers config sets to `"approval": "always"`; `toolwire`
+    /// also asks for every tool not marked read-only, as `toolwire call` does.
+    #[arg(long, value_enum, default_value_t = Approvals::Host, value_name = "WHO")]
+    approvals: Approvals,
     #[command(flatten)]
     mcp: crate::mcp::McpArgs,
 }
 
+/// Who approves the gateway's calls (`--approvals`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Approvals {
+    /// The host; toolwire asks only where the config says `"always"`.
+    Host,
+    /// toolwire too, by the tools' annotations, as `toolwire call` does.
+    Toolwire,
+}
+
 pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
-    let Some(profile) = HostProfile::named(&args.host) else {
-        bail!("unknown host {:?}; one of: {}", args.host, HOSTS.join(", "));
+    let profile = match &args.host {
+        Some(host) => match HostProfile::named(host) {
+            Some(profile) => Some(profile),
+            None => bail!("unknown host {host:?}; one of: {}", HOSTS.join(", ")),
+        },
+        None => None,
     };
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
@@ -73,13 +95,27 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         (Some(_), Some(dir)) => Some(toolwire_gateway::http_token(dir)?),
         (Some(_), None) => bail!("--http needs a data directory for its token: give --data-dir"),
     };
+    // The servers' roots are the host's (asked of it once it is connected), never the
+    // gateway's working directory; over HTTP, where the servers serve every host at once,
+    // they get none (a server's own `"roots"` entry wins over both).
+    let passed = args.http.is_none().then(toolwire_mcp::PassedRoots::new);
+    // The host asked its person before it called (or was told not to ask): a tool no
+    // rule of the config covers runs on that decision, unless `--approvals toolwire`.
+    let unset = match args.approvals {
+        Approvals::Host => Some(toolwire_tool::ApprovalPolicy::Never),
+        Approvals::Toolwire => None,
+    };
+    let roots = match &passed {
+        Some(passed) => crate::mcp::ServerRoots::Host(passed.clone()),
+        None => crate::mcp::ServerRoots::None,
+    };
     let (mcp_tools, failed) = args
         .mcp
-        .tools_and_failures(
+        .set_up_tools(
             place.data_dir.as_deref(),
             None,
             None,
-            args.workspace.as_deref(),
+            crate::mcp::Setup { roots, unset },
         )
         .await?;
     // stdout is the protocol: what went wrong with a server is said on stderr,
@@ -93,8 +129,15 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         data_dir,
         timeout: std::time::Duration::from_secs(args.ask_timeout),
         retry_wait: std::time::Duration::from_secs(args.retry_wait),
+        host_decides: args.approvals == Approvals::Host,
     };
-    let gateway = Gateway::with_asks(host, profile, asks);
+    let mut gateway = match profile {
+        Some(profile) => Gateway::with_asks(host, profile, asks),
+        None => Gateway::with_asks(host, HostProfile::generic(), asks).profile_by_client(),
+    };
+    if let Some(passed) = passed {
+        gateway = gateway.passing_roots(passed);
+    }
     match (args.http, http_token) {
         (Some(addr), Some((token, token_file))) => {
             let listener = tokio::net::TcpListener::bind(addr)

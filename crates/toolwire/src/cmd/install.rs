@@ -1,6 +1,6 @@
 //! `toolwire mcp install --host HOST`: writes the one entry that starts `toolwire gateway`
 //! into a host's own MCP config file (Claude Code, Claude Desktop, Cursor, VS Code, Gemini
-//! CLI: JSON; Codex: TOML), keeping a backup of the file it changes; with `--http`, the
+//! CLI, opencode: JSON; Codex: TOML), keeping a backup of the file it changes; with `--http`, the
 //! entry that reaches a running `toolwire gateway --http` instead, with its token in an
 //! `Authorization` header (the file is then made readable by its owner only). Everything
 //! else in the file is left as it was (keys keep their order; the TOML is edited as text,
@@ -12,13 +12,14 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value as Json};
 
 /// The hosts `install` knows, as `--host` takes them.
-pub(crate) const INSTALL_HOSTS: [&str; 6] = [
+pub(crate) const INSTALL_HOSTS: [&str; 7] = [
     "claude-code",
     "claude-desktop",
     "cursor",
     "vscode",
     "codex",
     "gemini",
+    "opencode",
 ];
 
 /// How a host's config file holds its MCP servers.
@@ -30,12 +31,16 @@ enum Format {
     VsCode,
     /// Codex: `[mcp_servers.NAME]` with `command` and `args`.
     CodexToml,
+    /// opencode: `{"mcp": {NAME: {"type": "local", "command": [COMMAND, ARGS...]}}}`
+    /// (its schema has no `args`, and refuses keys it does not know).
+    OpenCode,
 }
 
 fn format_of(host: &str) -> Format {
     match host {
         "vscode" => Format::VsCode,
         "codex" => Format::CodexToml,
+        "opencode" => Format::OpenCode,
         _ => Format::McpServers,
     }
 }
@@ -54,6 +59,8 @@ pub(crate) fn default_config_path(host: &str, home: &Path) -> Option<PathBuf> {
         "vscode" => app_config.join("Code/User/mcp.json"),
         "gemini" => home.join(".gemini/settings.json"),
         "codex" => home.join(".codex/config.toml"),
+        // opencode reads ~/.config on every system.
+        "opencode" => home.join(".config/opencode/opencode.json"),
         _ => return None,
     })
 }
@@ -203,9 +210,23 @@ fn back_up(path: &Path, text: &str, private: bool) -> Result<PathBuf> {
     bail!("no free backup name beside {}", path.display())
 }
 
+/// `entry` as `host`'s config holds it, for `--print` (Codex's as JSON).
+pub(crate) fn shown_entry(host: &str, entry: &Entry) -> Json {
+    json_entry(host, format_of(host), entry)
+}
+
 /// `entry` as `host` writes a server in its JSON config.
 fn json_entry(host: &str, format: Format, entry: &Entry) -> Json {
     match entry {
+        Entry::Stdio { command, args } if format == Format::OpenCode => {
+            let mut line = vec![command.clone()];
+            line.extend(args.iter().cloned());
+            serde_json::json!({"type": "local", "command": line, "enabled": true})
+        }
+        Entry::Http { url, token } if format == Format::OpenCode => serde_json::json!({
+            "type": "remote", "url": url, "enabled": true,
+            "headers": {"Authorization": format!("Bearer {token}")},
+        }),
         Entry::Stdio { command, args } if format == Format::VsCode => {
             serde_json::json!({"type": "stdio", "command": command, "args": args})
         }
@@ -241,6 +262,7 @@ fn edit_json(
     };
     let key = match format {
         Format::VsCode => "servers",
+        Format::OpenCode => "mcp",
         _ => "mcpServers",
     };
     let entry = json_entry(host, format, entry);
@@ -366,6 +388,37 @@ mod tests {
         assert_eq!(done.backup, None);
         let after: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(after["servers"]["toolwire"]["type"], "stdio");
+    }
+
+    /// opencode takes the command line as one array, under `mcp`, with `"type":
+    /// "local"` (it refuses `args`); over HTTP, `"type": "remote"` with the token.
+    #[test]
+    fn opencode_gets_its_own_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("opencode.json");
+        std::fs::write(&path, r#"{"$schema": "https://opencode.ai/config.json"}"#).unwrap();
+        install("opencode", &path, "toolwire", "/bin/toolwire", &args()).unwrap();
+        let after: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let entry = &after["mcp"]["toolwire"];
+        assert_eq!(
+            entry,
+            &serde_json::json!({"type": "local", "enabled": true,
+                "command": ["/bin/toolwire", "gateway", "--host", "cursor"]})
+        );
+        assert_eq!(after["$schema"], "https://opencode.ai/config.json");
+        let http = Entry::Http {
+            url: "http://127.0.0.1:8931/mcp".into(),
+            token: "t0k".into(),
+        };
+        install_entry("opencode", &path, "toolwire", &http).unwrap();
+        let after: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let entry = &after["mcp"]["toolwire"];
+        assert_eq!(entry["type"], "remote");
+        assert_eq!(entry["headers"]["Authorization"], "Bearer t0k");
+        assert_eq!(
+            default_config_path("opencode", Path::new("/home/u")),
+            Some(PathBuf::from("/home/u/.config/opencode/opencode.json"))
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct InstallArgs {
-    /// The host: claude-code, claude-desktop, cursor, vscode, codex or gemini.
+    /// The host: claude-code, claude-desktop, cursor, vscode, codex, gemini or opencode.
     #[arg(long, value_name = "HOST")]
     host: String,
     /// The host's config file (default: where the host keeps its user-wide one).
@@ -137,12 +137,7 @@ fn install(args: &InstallArgs, place: &StoreLocation) -> Result<()> {
         None => stdio_entry(args, place)?,
     };
     if args.print {
-        let shown = match &entry {
-            Entry::Stdio { command, args } => serde_json::json!({"command": command, "args": args}),
-            Entry::Http { url, token } => serde_json::json!({
-                "type": "http", "url": url, "headers": {"Authorization": format!("Bearer {token}")},
-            }),
-        };
+        let shown = super::install::shown_entry(&args.host, &entry);
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({args.name.clone(): shown}))?
