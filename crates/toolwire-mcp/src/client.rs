@@ -201,20 +201,6 @@ impl Handler {
     }
 }
 
-/// A directory as a `file://` URI: unreserved characters and `/` as they are, every
-/// other byte percent-encoded (spaces, non-ASCII names).
-pub(crate) fn file_uri(path: &std::path::Path) -> String {
-    let mut uri = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            uri.push(char::from(b));
-        } else {
-            uri.push_str(&format!("%{b:02X}"));
-        }
-    }
-    uri
-}
-
 /// The provider's stop reason in MCP's words (`endTurn`, `maxTokens`, `stopSequence`,
 /// `toolUse`); one MCP has no word for is passed on as it came.
 pub fn mcp_stop_reason(provider: &str) -> String {

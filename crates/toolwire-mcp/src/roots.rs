@@ -38,7 +38,7 @@ impl Roots {
         let roots = dirs
             .iter()
             .map(|dir| {
-                let mut root = Root::new(crate::client::file_uri(dir));
+                let mut root = Root::new(file_uri(dir));
                 root.name = Some(name.to_owned());
                 root
             })
@@ -138,4 +138,18 @@ impl Drop for Forwarding {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// A directory as a `file://` URI: unreserved characters and `/` as they are, every
+/// other byte percent-encoded (spaces, non-ASCII names).
+pub(crate) fn file_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
 }

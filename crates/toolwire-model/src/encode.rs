@@ -5,7 +5,8 @@ use serde_json::Value as Json;
 use crate::blob::BlobReader;
 use crate::conversation::{Conversation, Message};
 use crate::note::EncodeNote;
-use crate::options::{EncodeOptions, Provider};
+use crate::options::EncodeOptions;
+use crate::provider::Provider;
 use crate::view::{ModelView, build_view};
 
 /// Why a request body could not be produced.

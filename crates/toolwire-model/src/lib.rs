@@ -30,11 +30,10 @@ pub use client::{ClientConfig, ClientError, DEFAULT_MAX_REPLY_BYTES, ProviderCli
 pub use conversation::Conversation;
 pub use encode::{EncodeError, encode_request, encode_request_bytes, encode_view};
 pub use formats::{AssistantReply, DecodeError, ProviderFormat, StreamDecode, Usage};
-pub use media::MediaSupport;
+pub use media::{MediaRoute, MediaSupport};
 pub use note::{EncodeNote, NoteCode};
-pub use options::{
-    DEFAULT_MAX_CHARS, EncodeOptions, Provider, ToolSpec, TruncationBudget, UnknownProvider,
-};
+pub use options::{DEFAULT_MAX_CHARS, EncodeOptions, ToolSpec, TruncationBudget};
+pub use provider::{Provider, UnknownProvider};
 pub use read::{DEFAULT_READ_CHARS, ReadError, ReadRequest, read, read_part};
 pub use render::MediaClass;
 pub use truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};

@@ -3,7 +3,6 @@
 
 use toolwire_core::view::SourceView;
 
-use crate::options::Provider;
 use crate::render::{MediaClass, MediaRef, human_size};
 
 /// Which media a provider takes inside a tool result; each format states its own.
@@ -19,13 +18,24 @@ pub struct MediaSupport {
     pub urls: bool,
 }
 
+/// Where a provider's media goes: what it takes inline, and its name for the reason a
+/// placeholder gives. Made from a `Provider` (provider.rs), so the view and the routing
+/// need not know the providers' formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaRoute {
+    /// The provider's name, as a placeholder's reason says it.
+    pub provider: &'static str,
+    /// What it takes inside a tool result.
+    pub support: MediaSupport,
+}
+
 /// The image types Anthropic and OpenAI both document.
 pub(crate) const COMMON_IMAGE_TYPES: &[&str] =
     &["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// Why media is sent as a placeholder, or `None` when the provider takes it inline.
-pub(crate) fn refusal(provider: Provider, media: &MediaRef<'_>) -> Option<String> {
-    let support = provider.format().media();
+pub(crate) fn refusal(route: MediaRoute, media: &MediaRef<'_>) -> Option<String> {
+    let (provider, support) = (route.provider, route.support);
     let is_url = matches!(media.source, SourceView::Url(_));
     if is_url && !support.urls {
         return Some(format!(
@@ -82,6 +92,7 @@ pub(crate) fn placeholder(media: &MediaRef<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::Provider;
 
     fn media(class: MediaClass, mime: &str, source: SourceView<'static>) -> MediaRef<'static> {
         MediaRef {
@@ -115,14 +126,14 @@ mod tests {
         let pdf = media(MediaClass::Pdf, "application/pdf", b);
         let wav = media(MediaClass::Audio, "audio/wav", b);
         for p in Provider::ALL {
-            assert!(refusal(p, &img).is_none(), "{p} takes png");
-            assert!(refusal(p, &tiff).is_some(), "{p} takes no tiff");
+            assert!(refusal(p.into(), &img).is_none(), "{p} takes png");
+            assert!(refusal(p.into(), &tiff).is_some(), "{p} takes no tiff");
         }
-        assert!(refusal(Provider::Anthropic, &pdf).is_none());
-        assert!(refusal(Provider::OpenaiResponses, &pdf).is_none());
-        assert!(refusal(Provider::OpenaiChat, &pdf).is_some());
-        assert!(refusal(Provider::Gemini, &pdf).is_some());
-        assert!(refusal(Provider::Gemini, &wav).is_none());
-        assert!(refusal(Provider::Anthropic, &wav).is_some());
+        assert!(refusal(Provider::Anthropic.into(), &pdf).is_none());
+        assert!(refusal(Provider::OpenaiResponses.into(), &pdf).is_none());
+        assert!(refusal(Provider::OpenaiChat.into(), &pdf).is_some());
+        assert!(refusal(Provider::Gemini.into(), &pdf).is_some());
+        assert!(refusal(Provider::Gemini.into(), &wav).is_none());
+        assert!(refusal(Provider::Anthropic.into(), &wav).is_some());
     }
 }

@@ -16,6 +16,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::formats::{ProviderFormat, anthropic, gemini, openai_chat, openai_responses};
+use crate::media::MediaRoute;
 
 /// Defines [`Provider`], [`Provider::ALL`] and [`Provider::format`] from one list, so that
 /// the ids, their order and their formats cannot disagree.
@@ -79,6 +80,15 @@ impl Provider {
     /// Where the API lives when nothing else is set, without the request path.
     pub fn default_base_url(self) -> &'static str {
         self.format().default_base_url()
+    }
+}
+
+impl From<Provider> for MediaRoute {
+    fn from(provider: Provider) -> Self {
+        MediaRoute {
+            provider: provider.name(),
+            support: provider.format().media(),
+        }
     }
 }
 

@@ -12,9 +12,9 @@ use crate::budget::fair_shares;
 #[cfg(doc)]
 use crate::conversation::Conversation;
 use crate::conversation::{Message, ToolCall};
-use crate::media::{placeholder, refusal, size_of};
+use crate::media::{MediaRoute, placeholder, refusal, size_of};
 use crate::note::{EncodeNote, NoteCode};
-use crate::options::{EncodeOptions, Provider, TruncationBudget};
+use crate::options::{EncodeOptions, TruncationBudget};
 use crate::pairing::{INTERRUPTED, PlannedResult, PlannedTurn, plan};
 use crate::render::{
     MediaClass, MediaRef, PART_SEPARATOR, Shape, TextWeight, fit_all, for_model, shape,
@@ -289,12 +289,13 @@ pub(crate) const NOTHING_FOR_MODEL: &str = "[The tool's output is shown to the u
 /// Builds the view of `conversation` for `provider`: a [`Conversation`], or any messages
 /// borrowed where they are held (a stored session's, with no copy of it made first).
 pub async fn build_view<'a>(
-    provider: Provider,
+    provider: impl Into<MediaRoute>,
     conversation: impl IntoIterator<Item = &'a Message>,
     options: &EncodeOptions,
     blobs: &dyn BlobReader,
     diags: &mut Vec<EncodeNote>,
 ) -> ModelView<'a> {
+    let route = provider.into();
     let plan = plan(conversation, diags);
     let inline_from = plan
         .turns
@@ -308,7 +309,7 @@ pub async fn build_view<'a>(
             PlannedTurn::Assistant { text, calls } => Turn::Assistant { text, calls },
             PlannedTurn::Results { results, then_user } => {
                 let ctx = Ctx {
-                    provider,
+                    route,
                     options,
                     blobs,
                     inline: index >= inline_from,
@@ -331,7 +332,7 @@ pub async fn build_view<'a>(
 }
 
 struct Ctx<'a> {
-    provider: Provider,
+    route: MediaRoute,
     options: &'a EncodeOptions,
     blobs: &'a dyn BlobReader,
     inline: bool,
@@ -653,7 +654,7 @@ async fn route(
 ) -> Block<'static> {
     let stand_in = MediaPlaceholder::of(media);
     let text = stand_in.text();
-    if let Some(why) = refusal(ctx.provider, media) {
+    if let Some(why) = refusal(ctx.route, media) {
         diags.push(EncodeNote::new(
             NoteCode::MediaPlaceholder,
             Some(call_id),

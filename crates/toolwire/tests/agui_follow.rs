@@ -592,29 +592,9 @@ async fn a_langgraph_agent_is_recorded_as_it_ran() {
     let (_agent, port) = spawn_script(&python, "langgraph_agent.py");
     let data = tempfile::tempdir().unwrap();
     let answer = "It is sunny in Paris; the station is offline.";
-    let long: String = (0..201_000u32)
-        .map(|i| char::from(b'a' + (i % 26) as u8))
-        .collect();
+    let long = long_result();
     for (path, thread) in [("", "lg-stream"), ("quiet", "lg-quiet")] {
-        let url = format!("http://127.0.0.1:{port}/{path}");
-        let out = toolwire(
-            data.path(),
-            &["agui", "run", &url, "weather?", "--thread", thread],
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{thread}: {stdout}\n{stderr}");
-        assert!(!stderr.contains("warning"), "{thread}: {stderr}");
-        // The answer, printed once, whether it streamed or came only in the snapshot; then
-        // the session id, alone on the last line.
-        assert_eq!(stdout.matches(answer).count(), 1, "{thread}: {stdout}");
-        assert_eq!(stdout.lines().last(), Some(thread), "{thread}: {stdout}");
-
-        // After the run (a new process): what `toolwire show` reads from the store.
-        let shown = toolwire(data.path(), &["show", thread]);
-        let text = String::from_utf8_lossy(&shown.stdout);
-        assert!(shown.status.success(), "{text}");
-        assert_eq!(text.matches(answer).count(), 1, "{thread}:\n{text}");
+        let text = run_and_show(data.path(), port, path, thread, answer);
         for expected in [
             "weather · success",
             "sunny in Paris",
@@ -759,27 +739,10 @@ async fn an_agent_framework_agent_is_recorded_as_it_ran() {
     let (_agent, port) = spawn_script(&python, "agent_framework_agent.py");
     let data = tempfile::tempdir().unwrap();
     let answer = "It is sunny in Paris; the ratio failed.";
-    let long: String = (0..201_000u32)
-        .map(|i| char::from(b'a' + (i % 26) as u8))
-        .collect();
+    let long = long_result();
     for (path, thread) in [("", "af-stream"), ("quiet", "af-quiet")] {
-        let url = format!("http://127.0.0.1:{port}/{path}");
-        let out = toolwire(
-            data.path(),
-            &["agui", "run", &url, "weather?", "--thread", thread],
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{thread}: {stdout}\n{stderr}");
-        assert!(!stderr.contains("warning"), "{thread}: {stderr}");
-        assert_eq!(stdout.matches(answer).count(), 1, "{thread}: {stdout}");
-        assert_eq!(stdout.lines().last(), Some(thread), "{thread}: {stdout}");
-
         // After the run (a new process): the record, in the order the agent made it.
-        let shown = toolwire(data.path(), &["show", thread]);
-        let text = String::from_utf8_lossy(&shown.stdout);
-        assert!(shown.status.success(), "{text}");
-        assert_eq!(text.matches(answer).count(), 1, "{thread}:\n{text}");
+        let text = run_and_show(data.path(), port, path, thread, answer);
         let mut last = 0;
         for expected in [
             "weather?",
@@ -819,4 +782,31 @@ async fn an_agent_framework_agent_is_recorded_as_it_ran() {
         );
     }
     assert!(blob_files(data.path()).is_empty());
+}
+
+/// The 201,000 characters both framework agents' long tool returns.
+fn long_result() -> String {
+    (0..201_000u32)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect()
+}
+
+/// Runs the agent at `path` on `port` through `toolwire agui run` as `thread`, checks what
+/// it printed (the answer once, whether it streamed or came only in the snapshot; then the
+/// session id, alone on the last line), and returns what `toolwire show` reads from the
+/// store afterwards, in a new process (the answer in it once).
+fn run_and_show(data: &Path, port: u16, path: &str, thread: &str, answer: &str) -> String {
+    let url = format!("http://127.0.0.1:{port}/{path}");
+    let out = toolwire(data, &["agui", "run", &url, "weather?", "--thread", thread]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{thread}: {stdout}\n{stderr}");
+    assert!(!stderr.contains("warning"), "{thread}: {stderr}");
+    assert_eq!(stdout.matches(answer).count(), 1, "{thread}: {stdout}");
+    assert_eq!(stdout.lines().last(), Some(thread), "{thread}: {stdout}");
+    let shown = toolwire(data, &["show", thread]);
+    let text = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(shown.status.success(), "{text}");
+    assert_eq!(text.matches(answer).count(), 1, "{thread}:\n{text}");
+    text
 }

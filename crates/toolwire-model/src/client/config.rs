@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::ClientError;
-use crate::options::Provider;
+use crate::provider::Provider;
 
 /// Retries with exponential backoff, unless the server says how long to wait.
 #[derive(Debug, Clone, PartialEq)]

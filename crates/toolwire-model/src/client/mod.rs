@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde_json::Value as Json;
 
 use crate::formats::{AssistantReply, DecodeError};
-use crate::options::Provider;
+use crate::provider::Provider;
 
 /// Why a model request failed, after any retries.
 #[derive(Debug, thiserror::Error)]
