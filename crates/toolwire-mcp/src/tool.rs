@@ -162,6 +162,19 @@ struct LiveCall {
     task_stop: CancellationToken,
 }
 
+impl LiveCall {
+    /// Cancels the call at the server now, before anything else is sent to it (the drop
+    /// would only queue the cancel).
+    async fn cancel_now(&mut self) {
+        self.answered = true;
+        let params = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the toolwire call was cancelled".to_owned()),
+        );
+        let _ = self.conn.peer().notify_cancelled(params).await;
+    }
+}
+
 impl Drop for LiveCall {
     fn drop(&mut self) {
         self.task_stop.cancel();
@@ -353,7 +366,11 @@ impl McpTool {
                     // the person without end.
                     let max = server.limits().max_input_rounds;
                     if rounds.next(&ctx.session_id, &ctx.call_id) > max {
-                        // Declined unasked; dropping the call cancels it at the server.
+                        // Declined unasked, after the cancel: a server that asks again
+                        // whatever the answer reads the cancel first and stops, instead of
+                        // putting one more question that, over stdio, names no call and
+                        // would reach whatever call of this server comes next.
+                        live.cancel_now().await;
                         let _ = ask.reply.send(ElicitResult::new(ElicitationAction::Decline));
                         return Err(kept_asking(format!(
                             "{max} questions were put to the person in this call and it asked \

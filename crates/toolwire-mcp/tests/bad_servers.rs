@@ -260,6 +260,7 @@ async fn a_server_that_asks_after_every_decline_is_stopped_at_the_limit() {
         .execute(&scope, ToolCall::new("c2", "bad__fine", json!({})))
         .await
         .into_result();
+    assert_eq!(ok.status, Status::Success, "{ok:?}");
     assert_eq!(ok.output[0].as_text().unwrap().content, "fine");
     let again = ex
         .execute(&scope, ToolCall::new("c3", "bad__work", json!({})))
