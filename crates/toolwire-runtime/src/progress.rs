@@ -36,6 +36,17 @@ struct State {
     flush_scheduled: bool,
 }
 
+impl State {
+    /// The report held back, to send now: the interval starts again from its sending.
+    fn take_pending(&mut self) -> Option<Report> {
+        let held = self.pending.take();
+        if held.is_some() {
+            self.last = Some(Instant::now());
+        }
+        held
+    }
+}
+
 impl Throttled {
     pub(crate) fn new(inner: Arc<dyn ProgressSink>, interval: Duration) -> Self {
         Throttled {
@@ -57,16 +68,11 @@ impl Throttled {
     /// Passes on the report held back, if any, now: the call ended, and its last step
     /// must come before its result. Reports after this are passed on as before.
     pub(crate) fn flush(&self, session_id: &str, call_id: &str) -> BoxFuture<'static, ()> {
-        let held = match self.state.lock() {
-            Ok(mut state) => {
-                let held = state.pending.take();
-                if held.is_some() {
-                    state.last = Some(Instant::now());
-                }
-                held
-            }
-            Err(_) => None,
-        };
+        let held = self
+            .state
+            .lock()
+            .ok()
+            .and_then(|mut state| state.take_pending());
         match held {
             Some((done, total, message)) => {
                 self.inner
@@ -147,11 +153,7 @@ impl ProgressSink for Throttled {
                         continue;
                     }
                     s.flush_scheduled = false;
-                    let p = s.pending.take();
-                    if p.is_some() {
-                        s.last = Some(Instant::now());
-                    }
-                    break p;
+                    break s.take_pending();
                 };
                 if let Some((done, total, message)) = pending {
                     inner

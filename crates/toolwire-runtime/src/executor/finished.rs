@@ -94,6 +94,18 @@ impl Finished {
         std::mem::take(&mut self.suspensions)
     }
 
+    /// Why it cannot land in `session_id`'s batch: it still waits, or it is another
+    /// session's call.
+    fn unlandable(&self, session_id: &str) -> Option<LandError> {
+        if self.is_suspended() {
+            Some(LandError::StillWaiting(self.result.call_id.clone()))
+        } else if self.session_id != session_id {
+            Some(LandError::OtherSession(self.session_id.clone()))
+        } else {
+            None
+        }
+    }
+
     /// The result, not landed: for a caller that keeps no history (a test, a bench, a
     /// one-shot normalizer). Its span ends with it; nothing is stored or announced.
     pub fn into_result(self) -> ToolResult {
@@ -115,10 +127,10 @@ impl Executor {
         call: Option<ToolCall>,
     ) -> Result<StoredResult, LandError> {
         let sink = self.sink.get().ok_or(LandError::NoSink)?;
-        if finished.is_suspended() {
-            return Err(LandError::StillWaiting(finished.result.call_id));
-        }
         let session_id = finished.session_id.clone();
+        if let Some(why) = finished.unlandable(&session_id) {
+            return Err(why);
+        }
         let (landing, span) = self.landing(finished, call);
         let stored = sink.land(&session_id, landing).await;
         self.end_landed_span(span, &stored);
@@ -140,12 +152,7 @@ impl Executor {
         let mut landings = Vec::with_capacity(finished.len());
         let mut spans = Vec::with_capacity(finished.len());
         for (call, finished) in finished {
-            if finished.is_suspended() || finished.session_id != session_id {
-                let why = if finished.is_suspended() {
-                    LandError::StillWaiting(finished.result.call_id.clone())
-                } else {
-                    LandError::OtherSession(finished.session_id.clone())
-                };
+            if let Some(why) = finished.unlandable(session_id) {
                 outcomes.push(Some(Err(why)));
                 continue;
             }
