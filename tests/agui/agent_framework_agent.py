@@ -16,14 +16,7 @@ Its tools return text, a dict, an image (`Content.from_data`), 201,000 character
     python agent_framework_agent.py   # prints "listening on PORT" once it accepts connections
 """
 
-import asyncio
-import random
-import socket
-import struct
-import sys
-import zlib
 
-import uvicorn
 from agent_framework import (
     Agent,
     BaseChatClient,
@@ -37,21 +30,10 @@ from agent_framework import (
 from agent_framework.ag_ui import add_agent_framework_fastapi_endpoint
 from fastapi import FastAPI
 
-
-def png(width: int, height: int) -> bytes:
-    """A valid RGB PNG of noise (fixed seed), past the 1 KB the store keeps inline."""
-    rng = random.Random(45)
-    rows = b"".join(b"\x00" + bytes(rng.randrange(256) for _ in range(width * 3)) for _ in range(height))
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+from serving import LONG, png, serve
 
 
-PNG = png(32, 32)
-LONG = "".join(chr(ord("a") + i % 26) for i in range(201_000))
+PNG = png(32, 32, seed=45)
 
 
 @tool
@@ -140,23 +122,5 @@ for path, streams in (("/", True), ("/quiet", False)):
     add_agent_framework_fastapi_endpoint(app, agent, path=path, single_user=True)
 
 
-def main() -> None:
-    # Port 0: the system picks a free one; the test reads it from the first line.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-
-    async def run() -> None:
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started:
-            await asyncio.sleep(0.02)
-        print(f"listening on {port}", flush=True)
-        await task
-
-    asyncio.run(run())
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    serve(app)

@@ -14,15 +14,8 @@ as Pydantic AI's `BinaryImage`), the three kinds of result toolwire must keep ap
     python pydantic_agent.py   # prints "listening on PORT" once it accepts connections
 """
 
-import asyncio
 import base64
-import random
-import socket
-import struct
-import sys
-import zlib
 
-import uvicorn
 from ag_ui.core import (
     DataSource,
     ImagePart,
@@ -45,22 +38,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from serving import png, serve
 
 
-def png(width: int, height: int) -> bytes:
-    """A valid RGB PNG of noise (fixed seed): about 3 KB at 32×32, past the 1 KB the store
-    keeps inline, so toolwire must put it in its blob store."""
-    rng = random.Random(29)
-    rows = b"".join(b"\x00" + bytes(rng.randrange(256) for _ in range(width * 3)) for _ in range(height))
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
-
-
-PNG = png(32, 32)
+PNG = png(32, 32, seed=29)
 
 agent = Agent(TestModel(), instructions="You report the weather.")
 
@@ -81,8 +62,6 @@ def forecast(city: str) -> dict:
 def radar() -> BinaryImage:
     """The radar picture, as an image."""
     return BinaryImage(data=PNG, media_type="image/png")
-
-
 
 
 async def run_agent(request: Request) -> Response:
@@ -131,26 +110,5 @@ async def scripted(request: Request) -> Response:
 app = Starlette(routes=[Route("/", run_agent, methods=["POST"]), Route("/encoder", scripted, methods=["POST"])])
 
 
-def main() -> None:
-    # Port 0: the system picks a free one; the test reads it from the first line.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-
-    async def started() -> None:
-        await server.serve(sockets=[sock])
-
-    async def run() -> None:
-        task = asyncio.create_task(started())
-        while not server.started:
-            await asyncio.sleep(0.02)
-        print(f"listening on {port}", flush=True)
-        await task
-
-    asyncio.run(run())
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    serve(app)
