@@ -41,8 +41,8 @@ pub use approval::{ApprovalRequest, Approver, AutoApprove, DenyAll};
 pub use blobs::StoreBlobs;
 pub use history::{budget_with_tool_settings, tool_specs};
 pub use host::{
-    CallOptions, CallScope, Host, HostAgent, HostBuilder, HostError, ProviderSettings, Recorder,
-    Running, StoreLocation, TurnEvents,
+    BuildError, CallOptions, CallScope, Host, HostAgent, HostBuilder, HostError, ProviderSettings,
+    Recorder, Running, StoreLocation, TurnEvents,
 };
 pub use prompt::{DEFAULT_INSTRUCTIONS, SUBAGENT_INSTRUCTIONS, TASK_TOOL_GUIDANCE, system_prompt};
 pub use read_result::read_result;

@@ -1081,10 +1081,10 @@ pub fn agui_payload(content: &Json) -> Json {
                     _ => parsed,
                 },
             },
-            _ => match joined_blocks(text) {
-                Some(blocks) => json!({"content": blocks}),
-                None => Json::String(text.clone()),
-            },
+            // A string JSON-encoded once more (ag-ui-strands, like the TypeScript adapters'
+            // `JSON.stringify`, encodes every result, text too): the text it encodes.
+            Ok(Json::String(inner)) => text_payload(&inner),
+            _ => text_payload(text),
         },
         Json::Array(parts) => {
             let blocks: Vec<Json> = parts.iter().map(part_block).collect();
@@ -1094,9 +1094,66 @@ pub fn agui_payload(content: &Json) -> Json {
     }
 }
 
-/// A file block toolwire knows in a result's JSON: Pydantic AI's or LangChain's.
+/// A result's text: the text and any LangChain blocks run into it, or the text itself.
+fn text_payload(text: &str) -> Json {
+    match joined_blocks(text) {
+        Some(blocks) => json!({"content": blocks}),
+        None => Json::String(text.to_owned()),
+    }
+}
+
+/// A file block toolwire knows in a result's JSON: Pydantic AI's, LangChain's or a Bedrock
+/// Converse media block (Strands').
 fn known_block(value: &Json) -> Option<Json> {
-    file_block(value).or_else(|| langchain_block(value))
+    file_block(value)
+        .or_else(|| langchain_block(value))
+        .or_else(|| converse_block(value))
+}
+
+/// A Bedrock Converse media block, the shape a Strands tool returns media in (`{"image":
+/// {"format": "png", "source": {"bytes": base64}}}`; `document` and `video` alike): inline
+/// bytes of a format Converse names, as media. Anything else (an S3 location, a format it
+/// does not list) is not one, and stays the structured data it is.
+fn converse_block(value: &Json) -> Option<Json> {
+    let map = value.as_object().filter(|m| m.len() == 1)?;
+    let (kind, block) = map.iter().next()?;
+    let format = block.get("format")?.as_str()?;
+    let data = block.get("source")?.get("bytes")?.as_str()?;
+    Some(media_block(
+        &standard_base64(data),
+        converse_mime(kind, format)?,
+    ))
+}
+
+/// The media type of a Converse block's `format` (the lists of Bedrock's `ImageFormat`,
+/// `DocumentFormat` and `VideoFormat`).
+fn converse_mime(kind: &str, format: &str) -> Option<&'static str> {
+    Some(match (kind, format) {
+        ("image", "png") => "image/png",
+        ("image", "jpeg" | "jpg") => "image/jpeg",
+        ("image", "gif") => "image/gif",
+        ("image", "webp") => "image/webp",
+        ("document", "pdf") => "application/pdf",
+        ("document", "csv") => "text/csv",
+        ("document", "txt") => "text/plain",
+        ("document", "md") => "text/markdown",
+        ("document", "html") => "text/html",
+        ("document", "doc") => "application/msword",
+        ("document", "docx") => {
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        }
+        ("document", "xls") => "application/vnd.ms-excel",
+        ("document", "xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        ("video", "mp4") => "video/mp4",
+        ("video", "webm") => "video/webm",
+        ("video", "mov") => "video/quicktime",
+        ("video", "mkv") => "video/x-matroska",
+        ("video", "flv") => "video/x-flv",
+        ("video", "mpeg" | "mpg") => "video/mpeg",
+        ("video", "wmv") => "video/x-ms-wmv",
+        ("video", "three_gp") => "video/3gpp",
+        _ => return None,
+    })
 }
 
 /// A LangChain standard content block (langchain_core 1.x: `base64`, `url` or `file_id`
@@ -1558,6 +1615,37 @@ mod tests {
             ])),
             ["text", "image", "resource_link"]
         );
+    }
+
+    #[test]
+    fn strands_results_read_as_what_the_tool_returned() {
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVQI12P4z8AAAAMBAQAY3Y2wAAAAAElFTkSuQmCC";
+        // ag-ui-strands JSON-encodes text: the text, unquoted.
+        assert_eq!(
+            agui_payload(&json!("\"sunny in Paris\"")),
+            json!("sunny in Paris")
+        );
+        assert_eq!(kinds_of(json!("\"sunny\"")), ["text"]);
+        // A Converse image block, alone or in a list: an image, no stub beside it.
+        let image = json!({"image": {"format": "png", "source": {"bytes": png}}});
+        assert_eq!(kinds_of(json!(image.to_string())), ["image"]);
+        let list = json!([image, {"document": {"format": "pdf", "name": "a", "source": {"bytes": "JVBERi0xLjQK"}}}]);
+        assert_eq!(kinds_of(json!(list.to_string())), ["image", "file"]);
+        // Not a Converse block (a format Converse does not name, another key beside it, no
+        // inline bytes): data, read by normalize's general rule (structured, and the media
+        // its bytes hold beside it).
+        for odd in [
+            json!({"image": {"format": "svg+xml\u{1b}[2J", "source": {"bytes": png}}}),
+            json!({"image": {"format": "png", "source": {"bytes": png}}, "other": 1}),
+        ] {
+            assert_eq!(
+                kinds_of(json!(odd.to_string())),
+                ["structured", "image"],
+                "{odd}"
+            );
+        }
+        let s3 = json!({"image": {"format": "png", "source": {"s3Location": {"uri": "s3://b/k"}}}});
+        assert_eq!(kinds_of(json!(s3.to_string())), ["structured"]);
     }
 
     #[test]

@@ -252,3 +252,41 @@ async fn on_postgres_another_instances_events_arrive_as_wakeups() {
     let sqlite = support::backends::sqlite().open().await;
     assert!(sqlite.events().wakeups().is_none());
 }
+
+on_every_backend! {
+    async fn a_large_result_is_logged_by_reference_and_read_back_whole(backend) {
+        use toolwire_core::{CallRef, Message, ToolResult, Value};
+        let stores = backend.open().await;
+        let session = stores.create_session(toolwire_store::NewSession::default()).await.unwrap();
+        let h = &stores.events();
+        // Past the 1 MiB a logged event holds whole: logged as a reference to the stored
+        // result, read back whole, without the payload as received.
+        let big = ToolResult::success(CallRef::new("call_big", "dump"), Value::text("x".repeat(3 << 20)));
+        stores.append(&session.id, Message::ToolResult(big.clone())).await.unwrap();
+        let raw = Some(serde_json::json!({"content": "as received"}));
+        let logged = h
+            .append_event(&session.id, at(), EventKind::ToolResult { result: Box::new(big.clone()), raw: raw.clone() })
+            .await
+            .unwrap();
+        // Below it: logged whole, raw and all.
+        let small = ToolResult::success(CallRef::new("call_small", "echo"), Value::text("hi"));
+        stores.append(&session.id, Message::ToolResult(small.clone())).await.unwrap();
+        h.append_event(&session.id, at(), EventKind::ToolResult { result: Box::new(small.clone()), raw: raw.clone() })
+            .await
+            .unwrap();
+        let events = h.events_since(&session.id, 0).await.unwrap();
+        assert_eq!(events.len(), 2);
+        assert_eq!((events[0].seq, events[0].at.as_str()), (logged.seq, at().as_str()));
+        assert_eq!(events[0].kind, EventKind::ToolResult { result: Box::new(big), raw: None });
+        assert_eq!(events[1].kind, EventKind::ToolResult { result: Box::new(small), raw });
+
+        // A reference whose result the history does not hold (never stored): the read says
+        // so, naming the event; no panic, no made-up result.
+        let never = ToolResult::success(CallRef::new("call_never", "dump"), Value::text("y".repeat(3 << 20)));
+        h.append_event(&session.id, at(), EventKind::ToolResult { result: Box::new(never), raw: None })
+            .await
+            .unwrap();
+        let err = h.events_since(&session.id, 2).await.unwrap_err().to_string();
+        assert!(err.contains("not in the history"), "{err}");
+    }
+}

@@ -34,22 +34,31 @@ fn missing(why: &str) -> Option<PathBuf> {
     None
 }
 
-/// The venv's python with the AG-UI agents' packages, or `None` (after saying why).
-fn agents_python() -> Option<PathBuf> {
-    let python = agui_dir().join("venv/bin/python");
+/// The python of the venv `venv` (under tests/agui) when it imports `imports`, or `None`
+/// (after saying how to install `requirements`, which .ci/run does).
+fn python_with(venv: &str, imports: &str, requirements: &str) -> Option<PathBuf> {
+    let python = agui_dir().join(venv).join("bin/python");
     let ok = python.exists()
         && Command::new(&python)
-            .args(["-c", "import pydantic_ai.ui.ag_ui, ag_ui.encoder, uvicorn"])
+            .args(["-c", &format!("import {imports}")])
             .status()
             .is_ok_and(|s| s.success());
     if ok {
-        Some(python)
-    } else {
-        missing(
-            "tests/agui/venv lacks the AG-UI agents' packages: python3 -m venv tests/agui/venv && \
-             tests/agui/venv/bin/pip install -r tests/agui/requirements.txt (.ci/run does)",
-        )
+        return Some(python);
     }
+    missing(&format!(
+        "tests/agui/{venv} cannot import {imports}: python3 -m venv tests/agui/{venv} && \
+         tests/agui/{venv}/bin/pip install -r tests/agui/{requirements} (.ci/run does)"
+    ))
+}
+
+/// The venv's python with the AG-UI agents' packages (Pydantic AI's adapter).
+fn agents_python() -> Option<PathBuf> {
+    python_with(
+        "venv",
+        "pydantic_ai.ui.ag_ui, ag_ui.encoder, uvicorn",
+        "requirements.txt",
+    )
 }
 
 fn agui_client() -> Option<PathBuf> {
@@ -67,22 +76,11 @@ fn spawn_agents(python: &Path) -> (support::Running, u16) {
 
 /// The venv's Python when it has the LangGraph agent's packages.
 fn langgraph_python() -> Option<PathBuf> {
-    let python = agents_python()?;
-    let ok = Command::new(&python)
-        .args([
-            "-c",
-            "import ag_ui_langgraph, langgraph, langchain_core, fastapi",
-        ])
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        Some(python)
-    } else {
-        missing(
-            "tests/agui/venv lacks ag-ui-langgraph: tests/agui/venv/bin/pip install -r \
-             tests/agui/requirements.txt",
-        )
-    }
+    python_with(
+        "venv",
+        "ag_ui_langgraph, langgraph, langchain_core, fastapi",
+        "requirements.txt",
+    )
 }
 
 /// A script of tests/agui on a free loopback port, once it accepts connections.
@@ -708,21 +706,11 @@ fn calls_and_results_only_in_the_closing_snapshot_are_stored_before_the_answer()
 /// The venv of the Agent Framework agent (its own: agent-framework-ag-ui pins an older
 /// ag-ui-protocol), or `None` (after saying why).
 fn agent_framework_python() -> Option<PathBuf> {
-    let python = agui_dir().join("venv-agent-framework/bin/python");
-    let ok = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import agent_framework.ag_ui, uvicorn"])
-            .status()
-            .is_ok_and(|s| s.success());
-    if ok {
-        Some(python)
-    } else {
-        missing(
-            "tests/agui/venv-agent-framework lacks agent-framework-ag-ui: python3 -m venv \
-             tests/agui/venv-agent-framework && tests/agui/venv-agent-framework/bin/pip install \
-             -r tests/agui/requirements-agent-framework.txt (.ci/run does)",
-        )
-    }
+    python_with(
+        "venv-agent-framework",
+        "agent_framework.ag_ui, uvicorn",
+        "requirements-agent-framework.txt",
+    )
 }
 
 /// A Microsoft Agent Framework agent served by agent-framework-ag-ui's own FastAPI endpoint
@@ -784,7 +772,90 @@ async fn an_agent_framework_agent_is_recorded_as_it_ran() {
     assert!(blob_files(data.path()).is_empty());
 }
 
-/// The 201,000 characters both framework agents' long tool returns.
+/// An AWS Strands agent served by ag-ui-strands' own FastAPI endpoint
+/// (tests/agui/strands_agent.py), with a scripted model in Converse stream events and
+/// Strands' own tool loop, streaming and not: what toolwire stores, `show` prints and
+/// `export` sends is what the agent sent. Its text results arrive JSON-encoded
+/// (`"\"sunny in Paris\""`) and are read as the text they encode; its image is a Converse
+/// image block, stored as an image with no stub beside it. Its quirks are kept as sent
+/// (docs/contracts.md): each call is its own assistant message (so an early call's image is
+/// past `export`'s inline window); a failed tool is the text "Error: …" with no error flag,
+/// so a success.
+#[tokio::test]
+async fn a_strands_agent_is_recorded_as_it_ran() {
+    let Some(python) = python_with(
+        "venv",
+        "ag_ui_strands, strands, fastapi, uvicorn",
+        "requirements.txt",
+    ) else {
+        return;
+    };
+    let (_agent, port) = spawn_script(&python, "strands_agent.py");
+    let data = tempfile::tempdir().unwrap();
+    let answer = "It is sunny in Paris; the ratio failed.";
+    let long = long_result();
+    for (path, thread) in [("", "st-stream"), ("quiet", "st-quiet")] {
+        let text = run_and_show(data.path(), port, path, thread, answer);
+        let mut last = 0;
+        for expected in [
+            "weather?",
+            "→ weather {\"city\":\"Paris\"}",
+            "→ archive {}",
+            "weather · success\nsunny in Paris",
+            "forecast · success",
+            "high: 21",
+            "radar · success",
+            "[image image/png",
+            "ratio · success\nError: division by zero in ratio",
+            "archive · success\nabcdefghij",
+            answer,
+        ] {
+            let at = text[last..].find(expected).unwrap_or_else(|| {
+                panic!("{thread}: {expected:?} missing or out of order:\n{text}")
+            });
+            last += at + expected.len();
+        }
+        assert!(
+            !text.contains("[image/png →") && !text.contains("format: \"png\""),
+            "{thread}: a stub of the image:\n{text}"
+        );
+
+        // What a model would be sent: the five calls, every result a success (as the agent
+        // told its model), the long result whole and unquoted. The image is the stored
+        // blob's placeholder: with each call its own message, its result is older than the
+        // last two messages, past the window media goes inline in.
+        let body = exported(data.path(), thread);
+        assert_eq!(
+            tool_uses(&body).iter().sum::<usize>(),
+            5,
+            "{thread}: {body}"
+        );
+        let results = tool_results(&body);
+        assert_eq!(results.len(), 5, "{thread}");
+        assert!(results.iter().all(|r| r["is_error"] != true), "{thread}");
+        let radar = results
+            .iter()
+            .find(|r| r["tool_use_id"] == "call_radar")
+            .unwrap();
+        assert!(
+            radar
+                .to_string()
+                .contains("[image: unnamed, image/png, 3.2 KB, blake3:"),
+            "{thread}: {radar}"
+        );
+        assert!(
+            body.to_string().contains(&format!("\"text\":\"{long}\"")),
+            "{thread}: the long result is cut or quoted"
+        );
+    }
+    let pngs = blob_files(data.path())
+        .iter()
+        .filter(|b| std::fs::read(b).unwrap().starts_with(b"\x89PNG"))
+        .count();
+    assert_eq!(pngs, 1, "the one image, stored once");
+}
+
+/// The 201,000 characters the framework agents' long tools return.
 fn long_result() -> String {
     (0..201_000u32)
         .map(|i| char::from(b'a' + (i % 26) as u8))

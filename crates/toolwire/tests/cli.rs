@@ -207,6 +207,22 @@ fn normalize_store_then_sessions_show_and_gc() {
     let reloaded: toolwire_core::ToolResult =
         serde_json::from_value(messages[0]["content"].clone()).unwrap();
     assert_eq!(reloaded, stored);
+    // Landed like any call's result: announced once stored, so a session open in `serve`
+    // shows it live.
+    let events = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let stores = toolwire_store::Stores::open(dir.path(), Default::default())
+            .await
+            .unwrap();
+        stores.events().events_since(&session, 0).await.unwrap()
+    });
+    let announced: Vec<&toolwire_core::EventKind> = events.iter().map(|e| &e.kind).collect();
+    assert_eq!(
+        announced,
+        [&toolwire_core::EventKind::ToolResult {
+            result: Box::new(stored.clone()),
+            raw: None,
+        }]
+    );
     let rendered = String::from_utf8(toolwire_in(dir.path(), &["show", &session]).stdout).unwrap();
     assert!(
         rendered.contains("[image image/png 4.0 KB blake3:"),

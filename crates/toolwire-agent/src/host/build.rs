@@ -9,8 +9,46 @@ use toolwire_store::{StoreConfig, StoreError, Stores};
 use toolwire_tool::{Tool, ToolSource};
 use toolwire_tools::{Workspace, builtin_tools};
 
-use super::{Host, HostError, Sources};
+use super::{Host, Sources};
 use crate::read_result;
+
+/// Why a [`Host`] could not be built or its stores opened. What can go wrong once it runs
+/// is a [`HostError`](super::HostError).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The workspace directory could not be opened.
+    #[error("workspace {}", .path.display())]
+    Workspace {
+        /// The directory that was asked for.
+        path: PathBuf,
+        /// Why it could not be used.
+        #[source]
+        source: toolwire_tools::WorkspaceError,
+    },
+    /// A tool could not be registered (two with one name).
+    #[error(transparent)]
+    Registry(#[from] toolwire_runtime::RegistryError),
+    /// The stores in this directory could not be opened.
+    #[error("cannot open the stores in {}", .dir.display())]
+    OpenStores {
+        /// The data directory.
+        dir: PathBuf,
+        /// What the store said.
+        #[source]
+        source: StoreError,
+    },
+    /// A database or blob URL (Postgres, S3) could not be opened; the error names it.
+    #[error("cannot open the stores: {source}")]
+    OpenStoreUrls {
+        /// What the store said.
+        #[source]
+        source: StoreError,
+    },
+    /// No data directory was given and none could be found.
+    #[error("no data directory: pass --data-dir or set TOOLWIRE_DATA_DIR")]
+    NoDataDir,
+}
 
 /// Builds a [`Host`]; see the module example.
 #[derive(Default)]
@@ -95,14 +133,14 @@ impl HostBuilder {
     }
 
     /// Opens the stores, builds the executor and the tools, and returns the host.
-    pub async fn build(self) -> Result<Host, HostError> {
+    pub async fn build(self) -> Result<Host, BuildError> {
         let stores = match self.stores {
             Some(stores) => stores,
             None => self.location.open().await?,
         };
         let mut registry = Registry::new();
         if let (Some(dir), false) = (&self.workspace, self.no_builtins) {
-            let workspace = Workspace::new(dir).map_err(|source| HostError::Workspace {
+            let workspace = Workspace::new(dir).map_err(|source| BuildError::Workspace {
                 path: dir.clone(),
                 source,
             })?;
@@ -147,16 +185,16 @@ pub struct StoreLocation {
 
 impl StoreLocation {
     /// Opens the history and blob stores where this location says.
-    pub async fn open(&self) -> Result<Stores, HostError> {
+    pub async fn open(&self) -> Result<Stores, BuildError> {
         let dir = match &self.data_dir {
             Some(dir) => dir.clone(),
             None if self.database_url.is_some() && self.blob_url.is_some() => PathBuf::new(),
-            None => Stores::default_data_dir().map_err(|_| HostError::NoDataDir)?,
+            None => Stores::default_data_dir().map_err(|_| BuildError::NoDataDir)?,
         };
         if self.database_url.is_none() && self.blob_url.is_none() {
             return Stores::open(&dir, StoreConfig::from_env())
                 .await
-                .map_err(|source| HostError::OpenStores { dir, source });
+                .map_err(|source| BuildError::OpenStores { dir, source });
         }
         let absolute = std::path::absolute(&dir).unwrap_or(dir);
         let database = self.database_url.clone().unwrap_or_else(|| {
@@ -172,7 +210,7 @@ impl StoreLocation {
             )
         });
         if self.database_url.is_none() || self.blob_url.is_none() {
-            std::fs::create_dir_all(&absolute).map_err(|e| HostError::OpenStores {
+            std::fs::create_dir_all(&absolute).map_err(|e| BuildError::OpenStores {
                 dir: absolute.clone(),
                 source: StoreError::Io {
                     path: absolute.clone(),
@@ -182,6 +220,6 @@ impl StoreLocation {
         }
         Stores::open_urls(&database, &blobs, StoreConfig::from_env())
             .await
-            .map_err(|source| HostError::OpenStoreUrls { source })
+            .map_err(|source| BuildError::OpenStoreUrls { source })
     }
 }

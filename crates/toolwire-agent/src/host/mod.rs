@@ -4,7 +4,7 @@
 //! events.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), toolwire_agent::HostError> {
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
 //! use toolwire_agent::{AutoApprove, Host, ProviderSettings};
 //!
@@ -26,19 +26,17 @@ mod recorder;
 mod running;
 mod settings;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use toolwire_model::ClientError;
 use toolwire_runtime::{EventBus, Executor, LandError, Registered, Registry, RegistryError};
 use toolwire_store::{NewSession, Session, StoreError, Stores};
 use toolwire_tool::{SourceStatus, Tool, ToolSource};
-use toolwire_tools::WorkspaceError;
 
 use crate::AgentError;
 
 pub use agents::{HostAgent, TurnEvents};
-pub use build::{HostBuilder, StoreLocation};
+pub use build::{BuildError, HostBuilder, StoreLocation};
 pub use calls::CallOptions;
 pub use recorder::Recorder;
 pub use running::Running;
@@ -95,15 +93,6 @@ pub enum HostError {
     /// The stores failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The workspace directory could not be opened.
-    #[error("workspace {}", .path.display())]
-    Workspace {
-        /// The directory that was asked for.
-        path: PathBuf,
-        /// Why it could not be used.
-        #[source]
-        source: WorkspaceError,
-    },
     /// A tool could not be registered.
     #[error(transparent)]
     Registry(#[from] RegistryError),
@@ -116,25 +105,6 @@ pub enum HostError {
     /// No session has this id.
     #[error("no session {0:?}")]
     NoSession(String),
-    /// The stores in this directory could not be opened.
-    #[error("cannot open the stores in {}", .dir.display())]
-    OpenStores {
-        /// The data directory.
-        dir: PathBuf,
-        /// What the store said.
-        #[source]
-        source: StoreError,
-    },
-    /// A database or blob URL (Postgres, S3) could not be opened; the error names it.
-    #[error("cannot open the stores: {source}")]
-    OpenStoreUrls {
-        /// What the store said.
-        #[source]
-        source: StoreError,
-    },
-    /// No data directory was given and none could be found.
-    #[error("no data directory: pass --data-dir or set TOOLWIRE_DATA_DIR")]
-    NoDataDir,
     /// A run's task ended without finishing: it panicked, or the runtime shutting down
     /// aborted it.
     #[error("the run stopped unexpectedly: {0}")]

@@ -345,6 +345,31 @@ pub(crate) fn result_from_row(row: Option<ResultRow>) -> Result<Option<StoredRes
     }))
 }
 
+/// A `tool_result` event whose body would be longer than this is logged as a reference to
+/// the result the history already holds (it is announced only once stored): the log does
+/// not hold a large result a second time, and the write that logs it stays small (a 48 MiB
+/// text logged whole made SQLite hold both rows at once). Readers of the log get the event
+/// whole again, its result read back from the history; the payload as received (`raw`) is
+/// not kept in the reference (the history keeps it by `raw_ref`).
+pub(crate) const EVENT_INLINE_MAX: usize = 1 << 20;
+
+/// The body of a logged reference to a stored result. Its one key comes first in the
+/// body, so a reader tells it from an event by its first bytes.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredResultRef {
+    stored_result: ResultRef,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultRef {
+    call_id: String,
+    at: String,
+}
+
+const STORED_RESULT_PREFIX: &str = "{\"storedResult\":";
+
 /// A new event with a placeholder number, and its body; the store assigns the number.
 pub(crate) fn new_event(session_id: &str, at: String, kind: EventKind) -> Result<(Event, String)> {
     validate_id("session id", session_id)?;
@@ -354,25 +379,108 @@ pub(crate) fn new_event(session_id: &str, at: String, kind: EventKind) -> Result
         at,
         kind,
     };
-    let body = serde_json::to_string(&event)?;
+    let EventKind::ToolResult { result, .. } = &event.kind else {
+        let body = serde_json::to_string(&event)?;
+        return Ok((event, body));
+    };
+    // Written into a buffer that refuses to pass the bound, so a large result is not
+    // serialized whole only to be replaced by its reference.
+    let mut bounded = Bounded(Vec::new());
+    let body = match serde_json::to_writer(&mut bounded, &event) {
+        // serde_json writes UTF-8 only: the lossy branch is never taken.
+        Ok(()) => String::from_utf8(bounded.0)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        Err(e) if e.is_io() => serde_json::to_string(&StoredResultRef {
+            stored_result: ResultRef {
+                call_id: result.call_id.clone(),
+                at: event.at.clone(),
+            },
+        })?,
+        Err(e) => return Err(e.into()),
+    };
     Ok((event, body))
 }
 
-pub(crate) fn events_from_rows(session_id: &str, rows: Vec<(i64, String)>) -> Result<Vec<Event>> {
+/// A buffer that takes at most [`EVENT_INLINE_MAX`] bytes; past that every write fails.
+struct Bounded(Vec<u8>);
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + bytes.len() > EVENT_INLINE_MAX {
+            return Err(std::io::Error::other("past the bound of an event logged whole"));
+        }
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A logged event as read: whole, or a reference to a stored result still to be read.
+pub(crate) enum LoggedEvent {
+    Whole(Event),
+    StoredResult {
+        seq: u64,
+        at: String,
+        call_id: String,
+    },
+}
+
+pub(crate) fn events_from_rows(
+    session_id: &str,
+    rows: Vec<(i64, String)>,
+) -> Result<Vec<LoggedEvent>> {
     rows.into_iter()
         .map(|(seq, body)| {
-            let mut event: Event =
-                serde_json::from_str(&body).map_err(|e| StoreError::CorruptEvent {
-                    session_id: session_id.to_owned(),
-                    seq,
-                    message: e.to_string(),
-                })?;
+            let corrupt = |e: serde_json::Error| StoreError::CorruptEvent {
+                session_id: session_id.to_owned(),
+                seq,
+                message: e.to_string(),
+            };
             // The row's number is the truth; the body's is the placeholder it was
             // written with.
-            event.seq = u64::try_from(seq).unwrap_or_default();
-            Ok(event)
+            let number = u64::try_from(seq).unwrap_or_default();
+            if body.starts_with(STORED_RESULT_PREFIX) {
+                let StoredResultRef { stored_result } =
+                    serde_json::from_str(&body).map_err(corrupt)?;
+                return Ok(LoggedEvent::StoredResult {
+                    seq: number,
+                    at: stored_result.at,
+                    call_id: stored_result.call_id,
+                });
+            }
+            let mut event: Event = serde_json::from_str(&body).map_err(corrupt)?;
+            event.seq = number;
+            Ok(LoggedEvent::Whole(event))
         })
         .collect()
+}
+
+/// The event a logged reference stands for, its result as the history holds it.
+pub(crate) fn stored_result_event(
+    session_id: &str,
+    seq: u64,
+    at: String,
+    stored: Option<StoredResult>,
+) -> Result<Event> {
+    let Some(stored) = stored else {
+        return Err(StoreError::CorruptEvent {
+            session_id: session_id.to_owned(),
+            seq: i64::try_from(seq).unwrap_or(i64::MAX),
+            message: "the stored result it refers to is not in the history".to_owned(),
+        });
+    };
+    Ok(Event {
+        session_id: session_id.to_owned(),
+        seq,
+        at,
+        kind: EventKind::ToolResult {
+            result: Box::new(stored.result),
+            raw: None,
+        },
+    })
 }
 
 pub(crate) fn after_bound(after: u64) -> i64 {
@@ -631,7 +739,17 @@ macro_rules! statements {
                 .bind(sql::after_bound(after))
                 .fetch_all(pool)
                 .await?;
-            sql::events_from_rows(session_id, found)
+            let mut events = Vec::with_capacity(found.len());
+            for logged in sql::events_from_rows(session_id, found)? {
+                events.push(match logged {
+                    sql::LoggedEvent::Whole(event) => event,
+                    sql::LoggedEvent::StoredResult { seq, at, call_id } => {
+                        let stored = read_result(pool, session_id, &call_id).await?;
+                        sql::stored_result_event(session_id, seq, at, stored)?
+                    }
+                });
+            }
+            Ok(events)
         }
 
         async fn read_last_event(pool: &$pool, session_id: &str) -> Result<u64> {

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use serde_json::Value as Json;
-use toolwire_agent::StoreLocation;
+use toolwire_agent::{Host, StoreLocation};
 use toolwire_core::CallRef;
 use toolwire_normalize::normalize_value;
 
@@ -74,7 +74,6 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     let mut normalized = normalize_value(raw, &call);
     if args.store {
         let stores = data::open(place).await?;
-        let raw = keep_raw.then_some(input.bytes.as_slice());
         let existing =
             match &args.session {
                 Some(id) => Some(stores.history().session(id).await?.ok_or_else(|| {
@@ -82,38 +81,48 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                 })?),
                 None => None,
             };
-        // Persist and check before creating anything: a result the store refuses must not
-        // leave an empty new session behind.
-        let persisted = stores.persist(normalized.result, raw).await?;
-        toolwire_store::validate_id("call id", &persisted.call_id)?;
-        let session = match existing {
-            Some(session) => session,
+        // Checked before anything is created: a result the store refuses must not leave an
+        // empty new session behind.
+        toolwire_store::validate_id("call id", &normalized.result.call_id)?;
+        let host = Host::builder()
+            .stores(stores.clone())
+            .without_builtins()
+            .build()
+            .await?;
+        let (session, created) = match existing {
+            Some(session) => (session, false),
             None => {
-                stores
+                let session = stores
                     .create_session(NewSession {
                         id: None,
                         parent_id: None,
                         title: Some(format!("normalize {}", input.name)),
                     })
-                    .await?
+                    .await?;
+                (session, true)
             }
         };
-        // Appended, not landed and announced as a call's result is: an import has no call
-        // waiting on it, and its `tool_result` event would hold the whole result a second
-        // time (a 48 MiB text made SQLite hold both rows at once: 654 MB peak against 278).
-        let message = stores
-            .append(&session.id, toolwire_core::Message::ToolResult(persisted))
-            .await?;
-        let seq = message.seq;
-        normalized.result = toolwire_store::StoredResult::from_message(message)
-            .ok_or_else(|| {
-                anyhow::anyhow!("the store returned a message that is not a tool result")
-            })?
-            .result;
+        // Landed like any call's result (media to blobs, the payload as received kept
+        // beside it, stored, then announced), so a session open in `serve` shows it live.
+        let raw = keep_raw.then(|| std::mem::take(&mut input.bytes));
+        let landed = host
+            .land_elsewhere(&session.id, normalized.result, raw)
+            .await;
+        let stored = match landed {
+            Ok(stored) => stored,
+            Err(e) => {
+                if created {
+                    // Best effort: the error below is what the person needs to read.
+                    let _ = stores.delete_session(&session.id).await;
+                }
+                return Err(e.into());
+            }
+        };
         out::eprintln(&format!(
             "stored in session {} as message {}",
-            session.id, seq
+            session.id, stored.seq
         ));
+        normalized.result = stored.result;
     }
     if args.compact {
         out::json_compact(&normalized.result)?;
