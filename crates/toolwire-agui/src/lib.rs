@@ -1401,8 +1401,8 @@ impl FollowTarget {
         }
     }
 
-    /// Opens the thread's session, records the input's new messages, and POSTs the input
-    /// to the agent: the stream to [`pump`] once it answers 2xx.
+    /// POSTs the input to the agent and, once it answers 2xx, opens the thread's session
+    /// and records the input's new messages: the stream to [`pump`].
     pub async fn start(
         &self,
         host: Host,
@@ -1421,9 +1421,6 @@ impl FollowTarget {
                 ));
             }
         };
-        let title = format!("AG-UI agent {}", self.url);
-        let mut follower = Follower::open(host, thread, &title, self.limits).await?;
-        follower.input(messages).await;
         let response = self
             .client
             .post(&self.url)
@@ -1458,6 +1455,12 @@ impl FollowTarget {
                 body,
             });
         }
+        // Recorded once the agent has taken the run, before any of its events is read: a
+        // run the agent never took leaves no session and no message behind (a retried
+        // prompt was stored twice).
+        let title = format!("AG-UI agent {}", self.url);
+        let mut follower = Follower::open(host, thread, &title, self.limits).await?;
+        follower.input(messages).await;
         Ok((follower, response))
     }
 }

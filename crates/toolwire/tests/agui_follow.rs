@@ -398,6 +398,52 @@ fn hostile_agent(body: Vec<u8>) -> u16 {
     port
 }
 
+/// A run the agent never took (nothing listens at its address) leaves no session and no
+/// message: the prompt tried again is stored once.
+#[test]
+fn a_run_the_agent_never_took_leaves_nothing_behind() {
+    let data = tempfile::tempdir().unwrap();
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{closed}/");
+    let out = toolwire(
+        data.path(),
+        &["agui", "run", &url, "hello?", "--thread", "t1"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("cannot be reached"),
+        "{stderr}"
+    );
+    let sessions = toolwire(data.path(), &["sessions", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&sessions.stdout).trim(), "[]");
+
+    // The same thread on an agent that takes it: the prompt once.
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r\"}\n\n",
+    );
+    body.extend_from_slice(
+        b"data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r\"}\n\n",
+    );
+    let port = hostile_agent(body);
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = toolwire(
+        data.path(),
+        &["agui", "run", &url, "hello?", "--thread", "t1"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown =
+        String::from_utf8_lossy(&toolwire(data.path(), &["show", "t1"]).stdout).into_owned();
+    assert_eq!(shown.matches("hello?").count(), 1, "{shown}");
+}
+
 #[test]
 fn a_hostile_agent_meets_the_bounds_and_its_open_calls_are_closed() {
     let mut body = Vec::new();

@@ -407,7 +407,9 @@ struct Bounded(Vec<u8>);
 impl std::io::Write for Bounded {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         if self.0.len() + bytes.len() > EVENT_INLINE_MAX {
-            return Err(std::io::Error::other("past the bound of an event logged whole"));
+            return Err(std::io::Error::other(
+                "past the bound of an event logged whole",
+            ));
         }
         self.0.extend_from_slice(bytes);
         Ok(bytes.len())
