@@ -21,6 +21,10 @@ pub enum NoteCode {
     Truncated,
     /// A well-known value whose data did not match its kind was sent as JSON.
     InvalidValue,
+    /// The session begins with a model turn (calls another agent made through the
+    /// gateway): a user turn saying so was put before it, as providers refuse a model turn
+    /// first.
+    OpeningTurn,
 }
 
 /// Something encoding repaired or left out, for logs and `toolwire export`.

@@ -132,18 +132,32 @@ pub(crate) fn plan<'a>(
     // The turn whose calls are the latest: user text until the next assistant message
     // arrived while they ran.
     let mut current: Option<usize> = None;
+    // Whether a user turn came yet: providers refuse a model turn first (Anthropic, Gemini).
+    let mut spoken = false;
     for message in messages {
         match message {
             Message::System { text } => system.push(text.as_str()),
-            Message::User { text } => match current {
-                Some(i) => pending[i].then_user.push(text),
-                None => slots.push(Slot::Turn(PlannedTurn::User(Cow::Borrowed(text)))),
-            },
+            Message::User { text } => {
+                spoken = true;
+                match current {
+                    Some(i) => pending[i].then_user.push(text),
+                    None => slots.push(Slot::Turn(PlannedTurn::User(Cow::Borrowed(text)))),
+                }
+            }
             Message::Assistant { text, tool_calls } => {
                 current = None;
                 if let Some(said) = made_by_person(text, tool_calls) {
                     slots.push(Slot::Turn(PlannedTurn::User(Cow::Owned(said))));
+                } else if !spoken {
+                    slots.push(Slot::Turn(PlannedTurn::User(Cow::Borrowed(OPENING))));
+                    diags.push(EncodeNote::new(
+                        NoteCode::OpeningTurn,
+                        None,
+                        "the session begins with a model turn: a user turn saying so was put \
+                         before it",
+                    ));
                 }
+                spoken = true;
                 slots.push(Slot::Turn(PlannedTurn::Assistant {
                     text,
                     calls: tool_calls,
@@ -202,6 +216,11 @@ pub(crate) fn plan<'a>(
         .collect();
     Plan { system, turns }
 }
+
+/// The user turn put before a session that begins with a model turn: a session the
+/// gateway recorded holds the calls another agent's model made, not what it was asked.
+const OPENING: &str = "(This record begins with your calls; what you were asked before them \
+                       was not recorded.)";
 
 /// What the model is told before calls a person made (a turn of calls the model did not
 /// make, stored as [`toolwire_core::ByPerson`]): that the person ran them, and where.
@@ -264,6 +283,38 @@ mod tests {
             ok("b"),
         ]);
         assert_eq!(plan_of(&model).turns.len(), 3);
+    }
+
+    /// A session that begins with the model's calls (another agent's, recorded by the
+    /// gateway) gets a user turn first, saying the record begins there, and a note; a
+    /// session with the user's words first gets neither.
+    #[test]
+    fn a_session_that_begins_with_a_model_turn_is_opened_by_a_user_turn() {
+        let calls = vec![ToolCall::new("a", "search", json!({}))];
+        let conv = Conversation::new(vec![Message::assistant("", calls.clone()), ok("a")]);
+        let mut diags = Vec::new();
+        let plan = plan(&conv.messages, &mut diags);
+        let PlannedTurn::User(said) = &plan.turns[0] else {
+            panic!("{:?}", plan.turns)
+        };
+        assert_eq!(said, OPENING);
+        assert!(matches!(plan.turns[1], PlannedTurn::Assistant { .. }));
+        assert_eq!(plan.turns.len(), 3);
+        let codes: Vec<NoteCode> = diags.iter().map(|d| d.code).collect();
+        assert_eq!(codes, [NoteCode::OpeningTurn]);
+        // A system prompt first changes nothing; a user turn first needs no opening.
+        let system = Conversation::new(vec![
+            Message::system("be brief"),
+            Message::assistant("", calls.clone()),
+            ok("a"),
+        ]);
+        assert!(matches!(&plan_of(&system).turns[0], PlannedTurn::User(t) if t == OPENING));
+        let asked = Conversation::new(vec![
+            Message::user("go"),
+            Message::assistant("", calls),
+            ok("a"),
+        ]);
+        assert!(matches!(&plan_of(&asked).turns[0], PlannedTurn::User(t) if t == "go"));
     }
 
     fn plan_of(conv: &Conversation) -> Plan<'_> {
