@@ -371,6 +371,72 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
   }
 });
 
+/** Runs `tool` in session `s` through the API (as `app`'s view when given), approving
+ * it if it asks, and waits for its stored result. */
+async function callApproved(base, s, tool, input, app) {
+  const { callId } = await api(base, `/api/sessions/${s}/calls`, { tool, input, ...(app ? { app } : {}) });
+  return until(async () => {
+    for (const p of await api(base, `/api/sessions/${s}/suspensions`)) {
+      if (p.call.id === callId) await api(base, `/api/sessions/${s}/suspensions/${p.suspension.id}`, { type: 'approve' }).catch(() => {});
+    }
+    const { messages } = await api(base, `/api/sessions/${s}`);
+    return messages.find((m) => m.role === 'tool_result' && m.content.callId === callId);
+  }, 15000, `the result of ${tool}`);
+}
+
+test('opening a session with an MCP App calls no tool and stores nothing; the app calls once the person uses it', async () => {
+  const e = dirs();
+  const apps = await serve(e, undefined, ['--mcp', `app=node ${join(ROOT, 'tests/web/app_server.mjs')}`]);
+  try {
+    const s = (await api(apps.base, '/api/sessions', { title: 'an app in history' })).id;
+    // History: the app's call, and the call its view made on load.
+    await callApproved(apps.base, s, 'app__show_app', { api: apps.base });
+    await callApproved(apps.base, s, 'app_only', { word: 'ping' }, 'app__show_app');
+    const stored = async () => {
+      const { messages } = await api(apps.base, `/api/sessions/${s}`);
+      return { messages: messages.length, waiting: (await api(apps.base, `/api/sessions/${s}/suspensions`)).length };
+    };
+    const before = await stored();
+    assert.deepEqual(before.waiting, 0);
+    await page.goto(`${apps.base}/sessions/${s}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    const app = page.frameLocator('.card[data-tool="app__show_app"] iframe.tw-app-frame').frameLocator('iframe');
+    const log = app.locator('#log');
+    await until(async () => (await log.innerText().catch(() => '')).includes('done'), 20000, 'the app to load');
+    // Its view got the stored input and result, and its call on load was answered from
+    // the stored one: nothing ran, nothing was stored, nothing waits.
+    const text = await log.innerText();
+    assert.match(text, new RegExp(`^input \\{"api":"${apps.base.replace(/[.]/g, '\\.')}"\\}$`, 'm'));
+    assert.match(text, /^result \{"count":3\} the app is shown$/m);
+    assert.match(text, /^call pong ping$/m);
+    await page.waitForTimeout(500);
+    assert.deepEqual(await stored(), before);
+    assert.equal(await page.locator('.card').count(), 2);
+    // Reloading changes nothing either.
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await until(async () => (await log.innerText().catch(() => '')).includes('done'), 20000, 'the app to load again');
+    await page.waitForTimeout(500);
+    assert.deepEqual(await stored(), before);
+    // The person uses the app: its call runs like any (asking for approval first).
+    await app.locator('#again').click();
+    // It asks for approval like any call: approve it whenever it asks.
+    const deadline = Date.now() + 20000;
+    while (!(await log.innerText()).includes('again ')) {
+      const approve = page.locator('.card[data-tool="app__app_only"] button.approve');
+      if (await approve.isVisible().catch(() => false)) await approve.click().catch(() => {});
+      if (Date.now() > deadline) throw new Error(`the app's call did not end: ${await log.innerText()}`);
+      await page.waitForTimeout(100);
+    }
+    assert.match(await log.innerText(), /^again pong again$/m);
+    const after = await stored();
+    assert.equal(after.messages, before.messages + 2, 'the call and its result');
+    assert.equal(after.waiting, 0);
+  } finally {
+    await apps.stop();
+  }
+});
+
 test('media a tool returns play live, after a reload and after a restart', async () => {
   const e = dirs();
   writeFileSync(join(e.base, 'tone.wav'), wav(2));

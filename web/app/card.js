@@ -202,6 +202,7 @@ export class Card {
    * `app:TOOL`, an MCP App's view): the stored call's `byPerson.via`. */
   madeBy(via) {
     if (this.byEl || typeof via !== 'string' || !via) return;
+    this.via = via;
     const where = (via.startsWith('app:') ? `${via.slice(4)} app` : via).slice(0, 64);
     this.byEl = h('span', { class: 'by-person', title: `Made by a person through ${where}, not by the model` }, `by you · ${where}`);
     const chip = this.toolEl.nextElementSibling;
@@ -401,6 +402,9 @@ export class Card {
   /** @param {ToolResult} result */
   setResult(result) {
     this.result = result;
+    // Live: the result came on the feed while the page was open, not from the stored
+    // history of a load (an MCP App of a result from history calls nothing until used).
+    this.live = !this.view.loading;
     if (result.status === 'suspended') {
       this.suspend(result.suspension);
       return;
