@@ -181,7 +181,7 @@ export function mountApp(box, widget, host) {
     initialized = true;
     notify('ui/notifications/tool-input', { arguments: host.input && typeof host.input === 'object' ? host.input : {} });
     const r = host.result;
-    if (r && r.status === 'cancelled') notify('ui/notifications/tool-cancelled', { reason: (r.error && r.error.message) || 'cancelled' });
+    if (r && r.status === 'error' && r.error && r.error.code === 'cancelled') notify('ui/notifications/tool-cancelled', { reason: (r.error && r.error.message) || 'cancelled' });
     else if (r) notify('ui/notifications/tool-result', toCallToolResult(r));
   };
 

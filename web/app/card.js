@@ -4,7 +4,8 @@
 //
 // Card states, as the AI SDK's tool parts name them: input-available (running),
 // approval-requested, approval-responded, output-available, output-error, output-denied,
-// and input-requested (a question or form waits for the person).
+// and input-requested (a question or form waits for the person); and one of toolwire's
+// own, output-cancelled: a call stopped or dismissed by a person is no failure.
 
 import { bytes, renderResult } from '../toolwire-render.js';
 import { api, ID, resourceUrl } from './api.js';
@@ -412,7 +413,8 @@ export class Card {
     this.suspensionEl.replaceChildren();
     this.el.dataset.hasResult = 'true';
     if (this.progressEl) this.progressEl.hidden = true;
-    this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
+    if (isCancelled(result)) this.setState('output-cancelled', 'cancelled');
+    else this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
     const ms = result.metadata && result.metadata.durationMs;
     this.durationEl.textContent = typeof ms === 'number' ? duration(ms) : '';
     this.durationEl.title = typeof ms === 'number' ? `${ms} ms running` : '';
@@ -497,6 +499,12 @@ export class Card {
     this.detailEl.textContent = pretty(value);
     this.detailEl.hidden = false;
   }
+}
+
+/** Whether `result` is a cancelled call's: stored as an error whose code is `cancelled`
+ * (a call stopped while it ran or waited, a question dismissed). */
+export function isCancelled(result) {
+  return !!result && result.status === 'error' && !!result.error && result.error.code === 'cancelled';
 }
 
 /** Whether the result's structured value matched the tool's outputSchema. The executor

@@ -11,6 +11,7 @@ const STATUS = [
   ['waiting', 'Waiting for you'],
   ['running', 'Running'],
   ['done', 'Succeeded'],
+  ['cancelled', 'Cancelled'],
 ];
 const KEYS = ['q', 'tool', 'server', 'status', 'kind', 'order', 'view'];
 const ERROR_STATES = new Set(['output-error', 'output-denied']);
@@ -21,6 +22,7 @@ function matchesStatus(state, status) {
     case 'waiting': return state === 'approval-requested' || state === 'input-requested';
     case 'running': return state === 'input-available' || state === 'approval-responded';
     case 'done': return state === 'output-available';
+    case 'cancelled': return state === 'output-cancelled';
     default: return true;
   }
 }
