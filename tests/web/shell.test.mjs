@@ -401,6 +401,23 @@ test('what the model saw: the block each provider is sent for a call', async () 
   await page.context().close();
 });
 
+test('what the model saw for Gemini is the functionResponse part exactly as the export sends it', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const card = page.locator('.card[data-tool="read_file"]').first();
+  const callId = await card.getAttribute('data-call-id');
+  const { request } = await api(server.base, `/api/sessions/${sessions.kinds}/export?provider=gemini&diagnostics=true`);
+  const parts = request.contents.flatMap((c) => c.parts || []);
+  const sent = parts.find((p) => p.functionResponse && p.functionResponse.id === callId);
+  assert.ok(sent, JSON.stringify(request).slice(0, 2000));
+  await card.locator('[data-show="model"]').click();
+  await card.locator('.model-view select').selectOption('gemini');
+  const block = card.locator('.model-view pre');
+  await until(async () => (await block.innerText()).includes('functionResponse'), 10000, 'the Gemini block');
+  assert.deepEqual(JSON.parse(await block.innerText()), sent);
+  await page.context().close();
+});
+
 test('what the model saw says whether and how the result was cut', async () => {
   const s = await api(server.base, '/api/sessions', { title: 'a long log' });
   // A real call (a stored result alone answers no call, and is left out of the request).

@@ -39,8 +39,11 @@ export function blocksFor(body, callId) {
       for (const x of v) walk(x, depth + 1);
       return;
     }
+    // Gemini's call is a part { functionCall: { id, name, args } }: the call, not looked
+    // into (its inner object names the id too, and was shown unwrapped, as never sent).
+    if (v.functionCall) return;
     const named = ID_KEYS.some((k) => v[k] === callId);
-    const isCall = CALL_TYPES.has(v.type) || 'arguments' in v || 'input' in v || 'function' in v || 'functionCall' in v;
+    const isCall = CALL_TYPES.has(v.type) || 'arguments' in v || 'input' in v || 'args' in v || 'function' in v;
     if (named && !isCall) {
       out.push(v);
       return;
