@@ -54,6 +54,8 @@ async function main() {
     else if (session) {
       view = new SessionView(main, session, catalogue);
       window.toolwireView = view;
+      // The sidebar's counts of this session follow its feed, not only its slow poll.
+      view.onCounts = () => { if (sidebar.sessionList) sidebar.loadSessions(); };
       await view.start(ready);
       view.fillFirst();
       built = view.built;

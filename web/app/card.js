@@ -260,7 +260,8 @@ export class Card {
   async rerun(button) {
     button.disabled = true;
     try {
-      await api(`/api/sessions/${this.view.id}/calls`, { json: { tool: this.name, input: this.input } });
+      const accepted = await api(`/api/sessions/${this.view.id}/calls`, { json: { tool: this.name, input: this.input } });
+      this.view.reveal(accepted.callId);
     } catch (err) {
       showError(this.footerEl, err);
     } finally {
@@ -467,6 +468,11 @@ export class Card {
     } catch (err) {
       this.resultEl.replaceChildren();
       showError(this.resultEl, `cannot show this result: ${err.message}`);
+    }
+    // The call the person just made: drawn, it is taller; keep it in view, once.
+    if (this.view.revealing === this.callId && !/^(input|approval)-/.test(this.el.dataset.state)) {
+      this.view.revealing = null;
+      this.view.bringIntoView(this);
     }
   }
 

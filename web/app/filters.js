@@ -61,6 +61,18 @@ export class Filters {
     view.catalogue.onChange(() => this.refresh());
   }
 
+  /** Clears what narrows the timeline (text, tool, server, status, kind), in the URL too. */
+  clear() {
+    for (const key of ['q', 'tool', 'server', 'status', 'kind']) this.state[key] = '';
+    this.q.value = '';
+    this.status.value = '';
+    const params = new URLSearchParams(location.search);
+    for (const key of ['q', 'tool', 'server', 'status', 'kind']) params.delete(key);
+    const query = params.toString();
+    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
+    this.refresh();
+  }
+
   active() {
     const s = this.state;
     return !!(s.q || s.tool || s.server || s.status || s.kind);
@@ -178,6 +190,7 @@ export class Filters {
     this.shown.textContent = active ? `${shown} of ${total} calls` : `${total} call${total === 1 ? '' : 's'}`;
     // (While cards are still made, an error may be among them: the button looks there.)
     this.nextErrorEl.disabled = !this.view.building && !t.querySelector(':scope > .chunk > .card:is([data-state="output-error"], [data-state="output-denied"])');
+    if (this.view.filterApplied) this.view.filterApplied();
   }
 
   foldAll() {
