@@ -127,6 +127,9 @@ test('a cancelled call is shown and counted as cancelled, not as a failure', asy
     await page.selectOption('.filters select[name="status"]', 'cancelled');
     await until(async () => (await page.locator('.shown').textContent()) === '2 of 2 calls', 5000, 'two cancelled');
     await page.selectOption('.filters select[name="status"]', '');
+    // The session list counts them as calls, none failed.
+    const counts = page.locator(`.sidebar li[data-session-id="${s.id}"] .counts`);
+    await until(async () => (await counts.innerText()) === '2 calls', 20000, 'the sidebar to say "2 calls"');
   };
   await looks();
   for (const scheme of ['light', 'dark']) {

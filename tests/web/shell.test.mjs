@@ -5,9 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
+import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchBrowser, until, api, store } from './lib.mjs';
+import { launchBrowser, until, api, store, SCREENSHOTS } from './lib.mjs';
 import { seeded, elicitationForm } from './seed.mjs';
 
 const require = createRequire(import.meta.url);
@@ -57,15 +57,16 @@ async function drawAll(page) {
   await page.evaluate(() => window.scrollTo(0, 0));
 }
 
-/** axe-core's serious and critical violations of the page, one line each. */
-async function violations(page) {
+/** axe-core's serious and critical violations of the page, one line each; `rules`
+ * turns on rules axe leaves off by default (WCAG 2.2's `target-size`). */
+async function violations(page, rules = {}) {
   await page.addScriptTag({ path: AXE });
-  const found = await page.evaluate(async () => {
+  const found = await page.evaluate(async (rules) => {
     // Result frames hold untrusted content on another origin: not the app's markup.
-    const r = await window.axe.run({ exclude: [['iframe']] }, { iframes: false, resultTypes: ['violations'] });
+    const r = await window.axe.run({ exclude: [['iframe']] }, { iframes: false, resultTypes: ['violations'], rules });
     return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 4).map((n) => `${n.target.join(' ')} ${n.failureSummary.split('\n').slice(1, 2).join('')}`).join(' | ')}`);
-  });
+  }, rules);
   return found;
 }
 
@@ -380,6 +381,27 @@ test('copy and download a call\'s arguments and result', async () => {
   const stored = JSON.parse(await (await import('node:fs')).promises.readFile(await download.path(), 'utf8'));
   assert.equal(stored.toolName, 'read_file');
   await page.context().close();
+});
+
+test('axe-core with WCAG 2.2 target size: a busy result (long text, a JSON tree) has no serious violation, in both themes', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'busy' });
+  const long = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of a long log`).join('\n');
+  const tree = { a: { b: [1, 2, { c: 'd', e: [true, false, null] }], f: 'g' }, list: Array.from({ length: 30 }, (_, i) => ({ i, name: `n${i}` })) };
+  store(d, s.id, { callId: 'call_busy', toolName: 'busy', status: 'success', output: [{ kind: 'text', data: { content: long } }, { kind: 'structured', data: tree }] }, 'busy');
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.length >= 1, 10000, 'the busy result');
+  for (const scheme of ['light', 'dark']) {
+    const page = await newPage(scheme);
+    await open(page, `/sessions/${s.id}`);
+    await page.locator('.tw-long-text').waitFor({ timeout: 10000 });
+    // The long text scrolls as one box, numbers and lines together, from the keyboard.
+    const text = await page.locator('.tw-long-text .tw-text').evaluate((t) => [getComputedStyle(t).overflowY, getComputedStyle(t).lineHeight]);
+    assert.equal(text[0], 'visible', 'the text does not scroll apart from its line numbers');
+    assert.equal(text[1], await page.locator('.tw-long-text .tw-gutter').evaluate((g) => getComputedStyle(g).lineHeight));
+    assert.deepEqual(await violations(page, { 'target-size': { enabled: true } }), [], scheme);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, `busy-axe-${scheme}.png`) });
+    await page.context().close();
+  }
 });
 
 test('what the model saw: the block each provider is sent for a call', async () => {
