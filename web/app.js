@@ -2,7 +2,7 @@
 // sidebar of sessions and of servers and tools) and routes by path to the session list
 // (`/`) or a session (`/sessions/{id}`). Each job lives in its own module under app/:
 // api (HTTP client), list, session (timeline), card, feed, filters, keys, forms, composer,
-// apphost (MCP Apps), tools (tools and servers), sidebar, theme.
+// apphost (MCP Apps), export (the Export menu), tools (tools and servers), sidebar, theme.
 
 import { h, registerWidget } from './toolwire-render.js';
 import { mountApp } from './mcp-app.js';

@@ -387,7 +387,12 @@ test('axe-core with WCAG 2.2 target size: a busy result (long text, a JSON tree)
   const s = await api(server.base, '/api/sessions', { title: 'busy' });
   const long = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of a long log`).join('\n');
   const tree = { a: { b: [1, 2, { c: 'd', e: [true, false, null] }], f: 'g' }, list: Array.from({ length: 30 }, (_, i) => ({ i, name: `n${i}` })) };
-  store(d, s.id, { callId: 'call_busy', toolName: 'busy', status: 'success', output: [{ kind: 'text', data: { content: long } }, { kind: 'structured', data: tree }] }, 'busy');
+  const source = Array.from({ length: 300 }, (_, i) => `let x${i} = ${i};`).join('\n');
+  store(d, s.id, { callId: 'call_busy', toolName: 'busy', status: 'success', output: [
+    { kind: 'text', data: { content: long } },
+    { kind: 'structured', data: tree },
+    { kind: 'file_content', data: { path: 'big.rs', content: source, size: source.length } },
+  ] }, 'busy');
   await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.length >= 1, 10000, 'the busy result');
   for (const scheme of ['light', 'dark']) {
     const page = await newPage(scheme);
@@ -397,11 +402,42 @@ test('axe-core with WCAG 2.2 target size: a busy result (long text, a JSON tree)
     const text = await page.locator('.tw-long-text .tw-text').evaluate((t) => [getComputedStyle(t).overflowY, getComputedStyle(t).lineHeight]);
     assert.equal(text[0], 'visible', 'the text does not scroll apart from its line numbers');
     assert.equal(text[1], await page.locator('.tw-long-text .tw-gutter').evaluate((g) => getComputedStyle(g).lineHeight));
+    // Code too: one box, numbers and lines.
+    assert.equal(await page.locator('.tw-code .tw-source').evaluate((t) => getComputedStyle(t).overflowY), 'visible');
     assert.deepEqual(await violations(page, { 'target-size': { enabled: true } }), [], scheme);
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: join(SCREENSHOTS, `busy-axe-${scheme}.png`) });
     await page.context().close();
   }
+});
+
+test('long text: the line number beside a line is its own, also far down and after find', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'a long log' });
+  const long = Array.from({ length: 8000 }, (_, i) => `line ${i + 1} of a long log`).join('\n');
+  store(d, s.id, { callId: 'call_log', toolName: 'log', status: 'success', output: [{ kind: 'text', data: { content: long } }] }, 'log');
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.length >= 1, 10000, 'the long log');
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const box = page.locator('.tw-long-text');
+  await box.waitFor({ timeout: 10000 });
+  await page.locator('[data-role="find"]').fill('line 7761 of');
+  await page.locator('.tw-long-text mark').waitFor({ timeout: 5000 });
+  // Find scrolled the box to the mark: the number beside it is 7761 (where the gutter
+  // lays out its text "7761", read through a Range, against the mark).
+  const beside = await box.evaluate((b) => {
+    const mark = b.querySelector('mark').getBoundingClientRect();
+    const text = b.querySelector('.tw-gutter').firstChild;
+    const at = `\n${text.data}\n`.indexOf('\n7761\n');
+    const range = document.createRange();
+    range.setStart(text, at);
+    range.setEnd(text, at + 4);
+    const number = range.getBoundingClientRect();
+    const shown = b.getBoundingClientRect();
+    return { apart: Math.round(Math.abs(number.top - mark.top)), inBox: mark.top >= shown.top && mark.bottom <= shown.bottom };
+  });
+  assert.ok(beside.inBox, 'the line found is in view');
+  assert.ok(beside.apart <= 2, `number 7761 is ${beside.apart} px from its line`);
+  await page.context().close();
 });
 
 test('what the model saw: the block each provider is sent for a call', async () => {
@@ -458,6 +494,35 @@ test('what the model saw says whether and how the result was cut', async () => {
   assert.match(said, /Cut: result of read_file cut to 60,000 of [\d,]+ chars by the per-result budget/);
   assert.ok(said.includes(`the model can read it with read_result {"callId":"${callId}","part":0,"offset":`), said);
   assert.match(said, /Left out: [\d,]+ (chars|lines)/);
+  await page.context().close();
+});
+
+test('Export downloads each provider\'s request, the stored session and the MCP results as received', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.links}`);
+  const menu = page.locator('.session-head [data-menu="export"]');
+  const download = async (what) => {
+    await menu.click();
+    const [file] = await Promise.all([page.waitForEvent('download'), page.locator(`[data-export="${what}"]`).click()]);
+    const text = await (await import('node:fs')).promises.readFile(await file.path(), 'utf8');
+    return [file.suggestedFilename(), JSON.parse(text)];
+  };
+  for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+    const [name, body] = await download(provider);
+    assert.equal(name, `${sessions.links}-${provider}.json`);
+    assert.deepEqual(body, await api(server.base, `/api/sessions/${sessions.links}/export?provider=${provider}`), provider);
+  }
+  const [, stored] = await download('session');
+  assert.deepEqual(stored.messages, (await api(server.base, `/api/sessions/${sessions.links}`)).messages);
+  const [rawName, raw] = await download('raw');
+  assert.equal(rawName, `${sessions.links}-mcp-results.json`);
+  const callId = await page.locator('.card[data-tool="ev__get-resource-links"]').getAttribute('data-call-id');
+  assert.deepEqual(raw.results.map((r) => [r.callId, r.toolName]), [[callId, 'ev__get-resource-links']]);
+  // The payload as server-everything sent it: MCP content blocks, resource links among them.
+  assert.ok(raw.results[0].raw.content.some((c) => c.type === 'resource_link'), JSON.stringify(raw).slice(0, 500));
+  await menu.click();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, 'export-menu.png') });
   await page.context().close();
 });
 

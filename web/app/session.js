@@ -12,6 +12,7 @@ import { appHost } from './apphost.js';
 import { chatBox, playground } from './composer.js';
 import { Filters } from './filters.js';
 import { initKeys } from './keys.js';
+import { exportMenu } from './export.js';
 
 /** The widget a kept resource read is stored as (the server's RESOURCE_READ_WIDGET). */
 const RESOURCE_READ = 'toolwire.resource_read';
@@ -259,10 +260,11 @@ export class SessionView {
     this.info = info;
     this.filters = new Filters(this);
     this.composer = info.provider ? chatBox(this) : playground(this);
+    const exported = exportMenu(this);
     this.main.replaceChildren(
       h('div', { class: 'session-head' },
         h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '/' }, 'Sessions'), ' / ', h('span', { class: 'muted sid' })),
-        h('div', { class: 'title-row' }, h('h1', { class: 'title' }), this.filters.shown)),
+        h('div', { class: 'title-row' }, h('h1', { class: 'title' }), this.filters.shown, exported.button, exported.list)),
       this.filters.el,
       this.timeline,
       this.composer);
