@@ -468,10 +468,21 @@ test('what the model saw for Gemini is the functionResponse part exactly as the 
   const parts = request.contents.flatMap((c) => c.parts || []);
   const sent = parts.find((p) => p.functionResponse && p.functionResponse.id === callId);
   assert.ok(sent, JSON.stringify(request).slice(0, 2000));
+  // The first view's export (Anthropic's, the default) answers late: Gemini, picked
+  // meanwhile, must still be what shows.
+  let late = false;
+  await page.route(/\/export\?provider=anthropic/, async (route) => {
+    await new Promise((r) => setTimeout(r, 800));
+    await route.continue();
+    late = true;
+  });
   await card.locator('[data-show="model"]').click();
   await card.locator('.model-view select').selectOption('gemini');
   const block = card.locator('.model-view pre');
   await until(async () => (await block.innerText()).includes('functionResponse'), 10000, 'the Gemini block');
+  await until(() => late, 5000, 'the late Anthropic export');
+  await page.waitForTimeout(300);
+  assert.equal(await card.locator('.model-view select').inputValue(), 'gemini');
   assert.deepEqual(JSON.parse(await block.innerText()), sent);
   await page.context().close();
 });

@@ -105,12 +105,17 @@ export function modelView(view, card) {
   const cut = h('div', { class: 'model-cut-slot' });
   const box = h('div', { class: 'model-view' },
     h('div', { class: 'model-head' }, h('strong', {}, 'What the model saw'), select, note), cut, out);
+  let shown = 0;
   const show = async () => {
+    // The latest pick wins: an earlier provider's export that answers later is dropped
+    // (it overwrote the block of the provider picked after it).
+    const mine = (shown += 1);
     out.textContent = 'Loading…';
     note.textContent = '';
     cut.replaceChildren();
     try {
       const { request: body, diagnostics } = await exportOf(view, select.value);
+      if (mine !== shown) return;
       const blocks = blocksFor(body, card.callId);
       cut.replaceChildren(cutReport(diagnostics, card.callId, blocks));
       if (blocks.length) {
@@ -121,6 +126,7 @@ export function modelView(view, card) {
         note.textContent = 'no block names this call: the whole request';
       }
     } catch (err) {
+      if (mine !== shown) return;
       out.textContent = '';
       showError(out, err);
     }
