@@ -2,7 +2,7 @@
 // sidebar of sessions and of servers and tools) and routes by path to the session list
 // (`/`) or a session (`/sessions/{id}`). Each job lives in its own module under app/:
 // api (HTTP client), list, session (timeline), card, feed, filters, keys, forms, composer,
-// apphost (MCP Apps), tools (tools and servers), sidebar, theme.
+// apphost (MCP Apps), export (the Export menu), tools (tools and servers), sidebar, theme.
 
 import { h, registerWidget } from './toolwire-render.js';
 import { mountApp } from './mcp-app.js';
@@ -54,6 +54,8 @@ async function main() {
     else if (session) {
       view = new SessionView(main, session, catalogue);
       window.toolwireView = view;
+      // The sidebar's counts of this session follow its feed, not only its slow poll.
+      view.onCounts = () => { if (sidebar.sessionList) sidebar.loadSessions(); };
       await view.start(ready);
       view.fillFirst();
       built = view.built;

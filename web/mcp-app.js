@@ -6,6 +6,8 @@
 //! tool-result once the view says `initialized`, size changes, host-context changes, and
 //! teardown; and it answers the view's `tools/call` (the same approval rules as any call,
 //! refused for tools whose visibility leaves out "app" or that belong to another server),
+//! telling the page whether the person has used the app (an app re-drawn from history
+//! may call nothing until then: apphost.js),
 //! `resources/read` (on the app's own server), `ui/open-link` (the page asks the person,
 //! one dialog at a time, never for the server's own origins),
 //! `ui/message`, `ui/update-model-context` and logs.
@@ -66,8 +68,9 @@ function theme() {
 /**
  * Mounts the app of `widget` in `box`. `host` is what the page lends it: `sandboxOrigin`,
  * `tool` (the schema of the call that made it), `input`, `result`, and the functions
- * `callTool(name, args)`, `openLink(url)`, `sendMessage(params)`, `updateModelContext(params)`,
- * `log(params)`. Returns `{teardown(reason)}`.
+ * `callTool(name, args, used)`, `openLink(url)`, `sendMessage(params, used)`,
+ * `updateModelContext(params)`, `log(params)`; `used` says whether the person has used
+ * the app (clicked or typed in it). Returns `{teardown(reason)}`.
  */
 export function mountApp(box, widget, host) {
   const app = (widget && widget.app) || {};
@@ -99,6 +102,15 @@ export function mountApp(box, widget, host) {
   box.append(frame);
 
   let initialized = false;
+  // Whether the person has used the app: focus is in its frame while the page has a
+  // fresh user activation (a click or key press in a frame activates its ancestors; an
+  // app can focus itself but not make one). Once true, it stays.
+  let used = false;
+  const usedNow = () => {
+    const activation = navigator.userActivation;
+    if (!used && document.activeElement === frame && (!activation || activation.isActive)) used = true;
+    return used;
+  };
   let nextId = 1;
   const waiting = new Map();
   const send = (message) => frame.contentWindow && frame.contentWindow.postMessage({ jsonrpc: '2.0', ...message }, sandboxOrigin);
@@ -138,11 +150,11 @@ export function mountApp(box, widget, host) {
       hostContext: context(),
     }),
     ping: () => ({}),
-    'tools/call': async (params) => {
+    'tools/call': async (params, byPerson) => {
       if (!params || typeof params.name !== 'string') throw new RpcError(INVALID_PARAMS, 'tools/call needs a tool name');
       const args = params.arguments && typeof params.arguments === 'object' ? params.arguments : {};
       try {
-        return toCallToolResult(await host.callTool(params.name, args));
+        return toCallToolResult(await host.callTool(params.name, args, byPerson));
       } catch (err) {
         throw new RpcError(REFUSED, err.message);
       }
@@ -156,7 +168,7 @@ export function mountApp(box, widget, host) {
       }
     },
     'ui/open-link': async (params) => ({ isError: !(params && await host.openLink(String(params.url || ''))) }),
-    'ui/message': async (params) => ({ isError: !(await host.sendMessage(params || {})) }),
+    'ui/message': async (params, byPerson) => ({ isError: !(await host.sendMessage(params || {}, byPerson)) }),
     'ui/update-model-context': (params) => {
       host.updateModelContext(params || {});
       return {};
@@ -169,7 +181,7 @@ export function mountApp(box, widget, host) {
     initialized = true;
     notify('ui/notifications/tool-input', { arguments: host.input && typeof host.input === 'object' ? host.input : {} });
     const r = host.result;
-    if (r && r.status === 'cancelled') notify('ui/notifications/tool-cancelled', { reason: (r.error && r.error.message) || 'cancelled' });
+    if (r && r.status === 'error' && r.error && r.error.code === 'cancelled') notify('ui/notifications/tool-cancelled', { reason: (r.error && r.error.message) || 'cancelled' });
     else if (r) notify('ui/notifications/tool-result', toCallToolResult(r));
   };
 
@@ -199,7 +211,7 @@ export function mountApp(box, widget, host) {
     const handler = handlers[m.method];
     try {
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `${m.method} is not supported by this host`);
-      send({ id: m.id, result: await handler(m.params) });
+      send({ id: m.id, result: await handler(m.params, usedNow()) });
     } catch (err) {
       send({ id: m.id, error: { code: err.code || REFUSED, message: String(err.message || err) } });
     }

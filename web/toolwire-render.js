@@ -65,7 +65,13 @@ export function renderResult(el, result, opts = {}) {
     root.append(h('p', { class: 'tw-note' }, 'not a tool result'));
     return;
   }
-  if (result.error) {
+  if (result.error && result.error.code === 'cancelled') {
+    // A cancel is no failure: said plainly, not as an alert (its message often begins
+    // with the word already: "cancelled: interrupted before completion").
+    const message = String(result.error.message || '');
+    root.append(h('p', { class: 'tw-cancelled' }, /^cancel/i.test(message)
+      ? `${message.charAt(0).toUpperCase()}${message.slice(1)}` : `Cancelled${message ? `: ${message}` : ''}`));
+  } else if (result.error) {
     root.append(h('div', { class: 'tw-error', role: 'alert' },
       result.error.code ? h('code', {}, result.error.code) : null, ' ', String(result.error.message || '')));
   }

@@ -4,9 +4,9 @@
 // run script, and big sessions render whole (how fast: scripts/bench --only web_render).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, readdirSync } from 'node:fs';
+import { writeFileSync, readdirSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
-import { ROOT } from './lib.mjs';
+import { ROOT, SCREENSHOTS } from './lib.mjs';
 import { join } from 'node:path';
 import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
 import { png, wav, webm } from './media.mjs';
@@ -219,6 +219,102 @@ test('approving in the page resumes the tool', async () => {
   assert.ok(read.includes('written after approval'), read);
 });
 
+/** What the window shows (not the whole page): where a card is on screen. */
+function windowShot(name) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
+/** Whether the last card of `tool` shows whole between the filter bar and the composer
+ * (its top just under the bar when it is taller than the room). */
+function cardInView(tool) {
+  return page.evaluate((tool) => {
+    const cards = document.querySelectorAll(`.card[data-tool="${tool}"]`);
+    const card = cards[cards.length - 1];
+    if (!card || card.hidden) return false;
+    const top = document.querySelector('.filters').getBoundingClientRect().bottom;
+    const bottom = document.querySelector('.composer').getBoundingClientRect().top;
+    const r = card.getBoundingClientRect();
+    return r.height > bottom - top ? r.top >= top - 1 && r.top < top + 40 : r.top >= top - 1 && r.bottom <= bottom + 1;
+  }, tool);
+}
+
+test('the call you just made is brought into view; when the filter hides it, a line says so and shows it', async () => {
+  for (const [scheme, width] of [['light', 1280], ['dark', 1280], ['light', 400], ['dark', 400]]) {
+    const s = await api(server.base, '/api/sessions', { title: `in view ${scheme} ${width}` });
+    await Promise.all(Array.from({ length: 25 }, () => api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'list_dir', input: {} })));
+    await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.filter((m) => m.role === 'tool_result').length === 25, 10000, '25 results');
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.setViewportSize({ width, height: 900 });
+    await open(`/sessions/${s.id}`);
+    await until(() => page.evaluate(() => document.getElementById('conn').dataset.state === 'live'), 5000, 'feed open');
+    await page.selectOption('.playground select[name="tool"]', 'read_file');
+    await page.fill('.playground [name="path"]', 'main.rs');
+    await page.click('.playground button[type="submit"]');
+    const made = page.locator('.card[data-tool="read_file"]');
+    await made.locator('.tw-value').waitFor({ timeout: 10000 });
+    await until(() => cardInView('read_file'), 5000, `the new card in view (${scheme}, ${width} px)`);
+    await windowShot(`call-in-view-${scheme}-${width}`);
+    // The filter shows list_dir only: the next call's card is hidden, and a line says so.
+    await page.selectOption('.filters select[name="tool"]', 'list_dir');
+    await page.click('.playground button[type="submit"]');
+    const note = page.locator('.reveal-note');
+    await note.waitFor({ timeout: 10000 });
+    assert.equal(await note.locator(':scope').evaluate((n) => n.firstChild.textContent), 'Your call to read_file is hidden by the filter.');
+    assert.equal(await made.count(), 2);
+    assert.ok(await made.nth(1).isHidden());
+    await windowShot(`call-hidden-note-${scheme}-${width}`);
+    await note.locator('button[data-role="show-call"]').click();
+    assert.equal(await page.locator('.filters select[name="tool"]').inputValue(), '');
+    assert.ok(await made.nth(1).isVisible());
+    await until(() => cardInView('read_file'), 5000, 'the hidden card shown and in view');
+    assert.equal(await note.count(), 0);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1200, height: 900 });
+});
+
+test('the sidebar\'s counts follow the session live', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'counts' });
+  await open(`/sessions/${s.id}`);
+  await until(() => page.evaluate(() => document.getElementById('conn').dataset.state === 'live'), 5000, 'feed open');
+  const counts = page.locator(`.sidebar li[data-session-id="${s.id}"] .counts`);
+  assert.equal(await counts.innerText(), '0 calls');
+  // Far sooner than the list's 15-second poll.
+  const says = (text, what) => until(async () => (await counts.innerText()) === text, 4000, `the sidebar to say "${text}" (${what})`);
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'write_file', input: { path: 'counted.txt', content: 'x' } });
+  await page.locator(`.card[data-call-id="${callId}"] button.approve`).waitFor({ timeout: 10000 });
+  await says('1 call · 1 waiting', 'asked');
+  await page.locator(`.card[data-call-id="${callId}"] button.approve`).click();
+  await says('1 call', 'answered');
+  await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'read_file', input: { path: 'nowhere.txt' } });
+  await says('2 calls · 1 failed', 'failed');
+});
+
+test('at 400 px every control of the filter bar is in reach', async () => {
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.setViewportSize({ width: 400, height: 900 });
+    await open(`/sessions/${sessions.kinds}`);
+    // Each control of the filter bar lies within the bar and the window, none clipped.
+    const outside = await page.evaluate(() => {
+      const bar = document.querySelector('.filters');
+      const b = bar.getBoundingClientRect();
+      return [...bar.querySelectorAll(':scope > :is(input, select, button)')].filter((c) => !c.hidden)
+        .map((c) => [c.getAttribute('name') || c.dataset.role, c.getBoundingClientRect()])
+        .filter(([, r]) => r.width === 0 || r.left < Math.max(0, b.left) - 0.5 || r.right > Math.min(innerWidth, b.right) + 0.5
+          || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5)
+        .map(([name, r]) => `${name} at ${Math.round(r.left)}..${Math.round(r.right)}`);
+    });
+    assert.deepEqual(outside, [], `${scheme}: controls out of reach at 400 px`);
+    // (The server filter shows only with MCP servers: none here.)
+    assert.equal(await page.locator('.filters > :is(input, select, button):not([hidden])').count(), 8);
+    await windowShot(`filters-400-${scheme}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1200, height: 900 });
+});
+
 test('hostile results never run script', async () => {
   const s = await api(server.base, '/api/sessions', { title: '<img src=x onerror="window.__pwned=1">' });
   const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" onload="window.__pwned=1"><script>window.__pwned=1</script><rect width="10" height="10"/></svg>');
@@ -366,6 +462,72 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
     const tools = await api(apps.base, '/api/tools');
     assert.deepEqual(tools.find((t) => t.name === 'app__app_only').origin, { source: 'app', name: 'app_only' });
     await shot(page, 'mcp-app');
+  } finally {
+    await apps.stop();
+  }
+});
+
+/** Runs `tool` in session `s` through the API (as `app`'s view when given), approving
+ * it if it asks, and waits for its stored result. */
+async function callApproved(base, s, tool, input, app) {
+  const { callId } = await api(base, `/api/sessions/${s}/calls`, { tool, input, ...(app ? { app } : {}) });
+  return until(async () => {
+    for (const p of await api(base, `/api/sessions/${s}/suspensions`)) {
+      if (p.call.id === callId) await api(base, `/api/sessions/${s}/suspensions/${p.suspension.id}`, { type: 'approve' }).catch(() => {});
+    }
+    const { messages } = await api(base, `/api/sessions/${s}`);
+    return messages.find((m) => m.role === 'tool_result' && m.content.callId === callId);
+  }, 15000, `the result of ${tool}`);
+}
+
+test('opening a session with an MCP App calls no tool and stores nothing; the app calls once the person uses it', async () => {
+  const e = dirs();
+  const apps = await serve(e, undefined, ['--mcp', `app=node ${join(ROOT, 'tests/web/app_server.mjs')}`]);
+  try {
+    const s = (await api(apps.base, '/api/sessions', { title: 'an app in history' })).id;
+    // History: the app's call, and the call its view made on load.
+    await callApproved(apps.base, s, 'app__show_app', { api: apps.base });
+    await callApproved(apps.base, s, 'app_only', { word: 'ping' }, 'app__show_app');
+    const stored = async () => {
+      const { messages } = await api(apps.base, `/api/sessions/${s}`);
+      return { messages: messages.length, waiting: (await api(apps.base, `/api/sessions/${s}/suspensions`)).length };
+    };
+    const before = await stored();
+    assert.deepEqual(before.waiting, 0);
+    await page.goto(`${apps.base}/sessions/${s}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    const app = page.frameLocator('.card[data-tool="app__show_app"] iframe.tw-app-frame').frameLocator('iframe');
+    const log = app.locator('#log');
+    await until(async () => (await log.innerText().catch(() => '')).includes('done'), 20000, 'the app to load');
+    // Its view got the stored input and result, and its call on load was answered from
+    // the stored one: nothing ran, nothing was stored, nothing waits.
+    const text = await log.innerText();
+    assert.match(text, new RegExp(`^input \\{"api":"${apps.base.replace(/[.]/g, '\\.')}"\\}$`, 'm'));
+    assert.match(text, /^result \{"count":3\} the app is shown$/m);
+    assert.match(text, /^call pong ping$/m);
+    await page.waitForTimeout(500);
+    assert.deepEqual(await stored(), before);
+    assert.equal(await page.locator('.card').count(), 2);
+    // Reloading changes nothing either.
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await until(async () => (await log.innerText().catch(() => '')).includes('done'), 20000, 'the app to load again');
+    await page.waitForTimeout(500);
+    assert.deepEqual(await stored(), before);
+    // The person uses the app: its call runs like any (asking for approval first).
+    await app.locator('#again').click();
+    // It asks for approval like any call: approve it whenever it asks.
+    const deadline = Date.now() + 20000;
+    while (!(await log.innerText()).includes('again ')) {
+      const approve = page.locator('.card[data-tool="app__app_only"] button.approve');
+      if (await approve.isVisible().catch(() => false)) await approve.click().catch(() => {});
+      if (Date.now() > deadline) throw new Error(`the app's call did not end: ${await log.innerText()}`);
+      await page.waitForTimeout(100);
+    }
+    assert.match(await log.innerText(), /^again pong again$/m);
+    const after = await stored();
+    assert.equal(after.messages, before.messages + 2, 'the call and its result');
+    assert.equal(after.waiting, 0);
   } finally {
     await apps.stop();
   }

@@ -7,7 +7,7 @@ import { McpServer, StdioServerTransport, z, appSdkScript } from './app_sdk.mjs'
 
 const view = `<!doctype html>
 <html><head><meta charset="utf-8"><title>test app</title></head>
-<body><pre id="log"></pre><div id="grow"></div>
+<body><button id="again" type="button">again</button><pre id="log"></pre><div id="grow"></div>
 <script type="module">${appSdkScript}</script>
 <script type="module">
 const log = (s) => { document.getElementById('log').textContent += s + '\\n'; };
@@ -18,6 +18,13 @@ let input = null;
 const gotInput = new Promise((resolve) => { app.ontoolinput = (p) => { input = p.arguments; log('input ' + JSON.stringify(p.arguments)); resolve(); }; });
 app.ontoolresult = (r) => log('result ' + JSON.stringify(r.structuredContent ?? null) + ' ' + (r.content?.[0]?.text ?? ''));
 await app.connect();
+// A call the person asks for: after load, only by a click in the view.
+document.getElementById('again').onclick = async () => {
+  try {
+    const r = await app.callServerTool({ name: 'app_only', arguments: { word: 'again' } });
+    log('again ' + (r.isError ? 'error' : (r.content?.[0]?.text ?? JSON.stringify(r))));
+  } catch (e) { log('again refused: ' + (e.message || e)); }
+};
 const ctx = app.getHostContext() || {};
 log('context ' + JSON.stringify({ theme: ctx.theme, displayMode: ctx.displayMode, locale: typeof ctx.locale, width: typeof ctx.containerDimensions?.width }));
 await gotInput;
@@ -26,8 +33,10 @@ try { await fetch(input.api + '/api/sessions'); log('fetch: reachable'); } catch
 document.getElementById('grow').style.height = '640px';
 const own = await app.readServerResource({ uri: 'ui://test/app' }).catch((e) => ({ error: String(e) }));
 log('read ' + (own.contents?.[0]?.mimeType ?? JSON.stringify(own)));
-const r = await app.callServerTool({ name: 'app_only', arguments: { word: 'ping' } });
-log('call ' + (r.content?.[0]?.text ?? JSON.stringify(r)));
+try {
+  const r = await app.callServerTool({ name: 'app_only', arguments: { word: 'ping' } });
+  log('call ' + (r.content?.[0]?.text ?? JSON.stringify(r)));
+} catch (e) { log('call refused: ' + (e.message || e)); }
 try {
   const r2 = await app.callServerTool({ name: 'model_only', arguments: {} });
   log('model_only: ' + (r2.isError ? 'error' : 'ran'));

@@ -100,6 +100,52 @@ test('Stop ends a call that waits for approval, and one that runs', async () => 
   assert.ok(Date.now() - started < 10000, 'stopped, not run to its end');
 });
 
+test('a cancelled call is shown and counted as cancelled, not as a failure', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'cancelled' });
+  await open(s.id);
+  const waiting = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'write_file', input: { path: 'never.txt', content: 'x' } });
+  const card = page.locator(`.card[data-call-id="${waiting.callId}"]`);
+  await card.locator('button.stop').click({ timeout: 15000 });
+  const running = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'run', input: { command: 'sleep 30' } });
+  const runCard = page.locator(`.card[data-call-id="${running.callId}"]`);
+  await runCard.locator('button.approve').click({ timeout: 15000 });
+  await until(async () => (await runCard.getAttribute('data-state')) === 'approval-responded', 10000, 'running');
+  await runCard.locator('button.stop').click();
+  const looks = async () => {
+    for (const c of [card, runCard]) {
+      await until(async () => (await c.getAttribute('data-state')) === 'output-cancelled', 15000, 'the cancelled state');
+      assert.equal(await c.locator('.status').textContent(), 'cancelled');
+      await c.locator('.tw-cancelled').waitFor({ timeout: 5000 });
+      assert.equal(await c.locator('.tw-error, [role="alert"]').count(), 0, 'no error shown');
+    }
+    assert.equal(await runCard.locator('.tw-cancelled').textContent(), 'Cancelled: interrupted before completion');
+    assert.match(await card.locator('.tw-cancelled').textContent(), /^Cancelled: The user dismissed write_file/);
+    // Not among the errors: the filter, the count and "Next error" leave them out.
+    assert.ok(await page.locator('[data-role="next-error"]').isDisabled());
+    await page.selectOption('.filters select[name="status"]', 'errors');
+    await until(async () => (await page.locator('.shown').textContent()) === '0 of 2 calls', 5000, 'no errors');
+    await page.selectOption('.filters select[name="status"]', 'cancelled');
+    await until(async () => (await page.locator('.shown').textContent()) === '2 of 2 calls', 5000, 'two cancelled');
+    await page.selectOption('.filters select[name="status"]', '');
+    // The session list counts them as calls, none failed.
+    const counts = page.locator(`.sidebar li[data-session-id="${s.id}"] .counts`);
+    await until(async () => (await counts.innerText()) === '2 calls', 20000, 'the sidebar to say "2 calls"');
+  };
+  await looks();
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const width of [1280, 400]) {
+      await page.setViewportSize({ width, height: 900 });
+      await shot(page, `controls-cancelled-${scheme}-${width}`);
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // Drawn from the stored history, the same.
+  await open(s.id);
+  await looks();
+});
+
 test('an MCP question dismissed with Cancel answers cancel', async () => {
   const s = await api(server.base, '/api/sessions', { title: 'cancel' });
   await open(s.id);

@@ -5,9 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
+import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchBrowser, until, api, store } from './lib.mjs';
+import { launchBrowser, until, api, store, SCREENSHOTS } from './lib.mjs';
 import { seeded, elicitationForm } from './seed.mjs';
 
 const require = createRequire(import.meta.url);
@@ -57,15 +57,16 @@ async function drawAll(page) {
   await page.evaluate(() => window.scrollTo(0, 0));
 }
 
-/** axe-core's serious and critical violations of the page, one line each. */
-async function violations(page) {
+/** axe-core's serious and critical violations of the page, one line each; `rules`
+ * turns on rules axe leaves off by default (WCAG 2.2's `target-size`). */
+async function violations(page, rules = {}) {
   await page.addScriptTag({ path: AXE });
-  const found = await page.evaluate(async () => {
+  const found = await page.evaluate(async (rules) => {
     // Result frames hold untrusted content on another origin: not the app's markup.
-    const r = await window.axe.run({ exclude: [['iframe']] }, { iframes: false, resultTypes: ['violations'] });
+    const r = await window.axe.run({ exclude: [['iframe']] }, { iframes: false, resultTypes: ['violations'], rules });
     return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 4).map((n) => `${n.target.join(' ')} ${n.failureSummary.split('\n').slice(1, 2).join('')}`).join(' | ')}`);
-  });
+  }, rules);
   return found;
 }
 
@@ -382,6 +383,63 @@ test('copy and download a call\'s arguments and result', async () => {
   await page.context().close();
 });
 
+test('axe-core with WCAG 2.2 target size: a busy result (long text, a JSON tree) has no serious violation, in both themes', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'busy' });
+  const long = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of a long log`).join('\n');
+  const tree = { a: { b: [1, 2, { c: 'd', e: [true, false, null] }], f: 'g' }, list: Array.from({ length: 30 }, (_, i) => ({ i, name: `n${i}` })) };
+  const source = Array.from({ length: 300 }, (_, i) => `let x${i} = ${i};`).join('\n');
+  store(d, s.id, { callId: 'call_busy', toolName: 'busy', status: 'success', output: [
+    { kind: 'text', data: { content: long } },
+    { kind: 'structured', data: tree },
+    { kind: 'file_content', data: { path: 'big.rs', content: source, size: source.length } },
+  ] }, 'busy');
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.length >= 1, 10000, 'the busy result');
+  for (const scheme of ['light', 'dark']) {
+    const page = await newPage(scheme);
+    await open(page, `/sessions/${s.id}`);
+    await page.locator('.tw-long-text').waitFor({ timeout: 10000 });
+    // The long text scrolls as one box, numbers and lines together, from the keyboard.
+    const text = await page.locator('.tw-long-text .tw-text').evaluate((t) => [getComputedStyle(t).overflowY, getComputedStyle(t).lineHeight]);
+    assert.equal(text[0], 'visible', 'the text does not scroll apart from its line numbers');
+    assert.equal(text[1], await page.locator('.tw-long-text .tw-gutter').evaluate((g) => getComputedStyle(g).lineHeight));
+    // Code too: one box, numbers and lines.
+    assert.equal(await page.locator('.tw-code .tw-source').evaluate((t) => getComputedStyle(t).overflowY), 'visible');
+    assert.deepEqual(await violations(page, { 'target-size': { enabled: true } }), [], scheme);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, `busy-axe-${scheme}.png`) });
+    await page.context().close();
+  }
+});
+
+test('long text: the line number beside a line is its own, also far down and after find', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'a long log' });
+  const long = Array.from({ length: 8000 }, (_, i) => `line ${i + 1} of a long log`).join('\n');
+  store(d, s.id, { callId: 'call_log', toolName: 'log', status: 'success', output: [{ kind: 'text', data: { content: long } }] }, 'log');
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.length >= 1, 10000, 'the long log');
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const box = page.locator('.tw-long-text');
+  await box.waitFor({ timeout: 10000 });
+  await page.locator('[data-role="find"]').fill('line 7761 of');
+  await page.locator('.tw-long-text mark').waitFor({ timeout: 5000 });
+  // Find scrolled the box to the mark: the number beside it is 7761 (where the gutter
+  // lays out its text "7761", read through a Range, against the mark).
+  const beside = await box.evaluate((b) => {
+    const mark = b.querySelector('mark').getBoundingClientRect();
+    const text = b.querySelector('.tw-gutter').firstChild;
+    const at = `\n${text.data}\n`.indexOf('\n7761\n');
+    const range = document.createRange();
+    range.setStart(text, at);
+    range.setEnd(text, at + 4);
+    const number = range.getBoundingClientRect();
+    const shown = b.getBoundingClientRect();
+    return { apart: Math.round(Math.abs(number.top - mark.top)), inBox: mark.top >= shown.top && mark.bottom <= shown.bottom };
+  });
+  assert.ok(beside.inBox, 'the line found is in view');
+  assert.ok(beside.apart <= 2, `number 7761 is ${beside.apart} px from its line`);
+  await page.context().close();
+});
+
 test('what the model saw: the block each provider is sent for a call', async () => {
   const page = await newPage();
   await open(page, `/sessions/${sessions.kinds}`);
@@ -398,6 +456,34 @@ test('what the model saw: the block each provider is sent for a call', async () 
   await card.locator('.model-view select').selectOption('openai-chat');
   await until(async () => (await block.innerText()).includes('"tool_call_id"'), 10000, 'the OpenAI block');
   assert.equal(JSON.parse(await block.innerText()).tool_call_id, callId);
+  await page.context().close();
+});
+
+test('what the model saw for Gemini is the functionResponse part exactly as the export sends it', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.kinds}`);
+  const card = page.locator('.card[data-tool="read_file"]').first();
+  const callId = await card.getAttribute('data-call-id');
+  const { request } = await api(server.base, `/api/sessions/${sessions.kinds}/export?provider=gemini&diagnostics=true`);
+  const parts = request.contents.flatMap((c) => c.parts || []);
+  const sent = parts.find((p) => p.functionResponse && p.functionResponse.id === callId);
+  assert.ok(sent, JSON.stringify(request).slice(0, 2000));
+  // The first view's export (Anthropic's, the default) answers late: Gemini, picked
+  // meanwhile, must still be what shows.
+  let late = false;
+  await page.route(/\/export\?provider=anthropic/, async (route) => {
+    await new Promise((r) => setTimeout(r, 800));
+    await route.continue();
+    late = true;
+  });
+  await card.locator('[data-show="model"]').click();
+  await card.locator('.model-view select').selectOption('gemini');
+  const block = card.locator('.model-view pre');
+  await until(async () => (await block.innerText()).includes('functionResponse'), 10000, 'the Gemini block');
+  await until(() => late, 5000, 'the late Anthropic export');
+  await page.waitForTimeout(300);
+  assert.equal(await card.locator('.model-view select').inputValue(), 'gemini');
+  assert.deepEqual(JSON.parse(await block.innerText()), sent);
   await page.context().close();
 });
 
@@ -419,6 +505,35 @@ test('what the model saw says whether and how the result was cut', async () => {
   assert.match(said, /Cut: result of read_file cut to 60,000 of [\d,]+ chars by the per-result budget/);
   assert.ok(said.includes(`the model can read it with read_result {"callId":"${callId}","part":0,"offset":`), said);
   assert.match(said, /Left out: [\d,]+ (chars|lines)/);
+  await page.context().close();
+});
+
+test('Export downloads each provider\'s request, the stored session and the MCP results as received', async () => {
+  const page = await newPage();
+  await open(page, `/sessions/${sessions.links}`);
+  const menu = page.locator('.session-head [data-menu="export"]');
+  const download = async (what) => {
+    await menu.click();
+    const [file] = await Promise.all([page.waitForEvent('download'), page.locator(`[data-export="${what}"]`).click()]);
+    const text = await (await import('node:fs')).promises.readFile(await file.path(), 'utf8');
+    return [file.suggestedFilename(), JSON.parse(text)];
+  };
+  for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+    const [name, body] = await download(provider);
+    assert.equal(name, `${sessions.links}-${provider}.json`);
+    assert.deepEqual(body, await api(server.base, `/api/sessions/${sessions.links}/export?provider=${provider}`), provider);
+  }
+  const [, stored] = await download('session');
+  assert.deepEqual(stored.messages, (await api(server.base, `/api/sessions/${sessions.links}`)).messages);
+  const [rawName, raw] = await download('raw');
+  assert.equal(rawName, `${sessions.links}-mcp-results.json`);
+  const callId = await page.locator('.card[data-tool="ev__get-resource-links"]').getAttribute('data-call-id');
+  assert.deepEqual(raw.results.map((r) => [r.callId, r.toolName]), [[callId, 'ev__get-resource-links']]);
+  // The payload as server-everything sent it: MCP content blocks, resource links among them.
+  assert.ok(raw.results[0].raw.content.some((c) => c.type === 'resource_link'), JSON.stringify(raw).slice(0, 500));
+  await menu.click();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, 'export-menu.png') });
   await page.context().close();
 });
 

@@ -1,6 +1,12 @@
 // The page's side of MCP Apps: what an app in a card may ask of the page (its own server's
 // tools through the same approvals as any call, resources, links the person agrees to
 // open, messages to the model, logs). The postMessage protocol itself is mcp-app.js.
+//
+// An app re-drawn from the session's history (opening or reloading a session) gets its
+// stored input and result and calls nothing until the person uses it: looking at a
+// session must not run a tool or store one more call. Until then, a call the app
+// already made (the same tool and arguments, stored as made by this app) is answered
+// with its stored result; any other is refused, saying why.
 
 import { api } from './api.js';
 
@@ -58,9 +64,31 @@ function openLink(view, card, url) {
   return true;
 }
 
+/** JSON with its object keys sorted: two arguments are the same call when equal. */
+function canonical(v) {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+  return JSON.stringify(v === undefined ? null : v);
+}
+
+/** The stored result of the latest call the app of `card` made of its server's tool
+ * `name` with `args`, or null: what an app re-drawn from history is answered with. */
+function storedAppCall(view, card, name, args) {
+  const own = view.tools.get(card.name);
+  const source = own && own.origin ? own.origin.source : null;
+  if (!source) return null;
+  const sibling = [...view.tools.values()].find((t) => t.origin && t.origin.source === source && t.origin.name === name);
+  if (!sibling) return null;
+  const want = canonical(args);
+  const made = view.allCards().map((el) => el.toolwireCard).filter((c) => c && c.via === `app:${card.name}`
+    && c.name === sibling.name && c.result && c.result.status !== 'suspended' && canonical(c.input) === want);
+  return made.length ? made[made.length - 1].result : null;
+}
+
 /** What an MCP App in `card` may ask of the page: tools of its own server that apps
  * may call (through the same approvals as any call), links the person agrees to open,
- * messages to the model when there is one, and logs. */
+ * messages to the model when there is one, and logs. A card whose result came from the
+ * stored history (not live on the feed) calls and messages only once its app is used. */
 export function appHost(view, card) {
   const tool = view.tools.get(card.name);
   return {
@@ -73,14 +101,19 @@ export function appHost(view, card) {
     mounted: (handle) => view.apps.push(handle),
     // The server finds the tool on the app's own server and checks that apps may call
     // it; its refusal (404, 403) becomes the app's error.
-    callTool: async (name, args) => {
+    callTool: async (name, args, used) => {
+      if (!card.live && !used) {
+        const stored = storedAppCall(view, card, name, args);
+        if (stored) return stored;
+        throw new Error(`this app was re-drawn from the session's history: it calls tools (here ${name}) once you use it`);
+      }
       const accepted = await api(`/api/sessions/${view.id}/calls`, { json: { tool: name, input: args, app: card.name } });
       return view.resultOf(accepted.callId);
     },
     readResource: (uri) => api(`/api/tools/${encodeURIComponent(card.name)}/resource`, { json: { uri } }),
     openLink: (url) => openLink(view, card, url),
-    sendMessage: async (params) => {
-      if (!view.info.provider) return false;
+    sendMessage: async (params, used) => {
+      if (!view.info.provider || (!card.live && !used)) return false;
       const text = (Array.isArray(params.content) ? params.content : [])
         .filter((c) => c && c.type === 'text' && typeof c.text === 'string').map((c) => c.text).join('\n');
       if (!text.trim()) return false;

@@ -4,7 +4,8 @@
 //
 // Card states, as the AI SDK's tool parts name them: input-available (running),
 // approval-requested, approval-responded, output-available, output-error, output-denied,
-// and input-requested (a question or form waits for the person).
+// and input-requested (a question or form waits for the person); and one of toolwire's
+// own, output-cancelled: a call stopped or dismissed by a person is no failure.
 
 import { bytes, renderResult } from '../toolwire-render.js';
 import { api, ID, resourceUrl } from './api.js';
@@ -202,6 +203,7 @@ export class Card {
    * `app:TOOL`, an MCP App's view): the stored call's `byPerson.via`. */
   madeBy(via) {
     if (this.byEl || typeof via !== 'string' || !via) return;
+    this.via = via;
     const where = (via.startsWith('app:') ? `${via.slice(4)} app` : via).slice(0, 64);
     this.byEl = h('span', { class: 'by-person', title: `Made by a person through ${where}, not by the model` }, `by you · ${where}`);
     const chip = this.toolEl.nextElementSibling;
@@ -258,7 +260,8 @@ export class Card {
   async rerun(button) {
     button.disabled = true;
     try {
-      await api(`/api/sessions/${this.view.id}/calls`, { json: { tool: this.name, input: this.input } });
+      const accepted = await api(`/api/sessions/${this.view.id}/calls`, { json: { tool: this.name, input: this.input } });
+      this.view.reveal(accepted.callId);
     } catch (err) {
       showError(this.footerEl, err);
     } finally {
@@ -401,6 +404,9 @@ export class Card {
   /** @param {ToolResult} result */
   setResult(result) {
     this.result = result;
+    // Live: the result came on the feed while the page was open, not from the stored
+    // history of a load (an MCP App of a result from history calls nothing until used).
+    this.live = !this.view.loading;
     if (result.status === 'suspended') {
       this.suspend(result.suspension);
       return;
@@ -408,7 +414,8 @@ export class Card {
     this.suspensionEl.replaceChildren();
     this.el.dataset.hasResult = 'true';
     if (this.progressEl) this.progressEl.hidden = true;
-    this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
+    if (isCancelled(result)) this.setState('output-cancelled', 'cancelled');
+    else this.setState(STATUS_STATE[result.status] || 'output-available', result.status);
     const ms = result.metadata && result.metadata.durationMs;
     this.durationEl.textContent = typeof ms === 'number' ? duration(ms) : '';
     this.durationEl.title = typeof ms === 'number' ? `${ms} ms running` : '';
@@ -462,6 +469,11 @@ export class Card {
       this.resultEl.replaceChildren();
       showError(this.resultEl, `cannot show this result: ${err.message}`);
     }
+    // The call the person just made: drawn, it is taller; keep it in view, once.
+    if (this.view.revealing === this.callId && !/^(input|approval)-/.test(this.el.dataset.state)) {
+      this.view.revealing = null;
+      this.view.bringIntoView(this);
+    }
   }
 
   /** The kinds of the result as icons beside its status (named for assistive technology). */
@@ -493,6 +505,12 @@ export class Card {
     this.detailEl.textContent = pretty(value);
     this.detailEl.hidden = false;
   }
+}
+
+/** Whether `result` is a cancelled call's: stored as an error whose code is `cancelled`
+ * (a call stopped while it ran or waited, a question dismissed). */
+export function isCancelled(result) {
+  return !!result && result.status === 'error' && !!result.error && result.error.code === 'cancelled';
 }
 
 /** Whether the result's structured value matched the tool's outputSchema. The executor

@@ -70,7 +70,9 @@ export function playground(view) {
       // Each field says what is wrong beside it (forms.js).
       if (input instanceof Error) return;
       try {
-        await api(`/api/sessions/${view.id}/calls`, { json: { tool: select.value, input: input || {} } });
+        const accepted = await api(`/api/sessions/${view.id}/calls`, { json: { tool: select.value, input: input || {} } });
+        // Its card comes on the feed: brought into view, not left under this form.
+        view.reveal(accepted.callId);
       } catch (err) {
         showError(holder, err);
       }

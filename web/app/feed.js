@@ -57,10 +57,14 @@ export function follow(view) {
   open();
 }
 
+/** The events after which the session's counts (calls, waiting, failed) differ. */
+const COUNTED = new Set(['tool_call_started', 'tool_result', 'suspended', 'resolved']);
+
 function apply(view, ev) {
   // An event may be about a stored call whose card is not made yet, and what it adds goes
   // after every stored message.
   view.flush();
+  if (COUNTED.has(ev.type)) view.countsChanged();
   switch (ev.type) {
     case 'tool_call_started':
       view.card(ev.callId, ev.toolName, ev.input);

@@ -11,6 +11,7 @@ const STATUS = [
   ['waiting', 'Waiting for you'],
   ['running', 'Running'],
   ['done', 'Succeeded'],
+  ['cancelled', 'Cancelled'],
 ];
 const KEYS = ['q', 'tool', 'server', 'status', 'kind', 'order', 'view'];
 const ERROR_STATES = new Set(['output-error', 'output-denied']);
@@ -21,6 +22,7 @@ function matchesStatus(state, status) {
     case 'waiting': return state === 'approval-requested' || state === 'input-requested';
     case 'running': return state === 'input-available' || state === 'approval-responded';
     case 'done': return state === 'output-available';
+    case 'cancelled': return state === 'output-cancelled';
     default: return true;
   }
 }
@@ -57,6 +59,18 @@ export class Filters {
     this.folded = false;
     this.refreshTimer = null;
     view.catalogue.onChange(() => this.refresh());
+  }
+
+  /** Clears what narrows the timeline (text, tool, server, status, kind), in the URL too. */
+  clear() {
+    for (const key of ['q', 'tool', 'server', 'status', 'kind']) this.state[key] = '';
+    this.q.value = '';
+    this.status.value = '';
+    const params = new URLSearchParams(location.search);
+    for (const key of ['q', 'tool', 'server', 'status', 'kind']) params.delete(key);
+    const query = params.toString();
+    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
+    this.refresh();
   }
 
   active() {
@@ -176,6 +190,7 @@ export class Filters {
     this.shown.textContent = active ? `${shown} of ${total} calls` : `${total} call${total === 1 ? '' : 's'}`;
     // (While cards are still made, an error may be among them: the button looks there.)
     this.nextErrorEl.disabled = !this.view.building && !t.querySelector(':scope > .chunk > .card:is([data-state="output-error"], [data-state="output-denied"])');
+    if (this.view.filterApplied) this.view.filterApplied();
   }
 
   foldAll() {

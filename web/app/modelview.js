@@ -39,8 +39,11 @@ export function blocksFor(body, callId) {
       for (const x of v) walk(x, depth + 1);
       return;
     }
+    // Gemini's call is a part { functionCall: { id, name, args } }: the call, not looked
+    // into (its inner object names the id too, and was shown unwrapped, as never sent).
+    if (v.functionCall) return;
     const named = ID_KEYS.some((k) => v[k] === callId);
-    const isCall = CALL_TYPES.has(v.type) || 'arguments' in v || 'input' in v || 'function' in v || 'functionCall' in v;
+    const isCall = CALL_TYPES.has(v.type) || 'arguments' in v || 'input' in v || 'args' in v || 'function' in v;
     if (named && !isCall) {
       out.push(v);
       return;
@@ -102,12 +105,17 @@ export function modelView(view, card) {
   const cut = h('div', { class: 'model-cut-slot' });
   const box = h('div', { class: 'model-view' },
     h('div', { class: 'model-head' }, h('strong', {}, 'What the model saw'), select, note), cut, out);
+  let shown = 0;
   const show = async () => {
+    // The latest pick wins: an earlier provider's export that answers later is dropped
+    // (it overwrote the block of the provider picked after it).
+    const mine = (shown += 1);
     out.textContent = 'Loading…';
     note.textContent = '';
     cut.replaceChildren();
     try {
       const { request: body, diagnostics } = await exportOf(view, select.value);
+      if (mine !== shown) return;
       const blocks = blocksFor(body, card.callId);
       cut.replaceChildren(cutReport(diagnostics, card.callId, blocks));
       if (blocks.length) {
@@ -118,6 +126,7 @@ export function modelView(view, card) {
         note.textContent = 'no block names this call: the whole request';
       }
     } catch (err) {
+      if (mine !== shown) return;
       out.textContent = '';
       showError(out, err);
     }

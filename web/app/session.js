@@ -12,6 +12,7 @@ import { appHost } from './apphost.js';
 import { chatBox, playground } from './composer.js';
 import { Filters } from './filters.js';
 import { initKeys } from './keys.js';
+import { exportMenu } from './export.js';
 
 /** The widget a kept resource read is stored as (the server's RESOURCE_READ_WIDGET). */
 const RESOURCE_READ = 'toolwire.resource_read';
@@ -84,6 +85,11 @@ export class SessionView {
     this.linkDialogOpen = false;
     this.linkClosedAt = new Map();
     this.modelContext = new Map();
+    // The call the person just made here (`reveal`): its card is brought into view when it
+    // comes and again once its result is drawn; `note` says where it went when the filter
+    // hides it.
+    this.revealing = null;
+    this.note = null;
     this.observer = new IntersectionObserver((entries) => {
       for (const e of entries) {
         if (e.isIntersecting) {
@@ -254,10 +260,11 @@ export class SessionView {
     this.info = info;
     this.filters = new Filters(this);
     this.composer = info.provider ? chatBox(this) : playground(this);
+    const exported = exportMenu(this);
     this.main.replaceChildren(
       h('div', { class: 'session-head' },
         h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '/' }, 'Sessions'), ' / ', h('span', { class: 'muted sid' })),
-        h('div', { class: 'title-row' }, h('h1', { class: 'title' }), this.filters.shown)),
+        h('div', { class: 'title-row' }, h('h1', { class: 'title' }), this.filters.shown, exported.button, exported.list)),
       this.filters.el,
       this.timeline,
       this.composer);
@@ -373,8 +380,73 @@ export class SessionView {
       this.cards.set(callId, card);
       this.append(card.el);
       if (this.filters) this.filters.added(card);
+      if (this.revealing === callId) this.bringIntoView(card);
     }
     return card;
+  }
+
+  /** The session's counts changed (a call came, asked, was answered or ended): whoever
+   * shows them (the sidebar, `onCounts`) reads them again, once for a burst of events. */
+  countsChanged() {
+    if (!this.onCounts || this.countsTimer) return;
+    this.countsTimer = setTimeout(() => {
+      this.countsTimer = null;
+      this.onCounts();
+    }, 300);
+  }
+
+  /** The person made call `callId` here (the composer, Re-run): its card is brought into
+   * view when it is there, and again once its result is drawn (`Card.draw`). */
+  reveal(callId) {
+    this.revealing = callId;
+    const card = this.cards.get(callId);
+    if (card) this.bringIntoView(card);
+  }
+
+  /** Scrolls the page the least that shows `card` whole between the sticky filter bar
+   * and the sticky composer (its top there when it is taller than the room): the
+   * browser's scrollIntoView knows neither, and left a new card under the call form.
+   * A card the filter hides gets a line above the composer saying so, with a way to
+   * show it. */
+  bringIntoView(card) {
+    if (card.el.hidden) {
+      this.hiddenNote(card);
+      return;
+    }
+    this.clearNote();
+    // Under the top bar and the filter bar (which scrolls away on a narrow screen).
+    const bar = document.querySelector('header.top');
+    const top = Math.max(bar ? bar.getBoundingClientRect().bottom : 0, this.filters ? this.filters.el.getBoundingClientRect().bottom : 0);
+    const bottom = this.composer ? this.composer.getBoundingClientRect().top : innerHeight;
+    const r = card.el.getBoundingClientRect();
+    const gap = 8;
+    let dy = 0;
+    if (r.top < top + gap || r.height > bottom - top - 2 * gap) dy = r.top - top - gap;
+    else if (r.bottom > bottom - gap) dy = r.bottom - bottom + gap;
+    if (dy) window.scrollBy({ top: dy, behavior: 'instant' });
+  }
+
+  /** The line that says the filter hides the call just made, with Show it (which clears
+   * the filter and brings the card into view). */
+  hiddenNote(card) {
+    if (!this.note) this.note = h('p', { class: 'reveal-note', role: 'status' });
+    this.note.noteCard = card;
+    this.note.replaceChildren(`Your call to ${card.name} is hidden by the filter.`,
+      h('button', { type: 'button', class: 'small', 'data-role': 'show-call', onclick: () => {
+        this.filters.clear();
+        this.bringIntoView(card);
+        card.el.focus({ preventScroll: true });
+      } }, 'Show it'));
+    if (this.composer && this.note.parentElement !== this.composer) this.composer.prepend(this.note);
+  }
+
+  clearNote() {
+    if (this.note) this.note.remove();
+  }
+
+  /** After the filter changed: the line about a hidden call goes once the call shows. */
+  filterApplied() {
+    if (this.note && this.note.isConnected && this.note.noteCard && !this.note.noteCard.el.hidden) this.clearNote();
   }
 
   /** Every card in timeline order, including those whose call id was reused (the

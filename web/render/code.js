@@ -30,7 +30,8 @@ function numbered(text, lang) {
   const gutter = h('pre', { class: 'tw-gutter', 'aria-hidden': 'true' }, lines.map((_, i) => `${i + 1}`).join('\n'));
   const codeEl = h('code', {}, lines.join('\n'));
   highlightInPlace(codeEl, lang);
-  return h('div', { class: 'tw-code' }, gutter, h('pre', { class: 'tw-source' }, codeEl));
+  // One box scrolls numbers and lines together; focusable, so the keyboard scrolls it.
+  return h('div', { class: 'tw-code', tabindex: 0, 'aria-label': `code, ${lines.length} lines` }, gutter, h('pre', { class: 'tw-source' }, codeEl));
 }
 
 export function code(el, text, lang) {

@@ -73,6 +73,22 @@ on_every_backend! {
 }
 
 on_every_backend! {
+    async fn a_cancelled_call_is_a_call_and_no_failure(backend) {
+        let stores = backend.open().await;
+        let h = &stores;
+        let s = h.create_session(NewSession::default()).await.unwrap();
+        // Stopped or dismissed by a person: stored as an error whose code is `cancelled`.
+        let cancelled = Message::ToolResult(ToolResult::error_with_code(
+            CallRef::new("c1", "echo"),
+            toolwire_core::ErrorCode::Cancelled,
+            "cancelled: interrupted before completion",
+        ));
+        h.append_many(&s.id, vec![cancelled, failed("c2")]).await.unwrap();
+        assert_eq!(counts(&h.history().session(&s.id).await.unwrap().unwrap()), (2, 0, 1));
+    }
+}
+
+on_every_backend! {
     async fn a_sessions_messages_read_a_page_at_a_time_are_the_whole_in_order(backend) {
         use toolwire_store::MessagePage;
         let stores = backend.open().await;

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use toolwire_core::{Event, EventKind, Message, PendingCall};
+use toolwire_core::{ErrorCode, Event, EventKind, Message, PendingCall};
 
 use super::codec::{body_json, corrupt_row, from_row, role, validate_ids};
 use super::{InlineBlob, NewSession, Session, StoredMessage, StoredResult};
@@ -215,7 +215,8 @@ pub(crate) struct NewRow {
     pub inline: BTreeMap<String, Vec<u8>>,
     pub now: i64,
     /// What the row adds to the session's counts: 1 for a tool result (`results`) and
-    /// for a failed one (`errors`), else 0.
+    /// for a failed one (`errors`), else 0. A cancelled call (stopped or dismissed by a
+    /// person, an error whose code is `cancelled`) is no failure.
     pub results: i64,
     pub errors: i64,
 }
@@ -227,7 +228,10 @@ pub(crate) fn new_rows(session_id: &str, contents: &[Message], now: i64) -> Resu
         .map(|content| {
             validate_ids(content)?;
             let (results, errors) = match content {
-                Message::ToolResult(r) => (1, i64::from(r.is_error())),
+                Message::ToolResult(r) => (
+                    1,
+                    i64::from(r.is_error() && r.error_code() != Some(ErrorCode::Cancelled)),
+                ),
                 _ => (0, 0),
             };
             Ok(NewRow {
