@@ -106,6 +106,18 @@ pub fn too_deep() -> String {
     format!("nested {MAX_INPUT_DEPTH} levels deep or more")
 }
 
+/// How many values (each object, array, string, number, …) one argument may hold. A
+/// Python or JS value can share an object under many keys: 60 levels of `{a: o, b: o}`
+/// are 2^60 values once walked into JSON, which would run for ever and take all memory.
+/// Four million is far beyond any real tool result (a 20 MB result is a few values, a
+/// 100,000-row table about a million) and keeps the JSON made under a few hundred MB.
+pub const MAX_INPUT_VALUES: usize = 4_000_000;
+
+/// The message for a value holding more than [`MAX_INPUT_VALUES`] values.
+pub fn too_many() -> String {
+    format!("more than {MAX_INPUT_VALUES} values")
+}
+
 /// JSON parsed into `T`; the error names the argument and the field path that did not
 /// fit, in the CLI's words (`result: output[0]: missing field `kind``).
 pub fn parse<T: DeserializeOwned>(name: &str, json: Json) -> Result<T> {

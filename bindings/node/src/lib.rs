@@ -13,7 +13,7 @@ use napi::bindgen_prelude::*;
 use napi::{JsValue, ScopedTask, ValueType};
 use napi_derive::napi;
 use serde_json::Value as Json;
-use toolwire_bindings::{MAX_INPUT_DEPTH, ModelArgs, ReadArgs};
+use toolwire_bindings::{MAX_INPUT_DEPTH, MAX_INPUT_VALUES, ModelArgs, ReadArgs};
 
 /// The class of every error this package throws, defined in JavaScript so that it is a
 /// real `Error` subclass (stack, `instanceof Error`), with `code` beside the message.
@@ -59,16 +59,26 @@ fn not_json(env: &Env, at: &[String], why: &str) -> Error {
 
 /// A JS value as JSON: object, array, string, number, boolean, null. What has no JSON form
 /// (undefined, a function, a symbol, a bigint, NaN or Infinity, nesting past
-/// [`MAX_INPUT_DEPTH`]) is refused, naming the argument and where in it. An object's
-/// property whose value is undefined is left out, as `JSON.stringify` leaves it out, so
-/// that optional fields set to undefined are the fields absent.
+/// [`MAX_INPUT_DEPTH`], more than [`MAX_INPUT_VALUES`] values) is refused, naming the
+/// argument and where in it. An object's property whose value is undefined is left out,
+/// as `JSON.stringify` leaves it out, so that optional fields set to undefined are the
+/// fields absent.
 fn json_of(env: &Env, name: &str, value: Unknown) -> Result<Json> {
     let mut at = vec![name.to_owned()];
-    to_json(value, &mut at).map_err(|why| not_json(env, &at, &why))
+    let mut budget = MAX_INPUT_VALUES;
+    to_json(value, &mut at, &mut budget).map_err(|why| not_json(env, &at, &why))
 }
 
-fn to_json(value: Unknown, at: &mut Vec<String>) -> std::result::Result<Json, String> {
+/// `budget`: how many more values the argument may hold ([`MAX_INPUT_VALUES`]).
+fn to_json(
+    value: Unknown,
+    at: &mut Vec<String>,
+    budget: &mut usize,
+) -> std::result::Result<Json, String> {
     let js = |e: Error| e.reason.clone();
+    *budget = budget
+        .checked_sub(1)
+        .ok_or_else(toolwire_bindings::too_many)?;
     match value.get_type().map_err(js)? {
         ValueType::Null => Ok(Json::Null),
         ValueType::Boolean => Ok(Json::Bool(value.coerce_to_bool().map_err(js)?)),
@@ -98,7 +108,7 @@ fn to_json(value: Unknown, at: &mut Vec<String>) -> std::result::Result<Json, St
                 for i in 0..len {
                     at.push(format!("[{i}]"));
                     let item: Unknown = object.get_element(i).map_err(js)?;
-                    items.push(to_json(item, at)?);
+                    items.push(to_json(item, at, budget)?);
                     at.pop();
                 }
                 return Ok(Json::Array(items));
@@ -111,7 +121,7 @@ fn to_json(value: Unknown, at: &mut Vec<String>) -> std::result::Result<Json, St
                     continue;
                 }
                 at.push(format!(".{key}"));
-                let item = to_json(item, at)?;
+                let item = to_json(item, at, budget)?;
                 at.pop();
                 map.insert(key, item);
             }

@@ -229,3 +229,17 @@ test('the browser renderer ships as toolwire/render', async () => {
   for (const name of ['renderResult', 'renderValue', 'registerRenderer']) assert.equal(typeof render[name], 'function', name);
   assert.ok(require.resolve('toolwire/render.css').endsWith('toolwire-render.css'));
 });
+
+test('a value that shares itself is refused, not walked without end', () => {
+  // 60 levels of {a: o, b: o}: within the depth limit, but 2^60 values when walked as a
+  // tree. The walk stops at the value budget instead of running for ever.
+  let shared = {};
+  for (let i = 0; i < 60; i++) shared = {a: shared, b: shared};
+  const e = thrown(() => toolwire.normalize(shared));
+  assert.equal(e.code, 'invalid_input');
+  assert.ok(e.message.endsWith('not JSON: more than 4000000 values'), e.message.slice(-200));
+  // A cycle is refused by the depth limit.
+  const cycle = {};
+  cycle.self = cycle;
+  assert.ok(thrown(() => toolwire.validate(cycle)).message.endsWith('not JSON: nested 128 levels deep or more'));
+});

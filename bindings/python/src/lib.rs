@@ -11,7 +11,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value as Json;
-use toolwire_bindings::{Encoded, MAX_INPUT_DEPTH, ModelArgs, ReadArgs};
+use toolwire_bindings::{Encoded, MAX_INPUT_DEPTH, MAX_INPUT_VALUES, ModelArgs, ReadArgs};
 
 create_exception!(
     _toolwire,
@@ -35,14 +35,24 @@ fn py_err(err: toolwire_bindings::Error) -> PyErr {
 
 /// A Python value as JSON: dict (str keys), list, tuple, str, int, float, bool, None.
 /// What has no JSON form (another type, a NaN, an int past 64 bits, nesting past
-/// [`MAX_INPUT_DEPTH`]) is refused, naming the argument and where in it.
+/// [`MAX_INPUT_DEPTH`], more than [`MAX_INPUT_VALUES`] values) is refused, naming the
+/// argument and where in it.
 fn json_of(name: &str, obj: &Bound<'_, PyAny>) -> PyResult<Json> {
     let mut at = vec![name.to_owned()];
-    to_json(obj, &mut at)
+    let mut budget = MAX_INPUT_VALUES;
+    to_json(obj, &mut at, &mut budget)
         .map_err(|why| py_err(toolwire_bindings::Error::not_json(&at.concat(), &why)))
 }
 
-fn to_json(obj: &Bound<'_, PyAny>, at: &mut Vec<String>) -> Result<Json, String> {
+/// `budget`: how many more values the argument may hold ([`MAX_INPUT_VALUES`]).
+fn to_json(
+    obj: &Bound<'_, PyAny>,
+    at: &mut Vec<String>,
+    budget: &mut usize,
+) -> Result<Json, String> {
+    *budget = budget
+        .checked_sub(1)
+        .ok_or_else(toolwire_bindings::too_many)?;
     if obj.is_none() {
         return Ok(Json::Null);
     }
@@ -83,7 +93,7 @@ fn to_json(obj: &Bound<'_, PyAny>, at: &mut Vec<String>) -> Result<Json, String>
                 .map_err(|e| e.to_string())?
                 .to_owned();
             at.push(format!(".{key}"));
-            let value = to_json(&value, at)?;
+            let value = to_json(&value, at, budget)?;
             at.pop();
             map.insert(key, value);
         }
@@ -93,7 +103,7 @@ fn to_json(obj: &Bound<'_, PyAny>, at: &mut Vec<String>) -> Result<Json, String>
         let mut items = Vec::with_capacity(obj.len().unwrap_or(0));
         for (i, item) in obj.try_iter().map_err(|e| e.to_string())?.enumerate() {
             at.push(format!("[{i}]"));
-            let item = to_json(&item.map_err(|e| e.to_string())?, at)?;
+            let item = to_json(&item.map_err(|e| e.to_string())?, at, budget)?;
             at.pop();
             items.push(item);
         }
