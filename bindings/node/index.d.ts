@@ -54,8 +54,11 @@ export declare class Store {
    * `read_result` tool call reads it.
    */
   readResult(session: string, callId: string, options?: ReadOptions | undefined | null): Promise<string>
-  /** The bytes of a stored blob (`blake3:…`, as a stored result's image `source` names). */
-  blob(key: string): Promise<Buffer>
+  /**
+   * The bytes of a stored blob (`blake3:…`, as a stored result's image `source` names), as
+   * a Buffer (a Uint8Array, so the types need no @types/node).
+   */
+  blob(key: string): Promise<Uint8Array>
 }
 
 export interface LoadOptions {

@@ -580,8 +580,9 @@ impl Store {
         )
     }
 
-    /// The bytes of a stored blob (`blake3:…`, as a stored result's image `source` names).
-    #[napi(ts_return_type = "Promise<Buffer>")]
+    /// The bytes of a stored blob (`blake3:…`, as a stored result's image `source` names), as
+    /// a Buffer (a Uint8Array, so the types need no @types/node).
+    #[napi(ts_return_type = "Promise<Uint8Array>")]
     pub fn blob(&self, key: String) -> AsyncTask<StoreTask<Vec<u8>>> {
         let store = self.store.clone();
         task(
