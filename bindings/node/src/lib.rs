@@ -22,33 +22,42 @@ const ERROR_CLASS: &str = "(class ToolwireError extends Error {\
 })";
 
 thread_local! {
-    // Each JS thread (the main one, each worker) loads the addon into its own environment
-    // and gets its own class; it is kept here to construct errors with.
-    static ERROR_HOLDER: RefCell<Option<ObjectRef<false>>> = const { RefCell::new(None) };
+    // Each JS thread (the main one, each worker) loads the addon into its own environment;
+    // what its calls need from JavaScript (the error class, JSON.parse) is kept here, on
+    // an object of the addon's own that no caller can reach or change.
+    static HELD: RefCell<Option<ObjectRef<false>>> = const { RefCell::new(None) };
 }
 
 #[napi(module_exports)]
 pub fn init(mut exports: Object, env: Env) -> Result<()> {
     let class: Unknown = env.run_script(ERROR_CLASS)?;
     exports.set_named_property("ToolwireError", class)?;
-    let holder = exports.create_ref::<false>()?;
-    ERROR_HOLDER.with(|h| *h.borrow_mut() = Some(holder));
+    let json: Object = env.get_global()?.get_named_property("JSON")?;
+    let parse: Unknown = json.get_named_property("parse")?;
+    let mut held = Object::new(&env)?;
+    held.set_named_property("ToolwireError", class)?;
+    held.set_named_property("parse", parse)?;
+    let held = held.create_ref::<false>()?;
+    HELD.with(|h| *h.borrow_mut() = Some(held));
     Ok(())
+}
+
+/// The property `name` of the addon's held object (see [`HELD`]).
+fn held<T: FromNapiValue + ValidateNapiValue>(env: &Env, name: &str) -> Result<T> {
+    HELD.with(|h| {
+        let held = h.borrow();
+        held.as_ref()
+            .ok_or_else(|| Error::from_reason("toolwire: the addon was not initialised"))?
+            .get_value(env)?
+            .get_named_property(name)
+    })
 }
 
 /// A `ToolwireError` to throw (or reject with) for `err`.
 fn js_err(env: &Env, err: toolwire_bindings::Error) -> Error {
-    let made = ERROR_HOLDER.with(|h| -> Result<Error> {
-        let holder = h.borrow();
-        let holder = holder
-            .as_ref()
-            .ok_or_else(|| Error::from_reason("toolwire: the addon was not initialised"))?
-            .get_value(env)?;
-        let class: Function<FnArgs<(String, &str)>, Unknown> =
-            holder.get_named_property("ToolwireError")?;
-        let instance = class.new_instance((err.message.clone(), err.code).into())?;
-        Ok(Error::from(instance))
-    });
+    let made = held::<Function<FnArgs<(String, &str)>, Unknown>>(env, "ToolwireError")
+        .and_then(|class| class.new_instance((err.message.clone(), err.code).into()))
+        .map(Error::from);
     // Should the class be out of reach, the message and code still arrive.
     made.unwrap_or_else(|_| Error::new(Status::GenericFailure, err.message))
 }
@@ -167,8 +176,7 @@ fn to_js<'env, T: serde::Serialize + ?Sized>(env: &'env Env, value: &T) -> Resul
             ),
         )
     })?;
-    let json: Object = env.get_global()?.get_named_property("JSON")?;
-    let parse: Function<String, Unknown> = json.get_named_property("parse")?;
+    let parse: Function<String, Unknown> = held(env, "parse")?;
     parse.call(text)
 }
 
