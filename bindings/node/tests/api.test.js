@@ -243,3 +243,11 @@ test('a value that shares itself is refused, not walked without end', () => {
   cycle.self = cycle;
   assert.ok(thrown(() => toolwire.validate(cycle)).message.endsWith('not JSON: nested 128 levels deep or more'));
 });
+
+test('ES modules import every function and the error class by name', async () => {
+  const esm = await import('toolwire');
+  for (const name of ['normalize', 'validate', 'toModel', 'readResult', 'renderTerminal', 'schema', 'Store', 'ToolwireError']) {
+    assert.equal(esm[name], toolwire[name], name);
+    assert.ok(esm[name], name);
+  }
+});
