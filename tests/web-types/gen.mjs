@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Generates web/toolwire.d.ts, and the event types and the id rule the page uses as
-// web/app/wire.js, from schema/toolwire.schema.json.
+// Generates web/toolwire.d.ts (and the same declarations as bindings/node/toolwire.d.ts,
+// which the npm package's index.d.ts imports), and the event types and the id rule the
+// page uses as web/app/wire.js, from schema/toolwire.schema.json.
 //
 //   node gen.mjs          write ../../web/toolwire.d.ts
 //   node gen.mjs --check  exit 1 if the file on disk is not what this script generates,
@@ -19,6 +20,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
 const schemaPath = join(repo, 'schema', 'toolwire.schema.json');
 const outPath = join(repo, 'web', 'toolwire.d.ts');
+const nodeTypesPath = join(repo, 'bindings', 'node', 'toolwire.d.ts');
 const wirePath = join(repo, 'web', 'app', 'wire.js');
 const samplePath = join(here, 'sample.ts');
 const rel = (p) => relative(repo, p).split('\\').join('/');
@@ -238,7 +240,8 @@ if (unknown.length) {
   console.error(`usage: node gen.mjs [--check]  (unknown argument: ${unknown.join(' ')})`);
   process.exit(2);
 }
-const outputs = [[outPath, await generate()], [wirePath, wireModule()]];
+const types = await generate();
+const outputs = [[outPath, types], [nodeTypesPath, types], [wirePath, wireModule()]];
 
 if (args.includes('--check')) {
   for (const [path, generated] of outputs) {

@@ -1,27 +1,17 @@
 //! The `toolwire` Python package's native module: each function converts its arguments
-//! (plain dict/list/str through pythonize), calls the toolwire crate the CLI calls for the
-//! same job, and maps failures to `ToolwireError` with a code and the CLI's message. The
+//! (plain dict/list/str to JSON, results back through pythonize), calls toolwire-bindings
+//! (bindings/common, shared with the Node package), which calls the crate the CLI calls
+//! for the same job, and maps failures to `ToolwireError` with a code and the CLI's message. The
 //! GIL is released while Rust works on Rust values, so other Python threads run meanwhile.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
-use toolwire_agent::{HostError, ModelRequest, StoreLocation};
-use toolwire_core::{CallRef, Message, ToolCall, ToolResult};
-use toolwire_model::{
-    Conversation, DEFAULT_READ_CHARS, EncodeNote, EncodeOptions, NoBlobs, Provider, ReadRequest,
-    TruncationBudget,
-};
-use toolwire_store::{
-    DEFAULT_REHYDRATE_LIMIT, NewSession, Page, StoredMessage, Stores, rehydrate_images,
-};
-use toolwire_term::{ColorMode, TermOptions};
+use toolwire_bindings::{Encoded, MAX_INPUT_DEPTH, MAX_INPUT_VALUES, ModelArgs, ReadArgs};
 
 create_exception!(
     _toolwire,
@@ -31,77 +21,38 @@ create_exception!(
      message says what and where, as the toolwire CLI says it."
 );
 
-/// The codes a `ToolwireError` carries. `invalid_input` is core's own code for input that
-/// does not fit (`ErrorCode::InvalidInput`); the others name the component that failed.
-mod code {
-    pub const INVALID_INPUT: &str = "invalid_input";
-    pub const NOT_FOUND: &str = "not_found";
-    pub const STORE: &str = "store";
-    pub const ENCODE: &str = "encode";
-    pub const RENDER: &str = "render";
-}
-
 /// A `ToolwireError` with `code` set on the instance, so `except ToolwireError as e:
 /// e.code` works and `str(e)` is the message alone.
-fn error(code: &str, message: impl Into<String>) -> PyErr {
-    let message = message.into();
+fn py_err(err: toolwire_bindings::Error) -> PyErr {
     Python::attach(|py| {
-        let err = ToolwireError::new_err(message);
-        match err.value(py).setattr("code", code) {
-            Ok(()) => err,
+        let exc = ToolwireError::new_err(err.message);
+        match exc.value(py).setattr("code", err.code) {
+            Ok(()) => exc,
             Err(setattr_failed) => setattr_failed,
         }
     })
 }
 
-/// An error as one line: its chain of causes joined by ": ", a cause the previous one
-/// already quotes left out (as the CLI prints errors).
-fn error_line(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut line = String::new();
-    let mut cause = Some(err);
-    while let Some(e) = cause {
-        let text = e.to_string();
-        if !line.contains(&text) {
-            if !line.is_empty() {
-                line.push_str(": ");
-            }
-            line.push_str(&text);
-        }
-        cause = e.source();
-    }
-    line
-}
-
-fn store_error(err: &(dyn std::error::Error + 'static)) -> PyErr {
-    error(code::STORE, error_line(err))
-}
-
-/// At most this many characters of input are quoted back in an error, as in the CLI.
-const EXCERPT_CHARS: usize = 200;
-
-fn excerpt(text: &str) -> String {
-    toolwire_core::humanize::excerpt(text, EXCERPT_CHARS)
-}
-
-/// How deep a value given from Python may nest: serde_json's own limit, which the CLI's
-/// JSON input has. Conversion recurses, so without a limit a value nested 100,000 deep
-/// would overflow the stack and kill the interpreter.
-const MAX_INPUT_DEPTH: usize = 128;
-
 /// A Python value as JSON: dict (str keys), list, tuple, str, int, float, bool, None.
 /// What has no JSON form (another type, a NaN, an int past 64 bits, nesting past
-/// [`MAX_INPUT_DEPTH`]) is refused, naming the argument and where in it.
+/// [`MAX_INPUT_DEPTH`], more than [`MAX_INPUT_VALUES`] values) is refused, naming the
+/// argument and where in it.
 fn json_of(name: &str, obj: &Bound<'_, PyAny>) -> PyResult<Json> {
     let mut at = vec![name.to_owned()];
-    to_json(obj, &mut at).map_err(|why| {
-        error(
-            code::INVALID_INPUT,
-            format!("{}: not JSON: {why}", excerpt(&at.concat())),
-        )
-    })
+    let mut budget = MAX_INPUT_VALUES;
+    to_json(obj, &mut at, &mut budget)
+        .map_err(|why| py_err(toolwire_bindings::Error::not_json(&at.concat(), &why)))
 }
 
-fn to_json(obj: &Bound<'_, PyAny>, at: &mut Vec<String>) -> Result<Json, String> {
+/// `budget`: how many more values the argument may hold ([`MAX_INPUT_VALUES`]).
+fn to_json(
+    obj: &Bound<'_, PyAny>,
+    at: &mut Vec<String>,
+    budget: &mut usize,
+) -> Result<Json, String> {
+    *budget = budget
+        .checked_sub(1)
+        .ok_or_else(toolwire_bindings::too_many)?;
     if obj.is_none() {
         return Ok(Json::Null);
     }
@@ -130,7 +81,7 @@ fn to_json(obj: &Bound<'_, PyAny>, at: &mut Vec<String>) -> Result<Json, String>
     }
     // `at` holds the argument's name and one step per container entered so far.
     if at.len() >= MAX_INPUT_DEPTH {
-        return Err(format!("nested {MAX_INPUT_DEPTH} levels deep or more"));
+        return Err(toolwire_bindings::too_deep());
     }
     if let Ok(dict) = obj.cast::<PyDict>() {
         let mut map = serde_json::Map::with_capacity(dict.len());
@@ -142,7 +93,7 @@ fn to_json(obj: &Bound<'_, PyAny>, at: &mut Vec<String>) -> Result<Json, String>
                 .map_err(|e| e.to_string())?
                 .to_owned();
             at.push(format!(".{key}"));
-            let value = to_json(&value, at)?;
+            let value = to_json(&value, at, budget)?;
             at.pop();
             map.insert(key, value);
         }
@@ -152,7 +103,7 @@ fn to_json(obj: &Bound<'_, PyAny>, at: &mut Vec<String>) -> Result<Json, String>
         let mut items = Vec::with_capacity(obj.len().unwrap_or(0));
         for (i, item) in obj.try_iter().map_err(|e| e.to_string())?.enumerate() {
             at.push(format!("[{i}]"));
-            let item = to_json(&item.map_err(|e| e.to_string())?, at)?;
+            let item = to_json(&item.map_err(|e| e.to_string())?, at, budget)?;
             at.pop();
             items.push(item);
         }
@@ -168,32 +119,14 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "unknown".to_owned())
 }
 
-/// JSON parsed into `T`; the error names the argument and the field path that did not
-/// fit, in the CLI's words (`result: output[0]: missing field `kind``).
-fn parse<T: DeserializeOwned>(name: &str, json: Json) -> PyResult<T> {
-    serde_path_to_error::deserialize(json).map_err(|e| {
-        let path = e.path().to_string();
-        let path = if path == "." {
-            String::new()
-        } else {
-            format!("{path}: ")
-        };
-        let why = excerpt(&e.into_inner().to_string());
-        error(
-            code::INVALID_INPUT,
-            format!("{name}: {}{why}", excerpt(&path)),
-        )
-    })
-}
-
 fn to_py<'py, T: serde::Serialize + ?Sized>(py: Python<'py>, value: &T) -> PyResult<Py<PyAny>> {
     pythonize::pythonize(py, value)
         .map(Bound::unbind)
         .map_err(|e| {
-            error(
-                code::INVALID_INPUT,
+            py_err(toolwire_bindings::Error::new(
+                toolwire_bindings::code::INVALID_INPUT,
                 format!("cannot convert to Python: {e}"),
-            )
+            ))
         })
 }
 
@@ -209,40 +142,23 @@ fn normalize(
     call_id: Option<String>,
 ) -> PyResult<Py<PyAny>> {
     let raw = json_of("raw", raw)?;
-    let normalized = py.detach(|| {
-        let own = |key: &str| {
-            raw.get(key)
-                .and_then(Json::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-        };
-        let call = CallRef::new(
-            call_id
-                .or_else(|| own("callId"))
-                .unwrap_or_else(|| "call_1".into()),
-            tool.or_else(|| own("toolName"))
-                .unwrap_or_else(|| "tool".into()),
-        );
-        toolwire_normalize::normalize_value(raw, &call)
-    });
-    to_py(py, &normalized.result)
+    let result = py.detach(|| toolwire_bindings::normalize(raw, tool, call_id));
+    to_py(py, &result)
 }
 
 /// The contract's violations of a ToolResult, one line each as `toolwire validate`
 /// prints them; empty when it is valid. Something that is not a ToolResult at all raises.
 #[pyfunction]
 fn validate(py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-    let result: ToolResult = parse("result", json_of("result", result)?)?;
-    Ok(py.detach(|| match result.validate() {
-        Ok(()) => Vec::new(),
-        Err(violations) => violations.iter().map(ToString::to_string).collect(),
-    }))
+    let result = json_of("result", result)?;
+    py.detach(|| toolwire_bindings::validate(result))
+        .map_err(py_err)
 }
 
 /// The JSON Schema (2020-12) of the ToolResult wire format, as `toolwire schema` prints.
 #[pyfunction]
 fn schema(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    to_py(py, &toolwire_core::tool_result_schema())
+    to_py(py, &toolwire_bindings::schema())
 }
 
 /// A ToolResult, a Value or a list of them, rendered for a terminal `width` columns wide
@@ -257,39 +173,8 @@ fn render_terminal(
     expand: bool,
 ) -> PyResult<String> {
     let json = json_of("result", result)?;
-    py.detach(|| {
-        let mut opts = TermOptions::plain(width).with_color(if color {
-            ColorMode::Ansi256
-        } else {
-            ColorMode::Off
-        });
-        opts.expand_all = expand;
-        toolwire_term::render_json(&json, &opts)
-    })
-    .map_err(|e| error(code::RENDER, format!("result: {e}")))
-}
-
-/// What one `read_result` call asks for, converted from keyword arguments.
-struct ReadArgs {
-    part: usize,
-    offset: usize,
-    limit: Option<usize>,
-    pattern: Option<String>,
-    pointer: Option<String>,
-}
-
-impl ReadArgs {
-    fn read(&self, result: &ToolResult) -> PyResult<String> {
-        let request = ReadRequest {
-            part: self.part,
-            offset: self.offset,
-            limit: self.limit.unwrap_or(DEFAULT_READ_CHARS),
-            pattern: self.pattern.as_deref(),
-            pointer: self.pointer.as_deref(),
-        };
-        toolwire_model::read(result, &request)
-            .map_err(|e| error(code::INVALID_INPUT, e.to_string()))
-    }
+    py.detach(|| toolwire_bindings::render_terminal(&json, width, color, expand))
+        .map_err(py_err)
 }
 
 /// More of a result a model saw cut: the page a marker's `read_result {"callId", "part",
@@ -306,7 +191,7 @@ fn read_result(
     pattern: Option<String>,
     pointer: Option<String>,
 ) -> PyResult<String> {
-    let result: ToolResult = parse("result", json_of("result", result)?)?;
+    let result = json_of("result", result)?;
     let args = ReadArgs {
         part,
         offset,
@@ -314,81 +199,23 @@ fn read_result(
         pattern,
         pointer,
     };
-    py.detach(|| args.read(&result))
+    py.detach(|| toolwire_bindings::read_result(result, &args))
+        .map_err(py_err)
 }
 
-/// The encoding settings of `to_model`: the provider by name, the model (default: the
-/// provider's usual one) and the budget (characters per result, or a TruncationBudget).
-fn encode_options(
+/// The settings of `to_model`, converted from keyword arguments.
+fn model_args(
     provider: &str,
     model: Option<String>,
     budget: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(Provider, EncodeOptions)> {
-    let provider: Provider = provider
-        .parse()
-        .map_err(|e: toolwire_model::UnknownProvider| error(code::INVALID_INPUT, e.to_string()))?;
-    let mut options =
-        EncodeOptions::for_model(model.unwrap_or_else(|| provider.default_model().to_owned()));
-    if let Some(budget) = budget {
-        options.budget = match budget.extract::<usize>() {
-            Ok(max_chars) => TruncationBudget {
-                max_chars,
-                ..TruncationBudget::default()
-            },
-            Err(_) => parse("budget", json_of("budget", budget)?)?,
-        };
-    }
-    Ok((provider, options))
-}
-
-fn json_type(json: &Json) -> &'static str {
-    match json {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
-}
-
-/// The conversation `to_model` encodes: messages as stored (`{"role", "content"}`), or
-/// bare results, which are answered to one assistant turn that made their calls (with
-/// empty inputs), so that each result is paired as a model requires.
-fn conversation_of(items: Json) -> PyResult<Conversation> {
-    let items = match items {
-        Json::Array(items) => items,
-        one @ Json::Object(_) => vec![one],
-        other => {
-            return Err(error(
-                code::INVALID_INPUT,
-                format!(
-                    "messages: expected a list of messages or results, found {}",
-                    json_type(&other)
-                ),
-            ));
-        }
-    };
-    if items.iter().all(|item| item.get("role").is_some()) {
-        return Ok(Conversation::new(parse("messages", Json::Array(items))?));
-    }
-    let results: Vec<ToolResult> = parse("results", Json::Array(items))?;
-    let calls = results
-        .iter()
-        .map(|r| {
-            ToolCall::new(
-                r.call_id.clone(),
-                r.tool_name.clone(),
-                Json::Object(Default::default()),
-            )
-        })
-        .collect();
-    let mut messages = vec![Message::Assistant {
-        text: String::new(),
-        tool_calls: calls,
-    }];
-    messages.extend(results.into_iter().map(Message::ToolResult));
-    Ok(Conversation::new(messages))
+    system: String,
+) -> PyResult<ModelArgs> {
+    Ok(ModelArgs {
+        provider: provider.to_owned(),
+        model,
+        budget: budget.map(|b| json_of("budget", b)).transpose()?,
+        system,
+    })
 }
 
 /// The request body (or, with `notes`, the body and what encoding repaired or cut) that
@@ -406,34 +233,22 @@ fn to_model(
     system: String,
     notes: bool,
 ) -> PyResult<Py<PyAny>> {
-    let (provider, options) = encode_options(provider, model, budget)?;
-    let mut conversation = conversation_of(json_of("messages", messages)?)?;
-    if !system.is_empty() {
-        conversation.messages.insert(0, Message::system(system));
-    }
-    // Media not inline is read from blobs; these results have none stored, so the reader
-    // has none, and the encoder never waits on I/O.
-    let encoded = py.detach(|| {
-        futures::executor::block_on(toolwire_model::encode_request(
-            provider,
-            &conversation,
-            &options,
-            &NoBlobs,
-        ))
-    });
+    let args = model_args(provider, model, budget, system)?;
+    let messages = json_of("messages", messages)?;
+    let encoded = py.detach(|| toolwire_bindings::to_model(messages, args));
     body_and_notes(py, encoded, notes)
 }
 
 fn body_and_notes(
     py: Python<'_>,
-    encoded: Result<(Json, Vec<EncodeNote>), toolwire_model::EncodeError>,
+    encoded: toolwire_bindings::Result<Encoded>,
     notes: bool,
 ) -> PyResult<Py<PyAny>> {
-    let (body, diagnostics) = encoded.map_err(|e| error(code::ENCODE, error_line(&e)))?;
+    let encoded = encoded.map_err(py_err)?;
     if notes {
-        to_py(py, &(body, diagnostics))
+        to_py(py, &(encoded.body, encoded.notes))
     } else {
-        to_py(py, &body)
+        to_py(py, &encoded.body)
     }
 }
 
@@ -442,7 +257,7 @@ fn body_and_notes(
 /// `database_url` (sqlite:// or postgres://) and `blob_url` (file:// or s3://).
 #[pyclass(module = "toolwire", frozen)]
 struct Store {
-    stores: Arc<Stores>,
+    store: toolwire_bindings::Store,
     // The stores' connections and tasks live on this runtime; every call blocks on it with
     // the GIL released.
     runtime: tokio::runtime::Runtime,
@@ -458,22 +273,10 @@ impl Store {
     fn run<T: Send>(
         &self,
         py: Python<'_>,
-        work: impl Future<Output = PyResult<T>> + Send,
+        work: impl Future<Output = toolwire_bindings::Result<T>> + Send,
     ) -> PyResult<T> {
-        py.detach(|| self.runtime.block_on(work))
+        py.detach(|| self.runtime.block_on(work)).map_err(py_err)
     }
-
-    async fn must_exist(stores: &Stores, session: &str) -> PyResult<()> {
-        match stores.history().session(session).await {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => Err(no_session(session)),
-            Err(e) => Err(store_error(&e)),
-        }
-    }
-}
-
-fn no_session(id: &str) -> PyErr {
-    error(code::NOT_FOUND, format!("no session {id:?}"))
 }
 
 #[pymethods]
@@ -490,19 +293,22 @@ impl Store {
             .worker_threads(1)
             .enable_all()
             .build()
-            .map_err(|e| store_error(&e))?;
-        let place = StoreLocation {
-            data_dir,
-            database_url,
-            blob_url,
-        };
-        let stores = py
-            .detach(|| runtime.block_on(place.open()))
-            .map_err(|e| store_error(&e))?;
-        Ok(Store {
-            stores: Arc::new(stores),
-            runtime,
-        })
+            .map_err(|e| {
+                py_err(toolwire_bindings::Error::new(
+                    toolwire_bindings::code::STORE,
+                    toolwire_bindings::error_line(&e),
+                ))
+            })?;
+        let store = py
+            .detach(|| {
+                runtime.block_on(toolwire_bindings::Store::open(
+                    data_dir,
+                    database_url,
+                    blob_url,
+                ))
+            })
+            .map_err(py_err)?;
+        Ok(Store { store, runtime })
     }
 
     /// A new session; returns its id.
@@ -513,31 +319,13 @@ impl Store {
         title: Option<String>,
         id: Option<String>,
     ) -> PyResult<String> {
-        let stores = &self.stores;
-        self.run(py, async move {
-            stores
-                .create_session(NewSession {
-                    id,
-                    parent_id: None,
-                    title,
-                })
-                .await
-                .map(|s| s.id)
-                .map_err(|e| store_error(&e))
-        })
+        self.run(py, self.store.create_session(title, id))
     }
 
     /// The stored sessions, newest first, as `toolwire sessions --json` lists them.
     #[pyo3(signature = (*, limit = 50, offset = 0))]
     fn sessions(&self, py: Python<'_>, limit: u32, offset: u32) -> PyResult<Py<PyAny>> {
-        let stores = &self.stores;
-        let sessions = self.run(py, async move {
-            stores
-                .history()
-                .list_sessions(Page { offset, limit })
-                .await
-                .map_err(|e| store_error(&e))
-        })?;
+        let sessions = self.run(py, self.store.sessions(limit, offset))?;
         to_py(py, &sessions)
     }
 
@@ -550,20 +338,9 @@ impl Store {
         session: String,
         result: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let result: ToolResult = parse("result", json_of("result", result)?)?;
-        let stores = &self.stores;
-        let stored = self.run(py, async move {
-            Self::must_exist(stores, &session).await?;
-            let message = stores
-                .record_result(&session, result, None)
-                .await
-                .map_err(|e| store_error(&e))?;
-            Ok(message.content)
-        })?;
-        match stored {
-            Message::ToolResult(result) => to_py(py, &result),
-            other => to_py(py, &other),
-        }
+        let result = json_of("result", result)?;
+        let stored = self.run(py, self.store.persist(&session, result))?;
+        to_py(py, &stored)
     }
 
     /// Appends a message (`{"role": "user", "content": {"text": …}}`, an assistant turn
@@ -574,15 +351,8 @@ impl Store {
         session: String,
         message: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let message: Message = parse("message", json_of("message", message)?)?;
-        let stores = &self.stores;
-        let stored = self.run(py, async move {
-            Self::must_exist(stores, &session).await?;
-            stores
-                .append(&session, message)
-                .await
-                .map_err(|e| store_error(&e))
-        })?;
+        let message = json_of("message", message)?;
+        let stored = self.run(py, self.store.append(&session, message))?;
         to_py(py, &stored)
     }
 
@@ -591,29 +361,7 @@ impl Store {
     /// persisted result loads back as it was given.
     #[pyo3(signature = (session, *, inline_media = true))]
     fn load(&self, py: Python<'_>, session: String, inline_media: bool) -> PyResult<Py<PyAny>> {
-        let stores = &self.stores;
-        let messages: Vec<StoredMessage> = self.run(py, async move {
-            Self::must_exist(stores, &session).await?;
-            let mut messages = stores
-                .history()
-                .load(&session)
-                .await
-                .map_err(|e| store_error(&e))?;
-            if inline_media {
-                for message in &mut messages {
-                    if let Message::ToolResult(result) = &mut message.content {
-                        *result = rehydrate_images(
-                            result,
-                            stores.blobs().as_ref(),
-                            DEFAULT_REHYDRATE_LIMIT,
-                        )
-                        .await
-                        .map_err(|e| store_error(&e))?;
-                    }
-                }
-            }
-            Ok(messages)
-        })?;
+        let messages = self.run(py, self.store.load(&session, inline_media))?;
         to_py(py, &messages)
     }
 
@@ -631,21 +379,9 @@ impl Store {
         system: String,
         notes: bool,
     ) -> PyResult<Py<PyAny>> {
-        let (provider, options) = encode_options(provider, model, budget)?;
-        let stores = &self.stores;
-        let request = ModelRequest::with_options(provider, &system, options);
-        let (bytes, diagnostics) = self.run(py, async move {
-            match request.export(stores, &session).await {
-                Err(HostError::NoSession(id)) => Err(no_session(&id)),
-                Err(HostError::Encode(e)) => Err(error(code::ENCODE, error_line(&e))),
-                Err(e) => Err(store_error(&e)),
-                Ok(encoded) => Ok(encoded),
-            }
-        })?;
-        // The bytes the client would send, as the value they are.
-        let body: Json = serde_json::from_slice(&bytes)
-            .map_err(|e| error(code::ENCODE, format!("the request body is not JSON: {e}")))?;
-        body_and_notes(py, Ok((body, diagnostics)), notes)
+        let args = model_args(provider, model, budget, system)?;
+        let encoded = py.detach(|| self.runtime.block_on(self.store.to_model(&session, args)));
+        body_and_notes(py, encoded, notes)
     }
 
     /// `read_result` over the result of `call_id` stored in `session`, as a model's
@@ -670,29 +406,12 @@ impl Store {
             pattern,
             pointer,
         };
-        let stores = &self.stores;
-        self.run(py, async move {
-            let stored = stores
-                .history()
-                .find_result(&session, &call_id)
-                .await
-                .map_err(|e| store_error(&e))?
-                .ok_or_else(|| {
-                    error(
-                        code::NOT_FOUND,
-                        format!("no stored result with callId {call_id:?} in session {session:?}"),
-                    )
-                })?;
-            args.read(&stored.result)
-        })
+        self.run(py, self.store.read_result(&session, &call_id, &args))
     }
 
     /// The bytes of a stored blob (`blake3:…`, as a stored result's image `source` names).
     fn blob<'py>(&self, py: Python<'py>, key: String) -> PyResult<Bound<'py, PyBytes>> {
-        let stores = &self.stores;
-        let bytes = self.run(py, async move {
-            stores.blob(&key).await.map_err(|e| store_error(&e))
-        })?;
+        let bytes = self.run(py, self.store.blob(&key))?;
         Ok(PyBytes::new(py, &bytes))
     }
 

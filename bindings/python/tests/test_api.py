@@ -283,3 +283,20 @@ def test_the_gil_is_released_while_rust_works():
         sys.setswitchinterval(interval)
     assert held <= 2, held
     assert released >= 50, released
+
+
+def test_a_value_that_shares_itself_is_refused_not_walked_without_end():
+    # 60 levels of {"a": d, "b": d}: within the depth limit, but 2^60 values when walked
+    # as a tree. The walk stops at the value budget instead of running for ever.
+    shared: dict = {}
+    for _ in range(60):
+        shared = {"a": shared, "b": shared}
+    with pytest.raises(toolwire.ToolwireError) as e:
+        toolwire.normalize(shared)
+    assert e.value.code == "invalid_input"
+    assert str(e.value).endswith("not JSON: more than 4000000 values"), str(e.value)[-200:]
+    cycle: dict = {}
+    cycle["self"] = cycle
+    with pytest.raises(toolwire.ToolwireError) as e:
+        toolwire.validate(cycle)
+    assert str(e.value).endswith("not JSON: nested 128 levels deep or more")

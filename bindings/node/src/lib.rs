@@ -1,0 +1,631 @@
+//! The `toolwire` npm package's native addon: each function converts its arguments (plain
+//! JS values to JSON), calls toolwire-bindings (bindings/common, shared with the Python
+//! package), which calls the crate the CLI calls for the same job, and turns failures into
+//! a `ToolwireError` (an `Error` with a `code`) carrying the CLI's message. Values come back
+//! as JSON.parse would make them of the CLI's output. Store calls run on Node's worker
+//! threads and return promises.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::path::PathBuf;
+
+use napi::bindgen_prelude::*;
+use napi::{JsValue, ScopedTask, ValueType};
+use napi_derive::napi;
+use serde_json::Value as Json;
+use toolwire_bindings::{MAX_INPUT_DEPTH, MAX_INPUT_VALUES, ModelArgs, ReadArgs};
+
+/// The class of every error this package throws, defined in JavaScript so that it is a
+/// real `Error` subclass (stack, `instanceof Error`), with `code` beside the message.
+const ERROR_CLASS: &str = "(class ToolwireError extends Error {\
+    constructor(message, code) { super(message); this.name = 'ToolwireError'; this.code = code; }\
+})";
+
+thread_local! {
+    // Each JS thread (the main one, each worker) loads the addon into its own environment;
+    // what its calls need from JavaScript (the error class, JSON.parse) is kept here, on
+    // an object of the addon's own that no caller can reach or change.
+    static HELD: RefCell<Option<ObjectRef<false>>> = const { RefCell::new(None) };
+}
+
+#[napi(module_exports)]
+pub fn init(mut exports: Object, env: Env) -> Result<()> {
+    let class: Unknown = env.run_script(ERROR_CLASS)?;
+    exports.set_named_property("ToolwireError", class)?;
+    let json: Object = env.get_global()?.get_named_property("JSON")?;
+    let parse: Unknown = json.get_named_property("parse")?;
+    let mut held = Object::new(&env)?;
+    held.set_named_property("ToolwireError", class)?;
+    held.set_named_property("parse", parse)?;
+    let held = held.create_ref::<false>()?;
+    HELD.with(|h| *h.borrow_mut() = Some(held));
+    Ok(())
+}
+
+/// The property `name` of the addon's held object (see [`HELD`]).
+fn held<T: FromNapiValue + ValidateNapiValue>(env: &Env, name: &str) -> Result<T> {
+    HELD.with(|h| {
+        let held = h.borrow();
+        held.as_ref()
+            .ok_or_else(|| Error::from_reason("toolwire: the addon was not initialised"))?
+            .get_value(env)?
+            .get_named_property(name)
+    })
+}
+
+/// A `ToolwireError` to throw (or reject with) for `err`.
+fn js_err(env: &Env, err: toolwire_bindings::Error) -> Error {
+    let made = held::<Function<FnArgs<(String, &str)>, Unknown>>(env, "ToolwireError")
+        .and_then(|class| class.new_instance((err.message.clone(), err.code).into()))
+        .map(Error::from);
+    // Should the class be out of reach, the message and code still arrive.
+    made.unwrap_or_else(|_| Error::new(Status::GenericFailure, err.message))
+}
+
+fn not_json(env: &Env, at: &[String], why: &str) -> Error {
+    js_err(env, toolwire_bindings::Error::not_json(&at.concat(), why))
+}
+
+/// A JS value as JSON: object, array, string, number, boolean, null. What has no JSON form
+/// (undefined, a function, a symbol, a bigint, NaN or Infinity, nesting past
+/// [`MAX_INPUT_DEPTH`], more than [`MAX_INPUT_VALUES`] values) is refused, naming the
+/// argument and where in it. An object's property whose value is undefined is left out,
+/// as `JSON.stringify` leaves it out, so that optional fields set to undefined are the
+/// fields absent.
+fn json_of(env: &Env, name: &str, value: Unknown) -> Result<Json> {
+    let mut at = vec![name.to_owned()];
+    let mut budget = MAX_INPUT_VALUES;
+    to_json(value, &mut at, &mut budget).map_err(|why| not_json(env, &at, &why))
+}
+
+/// `budget`: how many more values the argument may hold ([`MAX_INPUT_VALUES`]).
+fn to_json(
+    value: Unknown,
+    at: &mut Vec<String>,
+    budget: &mut usize,
+) -> std::result::Result<Json, String> {
+    let js = |e: Error| e.reason.clone();
+    *budget = budget
+        .checked_sub(1)
+        .ok_or_else(toolwire_bindings::too_many)?;
+    match value.get_type().map_err(js)? {
+        ValueType::Null => Ok(Json::Null),
+        ValueType::Boolean => Ok(Json::Bool(value.coerce_to_bool().map_err(js)?)),
+        ValueType::String => Ok(Json::String(
+            value
+                .coerce_to_string()
+                .and_then(|s| s.into_utf8())
+                .and_then(|s| s.into_owned())
+                .map_err(js)?,
+        )),
+        ValueType::Number => {
+            let n = value
+                .coerce_to_number()
+                .and_then(|n| n.get_double())
+                .map_err(js)?;
+            number(n)
+        }
+        ValueType::Object => {
+            // `at` holds the argument's name and one step per container entered so far.
+            if at.len() >= MAX_INPUT_DEPTH {
+                return Err(toolwire_bindings::too_deep());
+            }
+            let object = value.coerce_to_object().map_err(js)?;
+            if value.is_array().map_err(js)? {
+                let len: u32 = object.get_named_property("length").map_err(js)?;
+                let mut items = Vec::with_capacity(len as usize);
+                for i in 0..len {
+                    at.push(format!("[{i}]"));
+                    let item: Unknown = object.get_element(i).map_err(js)?;
+                    items.push(to_json(item, at, budget)?);
+                    at.pop();
+                }
+                return Ok(Json::Array(items));
+            }
+            let keys = Object::keys(&object).map_err(js)?;
+            let mut map = serde_json::Map::with_capacity(keys.len());
+            for key in keys {
+                let item: Unknown = object.get_named_property(&key).map_err(js)?;
+                if item.get_type().map_err(js)? == ValueType::Undefined {
+                    continue;
+                }
+                at.push(format!(".{key}"));
+                let item = to_json(item, at, budget)?;
+                at.pop();
+                map.insert(key, item);
+            }
+            Ok(Json::Object(map))
+        }
+        other => Err(format!("a value of type {}", type_name(other))),
+    }
+}
+
+/// A JS number as JSON: a whole number within 2^53 as an integer (as JSON.parse read it
+/// from the CLI's `3`), any other finite number as a float.
+fn number(n: f64) -> std::result::Result<Json, String> {
+    const SAFE: f64 = 9_007_199_254_740_991.0;
+    if n.fract() == 0.0 && (-SAFE..=SAFE).contains(&n) {
+        // In range and whole, so the cast is exact.
+        return Ok(Json::from(n as i64));
+    }
+    serde_json::Number::from_f64(n)
+        .map(Json::Number)
+        .ok_or_else(|| format!("{n} has no JSON form"))
+}
+
+fn type_name(t: ValueType) -> &'static str {
+    match t {
+        ValueType::Undefined => "undefined",
+        ValueType::Function => "function",
+        ValueType::Symbol => "symbol",
+        ValueType::BigInt => "bigint",
+        ValueType::External => "external",
+        _ => "unknown",
+    }
+}
+
+/// A Rust value as JS: its JSON text read by the engine's own JSON.parse, so numbers,
+/// strings and nesting are what JSON.parse of the CLI's output gives.
+fn to_js<'env, T: serde::Serialize + ?Sized>(env: &'env Env, value: &T) -> Result<Unknown<'env>> {
+    let text = serde_json::to_string(value).map_err(|e| {
+        js_err(
+            env,
+            toolwire_bindings::Error::new(
+                toolwire_bindings::code::INVALID_INPUT,
+                format!("cannot convert to JavaScript: {e}"),
+            ),
+        )
+    })?;
+    let parse: Function<String, Unknown> = held(env, "parse")?;
+    parse.call(text)
+}
+
+fn check<T>(env: &Env, result: toolwire_bindings::Result<T>) -> Result<T> {
+    result.map_err(|e| js_err(env, e))
+}
+
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct NormalizeOptions {
+    /// The tool's name (default: the payload's own `toolName`, else `tool`).
+    pub tool: Option<String>,
+    /// The call's id (default: the payload's own `callId`, else `call_1`).
+    pub call_id: Option<String>,
+}
+
+/// The raw payload of one tool call → the canonical ToolResult, as `toolwire normalize`
+/// prints it.
+#[napi(ts_return_type = "ToolResult")]
+pub fn normalize<'env>(
+    env: &'env Env,
+    #[napi(ts_arg_type = "unknown")] raw: Unknown,
+    options: Option<NormalizeOptions>,
+) -> Result<Unknown<'env>> {
+    let raw = json_of(env, "raw", raw)?;
+    let options = options.unwrap_or_default();
+    to_js(
+        env,
+        &toolwire_bindings::normalize(raw, options.tool, options.call_id),
+    )
+}
+
+/// The contract's violations of a ToolResult, one line each as `toolwire validate`
+/// prints them; empty when it is valid. Something that is not a ToolResult at all throws.
+#[napi]
+pub fn validate(
+    env: &Env,
+    #[napi(ts_arg_type = "ToolResult")] result: Unknown,
+) -> Result<Vec<String>> {
+    let result = json_of(env, "result", result)?;
+    check(env, toolwire_bindings::validate(result))
+}
+
+/// The JSON Schema (2020-12) of the ToolResult wire format, as `toolwire schema` prints.
+#[napi(ts_return_type = "Record<string, unknown>")]
+pub fn schema(env: &Env) -> Result<Unknown<'_>> {
+    to_js(env, &toolwire_bindings::schema())
+}
+
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct RenderOptions {
+    /// Columns (default 80).
+    pub width: Option<u32>,
+    /// ANSI colours (default false).
+    pub color: Option<bool>,
+    /// Every folded part drawn open (default false).
+    pub expand: Option<bool>,
+}
+
+/// A ToolResult, a Value or a list of them, rendered for a terminal `width` columns wide
+/// as `toolwire render` draws it; ANSI colours when `color`, no images.
+#[napi]
+pub fn render_terminal(
+    env: &Env,
+    #[napi(ts_arg_type = "ToolResult | Value | Array<ToolResult | Value>")] result: Unknown,
+    options: Option<RenderOptions>,
+) -> Result<String> {
+    let json = json_of(env, "result", result)?;
+    let options = options.unwrap_or_default();
+    check(
+        env,
+        toolwire_bindings::render_terminal(
+            &json,
+            options.width.unwrap_or(80) as usize,
+            options.color.unwrap_or(false),
+            options.expand.unwrap_or(false),
+        ),
+    )
+}
+
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct ReadOptions {
+    /// The output value to read (default 0).
+    pub part: Option<u32>,
+    /// The character offset to read from (default 0).
+    pub offset: Option<u32>,
+    /// At most this many characters (default: the engine's page).
+    pub limit: Option<u32>,
+    /// The lines matching this regular expression, instead of a page.
+    pub pattern: Option<String>,
+    /// The value at this JSON pointer, instead of a page.
+    pub pointer: Option<String>,
+}
+
+impl From<ReadOptions> for ReadArgs {
+    fn from(o: ReadOptions) -> Self {
+        ReadArgs {
+            part: o.part.unwrap_or(0) as usize,
+            offset: o.offset.unwrap_or(0) as usize,
+            limit: o.limit.map(|n| n as usize),
+            pattern: o.pattern,
+            pointer: o.pointer,
+        }
+    }
+}
+
+/// More of a result a model saw cut: the page a marker's `read_result {"callId", "part",
+/// "offset"}` names, the value at a JSON `pointer`, or the lines matching `pattern`. The
+/// `result` is the whole one (as normalized or stored), not the cut view.
+#[napi]
+pub fn read_result(
+    env: &Env,
+    #[napi(ts_arg_type = "ToolResult")] result: Unknown,
+    options: Option<ReadOptions>,
+) -> Result<String> {
+    let result = json_of(env, "result", result)?;
+    let args = ReadArgs::from(options.unwrap_or_default());
+    check(env, toolwire_bindings::read_result(result, &args))
+}
+
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct ModelOptions {
+    /// The model (default: the provider's usual one); media is routed for it.
+    pub model: Option<String>,
+    /// Characters per result, or a TruncationBudget object.
+    #[napi(ts_type = "number | Record<string, unknown>")]
+    pub budget: Option<Json>,
+    /// A system prompt put first.
+    pub system: Option<String>,
+    /// Return `[body, notes]`: the body and what encoding repaired or cut.
+    pub notes: Option<bool>,
+}
+
+fn model_args(provider: String, options: &mut ModelOptions) -> ModelArgs {
+    ModelArgs {
+        provider,
+        model: options.model.take(),
+        budget: options.budget.take(),
+        system: options.system.take().unwrap_or_default(),
+    }
+}
+
+fn body_and_notes<'env>(
+    env: &'env Env,
+    encoded: toolwire_bindings::Encoded,
+    notes: bool,
+) -> Result<Unknown<'env>> {
+    if notes {
+        to_js(env, &(encoded.body, encoded.notes))
+    } else {
+        to_js(env, &encoded.body)
+    }
+}
+
+/// The request body (or, with `notes`, `[body, notes]`) toolwire would send `provider` for
+/// a conversation or a list of results: calls and results paired, media routed for the
+/// model, each result cut by structure to the budget with a marker that `readResult`
+/// follows.
+#[napi(
+    ts_return_type = "Record<string, unknown> | [Record<string, unknown>, Array<Record<string, unknown>>]"
+)]
+pub fn to_model<'env>(
+    env: &'env Env,
+    #[napi(ts_arg_type = "Array<ToolResult> | Array<Record<string, unknown>> | ToolResult")]
+    messages: Unknown,
+    #[napi(
+        ts_arg_type = "'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini' | (string & {})"
+    )]
+    provider: String,
+    options: Option<ModelOptions>,
+) -> Result<Unknown<'env>> {
+    let mut options = options.unwrap_or_default();
+    let args = model_args(provider, &mut options);
+    let messages = json_of(env, "messages", messages)?;
+    let encoded = check(env, toolwire_bindings::to_model(messages, args))?;
+    body_and_notes(env, encoded, options.notes.unwrap_or(false))
+}
+
+/// A Store call's work: it blocks a Node worker thread on napi's Tokio runtime, so the
+/// future is made and polled there and never crosses threads.
+type Work<T> = Box<dyn FnOnce() -> toolwire_bindings::Result<T> + Send>;
+
+/// A Store call: its work runs on a Node worker thread, its value (or ToolwireError) is
+/// made on the JS thread.
+pub struct StoreTask<T: Send + 'static> {
+    work: Option<Work<T>>,
+    done: for<'env> fn(&'env Env, T) -> Result<Unknown<'env>>,
+}
+
+impl<T: Send + 'static> std::fmt::Debug for StoreTask<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreTask").finish_non_exhaustive()
+    }
+}
+
+impl<'task, T: Send + 'static> ScopedTask<'task> for StoreTask<T> {
+    type Output = toolwire_bindings::Result<T>;
+    type JsValue = Unknown<'task>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        match self.work.take() {
+            Some(work) => Ok(work()),
+            None => Err(Error::from_reason("toolwire: a Store call ran twice")),
+        }
+    }
+
+    fn resolve(&mut self, env: &'task Env, output: Self::Output) -> Result<Self::JsValue> {
+        let value = check(env, output)?;
+        (self.done)(env, value)
+    }
+}
+
+fn task<T: Send + 'static, F: Future<Output = toolwire_bindings::Result<T>>>(
+    work: impl FnOnce() -> F + Send + 'static,
+    done: for<'env> fn(&'env Env, T) -> Result<Unknown<'env>>,
+) -> AsyncTask<StoreTask<T>> {
+    AsyncTask::new(StoreTask {
+        work: Some(Box::new(move || block_on(work()))),
+        done,
+    })
+}
+
+fn json_done<T: serde::Serialize>(env: &Env, value: T) -> Result<Unknown<'_>> {
+    to_js(env, &value)
+}
+
+fn string_done(env: &Env, value: String) -> Result<Unknown<'_>> {
+    Ok(env.create_string(&value)?.to_unknown())
+}
+
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct StoreOptions {
+    /// SQLite + blob files here (default `$TOOLWIRE_DATA_DIR`, else the platform data dir).
+    pub data_dir: Option<String>,
+    /// sqlite:// or postgres:// (instead of the data directory's SQLite).
+    pub database_url: Option<String>,
+    /// file:// or s3:// (instead of the data directory's blob files).
+    pub blob_url: Option<String>,
+}
+
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct SessionOptions {
+    pub title: Option<String>,
+    pub id: Option<String>,
+}
+
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct PageOptions {
+    /// At most this many (default 50).
+    pub limit: Option<u32>,
+    pub offset: Option<u32>,
+}
+
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct LoadOptions {
+    /// Images stored as blobs (up to 8 MiB each) come back inline (default true).
+    pub inline_media: Option<bool>,
+}
+
+/// The history and blob stores, where the `toolwire` binary keeps them: a data directory
+/// (SQLite + blob files) or `databaseUrl` (sqlite:// or postgres://) and `blobUrl`
+/// (file:// or s3://). Open one with `await Store.open({...})`; every method returns a
+/// promise.
+#[napi]
+#[derive(Debug)]
+pub struct Store {
+    store: toolwire_bindings::Store,
+}
+
+#[napi]
+impl Store {
+    /// Opens (creating what is missing) the stores at `options`' place.
+    #[napi(ts_return_type = "Promise<Store>")]
+    pub fn open(options: Option<StoreOptions>) -> AsyncTask<OpenTask> {
+        let o = options.unwrap_or_default();
+        AsyncTask::new(OpenTask {
+            work: Some(Box::new(move || {
+                block_on(toolwire_bindings::Store::open(
+                    o.data_dir.map(PathBuf::from),
+                    o.database_url,
+                    o.blob_url,
+                ))
+            })),
+        })
+    }
+
+    /// A new session; resolves to its id.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn create_session(&self, options: Option<SessionOptions>) -> AsyncTask<StoreTask<String>> {
+        let store = self.store.clone();
+        let o = options.unwrap_or_default();
+        task(
+            move || async move { store.create_session(o.title, o.id).await },
+            string_done,
+        )
+    }
+
+    /// The stored sessions, newest first, as `toolwire sessions --json` lists them.
+    #[napi(ts_return_type = "Promise<Array<Record<string, unknown>>>")]
+    pub fn sessions(
+        &self,
+        options: Option<PageOptions>,
+    ) -> AsyncTask<StoreTask<Vec<toolwire_bindings::SessionRow>>> {
+        let store = self.store.clone();
+        let o = options.unwrap_or_default();
+        task(
+            move || async move {
+                store
+                    .sessions(o.limit.unwrap_or(50), o.offset.unwrap_or(0))
+                    .await
+            },
+            json_done,
+        )
+    }
+
+    /// Stores a tool result in `session`: its media to the blob store, the result (with
+    /// blob references) to the history, as `toolwire normalize --store` does. Resolves to
+    /// the stored result.
+    #[napi(ts_return_type = "Promise<ToolResult>")]
+    pub fn persist(
+        &self,
+        env: &Env,
+        session: String,
+        #[napi(ts_arg_type = "ToolResult")] result: Unknown,
+    ) -> Result<AsyncTask<StoreTask<toolwire_bindings::Persisted>>> {
+        let result = json_of(env, "result", result)?;
+        let store = self.store.clone();
+        Ok(task(
+            move || async move { store.persist(&session, result).await },
+            json_done,
+        ))
+    }
+
+    /// Appends a message (`{role: "user", content: {text}}`, an assistant turn with its
+    /// tool calls, …) to `session`; resolves to the stored message.
+    #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
+    pub fn append(
+        &self,
+        env: &Env,
+        session: String,
+        #[napi(ts_arg_type = "Record<string, unknown>")] message: Unknown,
+    ) -> Result<AsyncTask<StoreTask<toolwire_bindings::StoredMessage>>> {
+        let message = json_of(env, "message", message)?;
+        let store = self.store.clone();
+        Ok(task(
+            move || async move { store.append(&session, message).await },
+            json_done,
+        ))
+    }
+
+    /// The session's messages in order, as `toolwire show --json` prints them; stored
+    /// images inline unless `inlineMedia: false`.
+    #[napi(ts_return_type = "Promise<Array<Record<string, unknown>>>")]
+    pub fn load(
+        &self,
+        session: String,
+        options: Option<LoadOptions>,
+    ) -> AsyncTask<StoreTask<Vec<toolwire_bindings::StoredMessage>>> {
+        let store = self.store.clone();
+        let inline = options.unwrap_or_default().inline_media.unwrap_or(true);
+        task(
+            move || async move { store.load(&session, inline).await },
+            json_done,
+        )
+    }
+
+    /// The request body toolwire would send `provider` for a stored session, as
+    /// `toolwire export` prints it (stored media read from the blob store).
+    #[napi(
+        ts_return_type = "Promise<Record<string, unknown> | [Record<string, unknown>, Array<Record<string, unknown>>]>"
+    )]
+    pub fn to_model(
+        &self,
+        session: String,
+        provider: String,
+        options: Option<ModelOptions>,
+    ) -> AsyncTask<StoreTask<(toolwire_bindings::Encoded, bool)>> {
+        let mut options = options.unwrap_or_default();
+        let args = model_args(provider, &mut options);
+        let notes = options.notes.unwrap_or(false);
+        let store = self.store.clone();
+        task(
+            move || async move { store.to_model(&session, args).await.map(|e| (e, notes)) },
+            |env, (encoded, notes)| body_and_notes(env, encoded, notes),
+        )
+    }
+
+    /// `readResult` over the result of `callId` stored in `session`, as a model's
+    /// `read_result` tool call reads it.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn read_result(
+        &self,
+        session: String,
+        call_id: String,
+        options: Option<ReadOptions>,
+    ) -> AsyncTask<StoreTask<String>> {
+        let store = self.store.clone();
+        let args = ReadArgs::from(options.unwrap_or_default());
+        task(
+            move || async move { store.read_result(&session, &call_id, &args).await },
+            string_done,
+        )
+    }
+
+    /// The bytes of a stored blob (`blake3:…`, as a stored result's image `source` names), as
+    /// a Buffer (a Uint8Array, so the types need no @types/node).
+    #[napi(ts_return_type = "Promise<Uint8Array>")]
+    pub fn blob(&self, key: String) -> AsyncTask<StoreTask<Vec<u8>>> {
+        let store = self.store.clone();
+        task(
+            move || async move { store.blob(&key).await },
+            |env, bytes| Ok(BufferSlice::from_data(env, bytes)?.to_unknown()),
+        )
+    }
+}
+
+/// `Store.open`: the stores are opened on napi's Tokio runtime, where their connections
+/// then live.
+pub struct OpenTask {
+    work: Option<Work<toolwire_bindings::Store>>,
+}
+
+impl std::fmt::Debug for OpenTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenTask").finish_non_exhaustive()
+    }
+}
+
+impl<'task> ScopedTask<'task> for OpenTask {
+    type Output = toolwire_bindings::Result<toolwire_bindings::Store>;
+    type JsValue = Store;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        match self.work.take() {
+            Some(work) => Ok(work()),
+            None => Err(Error::from_reason("toolwire: Store.open ran twice")),
+        }
+    }
+
+    fn resolve(&mut self, env: &'task Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(Store {
+            store: check(env, output)?,
+        })
+    }
+}
