@@ -555,6 +555,39 @@ test('Re-run calls again; Edit & re-run puts the arguments in the composer', asy
   await page.context().close();
 });
 
+test('a field given several lines keeps them: Edit & re-run and a pasted block', async () => {
+  const s = await api(server.base, '/api/sessions', { title: 'lines' });
+  const message = 'first line\n  second, indented\nthird';
+  const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'ev__echo', input: { message } });
+  const page = await newPage();
+  await open(page, `/sessions/${s.id}`);
+  const card = page.locator(`.card[data-call-id="${callId}"]`);
+  await card.locator('[data-rerun="edit"]').waitFor({ timeout: 15000 });
+  await card.locator('[data-rerun="edit"]').click();
+  const field = page.locator('.playground [name="message"]');
+  assert.equal(await field.evaluate((el) => el.tagName), 'TEXTAREA');
+  assert.equal(await field.inputValue(), message);
+  await page.click('.playground button[type="submit"]');
+  await until(async () => (await api(server.base, `/api/sessions/${s.id}`)).messages.flatMap((m) => m.content.toolCalls || []).length === 2, 10000, 'the second call');
+  const inputs = (await api(server.base, `/api/sessions/${s.id}`)).messages.flatMap((m) => m.content.toolCalls || []).map((c) => c.input);
+  assert.deepEqual(inputs, [{ message }, { message }]);
+  // A one-line field that gets a pasted block turns into a text area holding all of it.
+  await page.selectOption('.playground select[name="tool"]', 'read_file');
+  await page.selectOption('.playground select[name="tool"]', 'ev__echo');
+  const fresh = page.locator('.playground [name="message"]');
+  assert.equal(await fresh.evaluate((el) => el.tagName), 'INPUT');
+  await fresh.focus();
+  await fresh.evaluate((el, text) => {
+    const data = new DataTransfer();
+    data.setData('text/plain', text);
+    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, 'a\nb');
+  const pasted = page.locator('.playground [name="message"]');
+  assert.equal(await pasted.evaluate((el) => el.tagName), 'TEXTAREA');
+  assert.equal(await pasted.inputValue(), 'a\nb');
+  await page.context().close();
+});
+
 test('a resource link is a chip: type, copy URI, and Read through the tool\'s server', async () => {
   const s = await api(server.base, '/api/sessions', { title: 'links' });
   const { callId } = await api(server.base, `/api/sessions/${s.id}/calls`, { tool: 'ev__get-resource-links', input: { count: 2 } });

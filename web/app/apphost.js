@@ -108,6 +108,9 @@ export function appHost(view, card) {
         throw new Error(`this app was re-drawn from the session's history: it calls tools (here ${name}) once you use it`);
       }
       const accepted = await api(`/api/sessions/${view.id}/calls`, { json: { tool: name, input: args, app: card.name } });
+      view.appCalls.set(accepted.callId, card.name);
+      const made = view.cards.get(accepted.callId);
+      if (made) made.madeBy(`app:${card.name}`);
       return view.resultOf(accepted.callId);
     },
     readResource: (uri) => api(`/api/tools/${encodeURIComponent(card.name)}/resource`, { json: { uri } }),

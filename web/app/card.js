@@ -450,11 +450,16 @@ export class Card {
     this.footer();
     this.rawLink();
     this.showKinds();
+    // A call an MCP App made returns its result to that app: drawing the app again here
+    // would run a second view, whose own calls on load would each draw another (a chain).
+    // Its card shows the app's fallback text instead.
+    const byApp = (this.via && this.via.startsWith('app:'))
+      || (this.view.appCalls && this.view.appCalls.has(this.callId));
     try {
       renderResult(this.resultEl, this.result, {
         resourceUrl,
         sandboxOrigin: this.view.info.sandboxOrigin,
-        app: this.view.appHost(this),
+        app: byApp ? null : this.view.appHost(this),
         // Resource links are read through the tool's own server (`resources/read`), and the
         // server keeps what was read with this result, so a reload shows it again.
         readResource: async (uri) => {

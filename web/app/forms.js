@@ -138,13 +138,38 @@ function field(key, prop, required) {
   }
   if (type === 'string' || type === undefined && !prop.properties) {
     const long = (prop.maxLength || 0) > 200 || /command|text|content|body/i.test(key);
-    const input = long ? h('textarea', { name: key, rows: 3 })
+    let input = long ? h('textarea', { name: key, rows: 3 })
       : h('input', { name: key, type: FORMAT_INPUT[prop.format] || 'text' });
-    if (typeof prop.default === 'string') input.value = prop.default;
+    // A one-line input drops line breaks: a field given several lines (Edit & re-run of
+    // multi-line code, a default, a pasted block) becomes a text area and keeps them.
+    const keepLines = (value) => {
+      if (input.tagName === 'TEXTAREA' || !value.includes('\n')) return;
+      const area = h('textarea', { rows: Math.min(12, Math.max(3, value.split('\n').length)) });
+      for (const a of input.attributes) if (a.name !== 'type') area.setAttribute(a.name, a.value);
+      const focused = document.activeElement === input;
+      input.replaceWith(area);
+      input = area;
+      if (focused) area.focus();
+    };
+    const put = (value) => { keepLines(value); input.value = value; };
+    if (!long) {
+      input.addEventListener('paste', (e) => {
+        const pasted = e.clipboardData ? e.clipboardData.getData('text/plain') : '';
+        if (!pasted.includes('\n')) return;
+        e.preventDefault();
+        const at = input.selectionStart ?? input.value.length;
+        const to = input.selectionEnd ?? at;
+        put(input.value.slice(0, at) + pasted + input.value.slice(to));
+        input.focus();
+        input.setSelectionRange(at + pasted.length, at + pasted.length);
+      });
+    }
+    if (typeof prop.default === 'string') put(prop.default);
     return {
-      input,
+      // The element in the form now: a text area once it was given several lines.
+      get input() { return input; },
       read: () => (input.value === '' && !required ? undefined : input.value),
-      set: (v) => { input.value = typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v); },
+      set: (v) => put(typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v)),
     };
   }
   // Objects and arrays: JSON text.

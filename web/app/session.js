@@ -81,6 +81,9 @@ export class SessionView {
     this.chunk = null;
     this.nearChunks = new Set();
     this.apps = [];
+    /** Calls an MCP App of this page made, by call id, with the app's tool: their cards
+     * show the result without drawing the app again (the app has it already). */
+    this.appCalls = new Map();
     // Link dialogs: whether one is open, and when each app's last one closed.
     this.linkDialogOpen = false;
     this.linkClosedAt = new Map();
@@ -378,6 +381,8 @@ export class SessionView {
     if (!card) {
       card = new Card(this, callId, name || 'tool', input === undefined ? {} : input, at);
       this.cards.set(callId, card);
+      const app = this.appCalls.get(callId);
+      if (app) card.madeBy(`app:${app}`);
       this.append(card.el);
       if (this.filters) this.filters.added(card);
       if (this.revealing === callId) this.bringIntoView(card);
