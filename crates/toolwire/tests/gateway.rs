@@ -1063,7 +1063,8 @@ fn through_fastmcp(host: &str, steps: &Value) -> Option<Vec<Value>> {
 
 /// `structuredContent` reaches every host within its budget, cut by structure so that it
 /// still matches the tool's output schema (the TypeScript SDK's client checks it), with
-/// toolwire's marker and the `read_result` call for the place cut most beside it.
+/// toolwire's marker and the `read_result` call for the place cut most beside it; the
+/// JSON text beside it stays valid JSON.
 #[test]
 fn structured_content_is_cut_to_the_hosts_budget_by_structure() {
     let steps = json!([{"tool": "py__table", "args": {"count": 20000}}]);
@@ -1096,6 +1097,14 @@ fn structured_content_is_cut_to_the_hosts_budget_by_structure() {
                 && note.contains(r#","pointer":"/rows"}"#),
             "{host}: {note}"
         );
+        // Issue 43 §11, checked through the gateway: the JSON text beside the value is
+        // cut as JSON, valid up to toolwire's marker.
+        let text = table["content"][0]["text"].as_str().unwrap();
+        let (json, _) = text
+            .split_once("\n[… JSON shortened by toolwire")
+            .unwrap_or_else(|| panic!("{host}: {text:.300}"));
+        let kept: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(kept["rows"][0]["name"], "row 0", "{host}");
     }
 }
 
