@@ -216,8 +216,7 @@ impl Gateway {
             })?
             .name
             .clone();
-        let (prefix, _) = name.split_once(toolwire_mcp::SEPARATOR)?;
-        Some(prefix.to_owned())
+        self.shared.behind.prefix_of(&name)
     }
 
     /// Shapes each connection's results for the host its client's name says it is
@@ -967,7 +966,10 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     use rmcp::ServiceExt;
     let stored = gateway.sibling();
     // 2025-11-25's task messages, which rmcp's model drops, are shaped beneath it.
-    let wire = tasks_wire::Wire::new(gateway.shared.tasks.nonce.clone(), gateway.task_tools());
+    let listing = gateway.sibling();
+    let wire = tasks_wire::Wire::new(gateway.shared.tasks.nonce.clone(), move || {
+        listing.task_tools()
+    });
     #[cfg(unix)]
     let (input, output) = stdio::stdio();
     #[cfg(not(unix))]

@@ -88,6 +88,12 @@ impl Behind {
             .max_by_key(|(s, _)| s.prefix().len())
     }
 
+    /// The prefix of the server that `PREFIX__NAME` (a tool's, a prompt's) belongs to.
+    pub(crate) fn prefix_of(&self, name: &str) -> Option<String> {
+        self.by_name(name)
+            .map(|(server, _)| server.prefix().to_owned())
+    }
+
     /// The servers that declared `capability` (`resources`, `prompts`, `completions`,
     /// `logging`), each with what it declared; a server that is not up is left out.
     async fn offering(&self, capability: &str) -> Vec<(&Arc<McpServer>, Json)> {
