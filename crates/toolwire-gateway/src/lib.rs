@@ -259,7 +259,8 @@ impl Gateway {
         self.shared.news.clone()
     }
 
-    /// Tells `peer`, for as long as it is connected, each time the tool set changes.
+    /// Tells `peer`, for as long as it is connected, each time the tool set changes: a
+    /// server came up, so its resources and prompts may be new to the host too.
     fn tell_of_tool_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
         let mut changed = self.shared.news.changed.subscribe();
         tokio::spawn(async move {
@@ -267,6 +268,8 @@ impl Gateway {
                 if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
                     break;
                 }
+                let _ = peer.notify_resource_list_changed().await;
+                let _ = peer.notify_prompt_list_changed().await;
             }
         });
     }
