@@ -10,6 +10,7 @@ Run: venv/bin/python fastmcp_server.py  (stdio)
 """
 
 import asyncio
+import base64
 import io
 import math
 import struct
@@ -131,6 +132,70 @@ def forecast(city: str) -> Forecast:
     if city not in STATIONS:
         raise ToolError(f"no weather station in {city!r}; known: {', '.join(STATIONS)}")
     return STATIONS[city]
+
+
+def pdf(kilobytes: int) -> bytes:
+    """A PDF's bytes as far as a sniffer sees: its header, then `kilobytes` KiB of a body
+    made by a formula (crates/toolwire/tests/gateway.rs makes the same bytes)."""
+    return b"%PDF-1.7\n" + bytes((i * 7) % 251 for i in range(kilobytes * 1024)) + b"\n%%EOF\n"
+
+
+# A 1x1 PNG, sent as a data URI that calls it a JPEG (as careless servers do).
+TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+class Document(BaseModel):
+    """A document as server-pdf (an MCP App) returns one: its bytes base64 in a field."""
+
+    name: str
+    bytes: str
+    preview: str
+    pages: int
+
+
+@server.tool()
+def document(kilobytes: int) -> Document:
+    """A PDF of about `kilobytes` KiB in structured output, its bytes bare base64, and a
+    preview image as a data URI."""
+    return Document(
+        name="report.pdf",
+        bytes=base64.b64encode(pdf(kilobytes)).decode(),
+        preview="data:image/jpeg;base64," + TINY_PNG,
+        pages=3,
+    )
+
+
+class Row(BaseModel):
+    id: int
+    name: str
+
+
+class Table(BaseModel):
+    """Rows in structured output: a query's answer."""
+
+    rows: list[Row]
+    total: int
+
+
+@server.tool()
+def table(count: int) -> Table:
+    """`count` rows (id, name) in structured output."""
+    return Table(rows=[Row(id=i, name=f"row {i}") for i in range(count)], total=count)
+
+
+APP_URI = "ui://fixture/chart.html"
+
+
+@server.resource(APP_URI, mime_type="text/html;profile=mcp-app")
+def chart_app() -> str:
+    """An MCP App's page, which a host draws beside the tool that names it."""
+    return "<!doctype html><title>chart</title><p>the fixture's app</p>"
+
+
+@server.tool(meta={"ui": {"resourceUri": APP_URI}})
+def chart(points: int) -> str:
+    """A chart's data, drawn by the app at `_meta.ui.resourceUri`."""
+    return ",".join(str(i * i) for i in range(points))
 
 
 @server.tool()

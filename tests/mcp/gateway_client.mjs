@@ -11,7 +11,13 @@ import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 const [bin, data, host, ...gatewayArgs] = process.argv.slice(2);
 const steps = JSON.parse(process.env.GATEWAY_STEPS || '[]');
@@ -41,15 +47,54 @@ if (answers.length) {
     return answers.shift() ?? { action: 'decline' };
   });
 }
+// Each notifications/tools/list_changed the gateway sends; a step {"listUntil": [NAMES]}
+// lists again at each one (a minute at most) until every name is listed.
+let changes = 0;
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  changes += 1;
+});
+// The log messages and resource updates the gateway sends on; a step {"notes": KIND,
+// "count": N} waits (30 s at most) until N of that kind came, and prints them.
+const notes = { log: [], updated: [] };
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => notes.log.push(n.params));
+client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => notes.updated.push(n.params));
+const connecting = Date.now();
 await client.connect(transport);
+const connectMs = Date.now() - connecting;
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 const call = (name, args) => client.callTool({ name, arguments: args || {} }, undefined, { timeout: 120000 });
 const text = (r) => (r.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 const { tools } = await client.listTools();
-out({ step: 'list', names: tools.map((t) => t.name), tools });
+out({ step: 'list', names: tools.map((t) => t.name), tools, connectMs, listMs: Date.now() - connecting });
 for (const step of steps) {
   try {
-    if (step.roots) {
+    if (step.mcp) {
+      // One of the SDK client's own requests (listResources, readResource, getPrompt,
+      // complete, setLoggingLevel, subscribeResource, ...), its params as given.
+      const result = await client[step.mcp](step.params);
+      out({ step: 'mcp', method: step.mcp, result });
+    } else if (step.notes) {
+      const started = Date.now();
+      while (notes[step.notes].length < (step.count || 1) && Date.now() - started < 30000) {
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      out({ step: 'notes', kind: step.notes, notes: notes[step.notes].splice(0) });
+    } else if (step.listUntil) {
+      const started = Date.now();
+      let seen = 0;
+      let names = [];
+      let listed = [];
+      for (;;) {
+        listed = (await client.listTools()).tools;
+        names = listed.map((t) => t.name);
+        if (step.listUntil.every((n) => names.includes(n)) || Date.now() - started > 60000) break;
+        while (changes === seen && Date.now() - started < 60000) {
+          await new Promise((done) => setTimeout(done, 50));
+        }
+        seen = changes;
+      }
+      out({ step: 'listUntil', told: changes, names, tools: listed });
+    } else if (step.roots) {
       roots = step.roots;
       await client.sendRootsListChanged();
       out({ step: 'roots' });
@@ -118,7 +163,7 @@ for (const step of steps) {
       out({ step: 'call', tool: step.tool, result: r, asked: asked.splice(0) });
     }
   } catch (e) {
-    out({ step: 'error', tool: step.tool || step.read, message: String((e && e.message) || e) });
+    out({ step: 'error', tool: step.tool || step.read || step.mcp, message: String((e && e.message) || e), code: e && e.code });
   }
 }
 await client.close();

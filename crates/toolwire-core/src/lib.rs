@@ -55,6 +55,6 @@ pub use result::{
 pub use schema::{tool_result_schema, tool_result_schema_json};
 pub use source::{MediaKind, Source, base64_decoded_len, is_base64, is_blob_key, mime_essence};
 pub use trace::{TraceContext, hex_id};
-pub use value::{Value, is_tabular};
+pub use value::{INLINE_META, Value, is_tabular};
 pub use violation::{Problem, Violation, Violations};
 pub use widget::{MCP_APP_WIDGET, Resource, ResourceKind, Widget, WidgetApp};

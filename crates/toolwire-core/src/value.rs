@@ -37,6 +37,13 @@ pub struct Value {
     pub meta: Option<Map<String, Json>>,
 }
 
+/// The `_meta` key of a medium that normalizing moved out of a structured value (a data
+/// URI, or bare base64 of a known format, left as `"[image/png → output[N]]"`): the
+/// value's index in `output` (`in`), a JSON pointer to the string in it (`at`), and what
+/// came before the base64 in the string (`before`, a data URI's `data:…;base64,`), so
+/// that the value can be given back as it was sent (the gateway's `structuredContent`).
+pub const INLINE_META: &str = "toolwire/inline";
+
 /// Serializes one of our own data structs. They hold only strings, integers, bools and
 /// string-keyed maps, which cannot fail to serialize; `Null` is unreachable.
 fn to_json<T: Serialize>(data: &T) -> Json {

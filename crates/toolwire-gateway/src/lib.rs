@@ -11,6 +11,7 @@
 
 mod asks;
 mod http_gateway;
+mod passing;
 mod profile;
 mod progress;
 mod reply;
@@ -41,6 +42,7 @@ pub use http_gateway::{
     HTTP_TOKEN_FILE, HttpSettings, MIN_TOKEN_LEN, http_router, http_token, serve_http,
     serve_http_until,
 };
+pub use passing::Behind;
 pub use profile::{HOSTS, HostProfile};
 pub use reply::BLOB_URI_PREFIX;
 
@@ -61,6 +63,12 @@ const MAX_STATELESS_CLIENTS: usize = 256;
 /// How long the host is given to answer `roots/list`, and a call waits for that answer.
 const ROOTS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long `tools/list` waits for the servers still starting before it answers with
+/// what is ready: under every host's own timeout for listing (opencode's is 5 s), long
+/// enough for a server that starts in a second or two to be in the first listing (a
+/// headless host may not list again before its model's first turn).
+const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The MCP session header of streamable HTTP (absent on stateless requests).
 const MCP_SESSION_HEADER: &str = "mcp-session-id";
 
@@ -73,6 +81,8 @@ pub struct Gateway {
     /// read them back without a look-up. Per connection, never shared: what another
     /// connection was sent is read only through a result of the asker's own session.
     linked: Mutex<Vec<(String, String)>>,
+    /// The resources this connection's host subscribed to (their updates reach it).
+    subscribed: passing::Subscriptions,
 }
 
 /// What every connection of one gateway process shares.
@@ -98,6 +108,51 @@ struct Shared {
     /// Set once the host's roots were asked for (answered or not): a call waits for it,
     /// so that a server that reads its roots at the call gets the host's.
     roots_asked: tokio::sync::watch::Sender<bool>,
+    /// What the servers behind are doing as they start: every connected host is told
+    /// when the tools change, and a host that never lists again waits for them.
+    news: ToolNews,
+    /// The servers behind, whose resources, prompts, completions and logging are passed
+    /// through.
+    behind: Behind,
+}
+
+/// How the servers behind a gateway, started after it answers its hosts, tell it of their
+/// tools: a host must not wait for the slowest server before it may list what is ready
+/// (opencode's timeout left its model with no tools at all), so each connected host is
+/// sent `notifications/tools/list_changed` as a server's tools arrive.
+#[derive(Debug, Clone)]
+pub struct ToolNews {
+    /// Bumped at each change of the tool set.
+    changed: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Servers whose first start is not over (up or failed).
+    starting: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+impl ToolNews {
+    fn new() -> Self {
+        ToolNews {
+            changed: Arc::new(tokio::sync::watch::channel(0).0),
+            starting: Arc::new(tokio::sync::watch::channel(0).0),
+        }
+    }
+
+    /// The tool set changed (a server's tools were handed over): every host connected is
+    /// told, and lists again.
+    pub fn tools_changed(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// One server's first start is over, whether it came up or failed.
+    pub fn started(&self) {
+        self.starting.send_modify(|n| *n = n.saturating_sub(1));
+    }
+
+    /// Until every server's first start is over: for a host that lists tools once and
+    /// never again (Codex ignores `notifications/tools/list_changed`).
+    async fn all_started(&self) {
+        let mut starting = self.starting.subscribe();
+        let _ = starting.wait_for(|n| *n == 0).await;
+    }
 }
 
 impl std::fmt::Debug for Gateway {
@@ -128,10 +183,40 @@ impl Gateway {
                 tasks: tasks::Tasks::default(),
                 roots: None,
                 roots_asked: tokio::sync::watch::channel(false).0,
+                news: ToolNews::new(),
+                behind: Behind::default(),
             }),
             session: OnceCell::new(),
             linked: Mutex::new(Vec::new()),
+            subscribed: passing::Subscriptions::default(),
         }
+    }
+
+    /// Passes the resources, prompts, completions and logging of `behind`'s servers
+    /// through to the hosts.
+    pub fn passing(mut self, behind: Behind) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.behind = behind;
+        }
+        self
+    }
+
+    /// The server (its prefix) of a tool whose `_meta.ui.resourceUri` is `uri`: the page
+    /// of an MCP App is read from the server whose tool names it.
+    fn ui_owner(&self, uri: &str) -> Option<String> {
+        let tools = self.shared.host.tools();
+        let name = tools
+            .schemas()
+            .find(|s| {
+                s.extra
+                    .get("_meta")
+                    .and_then(|meta| meta.pointer("/ui/resourceUri"))
+                    .and_then(Json::as_str)
+                    == Some(uri)
+            })?
+            .name
+            .clone();
+        self.shared.behind.prefix_of(&name)
     }
 
     /// Shapes each connection's results for the host its client's name says it is
@@ -159,6 +244,34 @@ impl Gateway {
             shared.roots = Some(passed);
         }
         self
+    }
+
+    /// `servers` servers behind the gateway are still starting: a host that lists its
+    /// tools only once waits for them (see [`ToolNews::started`]).
+    pub fn servers_starting(self, servers: usize) -> Self {
+        self.shared.news.starting.send_replace(servers);
+        self
+    }
+
+    /// Where the servers behind tell this gateway (and every connection of it) that its
+    /// tools changed, and that their first start is over.
+    pub fn tool_news(&self) -> ToolNews {
+        self.shared.news.clone()
+    }
+
+    /// Tells `peer`, for as long as it is connected, each time the tool set changes: a
+    /// server came up, so its resources and prompts may be new to the host too.
+    fn tell_of_tool_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
+        let mut changed = self.shared.news.changed.subscribe();
+        tokio::spawn(async move {
+            while changed.changed().await.is_ok() {
+                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+                let _ = peer.notify_resource_list_changed().await;
+                let _ = peer.notify_prompt_list_changed().await;
+            }
+        });
     }
 
     /// Asks the host for its roots, when it declared the capability, and passes them on.
@@ -195,6 +308,7 @@ impl Gateway {
             shared: Arc::clone(&self.shared),
             session: OnceCell::new(),
             linked: Mutex::new(Vec::new()),
+            subscribed: passing::Subscriptions::default(),
         }
     }
 
@@ -381,6 +495,12 @@ impl Gateway {
         let name = request.name.to_string();
         let host = &self.shared.host;
         if host.tools().get(&name).is_none() {
+            // A tool of a server still starting (a host that knew it from before, or
+            // called before its listing came): it is the unknown tool only once every
+            // server's start is over.
+            self.shared.news.all_started().await;
+        }
+        if host.tools().get(&name).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("no tool {name:?} behind this gateway"),
                 None,
@@ -553,6 +673,11 @@ fn complete(mut result: Json) -> Json {
     result
 }
 
+/// Why a server's answer, passed through, could not be read as what the host is sent.
+fn unsendable(e: serde_json::Error) -> ErrorData {
+    ErrorData::internal_error(format!("unsendable answer: {e}"), None)
+}
+
 /// Whether `context`'s request came over HTTP outside an MCP session (2026-07-28 serves
 /// every request statelessly): its handler lives for this one request only.
 fn is_stateless_http(context: &RequestContext<RoleServer>) -> bool {
@@ -567,8 +692,11 @@ impl ServerHandler for Gateway {
         let info = json!({
             "protocolVersion": "2025-11-25",
             "capabilities": {
-                "tools": {},
-                "resources": {},
+                "tools": {"listChanged": true},
+                "resources": {"subscribe": true, "listChanged": true},
+                "prompts": {"listChanged": true},
+                "completions": {},
+                "logging": {},
                 "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
             },
             "serverInfo": gateway_info(),
@@ -584,6 +712,10 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.tell_of_tool_changes(context.peer.clone());
+        self.shared
+            .behind
+            .tell(context.peer.clone(), self.subscribed.clone());
         self.ask_roots(&context.peer).await;
     }
 
@@ -594,8 +726,18 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // Answered with what is ready after a short wait, so that the servers that start
+        // fast are in a host's first listing; the others are announced as they come. A
+        // host that would never list again is given every server's tools, once each is
+        // up or failed (its connection timeout bounds that).
+        let started = self.shared.news.all_started();
+        if self.profile(&context).follows_list_changed {
+            let _ = tokio::time::timeout(LIST_WAIT, started).await;
+        } else {
+            started.await;
+        }
         serde_json::from_value(complete(json!({"tools": self.tool_list()})))
             .map_err(|e| ErrorData::internal_error(format!("unlistable tools: {e}"), None))
     }
@@ -645,6 +787,125 @@ impl ServerHandler for Gateway {
         }
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        let listed = self
+            .shared
+            .behind
+            .list("resources", "resources/list", "resources")
+            .await;
+        serde_json::from_value(complete(listed)).map_err(unsendable)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        let listed = self
+            .shared
+            .behind
+            .list("resources", "resources/templates/list", "resourceTemplates")
+            .await;
+        serde_json::from_value(complete(listed)).map_err(unsendable)
+    }
+
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let uri = request.uri.to_string();
+        self.subscribed.add(&uri)?;
+        let owner = self.ui_owner(&uri);
+        let params = json!({"uri": uri});
+        let subscribed = self
+            .shared
+            .behind
+            .about_uri("resources/subscribe", params, &uri, owner.as_deref())
+            .await;
+        if subscribed.is_err() {
+            self.subscribed.remove(&uri);
+        }
+        subscribed.map(drop)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let uri = request.uri.to_string();
+        self.subscribed.remove(&uri);
+        let owner = self.ui_owner(&uri);
+        let params = json!({"uri": uri});
+        self.shared
+            .behind
+            .about_uri("resources/unsubscribe", params, &uri, owner.as_deref())
+            .await
+            .map(drop)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        let listed = self
+            .shared
+            .behind
+            .list("prompts", "prompts/list", "prompts")
+            .await;
+        serde_json::from_value(complete(listed)).map_err(unsendable)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        let params = serde_json::to_value(&request)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let got = self.shared.behind.get_prompt(params).await?;
+        serde_json::from_value(complete(got))
+            .map_err(unsendable)
+            .map(rmcp::model::GetPromptResponse::Complete)
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        let params = serde_json::to_value(&request)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let owner = params
+            .pointer("/ref/uri")
+            .and_then(Json::as_str)
+            .and_then(|uri| self.ui_owner(uri));
+        let completed = self
+            .shared
+            .behind
+            .complete(params, owner.as_deref())
+            .await?;
+        serde_json::from_value(complete(completed)).map_err(unsendable)
+    }
+
+    #[allow(deprecated)] // Logging: still what 2025-11-25 hosts and servers use.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let params = serde_json::to_value(&request)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        self.shared.behind.set_level(params).await;
+        Ok(())
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -652,6 +913,21 @@ impl ServerHandler for Gateway {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.to_string();
         let not_found = || ErrorData::resource_not_found(format!("no resource {uri:?}"), None);
+        if !uri.starts_with(BLOB_URI_PREFIX) {
+            // A resource of a server behind (an MCP App's `ui://` page, a `memo://`).
+            let params = serde_json::to_value(&request)
+                .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+            let owner = self.ui_owner(&uri);
+            let read = self
+                .shared
+                .behind
+                .about_uri("resources/read", params, &uri, owner.as_deref())
+                .await?;
+            let read: ReadResourceResult = serde_json::from_value(complete(read)).map_err(|e| {
+                ErrorData::internal_error(format!("unsendable resource: {e}"), None)
+            })?;
+            return Ok(ReadResourceResponse::Complete(read));
+        }
         let key = uri
             .strip_prefix(BLOB_URI_PREFIX)
             .and_then(|k| BlobKey::parse(k).ok())
@@ -693,7 +969,10 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     use rmcp::ServiceExt;
     let stored = gateway.sibling();
     // 2025-11-25's task messages, which rmcp's model drops, are shaped beneath it.
-    let wire = tasks_wire::Wire::new(gateway.shared.tasks.nonce.clone(), gateway.task_tools());
+    let listing = gateway.sibling();
+    let wire = tasks_wire::Wire::new(gateway.shared.tasks.nonce.clone(), move || {
+        listing.task_tools()
+    });
     #[cfg(unix)]
     let (input, output) = stdio::stdio();
     #[cfg(not(unix))]

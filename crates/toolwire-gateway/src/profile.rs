@@ -30,12 +30,18 @@ pub struct HostProfile {
     /// The host shows only `structuredContent` when a result has it (claude-code#54737,
     /// codex#38287): such a host gets the text blocks in it too, under
     /// the `toolwire/content` key, when they say more than the value and the tool's
-    /// output schema allows an extra member (see `reply::carry_text` for the trade-off).
+    /// output schema allows an extra member (see `reply::structured_content` for the
+    /// trade-off).
     pub drops_content_beside_structured: bool,
     /// The host tells its model when a result is an error: its wire format to the model
     /// has a place for MCP's `isError`. Codex's does not, so its model reads an error as
     /// any other output; such a host gets a first line that says the call failed, and how.
     pub flags_errors: bool,
+    /// The host lists tools again when told `notifications/tools/list_changed`, so the
+    /// gateway answers its `tools/list` with the servers that are up and tells it of the
+    /// rest as they come. Codex lists once (codex#10105, #33266): its `tools/list` waits
+    /// until every server's first start is over.
+    pub follows_list_changed: bool,
 }
 
 impl HostProfile {
@@ -51,6 +57,7 @@ impl HostProfile {
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: true,
                 flags_errors: true,
+                follows_list_changed: true,
             },
             "claude-desktop" => HostProfile {
                 name: "claude-desktop",
@@ -58,6 +65,7 @@ impl HostProfile {
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: false,
                 flags_errors: true,
+                follows_list_changed: true,
             },
             // Codex cuts every tool output to 10 KiB or 256 lines before its model sees it
             // (codex#6544, #7906).
@@ -67,6 +75,7 @@ impl HostProfile {
                 provider: Provider::OpenaiResponses,
                 drops_content_beside_structured: true,
                 flags_errors: false,
+                follows_list_changed: false,
             },
             // opencode keeps the head of a tool's output, 51,200 bytes or 2,000 lines at
             // most, and drops the rest (with our marker and tail); its wire formats carry
@@ -79,6 +88,7 @@ impl HostProfile {
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: false,
                 flags_errors: false,
+                follows_list_changed: true,
             },
             "gemini" => HostProfile {
                 name: "gemini",
@@ -86,6 +96,7 @@ impl HostProfile {
                 provider: Provider::Gemini,
                 drops_content_beside_structured: false,
                 flags_errors: true,
+                follows_list_changed: true,
             },
             "cursor" | "vscode" => HostProfile {
                 name: if name == "cursor" { "cursor" } else { "vscode" },
@@ -93,6 +104,7 @@ impl HostProfile {
                 provider: Provider::Anthropic,
                 drops_content_beside_structured: false,
                 flags_errors: true,
+                follows_list_changed: true,
             },
             "generic" => HostProfile::generic(),
             _ => return None,
@@ -135,6 +147,7 @@ impl HostProfile {
             provider: Provider::Anthropic,
             drops_content_beside_structured: false,
             flags_errors: true,
+            follows_list_changed: true,
         }
     }
 }

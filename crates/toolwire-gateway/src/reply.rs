@@ -128,16 +128,13 @@ pub(crate) async fn call_tool_result(
     }
     if let Some(schema) = output_schema
         && result.status == Status::Success
-        && let Some(value) = result
+        && let Some(part) = result
             .output
             .iter()
-            .find(|v| v.is_kind(WellKnown::Structured))
+            .position(|v| v.is_kind(WellKnown::Structured))
     {
-        let mut structured = value.data.clone();
-        if profile.drops_content_beside_structured {
-            carry_text(&mut structured, &texts, schema);
-        }
-        reply.structured_content = Some(structured);
+        reply.structured_content =
+            Some(structured_content(result, part, &texts, schema, profile, max_chars, blobs).await);
     }
     let mut meta = match result.metadata.extra.get("_meta") {
         Some(Json::Object(meta)) => meta.clone(),
@@ -184,42 +181,140 @@ fn typed_block(json: Json) -> Result<ContentBlock, String> {
     serde_json::from_value(json).map_err(|e| e.to_string())
 }
 
-/// The key under which a host that shows only `structuredContent` gets what the text
-/// blocks said besides the structured value (a cut marker, media lines, other text).
+/// The key under which the structured value carries what it lacks: toolwire's marker when
+/// the value was cut, and for a host that shows only `structuredContent`, what the text
+/// blocks said besides it (a cut marker, media lines, other text).
 pub(crate) const CONTENT_KEY: &str = "toolwire/content";
 
-/// Puts what `texts` (the reply's text blocks) say beyond the structured value into
-/// `structured`, for a host that drops `content` beside `structuredContent`: a cut
-/// marker, a media line, a server's own note. The value's JSON itself (a server usually
-/// sends it as text beside the value), whole or cut by toolwire with its marker, is left
-/// out: the host shows the value, and the model would read it twice. The value must stay
-/// valid against the tool's `schema`, so the text goes in only as an extra member of an
-/// object whose schema allows extra members: with `"additionalProperties": false` (or a
-/// value that is not an object) the host gets the structured value alone and the text is
-/// lost to it, the price of a host that must be sent `structuredContent` and then shows
-/// nothing else.
-fn carry_text(structured: &mut Json, texts: &[&str], schema: &Json) {
+/// Characters kept for [`CONTENT_KEY`] itself and the escapes of the quotes in the
+/// carried marker (its `read_result` calls), beyond the carried text's own.
+const CARRY_ROOM: usize = 64;
+
+/// The `structuredContent` of `result`, whose structured value is `output[part]`: the
+/// value as the server sent it (media that normalizing moved out put back, see
+/// [`as_sent`]), cut by structure to the host's budget (`toolwire_model::cut_value`: the
+/// same keys and types, so it still matches the tool's schema), with what the host's
+/// model would lack under [`CONTENT_KEY`]: the cut's marker and, for a host that drops
+/// `content` beside the value, what the text blocks said beyond it.
+///
+/// The text goes in only as an extra member of an object whose schema allows extra
+/// members: with `"additionalProperties": false` (or a value that is not an object) the
+/// host gets the value alone and the text is lost to it, the price of a host that must be
+/// sent `structuredContent` and then shows nothing else.
+async fn structured_content(
+    result: &ToolResult,
+    part: usize,
+    texts: &[&str],
+    schema: &Json,
+    profile: &HostProfile,
+    max_chars: usize,
+    blobs: &dyn BlobReader,
+) -> Json {
+    let stored = &result.output[part].data;
+    let whole = as_sent(result, part, blobs).await;
+    let open = stored.is_object() && !closed(schema);
+    let mut lacking = if profile.drops_content_beside_structured && open {
+        lacking(texts, stored, &whole)
+    } else {
+        Vec::new()
+    };
+    // The value gets what the carried text (its key, and the escapes of its quotes)
+    // leaves of the budget, half of it at least.
+    let carried: usize = lacking.iter().map(|t| t.chars().count() + 2).sum();
+    let room = max_chars
+        .saturating_sub(carried + CARRY_ROOM)
+        .max(max_chars / 2);
+    let ctx = toolwire_model::CutContext {
+        call_id: &result.call_id,
+        part,
+    };
+    let (mut value, marker) = toolwire_model::cut_value(&whole, room, ctx);
+    lacking.extend(marker.as_deref());
+    if open
+        && !lacking.is_empty()
+        && let Json::Object(map) = &mut value
+    {
+        map.insert(CONTENT_KEY.into(), Json::String(lacking.join("\n\n")));
+    }
+    value
+}
+
+/// What `texts` (the reply's text blocks) say beyond the structured value (`stored`, and
+/// `whole` as the server sent it): a cut marker, a media line, a server's own note. The
+/// value's JSON itself (a server usually sends it as text beside the value), whole or cut
+/// by toolwire with its marker, is left out: the host shows the value, and the model
+/// would read it twice.
+fn lacking<'t>(texts: &[&'t str], stored: &Json, whole: &Json) -> Vec<&'t str> {
     // The view joins a result's text parts with a blank line; a JSON text has none.
-    let lacking: Vec<&str> = texts
+    texts
         .iter()
         .flat_map(|text| text.split("\n\n"))
-        .filter(|part| !part.trim().is_empty() && !restates(part, structured))
-        .collect();
-    if lacking.is_empty() {
-        return;
-    }
-    let closed = schema
+        .filter(|part| !part.trim().is_empty() && !restates(part, stored) && !restates(part, whole))
+        .collect()
+}
+
+/// Whether `schema` allows an object no members beyond those it names.
+fn closed(schema: &Json) -> bool {
+    schema
         .get("additionalProperties")
         .is_some_and(|extra| extra == &Json::Bool(false))
         || schema
             .get("unevaluatedProperties")
-            .is_some_and(|extra| extra == &Json::Bool(false));
-    if closed {
-        return;
+            .is_some_and(|extra| extra == &Json::Bool(false))
+}
+
+/// The structured value `output[part]` of `result` as the server sent it: each medium
+/// that normalizing moved out of it (a data URI or bare base64, left as
+/// `"[image/png → output[N]]"`, see `toolwire_core::INLINE_META`) put back where it was,
+/// its bytes base64 again behind what preceded them. A host may read any of it (an MCP
+/// App's viewer reads its PDF's bytes), so nothing is left replaced; a medium whose
+/// bytes cannot be read stays the pointer it was.
+async fn as_sent(result: &ToolResult, part: usize, blobs: &dyn BlobReader) -> Json {
+    use base64::Engine;
+    let mut value = result.output[part].data.clone();
+    for (index, medium) in result.output.iter().enumerate() {
+        let Some(from) = medium
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(toolwire_core::INLINE_META))
+        else {
+            continue;
+        };
+        if from.get("in").and_then(Json::as_u64) != Some(part as u64) {
+            continue;
+        }
+        let (Some(at), Some(before)) = (
+            from.get("at").and_then(Json::as_str),
+            from.get("before").and_then(Json::as_str),
+        ) else {
+            continue;
+        };
+        let placeholder = format!(
+            "[{} → output[{index}]]",
+            medium.mime_type.as_deref().unwrap_or_default()
+        );
+        // Only where the pointer still finds the placeholder this medium left.
+        if value.pointer(at).and_then(Json::as_str) != Some(placeholder.as_str()) {
+            continue;
+        }
+        let source = match medium.known() {
+            Some(Ok(KnownView::Image(image))) => image.source,
+            Some(Ok(KnownView::File(file))) => file.source,
+            _ => continue,
+        };
+        let base64 = match source {
+            SourceView::Base64(data) => data.to_owned(),
+            SourceView::Blob { key, .. } => match blobs.read(key).await {
+                Ok(bytes) => base64::engine::general_purpose::STANDARD.encode(bytes),
+                Err(_) => continue,
+            },
+            SourceView::Url(_) => continue,
+        };
+        if let Some(slot) = value.pointer_mut(at) {
+            *slot = Json::String(format!("{before}{base64}"));
+        }
     }
-    if let Json::Object(map) = structured {
-        map.insert(CONTENT_KEY.into(), Json::String(lacking.join("\n\n")));
-    }
+    value
 }
 
 /// How toolwire's marker after a cut JSON value begins (`toolwire_model::cut_json`).
@@ -535,12 +630,37 @@ mod tests {
             marker.contains("read_result {\"callId\":\"c5\""),
             "{marker}"
         );
-        assert_eq!(reply["structuredContent"], value);
+        // The value beside it is cut to the budget too, by structure (issue 43 §8).
+        let structured = &reply["structuredContent"];
+        assert!(structured.to_string().chars().count() <= 3_000);
+        assert_eq!(structured["notes"][0], value["notes"][0]);
+        assert!(
+            structured[CONTENT_KEY]
+                .as_str()
+                .unwrap()
+                .contains(r#""part":1,"pointer":"/notes"}"#),
+            "{structured}"
+        );
+    }
+
+    /// The structured value within the budget, cut by structure (its rows' ends kept),
+    /// and what it carries.
+    fn cut_rows(reply: &Json, budget: usize) -> Option<&str> {
+        let structured = &reply["structuredContent"];
+        assert!(
+            structured.to_string().chars().count() <= budget,
+            "{reply:.300}"
+        );
+        let rows = structured["rows"].as_array().unwrap();
+        assert!(rows.len() < 2_000, "{reply:.300}");
+        assert_eq!((&rows[0], rows.last().unwrap()), (&json!(0), &json!(1_999)));
+        structured.get(CONTENT_KEY).map(|c| c.as_str().unwrap())
     }
 
     /// A host that shows only `structuredContent` (Claude Code) gets what the text said
     /// in it, when the text says more than the value and the schema allows it; a host
-    /// that shows both gets the value untouched, and a closed schema is never broken.
+    /// that shows both gets only the value's own cut marker, and a closed schema is never
+    /// broken.
     #[tokio::test]
     async fn a_host_that_drops_content_gets_the_text_in_structured_content() {
         let value = json!({"rows": (0..2_000).collect::<Vec<_>>()});
@@ -554,9 +674,9 @@ mod tests {
         let shows = HostProfile::named("claude-desktop").unwrap();
         assert!(drops.drops_content_beside_structured && !shows.drops_content_beside_structured);
 
-        // Cut to fit, the text is only the value's JSON and its marker: the value is in
-        // `structuredContent` whole, so nothing is carried (the model would read the
-        // value twice).
+        // Cut to fit, the text is only the value's JSON and its marker: neither is
+        // carried (the model would read the value twice), only the marker of the value's
+        // own cut (issue 43 §8).
         let (reply, _) = sent(
             call_tool_result(
                 result.clone(),
@@ -568,7 +688,12 @@ mod tests {
             )
             .await,
         );
-        assert_eq!(reply["structuredContent"], value, "{reply:.300}");
+        let carried = cut_rows(&reply, 2_000).unwrap();
+        assert!(
+            carried.starts_with("[… JSON shortened by toolwire") && carried.contains("/rows"),
+            "{carried}"
+        );
+        assert!(!carried.contains("nested values"), "{carried}");
 
         // What the text says beyond the value (a server's note) is carried, and only that:
         // not the value's JSON text beside it, whole or cut.
@@ -588,8 +713,9 @@ mod tests {
             let carried = reply["structuredContent"][CONTENT_KEY].as_str().unwrap();
             assert!(carried.contains("3 s old"), "{budget}: {carried:.300}");
             assert!(!carried.contains("\"rows\""), "{budget}: {carried:.300}");
+            // Not the text's own cut marker (the value's, at 2,000, is carried).
             assert!(
-                !carried.contains("shortened by toolwire"),
+                !carried.contains("nested values"),
                 "{budget}: {carried:.300}"
             );
         }
@@ -605,7 +731,8 @@ mod tests {
             )
             .await,
         );
-        assert_eq!(reply["structuredContent"], value);
+        let carried = cut_rows(&reply, 2_000).unwrap();
+        assert!(carried.starts_with("[… JSON shortened by toolwire"));
 
         let (reply, _) = sent(
             call_tool_result(
@@ -618,7 +745,11 @@ mod tests {
             )
             .await,
         );
-        assert_eq!(reply["structuredContent"], value);
+        assert_eq!(
+            cut_rows(&reply, 2_000),
+            None,
+            "a closed schema takes no extra key"
+        );
 
         // Whole, the text restates the value: nothing to carry.
         let small = json!({"city": "Lisbon", "temperature": 21.5});

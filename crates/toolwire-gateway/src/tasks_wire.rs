@@ -39,17 +39,25 @@ const MAX_PENDING: usize = 256;
 /// What the two directions share: the ids of requests whose answers are rewritten.
 pub(crate) struct Wire {
     pub(crate) nonce: String,
-    /// The tools whose calls may run as tasks (they ask nobody), as the host sees them.
-    task_tools: HashSet<String>,
+    /// The tools whose calls may run as tasks (they ask nobody), as the host sees them
+    /// now: read at each listing, since the servers behind hand their tools over as
+    /// they come up, after the host connected.
+    task_tools: TaskTools,
     initialize: Mutex<HashSet<String>>,
     tool_lists: Mutex<HashSet<String>>,
 }
 
+/// What gives [`Wire`] the tools whose calls may run as tasks.
+type TaskTools = Box<dyn Fn() -> HashSet<String> + Send + Sync>;
+
 impl Wire {
-    pub(crate) fn new(nonce: String, task_tools: HashSet<String>) -> Arc<Self> {
+    pub(crate) fn new(
+        nonce: String,
+        task_tools: impl Fn() -> HashSet<String> + Send + Sync + 'static,
+    ) -> Arc<Self> {
         Arc::new(Wire {
             nonce,
-            task_tools,
+            task_tools: Box::new(task_tools),
             initialize: Mutex::new(HashSet::new()),
             tool_lists: Mutex::new(HashSet::new()),
         })
@@ -135,6 +143,7 @@ impl Wire {
                 json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
             );
         } else if Wire::answered(&self.tool_lists, &id) {
+            let task_tools = (self.task_tools)();
             for tool in result.get_mut("tools")?.as_array_mut()? {
                 let Some(tool) = tool.as_object_mut() else {
                     continue;
@@ -142,7 +151,7 @@ impl Wire {
                 // read_result answers at once; a call that may ask someone is answered
                 // inline (its question goes to the host the usual way).
                 let name = tool.get("name").and_then(Json::as_str).unwrap_or_default();
-                if self.task_tools.contains(name) {
+                if task_tools.contains(name) {
                     tool.insert("execution".into(), json!({"taskSupport": "optional"}));
                 }
             }
@@ -362,7 +371,7 @@ mod tests {
 
     #[test]
     fn a_task_augmented_call_carries_its_task_in_meta() {
-        let wire = Wire::new("n".into(), HashSet::new());
+        let wire = Wire::new("n".into(), HashSet::new);
         let call = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","arguments":{},"task":{"ttl":60000}}}"#;
         let out: Json = serde_json::from_str(&wire.inbound(call).unwrap()).unwrap();
         assert_eq!(
@@ -378,7 +387,7 @@ mod tests {
 
     #[test]
     fn answers_are_shaped_for_2025_11_25() {
-        let wire = Wire::new("n".into(), HashSet::from(["a".to_owned()]));
+        let wire = Wire::new("n".into(), || HashSet::from(["a".to_owned()]));
         wire.inbound(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
         let init = wire
             .outbound(r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tools":{}}}}"#)
@@ -407,7 +416,7 @@ mod tests {
 
     #[tokio::test]
     async fn lines_read_through_are_rewritten_and_the_rest_kept_byte_for_byte() {
-        let wire = Wire::new("n".into(), HashSet::new());
+        let wire = Wire::new("n".into(), HashSet::new);
         let task = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","task":{"ttl":1}}}"#;
         let plain = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\r\n";
         let input = format!("{task}\n{plain}no newline at the end");
@@ -423,7 +432,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_line_too_long_to_look_at_passes_whole() {
-        let wire = Wire::new("n".into(), HashSet::new());
+        let wire = Wire::new("n".into(), HashSet::new);
         let long = format!(
             "{{\"method\":\"tools/call\",\"params\":{{\"task\":{{}},\"x\":\"{}\"}}}}\n",
             "a".repeat(usize::try_from(MAX_REWRITTEN_LINE).unwrap() * 2)

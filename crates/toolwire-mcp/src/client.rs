@@ -181,6 +181,9 @@ pub(crate) struct Handler {
     pub sampler: Option<Arc<dyn Sampler>>,
     /// What `roots/list` answers (the workspace, the server's own, or a host's).
     pub roots: crate::roots::Roots,
+    /// Where the server's log messages and resource notices go (a gateway's hosts), with
+    /// the server's prefix; `None` drops them.
+    pub notices: Option<(String, crate::OnNotice)>,
 }
 
 impl std::fmt::Debug for Handler {
@@ -197,6 +200,13 @@ impl Handler {
             router: Arc::new(Router::default()),
             sampler,
             roots,
+            notices: None,
+        }
+    }
+
+    fn notice(&self, notice: crate::Notice) {
+        if let Some((prefix, on)) = &self.notices {
+            on(prefix, notice);
         }
     }
 }
@@ -253,6 +263,32 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         Ok(ListRootsResult::new(self.roots.list()))
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(params) = serde_json::to_value(params) {
+            self.notice(crate::Notice::Log(params));
+        }
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.notice(crate::Notice::ResourceUpdated(params.uri.to_string()));
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(crate::Notice::ResourcesChanged);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(crate::Notice::PromptsChanged);
     }
 
     async fn on_progress(

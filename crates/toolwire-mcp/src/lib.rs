@@ -6,6 +6,7 @@
 mod client;
 mod config;
 mod naming;
+mod notices;
 mod readable;
 mod roots;
 mod schema;
@@ -25,6 +26,7 @@ pub use config::{
     SAFE_ENV, ServerConfig, Transport, parse_flag, parse_servers_json, read_servers_file,
 };
 pub use naming::SEPARATOR;
+pub use notices::{Notice, OnNotice};
 pub use roots::{MAX_PASSED_ROOTS, PassedRoots};
 pub use server::{InProcess, Limits, LoggedOut, McpServer, ServerError};
 pub use stdio::host_transport;

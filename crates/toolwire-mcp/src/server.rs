@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{ClientRequest, CustomRequest, ProtocolVersion};
+use rmcp::model::{ClientRequest, CustomRequest, ErrorData, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::auth::AuthClient;
 
@@ -122,6 +122,8 @@ pub struct McpServer {
     state: tokio::sync::Mutex<State>,
     /// Serves the server's sampling requests; without one they are refused.
     sampler: Option<Arc<dyn Sampler>>,
+    /// Where its log messages and resource notices go; `None` drops them.
+    notices: Option<crate::OnNotice>,
     /// What it is told its roots are: its entry's own `"roots"`, else the workspace or
     /// the gateway's host's.
     roots: crate::roots::Roots,
@@ -251,6 +253,7 @@ impl McpServer {
             config,
             in_process: None,
             sampler: None,
+            notices: None,
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
             ui_cache: Mutex::new(HashMap::new()),
@@ -284,6 +287,7 @@ impl McpServer {
             config,
             in_process: Some(Arc::new(connect)),
             sampler: None,
+            notices: None,
             roots: crate::roots::Roots::default(),
             limits,
             state: tokio::sync::Mutex::new(State::Idle),
@@ -294,6 +298,14 @@ impl McpServer {
             login_changed: tokio::sync::Notify::new(),
             pending: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The server's log messages and resource notices go to `on` (a gateway's hosts).
+    pub fn with_notices(mut self: Arc<Self>, on: crate::OnNotice) -> Arc<Self> {
+        if let Some(server) = Arc::get_mut(&mut self) {
+            server.notices = Some(on);
+        }
+        self
     }
 
     /// Sampling requests go to `sampler` (the session's model provider).
@@ -575,7 +587,11 @@ impl McpServer {
     }
 
     async fn connect_with(&self, lifecycle: ClientLifecycleMode) -> Result<Connection, Failed> {
-        let handler = Handler::new(self.sampler.clone(), self.roots.clone());
+        let mut handler = Handler::new(self.sampler.clone(), self.roots.clone());
+        handler.notices = self
+            .notices
+            .clone()
+            .map(|on| (self.config.prefix.clone(), on));
         let router = Arc::clone(&handler.router);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let started = match (&self.in_process, &self.config.transport) {
@@ -741,6 +757,56 @@ impl McpServer {
                     self.error(format!("resources/read of {uri} failed: {why}"))
                 })?;
         serde_json::to_value(read).map_err(|e| self.error(e.to_string()))
+    }
+
+    /// What the server declared it offers (`capabilities` of its handshake), connecting
+    /// first if it is not up.
+    pub async fn capabilities(&self) -> Result<Json, ServerError> {
+        let conn = self.connection().await?;
+        let declared = conn
+            .peer()
+            .peer_info()
+            .map(|info| info.capabilities.clone());
+        serde_json::to_value(declared).map_err(|e| self.error(e.to_string()))
+    }
+
+    /// Sends the server request `method` with `params` (a host's request that a gateway
+    /// passes on: resources, prompts, completions, logging), its result as the JSON it
+    /// came in. The server's own error is given back as it sent it; a server that could
+    /// not be reached or did not answer in time is an internal error that says so.
+    pub async fn request(&self, method: &str, params: Json) -> Result<Json, ErrorData> {
+        let conn = self
+            .connection()
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let answer =
+            tokio::time::timeout(self.limits.call_timeout, request_raw(&conn, method, params))
+                .await
+                .map_err(|_| {
+                    ErrorData::internal_error(
+                        format!(
+                            "MCP server `{}`: {method} did not answer in time",
+                            self.name()
+                        ),
+                        None,
+                    )
+                })?;
+        match answer {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => Err(ErrorData::internal_error(
+                format!("MCP server `{}`: {method}: {e}", self.name()),
+                None,
+            )),
+            Err(rmcp::service::ServiceError::McpError(error)) => Err(error),
+            Err(e) => Err(ErrorData::internal_error(
+                format!(
+                    "MCP server `{}`: {method} failed: {}",
+                    self.name(),
+                    crate::readable::readable(&e)
+                ),
+                None,
+            )),
+        }
     }
 
     /// The server's tools, every page, as the JSON they came in: rmcp's model leaves

@@ -36,7 +36,7 @@ pub use options::{DEFAULT_MAX_CHARS, EncodeOptions, ToolSpec, TruncationBudget};
 pub use provider::{Provider, UnknownProvider};
 pub use read::{DEFAULT_READ_CHARS, ReadError, ReadRequest, read, read_part};
 pub use render::MediaClass;
-pub use truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text};
+pub use truncate::{CutContext, Weight, cut_diff, cut_json, cut_lines, cut_text, cut_value};
 pub use view::{
     Block, Blocks, InlineMedia, MediaData, MediaPlaceholder, ModelView, ResultView, Turn,
     build_view,

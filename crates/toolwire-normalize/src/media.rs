@@ -162,33 +162,69 @@ pub(crate) fn structured_with(
     let slot = parts.output.len();
     parts.output.push(Value::structured(Json::Null));
     let mut data = std::mem::take(&mut value.data);
-    extract_media(&mut data, path, diags, parts);
+    let mut inside = Inside {
+        slot,
+        at: String::new(),
+    };
+    extract_media(&mut data, path, &mut inside, diags, parts);
     value.data = data;
     parts.output[slot] = value;
 }
 
-fn extract_media(json: &mut Json, path: &Path<'_>, diags: &mut Diagnostics, parts: &mut Parts) {
+/// Where in a structured value the walk is: the value's index in `output`, and a JSON
+/// pointer into it.
+struct Inside {
+    slot: usize,
+    at: String,
+}
+
+fn extract_media(
+    json: &mut Json,
+    path: &Path<'_>,
+    inside: &mut Inside,
+    diags: &mut Diagnostics,
+    parts: &mut Parts,
+) {
     match json {
         Json::String(s) => {
             if let Some(Inline { base64, mime, note }) = detect_inline(s) {
                 let index = parts.output.len();
                 let b64 = base64.to_owned();
+                let before = s.get(..s.len() - base64.len()).unwrap_or_default();
+                let mut from = serde_json::Map::new();
+                from.insert(
+                    toolwire_core::INLINE_META.to_owned(),
+                    serde_json::json!({"in": inside.slot, "at": inside.at, "before": before}),
+                );
                 if let Some(note) = note {
                     diags.push(path, note);
                 }
                 diags.push(path, format!("inline {mime} moved to output[{index}]"));
                 *s = format!("[{mime} → output[{index}]]");
-                parts.output.push(media_value(b64, mime, None));
+                let mut medium = media_value(b64, mime, None);
+                medium.meta = Some(from);
+                parts.output.push(medium);
             }
         }
         Json::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
-                extract_media(item, &path.index(i), diags, parts);
+                let len = inside.at.len();
+                inside.at.push('/');
+                inside.at.push_str(&i.to_string());
+                extract_media(item, &path.index(i), inside, diags, parts);
+                inside.at.truncate(len);
             }
         }
         Json::Object(map) => {
             for (key, item) in map.iter_mut() {
-                extract_media(item, &path.key(key), diags, parts);
+                let len = inside.at.len();
+                // RFC 6901: `~` and `/` in a key are escaped.
+                inside.at.push('/');
+                inside
+                    .at
+                    .push_str(&key.replace('~', "~0").replace('/', "~1"));
+                extract_media(item, &path.key(key), inside, diags, parts);
+                inside.at.truncate(len);
             }
         }
         _ => {}

@@ -300,6 +300,27 @@ fn data_uris_and_bare_base64_inside_json_become_media_values() {
     );
 }
 
+/// A medium moved out of a structured value remembers where it was and what preceded its
+/// base64, so that the value can be given back as the server sent it (the gateway's
+/// `structuredContent`, issue 43 §9).
+#[test]
+fn inline_media_remembers_where_it_was_in_the_value() {
+    let png = load("mcp/get-tiny-image.json")["content"][1]["data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let raw = json!({"doc": {"a/b": [format!("data:image/jpeg;base64,{png}")]}, "thumb": png});
+    let n = normalize(&raw, &CallRef::new("c", "t"));
+    let from =
+        |i: usize| n.result.output[i].meta.as_ref().unwrap()[toolwire_core::INLINE_META].clone();
+    assert_eq!(
+        from(1),
+        json!({"in": 0, "at": "/doc/a~1b/0", "before": "data:image/jpeg;base64,"})
+    );
+    assert_eq!(from(2), json!({"in": 0, "at": "/thumb", "before": ""}));
+    n.result.validate().unwrap();
+}
+
 #[test]
 fn bytes_that_are_not_json() {
     let n = normalize_bytes(b"plain output\n  indented", &CallRef::new("c", "t"));

@@ -28,14 +28,15 @@ pub(crate) async fn host(
     Ok(builder(place, workspace)?.tools(extra).build().await?)
 }
 
-/// [`host`] for the MCP gateway: the built-ins only when asked for (`read_result` always).
+/// [`host_with_sources`] for the MCP gateway: the built-ins only when asked for
+/// (`read_result` always).
 pub(crate) async fn host_for_gateway(
     place: &StoreLocation,
     workspace: Option<&Path>,
-    extra: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
     builtins: bool,
 ) -> Result<Host> {
-    let mut builder = builder(place, workspace)?.tools(extra);
+    let mut builder = builder(place, workspace)?.sources(sources);
     if !builtins {
         builder = builder.without_builtins();
     }

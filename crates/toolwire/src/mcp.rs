@@ -124,7 +124,7 @@ impl McpArgs {
     }
 
     /// [`McpArgs::servers`], set up as `setup` says.
-    fn set_up_servers(
+    pub(crate) fn set_up_servers(
         &self,
         data_dir: Option<&Path>,
         only: Option<&str>,

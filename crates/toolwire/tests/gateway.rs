@@ -166,6 +166,158 @@ fn a_host_calls_tools_through_the_gateway_and_every_call_is_stored() {
 /// Calls are answered before they are stored (the host waits on each one), but none is
 /// lost: when the host disconnects, the gateway stores every call it answered before it
 /// exits, each call followed by its result, in the order they were made.
+/// A slow server behind the gateway holds up no host: `initialize` is answered at once,
+/// the first `tools/list` after a short wait with what is ready, and the slow server's
+/// tools arrive with `notifications/tools/list_changed`, callable. Codex lists once and never
+/// again: its `tools/list` waits for every server, its `initialize` still does not.
+#[test]
+fn a_slow_server_does_not_hold_up_the_hosts_start() {
+    let Some(ev) = everything() else { return };
+    let script = support::peers::everything().unwrap();
+    // It answers nothing (initialize included) for its first 9 seconds.
+    let slow = format!("slow=sh -c 'sleep 9; exec node {} stdio'", script.display());
+    let data = tempfile::tempdir().unwrap();
+    let steps = json!([
+        {"listUntil": ["slow__echo", "ev__echo"]},
+        {"tool": "slow__echo", "args": {"message": "late but here"}},
+    ]);
+    let gateway = ["--mcp", &ev, "--mcp", &slow];
+    let got = drive(data.path(), "claude-code", &gateway, steps, json!([]));
+    let names = |step: &Value| -> Vec<String> {
+        step["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = names(&got[0]);
+    assert!(
+        got[0]["listMs"].as_u64().unwrap() < 6_000,
+        "the host waited for the slow server: {}",
+        got[0]
+    );
+    assert!(first.iter().any(|n| n == "read_result"), "{first:?}");
+    assert!(!first.iter().any(|n| n.starts_with("slow__")), "{first:?}");
+    assert_eq!(got[1]["step"], "listUntil");
+    assert!(got[1]["told"].as_u64().unwrap() >= 1, "{}", got[1]);
+    let later = names(&got[1]);
+    assert!(later.iter().any(|n| n == "slow__echo"), "{later:?}");
+    assert!(later.iter().any(|n| n == "ev__echo"), "{later:?}");
+    assert_eq!(
+        got[2]["result"]["content"][0]["text"], "Echo: late but here",
+        "{}",
+        got[2]
+    );
+
+    // Codex: connected at once, its one listing holds every server's tools.
+    let got = drive(data.path(), "codex", &gateway, json!([]), json!([]));
+    assert!(
+        got[0]["connectMs"].as_u64().unwrap() < 3_000,
+        "initialize waited for the slow server: {}",
+        got[0]
+    );
+    let listed = names(&got[0]);
+    assert!(listed.iter().any(|n| n == "slow__echo"), "{listed:?}");
+    assert!(listed.iter().any(|n| n == "ev__echo"), "{listed:?}");
+}
+
+/// What the servers behind offer besides tools reaches the host through the gateway,
+/// named as their tools are: server-everything's resources (listed, its templates, one
+/// read that only a template names, a subscription whose updates come back), its prompts
+/// (listed, got with arguments), a prompt argument's completions, and its log messages at
+/// the level the host set. Before, the gateway offered none of it.
+#[test]
+fn resources_prompts_completions_and_logging_pass_through() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let text_1 = "demo://resource/dynamic/text/1";
+    let steps = json!([
+        {"mcp": "listResources"},
+        {"mcp": "listResourceTemplates"},
+        {"mcp": "readResource", "params": {"uri": text_1}},
+        {"mcp": "listPrompts"},
+        {"mcp": "getPrompt", "params": {"name": "ev__args-prompt", "arguments": {"city": "Lisbon"}}},
+        {"mcp": "complete", "params": {
+            "ref": {"type": "ref/prompt", "name": "ev__completable-prompt"},
+            "argument": {"name": "department", "value": "S"},
+        }},
+        {"mcp": "setLoggingLevel", "params": "debug"},
+        {"tool": "ev__toggle-simulated-logging"},
+        {"notes": "log", "count": 1},
+        {"mcp": "subscribeResource", "params": {"uri": text_1}},
+        {"tool": "ev__toggle-subscriber-updates"},
+        {"notes": "updated", "count": 1},
+        {"mcp": "readResource", "params": {"uri": "demo://resource/nowhere"}},
+    ]);
+    let got = drive(
+        data.path(),
+        "claude-code",
+        &["--mcp", &ev],
+        steps,
+        json!([]),
+    );
+    let result = |i: usize| -> &Value {
+        assert_eq!(got[i]["step"], "mcp", "{}", got[i]);
+        &got[i]["result"]
+    };
+    let resources = result(1)["resources"].as_array().unwrap();
+    assert!(!resources.is_empty(), "{}", got[1]);
+    assert!(
+        resources.iter().all(|r| {
+            r["name"].as_str().unwrap().starts_with("ev__")
+                && r["uri"].as_str().unwrap().starts_with("demo://")
+        }),
+        "{resources:?}"
+    );
+    let templates = result(2)["resourceTemplates"].as_array().unwrap();
+    assert!(
+        templates.iter().any(
+            |t| t["uriTemplate"] == "demo://resource/dynamic/text/{resourceId}"
+                && t["name"].as_str().unwrap().starts_with("ev__")
+        ),
+        "{templates:?}"
+    );
+    let read = &result(3)["contents"][0];
+    assert_eq!(read["uri"], text_1, "{read}");
+    assert!(read["text"].as_str().unwrap().contains('1'), "{read}");
+    let prompts: Vec<&str> = result(4)["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(prompts.contains(&"ev__simple-prompt"), "{prompts:?}");
+    assert!(prompts.contains(&"ev__args-prompt"), "{prompts:?}");
+    let asked = result(5)["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(asked.contains("Lisbon"), "{asked}");
+    assert_eq!(
+        result(6)["completion"]["values"],
+        json!(["Sales", "Support"]),
+        "{}",
+        got[6]
+    );
+    assert_eq!(got[7]["step"], "mcp", "{}", got[7]);
+    let logs = got[9]["notes"].as_array().unwrap();
+    assert!(!logs.is_empty(), "no log message came: {}", got[9]);
+    assert!(
+        logs.iter()
+            .all(|l| l["logger"].as_str().unwrap().starts_with("ev")),
+        "{logs:?}"
+    );
+    assert_eq!(got[10]["step"], "mcp", "{}", got[10]);
+    let updated = got[12]["notes"].as_array().unwrap();
+    assert!(
+        !updated.is_empty() && updated.iter().all(|u| u["uri"] == text_1),
+        "{}",
+        got[12]
+    );
+    // A URI no server knows is the server's own refusal, passed on.
+    assert_eq!(got[13]["step"], "error", "{}", got[13]);
+}
+
 #[test]
 fn every_call_answered_is_stored_when_the_host_disconnects() {
     let Some(ev) = everything() else { return };
@@ -890,6 +1042,127 @@ fn fastmcp_config_asking(dir: &Path, asking: &[&str]) -> String {
     let path = dir.join("mcp.json");
     std::fs::write(&path, config.to_string()).unwrap();
     path.to_str().unwrap().to_owned()
+}
+
+/// The FastMCP server's results for `steps`, as `host` gets them through the gateway
+/// (`None` where the Python peers are not installed).
+fn through_fastmcp(host: &str, steps: &Value) -> Option<Vec<Value>> {
+    support::peers::peer("venv/bin/python")?;
+    support::peers::peer("gateway_client.mjs")?;
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = fastmcp_config(work.path());
+    Some(drive(
+        data.path(),
+        host,
+        &["--mcp-config", &config],
+        steps.clone(),
+        json!([]),
+    ))
+}
+
+/// `structuredContent` reaches every host within its budget, cut by structure so that it
+/// still matches the tool's output schema (the TypeScript SDK's client checks it), with
+/// toolwire's marker and the `read_result` call for the place cut most beside it; the
+/// JSON text beside it stays valid JSON.
+#[test]
+fn structured_content_is_cut_to_the_hosts_budget_by_structure() {
+    let steps = json!([{"tool": "py__table", "args": {"count": 20000}}]);
+    for (host, budget) in [
+        ("claude-code", 32_000),
+        ("codex", 9_000),
+        ("generic", 60_000),
+    ] {
+        let Some(got) = through_fastmcp(host, &steps) else {
+            return;
+        };
+        let table = &got[1]["result"];
+        assert!(table.get("isError").is_none(), "{host}: {table:.500}");
+        let value = &table["structuredContent"];
+        let sent = value.to_string().chars().count();
+        assert!(sent <= budget, "{host}: {sent} chars of structuredContent");
+        let rows = value["rows"].as_array().unwrap();
+        assert!(rows.len() < 20_000, "{host}: {} rows", rows.len());
+        assert_eq!(rows[0], json!({"id": 0, "name": "row 0"}), "{host}");
+        assert_eq!(rows.last().unwrap()["id"], 19_999, "{host}");
+        assert_eq!(value["total"], 20_000, "{host}");
+        let note = value["toolwire/content"].as_str().unwrap();
+        let call_id = table["_meta"]["toolwire/callId"].as_str().unwrap();
+        assert!(
+            note.contains("JSON shortened by toolwire"),
+            "{host}: {note}"
+        );
+        assert!(
+            note.contains(&format!(r#"read_result {{"callId":"{call_id}","part":"#))
+                && note.contains(r#","pointer":"/rows"}"#),
+            "{host}: {note}"
+        );
+        // Issue 43 §11, checked through the gateway: the JSON text beside the value is
+        // cut as JSON, valid up to toolwire's marker.
+        let text = table["content"][0]["text"].as_str().unwrap();
+        let (json, _) = text
+            .split_once("\n[… JSON shortened by toolwire")
+            .unwrap_or_else(|| panic!("{host}: {text:.300}"));
+        let kept: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(kept["rows"][0]["name"], "row 0", "{host}");
+    }
+}
+
+/// Base64 in `structuredContent` (a PDF's bytes as server-pdf sends them, bare, and a
+/// data URI that misnames its image) reaches every host as the server sent it, never a
+/// placeholder: the host's app can read the bytes.
+#[test]
+fn base64_in_structured_content_reaches_the_host_as_sent() {
+    use base64::Engine;
+    let steps = json!([{"tool": "py__document", "args": {"kilobytes": 4}}]);
+    let mut pdf = b"%PDF-1.7\n".to_vec();
+    pdf.extend((0..4 * 1024).map(|i: usize| ((i * 7) % 251) as u8));
+    pdf.extend(b"\n%%EOF\n");
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&pdf);
+    for host in ["claude-code", "codex", "generic"] {
+        let Some(got) = through_fastmcp(host, &steps) else {
+            return;
+        };
+        let document = &got[1]["result"]["structuredContent"];
+        assert!(document["bytes"] == b64, "{host}: {document:.300}");
+        assert_eq!(
+            document["preview"],
+            "data:image/jpeg;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+            "{host}"
+        );
+        assert_eq!(document["name"], "report.pdf", "{host}");
+    }
+}
+
+/// An MCP App's page is readable through the gateway: that `ui://` URI, read before any
+/// resource listing, reaches the server whose tool names it, and the tool keeps its
+/// `_meta.ui.resourceUri`.
+#[test]
+fn an_mcp_apps_page_is_read_through_the_gateway() {
+    let steps = json!([
+        {"mcp": "readResource", "params": {"uri": "ui://fixture/chart.html"}},
+        {"listUntil": ["py__chart"]},
+    ]);
+    let Some(got) = through_fastmcp("claude-code", &steps) else {
+        return;
+    };
+    let chart = got[2]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "py__chart")
+        .unwrap();
+    assert_eq!(
+        chart["_meta"]["ui"]["resourceUri"],
+        "ui://fixture/chart.html"
+    );
+    let page = &got[1]["result"]["contents"][0];
+    assert_eq!(page["uri"], "ui://fixture/chart.html", "{}", got[1]);
+    assert_eq!(page["mimeType"], "text/html;profile=mcp-app", "{page}");
+    assert!(
+        page["text"].as_str().unwrap().contains("the fixture's app"),
+        "{page}"
+    );
 }
 
 /// A `toolwire://blob/` link and a `read_result` call id are read only by the session

@@ -9,7 +9,7 @@ mod lines;
 mod parts;
 mod text;
 
-pub use json::cut_json;
+pub use json::{cut_json, cut_value};
 pub use lines::{cut_diff, cut_lines};
 pub(crate) use parts::{Amount, Run, keep_ends, run_marker, run_marker_bound};
 pub(crate) use text::COUNT_LIMIT;

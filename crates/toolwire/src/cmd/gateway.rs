@@ -6,10 +6,13 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use toolwire_agent::StoreLocation;
-use toolwire_gateway::{AskSettings, Gateway, HOSTS, HostProfile};
+use toolwire_agent::{Host, StoreLocation};
+use toolwire_gateway::{AskSettings, Behind, Gateway, HOSTS, HostProfile, ToolNews};
+use toolwire_mcp::McpServer;
+use toolwire_tool::ToolSource;
 
 use crate::Outcome;
 use crate::data;
@@ -109,22 +112,24 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         Some(passed) => crate::mcp::ServerRoots::Host(passed.clone()),
         None => crate::mcp::ServerRoots::None,
     };
-    let (mcp_tools, failed) = args
-        .mcp
-        .set_up_tools(
-            place.data_dir.as_deref(),
-            None,
-            None,
-            crate::mcp::Setup { roots, unset },
-        )
-        .await?;
-    // stdout is the protocol: what went wrong with a server is said on stderr,
-    // sanitized (it quotes the server's own stderr).
-    for failure in &failed {
-        crate::out::eprintln(&format!("toolwire gateway: {failure}"));
-    }
+    let servers = args.mcp.set_up_servers(
+        place.data_dir.as_deref(),
+        None,
+        None,
+        crate::mcp::Setup { roots, unset },
+    )?;
+    // The servers' log messages and resource notices go on to the hosts.
+    let behind = Behind::default();
+    let servers: Vec<Arc<McpServer>> = servers
+        .into_iter()
+        .map(|server| server.with_notices(behind.on_notice()))
+        .collect();
+    let sources = servers
+        .iter()
+        .map(|s| Arc::clone(s) as Arc<dyn ToolSource>)
+        .collect();
     let host =
-        data::host_for_gateway(place, args.workspace.as_deref(), mcp_tools, args.builtins).await?;
+        data::host_for_gateway(place, args.workspace.as_deref(), sources, args.builtins).await?;
     let asks = AskSettings {
         data_dir,
         timeout: std::time::Duration::from_secs(args.ask_timeout),
@@ -132,9 +137,15 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         host_decides: args.approvals == Approvals::Host,
     };
     let mut gateway = match profile {
-        Some(profile) => Gateway::with_asks(host, profile, asks),
-        None => Gateway::with_asks(host, HostProfile::generic(), asks).profile_by_client(),
+        Some(profile) => Gateway::with_asks(host.clone(), profile, asks),
+        None => Gateway::with_asks(host.clone(), HostProfile::generic(), asks).profile_by_client(),
     };
+    gateway = gateway
+        .servers_starting(servers.len())
+        .passing(behind.with_servers(servers.clone()));
+    // The servers start behind the answer to `initialize`: the host lists what is ready
+    // and is told as each of the others comes up.
+    let starting = start_servers(servers, &host, &gateway.tool_news());
     if let Some(passed) = passed {
         gateway = gateway.passing_roots(passed);
     }
@@ -152,7 +163,51 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             let settings = toolwire_gateway::HttpSettings::new(token);
             toolwire_gateway::serve_http(gateway, listener, settings).await?;
         }
-        _ => toolwire_gateway::serve_stdio(gateway).await?,
+        _ => {
+            let served = toolwire_gateway::serve_stdio(gateway).await;
+            // A host that left before a server was up still has the server's failure
+            // said (its stderr quoted), when it comes soon.
+            let _ = tokio::time::timeout(REPORT_GRACE, futures::future::join_all(starting)).await;
+            served?;
+        }
     }
     Ok(Outcome::Ok)
+}
+
+/// How long a gateway whose host left waits for the servers still starting, so that a
+/// server that fails at once is still reported.
+const REPORT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Starts each of `servers` in the background: its tools are put in `host`'s set as it
+/// comes up, and `news` tells the gateway's hosts; a server that fails is said on stderr,
+/// sanitized (it quotes the server's stderr), since stdout is the protocol.
+fn start_servers(
+    servers: Vec<Arc<McpServer>>,
+    host: &Host,
+    news: &ToolNews,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    servers
+        .into_iter()
+        .map(|server| {
+            let host = host.clone();
+            let news = news.clone();
+            tokio::spawn(async move {
+                let owned = format!("{}{}", server.prefix(), toolwire_mcp::SEPARATOR);
+                let (tools, failed) = crate::mcp::connect(vec![Arc::clone(&server)]).await;
+                for failure in &failed {
+                    crate::out::eprintln(&format!("toolwire gateway: {failure}"));
+                }
+                if !tools.is_empty() {
+                    match host.replace_tools(|name| name.starts_with(&owned), tools) {
+                        Ok(()) => news.tools_changed(),
+                        Err(e) => crate::out::eprintln(&format!(
+                            "toolwire gateway: MCP server `{}`: its tools cannot be offered: {e}",
+                            server.name()
+                        )),
+                    }
+                }
+                news.started();
+            })
+        })
+        .collect()
 }

@@ -278,6 +278,10 @@ fn edit_json(
 
 /// Codex's TOML, edited as text: the `[mcp_servers.NAME]` table is replaced (up to the
 /// next table header) or appended; the rest of the file, comments too, stays.
+/// Seconds Codex is told to wait for the gateway's start-up: a server's connection and
+/// its tool listing are bounded by 30 s each (`toolwire_mcp::Limits`).
+const CODEX_STARTUP_SECS: u64 = 60;
+
 fn edit_toml(old: &str, name: &str, entry: &Entry) -> Result<(String, bool)> {
     if !name
         .chars()
@@ -288,7 +292,7 @@ fn edit_toml(old: &str, name: &str, entry: &Entry) -> Result<(String, bool)> {
     // A JSON string is a valid TOML basic string (the same escapes).
     let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
     let header = format!("[mcp_servers.{name}]");
-    let table = match entry {
+    let mut table = match entry {
         Entry::Stdio { command, args } => {
             let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
             format!(
@@ -304,6 +308,13 @@ fn edit_toml(old: &str, name: &str, entry: &Entry) -> Result<(String, bool)> {
             quote(&format!("Bearer {token}"))
         ),
     };
+    // Codex lists the tools once, at start-up, and never again, so the gateway holds its
+    // `tools/list` until every server behind is up or failed: Codex must wait that long
+    // (its own default is 10 s), and fail its start-up, saying so, rather than run on
+    // without the gateway's tools (`required`, Codex's config reference).
+    table.push_str(&format!(
+        "startup_timeout_sec = {CODEX_STARTUP_SECS}\nrequired = true\n"
+    ));
     let mut out = String::new();
     let mut replaced = false;
     let mut skipping = false;
@@ -456,6 +467,12 @@ mod tests {
         );
         assert!(
             after.ends_with("[mcp_servers.fs]\ncommand = \"npx\"\n"),
+            "{after}"
+        );
+        // Codex lists tools once: it waits for the gateway's servers, and fails loudly
+        // rather than run on without them.
+        assert!(
+            after.contains("startup_timeout_sec = 60\nrequired = true\n"),
             "{after}"
         );
         assert!(install("codex", &path, "bad name", "x", &[]).is_err());
