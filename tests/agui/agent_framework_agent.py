@@ -30,22 +30,10 @@ from agent_framework import (
 from agent_framework.ag_ui import add_agent_framework_fastapi_endpoint
 from fastapi import FastAPI
 
-from serving import LONG, png, serve
+from serving import ANSWER, CALLS, archive, forecast, png, ratio, serve, weather
 
 
 PNG = png(32, 32, seed=45)
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city, as text."""
-    return f"sunny in {city}"
-
-
-@tool
-def forecast(city: str) -> dict:
-    """Tomorrow's forecast, as a dict."""
-    return {"city": city, "high": 21, "low": 12, "rain": False}
 
 
 @tool
@@ -54,29 +42,7 @@ def radar() -> list:
     return [Content.from_text("the radar"), Content.from_data(data=PNG, media_type="image/png")]
 
 
-@tool
-def ratio(a: int, b: int) -> float:
-    """a / b; fails on b = 0."""
-    if b == 0:
-        raise ValueError("division by zero in ratio")
-    return a / b
-
-
-@tool
-def archive() -> str:
-    """A long record, 201,000 characters."""
-    return LONG
-
-
-TOOLS = [weather, forecast, radar, ratio, archive]
-CALLS = [
-    ("call_weather", "weather", '{"city": "Paris"}'),
-    ("call_forecast", "forecast", '{"city": "Paris"}'),
-    ("call_radar", "radar", "{}"),
-    ("call_ratio", "ratio", '{"a": 1, "b": 0}'),
-    ("call_archive", "archive", "{}"),
-]
-ANSWER = "It is sunny in Paris; the ratio failed."
+TOOLS = [tool(weather), tool(forecast), radar, tool(ratio), tool(archive)]
 
 
 def reply(messages: list) -> list:

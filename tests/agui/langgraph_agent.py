@@ -29,22 +29,10 @@ from langgraph.checkpoint.memory import MemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from serving import LONG, png, serve
+from serving import archive, forecast, png, ratio, serve, weather
 
 
 PNG = png(32, 32, seed=44)
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city, as text."""
-    return f"sunny in {city}"
-
-
-@tool
-def forecast(city: str) -> dict:
-    """Tomorrow's forecast, as a dict."""
-    return {"city": city, "high": 21, "low": 12, "rain": False}
 
 
 @tool
@@ -66,21 +54,7 @@ def station(city: str) -> str:
 station.handle_tool_error = True
 
 
-@tool
-def ratio(a: int, b: int) -> float:
-    """a / b; fails on b = 0."""
-    if b == 0:
-        raise ValueError("division by zero in ratio")
-    return a / b
-
-
-@tool
-def archive() -> str:
-    """A long record, 201,000 characters."""
-    return LONG
-
-
-TOOLS = [weather, forecast, radar, station, ratio, archive]
+TOOLS = [tool(weather), tool(forecast), radar, station, tool(ratio), tool(archive)]
 CALLS = [
     {"name": "weather", "args": {"city": "Paris"}, "id": "call_weather"},
     {"name": "forecast", "args": {"city": "Paris"}, "id": "call_forecast"},

@@ -1,6 +1,7 @@
 """What the test agents share (tests/agui/*_agent.py, agents.py): a small PNG of noise, the
-long result, and serving an ASGI app on a free loopback port that the test reads from the
-first line printed ("listening on PORT")."""
+long result, the framework agents' plain tools (each agent wraps them in its framework's
+own tool decorator), and serving an ASGI app on a free loopback port that the test reads
+from the first line printed ("listening on PORT")."""
 
 import asyncio
 import random
@@ -27,6 +28,40 @@ def png(width: int, height: int, seed: int) -> bytes:
 
 # The long result the framework agents' tools return: 201,000 characters, a to z.
 LONG = "".join(chr(ord("a") + i % 26) for i in range(201_000))
+
+
+def weather(city: str) -> str:
+    """The weather in a city, as text."""
+    return f"sunny in {city}"
+
+
+def forecast(city: str) -> dict:
+    """Tomorrow's forecast, as a dict."""
+    return {"city": city, "high": 21, "low": 12, "rain": False}
+
+
+def ratio(a: int, b: int) -> float:
+    """a / b; fails on b = 0."""
+    if b == 0:
+        raise ValueError("division by zero in ratio")
+    return a / b
+
+
+def archive() -> str:
+    """A long record, 201,000 characters."""
+    return LONG
+
+
+# What the scripted models of the Agent Framework and Strands agents do: every call at
+# once (id, tool, arguments as the model writes them), then this answer.
+CALLS = [
+    ("call_weather", "weather", '{"city": "Paris"}'),
+    ("call_forecast", "forecast", '{"city": "Paris"}'),
+    ("call_radar", "radar", "{}"),
+    ("call_ratio", "ratio", '{"a": 1, "b": 0}'),
+    ("call_archive", "archive", "{}"),
+]
+ANSWER = "It is sunny in Paris; the ratio failed."
 
 
 def serve(app) -> None:

@@ -20,22 +20,10 @@ from fastapi import FastAPI
 from strands import Agent, tool
 from strands.models.model import Model
 
-from serving import LONG, png, serve
+from serving import ANSWER, CALLS, archive, forecast, png, ratio, serve, weather
 
 
 PNG = png(32, 32, seed=46)
-
-
-@tool
-def weather(city: str) -> str:
-    """The weather in a city, as text."""
-    return f"sunny in {city}"
-
-
-@tool
-def forecast(city: str) -> dict:
-    """Tomorrow's forecast, as a dict."""
-    return {"city": city, "high": 21, "low": 12, "rain": False}
 
 
 @tool
@@ -44,29 +32,7 @@ def radar() -> dict:
     return {"status": "success", "content": [{"image": {"format": "png", "source": {"bytes": PNG}}}]}
 
 
-@tool
-def ratio(a: int, b: int) -> float:
-    """a / b; fails on b = 0."""
-    if b == 0:
-        raise ValueError("division by zero in ratio")
-    return a / b
-
-
-@tool
-def archive() -> str:
-    """A long record, 201,000 characters."""
-    return LONG
-
-
-TOOLS = [weather, forecast, radar, ratio, archive]
-CALLS = [
-    ("call_weather", "weather", '{"city": "Paris"}'),
-    ("call_forecast", "forecast", '{"city": "Paris"}'),
-    ("call_radar", "radar", "{}"),
-    ("call_ratio", "ratio", '{"a": 1, "b": 0}'),
-    ("call_archive", "archive", "{}"),
-]
-ANSWER = "It is sunny in Paris; the ratio failed."
+TOOLS = [tool(weather), tool(forecast), radar, tool(ratio), tool(archive)]
 
 
 class ScriptedModel(Model):

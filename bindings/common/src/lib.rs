@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 use toolwire_agent::{HostError, ModelRequest, StoreLocation};
-use toolwire_core::{CallRef, Message, ToolCall, ToolResult};
+use toolwire_core::{Message, ToolCall, ToolResult};
 use toolwire_model::{
     Conversation, DEFAULT_READ_CHARS, EncodeNote, EncodeOptions, NoBlobs, Provider, ReadRequest,
     TruncationBudget,
@@ -140,19 +140,7 @@ pub fn parse<T: DeserializeOwned>(name: &str, json: Json) -> Result<T> {
 /// prints it. The tool name and call id default as there: the payload's own `toolName`
 /// and `callId`, else `tool` and `call_1`.
 pub fn normalize(raw: Json, tool: Option<String>, call_id: Option<String>) -> ToolResult {
-    let own = |key: &str| {
-        raw.get(key)
-            .and_then(Json::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
-    let call = CallRef::new(
-        call_id
-            .or_else(|| own("callId"))
-            .unwrap_or_else(|| "call_1".into()),
-        tool.or_else(|| own("toolName"))
-            .unwrap_or_else(|| "tool".into()),
-    );
+    let call = toolwire_normalize::payload_call(&raw, tool, call_id);
     toolwire_normalize::normalize_value(raw, &call).result
 }
 

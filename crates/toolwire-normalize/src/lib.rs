@@ -98,6 +98,25 @@ pub(crate) struct Parts {
     pub widgets: Vec<Widget>,
 }
 
+/// The call a payload given on its own is recorded under (`toolwire normalize`, the
+/// packages' `normalize`): the names given, else the payload's own `callId` and
+/// `toolName`, else `call_1` and `tool`.
+pub fn payload_call(raw: &Json, tool: Option<String>, call_id: Option<String>) -> CallRef {
+    let own = |key: &str| {
+        raw.get(key)
+            .and_then(Json::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    CallRef::new(
+        call_id
+            .or_else(|| own("callId"))
+            .unwrap_or_else(|| "call_1".into()),
+        tool.or_else(|| own("toolName"))
+            .unwrap_or_else(|| "tool".into()),
+    )
+}
+
 /// Normalizes a borrowed JSON payload. Large strings are copied once; prefer
 /// [`normalize_value`] when the payload can be given away.
 pub fn normalize(raw: &Json, call: &CallRef) -> Normalized {

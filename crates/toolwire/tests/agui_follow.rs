@@ -777,27 +777,25 @@ async fn an_agent_framework_agent_is_recorded_as_it_ran() {
     for (path, thread) in [("", "af-stream"), ("quiet", "af-quiet")] {
         // After the run (a new process): the record, in the order the agent made it.
         let text = run_and_show(data.path(), port, path, thread, answer);
-        let mut last = 0;
-        for expected in [
-            "weather?",
-            "→ weather {\"city\":\"Paris\"}",
-            "→ archive {}",
-            "weather · success",
-            "sunny in Paris",
-            "forecast · success",
-            "high: 21",
-            "radar · success",
-            "the radar",
-            "ratio · success",
-            "Error: Function failed.",
-            "archive · success",
-            answer,
-        ] {
-            let at = text[last..].find(expected).unwrap_or_else(|| {
-                panic!("{thread}: {expected:?} missing or out of order:\n{text}")
-            });
-            last += at + expected.len();
-        }
+        assert_in_order(
+            &text,
+            thread,
+            &[
+                "weather?",
+                "→ weather {\"city\":\"Paris\"}",
+                "→ archive {}",
+                "weather · success",
+                "sunny in Paris",
+                "forecast · success",
+                "high: 21",
+                "radar · success",
+                "the radar",
+                "ratio · success",
+                "Error: Function failed.",
+                "archive · success",
+                answer,
+            ],
+        );
         assert!(
             !text.contains("[image"),
             "{thread}: no image was sent:\n{text}"
@@ -842,25 +840,23 @@ async fn a_strands_agent_is_recorded_as_it_ran() {
     let long = long_result();
     for (path, thread) in [("", "st-stream"), ("quiet", "st-quiet")] {
         let text = run_and_show(data.path(), port, path, thread, answer);
-        let mut last = 0;
-        for expected in [
-            "weather?",
-            "→ weather {\"city\":\"Paris\"}",
-            "→ archive {}",
-            "weather · success\nsunny in Paris",
-            "forecast · success",
-            "high: 21",
-            "radar · success",
-            "[image image/png",
-            "ratio · success\nError: division by zero in ratio",
-            "archive · success\nabcdefghij",
-            answer,
-        ] {
-            let at = text[last..].find(expected).unwrap_or_else(|| {
-                panic!("{thread}: {expected:?} missing or out of order:\n{text}")
-            });
-            last += at + expected.len();
-        }
+        assert_in_order(
+            &text,
+            thread,
+            &[
+                "weather?",
+                "→ weather {\"city\":\"Paris\"}",
+                "→ archive {}",
+                "weather · success\nsunny in Paris",
+                "forecast · success",
+                "high: 21",
+                "radar · success",
+                "[image image/png",
+                "ratio · success\nError: division by zero in ratio",
+                "archive · success\nabcdefghij",
+                answer,
+            ],
+        );
         assert!(
             !text.contains("[image/png →") && !text.contains("format: \"png\""),
             "{thread}: a stub of the image:\n{text}"
@@ -899,6 +895,17 @@ async fn a_strands_agent_is_recorded_as_it_ran() {
         .filter(|b| std::fs::read(b).unwrap().starts_with(b"\x89PNG"))
         .count();
     assert_eq!(pngs, 1, "the one image, stored once");
+}
+
+/// Each of `expected` in `text`, one after another.
+fn assert_in_order(text: &str, thread: &str, expected: &[&str]) {
+    let mut last = 0;
+    for expected in expected {
+        let at = text[last..]
+            .find(expected)
+            .unwrap_or_else(|| panic!("{thread}: {expected:?} missing or out of order:\n{text}"));
+        last += at + expected.len();
+    }
 }
 
 /// The 201,000 characters the framework agents' long tools return.

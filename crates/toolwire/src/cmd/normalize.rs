@@ -3,7 +3,6 @@
 use anyhow::Result;
 use serde_json::Value as Json;
 use toolwire_agent::{Host, StoreLocation};
-use toolwire_core::CallRef;
 use toolwire_normalize::normalize_value;
 
 use crate::Outcome;
@@ -57,20 +56,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     if !keep_raw {
         input.bytes = Vec::new();
     }
-    let own = |key: &str| {
-        raw.get(key)
-            .and_then(Json::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
-    let call = CallRef::new(
-        args.call_id
-            .or_else(|| own("callId"))
-            .unwrap_or_else(|| "call_1".into()),
-        args.tool
-            .or_else(|| own("toolName"))
-            .unwrap_or_else(|| "tool".into()),
-    );
+    let call = toolwire_normalize::payload_call(&raw, args.tool, args.call_id);
     let mut normalized = normalize_value(raw, &call);
     if args.store {
         let stores = data::open(place).await?;
