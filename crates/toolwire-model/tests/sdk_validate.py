@@ -78,11 +78,40 @@ def check_gemini(body):
     return errors
 
 
+def opens_with_user(messages, role_key="role", user="user"):
+    """The providers' documented rule the types cannot say: the first turn is the user's
+    (Anthropic refuses an assistant turn first; Gemini a model turn, and a function call
+    that does not follow a user turn or a function response)."""
+    if not messages:
+        return []
+    first = messages[0].get(role_key)
+    return [] if first == user else [f"the first turn is {first!r}, not {user!r}"]
+
+
+def check_anthropic(body):
+    errors = check_typed_dict(anthropic_params.MessageCreateParamsNonStreaming, body)
+    return errors + opens_with_user(body.get("messages", []))
+
+
+def check_gemini_rules(body):
+    errors = check_gemini(body)
+    contents = body.get("contents", [])
+    errors += opens_with_user(contents)
+    for i, turn in enumerate(contents):
+        calls = any("functionCall" in p for p in turn.get("parts", []))
+        if calls and i > 0:
+            before = contents[i - 1]
+            answered = any("functionResponse" in p for p in before.get("parts", []))
+            if before.get("role") != "user" and not answered:
+                errors.append(f"contents[{i}]: a function call after a {before.get('role')!r} turn")
+    return errors
+
+
 CHECKS = {
-    "anthropic": lambda b: check_typed_dict(anthropic_params.MessageCreateParamsNonStreaming, b),
+    "anthropic": check_anthropic,
     "openai-chat": lambda b: check_typed_dict(chat_params.CompletionCreateParamsNonStreaming, b),
     "openai-responses": lambda b: check_typed_dict(responses_params.ResponseCreateParamsNonStreaming, b),
-    "gemini": check_gemini,
+    "gemini": check_gemini_rules,
 }
 
 

@@ -247,11 +247,23 @@ pub(crate) fn interrupted() -> Conversation {
     ])
 }
 
+/// A session the gateway recorded: another agent's calls and their results, with no user
+/// message (what that agent was asked is not toolwire's to know).
+pub(crate) fn gateway() -> Conversation {
+    Conversation::new(vec![
+        Message::assistant("", vec![call("g1", "list_dir")]),
+        ok("g1", "list_dir", vec![Value::text("a.txt")]),
+        Message::assistant("", vec![call("g2", "read_file")]),
+        ok("g2", "read_file", vec![Value::text("hello")]),
+    ])
+}
+
 pub(crate) fn scenarios() -> Vec<(&'static str, Conversation)> {
     vec![
         ("kinds", kinds()),
         ("mix", mix()),
         ("parallel_reverse", parallel_reverse()),
         ("interrupted", interrupted()),
+        ("gateway", gateway()),
     ]
 }
