@@ -430,14 +430,11 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
     const frame = card.locator('iframe.tw-app-frame');
     await frame.waitFor({ timeout: 15000 });
     const log = page.frameLocator('.card[data-tool="app__show_app"] iframe.tw-app-frame').frameLocator('iframe').locator('#log');
-    // The app's own call goes through the page like any call: approve it if asked.
-    const deadline = Date.now() + 20000;
-    while (!(await log.innerText().catch(() => '')).includes('done')) {
-      const pending = page.locator('.card[data-tool="app__app_only"] button.approve');
-      if (await pending.isVisible().catch(() => false)) await pending.click();
-      if (Date.now() > deadline) throw new Error(`the app did not finish: ${await log.innerText().catch(() => '')}`);
-      await page.waitForTimeout(100);
-    }
+    // The app's call of a tool only apps may call (visibility ["app"]) is the app's
+    // business once it runs: it is not put to the person again.
+    await until(async () => (await log.innerText().catch(() => '')).includes('done'), 20000, 'the app to finish, asking nothing');
+    assert.equal((await api(apps.base, `/api/sessions/${s.id}/suspensions`)).length, 0);
+    assert.equal(await page.locator('.card[data-tool="app__app_only"] button.approve').count(), 0);
     const text = await log.innerText();
     assert.match(text, /^context \{"theme":"(light|dark)","displayMode":"inline","locale":"string","width":"number"\}$/m);
     assert.match(text, new RegExp(`^input \\{"api":"${apps.base.replace(/[.]/g, '\\.')}"\\}$`, 'm'));
@@ -461,6 +458,9 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
     await assert.rejects(api(apps.base, `/api/sessions/${s.id}/calls`, { tool: 'app__app_only', input: {}, app: 'app__show_app' }), /404 .*no tool .*app__app_only.* on MCP server .*app/);
     const tools = await api(apps.base, '/api/tools');
     assert.deepEqual(tools.find((t) => t.name === 'app__app_only').origin, { source: 'app', name: 'app_only' });
+    // The sidebar says which tools are the app's alone.
+    await until(async () => (await page.locator('.sidebar li[data-tool-name="app__app_only"] .badge').count()) > 0, 10000, 'the app-only badge');
+    assert.deepEqual(await page.locator('.sidebar li[data-tool-name="app__app_only"] .badge').allInnerTexts(), ['app only']);
     await shot(page, 'mcp-app');
   } finally {
     await apps.stop();

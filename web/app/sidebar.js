@@ -10,7 +10,7 @@ import { sessionCounts, relativeTime } from './list.js';
 /** How often the sidebar reads the session list again. */
 const SESSIONS_POLL_MS = 15000;
 
-const BADGE = { 'asks for approval': 'approval', 'read-only': 'read-only', destructive: 'destructive' };
+const BADGE = { 'asks for approval': 'approval', 'app only': 'app-only', 'read-only': 'read-only', destructive: 'destructive' };
 
 /** The hint badges that matter at a glance: read-only, destructive, needs approval. */
 export function badges(tool) {

@@ -13,7 +13,9 @@ const POLL_IDLE_MS = 15000;
 export function toolHints(tool) {
   if (!tool) return [];
   const out = [];
-  if (tool.approval === 'always') out.push('asks for approval');
+  // An MCP App's own tool: the model never sees it, and its app calls it without asking.
+  if (tool.hiddenFromModel === true) out.push('app only');
+  else if (tool.approval === 'always') out.push('asks for approval');
   const a = tool.annotations || {};
   if (a.readOnlyHint === true) out.push('read-only');
   else if (a.destructiveHint === true) out.push('destructive');

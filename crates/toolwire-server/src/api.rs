@@ -292,8 +292,9 @@ pub(crate) struct PostCall {
     pub app: Option<String>,
 }
 
-/// The tool an MCP App (the view of tool `app`) asks for by its own server's `name`.
-fn app_sibling(state: &AppState, app: &str, name: &str) -> Result<String, ApiError> {
+/// The tool an MCP App (the view of tool `app`) asks for by its own server's `name`, and
+/// whether it is the app's alone (its `visibility` leaves out `"model"`).
+fn app_sibling(state: &AppState, app: &str, name: &str) -> Result<(String, bool), ApiError> {
     let forbidden = |why: String| ApiError::new(StatusCode::FORBIDDEN, "not_for_apps", why);
     let app_tool = state
         .host
@@ -325,7 +326,7 @@ fn app_sibling(state: &AppState, app: &str, name: &str) -> Result<String, ApiErr
             origin.source
         )));
     }
-    Ok(sibling.name.clone())
+    Ok((sibling.name.clone(), sibling.hidden_from_model))
 }
 
 /// Runs one tool in the session; its result streams on the event feed and is stored.
@@ -335,15 +336,23 @@ pub(crate) async fn post_call(
     Json(body): Json<PostCall>,
 ) -> Result<(StatusCode, Json<Accepted>), ApiError> {
     existing_session(&state, &id).await?;
-    let tool = match &body.app {
+    let (tool, apps_alone) = match &body.app {
         Some(app) => app_sibling(&state, app, &body.tool)?,
         None if state.host.tool(&body.tool).is_none() => {
             return Err(ApiError::not_found(format!("no tool {:?}", body.tool)));
         }
-        None => body.tool,
+        None => (body.tool, false),
     };
     let input = body.input.unwrap_or_else(|| serde_json::json!({}));
-    let approver = Arc::clone(&state.approver) as Arc<dyn Approver>;
+    // A tool only apps may call, called by its own server's app, is the app's business
+    // once the person let the app run (MCP Apps: the model never sees it; asking again
+    // for each of an app's polls left a monitor app with 15 calls waiting). Anything the
+    // model may call asks as any call does, whoever calls it.
+    let approver = if apps_alone {
+        Arc::new(toolwire_agent::AutoApprove) as Arc<dyn Approver>
+    } else {
+        Arc::clone(&state.approver) as Arc<dyn Approver>
+    };
     // Who asked: the person in the web app, or an MCP App's view on their screen.
     let via = match &body.app {
         Some(app) => format!("app:{app}"),
