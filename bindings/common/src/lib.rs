@@ -303,7 +303,9 @@ fn conversation_of(items: Json) -> Result<Conversation> {
 /// results: calls and results paired, media routed for the model, each result cut by
 /// structure to the budget with a marker that `read_result` follows.
 pub fn to_model(messages: Json, args: ModelArgs) -> Result<Encoded> {
-    let (provider, options, system) = args.options()?;
+    let (provider, mut options, system) = args.options()?;
+    // The caller's messages or results go into its own request, after its own user turn.
+    options.fragment = true;
     let mut conversation = conversation_of(messages)?;
     if !system.is_empty() {
         conversation.messages.insert(0, Message::system(system));

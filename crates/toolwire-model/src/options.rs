@@ -78,6 +78,11 @@ pub struct EncodeOptions {
     pub inline_media_messages: usize,
     /// Adds the format's `stream` flag where the body carries one.
     pub stream: bool,
+    /// The conversation is a piece of one the caller holds (a framework splicing the
+    /// messages into its own request, after its own user turn): nothing is put before a
+    /// model turn that opens it. A whole request (`export`, the agent loop) gets a user
+    /// turn first, as providers require.
+    pub fragment: bool,
 }
 
 impl Default for EncodeOptions {
@@ -89,6 +94,7 @@ impl Default for EncodeOptions {
             budget: TruncationBudget::default(),
             inline_media_messages: DEFAULT_INLINE_MEDIA_MESSAGES,
             stream: false,
+            fragment: false,
         }
     }
 }

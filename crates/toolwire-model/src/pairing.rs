@@ -100,7 +100,8 @@ impl<'a> Pending<'a> {
 }
 
 /// Orders `messages` (a conversation's, or a stored session's borrowed in place) for
-/// encoding; repairs are reported in `diags`.
+/// encoding; repairs are reported in `diags`. A `whole` request that opens with a model
+/// turn gets a user turn before it; a fragment of the caller's conversation does not.
 ///
 /// A result pairs with the assistant turn that made its call, wherever it was stored
 /// after it: calls a person starts back to back (two `toolwire call`s, the web app) are
@@ -108,6 +109,7 @@ impl<'a> Pending<'a> {
 /// second turn began. Only a result whose call was never made is dropped.
 pub(crate) fn plan<'a>(
     messages: impl IntoIterator<Item = &'a Message>,
+    whole: bool,
     diags: &mut Vec<EncodeNote>,
 ) -> Plan<'a> {
     let messages = messages.into_iter();
@@ -133,7 +135,8 @@ pub(crate) fn plan<'a>(
     // arrived while they ran.
     let mut current: Option<usize> = None;
     // Whether a user turn came yet: providers refuse a model turn first (Anthropic, Gemini).
-    let mut spoken = false;
+    // A fragment of the caller's conversation follows the caller's own user turn.
+    let mut spoken = !whole;
     for message in messages {
         match message {
             Message::System { text } => system.push(text.as_str()),
@@ -265,7 +268,7 @@ mod tests {
         let mine = ToolCall::new("a", "search", json!({})).by_person("web");
         let conv = Conversation::new(vec![Message::assistant("", vec![mine]), ok("a")]);
         let mut diags = Vec::new();
-        let plan = plan(&conv.messages, &mut diags);
+        let plan = plan(&conv.messages, true, &mut diags);
         let PlannedTurn::User(said) = &plan.turns[0] else {
             panic!("{:?}", plan.turns)
         };
@@ -293,7 +296,7 @@ mod tests {
         let calls = vec![ToolCall::new("a", "search", json!({}))];
         let conv = Conversation::new(vec![Message::assistant("", calls.clone()), ok("a")]);
         let mut diags = Vec::new();
-        let plan = plan(&conv.messages, &mut diags);
+        let plan = plan(&conv.messages, true, &mut diags);
         let PlannedTurn::User(said) = &plan.turns[0] else {
             panic!("{:?}", plan.turns)
         };
@@ -315,10 +318,15 @@ mod tests {
             ok("a"),
         ]);
         assert!(matches!(&plan_of(&asked).turns[0], PlannedTurn::User(t) if t == "go"));
+        // A fragment (a framework's own request holds the user turn) is left as given.
+        let mut quiet = Vec::new();
+        let piece = super::plan(&conv.messages, false, &mut quiet);
+        assert!(matches!(piece.turns[0], PlannedTurn::Assistant { .. }));
+        assert!(quiet.is_empty());
     }
 
     fn plan_of(conv: &Conversation) -> Plan<'_> {
-        plan(&conv.messages, &mut Vec::new())
+        plan(&conv.messages, true, &mut Vec::new())
     }
 
     #[test]
@@ -338,7 +346,7 @@ mod tests {
             ok("a"),
         ]);
         let mut diags = Vec::new();
-        let plan = plan(&conv.messages, &mut diags);
+        let plan = plan(&conv.messages, true, &mut diags);
         let PlannedTurn::Results { results, then_user } = &plan.turns[2] else {
             panic!("expected results, got {:?}", plan.turns[2]);
         };
@@ -371,7 +379,7 @@ mod tests {
             ok("a"),
         ]);
         let mut diags = Vec::new();
-        let plan = plan(&conv.messages, &mut diags);
+        let plan = plan(&conv.messages, true, &mut diags);
         assert!(diags.is_empty(), "{diags:?}");
         let paired: Vec<(&str, bool)> = plan
             .turns

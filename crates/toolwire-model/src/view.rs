@@ -296,7 +296,7 @@ pub async fn build_view<'a>(
     diags: &mut Vec<EncodeNote>,
 ) -> ModelView<'a> {
     let route = provider.into();
-    let plan = plan(conversation, diags);
+    let plan = plan(conversation, !options.fragment, diags);
     let inline_from = plan
         .turns
         .len()
