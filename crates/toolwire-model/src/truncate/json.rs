@@ -109,22 +109,35 @@ impl Cut {
     }
 }
 
+/// `s` cut to `max_str` characters, head and tail kept around a marker naming how many
+/// were left out, and that number; `None` when it fits.
+fn cut_str(s: &str, max_str: usize) -> Option<(Json, usize)> {
+    let n = s.chars().count();
+    if n <= max_str {
+        return None;
+    }
+    let keep_head = max_str / 2;
+    let head: String = s.chars().take(keep_head).collect();
+    let tail: String = s.chars().skip(n - (max_str - keep_head)).collect();
+    let left = n - max_str;
+    Some((
+        Json::String(format!("{head}…[{} chars]…{tail}", count(left))),
+        left,
+    ))
+}
+
 /// `v` with arrays of more than `max_items` items cut to their ends and strings of more
 /// than `max_str` characters to their head and tail; `at` is `v`'s JSON pointer.
 fn shorten(v: &Json, max_items: usize, max_str: usize, at: &mut String, cut: &mut Cut) -> Json {
     match v {
-        Json::String(s) => {
-            let n = s.chars().count();
-            if n <= max_str {
-                return v.clone();
+        Json::String(s) => match cut_str(s, max_str) {
+            Some((short, left)) => {
+                cut.chars += left;
+                cut.note(left, at);
+                short
             }
-            let keep_head = max_str / 2;
-            let head: String = s.chars().take(keep_head).collect();
-            let tail: String = s.chars().skip(n - (max_str - keep_head)).collect();
-            cut.chars += n - max_str;
-            cut.note(n - max_str, at);
-            Json::String(format!("{head}…[{} chars]…{tail}", count(n - max_str)))
-        }
+            None => v.clone(),
+        },
         Json::Array(items) => {
             let (keep_head, keep_tail) = if items.len() <= max_items {
                 (items.len(), 0)
@@ -177,18 +190,13 @@ fn elide(
     om: &mut Omitted,
 ) -> Json {
     match v {
-        Json::String(s) => {
-            let n = s.chars().count();
-            if n <= max_str {
-                return v.clone();
+        Json::String(s) => match cut_str(s, max_str) {
+            Some((short, left)) => {
+                om.chars += left;
+                short
             }
-            let keep_head = max_str / 2;
-            let keep_tail = max_str - keep_head;
-            let head: String = s.chars().take(keep_head).collect();
-            let tail: String = s.chars().skip(n - keep_tail).collect();
-            om.chars += n - max_str;
-            Json::String(format!("{head}…[{} chars]…{tail}", count(n - max_str)))
-        }
+            None => v.clone(),
+        },
         Json::Array(items) if depth >= max_depth && !items.is_empty() => {
             om.containers += 1;
             Json::String(format!("[… array of {} items]", count(items.len())))
