@@ -103,8 +103,15 @@ after(async () => {
 
 test('a session with every kind renders', async () => {
   await open(`/sessions/${sessions.kinds}`);
+  // Cards near the viewport are drawn in idle slices after the mark (`pump`): a busy
+  // machine draws the first three before the rest, so wait for them, then say which lack.
+  const every = ['file_content', 'file_list', 'table', 'image', 'file', 'text', 'diff', 'structured'];
+  await page.waitForFunction((want) => {
+    const have = new Set([...document.querySelectorAll('.tw-value')].map((e) => e.dataset.kind));
+    return want.every((k) => have.has(k));
+  }, every, { timeout: 10000 }).catch(() => {});
   const kinds = await page.$$eval('.tw-value', (els) => els.map((e) => e.dataset.kind));
-  for (const k of ['file_content', 'file_list', 'table', 'image', 'file', 'text', 'diff', 'structured']) assert.ok(kinds.includes(k), `${k} in ${kinds}`);
+  for (const k of every) assert.ok(kinds.includes(k), `${k} in ${kinds}`);
   // Images decode.
   await page.waitForFunction(() => [...document.querySelectorAll('img.tw-image')].every((i) => i.complete && i.naturalWidth > 0));
   // Audio and video load their metadata through the resource route (Range).
