@@ -1,54 +1,64 @@
 #!/usr/bin/env node
 // Node `toolwire.normalize` beside its peer, the TypeScript MCP SDK's
-// `CallToolResultSchema.parse` (zod), on the payloads of scripts/bench
-// (crates/toolwire-bench/src/payloads.rs): 10,000 small MCP text results, and one result
-// with a 20 MB image. Both are given the same objects (what an MCP client holds). The
-// boundary row: the same small calls beside JSON.parse of each result's JSON text, the
-// least any JS value from Rust costs.
+// `CallToolResultSchema.parse` (zod), and beside the floors of its boundary.
 //
-// Run with a release build installed (npm install ./bindings/node builds one) and the SDK
-// from tests/mcp (npm ci --prefix tests/mcp): `node bindings/node/bench.js`.
+// Run by scripts/bench (its `packages` workload, crates/toolwire-bench/src/packages.rs),
+// which writes the payloads and reads the one JSON line this prints:
+//
+//   node bench.js SMALL.jsonl IMAGE.json ROUNDS SDK_TYPES_JS
+//
+// SMALL.jsonl holds one small MCP result per line and IMAGE.json one result with a 20 MB
+// image: the payloads of the Rust rows (crates/toolwire-bench/src/payloads.rs), read with
+// JSON.parse before any timing, so that both sides get the same objects (what an MCP
+// client holds). SDK_TYPES_JS is the SDK's dist/cjs/types.js (tests/mcp's pin). Each
+// figure is the best of ROUNDS, in milliseconds:
+// - `small`: normalize of every small result; the peer's parse of the same; and
+//   JSON.parse of each normalized result's JSON text (the least any value coming back from
+//   native code costs, one half of the boundary's floor);
+// - `image`: normalize of the image result; the peer's parse; and one copy of its base64
+//   string each way (to UTF-8 bytes and back), the floor of a string that crosses into
+//   Rust and back.
 'use strict';
+const {readFileSync} = require('node:fs');
 const {join} = require('node:path');
-const toolwire = require('toolwire');
-const {CallToolResultSchema} = require(join(__dirname, '..', '..', 'tests', 'mcp', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'cjs', 'types.js'));
 
-function smallResults(n) {
-  return Array.from({length: n}, (_, i) => ({content: [{type: 'text', text: `result ${i}: 3 files changed, 12 insertions(+)`}]}));
+const [smallPath, imagePath, roundsArg, sdkTypes] = process.argv.slice(2);
+if (!sdkTypes) {
+  console.error('usage: node bench.js SMALL.jsonl IMAGE.json ROUNDS SDK_TYPES_JS');
+  process.exit(2);
 }
+// The package from this checkout (its index.js loads the addon napi build put beside it).
+const toolwire = require(join(__dirname, 'index.js'));
+const {CallToolResultSchema} = require(sdkTypes);
 
-function imageResult(size) {
-  // A seeded stream (xorshift), so every run hashes the same bytes.
-  const png = Buffer.alloc(size);
-  Buffer.from('\x89PNG\r\n\x1a\n', 'latin1').copy(png);
-  let x = 1;
-  for (let i = 8; i < size; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    png[i] = x & 0xff;
-  }
-  return {content: [{type: 'text', text: 'Here is the screenshot:'}, {type: 'image', data: png.toString('base64'), mimeType: 'image/png'}]};
-}
-
-function best(fn, repeat) {
-  let min = Infinity;
-  for (let i = 0; i < repeat; i++) {
+/** The least time of `rounds` runs of `fn`, in milliseconds. */
+function best(fn, rounds) {
+  let least = Infinity;
+  for (let i = 0; i < rounds; i++) {
     const start = process.hrtime.bigint();
     fn();
-    min = Math.min(min, Number(process.hrtime.bigint() - start) / 1e6);
+    least = Math.min(least, Number(process.hrtime.bigint() - start) / 1e6);
   }
-  return min;
+  return least;
 }
 
-const row = (name, ours, peer) => console.log(`| ${name} | ${ours.toFixed(1)} ms | ${peer.toFixed(1)} ms | ${(ours / peer).toFixed(2)}x |`);
+const rounds = Number(roundsArg);
+const small = readFileSync(smallPath, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const image = JSON.parse(readFileSync(imagePath, 'utf8'));
+const data = image.content.find((b) => b.type === 'image').data;
+const texts = small.map((r) => JSON.stringify(toolwire.normalize(r)));
 
-const small = smallResults(10_000);
-const image = imageResult(20_000_000);
-console.log('| workload | toolwire.normalize | CallToolResultSchema.parse | ratio |');
-console.log('| --- | --- | --- | --- |');
-row('10,000 small MCP results', best(() => small.map((r) => toolwire.normalize(r)), 5), best(() => small.map((r) => CallToolResultSchema.parse(r)), 5));
-row('one 20 MB image result', best(() => toolwire.normalize(image), 5), best(() => CallToolResultSchema.parse(image), 5));
-const text = small.map((r) => JSON.stringify(toolwire.normalize(r)));
-const parse = best(() => text.map((t) => JSON.parse(t)), 5);
-row('10,000 small results: normalize vs JSON.parse of its result', best(() => small.map((r) => toolwire.normalize(r)), 5), parse);
+console.log(JSON.stringify({
+  small: {
+    n: small.length,
+    ours_ms: best(() => small.map((r) => toolwire.normalize(r)), rounds),
+    peer_ms: best(() => small.map((r) => CallToolResultSchema.parse(r)), rounds),
+    parse_ms: best(() => texts.map((t) => JSON.parse(t)), rounds),
+  },
+  image: {
+    chars: data.length,
+    ours_ms: best(() => toolwire.normalize(image), rounds),
+    peer_ms: best(() => CallToolResultSchema.parse(image), rounds),
+    copy_ms: best(() => Buffer.from(data, 'utf8').toString('utf8'), rounds),
+  },
+}));

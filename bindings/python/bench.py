@@ -1,13 +1,28 @@
 """Python `toolwire.normalize` beside its peer, the Python `mcp` SDK's
-`CallToolResult.model_validate` (pydantic-core), on the payloads of scripts/bench
-(crates/toolwire-bench/src/payloads.rs): 10,000 small MCP text results, and one result
-with a 20 MB image. Both are given the same dicts (what an MCP client session holds).
-Run with a release build installed: `python bench.py` (needs `pip install mcp`)."""
+`CallToolResult.model_validate` (pydantic-core), and beside the floors of its boundary.
 
-import base64
+Run by scripts/bench (its `packages` workload, crates/toolwire-bench/src/packages.rs),
+which writes the payloads and reads the one JSON line this prints:
+
+    python bench.py SMALL.jsonl IMAGE.json ROUNDS
+
+SMALL.jsonl holds one small MCP result per line and IMAGE.json one result with a 20 MB
+image: the payloads of the Rust rows (crates/toolwire-bench/src/payloads.rs), read here
+with json.loads before any timing, so that both sides get the same dicts (what an MCP
+client session holds). Each figure is the best of ROUNDS, in milliseconds:
+
+- `small`: normalize of every small result; the peer's model_validate of the same; and
+  json.loads of each normalized result's JSON text (the least any value coming back
+  from native code costs, one half of the boundary's floor);
+- `image`: normalize of the image result; the peer's model_validate; and one copy of its
+  base64 string each way (`str.encode`, then `bytes.decode`), the floor of a string that
+  crosses into Rust and back.
+
+Needs the package installed (`pip install ./bindings/python`) and `mcp` (2.x).
+"""
+
 import json
-import random
-import statistics
+import sys
 import time
 
 from mcp.types import CallToolResult
@@ -15,54 +30,45 @@ from mcp.types import CallToolResult
 import toolwire
 
 
-def small_results(n):
-    return [
-        {"content": [{"type": "text", "text": f"result {i}: 3 files changed, 12 insertions(+)"}]}
-        for i in range(n)
-    ]
-
-
-def image_result(size):
-    rng = random.Random(1)
-    png = b"\x89PNG\r\n\x1a\n" + rng.randbytes(size - 8)
-    return {
-        "content": [
-            {"type": "text", "text": "Here is the screenshot:"},
-            {"type": "image", "data": base64.b64encode(png).decode(), "mimeType": "image/png"},
-        ]
-    }
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
+def best(fn, rounds):
+    """The least time of `rounds` runs of `fn`, in milliseconds."""
+    least = float("inf")
+    for _ in range(rounds):
         start = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - start)
-    return min(times), statistics.median(times)
+        least = min(least, time.perf_counter() - start)
+    return least * 1e3
 
 
-def row(name, ours, peer):
-    print(f"| {name} | {ours * 1e3:.1f} ms | {peer * 1e3:.1f} ms | {ours / peer:.2f}x |")
+def main(small_path, image_path, rounds):
+    with open(small_path, encoding="utf-8") as f:
+        small = [json.loads(line) for line in f if line.strip()]
+    with open(image_path, encoding="utf-8") as f:
+        image = json.load(f)
+    data = next(b["data"] for b in image["content"] if b.get("type") == "image")
+    texts = [json.dumps(toolwire.normalize(r)) for r in small]
 
+    def copy_each_way():
+        data.encode().decode()
 
-def main():
-    small = small_results(10_000)
-    image = image_result(20_000_000)
-    print("| workload | toolwire.normalize | CallToolResult.model_validate | ratio |")
-    print("| --- | --- | --- | --- |")
-    ours, _ = best(lambda: [toolwire.normalize(r) for r in small], 5)
-    peer, _ = best(lambda: [CallToolResult.model_validate(r) for r in small], 5)
-    row("10,000 small MCP results", ours, peer)
-    ours, _ = best(lambda: toolwire.normalize(image), 5)
-    peer, _ = best(lambda: CallToolResult.model_validate(image), 5)
-    row("one 20 MB image result", ours, peer)
-    # The boundary: a small call against json.loads of the same result's JSON text.
-    text = [json.dumps(r) for r in small]
-    loads, _ = best(lambda: [json.loads(t) for t in text], 5)
-    ours, _ = best(lambda: [toolwire.normalize(r) for r in small], 5)
-    print(f"| 10,000 small results: json.loads alone | {loads * 1e3:.1f} ms | | |")
+    answer = {
+        "small": {
+            "n": len(small),
+            "ours_ms": best(lambda: [toolwire.normalize(r) for r in small], rounds),
+            "peer_ms": best(lambda: [CallToolResult.model_validate(r) for r in small], rounds),
+            "loads_ms": best(lambda: [json.loads(t) for t in texts], rounds),
+        },
+        "image": {
+            "chars": len(data),
+            "ours_ms": best(lambda: toolwire.normalize(image), rounds),
+            "peer_ms": best(lambda: CallToolResult.model_validate(image), rounds),
+            "copy_ms": best(copy_each_way, rounds),
+        },
+    }
+    print(json.dumps(answer))
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) != 4:
+        sys.exit("usage: python bench.py SMALL.jsonl IMAGE.json ROUNDS")
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))

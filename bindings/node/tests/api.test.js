@@ -94,6 +94,31 @@ test('normalize refuses what is not JSON', () => {
   assert.throws(() => toolwire.normalize({}, {tool: 7}), (e) => e instanceof Error && /String/.test(e.message));
 });
 
+test('plain data crosses as JSON text, and what is not plain is read value by value to the same result', () => {
+  // The addon reads plain data through JSON.stringify (one crossing) and anything else one
+  // value at a time (src/lib.rs `plain_json`): each case here takes the second way, and
+  // must come out as the first way would make it, or as the value-by-value reader always did.
+  const text = (t) => toolwire.normalize({content: [{type: 'text', text: t}]}).output[0].data.content;
+  // A lone surrogate is escaped by JSON.stringify and refused by serde_json: read value by
+  // value, it is the replacement character, as before.
+  assert.equal(text('a\ud800b'), 'a\ufffdb');
+  // Past a mebibyte of strings, value by value; the text is whole either way.
+  assert.equal(text('y'.repeat(2_000_000)).length, 2_000_000);
+  // Objects that are not plain (a Date has a toJSON; a Map and a class instance are not
+  // Object's) are read as their own enumerable properties: none here.
+  class Point {
+    constructor() {
+      this.x = 1;
+    }
+  }
+  const structured = (v) => toolwire.normalize({content: [], structuredContent: v}).output.at(-1).data;
+  assert.deepEqual(structured({d: new Date(0), m: new Map([[1, 2]]), p: new Point()}), {d: {}, m: {}, p: {x: 1}});
+  // An object without a prototype is plain data.
+  assert.deepEqual(structured(Object.assign(Object.create(null), {a: [1, 'two', null, true]})), {a: [1, 'two', null, true]});
+  // A whole number past 2^53 is a float, as the value-by-value reader made it.
+  assert.equal(structured({n: 2 ** 60}).n, 2 ** 60);
+});
+
 test('validate lists violations and throws on what is no result', () => {
   const r = toolwire.normalize(textResult('hi'));
   r.output[0].kind = 'Not A Kind';

@@ -6,6 +6,7 @@ mod executor;
 mod load;
 mod mcp;
 mod measure;
+mod packages;
 mod paths;
 mod payloads;
 mod peers;
@@ -42,6 +43,10 @@ struct Cli {
     /// are left out.
     #[arg(long)]
     peers: Option<PathBuf>,
+    /// A Python with the toolwire package (release) and `mcp` installed, for the
+    /// `packages` workload (scripts/bench's full run makes one).
+    #[arg(long)]
+    python: Option<PathBuf>,
     /// Write every row as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -81,6 +86,8 @@ pub struct Ctx {
     pub toolwire_bin: PathBuf,
     /// The Node.js peers' folder (scripts/bench-peers), when they are installed.
     pub peers: Option<PathBuf>,
+    /// A Python with the toolwire package and `mcp` (the `packages` workload).
+    pub python: Option<PathBuf>,
     /// Scratch space, removed when the run ends.
     pub tmp: tempfile::TempDir,
     /// The runtime in-process workloads run on.
@@ -218,6 +225,14 @@ const WORKLOADS: &[Workload] = &[
         full: &[0.01, 0.1, 1.0],
         run: serve::web_render,
     },
+    // The packages are built in release by the full run only: CI's quick run tests them
+    // as dev builds (the Python and npm steps of .ci/run), whose speed means nothing.
+    Workload {
+        name: "packages",
+        quick: &[],
+        full: &[1.0],
+        run: packages::run,
+    },
     Workload {
         name: "load",
         quick: &[0.1],
@@ -350,6 +365,7 @@ fn main() -> anyhow::Result<()> {
     let ctx = Ctx {
         toolwire_bin: std::fs::canonicalize(&cli.toolwire_bin)?,
         peers: cli.peers.as_ref().map(std::fs::canonicalize).transpose()?,
+        python: cli.python.clone(),
         root,
         tmp: tempfile::tempdir()?,
         rt: tokio::runtime::Builder::new_multi_thread()

@@ -20,7 +20,7 @@ use crate::payloads;
 use crate::peers;
 use crate::report::{Row, Target, Unit};
 
-fn mb(size: f64, base: f64) -> usize {
+pub(crate) fn mb(size: f64, base: f64) -> usize {
     (base * size * 1024.0 * 1024.0) as usize
 }
 
