@@ -5,8 +5,8 @@ in the provider's own event format, so the host cannot tell it from the real API
 
 The model follows a script of tool calls, one a turn: each turn it calls the next tool of
 the script it has not called yet (picked from the tools the host offers by its server and
-tool name, whatever prefix the host gives it; while a server's tools are missing it calls
-the host's own wait tool if there is one), then `read_result` as the gateway's marker in
+tool name, whatever prefix the host gives it; a tool not offered yet is called later, and
+while none is offered it calls the host's own wait tool if there is one), then `read_result` as the gateway's marker in
 the last result says, then it answers "done". Each turn's request is recorded (JSON lines in RECORD): the
 items the host sent back after the model's last call, i.e. the tool result exactly as the
 host forwards it to its model. Requests that offer no tools (titles, quota checks,
@@ -87,14 +87,17 @@ def decide(tools, calls, forwarded):
     made = [label(c) for c in calls]
     left = [step for step in SCRIPT if step[1] not in made]
     if left:
-        server, tool, args = left[0]
-        name = pick(tools, server, tool)
-        if name is None and WAIT in tools and made.count(WAIT) < 3:
+        # The next step whose tool is offered: a server still starting (its tools arrive
+        # with list_changed) is called later.
+        for server, tool, args in left:
+            name = pick(tools, server, tool)
+            if name is not None:
+                return ("call", name, args, done)
+        if WAIT in tools and made.count(WAIT) < 3:
             # Its servers are still starting: a model is told to wait for them.
             return ("call", WAIT, {}, done)
-        if name is None:
-            return ("text", f"no tool {server}/{tool} among {sorted(tools)}", None, done)
-        return ("call", name, args, done)
+        missing = ", ".join(f"{server}/{tool}" for server, tool, _ in left)
+        return ("text", f"no tool {missing} among {sorted(tools)}", None, done)
     if "read_result" not in made:
         marker = next((m.group(1) for s in strings(forwarded) for m in [READ_RESULT.search(s)] if m), None)
         name = pick(tools, "", "read_result")

@@ -119,6 +119,7 @@ impl Drop for Provider {
     }
 }
 
+/// How the host reaches the servers.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Route {
     Direct,
@@ -174,7 +175,11 @@ fn configure(host: &Host, home: &Path, port: u16, path: Route, servers: &Value) 
             std::fs::write(&file, config.to_string()).unwrap();
         }
         "gemini" => {
-            let mut config = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+            let mut config = json!({
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                // Nothing leaves the machine: the test is offline.
+                "privacy": {"usageStatisticsEnabled": false},
+            });
             if direct {
                 config["mcpServers"] = servers.clone();
             }
@@ -475,6 +480,15 @@ fn host_matrix(host: &Host) {
     let readme =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
             .unwrap();
+    // The matrix names the version it was seen with: the pinned one.
+    let version = Command::new(&bin).arg("--version").output().unwrap();
+    let pinned = host.title.rsplit(' ').next().unwrap();
+    assert!(
+        String::from_utf8_lossy(&version.stdout).contains(pinned),
+        "{} --version: {}; the README's matrix is of {pinned}",
+        host.bin,
+        String::from_utf8_lossy(&version.stdout)
+    );
     let mut wrong = Vec::new();
     for path in [Route::Direct, Route::Gateway] {
         let turns = run(host, &bin, path, &servers);
