@@ -36,9 +36,12 @@ SCRIPT = [
 READ_RESULT = re.compile(r'read_result (\{\\?"callId\\?":.*?\})')
 
 LOCK = threading.Lock()
+STARTED = time.monotonic()
 
 # Claude Code's tool for waiting on MCP servers that are still starting.
 WAIT = "WaitForMcpServers"
+# How many times the model waits for a server before it says the tool is missing.
+WAITS = 30
 
 # Gemini CLI's side requests ask for JSON: the next-speaker check and the model router.
 SIDE_JSON = {"next_speaker": "user", "reasoning": "done", "complexity_reasoning": "scripted", "complexity_score": 1}
@@ -93,8 +96,11 @@ def decide(tools, calls, forwarded):
             name = pick(tools, server, tool)
             if name is not None:
                 return ("call", name, args, done)
-        if WAIT in tools and made.count(WAIT) < 3:
-            # Its servers are still starting: a model is told to wait for them.
+        if WAIT in tools and made.count(WAIT) < WAITS:
+            # Its servers are still starting: a model is told to wait for them. It takes
+            # a moment between waits, as a real model does between turns.
+            if made.count(WAIT):
+                time.sleep(1)
             return ("call", WAIT, {}, done)
         missing = ", ".join(f"{server}/{tool}" for server, tool, _ in left)
         return ("text", f"no tool {missing} among {sorted(tools)}", None, done)
@@ -144,7 +150,14 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, wire, step, forwarded, move, tools):
         # The MCP tools offered (and the host's wait tool): what the host had listed then.
         offered = sorted(t for t in tools if "__" in t or t.startswith("mcp_") or t == WAIT)
-        turn = {"wire": wire, "after": step or "start", "forwarded": forwarded, "next": move[:3], "offered": offered}
+        turn = {
+            "wire": wire,
+            "after": step or "start",
+            "forwarded": forwarded,
+            "next": move[:3],
+            "offered": offered,
+            "at": round(time.monotonic() - STARTED, 2),
+        }
         with LOCK, open(self.server.record_path, "a") as f:
             f.write(json.dumps(turn) + "\n")
 

@@ -203,11 +203,11 @@ fn configure(host: &Host, home: &Path, port: u16, path: Route, servers: &Value) 
             );
             if direct {
                 // `required`: Codex waits for the server at start-up (else its first
-                // request may go out before the server's tools are listed), as the
-                // gateway's installed entry does.
+                // request may go out before the server's tools are listed), as long as the
+                // gateway's installed entry lets it (a loaded CI machine starts slowly).
                 for (name, server) in servers.as_object().unwrap() {
                     toml += &format!(
-                        "\n[mcp_servers.{name}]\ncommand = {}\nargs = {}\nrequired = true\n",
+                        "\n[mcp_servers.{name}]\ncommand = {}\nargs = {}\nrequired = true\nstartup_timeout_sec = 60\n",
                         server["command"], server["args"]
                     );
                 }
@@ -546,4 +546,32 @@ fn gemini_cli_by_itself_and_through_the_gateway() {
 #[test]
 fn codex_by_itself_and_through_the_gateway() {
     host_matrix(&CODEX);
+}
+
+/// Claude Code speaks 2026-07-28 to the gateway, where it hears of list changes only on a
+/// `subscriptions/listen` stream, and waits for every listing (prompts and resources too)
+/// before it offers any of the gateway's tools: a server behind that starts after the
+/// first listing (here the FastMCP one, 5 s late) must still reach the model, mid-run.
+#[test]
+fn claude_code_gets_the_tools_of_a_server_that_starts_late_through_the_gateway() {
+    let (Some(bin), Some(mut servers)) = (mcp_host(CLAUDE.bin), servers()) else {
+        return;
+    };
+    let py = &servers["py"];
+    let late = format!(
+        "sleep 5; exec {} {}",
+        py["command"].as_str().unwrap(),
+        py["args"][0].as_str().unwrap()
+    );
+    servers["py"] = json!({"command": "sh", "args": ["-c", late]});
+    let turns = run(&CLAUDE, &bin, Route::Gateway, &servers);
+    for tool in ["forecast_summary", "fail_quota", "build_log"] {
+        let Some(turn) = turns.iter().find(|t| t["after"] == tool) else {
+            panic!("{tool} never reached the model: {turns:?}");
+        };
+        let offered = &turn["offered"];
+        assert!(offered.to_string().contains("py__"), "{offered}");
+    }
+    let first = &turns[0]["offered"];
+    assert!(!first.to_string().contains("py__"), "not late: {first}");
 }
