@@ -239,6 +239,11 @@ fn configure(host: &Host, home: &Path, port: u16, path: Route, servers: &Value) 
 /// Runs `host` headless in a throwaway HOME, with its servers reached by `path`, against
 /// the scripted model; the turns it recorded.
 fn run(host: &Host, bin: &Path, path: Route, servers: &Value) -> Vec<Value> {
+    // One host at a time: each starts a host, the gateway and two servers, and a host
+    // whose servers start slowly on a loaded machine may begin before their tools are
+    // listed (the matrix is about results, not start-up races).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
     let provider = Provider::start(home);
