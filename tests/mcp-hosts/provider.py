@@ -6,17 +6,20 @@ in the provider's own event format, so the host cannot tell it from the real API
 The model follows a script of tool calls, one a turn: each turn it calls the next tool of
 the script it has not called yet (picked from the tools the host offers by its server and
 tool name, whatever prefix the host gives it; a tool not offered yet is called later, and
-while none is offered it calls the host's own wait tool if there is one), then `read_result` as the gateway's marker in
-the last result says, then it answers "done". Each turn's request is recorded (JSON lines in RECORD): the
-items the host sent back after the model's last call, i.e. the tool result exactly as the
-host forwards it to its model. Requests that offer no tools (titles, quota checks,
+while none is offered it calls the host's own wait tool if there is one), then
+`read_result` as the gateway's marker in the last result says, then it answers "done".
+Each turn's request is recorded (JSON lines in RECORD): the items the host sent back
+after the model's last call, i.e. the tool result exactly as the host forwards it to its
+model, and the MCP tools it offered. Requests that offer no tools (titles, quota checks,
 classifiers) are answered with plain text and not recorded as turns.
 
-Run: python3 provider.py PORT_FILE RECORD   (prints nothing; writes the port it listens
-on to PORT_FILE, stops when its parent closes stdin)
+Run: python3 provider.py PORT_FILE RECORD [REQUESTS]   (prints nothing; writes the port it
+listens on to PORT_FILE, every request to REQUESTS if given, and stops when its parent
+closes stdin)
 """
 
 import json
+import os
 import re
 import sys
 import threading
@@ -394,8 +397,6 @@ def main():
     server.all_path = sys.argv[3] if len(sys.argv) > 3 else None
     with open(port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
-    import os
-
     os.replace(port_file + ".tmp", port_file)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     # Stops when the test that started it goes away (its stdin closes).
