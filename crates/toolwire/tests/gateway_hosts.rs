@@ -14,28 +14,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::mcp::mcp_host;
 
 /// A host's run may take this long (each takes a few seconds here).
 const HOST_TIMEOUT: Duration = Duration::from_secs(150);
 
 /// The last line of the FastMCP server's 300 KB `build_log`.
 const LAST_LINE: &str = "BUILD FAILED: 1 test failed: tests::the_last_line_matters";
-
-/// A program of tests/mcp-hosts (`npm ci --prefix tests/mcp-hosts`, as .ci/run does), or
-/// `None` after saying why; missing under CI is a failure.
-fn mcp_host(bin: &str) -> Option<PathBuf> {
-    let path = hosts_dir().join("node_modules/.bin").join(bin);
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
-        "{} is missing: run `npm ci --prefix tests/mcp-hosts`",
-        path.display()
-    );
-    assert!(std::env::var_os("CI").is_none(), "{why}");
-    eprintln!("SKIPPED: {why}");
-    None
-}
 
 fn hosts_dir() -> PathBuf {
     support::peers::peers_dir().join("../mcp-hosts")
