@@ -274,6 +274,24 @@ impl Gateway {
         });
     }
 
+    /// Waits before a listing (tools, resources, prompts) is answered, and says whether
+    /// only the servers up now are to be listed. Answered with what is ready after a
+    /// short wait, so that the servers that start fast are in a host's first listing; the
+    /// others are announced as they come. A host that would never list again is given
+    /// every server's, once each is up or failed (its connection timeout bounds that).
+    /// Every listing waits the same: a host may wait for all of them before it offers
+    /// any tool (Claude Code does), so one held longer would hold the tools back too.
+    async fn listing_wait(&self, context: &RequestContext<RoleServer>) -> bool {
+        let started = self.shared.news.all_started();
+        if self.profile(context).follows_list_changed {
+            let _ = tokio::time::timeout(LIST_WAIT, started).await;
+            true
+        } else {
+            started.await;
+            false
+        }
+    }
+
     /// Asks the host for its roots, when it declared the capability, and passes them on.
     #[allow(deprecated)] // Roots: still what 2025-11-25 hosts and servers use.
     async fn ask_roots(&self, peer: &rmcp::service::Peer<RoleServer>) {
@@ -728,16 +746,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        // Answered with what is ready after a short wait, so that the servers that start
-        // fast are in a host's first listing; the others are announced as they come. A
-        // host that would never list again is given every server's tools, once each is
-        // up or failed (its connection timeout bounds that).
-        let started = self.shared.news.all_started();
-        if self.profile(&context).follows_list_changed {
-            let _ = tokio::time::timeout(LIST_WAIT, started).await;
-        } else {
-            started.await;
-        }
+        self.listing_wait(&context).await;
         serde_json::from_value(complete(json!({"tools": self.tool_list()})))
             .map_err(|e| ErrorData::internal_error(format!("unlistable tools: {e}"), None))
     }
@@ -790,12 +799,13 @@ impl ServerHandler for Gateway {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        let ready_only = self.listing_wait(&context).await;
         let listed = self
             .shared
             .behind
-            .list("resources", "resources/list", "resources")
+            .list("resources", "resources/list", "resources", ready_only)
             .await;
         serde_json::from_value(complete(listed)).map_err(unsendable)
     }
@@ -803,12 +813,18 @@ impl ServerHandler for Gateway {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        let ready_only = self.listing_wait(&context).await;
         let listed = self
             .shared
             .behind
-            .list("resources", "resources/templates/list", "resourceTemplates")
+            .list(
+                "resources",
+                "resources/templates/list",
+                "resourceTemplates",
+                ready_only,
+            )
             .await;
         serde_json::from_value(complete(listed)).map_err(unsendable)
     }
@@ -849,15 +865,63 @@ impl ServerHandler for Gateway {
             .map(drop)
     }
 
+    /// A 2026-07-28 host (Claude Code is one) hears of list changes only on a
+    /// `subscriptions/listen` stream, never as bare notifications: without it, the tools of
+    /// a server that comes up after the host's first `tools/list` never reach the host.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(
+            rmcp::model::SubscriptionFilter::builder()
+                .tools_list_changed()
+                .prompts_list_changed()
+                .resources_list_changed()
+                .build(),
+        )
+    }
+
+    /// Tells the stream of every change of what the servers behind offer, as
+    /// `tell_of_tool_changes` tells an older host, until the host cancels it or leaves.
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changed = self.shared.news.changed.subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                news = changed.changed() => {
+                    if news.is_err() {
+                        return Ok(());
+                    }
+                    // Only what the host asked for: the sink refuses the rest.
+                    let sink = context.sink();
+                    let accepted = sink.accepted();
+                    let told = [
+                        accepted.tools_list_changed == Some(true)
+                            && sink.notify_tool_list_changed().await.is_err(),
+                        accepted.resources_list_changed == Some(true)
+                            && sink.notify_resource_list_changed().await.is_err(),
+                        accepted.prompts_list_changed == Some(true)
+                            && sink.notify_prompt_list_changed().await.is_err(),
+                    ];
+                    if told.contains(&true) {
+                        // The stream or the connection is gone.
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        let ready_only = self.listing_wait(&context).await;
         let listed = self
             .shared
             .behind
-            .list("prompts", "prompts/list", "prompts")
+            .list("prompts", "prompts/list", "prompts", ready_only)
             .await;
         serde_json::from_value(complete(listed)).map_err(unsendable)
     }

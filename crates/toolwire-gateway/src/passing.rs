@@ -95,22 +95,34 @@ impl Behind {
     }
 
     /// The servers that declared `capability` (`resources`, `prompts`, `completions`,
-    /// `logging`), each with what it declared; a server that is not up is left out.
-    async fn offering(&self, capability: &str) -> Vec<(&Arc<McpServer>, Json)> {
-        let declared = futures::future::join_all(self.servers.iter().map(|s| async move {
-            let caps = s.capabilities().await.ok()?;
-            let offered = caps.get(capability).filter(|c| !c.is_null())?.clone();
-            Some((s, offered))
-        }))
-        .await;
+    /// `logging`), each with what it declared; a server that is not up is left out (with
+    /// `ready_only`, one still starting is not waited for).
+    async fn offering(&self, capability: &str, ready_only: bool) -> Vec<(&Arc<McpServer>, Json)> {
+        let up = |s: &&Arc<McpServer>| {
+            !ready_only || s.status().state == toolwire_tool::SourceState::Ready
+        };
+        let declared =
+            futures::future::join_all(self.servers.iter().filter(up).map(|s| async move {
+                let caps = s.capabilities().await.ok()?;
+                let offered = caps.get(capability).filter(|c| !c.is_null())?.clone();
+                Some((s, offered))
+            }))
+            .await;
         declared.into_iter().flatten().collect()
     }
 
     /// Every page of `method`'s list (`key`: `resources`, `resourceTemplates`, `prompts`)
-    /// from every server that offers `capability`, each item's `name` given its server's
-    /// prefix; one page for the host.
-    pub(crate) async fn list(&self, capability: &str, method: &str, key: &str) -> Json {
-        let offering = self.offering(capability).await;
+    /// from every server that offers `capability` (with `ready_only`, every such server
+    /// that is up now: the rest are announced as they come), each item's `name` given its
+    /// server's prefix; one page for the host.
+    pub(crate) async fn list(
+        &self,
+        capability: &str,
+        method: &str,
+        key: &str,
+        ready_only: bool,
+    ) -> Json {
+        let offering = self.offering(capability, ready_only).await;
         let lists = futures::future::join_all(offering.iter().map(|(server, _)| async move {
             let mut items = Vec::new();
             let mut cursor: Option<Json> = None;
@@ -173,7 +185,7 @@ impl Behind {
         if let Some(server) = listed.as_deref().or(ui_owner).and_then(|p| self.server(p)) {
             return vec![server];
         }
-        self.offering("resources")
+        self.offering("resources", false)
             .await
             .into_iter()
             .map(|(s, _)| s)
@@ -262,7 +274,7 @@ impl Behind {
     /// `logging/setLevel`, passed to every server that logs; one that refuses keeps its
     /// level (the host is not failed for it).
     pub(crate) async fn set_level(&self, params: Json) {
-        let logging = self.offering("logging").await;
+        let logging = self.offering("logging", false).await;
         futures::future::join_all(
             logging
                 .iter()

@@ -243,14 +243,49 @@ async fn structured_content(
 /// `whole` as the server sent it): a cut marker, a media line, a server's own note. The
 /// value's JSON itself (a server usually sends it as text beside the value), whole or cut
 /// by toolwire with its marker, is left out: the host shows the value, and the model
-/// would read it twice.
+/// would read it twice. So is the string (or other value) a tool returned that its SDK
+/// sent both as text and wrapped as the value's one member (FastMCP's `{"result": …}`).
 fn lacking<'t>(texts: &[&'t str], stored: &Json, whole: &Json) -> Vec<&'t str> {
     // The view joins a result's text parts with a blank line; a JSON text has none.
     texts
         .iter()
         .flat_map(|text| text.split("\n\n"))
-        .filter(|part| !part.trim().is_empty() && !restates(part, stored) && !restates(part, whole))
+        .filter(|part| {
+            !part.trim().is_empty()
+                && !restates(part, stored)
+                && !restates(part, whole)
+                && !in_wrapped(part, stored)
+                && !in_wrapped(part, whole)
+        })
         .collect()
+}
+
+/// Whether `part` (a piece of the reply's text) is the one member of `value`, or a
+/// piece of it as toolwire cut it (its head, or the marker and its tail): FastMCP sends a
+/// tool's string (or list, or number) both as text and as `{"result": …}`.
+fn in_wrapped(part: &str, value: &Json) -> bool {
+    let Some(member) = value
+        .as_object()
+        .filter(|map| map.len() == 1)
+        .and_then(|map| map.values().next())
+    else {
+        return false;
+    };
+    let Json::String(whole) = member else {
+        return restates(part, member);
+    };
+    let part = part.trim_matches('\n');
+    if whole.contains(part) {
+        return true;
+    }
+    // The text cut's marker, `[… N chars (M lines) omitted by toolwire; … …]`, then the
+    // kept tail.
+    const MARKER_END: &str = " …]\n";
+    part.starts_with("[… ")
+        && part.find(MARKER_END).is_some_and(|end| {
+            part[..end].contains(" omitted by toolwire; ")
+                && whole.contains(&part[end + MARKER_END.len()..])
+        })
 }
 
 /// Whether `schema` allows an object no members beyond those it names.
@@ -641,6 +676,59 @@ mod tests {
                 .contains(r#""part":1,"pointer":"/notes"}"#),
             "{structured}"
         );
+    }
+
+    /// A FastMCP tool that returns a string sends it as text and as `{"result": …}`: for a
+    /// host that shows only the value (Codex), the text, whole or as toolwire cut it, is
+    /// the value again and is not carried beside it; the reply stays within the budget,
+    /// which the host's own cut would otherwise take out of the middle (marker included).
+    #[tokio::test]
+    async fn a_wrapped_string_beside_its_value_is_not_carried_again() {
+        let log: String = (1..=8_000)
+            .map(|i| format!("step {i:05} compiling crate_{} ... ok\n", i % 97))
+            .collect::<String>()
+            + "BUILD FAILED: 1 test failed\n";
+        let codex = HostProfile::named("codex").unwrap();
+        let schema = json!({"type": "object", "properties": {"result": {"type": "string"}}});
+        let blobs = MemoryBlobs::default();
+        for (text, budget) in [(log.clone(), 9_000), ("short".to_owned(), 9_000)] {
+            let call = ToolCall::new("c6", "py__build_log", json!({}));
+            let result = ToolResult::success(
+                CallRef::new("c6", "py__build_log"),
+                vec![
+                    Value::text(text.clone()),
+                    Value::structured(json!({"result": text})),
+                ],
+            );
+            let (reply, _) =
+                sent(call_tool_result(result, call, &codex, budget, Some(&schema), &blobs).await);
+            let structured = &reply["structuredContent"];
+            assert!(
+                structured.to_string().chars().count() <= budget,
+                "{} chars: {structured:.300}",
+                structured.to_string().chars().count()
+            );
+            let carried = structured.get(CONTENT_KEY).and_then(Json::as_str);
+            assert!(
+                carried.is_none_or(|c| !c.contains("step 00001")),
+                "{carried:.300?}"
+            );
+            if text.len() > budget {
+                assert!(
+                    structured["result"]
+                        .as_str()
+                        .unwrap()
+                        .contains("step 00001")
+                );
+                assert!(
+                    structured.to_string().contains("BUILD FAILED"),
+                    "{structured:.300}"
+                );
+                assert!(carried.unwrap().contains("read_result"), "{carried:?}");
+            } else {
+                assert_eq!(structured, &json!({"result": "short"}));
+            }
+        }
     }
 
     /// The structured value within the budget, cut by structure (its rows' ends kept),

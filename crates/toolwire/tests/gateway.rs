@@ -20,6 +20,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
+use support::mcp::mcp_host;
 
 /// Runs the client against a gateway it starts on stdio; one JSON value per step.
 fn drive(data: &Path, host: &str, gateway: &[&str], steps: Value, answers: Value) -> Vec<Value> {
@@ -1916,24 +1917,6 @@ fn install_writes_the_one_entry_and_keeps_a_backup() {
 
     let bad = support::mcp::toolwire(data.path(), &["mcp", "install", "--host", "emacs"]);
     assert!(support::mcp::stderr_of(&bad).contains("unknown host \"emacs\""));
-}
-
-/// A program of tests/mcp-hosts (`npm ci --prefix tests/mcp-hosts`, as .ci/run does), or
-/// `None` after saying why; missing under CI is a failure.
-fn mcp_host(bin: &str) -> Option<std::path::PathBuf> {
-    let path = support::peers::peers_dir()
-        .join("../mcp-hosts/node_modules/.bin")
-        .join(bin);
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
-        "{} is missing: run `npm ci --prefix tests/mcp-hosts`",
-        path.display()
-    );
-    assert!(std::env::var_os("CI").is_none(), "{why}");
-    eprintln!("SKIPPED: {why}");
-    None
 }
 
 /// MCP Inspector's CLI mode lists the gateway's tools and calls one through it.

@@ -131,3 +131,21 @@ pub(crate) fn client_lines(client: &mut Command) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// A program of tests/mcp-hosts (`npm ci --prefix tests/mcp-hosts`, as .ci/run does), or
+/// `None` after saying why; missing under CI is a failure.
+pub(crate) fn mcp_host(bin: &str) -> Option<std::path::PathBuf> {
+    let path = super::peers::peers_dir()
+        .join("../mcp-hosts/node_modules/.bin")
+        .join(bin);
+    if path.exists() {
+        return Some(path);
+    }
+    let why = format!(
+        "{} is missing: run `npm ci --prefix tests/mcp-hosts`",
+        path.display()
+    );
+    assert!(std::env::var_os("CI").is_none(), "{why}");
+    eprintln!("SKIPPED: {why}");
+    None
+}
