@@ -248,6 +248,13 @@ pub(crate) async fn connect(
     for failed in &connected.failed {
         out::eprintln(&format!("warning: {failed}"));
     }
+    // A server speaking an older revision than asked for, without having said so itself:
+    // said here, with why (`McpServer::status`'s warning).
+    for (server, _) in &connected.servers {
+        if let Some(warning) = server.status().warning {
+            out::eprintln(&format!("warning: {}", server.error_of(&warning)));
+        }
+    }
     let tools = connected
         .tools
         .into_iter()
