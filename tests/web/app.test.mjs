@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, readdirSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
+import { execFileSync } from 'node:child_process';
 import { ROOT, SCREENSHOTS } from './lib.mjs';
 import { join } from 'node:path';
 import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
@@ -535,6 +536,56 @@ test('opening a session with an MCP App calls no tool and stores nothing; the ap
     const after = await stored();
     assert.equal(after.messages, before.messages + 2, 'the call and its result');
     assert.equal(after.waiting, 0);
+  } finally {
+    await apps.stop();
+  }
+});
+
+test('an MCP App\'s HTML is stored once and fetched by its key; a result stored with it inline still draws', async () => {
+  const e = dirs();
+  const apps = await serve(e, undefined, ['--mcp', `app=node ${join(ROOT, 'tests/web/app_server.mjs')}`]);
+  try {
+    const s = (await api(apps.base, '/api/sessions', { title: 'one page, two calls' })).id;
+    const first = await callApproved(apps.base, s, 'app__show_app', { api: apps.base });
+    const second = await callApproved(apps.base, s, 'app__show_app', { api: apps.base });
+    // Each result names the page by its key; neither carries it.
+    const app1 = first.content.widgets[0].app;
+    const app2 = second.content.widgets[0].app;
+    assert.match(app1.htmlBlob, /^blake3:[0-9a-f]{64}$/);
+    assert.equal(app2.htmlBlob, app1.htmlBlob);
+    assert.equal(app1.html, undefined);
+    assert.equal(app2.html, undefined);
+    const r = await fetch(`${apps.base}/api/resources/${app1.htmlBlob}/content`);
+    const html = await r.text();
+    assert.match(html, /<title>test app<\/title>/);
+    const drawn = async (nth) => {
+      const log = page.frameLocator('.card[data-tool="app__show_app"] iframe.tw-app-frame').nth(nth).frameLocator('iframe').locator('#log');
+      await until(async () => (await log.innerText().catch(() => '')).includes('done'), 20000, `app ${nth} to draw`);
+      assert.match(await log.innerText(), /^result \{"count":3\} the app is shown$/m);
+    };
+    await page.goto(`${apps.base}/sessions/${s}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await drawn(0);
+    await drawn(1);
+    // A result stored before pages were kept by key holds its HTML inline: it draws the same.
+    execFileSync('python3', ['-c', `
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+(body,) = db.execute("select body from messages where session_id = ? and role = 'tool_result' and call_id = ?", (sys.argv[2], sys.argv[3])).fetchone()
+result = json.loads(body)
+app = result["widgets"][0]["app"]
+del app["htmlBlob"]
+app["html"] = sys.stdin.read()
+db.execute("update messages set body = ? where session_id = ? and call_id = ? and role = 'tool_result'", (json.dumps(result), sys.argv[2], sys.argv[3]))
+db.commit()
+`, join(e.data, 'history.db'), s, first.content.callId], { input: html });
+    const { messages } = await api(apps.base, `/api/sessions/${s}`);
+    const old = messages.find((m) => m.role === 'tool_result' && m.content.callId === first.content.callId);
+    assert.equal(old.content.widgets[0].app.html, html, 'the row is an old one now');
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await drawn(0);
+    await drawn(1);
   } finally {
     await apps.stop();
   }

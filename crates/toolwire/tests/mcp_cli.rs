@@ -734,3 +734,93 @@ fn echo_through_serve(port: u16, message: &str) {
     }
     panic!("no echo of {message:?} stored");
 }
+
+/// Every file under `dir`, at any depth.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// An MCP App's HTML (the FastMCP fixture's `chart`) is stored once, in the blob store,
+/// however many calls show it: each stored result names it by its key. It was kept
+/// inline in every result row (4.4 MB per call of server-pdf's `display_pdf`).
+#[test]
+fn an_apps_html_is_stored_once_by_its_key() {
+    let Some(python) = support::peers::peer("venv/bin/python") else {
+        return;
+    };
+    let script = support::peers::peers_dir().join("fastmcp_server.py");
+    let flag = format!("py={} {}", python.display(), script.display());
+    let html = "<!doctype html><title>chart</title><p>the fixture's app</p>";
+    let data = tempfile::tempdir().unwrap();
+    let first = toolwire(
+        data.path(),
+        &["call", "-y", "--mcp", &flag, "py__chart", r#"{"points":3}"#],
+    );
+    assert!(first.status.success(), "{}", stderr_of(&first));
+    let session = session_of(&first);
+    let again = toolwire(
+        data.path(),
+        &[
+            "call",
+            "-y",
+            "--session",
+            &session,
+            "--mcp",
+            &flag,
+            "py__chart",
+            r#"{"points":4}"#,
+        ],
+    );
+    assert!(again.status.success(), "{}", stderr_of(&again));
+
+    let blobs = files_under(&data.path().join("blobs"));
+    let pages: Vec<_> = blobs
+        .iter()
+        .filter(|p| std::fs::read(p).unwrap() == html.as_bytes())
+        .collect();
+    assert_eq!(pages.len(), 1, "the page is one blob: {blobs:?}");
+    // No row holds the page itself: every file of the history is free of it.
+    for file in files_under(data.path()) {
+        if file.starts_with(data.path().join("blobs")) {
+            continue;
+        }
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !bytes.windows(html.len()).any(|w| w == html.as_bytes()),
+            "{} holds the app's HTML",
+            file.display()
+        );
+    }
+    // Both results name it by its key.
+    let shown = toolwire(data.path(), &["show", &session, "--json"]);
+    let messages: serde_json::Value = serde_json::from_str(&stdout_of(&shown)).unwrap();
+    let text = messages.to_string();
+    let keys: Vec<&str> = text
+        .match_indices("\"htmlBlob\":\"blake3:")
+        .map(|(i, _)| &text[i + 12..i + 83])
+        .collect();
+    assert_eq!(keys.len(), 2, "{text}");
+    assert_eq!(keys[0], keys[1]);
+    // It is referenced: `gc` keeps it.
+    let gc = toolwire(data.path(), &["gc"]);
+    assert!(gc.status.success(), "{}", stderr_of(&gc));
+    let kept = files_under(&data.path().join("blobs"));
+    assert!(
+        kept.iter()
+            .any(|p| std::fs::read(p).unwrap() == html.as_bytes()),
+        "gc removed the page: {}",
+        stdout_of(&gc)
+    );
+}

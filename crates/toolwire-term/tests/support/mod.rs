@@ -371,6 +371,7 @@ pub(crate) fn cases() -> Vec<(&'static str, Case)> {
         uri: "ui://charts/cpu".into(),
         mime_type: Some("text/html".into()),
         html: None,
+        html_blob: None,
         csp: None,
         permissions: None,
     });
