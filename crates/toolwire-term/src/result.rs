@@ -160,12 +160,22 @@ pub(crate) fn body(r: &ToolResult, opts: &TermOptions, lines: &mut Vec<String>) 
         first = false;
         lines.append(&mut block);
     }
+    // An MCP App's fallback is its call's text, which is drawn above already: said, not
+    // printed a second time.
+    let texts: Vec<&str> = r
+        .output
+        .iter()
+        .filter(|v| is_shown(v) && v.is_kind(toolwire_core::WellKnown::Text))
+        .filter_map(|v| v.data.get("content").and_then(serde_json::Value::as_str))
+        .collect();
+    let text_above = texts.join("\n");
     for w in &r.widgets {
         if !first {
             lines.push(String::new());
         }
         first = false;
-        render_widget(w, opts, lines);
+        let above = w.app.is_some() && !text_above.is_empty() && w.fallback == text_above;
+        render_widget(w, opts, lines, above);
     }
 }
 
