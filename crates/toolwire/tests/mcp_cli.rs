@@ -824,3 +824,71 @@ fn an_apps_html_is_stored_once_by_its_key() {
         stdout_of(&gc)
     );
 }
+
+/// In a terminal of 60 columns (`COLUMNS`), `tools` wraps each description beside the
+/// names, at spaces: no line is wider, and what wraps is indented under the description.
+#[test]
+fn tools_wraps_descriptions_to_the_terminal() {
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .arg("tools")
+        .env("COLUMNS", "60")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    let width = |l: &str| l.chars().count();
+    assert!(text.lines().all(|l| width(l) <= 60), "{text}");
+    let wrapped: Vec<&str> = text.lines().filter(|l| l.starts_with("   ")).collect();
+    assert!(!wrapped.is_empty(), "nothing wrapped: {text}");
+    let column = text
+        .lines()
+        .find(|l| l.starts_with("read_file "))
+        .and_then(|l| l[9..].find(|c: char| c != ' ').map(|i| i + 9))
+        .unwrap();
+    assert!(
+        wrapped
+            .iter()
+            .all(|l| l.len() - l.trim_start().len() == column),
+        "{text}"
+    );
+    // Without a terminal or COLUMNS, each tool stays one line, for scripts.
+    let piped = toolwire(data.path(), &["tools"]);
+    assert!(
+        !stdout_of(&piped).lines().any(|l| l.starts_with("   ")),
+        "{}",
+        stdout_of(&piped)
+    );
+}
+
+/// A server slow to start is not a silent wait: `call` says on stderr which server it is
+/// waiting for, and what it runs.
+#[test]
+fn call_says_which_server_it_waits_for() {
+    let Some((python, mut args)) = support::peers::python_mrtr() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    args.extend(["--slow-start".into(), "3".into()]);
+    args.push(data.path().join("starts").display().to_string());
+    let flag = format!("slow={python} {}", args.join(" "));
+    let out = toolwire(
+        data.path(),
+        &["call", "-y", "--mcp", &flag, "slow__two_rounds", "{}"],
+    );
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains("waiting for MCP server `slow` (")
+            && stderr.contains("mrtr_server.py --slow-start 3")
+            && stderr.contains("to start…"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("waiting for").count(),
+        1,
+        "said once: {stderr}"
+    );
+}
