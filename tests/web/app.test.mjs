@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { ROOT, SCREENSHOTS } from './lib.mjs';
 import { join } from 'node:path';
 import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
-import { png, wav, webm } from './media.mjs';
+import { png, wav, webm, pdf } from './media.mjs';
 
 let d;
 let server;
@@ -454,6 +454,7 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
     assert.match(text, /^call pong ping$/m);
     assert.match(text, /^read text\/html;profile=mcp-app$/m);
     assert.match(text, /^model_only: (refused|error)$/m);
+    assert.match(text, /^worker ok$/m);
     // The host resized the frame to the grown view, and stored the app's call as a card.
     const height = await frame.evaluate((f) => f.getBoundingClientRect().height);
     assert.ok(height > 600, `frame height ${height}`);
@@ -586,6 +587,52 @@ db.commit()
     await page.waitForSelector('body[data-ready="true"]');
     await drawn(0);
     await drawn(1);
+  } finally {
+    await apps.stop();
+  }
+});
+
+// server-pdf's viewer reads its PDF through an app-only tool whose structuredContent holds
+// the bytes as base64, and parses it with pdf.js, whose worker script is a data: URL.
+test('server-pdf\'s viewer, a real MCP App, reads its bytes and draws its document', async () => {
+  const e = dirs();
+  const file = join(e.workspace, 'test.pdf');
+  writeFileSync(file, pdf('toolwire test page'));
+  // The server reads only the file it is given (no network: the test runs offline).
+  const entry = join(ROOT, 'tests/mcp/node_modules/@modelcontextprotocol/server-pdf/dist/index.js');
+  const apps = await serve(e, undefined, ['--mcp', `pdf=node ${entry} --stdio ${file}`]);
+  try {
+    const s = await api(apps.base, '/api/sessions', { title: 'a PDF' });
+    await page.goto(`${apps.base}/sessions/${s.id}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.selectOption('.playground select[name="tool"]', 'pdf__display_pdf');
+    await page.fill('.playground [name="url"]', file);
+    await page.click('.playground button[type="submit"]');
+    const card = page.locator('.card[data-tool="pdf__display_pdf"]');
+    const approve = card.locator('button.approve');
+    await Promise.race([approve.waitFor({ timeout: 20000 }).catch(() => {}), card.locator('iframe.tw-app-frame').waitFor({ timeout: 20000 })]);
+    if (await approve.isVisible()) await approve.click();
+    const viewer = page.frameLocator('.card[data-tool="pdf__display_pdf"] iframe.tw-app-frame').frameLocator('iframe');
+    // The page is drawn: its text layer (pdf.js, from the worker's parse) holds the text,
+    // and the viewer no longer says it is loading.
+    await until(async () => (await viewer.locator('#text-layer').innerText().catch(() => '')).includes('toolwire test page'), 30000, 'the PDF\'s page to be drawn');
+    assert.match(await viewer.locator('#total-pages').innerText(), /\b1$/);
+    // And its canvas holds the page's drawing: the blue bar.
+    const inner = page.frames().find((f) => f.url() === 'about:srcdoc' && f.parentFrame() && f.parentFrame().url().includes('/sandbox'));
+    await until(() => inner.evaluate(() => {
+      const c = document.getElementById('pdf-canvas');
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      for (let i = 0; i < data.length; i += 4) if (data[i + 2] > 150 && data[i] < 80) return true;
+      return false;
+    }), 10000, 'the page\'s blue bar on the canvas');
+    assert.equal(await viewer.locator('#loading').isVisible(), false);
+    // Its byte reads are the app's own calls (visibility ["app"]): nothing waits.
+    assert.equal((await api(apps.base, `/api/sessions/${s.id}/suspensions`)).length, 0);
+    // The viewer itself, the call form out of its way.
+    const hide = page.locator('.playground button', { hasText: 'Hide form' });
+    if (await hide.isVisible()) await hide.click();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await card.locator('iframe.tw-app-frame').screenshot({ path: join(SCREENSHOTS, 'mcp-app-pdf.png') });
   } finally {
     await apps.stop();
   }
