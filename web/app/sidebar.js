@@ -108,9 +108,9 @@ export class Sidebar {
       details.open = q ? true : this.openGroups.get(key) ?? true;
       details.addEventListener('toggle', () => { if (!q) this.openGroups.set(key, details.open); });
       // What it runs, and the revision it speaks once it is up.
-      const speaks = server && server.protocol ? `MCP ${server.protocol}` : '';
+      const speaks = server && server.protocol ? h('span', { class: 'server-protocol' }, `MCP ${server.protocol}`) : null;
       if (server && (server.target || speaks)) {
-        details.append(h('div', { class: 'server-target' }, [server.target, speaks].filter(Boolean).map(String).join(' · ')));
+        details.append(h('div', { class: 'server-target' }, String(server.target || ''), server.target && speaks ? ' · ' : '', speaks));
       }
       if (server && server.reason) details.append(h('div', { class: 'server-reason' }, String(server.reason)));
       if (server && server.warning) details.append(h('div', { class: 'server-warning' }, String(server.warning)));
