@@ -626,6 +626,8 @@ test('server-pdf\'s viewer, a real MCP App, reads its bytes and draws its docume
       return false;
     }), 10000, 'the page\'s blue bar on the canvas');
     assert.equal(await viewer.locator('#loading').isVisible(), false);
+    // The server list says which revision it speaks.
+    assert.match(await page.locator('.sidebar details.server[data-server="pdf"] .server-target').innerText(), / · MCP 2025-11-25$/);
     // Its byte reads are the app's own calls (visibility ["app"]): nothing waits.
     assert.equal((await api(apps.base, `/api/sessions/${s.id}/suspensions`)).length, 0);
     // The viewer itself, the call form out of its way.
