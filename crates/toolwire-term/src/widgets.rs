@@ -73,9 +73,7 @@ pub(crate) fn render_widget(
     let note = match (&rendered, &w.app) {
         (Some(Ok(_)), _) => String::new(),
         (Some(Err(e)), _) => format!(" · fallback ({e})"),
-        (None, Some(_)) if fallback_above => {
-            " · app: open in the web app; its text is above".to_owned()
-        }
+        (None, Some(_)) if fallback_above => " · app: open in the web app; shown above".to_owned(),
         (None, Some(_)) => " · app: open in the web app; fallback text".to_owned(),
         (None, None) => " · fallback text".to_owned(),
     };

@@ -1165,3 +1165,45 @@ fn server_pdf_displays_a_local_pdf_and_its_bytes_are_kept_whole() {
     let key = document["source"]["blob"].as_str().unwrap();
     assert_eq!(blob(data.path(), key), bytes, "the PDF, byte for byte");
 }
+
+/// server-system-monitor (npm; an MCP App that polls an app-only tool): its tool's result
+/// is drawn as its structured value, not again as its app's fallback (the same JSON), and
+/// its page is kept once in the blob store; its polling tool is the app's alone.
+#[test]
+fn server_system_monitor_is_an_app_drawn_once_in_the_terminal() {
+    let Some(entry) = npm_peer("@modelcontextprotocol/server-system-monitor/dist/index.js") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let flag = format!("sm=node {} --stdio", entry.display());
+    let (shown, out) = call_ok(
+        data.path(),
+        &["call", "-y", "--mcp", &flag, "sm__get-system-info"],
+    );
+    assert!(shown.contains("hostname: "), "{shown}");
+    assert!(
+        !shown.contains("{\"hostname\""),
+        "the fallback repeated: {shown}"
+    );
+    assert!(
+        shown.contains("▾ widget ui://system-monitor/mcp-app.html"),
+        "{shown}"
+    );
+    let result = stored_result(data.path(), &session_of(&out), 0);
+    let page = blob(
+        data.path(),
+        result["widgets"][0]["app"]["htmlBlob"].as_str().unwrap(),
+    );
+    assert!(
+        String::from_utf8_lossy(&page[..200])
+            .to_lowercase()
+            .contains("<!doctype html")
+    );
+    let tools = toolwire(data.path(), &["tools", "--mcp", &flag, "--json"]);
+    let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
+    assert_eq!(
+        tool_named(&tools, "sm__poll-system-stats")["hiddenFromModel"],
+        true,
+        "{tools}"
+    );
+}
