@@ -6,7 +6,7 @@
 
 import { h, registerWidget } from './toolwire-render.js';
 import { mountApp } from './mcp-app.js';
-import { ID } from './app/api.js';
+import { ID, resourceUrl } from './app/api.js';
 import { showError } from './app/util.js';
 import { listView } from './app/list.js';
 import { SessionView } from './app/session.js';
@@ -19,9 +19,21 @@ export { resourceUrl } from './app/api.js';
 export { schemaForm } from './app/forms.js';
 
 // MCP Apps: drawn by the host bridge when the page lends one (a tool call's card does).
+// An app's HTML is stored once, by its content (`htmlBlob`), and read when it is drawn;
+// results stored before that carry it inline (`html`). HTML that cannot be read leaves
+// the app's fallback text.
 registerWidget('mcp_app', (box, widget, opts) => {
-  const handle = mountApp(box, widget, opts && opts.app);
-  if (opts && opts.app && opts.app.mounted) opts.app.mounted(handle);
+  const mount = (shown) => {
+    const handle = mountApp(box, shown, opts && opts.app);
+    if (opts && opts.app && opts.app.mounted) opts.app.mounted(handle);
+  };
+  const app = (widget && widget.app) || {};
+  const url = typeof app.html === 'string' ? null : resourceUrl(app.htmlBlob);
+  if (!url) return mount(widget);
+  fetch(url, { credentials: 'same-origin' })
+    .then((r) => (r.ok ? r.text() : null))
+    .catch(() => null)
+    .then((html) => mount(html === null ? widget : { ...widget, app: { ...app, html } }));
 });
 
 async function main() {

@@ -122,6 +122,10 @@ export function mountApp(box, widget, host) {
     send({ id, method, params });
   });
 
+  // What the app is given of a stored result: its server's own CallToolResult when the
+  // page can read it (`host.rawResult`), else one built from the stored result.
+  const appResult = async (r) => (host.rawResult && await host.rawResult(r).catch(() => null)) || toCallToolResult(r);
+
   const context = () => ({
     theme: theme(),
     displayMode: 'inline',
@@ -154,7 +158,7 @@ export function mountApp(box, widget, host) {
       if (!params || typeof params.name !== 'string') throw new RpcError(INVALID_PARAMS, 'tools/call needs a tool name');
       const args = params.arguments && typeof params.arguments === 'object' ? params.arguments : {};
       try {
-        return toCallToolResult(await host.callTool(params.name, args, byPerson));
+        return await appResult(await host.callTool(params.name, args, byPerson));
       } catch (err) {
         throw new RpcError(REFUSED, err.message);
       }
@@ -182,7 +186,7 @@ export function mountApp(box, widget, host) {
     notify('ui/notifications/tool-input', { arguments: host.input && typeof host.input === 'object' ? host.input : {} });
     const r = host.result;
     if (r && r.status === 'error' && r.error && r.error.code === 'cancelled') notify('ui/notifications/tool-cancelled', { reason: (r.error && r.error.message) || 'cancelled' });
-    else if (r) notify('ui/notifications/tool-result', toCallToolResult(r));
+    else if (r) appResult(r).then((result) => notify('ui/notifications/tool-result', result));
   };
 
   const onMessage = async (event) => {

@@ -453,9 +453,16 @@ export interface WidgetApp {
    */
   mimeType?: string | null;
   /**
-   * The HTML, when the tool embedded it or the host read it.
+   * The HTML, when the tool embedded it or the host read it and it is not stored yet
+   * (results stored before `html_blob` existed keep it here too).
    */
   html?: string | null;
+  /**
+   * The stored HTML's blob key (`blake3:…`), in place of `html`: an app's page is
+   * kept once, by its content, not again in every result it shows (a PDF viewer's
+   * is 4.4 MB).
+   */
+  htmlBlob?: string | null;
   /**
    * The resource's `_meta.ui.csp`: the origins it may reach, which the host's sandbox
    * turns into its Content-Security-Policy.

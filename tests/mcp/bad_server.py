@@ -7,6 +7,8 @@ stdio with the standard library only. argv[1] picks the misbehaviour:
   flood      sends 4 KB progress notifications for one second, then answers
   oversized  answers a tool call with a 17 MiB text block, its id after the result (the
              TypeScript SDK's key order)
+  deaf       never answers `server/discover` (a 2025-11-25 server that drops a request
+             it does not know), and otherwise works
   elicit     asks the person again after every answer (`elicitation/create`, up to 40
              times in one call), until the call is cancelled; then answers how it went
 """
@@ -74,6 +76,8 @@ def elicit_until_cancelled(mid):
 for msg in messages():
     method, mid = msg.get("method"), msg.get("id")
     if mid is None:
+        continue
+    if method == "server/discover" and MODE == "deaf":
         continue
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": mid, "result": {

@@ -4,9 +4,13 @@ the stateless way (Multi Round-Trip Requests): `book_table` once, `two_rounds` t
 
 Run: venv/bin/python mrtr_server.py            (stdio)
      venv/bin/python mrtr_server.py --http PORT (streamable HTTP at /mcp)
+     venv/bin/python mrtr_server.py --slow-start SECONDS LOG
+         (stdio, after appending a line to LOG and sleeping SECONDS before reading
+         anything: a server as slow to start as markitdown-mcp, whose starts are counted)
 """
 
 import sys
+import time
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import (
@@ -85,7 +89,12 @@ def ask_forever(ctx: Context) -> InputRequiredResult:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+    if len(sys.argv) == 4 and sys.argv[1] == "--slow-start":
+        with open(sys.argv[3], "a") as log:
+            log.write("started\n")
+        time.sleep(float(sys.argv[2]))
+        server.run("stdio")
+    elif len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.settings.port = int(sys.argv[2])
         server.run("streamable-http")
     else:

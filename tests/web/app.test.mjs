@@ -6,10 +6,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, readdirSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
+import { execFileSync } from 'node:child_process';
 import { ROOT, SCREENSHOTS } from './lib.mjs';
 import { join } from 'node:path';
 import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
-import { png, wav, webm } from './media.mjs';
+import { png, wav, webm, pdf } from './media.mjs';
 
 let d;
 let server;
@@ -453,6 +454,7 @@ test('an MCP App gets tool input and result, resizes, calls a tool through the h
     assert.match(text, /^call pong ping$/m);
     assert.match(text, /^read text\/html;profile=mcp-app$/m);
     assert.match(text, /^model_only: (refused|error)$/m);
+    assert.match(text, /^worker ok$/m);
     // The host resized the frame to the grown view, and stored the app's call as a card.
     const height = await frame.evaluate((f) => f.getBoundingClientRect().height);
     assert.ok(height > 600, `frame height ${height}`);
@@ -535,6 +537,104 @@ test('opening a session with an MCP App calls no tool and stores nothing; the ap
     const after = await stored();
     assert.equal(after.messages, before.messages + 2, 'the call and its result');
     assert.equal(after.waiting, 0);
+  } finally {
+    await apps.stop();
+  }
+});
+
+test('an MCP App\'s HTML is stored once and fetched by its key; a result stored with it inline still draws', async () => {
+  const e = dirs();
+  const apps = await serve(e, undefined, ['--mcp', `app=node ${join(ROOT, 'tests/web/app_server.mjs')}`]);
+  try {
+    const s = (await api(apps.base, '/api/sessions', { title: 'one page, two calls' })).id;
+    const first = await callApproved(apps.base, s, 'app__show_app', { api: apps.base });
+    const second = await callApproved(apps.base, s, 'app__show_app', { api: apps.base });
+    // Each result names the page by its key; neither carries it.
+    const app1 = first.content.widgets[0].app;
+    const app2 = second.content.widgets[0].app;
+    assert.match(app1.htmlBlob, /^blake3:[0-9a-f]{64}$/);
+    assert.equal(app2.htmlBlob, app1.htmlBlob);
+    assert.equal(app1.html, undefined);
+    assert.equal(app2.html, undefined);
+    const r = await fetch(`${apps.base}/api/resources/${app1.htmlBlob}/content`);
+    const html = await r.text();
+    assert.match(html, /<title>test app<\/title>/);
+    const drawn = async (nth) => {
+      const log = page.frameLocator('.card[data-tool="app__show_app"] iframe.tw-app-frame').nth(nth).frameLocator('iframe').locator('#log');
+      await until(async () => (await log.innerText().catch(() => '')).includes('done'), 20000, `app ${nth} to draw`);
+      assert.match(await log.innerText(), /^result \{"count":3\} the app is shown$/m);
+    };
+    await page.goto(`${apps.base}/sessions/${s}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await drawn(0);
+    await drawn(1);
+    // A result stored before pages were kept by key holds its HTML inline: it draws the same.
+    execFileSync('python3', ['-c', `
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+(body,) = db.execute("select body from messages where session_id = ? and role = 'tool_result' and call_id = ?", (sys.argv[2], sys.argv[3])).fetchone()
+result = json.loads(body)
+app = result["widgets"][0]["app"]
+del app["htmlBlob"]
+app["html"] = sys.stdin.read()
+db.execute("update messages set body = ? where session_id = ? and call_id = ? and role = 'tool_result'", (json.dumps(result), sys.argv[2], sys.argv[3]))
+db.commit()
+`, join(e.data, 'history.db'), s, first.content.callId], { input: html });
+    const { messages } = await api(apps.base, `/api/sessions/${s}`);
+    const old = messages.find((m) => m.role === 'tool_result' && m.content.callId === first.content.callId);
+    assert.equal(old.content.widgets[0].app.html, html, 'the row is an old one now');
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await drawn(0);
+    await drawn(1);
+  } finally {
+    await apps.stop();
+  }
+});
+
+// server-pdf's viewer reads its PDF through an app-only tool whose structuredContent holds
+// the bytes as base64, and parses it with pdf.js, whose worker script is a data: URL.
+test('server-pdf\'s viewer, a real MCP App, reads its bytes and draws its document', async () => {
+  const e = dirs();
+  const file = join(e.workspace, 'test.pdf');
+  writeFileSync(file, pdf('toolwire test page'));
+  // The server reads only the file it is given (no network: the test runs offline).
+  const entry = join(ROOT, 'tests/mcp/node_modules/@modelcontextprotocol/server-pdf/dist/index.js');
+  const apps = await serve(e, undefined, ['--mcp', `pdf=node ${entry} --stdio ${file}`]);
+  try {
+    const s = await api(apps.base, '/api/sessions', { title: 'a PDF' });
+    await page.goto(`${apps.base}/sessions/${s.id}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.selectOption('.playground select[name="tool"]', 'pdf__display_pdf');
+    await page.fill('.playground [name="url"]', file);
+    await page.click('.playground button[type="submit"]');
+    const card = page.locator('.card[data-tool="pdf__display_pdf"]');
+    const approve = card.locator('button.approve');
+    await Promise.race([approve.waitFor({ timeout: 20000 }).catch(() => {}), card.locator('iframe.tw-app-frame').waitFor({ timeout: 20000 })]);
+    if (await approve.isVisible()) await approve.click();
+    const viewer = page.frameLocator('.card[data-tool="pdf__display_pdf"] iframe.tw-app-frame').frameLocator('iframe');
+    // The page is drawn: its text layer (pdf.js, from the worker's parse) holds the text,
+    // and the viewer no longer says it is loading.
+    await until(async () => (await viewer.locator('#text-layer').innerText().catch(() => '')).includes('toolwire test page'), 30000, 'the PDF\'s page to be drawn');
+    assert.match(await viewer.locator('#total-pages').innerText(), /\b1$/);
+    // And its canvas holds the page's drawing: the blue bar.
+    const inner = page.frames().find((f) => f.url() === 'about:srcdoc' && f.parentFrame() && f.parentFrame().url().includes('/sandbox'));
+    await until(() => inner.evaluate(() => {
+      const c = document.getElementById('pdf-canvas');
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      for (let i = 0; i < data.length; i += 4) if (data[i + 2] > 150 && data[i] < 80) return true;
+      return false;
+    }), 10000, 'the page\'s blue bar on the canvas');
+    assert.equal(await viewer.locator('#loading').isVisible(), false);
+    // The server list says which revision it speaks.
+    assert.match(await page.locator('.sidebar details.server[data-server="pdf"] .server-target').innerText(), / · MCP 2025-11-25$/);
+    // Its byte reads are the app's own calls (visibility ["app"]): nothing waits.
+    assert.equal((await api(apps.base, `/api/sessions/${s.id}/suspensions`)).length, 0);
+    // The viewer itself, the call form out of its way.
+    const hide = page.locator('.playground button', { hasText: 'Hide form' });
+    if (await hide.isVisible()) await hide.click();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await card.locator('iframe.tw-app-frame').screenshot({ path: join(SCREENSHOTS, 'mcp-app-pdf.png') });
   } finally {
     await apps.stop();
   }

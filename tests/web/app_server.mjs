@@ -41,6 +41,16 @@ try {
   const r2 = await app.callServerTool({ name: 'model_only', arguments: {} });
   log('model_only: ' + (r2.isError ? 'error' : 'ran'));
 } catch (e) { log('model_only: refused'); }
+// A worker of its own making (a blob: URL), which the sandbox's policy allows.
+const worker = await new Promise((resolve) => {
+  try {
+    const w = new Worker(URL.createObjectURL(new Blob(['postMessage("ok")'], { type: 'text/javascript' })));
+    w.onmessage = (m) => resolve(m.data);
+    w.onerror = () => resolve('blocked');
+    setTimeout(() => resolve('timeout'), 3000);
+  } catch { resolve('blocked'); }
+});
+log('worker ' + worker);
 log('done');
 </script></body></html>`;
 

@@ -1,4 +1,5 @@
-// Media the tests make themselves: a PNG, a WAV tone, and a WebM clip from ffmpeg.
+// Media the tests make themselves: a PNG, a WAV tone, a WebM clip from ffmpeg, and a
+// one-page PDF.
 import { deflateSync } from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
@@ -60,4 +61,29 @@ export function webm() {
   const out = join(dir, 'clip.webm');
   execFileSync('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=10', '-t', '1', '-c:v', 'libvpx', '-b:v', '100k', out]);
   return readFileSync(out);
+}
+
+/** A one-page PDF whose page says `text` (Helvetica, one of PDF's standard fonts) above a
+ * blue bar, built by hand with its cross-reference table: a real document for server-pdf's
+ * viewer. The bar draws without any font (a test runs offline). */
+export function pdf(text = 'toolwire test page') {
+  const stream = `0.1 0.3 0.8 rg 72 560 468 80 re f BT /F1 36 Tf 72 700 Td (${text.replace(/[()\\]/g, '\\$&')}) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  let out = '%PDF-1.4\n';
+  const offsets = [];
+  objects.forEach((body, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const o of offsets) out += `${String(o).padStart(10, '0')} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
 }

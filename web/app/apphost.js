@@ -8,7 +8,7 @@
 // already made (the same tool and arguments, stored as made by this app) is answered
 // with its stored result; any other is refused, saying why.
 
-import { api } from './api.js';
+import { api, resourceUrl } from './api.js';
 
 /** How long after its last link dialog closed an app must wait to ask again. */
 const LINK_GAP_MS = 2000;
@@ -85,6 +85,19 @@ function storedAppCall(view, card, name, args) {
   return made.length ? made[made.length - 1].result : null;
 }
 
+/** The server's own `CallToolResult` for a stored result: its raw payload, kept beside it
+ * (`metadata.rawRef`), or null. An app is given what its server sent, whole: the stored
+ * result moves inline media out of `structuredContent` (a stand-in names where it went),
+ * which an app that reads its own bytes (server-pdf's `read_pdf_bytes`) cannot use. */
+async function rawResult(result) {
+  const url = result && result.metadata && resourceUrl(result.metadata.rawRef);
+  if (!url) return null;
+  const r = await fetch(url, { credentials: 'same-origin' });
+  if (!r.ok) return null;
+  const raw = await r.json();
+  return raw && typeof raw === 'object' && !Array.isArray(raw) && Array.isArray(raw.content) ? raw : null;
+}
+
 /** What an MCP App in `card` may ask of the page: tools of its own server that apps
  * may call (through the same approvals as any call), links the person agrees to open,
  * messages to the model when there is one, and logs. A card whose result came from the
@@ -113,6 +126,7 @@ export function appHost(view, card) {
       if (made) made.madeBy(`app:${card.name}`);
       return view.resultOf(accepted.callId);
     },
+    rawResult,
     readResource: (uri) => api(`/api/tools/${encodeURIComponent(card.name)}/resource`, { json: { uri } }),
     openLink: (url) => openLink(view, card, url),
     sendMessage: async (params, used) => {

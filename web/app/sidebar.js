@@ -107,8 +107,13 @@ export class Sidebar {
       // Open unless the person closed it; a search opens every group with a match.
       details.open = q ? true : this.openGroups.get(key) ?? true;
       details.addEventListener('toggle', () => { if (!q) this.openGroups.set(key, details.open); });
-      if (server && server.target) details.append(h('div', { class: 'server-target' }, String(server.target)));
+      // What it runs, and the revision it speaks once it is up.
+      const speaks = server && server.protocol ? h('span', { class: 'server-protocol' }, `MCP ${server.protocol}`) : null;
+      if (server && (server.target || speaks)) {
+        details.append(h('div', { class: 'server-target' }, String(server.target || ''), server.target && speaks ? ' · ' : '', speaks));
+      }
       if (server && server.reason) details.append(h('div', { class: 'server-reason' }, String(server.reason)));
+      if (server && server.warning) details.append(h('div', { class: 'server-warning' }, String(server.warning)));
       if (server && server.state === 'needs_login') {
         details.append(h('button', { type: 'button', class: 'server-login', onclick: () => this.logIn(server.name) }, 'Log in'));
       } else if (server && String(server.target || '').startsWith('http')) {

@@ -45,9 +45,15 @@ pub struct WidgetApp {
     /// The MIME type of the HTML resource (MCP Apps: `text/html;profile=mcp-app`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
-    /// The HTML, when the tool embedded it or the host read it.
+    /// The HTML, when the tool embedded it or the host read it and it is not stored yet
+    /// (results stored before `html_blob` existed keep it here too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub html: Option<String>,
+    /// The stored HTML's blob key (`blake3:…`), in place of `html`: an app's page is
+    /// kept once, by its content, not again in every result it shows (a PDF viewer's
+    /// is 4.4 MB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub html_blob: Option<String>,
     /// The resource's `_meta.ui.csp`: the origins it may reach, which the host's sandbox
     /// turns into its Content-Security-Policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]

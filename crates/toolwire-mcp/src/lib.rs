@@ -5,6 +5,7 @@
 
 mod client;
 mod config;
+mod discover;
 mod naming;
 mod notices;
 mod readable;

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ClientRequest, CustomRequest, ErrorData, ProtocolVersion};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService,
+};
 use rmcp::transport::auth::AuthClient;
 
 use rmcp::transport::StreamableHttpClientTransport;
@@ -20,6 +22,7 @@ use toolwire_tool::{LoginStart, SourceLogin, SourceState, SourceStatus, ToolSour
 
 use crate::client::{Handler, Router, Sampler};
 use crate::config::{ServerConfig, Transport};
+use crate::discover::Revision;
 
 /// Limits of one server's connection.
 #[derive(Debug, Clone)]
@@ -73,6 +76,9 @@ pub(crate) struct Connection {
     service: RunningService<RoleClient, Handler>,
     pub router: Arc<Router>,
     pub protocol: ProtocolVersion,
+    /// Why it speaks an older revision than toolwire asked for, when it did not say so
+    /// itself (see [`McpServer::connect`]).
+    pub warning: Option<String>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     /// Tells the server when the host's roots change (held for its drop).
     _roots_forwarding: Option<crate::roots::Forwarding>,
@@ -150,6 +156,7 @@ struct Shown {
     state: SourceState,
     reason: Option<String>,
     protocol: Option<String>,
+    warning: Option<String>,
     tools: Vec<String>,
     /// It was up once: starting it again is a restart, not a first connect.
     was_up: bool,
@@ -427,6 +434,7 @@ impl McpServer {
                     cache.clear();
                 }
                 let protocol = conn.protocol.to_string();
+                let warning = conn.warning.clone();
                 self.show(|s| {
                     // Ready once its tools are known (a first connection lists them
                     // next): a person is never shown a ready server without tools.
@@ -435,6 +443,7 @@ impl McpServer {
                     }
                     s.reason = None;
                     s.protocol = Some(protocol);
+                    s.warning = warning;
                     s.was_up = true;
                 });
                 Ok(conn)
@@ -556,6 +565,7 @@ impl McpServer {
             state: shown.state,
             reason: shown.reason,
             protocol: shown.protocol,
+            warning: shown.warning,
             tools: shown.tools,
         }
     }
@@ -571,22 +581,103 @@ impl McpServer {
     }
 
     /// Either revision: `server/discover` first, the 2025-11-25 handshake if the server
-    /// does not know it. Servers answer an unknown `server/discover` in odd ways (an
-    /// empty result, a list of older revisions only) that rmcp does not read as "legacy",
-    /// so a handshake that fails after the server was reached is tried once more the
-    /// 2025-11-25 way.
+    /// does not know it. A handshake that fails after the server was reached is tried
+    /// once more the 2025-11-25 way (servers answer an unknown `server/discover` in odd
+    /// ways); a server that then speaks 2025-11-25 carries a warning that says why.
     async fn connect(&self) -> Result<Connection, Failed> {
-        let auto = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: Some(ProtocolVersion::V_2025_11_25),
-        };
-        match self.connect_with(auto).await {
-            Err(Failed::Handshake(_)) => self.connect_with(ClientLifecycleMode::Initialize).await,
+        match self.connect_with(Way::Newest).await {
+            Err(Failed::Handshake(first)) => {
+                let mut conn = self.connect_with(Way::Initialize).await?;
+                if conn.protocol == ProtocolVersion::V_2025_11_25 {
+                    conn.warning = Some(format!(
+                        "speaks 2025-11-25: its 2026-07-28 handshake failed ({}), so it was \
+                         started again and asked the 2025-11-25 way",
+                        first.why
+                    ));
+                }
+                Ok(conn)
+            }
             other => other,
         }
     }
 
-    async fn connect_with(&self, lifecycle: ClientLifecycleMode) -> Result<Connection, Failed> {
+    /// The handshake over a pipe (a local server's stdio, an in-process stream): which
+    /// revision it speaks is asked first (see [`crate::discover`]), waiting as long as the
+    /// server may take to start, then rmcp's handshake for that revision follows.
+    async fn handshake_over_pipe<T>(&self, handler: Handler, mut transport: T, way: Way) -> Started
+    where
+        T: rmcp::transport::Transport<RoleClient> + 'static,
+    {
+        let mut deadline = tokio::time::Instant::now() + self.limits.connect_timeout;
+        let (lifecycle, warning) = match way {
+            Way::Initialize => (ClientLifecycleMode::Initialize, None),
+            Way::Newest => {
+                let info = rmcp::ClientHandler::get_info(&handler);
+                let patience = self.limits.connect_timeout;
+                match crate::discover::probe(&mut transport, &info, patience).await {
+                    Err(why) => return Ok(Err(ClientInitializeError::ConnectionClosed(why))),
+                    Ok(Revision::Current) => (
+                        ClientLifecycleMode::Discover {
+                            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                        },
+                        None,
+                    ),
+                    Ok(Revision::Legacy) => (ClientLifecycleMode::Initialize, None),
+                    // A server that ignores a request it does not know (some 2025-11-25
+                    // ones do) may still answer `initialize`: asked, and said.
+                    Ok(Revision::Silent) => {
+                        deadline = tokio::time::Instant::now() + SILENT_GRACE.min(patience);
+                        let warning = format!(
+                            "speaks 2025-11-25: it did not answer server/discover within {} s, \
+                             so it was asked the 2025-11-25 way",
+                            patience.as_secs()
+                        );
+                        (ClientLifecycleMode::Initialize, Some(warning))
+                    }
+                }
+            }
+        };
+        let started = handler.serve_with_lifecycle(transport, lifecycle);
+        let started = tokio::time::timeout_at(deadline, started).await?;
+        Ok(started.map(|service| (service, warning)))
+    }
+
+    /// The handshake over streamable HTTP: rmcp's own (`Auto`), whose HTTP transport
+    /// reads a 2025-11-25 server's refusal of `server/discover` itself. rmcp gives up on
+    /// the answer after 10 s and falls back to 2025-11-25; a server that ends up there
+    /// after so long may only have been slow, so that is said rather than hidden.
+    async fn handshake_over_http<T>(&self, handler: Handler, transport: T, way: Way) -> Started
+    where
+        T: rmcp::transport::Transport<RoleClient> + 'static,
+    {
+        let lifecycle = match way {
+            Way::Newest => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            },
+            Way::Initialize => ClientLifecycleMode::Initialize,
+        };
+        let began = Instant::now();
+        let started = handler.serve_with_lifecycle(transport, lifecycle);
+        let started = tokio::time::timeout(self.limits.connect_timeout, started).await?;
+        Ok(started.map(|service| {
+            let old = service
+                .peer()
+                .peer_info()
+                .is_some_and(|info| info.protocol_version == ProtocolVersion::V_2025_11_25);
+            let warning = (way == Way::Newest && old && began.elapsed() >= RMCP_DISCOVER_PATIENCE)
+                .then(|| {
+                    format!(
+                        "speaks 2025-11-25, which it was asked after not answering \
+                         server/discover within {} s; it may only have been slow",
+                        RMCP_DISCOVER_PATIENCE.as_secs()
+                    )
+                });
+            (service, warning)
+        }))
+    }
+
+    async fn connect_with(&self, way: Way) -> Result<Connection, Failed> {
         let mut handler = Handler::new(self.sampler.clone(), self.roots.clone());
         handler.notices = self
             .notices
@@ -596,8 +687,10 @@ impl McpServer {
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let started = match (&self.in_process, &self.config.transport) {
             (Some(connect), _) => {
-                let fut = handler.serve_with_lifecycle(connect(), lifecycle);
-                tokio::time::timeout(self.limits.connect_timeout, fut).await
+                let (read, write) = tokio::io::split(connect());
+                let transport =
+                    rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write);
+                self.handshake_over_pipe(handler, transport, way).await
             }
             (
                 None,
@@ -648,8 +741,7 @@ impl McpServer {
                         }
                     });
                 }
-                let fut = handler.serve_with_lifecycle(process, lifecycle);
-                tokio::time::timeout(self.limits.connect_timeout, fut).await
+                self.handshake_over_pipe(handler, process, way).await
             }
             (None, Transport::Http { url, headers }) => {
                 // A stored login that cannot be used now (its authorization server is
@@ -679,18 +771,15 @@ impl McpServer {
                 match auth {
                     Some(Authorized::Bearer(client)) => {
                         let transport = StreamableHttpClientTransport::with_client(client, config);
-                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
-                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                        self.handshake_over_http(handler, transport, way).await
                     }
                     Some(Authorized::Dpop(client)) => {
                         let transport = StreamableHttpClientTransport::with_client(client, config);
-                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
-                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                        self.handshake_over_http(handler, transport, way).await
                     }
                     None => {
                         let transport = StreamableHttpClientTransport::from_config(config);
-                        let fut = handler.serve_with_lifecycle(transport, lifecycle);
-                        tokio::time::timeout(self.limits.connect_timeout, fut).await
+                        self.handshake_over_http(handler, transport, way).await
                     }
                 }
             }
@@ -719,8 +808,9 @@ impl McpServer {
                     with_stderr(&tail)
                 ))));
             }
-            Ok(Ok(service)) => service,
+            Ok(Ok(started)) => started,
         };
+        let (service, warning) = service;
         let protocol = service
             .peer()
             .peer_info()
@@ -737,6 +827,7 @@ impl McpServer {
             service,
             router,
             protocol,
+            warning,
             stderr,
             _roots_forwarding: roots_forwarding,
         })
@@ -1049,6 +1140,31 @@ enum Authorized {
 const MAX_TOOL_PAGES: usize = 100;
 
 /// How a connection attempt failed, which decides whether another is worth making.
+/// How a handshake goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// The newest revision the server speaks: asked first.
+    Newest,
+    /// The 2025-11-25 `initialize` handshake only: the second try when the first failed.
+    Initialize,
+}
+
+/// A handshake's end: the running service and its warning, rmcp's error, or the time ran
+/// out.
+type Started = Result<
+    Result<(RunningService<RoleClient, Handler>, Option<String>), ClientInitializeError>,
+    tokio::time::error::Elapsed,
+>;
+
+/// How long rmcp's own `Auto` handshake waits for the answer to `server/discover`
+/// (its `DEFAULT_AUTO_DISCOVER_TIMEOUT`, which it does not let a client change).
+const RMCP_DISCOVER_PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long a server that never answered `server/discover` is given to answer
+/// `initialize` (at most its start-up time again): it has had its whole start-up time
+/// already, and a server that answers nothing must not hold its caller much longer.
+const SILENT_GRACE: Duration = Duration::from_secs(10);
+
 enum Failed {
     /// The server could not be started or reached at all.
     Start(ServerError),

@@ -84,6 +84,22 @@ async fn garbage_on_stdout_fails_the_handshake_in_time() {
     assert!(message.contains("handshake"), "{message}");
 }
 
+/// A server that never answers `server/discover` is asked the 2025-11-25 way once its
+/// start-up time is up, and works; that it speaks the older revision is said, with why.
+#[tokio::test]
+async fn a_server_deaf_to_discover_speaks_2025_11_25_and_that_is_said() {
+    let connected = toolwire_mcp::connect_all(vec![bad("deaf")], limits()).await;
+    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
+    assert_eq!(connected.servers[0].1, "2025-11-25");
+    let status = toolwire_tool::ToolSource::status(connected.servers[0].0.as_ref());
+    let warning = status.warning.unwrap_or_default();
+    assert!(
+        warning.contains("speaks 2025-11-25")
+            && warning.contains("did not answer server/discover within 3 s"),
+        "{warning}"
+    );
+}
+
 #[tokio::test]
 async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
     let ex = executor(bad("exit")).await;

@@ -149,3 +149,38 @@ async fn a_decline_ends_the_call_and_endless_questions_are_capped() {
         error.message
     );
 }
+
+/// A 2026-07-28 server that takes 12 s to start (markitdown-mcp takes about 9 s, some
+/// more) is waited for, within its start-up limit: one process, on 2026-07-28. rmcp's
+/// own probe gives up on `server/discover` after 10 s and falls back to `initialize`,
+/// whose answer the late discover answer then breaks: the server was started twice,
+/// and spoke 2025-11-25 with nobody told.
+#[tokio::test]
+async fn a_server_slow_to_start_is_waited_for_and_speaks_the_newest_revision() {
+    let Some((python, mut args)) = support::peers::python_mrtr() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    args.extend(["--slow-start".into(), "12".into()]);
+    args.push(starts.display().to_string());
+    let connected = toolwire_mcp::connect_all(
+        vec![support::stdio("slow", &python, &args)],
+        Limits::default(),
+    )
+    .await;
+    assert!(connected.failed.is_empty(), "{:?}", connected.failed);
+    assert_eq!(connected.servers[0].1, "2026-07-28", "never downgraded");
+    let status = toolwire_tool::ToolSource::status(connected.servers[0].0.as_ref());
+    assert_eq!(status.protocol.as_deref(), Some("2026-07-28"));
+    assert_eq!(status.warning, None, "nothing to warn of: {status:?}");
+    let started = std::fs::read_to_string(&starts).unwrap();
+    assert_eq!(started.lines().count(), 1, "started once, not restarted");
+    assert!(
+        connected
+            .tools
+            .iter()
+            .any(|t| toolwire_tool::Tool::schema(t.as_ref()).name == "slow__book_table"),
+        "its tools are listed"
+    );
+}

@@ -502,6 +502,9 @@ async fn results_view<'a>(
             } else {
                 "the per-result budget"
             };
+            // `full_cost` is exact only up to the limit (beyond, a bound: a quarter of the
+            // bytes); the person is told the real size, counted once for a result cut.
+            let size = text_cost(&parts, usize::MAX);
             diags.push(EncodeNote::new(
                 NoteCode::Truncated,
                 Some(&call.id),
@@ -509,7 +512,7 @@ async fn results_view<'a>(
                     "result of {} cut to {} of {} chars by {whose}",
                     call.name,
                     crate::truncate::count(limit),
-                    crate::truncate::count(full_cost)
+                    crate::truncate::count(size)
                 ),
             ));
         }

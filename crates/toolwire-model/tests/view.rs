@@ -160,12 +160,17 @@ async fn budgets_apply_per_instance_tool_call_and_turn() {
         .map(|d| d.message.clone())
         .collect();
     assert_eq!(cuts.len(), 2, "{cuts:?}");
-    assert!(
-        cuts[0].contains("cut to 1,000 of ") && cuts[0].ends_with("by the per-result budget"),
-        "{}",
-        cuts[0]
+    // The size is the result's, to the character: it was a bound (a quarter of its bytes)
+    // for a result over four times its limit.
+    assert_eq!(
+        cuts[0],
+        "result of bash cut to 1,000 of 45,016 chars by the per-result budget"
     );
-    assert!(cuts[1].ends_with("by its tool's budget"), "{}", cuts[1]);
+    assert!(
+        cuts[1].ends_with("cut to 500 of 45,016 chars by its tool's budget"),
+        "{}",
+        cuts[1]
+    );
 
     options.budget.per_call.insert("big2".into(), 300);
     let (body, _) = encode_request(Provider::OpenaiChat, &three_logs(), &options, &NoBlobs)

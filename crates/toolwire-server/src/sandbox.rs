@@ -76,6 +76,13 @@ fn sources(list: &[String], empty: &str) -> Result<String, ApiError> {
 
 /// The policy for an app that declared `csp`: the spec's restrictive default widened only
 /// by declared domains, with plugins, forms and foreign framing off.
+///
+/// Scripts and workers the app makes itself (`blob:` and `data:` URLs, as pdf.js makes
+/// its worker: a `blob:` module that imports a `data:` one) are its own code, which
+/// `'unsafe-inline'` already lets it run; without them server-pdf's viewer never drew a
+/// page. They widen nothing it can reach: a worker inherits this policy, so its
+/// `connect-src` and every other fetch stay as declared. `default-src 'none'` would
+/// otherwise refuse every worker (`worker-src` falls back to it through `script-src`).
 pub(crate) fn app_policy(
     csp: &DeclaredCsp,
     frame_ancestors: &[String],
@@ -83,10 +90,11 @@ pub(crate) fn app_policy(
     let resources = sources(&csp.resource_domains, "")?;
     let with = |base: &str| format!("{base} {resources}").trim_end().to_owned();
     Ok(format!(
-        "default-src 'none'; script-src {}; style-src {}; img-src {}; font-src {}; \
-         media-src {}; connect-src {}; frame-src {}; base-uri {}; object-src 'none'; \
-         form-action 'none'; frame-ancestors {}",
-        with("'self' 'unsafe-inline'"),
+        "default-src 'none'; script-src {}; worker-src {}; style-src {}; img-src {}; \
+         font-src {}; media-src {}; connect-src {}; frame-src {}; base-uri {}; \
+         object-src 'none'; form-action 'none'; frame-ancestors {}",
+        with("'self' 'unsafe-inline' blob: data:"),
+        with("'self' blob: data:"),
         with("'self' 'unsafe-inline'"),
         with("'self' data:"),
         with("'self'"),
@@ -214,7 +222,10 @@ mod tests {
     fn the_default_is_the_specs_restrictive_policy() {
         let p = app_policy(&DeclaredCsp::default(), &["http://127.0.0.1:7777".into()])
             .unwrap_or_default();
-        assert!(p.starts_with("default-src 'none'; script-src 'self' 'unsafe-inline';"));
+        assert!(p.starts_with(
+            "default-src 'none'; script-src 'self' 'unsafe-inline' blob: data:; \
+             worker-src 'self' blob: data:;"
+        ));
         assert!(p.contains("connect-src 'none'"));
         assert!(p.contains("frame-src 'none'"));
         assert!(p.contains("base-uri 'self'"));
@@ -249,6 +260,8 @@ mod tests {
         let p = app_policy(&csp, &[]).unwrap_or_default();
         assert!(p.contains("connect-src https://api.example.com;"));
         assert!(p.contains("img-src 'self' data: https://*.cdn.example.com;"));
+        // Workers from its own code or its declared origins.
+        assert!(p.contains("worker-src 'self' blob: data: https://*.cdn.example.com;"));
         assert!(p.contains("frame-src 'none'"));
         assert!(p.contains("frame-ancestors 'none'"));
     }

@@ -1,5 +1,5 @@
-//! The persistence step: inline media → blobs + resources (docs/contracts.md, "Media
-//! persistence and rehydration").
+//! The persistence step: inline media → blobs + resources, and MCP Apps' HTML → blobs
+//! (docs/contracts.md, "Media persistence and rehydration").
 //!
 //! Large base64 is decoded in slices straight into a blob writer, so a 20 MB video costs
 //! one slice of decoded bytes in memory, not 20 MB.
@@ -128,6 +128,21 @@ pub async fn persist(
             result.resources.push(resource);
         }
     }
+    // An app's HTML is the same page in every result it shows (4.4 MB for a PDF
+    // viewer): stored once, by its content, and named by its key.
+    for (i, widget) in result.widgets.iter_mut().enumerate() {
+        let Some(app) = widget.app.as_mut() else {
+            continue;
+        };
+        let Some(html) = app.html.take() else {
+            continue;
+        };
+        let path = format!("widgets[{i}].app.html");
+        let stored = store_bytes(blobs, html.as_bytes())
+            .await
+            .map_err(media_error(&path))?;
+        app.html_blob = Some(stored.key.to_string());
+    }
     if let (true, Some(raw)) = (config.keep_raw, raw) {
         let stored = store_bytes(blobs, raw).await?;
         result.metadata.raw_ref = Some(stored.key.to_string());
@@ -136,18 +151,23 @@ pub async fn persist(
 }
 
 /// Whether [`persist`] would move anything of `result` to the blob store: an image or a
-/// file whose bytes are inline. A cheap look, so callers can skip copying results
+/// file whose bytes are inline, or an app's HTML. A cheap look, so callers can skip copying results
 /// without media (a 200 MB log) just to persist nothing.
 pub fn has_inline_media(result: &ToolResult) -> bool {
-    result.output.iter().any(|value| {
-        (value.is_kind(WellKnown::Image) || value.is_kind(WellKnown::File))
-            && value
-                .data
-                .get("source")
-                .and_then(Json::as_object)
-                .and_then(inline_base64)
-                .is_some()
-    })
+    let app_html = result
+        .widgets
+        .iter()
+        .any(|w| w.app.as_ref().is_some_and(|app| app.html.is_some()));
+    app_html
+        || result.output.iter().any(|value| {
+            (value.is_kind(WellKnown::Image) || value.is_kind(WellKnown::File))
+                && value
+                    .data
+                    .get("source")
+                    .and_then(Json::as_object)
+                    .and_then(inline_base64)
+                    .is_some()
+        })
 }
 
 fn file_kind(data: &Json, mime: Option<&str>) -> ResourceKind {

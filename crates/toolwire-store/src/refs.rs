@@ -1,4 +1,5 @@
-//! Which blobs a message references: `{blob, size}` sources, resource URIs and `rawRef`.
+//! Which blobs a message references: `{blob, size}` sources, resource URIs, `rawRef`
+//! and MCP Apps' stored HTML.
 
 use std::collections::BTreeSet;
 
@@ -12,7 +13,7 @@ pub fn message_blob_refs(content: &Message) -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
     match content {
         Message::ToolResult(result) => result_refs(result, &mut keys),
-        Message::Widget { widget, .. } => walk(&widget.data, &mut keys),
+        Message::Widget { widget, .. } => widget_refs(widget, &mut keys),
         Message::System { .. } | Message::User { .. } | Message::Assistant { .. } => {}
     }
     keys
@@ -26,7 +27,7 @@ pub fn result_blob_refs(result: &ToolResult) -> BTreeSet<String> {
 }
 
 /// Blob references in places that must hold a blob key (media sources, resource URIs,
-/// `rawRef`) that are not well-formed keys.
+/// `rawRef`, an app's `htmlBlob`) that are not well-formed keys.
 #[cfg(feature = "backends")]
 pub(crate) fn malformed_blob_refs(result: &ToolResult) -> Vec<String> {
     let mut bad = Vec::new();
@@ -42,7 +43,8 @@ pub(crate) fn malformed_blob_refs(result: &ToolResult) -> Vec<String> {
         .iter()
         .map(|r| &r.uri)
         .filter(|uri| uri.starts_with("blake3:"))
-        .chain(result.metadata.raw_ref.as_ref());
+        .chain(result.metadata.raw_ref.as_ref())
+        .chain(app_html_keys(&result.widgets));
     bad.extend(others.filter(|k| !is_blob_key(k)).cloned());
     bad
 }
@@ -52,7 +54,7 @@ fn result_refs(result: &ToolResult, keys: &mut BTreeSet<String>) {
         walk(&value.data, keys);
     }
     for widget in &result.widgets {
-        walk(&widget.data, keys);
+        widget_refs(widget, keys);
     }
     for resource in &result.resources {
         if is_blob_key(&resource.uri) {
@@ -67,6 +69,23 @@ fn result_refs(result: &ToolResult, keys: &mut BTreeSet<String>) {
     {
         keys.insert(raw.to_owned());
     }
+}
+
+/// A widget's blobs: those its data names, and its app's stored HTML.
+fn widget_refs(widget: &toolwire_core::Widget, keys: &mut BTreeSet<String>) {
+    walk(&widget.data, keys);
+    keys.extend(
+        app_html_keys(std::slice::from_ref(widget))
+            .filter(|k| is_blob_key(k))
+            .cloned(),
+    );
+}
+
+/// The `htmlBlob` keys of the apps among `widgets`.
+fn app_html_keys(widgets: &[toolwire_core::Widget]) -> impl Iterator<Item = &String> {
+    widgets
+        .iter()
+        .filter_map(|w| w.app.as_ref().and_then(|app| app.html_blob.as_ref()))
 }
 
 /// Finds `{"blob": "blake3:…"}` objects at any depth, so custom kinds and widget data

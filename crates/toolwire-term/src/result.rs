@@ -148,6 +148,7 @@ pub(crate) fn body(r: &ToolResult, opts: &TermOptions, lines: &mut Vec<String>) 
         std::cmp::Reverse(v.display.as_ref().and_then(|d| d.priority).unwrap_or(0))
     });
     let mut first = r.error.is_none() && r.suspension.is_none();
+    let mut drew_values = false;
     for v in values {
         let mut block = Vec::new();
         render_value(v, opts, &mut block);
@@ -158,14 +159,26 @@ pub(crate) fn body(r: &ToolResult, opts: &TermOptions, lines: &mut Vec<String>) 
             lines.push(String::new());
         }
         first = false;
+        drew_values = true;
         lines.append(&mut block);
     }
+    // An MCP App's fallback is its call's text, which is drawn above already, or stands
+    // for what is (the twin of its structured value, kept for the model): said, not
+    // printed a second time. Only when something was drawn above.
+    let texts: Vec<&str> = r
+        .output
+        .iter()
+        .filter(|v| drew_values && v.is_kind(toolwire_core::WellKnown::Text))
+        .filter_map(|v| v.data.get("content").and_then(serde_json::Value::as_str))
+        .collect();
+    let text_above = texts.join("\n");
     for w in &r.widgets {
         if !first {
             lines.push(String::new());
         }
         first = false;
-        render_widget(w, opts, lines);
+        let above = w.app.is_some() && !text_above.is_empty() && w.fallback == text_above;
+        render_widget(w, opts, lines, above);
     }
 }
 

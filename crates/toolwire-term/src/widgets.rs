@@ -45,7 +45,14 @@ fn fit_styled(line: &str, width: usize) -> String {
     out
 }
 
-pub(crate) fn render_widget(w: &Widget, opts: &TermOptions, lines: &mut Vec<String>) {
+/// Appends the lines of `w`; with `fallback_above`, its fallback is the text drawn above
+/// it (an MCP App's is its call's text), so only its header is drawn.
+pub(crate) fn render_widget(
+    w: &Widget,
+    opts: &TermOptions,
+    lines: &mut Vec<String>,
+    fallback_above: bool,
+) {
     let width = opts.layout_width();
     let ctx = WidgetContext {
         width,
@@ -66,12 +73,16 @@ pub(crate) fn render_widget(w: &Widget, opts: &TermOptions, lines: &mut Vec<Stri
     let note = match (&rendered, &w.app) {
         (Some(Ok(_)), _) => String::new(),
         (Some(Err(e)), _) => format!(" · fallback ({e})"),
+        (None, Some(_)) if fallback_above => " · app: open in the web app; shown above".to_owned(),
         (None, Some(_)) => " · app: open in the web app; fallback text".to_owned(),
         (None, None) => " · fallback text".to_owned(),
     };
     let room = width.saturating_sub(header.width());
     header.push(&truncate(&sanitize::inline(&note), room), Style::dim());
     lines.push(header.finish());
+    if fallback_above && rendered.is_none() {
+        return;
+    }
 
     let limit = if opts.expand_all {
         None

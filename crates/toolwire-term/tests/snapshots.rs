@@ -123,6 +123,17 @@ fn a_cut_long_log_shows_its_last_line() {
     }
 }
 
+/// An MCP App's fallback text, which is its call's text, is printed once: the app's line
+/// says it is above.
+#[test]
+fn an_apps_fallback_that_is_its_text_is_printed_once() {
+    for width in [80, 40] {
+        let text = case_text("widget_mcp_app_text_above", width);
+        assert_eq!(text.matches("0,1,4").count(), 1, "{text}");
+        assert!(text.contains("ui://fixture/chart.html"), "{text}");
+    }
+}
+
 /// Like records are a table of one screen, not a tree of a node per field.
 #[test]
 fn like_records_draw_as_a_table() {

@@ -58,6 +58,10 @@ pub struct SourceStatus {
     pub reason: Option<String>,
     /// The protocol revision it speaks, once known.
     pub protocol: Option<String>,
+    /// What a person should know of it while it works: that it speaks an older revision
+    /// than toolwire asked for without having said so itself, and why.
+    #[serde(default)]
+    pub warning: Option<String>,
     /// The names of the tools it gives, as registered.
     pub tools: Vec<String>,
 }

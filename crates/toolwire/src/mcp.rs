@@ -24,6 +24,9 @@ pub(crate) const CONFIG_ENV: &str = "TOOLWIRE_CONFIG";
 /// Environment variable bounding MCP calls and handshakes (e.g. `30s`, `2m`).
 pub(crate) const TIMEOUT_ENV: &str = "TOOLWIRE_MCP_TIMEOUT";
 
+/// How long servers may take to start before what is waited for is said on stderr.
+const WAIT_SAID_AFTER: Duration = Duration::from_secs(1);
+
 /// Environment variable bounding the questions one MCP call may ask (default 16).
 pub(crate) const ROUNDS_ENV: &str = "TOOLWIRE_MCP_MAX_INPUT_ROUNDS";
 
@@ -221,7 +224,28 @@ pub(crate) fn token_dir(data_dir: Option<&Path>) -> Option<PathBuf> {
 pub(crate) async fn connect(
     servers: Vec<Arc<McpServer>>,
 ) -> (Vec<Arc<dyn Tool>>, Vec<toolwire_mcp::ServerError>) {
+    // Servers often take 5 to 20 s to start (a Python one importing its libraries, an
+    // npx download): what is waited for is said, once, rather than nothing for that long.
+    let waiting = {
+        let servers = servers.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(WAIT_SAID_AFTER).await;
+            for server in &servers {
+                let status = server.status();
+                if matches!(
+                    status.state,
+                    toolwire_tool::SourceState::Connecting | toolwire_tool::SourceState::Restarting
+                ) {
+                    out::eprintln(&format!(
+                        "waiting for MCP server `{}` ({}) to start…",
+                        status.name, status.target
+                    ));
+                }
+            }
+        })
+    };
     let mut connected = toolwire_mcp::connect_servers(servers.clone()).await;
+    waiting.abort();
     if std::io::IsTerminal::is_terminal(&std::io::stdin())
         && std::io::IsTerminal::is_terminal(&std::io::stderr())
     {
@@ -247,6 +271,13 @@ pub(crate) async fn connect(
     }
     for failed in &connected.failed {
         out::eprintln(&format!("warning: {failed}"));
+    }
+    // A server speaking an older revision than asked for, without having said so itself:
+    // said here, with why (`McpServer::status`'s warning).
+    for (server, _) in &connected.servers {
+        if let Some(warning) = server.status().warning {
+            out::eprintln(&format!("warning: {}", server.error_of(&warning)));
+        }
     }
     let tools = connected
         .tools

@@ -734,3 +734,161 @@ fn echo_through_serve(port: u16, message: &str) {
     }
     panic!("no echo of {message:?} stored");
 }
+
+/// Every file under `dir`, at any depth.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// An MCP App's HTML (the FastMCP fixture's `chart`) is stored once, in the blob store,
+/// however many calls show it: each stored result names it by its key. It was kept
+/// inline in every result row (4.4 MB per call of server-pdf's `display_pdf`).
+#[test]
+fn an_apps_html_is_stored_once_by_its_key() {
+    let Some(python) = support::peers::peer("venv/bin/python") else {
+        return;
+    };
+    let script = support::peers::peers_dir().join("fastmcp_server.py");
+    let flag = format!("py={} {}", python.display(), script.display());
+    let html = "<!doctype html><title>chart</title><p>the fixture's app</p>";
+    let data = tempfile::tempdir().unwrap();
+    let first = toolwire(
+        data.path(),
+        &["call", "-y", "--mcp", &flag, "py__chart", r#"{"points":3}"#],
+    );
+    assert!(first.status.success(), "{}", stderr_of(&first));
+    let session = session_of(&first);
+    let again = toolwire(
+        data.path(),
+        &[
+            "call",
+            "-y",
+            "--session",
+            &session,
+            "--mcp",
+            &flag,
+            "py__chart",
+            r#"{"points":4}"#,
+        ],
+    );
+    assert!(again.status.success(), "{}", stderr_of(&again));
+
+    let blobs = files_under(&data.path().join("blobs"));
+    let pages: Vec<_> = blobs
+        .iter()
+        .filter(|p| std::fs::read(p).unwrap() == html.as_bytes())
+        .collect();
+    assert_eq!(pages.len(), 1, "the page is one blob: {blobs:?}");
+    // No row holds the page itself: every file of the history is free of it.
+    for file in files_under(data.path()) {
+        if file.starts_with(data.path().join("blobs")) {
+            continue;
+        }
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !bytes.windows(html.len()).any(|w| w == html.as_bytes()),
+            "{} holds the app's HTML",
+            file.display()
+        );
+    }
+    // Both results name it by its key.
+    let shown = toolwire(data.path(), &["show", &session, "--json"]);
+    let messages: serde_json::Value = serde_json::from_str(&stdout_of(&shown)).unwrap();
+    let text = messages.to_string();
+    let keys: Vec<&str> = text
+        .match_indices("\"htmlBlob\":\"blake3:")
+        .map(|(i, _)| &text[i + 12..i + 83])
+        .collect();
+    assert_eq!(keys.len(), 2, "{text}");
+    assert_eq!(keys[0], keys[1]);
+    // It is referenced: `gc` keeps it.
+    let gc = toolwire(data.path(), &["gc"]);
+    assert!(gc.status.success(), "{}", stderr_of(&gc));
+    let kept = files_under(&data.path().join("blobs"));
+    assert!(
+        kept.iter()
+            .any(|p| std::fs::read(p).unwrap() == html.as_bytes()),
+        "gc removed the page: {}",
+        stdout_of(&gc)
+    );
+}
+
+/// In a terminal of 60 columns (`COLUMNS`), `tools` wraps each description beside the
+/// names, at spaces: no line is wider, and what wraps is indented under the description.
+#[test]
+fn tools_wraps_descriptions_to_the_terminal() {
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .arg("tools")
+        .env("COLUMNS", "60")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    let width = |l: &str| l.chars().count();
+    assert!(text.lines().all(|l| width(l) <= 60), "{text}");
+    let wrapped: Vec<&str> = text.lines().filter(|l| l.starts_with("   ")).collect();
+    assert!(!wrapped.is_empty(), "nothing wrapped: {text}");
+    let column = text
+        .lines()
+        .find(|l| l.starts_with("read_file "))
+        .and_then(|l| l[9..].find(|c: char| c != ' ').map(|i| i + 9))
+        .unwrap();
+    assert!(
+        wrapped
+            .iter()
+            .all(|l| l.len() - l.trim_start().len() == column),
+        "{text}"
+    );
+    // Without a terminal or COLUMNS, each tool stays one line, for scripts.
+    let piped = toolwire(data.path(), &["tools"]);
+    assert!(
+        !stdout_of(&piped).lines().any(|l| l.starts_with("   ")),
+        "{}",
+        stdout_of(&piped)
+    );
+}
+
+/// A server slow to start is not a silent wait: `call` says on stderr which server it is
+/// waiting for, and what it runs.
+#[test]
+fn call_says_which_server_it_waits_for() {
+    let Some((python, mut args)) = support::peers::python_mrtr() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    args.extend(["--slow-start".into(), "3".into()]);
+    args.push(data.path().join("starts").display().to_string());
+    let flag = format!("slow={python} {}", args.join(" "));
+    let out = toolwire(
+        data.path(),
+        &["call", "-y", "--mcp", &flag, "slow__two_rounds", "{}"],
+    );
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains("waiting for MCP server `slow` (")
+            && stderr.contains("mrtr_server.py --slow-start 3")
+            && stderr.contains("to start…"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("waiting for").count(),
+        1,
+        "said once: {stderr}"
+    );
+}

@@ -1063,3 +1063,147 @@ fn a_cut_structured_string_says_there_is_more() {
         "no marker for the cut string:\n{screen}"
     );
 }
+
+/// A one-page PDF built by hand (a comment line of `pad` bytes after its header, so it can
+/// be made larger than the blob store's inline limit), with a correct cross-reference table.
+fn pdf_bytes(pad: usize) -> Vec<u8> {
+    let stream = "BT /F1 36 Tf 72 700 Td (toolwire matrix page) Tj ET";
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
+         /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_owned(),
+        format!(
+            "<< /Length {} >>\nstream\n{stream}\nendstream",
+            stream.len()
+        ),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_owned(),
+    ];
+    let mut out = format!("%PDF-1.4\n%{}\n", "x".repeat(pad));
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.push_str(&format!("{} 0 obj\n{body}\nendobj\n", i + 1));
+    }
+    let xref = out.len();
+    out.push_str(&format!(
+        "xref\n0 {}\n0000000000 65535 f \n",
+        objects.len() + 1
+    ));
+    for o in offsets {
+        out.push_str(&format!("{o:010} 00000 n \n"));
+    }
+    out.push_str(&format!(
+        "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+        objects.len() + 1
+    ));
+    out.into_bytes()
+}
+
+/// server-pdf (npm; an MCP App): `display_pdf` is stored with its viewer's page kept once
+/// in the blob store (4.3 MB, named by its key) and its text printed once; the bytes its
+/// viewer reads (`read_pdf_bytes`, base64 in structuredContent) are stored as a document
+/// byte for byte. Offline: the server is given a local file.
+#[test]
+fn server_pdf_displays_a_local_pdf_and_its_bytes_are_kept_whole() {
+    let Some(entry) = npm_peer("@modelcontextprotocol/server-pdf/dist/index.js") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let file = data.path().join("matrix.pdf");
+    let bytes = pdf_bytes(4000);
+    std::fs::write(&file, &bytes).unwrap();
+    let path = file.to_str().unwrap();
+    let flag = format!("pdf=node {} --stdio {path}", entry.display());
+    let input = json!({ "url": path }).to_string();
+
+    let (shown, out) = call_ok(
+        data.path(),
+        &["call", "-y", "--mcp", &flag, "pdf__display_pdf", &input],
+    );
+    let session = session_of(&out);
+    assert!(shown.contains("PDF opened."), "{shown}");
+    assert_eq!(
+        shown.matches("PDF opened.").count(),
+        1,
+        "printed once: {shown}"
+    );
+    let result = stored_result(data.path(), &session, 0);
+    assert_eq!(value_of(&result, "structured")["totalBytes"], bytes.len());
+    let app = &result["widgets"][0]["app"];
+    assert!(app.get("html").is_none(), "{app}");
+    let page = blob(data.path(), app["htmlBlob"].as_str().unwrap());
+    assert!(
+        page.len() > 1_000_000,
+        "the viewer's page: {} bytes",
+        page.len()
+    );
+    assert!(
+        String::from_utf8_lossy(&page[..200])
+            .to_lowercase()
+            .contains("<!doctype html")
+    );
+
+    let read = json!({ "url": path, "offset": 0, "byteCount": bytes.len() }).to_string();
+    let (_, out) = call_ok(
+        data.path(),
+        &[
+            "call",
+            "-y",
+            "--session",
+            &session,
+            "--mcp",
+            &flag,
+            "pdf__read_pdf_bytes",
+            &read,
+        ],
+    );
+    assert!(stderr_of(&out).contains(&session));
+    let result = stored_result(data.path(), &session, 1);
+    let document = value_of(&result, "file");
+    let key = document["source"]["blob"].as_str().unwrap();
+    assert_eq!(blob(data.path(), key), bytes, "the PDF, byte for byte");
+}
+
+/// server-system-monitor (npm; an MCP App that polls an app-only tool): its tool's result
+/// is drawn as its structured value, not again as its app's fallback (the same JSON), and
+/// its page is kept once in the blob store; its polling tool is the app's alone.
+#[test]
+fn server_system_monitor_is_an_app_drawn_once_in_the_terminal() {
+    let Some(entry) = npm_peer("@modelcontextprotocol/server-system-monitor/dist/index.js") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let flag = format!("sm=node {} --stdio", entry.display());
+    let (shown, out) = call_ok(
+        data.path(),
+        &["call", "-y", "--mcp", &flag, "sm__get-system-info"],
+    );
+    assert!(shown.contains("hostname: "), "{shown}");
+    assert!(
+        !shown.contains("{\"hostname\""),
+        "the fallback repeated: {shown}"
+    );
+    assert!(
+        shown.contains("▾ widget ui://system-monitor/mcp-app.html"),
+        "{shown}"
+    );
+    let result = stored_result(data.path(), &session_of(&out), 0);
+    let page = blob(
+        data.path(),
+        result["widgets"][0]["app"]["htmlBlob"].as_str().unwrap(),
+    );
+    assert!(
+        String::from_utf8_lossy(&page[..200])
+            .to_lowercase()
+            .contains("<!doctype html")
+    );
+    let tools = toolwire(data.path(), &["tools", "--mcp", &flag, "--json"]);
+    let tools: Value = serde_json::from_slice(&tools.stdout).unwrap();
+    assert_eq!(
+        tool_named(&tools, "sm__poll-system-stats")["hiddenFromModel"],
+        true,
+        "{tools}"
+    );
+}

@@ -93,6 +93,7 @@ pub(super) fn widget(
             uri,
             mime_type: mime,
             html,
+            html_blob: None,
             csp: ui_meta.and_then(|m| m.get("csp")).cloned(),
             permissions: ui_meta.and_then(|m| m.get("permissions")).cloned(),
         }),

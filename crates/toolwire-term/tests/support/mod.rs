@@ -371,6 +371,7 @@ pub(crate) fn cases() -> Vec<(&'static str, Case)> {
         uri: "ui://charts/cpu".into(),
         mime_type: Some("text/html".into()),
         html: None,
+        html_blob: None,
         csp: None,
         permissions: None,
     });
@@ -379,6 +380,20 @@ pub(crate) fn cases() -> Vec<(&'static str, Case)> {
         result(
             ToolResult::success(call("charts.cpu"), Value::text("chart ready")).with_widget(app),
         ),
+    ));
+    // An MCP App whose fallback is its call's text (as every app's is): drawn once.
+    let mut app = Widget::new("mcp_app", json!({}), "0,1,4");
+    app.app = Some(WidgetApp {
+        uri: "ui://fixture/chart.html".into(),
+        mime_type: Some("text/html;profile=mcp-app".into()),
+        html: None,
+        html_blob: None,
+        csp: None,
+        permissions: None,
+    });
+    cases.push((
+        "widget_mcp_app_text_above",
+        result(ToolResult::success(call("chart"), Value::text("0,1,4")).with_widget(app)),
     ));
 
     // Unknown kinds, one per preferredView.

@@ -43,6 +43,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     let width = registry.schemas().map(|s| s.name.len()).max().unwrap_or(0);
+    let columns = columns();
     for schema in registry.schemas() {
         // The first line of a description is its summary; MCP servers write long ones.
         let summary = schema.description.lines().next().unwrap_or_default();
@@ -78,10 +79,74 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             format!(" ({})", notes.join(", "))
         };
         // Names and descriptions come from MCP servers too: sanitized on the way out.
-        out::line(&format!("{:width$}  {summary}{notes}", schema.name));
+        let described = format!("{summary}{notes}");
+        let Some(columns) = columns else {
+            out::line(&format!("{:width$}  {described}", schema.name));
+            continue;
+        };
+        // Wrapped beside the names; below them, indented, when too little room is left.
+        let (first, indent) = if columns >= width + 2 + MIN_DESCRIPTION {
+            (format!("{:width$}  ", schema.name), width + 2)
+        } else {
+            out::line(&schema.name);
+            (" ".repeat(4), 4)
+        };
+        let room = columns.saturating_sub(indent).max(MIN_DESCRIPTION);
+        for (i, piece) in wrap(&described, room).iter().enumerate() {
+            let lead = if i == 0 {
+                first.clone()
+            } else {
+                " ".repeat(indent)
+            };
+            out::line(format!("{lead}{piece}").trim_end());
+        }
     }
     print_servers(&servers);
     Ok(Outcome::Ok)
+}
+
+/// The fewest columns a wrapped description is given.
+const MIN_DESCRIPTION: usize = 24;
+
+/// The columns descriptions wrap to: the terminal's, or `COLUMNS` when it is set; `None`
+/// (one line per tool, for a script) when neither is.
+fn columns() -> Option<usize> {
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let set = std::env::var("COLUMNS").is_ok_and(|c| c.trim().parse::<usize>().is_ok());
+    (terminal || set).then(|| toolwire_term::TermOptions::detect().width)
+}
+
+/// `text` in lines of at most `room` characters, broken at spaces (a word longer than
+/// that is cut).
+fn wrap(text: &str, room: usize) -> Vec<String> {
+    let room = room.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut used = 0;
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        while word.len() > room {
+            if used > 0 {
+                lines.push(std::mem::take(&mut line));
+                used = 0;
+            }
+            lines.push(word.drain(..room).collect());
+        }
+        if used > 0 && used + 1 + word.len() > room {
+            lines.push(std::mem::take(&mut line));
+            used = 0;
+        }
+        if used > 0 {
+            line.push(' ');
+            used += 1;
+        }
+        line.extend(word.iter());
+        used += word.len();
+    }
+    if used > 0 || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// Each MCP server's state: ready with its revision and tool count, or failed and why.
