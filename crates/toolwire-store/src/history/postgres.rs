@@ -122,17 +122,32 @@ impl PgHistory {
     }
 }
 
+/// How often the wake-ups also say [`EventWake::Changed`], so that followers compare
+/// their sessions with the log: a `NOTIFY` that failed after its event was stored (the
+/// `NOTIFY` pool unreachable a moment) is never sent, and only this finds its event. One
+/// statement per process each time ([`EventLog::last_event_seqs`]), not one per feed.
+const RESYNC: Duration = Duration::from_secs(5);
+
 /// Turns notifications into wake-ups until every clone of the history is dropped (which
 /// drops `stop`'s sender). `PgListener` reconnects by itself; what is sent while it is
-/// away is lost, which subscribers cover by polling the log when idle.
+/// away is lost, so a reconnection says [`EventWake::Changed`].
 async fn forward_wakeups(
     mut listener: PgListener,
     wake: broadcast::Sender<EventWake>,
     mut stop: oneshot::Receiver<()>,
 ) {
+    let mut resync = tokio::time::interval_at(tokio::time::Instant::now() + RESYNC, RESYNC);
+    resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let received = tokio::select! {
             _ = &mut stop => return,
+            _ = resync.tick() => {
+                // Nobody follows anything here (no subscriber): nothing to send.
+                if wake.receiver_count() > 0 {
+                    let _ = wake.send(EventWake::Changed);
+                }
+                continue;
+            }
             received = listener.try_recv() => received,
         };
         match received {
@@ -142,8 +157,11 @@ async fn forward_wakeups(
                     let _ = wake.send(w);
                 }
             }
-            // The connection dropped; the next try_recv reconnects.
-            Ok(None) => {}
+            // The connection dropped; the next try_recv reconnects. What was said
+            // meanwhile is lost: followers look in the log.
+            Ok(None) => {
+                let _ = wake.send(EventWake::Changed);
+            }
             Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
         }
     }
@@ -151,7 +169,7 @@ async fn forward_wakeups(
 
 fn parse_wake(payload: &str) -> Option<EventWake> {
     let (seq, session_id) = payload.split_once(' ')?;
-    Some(EventWake {
+    Some(EventWake::Logged {
         session_id: session_id.to_owned(),
         seq: seq.parse().ok()?,
     })
@@ -386,7 +404,7 @@ impl EventLog for PgHistory {
             }
         };
         // The event is stored: a failed word only delays other instances' subscribers
-        // until their next look in the log (`IDLE_POLL`), so it does not fail the append.
+        // until their next look in the log (`RESYNC`), so it does not fail the append.
         let _ = sqlx::query("SELECT pg_notify($1, $2)")
             .bind(EVENTS_CHANNEL)
             .bind(format!("{seq} {session_id}"))
@@ -402,6 +420,17 @@ impl EventLog for PgHistory {
 
     async fn last_event_seq(&self, session_id: &str) -> Result<u64> {
         read_last_event(&self.pool, session_id).await
+    }
+
+    async fn last_event_seqs(&self, session_ids: &[String]) -> Result<Vec<u64>> {
+        let found: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT session_id, MAX(seq) FROM events WHERE session_id = ANY($1) \
+             GROUP BY session_id",
+        )
+        .bind(session_ids)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows::in_order(session_ids, found))
     }
 
     fn wakeups(&self) -> Option<broadcast::Receiver<EventWake>> {
@@ -443,8 +472,13 @@ mod tests {
 
     #[test]
     fn wake_payloads_parse_and_strangers_are_ignored() {
-        let w = parse_wake("12 s_abc").unwrap();
-        assert_eq!((w.seq, w.session_id.as_str()), (12, "s_abc"));
+        assert_eq!(
+            parse_wake("12 s_abc"),
+            Some(EventWake::Logged {
+                session_id: "s_abc".into(),
+                seq: 12
+            })
+        );
         assert!(parse_wake("x s_abc").is_none());
         assert!(parse_wake("12").is_none());
     }
