@@ -12,6 +12,7 @@ mod payloads;
 mod peers;
 mod report;
 mod serve;
+mod team;
 
 use std::path::{Path, PathBuf};
 
@@ -239,6 +240,13 @@ const WORKLOADS: &[Workload] = &[
         // ×10 (500,000 results) would take most of an hour here.
         full: &[0.1, 1.0],
         run: load::run,
+    },
+    // Issue 47: a team's server, 1,000 sessions and 10,000 subscribers (team.rs).
+    Workload {
+        name: "team",
+        quick: &[0.1],
+        full: &[0.1, 1.0],
+        run: team::run,
     },
 ];
 

@@ -110,7 +110,7 @@ impl Server {
 
 /// Opens one event feed over a bare socket and waits for its answer's head (which means
 /// the server has subscribed it); returns the socket and any bytes read past the head.
-async fn open_feed(port: u16, session: &str) -> anyhow::Result<(TcpStream, Vec<u8>)> {
+pub(crate) async fn open_feed(port: u16, session: &str) -> anyhow::Result<(TcpStream, Vec<u8>)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
     stream.set_nodelay(true)?;
     let request = format!(
@@ -135,13 +135,13 @@ async fn open_feed(port: u16, session: &str) -> anyhow::Result<(TcpStream, Vec<u
     }
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The call id of a `tool_result` event's block (the SSE fields, perhaps after a chunk
 /// header): the first `"callId"` of its data, which is the result's.
-fn result_call_id(block: &[u8]) -> Option<&[u8]> {
+pub(crate) fn result_call_id(block: &[u8]) -> Option<&[u8]> {
     find(block, b"event: tool_result\n")?;
     const KEY: &[u8] = b"\"callId\":\"";
     let at = find(block, KEY)? + KEY.len();
@@ -198,7 +198,7 @@ async fn subscriber(
 /// One read of `stream` into `chunk`: its length, and the kernel's receive time of the
 /// last bytes read (a read holds one call's events: calls are made one at a time, each
 /// after the previous one's events reached every feed). None at the end of the stream.
-async fn read_stamped(
+pub(crate) async fn read_stamped(
     stream: &TcpStream,
     chunk: &mut [u8],
 ) -> anyhow::Result<(usize, Option<SystemTime>)> {
@@ -378,7 +378,7 @@ pub(crate) fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 
 /// Moves the calling thread to the idle scheduling class, with util-linux's `chrt` (the
 /// workspace forbids `unsafe`, and nix has no `sched_setscheduler`); whether it moved.
-fn idle_class() -> bool {
+pub(crate) fn idle_class() -> bool {
     let tid = nix::unistd::gettid().to_string();
     Command::new("chrt")
         .args(["--idle", "--pid", "0", &tid])

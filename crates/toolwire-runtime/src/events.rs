@@ -1,8 +1,10 @@
-//! The event bus: logs each event (the log numbers it), then broadcasts it live; a
-//! subscriber resumes from any number without loss or repeat.
+//! The event bus: logs each event (the log numbers it), then broadcasts it live to the
+//! subscribers of its session alone; a subscriber resumes from any number without loss or
+//! repeat.
 
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::clock::now_rfc3339;
 use futures::future::BoxFuture;
@@ -14,9 +16,22 @@ use toolwire_tool::ProgressSink;
 /// Logs and broadcasts events. The log assigns each number in the transaction that
 /// stores it, so emitters need no lock of their own (not per session, not across
 /// processes); live subscribers put out-of-order arrivals right from the log.
+///
+/// Each session followed here has a broadcast of its own ([`Route`]), made by its first
+/// subscriber and dropped with its last, so an event wakes only its own session's feeds:
+/// a server's work per event does not grow with other sessions' feeds. Events other
+/// writers logged (another process on the same SQLite file, another instance on the same
+/// Postgres) come as word from the log ([`EventLog::wakeups`]), which one task per bus
+/// turns into one read per session that has new events, broadcast to its subscribers like
+/// this process's own; no subscriber polls.
 pub struct EventBus {
     log: Arc<dyn EventLog>,
     live: Live,
+    /// Follows the log's word of other writers; started by the first subscription.
+    router: std::sync::OnceLock<tokio::task::AbortHandle>,
+    /// How many times the log said another writer changed it: a feed's reason to look
+    /// whether its session still exists (see [`EventBus::changes_elsewhere`]).
+    changed: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -25,14 +40,18 @@ impl std::fmt::Debug for EventBus {
     }
 }
 
-/// Live subscribers that fall this far behind re-read from the log instead.
-const LIVE_BUFFER: usize = 1024;
+impl Drop for EventBus {
+    fn drop(&mut self) {
+        if let Some(router) = self.router.get() {
+            router.abort();
+        }
+    }
+}
 
-/// How long an idle subscriber waits before looking in the log for events another
-/// process wrote (a CLI `call` beside a server, or a second server on the same store):
-/// those never pass this process's broadcast. A log with wake-ups (Postgres NOTIFY) says
-/// so at once; the poll still covers wake-ups lost while its listener reconnects.
-pub(crate) const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+/// Live subscribers of one session that fall this far behind re-read from the log
+/// instead. Per session (each has its own channel, which allocates its slots up front),
+/// so smaller than one channel for all sessions needed.
+const LIVE_BUFFER: usize = 256;
 
 impl EventBus {
     /// A bus that logs to `log`. It logs events as they are given: a result is announced
@@ -40,11 +59,12 @@ impl EventBus {
     /// stores media (logged inline, every image would sit in the database twice, as
     /// base64, and be replayed to every subscriber).
     pub fn new(log: Arc<dyn EventLog>) -> Arc<Self> {
-        let live = Live {
-            tx: broadcast::channel(LIVE_BUFFER).0,
-            held: Arc::default(),
-        };
-        Arc::new(EventBus { log, live })
+        Arc::new(EventBus {
+            log,
+            live: Live::default(),
+            router: std::sync::OnceLock::new(),
+            changed: Arc::default(),
+        })
     }
 
     /// A bus over an in-memory log, for tests and one-off runs.
@@ -76,7 +96,7 @@ impl EventBus {
             }
             return Ok(());
         }
-        if self.live.tx.receiver_count() == 0 {
+        if self.live.is_empty() {
             // Nobody listens here (the MCP gateway, whose viewers are other processes
             // reading the log): no task and no timer per call for a broadcast nobody
             // gets. A subscriber that comes meanwhile reads the event from the log.
@@ -120,47 +140,182 @@ impl EventBus {
         self.log.last_event_seq(session_id).await
     }
 
+    /// How many times the log has said that another writer changed it (SQLite: another
+    /// process committed; Postgres: a periodic look, since another instance may delete a
+    /// session without a word). A feed looks whether its session was deleted elsewhere
+    /// only when this moved: with no other writer, never.
+    pub fn changes_elsewhere(&self) -> u64 {
+        self.changed.load(Ordering::Acquire)
+    }
+
     /// Events of `session` after `after`, then live ones, without gaps or repeats.
     pub async fn subscribe(
         self: &Arc<Self>,
         session_id: &str,
         after: u64,
     ) -> Result<Subscription, StoreError> {
+        self.follow_other_writers();
         // Subscribe before reading the backlog, so nothing falls between the two.
-        let rx = self.live.tx.subscribe();
-        let wakeups = self.log.wakeups();
+        let route = self.live.join(session_id);
+        let rx = route.tx.subscribe();
         let backlog: VecDeque<Event> = self.log.events_since(session_id, after).await?.into();
         let next = backlog.back().map_or(after, |e| e.seq) + 1;
+        // What the log had when this subscriber read it need not be read again for it
+        // when another writer's word comes.
+        route.high.fetch_max(next - 1, Ordering::AcqRel);
         Ok(Subscription {
             bus: Arc::clone(self),
+            _route: route,
             session_id: session_id.to_owned(),
             backlog,
             rx,
-            wakeups,
             next,
-            idle: Box::pin(tokio::time::sleep(IDLE_POLL)),
-            last_event: tokio::time::Instant::now(),
             stale: false,
         })
     }
+
+    /// Starts, once, the task that turns the log's word of other writers into events for
+    /// the sessions followed here ([`route_wakeups`]).
+    fn follow_other_writers(&self) {
+        self.router.get_or_init(|| {
+            let task = match self.log.wakeups() {
+                Some(wakeups) => tokio::spawn(route_wakeups(
+                    Arc::clone(&self.log),
+                    self.live.clone(),
+                    wakeups,
+                    Arc::clone(&self.changed),
+                )),
+                // No other writer can log here: nothing to follow.
+                None => tokio::spawn(async {}),
+            };
+            task.abort_handle()
+        });
+    }
+
+    /// How many sessions have a live broadcast here (at least one subscriber).
+    #[cfg(test)]
+    fn routes(&self) -> usize {
+        self.live.lock_routes().len()
+    }
+}
+
+/// The log's word of other writers, turned into events for the sessions followed here:
+/// one read per session with events this process has not broadcast, whatever the number
+/// of its subscribers, and none for a session nobody here follows. Runs until the bus is
+/// dropped (which aborts it) or the log stops sending word.
+async fn route_wakeups(
+    log: Arc<dyn EventLog>,
+    live: Live,
+    mut wakeups: broadcast::Receiver<EventWake>,
+    changed: Arc<AtomicU64>,
+) {
+    // A read that failed is tried again at the next word, or after a pause.
+    let mut retry = false;
+    loop {
+        let mut due: HashSet<String> = HashSet::new();
+        let mut compare_all = retry;
+        if !retry {
+            let first = wakeups.recv().await;
+            if !take_wake(first, &live, &changed, &mut due, &mut compare_all) {
+                return;
+            }
+        }
+        retry = false;
+        // Whatever word came meanwhile joins this round: a burst is one look.
+        loop {
+            match wakeups.try_recv() {
+                Err(broadcast::error::TryRecvError::Empty) => break,
+                Err(broadcast::error::TryRecvError::Closed) => return,
+                Err(broadcast::error::TryRecvError::Lagged(_)) => compare_all = true,
+                Ok(wake) => {
+                    take_wake(Ok(wake), &live, &changed, &mut due, &mut compare_all);
+                }
+            }
+        }
+        if compare_all {
+            let (sessions, highs) = live.followed();
+            if sessions.is_empty() {
+                continue;
+            }
+            match log.last_event_seqs(&sessions).await {
+                Ok(last) => {
+                    for ((session, high), last) in sessions.into_iter().zip(highs).zip(last) {
+                        if last > high {
+                            due.insert(session);
+                        }
+                    }
+                }
+                Err(_) => retry = true,
+            }
+        }
+        for session in due {
+            let Some(route) = live.route(&session) else {
+                continue;
+            };
+            match log
+                .events_since(&session, route.high.load(Ordering::Acquire))
+                .await
+            {
+                Ok(events) => {
+                    for event in events {
+                        live.send(event);
+                    }
+                }
+                Err(_) => retry = true,
+            }
+        }
+        if retry {
+            tokio::time::sleep(RETRY_PAUSE).await;
+        }
+    }
+}
+
+/// After a failed read of the log, how long the router waits before it compares every
+/// followed session with the log again.
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Notes one word from the log; `false` when the log sends no more.
+fn take_wake(
+    wake: Result<EventWake, broadcast::error::RecvError>,
+    live: &Live,
+    changed: &AtomicU64,
+    due: &mut HashSet<String>,
+    compare_all: &mut bool,
+) -> bool {
+    match wake {
+        Ok(EventWake::Logged { session_id, seq }) => {
+            // Only a session followed here, and only an event not broadcast yet (this
+            // process's own events come back as word too, on Postgres).
+            if live
+                .route(&session_id)
+                .is_some_and(|route| seq > route.high.load(Ordering::Acquire))
+            {
+                due.insert(session_id);
+            }
+        }
+        Ok(EventWake::Changed) => {
+            changed.fetch_add(1, Ordering::AcqRel);
+            *compare_all = true;
+        }
+        Err(broadcast::error::RecvError::Lagged(_)) => {
+            changed.fetch_add(1, Ordering::AcqRel);
+            *compare_all = true;
+        }
+        Err(broadcast::error::RecvError::Closed) => return false,
+    }
+    true
 }
 
 /// A resumable stream of one session's events.
 pub struct Subscription {
     bus: Arc<EventBus>,
+    /// The session's broadcast, kept while this subscriber lives.
+    _route: Arc<Route>,
     session_id: String,
     backlog: VecDeque<Event>,
     rx: broadcast::Receiver<Arc<SharedEvent>>,
-    /// Word from a shared log (Postgres) that another process logged an event.
-    wakeups: Option<broadcast::Receiver<EventWake>>,
     /// The next `seq` this subscriber expects.
     next: u64,
-    /// When to look in the log if nothing came: one timer for the subscription's life,
-    /// moved only when it fires, rather than a new one per event (a timer insert and
-    /// removal per subscriber per event, which at 1,000 subscribers was 1,000 of each).
-    idle: std::pin::Pin<Box<tokio::time::Sleep>>,
-    /// When the subscriber last had an event: the timer, on firing, counts from here.
-    last_event: tokio::time::Instant,
     /// [`Subscription::try_next_shared`] met a gap or a lag: the next wait reads the log
     /// first (the event it took out of order is there).
     stale: bool,
@@ -204,54 +359,15 @@ impl Subscription {
         loop {
             if let Some(e) = self.backlog.pop_front() {
                 self.next = e.seq + 1;
-                self.last_event = tokio::time::Instant::now();
                 return Some(Ok(Arc::new(SharedEvent::new(e))));
             }
-            let received = tokio::select! {
-                // The broadcast first: a subscriber woken for an event takes it without
-                // polling its idle timer and wake-ups as well (one wake per subscriber
-                // per event, at 1,000 subscribers 1,000 of each). The other two matter
-                // only when no event comes, and then the broadcast is pending anyway.
-                biased;
-                received = self.rx.recv() => received,
-                woken = next_wake(&mut self.wakeups) => {
-                    // Another process logged an event of this session that this one has
-                    // not had (or the wake-ups lagged): read it from the log now.
-                    let wanted = match &woken {
-                        Ok(w) => w.session_id == self.session_id && w.seq >= self.next,
-                        Err(broadcast::error::RecvError::Lagged(_)) => true,
-                        Err(broadcast::error::RecvError::Closed) => {
-                            self.wakeups = None;
-                            false
-                        }
-                    };
-                    if wanted && let Err(e) = self.refill().await {
-                        return Some(Err(e));
-                    }
-                    continue;
-                }
-                () = self.idle.as_mut() => {
-                    // Events came since it was set: idle only from the last of them.
-                    let due = self.last_event + IDLE_POLL;
-                    let now = tokio::time::Instant::now();
-                    if due > now {
-                        self.idle.as_mut().reset(due);
-                        continue;
-                    }
-                    self.idle.as_mut().reset(now + IDLE_POLL);
-                    if let Err(e) = self.refill().await {
-                        return Some(Err(e));
-                    }
-                    continue;
-                }
-            };
+            // Only this session's events come here: other writers' too, read from the
+            // log once for all of its subscribers (see `route_wakeups`).
+            let received = self.rx.recv().await;
             match received {
-                Ok(e) if e.event.session_id != self.session_id || e.event.seq < self.next => {
-                    continue;
-                }
+                Ok(e) if e.event.seq < self.next => continue,
                 Ok(e) if e.event.seq == self.next => {
                     self.next += 1;
-                    self.last_event = tokio::time::Instant::now();
                     return Some(Ok(e));
                 }
                 // A gap (or a lag): refill from the log, which has everything.
@@ -278,15 +394,13 @@ impl Subscription {
         }
         if let Some(e) = self.backlog.pop_front() {
             self.next = e.seq + 1;
-            self.last_event = tokio::time::Instant::now();
             return Some(Arc::new(SharedEvent::new(e)));
         }
         loop {
             match self.rx.try_recv() {
-                Ok(e) if e.event.session_id != self.session_id || e.event.seq < self.next => {}
+                Ok(e) if e.event.seq < self.next => {}
                 Ok(e) if e.event.seq == self.next => {
                     self.next += 1;
-                    self.last_event = tokio::time::Instant::now();
                     return Some(e);
                 }
                 Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {
@@ -298,16 +412,6 @@ impl Subscription {
                 ) => return None,
             }
         }
-    }
-}
-
-/// The next wake-up, or never when the log sends none.
-async fn next_wake(
-    wakeups: &mut Option<broadcast::Receiver<EventWake>>,
-) -> Result<EventWake, broadcast::error::RecvError> {
-    match wakeups {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
     }
 }
 
@@ -343,10 +447,11 @@ async fn log_and_send(
     kind: EventKind,
 ) -> Result<Event, StoreError> {
     let event = log.append_event(session_id, now_rfc3339(), kind).await?;
-    // Nobody listens here (a one-shot CLI command, the gateway): no copy of the event
-    // for a broadcast nobody gets (a 48 MB result's would be 48 MB more). A subscriber
-    // that comes later reads it from the log, which has it already.
-    if live.tx.receiver_count() > 0 {
+    // Nobody here follows the session (a one-shot CLI command, the gateway, a session no
+    // feed shows): no copy of the event for a broadcast nobody gets (a 48 MB result's
+    // would be 48 MB more). A subscriber that comes later reads it from the log, which
+    // has it already.
+    if live.route(session_id).is_some() {
         live.send(event.clone());
     }
     Ok(event)
@@ -361,43 +466,127 @@ async fn log_and_send(
 /// subscriber); a slow call's start is shown this much later.
 const HOLD: std::time::Duration = std::time::Duration::from_millis(25);
 
-/// The live side of the bus: the broadcast, and the call-started events held back for a
-/// moment (see [`HOLD`]). Whatever is held goes out before any later event, so every
-/// subscriber still gets them in the log's order.
-#[derive(Clone)]
+/// The live side of the bus: each followed session's broadcast, and the call-started
+/// events held back for a moment (see [`HOLD`]). Whatever is held goes out before any
+/// later event, so every subscriber still gets them in the log's order.
+#[derive(Clone, Default)]
 struct Live {
+    routes: Arc<Routes>,
+    held: Arc<Mutex<Vec<Event>>>,
+}
+
+/// The sessions followed here, each by its broadcast. Weak, so that a session's entry goes
+/// with its last subscriber ([`Route`]'s drop removes it): the map holds only sessions
+/// someone follows now.
+type Routes = Mutex<HashMap<String, Weak<Route>>>;
+
+/// One session's broadcast, shared by its subscribers.
+struct Route {
     tx: broadcast::Sender<Arc<SharedEvent>>,
-    held: Arc<std::sync::Mutex<Vec<Arc<SharedEvent>>>>,
+    /// The highest event number broadcast here or read by a subscriber as it joined:
+    /// word of an event at or below it needs no read of the log.
+    high: AtomicU64,
+    session_id: String,
+    routes: Weak<Routes>,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        let Some(routes) = self.routes.upgrade() else {
+            return;
+        };
+        let mut routes = lock(&routes);
+        // A subscriber that came after the last one left has made a new route: keep it.
+        if routes
+            .get(&self.session_id)
+            .is_some_and(|route| route.strong_count() == 0)
+        {
+            routes.remove(&self.session_id);
+        }
+    }
 }
 
 impl Live {
-    /// The held events, then `event`. No live subscriber is not an error: the log has it.
+    /// The session's route, made if nobody follows it yet.
+    fn join(&self, session_id: &str) -> Arc<Route> {
+        let mut routes = self.lock_routes();
+        if let Some(route) = routes.get(session_id).and_then(Weak::upgrade) {
+            return route;
+        }
+        let route = Arc::new(Route {
+            tx: broadcast::channel(LIVE_BUFFER).0,
+            high: AtomicU64::new(0),
+            session_id: session_id.to_owned(),
+            routes: Arc::downgrade(&self.routes),
+        });
+        routes.insert(session_id.to_owned(), Arc::downgrade(&route));
+        route
+    }
+
+    /// The session's route, if someone here follows it. Dropped by the caller after the
+    /// map's lock is released (the last one's drop takes that lock).
+    fn route(&self, session_id: &str) -> Option<Arc<Route>> {
+        let routes = self.lock_routes();
+        routes.get(session_id).and_then(Weak::upgrade)
+    }
+
+    /// Whether nobody here follows any session.
+    fn is_empty(&self) -> bool {
+        self.lock_routes().is_empty()
+    }
+
+    /// The followed sessions, each with its [`Route::high`].
+    fn followed(&self) -> (Vec<String>, Vec<u64>) {
+        let routes: Vec<Arc<Route>> = self
+            .lock_routes()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        routes
+            .iter()
+            .map(|r| (r.session_id.clone(), r.high.load(Ordering::Acquire)))
+            .unzip()
+    }
+
+    fn lock_routes(&self) -> MutexGuard<'_, HashMap<String, Weak<Route>>> {
+        lock(&self.routes)
+    }
+
+    /// The held events, then `event`, each to its session's subscribers. No live
+    /// subscriber is not an error: the log has it.
     fn send(&self, event: Event) {
         // Still locked: no event held meanwhile can go out ahead of this one.
         let _held = self.flush();
-        let _ = self.tx.send(Arc::new(SharedEvent::new(event)));
+        self.route_one(event);
+    }
+
+    /// `event` to its session's subscribers, if any.
+    fn route_one(&self, event: Event) {
+        if let Some(route) = self.route(&event.session_id) {
+            route.high.fetch_max(event.seq, Ordering::AcqRel);
+            let _ = route.tx.send(Arc::new(SharedEvent::new(event)));
+        }
     }
 
     /// Keeps `event` until the next [`Live::send`] or [`Live::flush`].
     fn hold(&self, event: Event) {
-        self.lock().push(Arc::new(SharedEvent::new(event)));
+        lock(&self.held).push(event);
     }
 
     /// Sends whatever is held; the list stays locked while the guard returned lives.
-    fn flush(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SharedEvent>>> {
-        let mut held = self.lock();
+    fn flush(&self) -> MutexGuard<'_, Vec<Event>> {
+        let mut held = lock(&self.held);
         for early in held.drain(..) {
-            let _ = self.tx.send(early);
+            self.route_one(early);
         }
         held
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SharedEvent>>> {
-        // The list is left whole by every holder, so a panic elsewhere cannot spoil it.
-        self.held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+/// Every holder of these locks leaves what they guard whole, so a panic elsewhere cannot
+/// spoil it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// An event as every live subscriber gets it: one copy for all of them (a broadcast
@@ -498,6 +687,62 @@ mod tests {
         }
         producer.await.unwrap();
         assert_eq!(seen, (3..2000).collect::<Vec<u64>>());
+    }
+
+    #[tokio::test]
+    async fn a_feed_is_handed_only_its_own_sessions_events() {
+        let bus = EventBus::in_memory();
+        let mut sub = bus.subscribe("s1", 0).await.unwrap();
+        for i in 0..200 {
+            bus.emit("s2", EventKind::TurnStarted { turn: i })
+                .await
+                .unwrap();
+        }
+        // Nothing of session s2 waits in s1's receiver: its feed is not woken for them.
+        assert_eq!(sub.rx.len(), 0, "other sessions' events reached the feed");
+        bus.emit("s1", EventKind::TurnStarted { turn: 0 })
+            .await
+            .unwrap();
+        assert_eq!(sub.rx.len(), 1);
+        assert_eq!(sub.next().await.unwrap().unwrap().seq, 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sessions_route_goes_with_its_last_subscriber() {
+        let bus = EventBus::in_memory();
+        let a1 = bus.subscribe("s1", 0).await.unwrap();
+        let a2 = bus.subscribe("s1", 0).await.unwrap();
+        let b = bus.subscribe("s2", 0).await.unwrap();
+        assert_eq!(bus.routes(), 2, "one per session, not per subscriber");
+        drop(a1);
+        assert_eq!(bus.routes(), 2, "s1 still has a subscriber");
+        drop(a2);
+        assert_eq!(bus.routes(), 1);
+        drop(b);
+        assert_eq!(bus.routes(), 0);
+        // Many subscribers coming and going at once, on a few sessions, while events
+        // flow: the map ends empty (no session left behind), and events still arrive.
+        let mut tasks = Vec::new();
+        for t in 0..8 {
+            let bus = Arc::clone(&bus);
+            tasks.push(tokio::spawn(async move {
+                for i in 0..200 {
+                    let session = format!("s{}", (t + i) % 3);
+                    let sub = bus.subscribe(&session, u64::MAX - 1).await.unwrap();
+                    bus.emit(&session, EventKind::TurnStarted { turn: i })
+                        .await
+                        .unwrap();
+                    drop(sub);
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert_eq!(bus.routes(), 0, "the map shrank back");
+        let mut sub = bus.subscribe("s1", 0).await.unwrap();
+        assert_eq!(bus.routes(), 1);
+        assert_eq!(sub.next().await.unwrap().unwrap().seq, 1);
     }
 
     #[tokio::test]

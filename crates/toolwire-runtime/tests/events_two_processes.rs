@@ -3,10 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use toolwire_core::EventKind;
+use toolwire_core::{Event, EventKind};
 use toolwire_runtime::EventBus;
-use toolwire_store::{StoreConfig, Stores};
+use toolwire_store::{EventLog, EventWake, StoreConfig, StoreError, Stores};
 
 /// Two stores on one temp dir, as two processes have, each with its own bus.
 async fn two_buses() -> (tempfile::TempDir, Stores, Arc<EventBus>, Arc<EventBus>) {
@@ -65,7 +67,7 @@ async fn numbering_recovers_after_another_process_logs_to_the_session() {
 }
 
 /// A live subscriber on one bus gets events the other process logged, although they
-/// never pass its broadcast: an idle subscriber looks in the log.
+/// never pass its broadcast: the log's word of another writer's commit brings them.
 #[tokio::test]
 async fn a_subscriber_sees_events_another_process_logged() {
     let (_dir, _a, bus_a, bus_b) = two_buses().await;
@@ -86,4 +88,111 @@ async fn a_subscriber_sees_events_another_process_logged() {
         got.push(next.seq);
     }
     assert_eq!(got, [1, 2, 3]);
+}
+
+/// An event log that counts its reads (what feeds cost the store), over a real one.
+#[derive(Debug)]
+struct CountingReads {
+    log: Arc<dyn EventLog>,
+    reads: AtomicU64,
+}
+
+#[async_trait::async_trait]
+impl EventLog for CountingReads {
+    async fn append_event(
+        &self,
+        session_id: &str,
+        at: String,
+        kind: EventKind,
+    ) -> Result<Event, StoreError> {
+        self.log.append_event(session_id, at, kind).await
+    }
+    async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>, StoreError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.log.events_since(session_id, after).await
+    }
+    async fn last_event_seq(&self, session_id: &str) -> Result<u64, StoreError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.log.last_event_seq(session_id).await
+    }
+    fn wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<EventWake>> {
+        self.log.wakeups()
+    }
+}
+
+/// Reads of the log by `subscribers` idle feeds on one bus over 1.5 s, then by the
+/// same feeds while another process logs `foreign` events to their sessions, which
+/// every feed must get.
+async fn reads_of_idle_feeds(subscribers: usize, foreign: u32) -> (u64, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Stores::open(dir.path(), StoreConfig::default())
+        .await
+        .unwrap();
+    let b = Stores::open(dir.path(), StoreConfig::default())
+        .await
+        .unwrap();
+    let counting = Arc::new(CountingReads {
+        log: Arc::clone(a.events()),
+        reads: AtomicU64::new(0),
+    });
+    let bus_a = EventBus::new(Arc::clone(&counting) as Arc<dyn EventLog>);
+    let bus_b = EventBus::new(Arc::clone(b.events()));
+    // Every feed waiting for its next event, as a server's open feeds do; two sessions,
+    // each with half the feeds; those of s0 get the other process's events.
+    let (got_tx, mut got_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut feeds = Vec::new();
+    for i in 0..subscribers {
+        let mut sub = bus_a.subscribe(&format!("s{}", i % 2), 0).await.unwrap();
+        let got_tx = got_tx.clone();
+        feeds.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(Ok(event)) = sub.next().await {
+                got.push(event.seq);
+                if got.len() == foreign as usize {
+                    let _ = got_tx.send(std::mem::take(&mut got));
+                }
+            }
+        }));
+    }
+    let opened = counting.reads.load(Ordering::Relaxed);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let idle = counting.reads.load(Ordering::Relaxed) - opened;
+    for turn in 1..=foreign {
+        bus_b
+            .emit("s0", EventKind::TurnStarted { turn })
+            .await
+            .unwrap();
+    }
+    for _ in 0..subscribers.div_ceil(2) {
+        let got = tokio::time::timeout(Duration::from_secs(5), got_rx.recv())
+            .await
+            .expect("the other process's events arrive")
+            .unwrap();
+        assert_eq!(got, (1..=u64::from(foreign)).collect::<Vec<_>>());
+    }
+    for feed in feeds {
+        feed.abort();
+    }
+    let after_foreign = counting.reads.load(Ordering::Relaxed) - opened - idle;
+    (idle, after_foreign)
+}
+
+/// Idle feeds cost the log nothing: no feed polls it. Another process's events reach
+/// every feed, read from the log once per look for the session, not once per feed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_feeds_do_not_read_the_log_and_another_writer_costs_one_read_per_session() {
+    let (idle_few, foreign_few) = reads_of_idle_feeds(2, 3).await;
+    let (idle_many, foreign_many) = reads_of_idle_feeds(100, 3).await;
+    assert_eq!(
+        (idle_few, idle_many),
+        (0, 0),
+        "idle feeds read the log (2 feeds, then 100)"
+    );
+    // Two sessions followed: one look at both, then a read of the one with events, per
+    // round of word (the three events may come in up to three rounds).
+    assert!(foreign_many <= 3 * 3, "{foreign_many} reads for 100 feeds");
+    assert!(
+        foreign_many <= foreign_few + 3,
+        "reads grew with the feeds: {foreign_few} for 2, {foreign_many} for 100"
+    );
 }

@@ -25,7 +25,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
 use tokio::task::AbortHandle;
-use toolwire_runtime::{SharedEvent, Subscription};
+use toolwire_runtime::{EventBus, SharedEvent, Subscription};
 use toolwire_store::{HistoryReader, StoreError};
 
 use crate::AppState;
@@ -35,9 +35,11 @@ use crate::extract::{Path, Query};
 /// How long a WebSocket client may take to say which session it wants.
 const SUBSCRIBE_WAIT: Duration = Duration::from_secs(30);
 
-/// How often an open feed looks whether its session still exists. A deletion through this
-/// server ends its feeds at once; this finds one made by another process on the same
-/// store (a second instance), which never passes through here.
+/// How often an open feed may look whether its session still exists. A deletion through
+/// this server ends its feeds at once; this finds one made by another process on the same
+/// store (a second instance), which never passes through here. It looks only when the
+/// event log has said that another writer changed it since ([`EventBus::changes_elsewhere`]):
+/// with no other writer, an idle feed costs the store nothing.
 const SESSION_RECHECK: Duration = Duration::from_secs(5);
 
 /// How often an SSE feed sends a keep-alive comment (axum's default, which it used before).
@@ -90,12 +92,14 @@ pub(crate) async fn delete_session(state: State<AppState>, id: Path<SessionId>) 
 }
 
 /// Resolves once `session` is deleted: at the word of a deletion through this server, or
-/// when a look in the store finds it gone.
+/// when a look in the store, after another writer changed it, finds it gone.
 async fn session_gone(
     history: Arc<dyn HistoryReader>,
+    bus: Arc<EventBus>,
     session: String,
     mut deleted: broadcast::Receiver<String>,
 ) {
+    let mut changes = bus.changes_elsewhere();
     let first = tokio::time::Instant::now() + SESSION_RECHECK;
     let mut recheck = tokio::time::interval_at(first, SESSION_RECHECK);
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -112,7 +116,13 @@ async fn session_gone(
                     false
                 }
             },
-            _ = recheck.tick() => true,
+            _ = recheck.tick() => {
+                // Nothing else wrote since the last look: the session is still there.
+                let now = bus.changes_elsewhere();
+                let moved = now != changes;
+                changes = now;
+                moved
+            }
         };
         // A store that fails to answer is not a deletion: the feed goes on.
         if look && matches!(history.session(&session).await, Ok(None)) {
@@ -164,6 +174,7 @@ async fn open_feed(
     let closing = state.closing();
     let gone = session_gone(
         state.host.stores().history_reader(),
+        Arc::clone(state.host.events()),
         session.to_owned(),
         deleted,
     );
@@ -508,7 +519,6 @@ mod tests {
     use super::*;
     use http_body::Body as _;
     use toolwire_core::EventKind;
-    use toolwire_runtime::EventBus;
 
     fn note(size: usize) -> EventKind {
         EventKind::Progress {

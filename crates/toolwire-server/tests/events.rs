@@ -4,13 +4,20 @@
 
 mod support;
 
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use rand::Rng;
 use serde_json::{Value as Json, json};
-use support::{Running, sse_events, start, start_in};
-use toolwire_core::EventKind;
+use support::{Running, sse_events, start, start_host, start_in};
+use toolwire_agent::Host;
+use toolwire_core::{Event, EventKind, Message};
+use toolwire_store::{
+    BlobKey, EventLog, EventWake, HistoryReader, HistoryStore, NewSession, Page, QueuedEvent,
+    Result as StoreResult, Session, StoreConfig, StoredMessage, StoredResult, Stores,
+};
 
 /// Emits `n` text deltas into `session`, a few at a time, as a turn would.
 fn emit(server: &Running, session: &str, n: u64) -> tokio::task::JoinHandle<()> {
@@ -208,4 +215,189 @@ async fn shutdown_ends_open_feeds() {
         .expect("the feed ends")
         .unwrap();
     assert!(events.is_empty());
+}
+
+/// The store's reads, counted: the history's session look-ups and loads, the event log's
+/// reads.
+#[derive(Debug)]
+struct Counted<T: ?Sized> {
+    inner: std::sync::Arc<T>,
+    reads: std::sync::Arc<AtomicU64>,
+}
+
+impl<T: ?Sized> Counted<T> {
+    fn read(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[async_trait::async_trait]
+impl HistoryReader for Counted<dyn HistoryStore> {
+    async fn session(&self, id: &str) -> StoreResult<Option<Session>> {
+        self.read();
+        self.inner.session(id).await
+    }
+    async fn list_sessions(&self, page: Page) -> StoreResult<Vec<Session>> {
+        self.read();
+        self.inner.list_sessions(page).await
+    }
+    async fn child_sessions(&self, parent_id: &str) -> StoreResult<Vec<Session>> {
+        self.read();
+        self.inner.child_sessions(parent_id).await
+    }
+    async fn load(&self, session_id: &str) -> StoreResult<Vec<StoredMessage>> {
+        self.read();
+        self.inner.load(session_id).await
+    }
+    async fn find_result(
+        &self,
+        session_id: &str,
+        call_id: &str,
+    ) -> StoreResult<Option<StoredResult>> {
+        self.read();
+        self.inner.find_result(session_id, call_id).await
+    }
+    async fn result_with_blob(
+        &self,
+        session_id: &str,
+        key: &BlobKey,
+    ) -> StoreResult<Option<StoredResult>> {
+        self.read();
+        self.inner.result_with_blob(session_id, key).await
+    }
+    async fn referenced_blobs(&self) -> StoreResult<BTreeSet<BlobKey>> {
+        self.read();
+        self.inner.referenced_blobs().await
+    }
+}
+
+#[async_trait::async_trait]
+impl HistoryStore for Counted<dyn HistoryStore> {
+    async fn create_session(&self, new: NewSession) -> StoreResult<Session> {
+        self.inner.create_session(new).await
+    }
+    async fn append_many(
+        &self,
+        session_id: &str,
+        contents: Vec<Message>,
+    ) -> StoreResult<Vec<StoredMessage>> {
+        self.inner.append_many(session_id, contents).await
+    }
+    async fn delete_session(&self, id: &str) -> StoreResult<bool> {
+        self.inner.delete_session(id).await
+    }
+}
+
+#[async_trait::async_trait]
+impl EventLog for Counted<dyn EventLog> {
+    async fn append_event(
+        &self,
+        session_id: &str,
+        at: String,
+        kind: EventKind,
+    ) -> StoreResult<Event> {
+        self.inner.append_event(session_id, at, kind).await
+    }
+    async fn queue_event(
+        &self,
+        session_id: &str,
+        at: String,
+        kind: EventKind,
+    ) -> StoreResult<QueuedEvent> {
+        self.inner.queue_event(session_id, at, kind).await
+    }
+    async fn append_events(
+        &self,
+        session_id: &str,
+        events: Vec<(String, EventKind)>,
+    ) -> StoreResult<Vec<Event>> {
+        self.inner.append_events(session_id, events).await
+    }
+    async fn events_since(&self, session_id: &str, after: u64) -> StoreResult<Vec<Event>> {
+        self.read();
+        self.inner.events_since(session_id, after).await
+    }
+    async fn last_event_seq(&self, session_id: &str) -> StoreResult<u64> {
+        self.read();
+        self.inner.last_event_seq(session_id).await
+    }
+    async fn last_event_seqs(&self, session_ids: &[String]) -> StoreResult<Vec<u64>> {
+        self.read();
+        self.inner.last_event_seqs(session_ids).await
+    }
+    fn wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<EventWake>> {
+        self.inner.wakeups()
+    }
+}
+
+/// Open feeds that wait cost the store no reads, however many there are (no feed polls
+/// the log or re-reads its session while nothing else writes); an event another process
+/// logs reaches every feed of its session, read from the log once for all of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_feeds_cost_the_store_no_reads_and_another_writer_one_per_session() {
+    const FEEDS: usize = 40;
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let reads = std::sync::Arc::new(AtomicU64::new(0));
+    let (r1, r2) = (std::sync::Arc::clone(&reads), std::sync::Arc::clone(&reads));
+    let stores = Stores::open(data.path(), StoreConfig::default())
+        .await
+        .unwrap()
+        .map_history(|inner| std::sync::Arc::new(Counted { inner, reads: r1 }))
+        .map_events(|inner| std::sync::Arc::new(Counted { inner, reads: r2 }));
+    let host = Host::builder()
+        .stores(stores)
+        .workspace(ws.path())
+        .build()
+        .await
+        .unwrap();
+    let server = start_host(host, None, None).await;
+    let sessions = [server.session().await, server.session().await];
+    let mut feeds = Vec::new();
+    for i in 0..FEEDS {
+        let r = server
+            .get(&format!("/api/sessions/{}/events", sessions[i % 2]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        feeds.push(r);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = reads.load(Ordering::Relaxed);
+    // Past a feed's session recheck (5 s) and many of its former polls (500 ms).
+    tokio::time::sleep(Duration::from_millis(6000)).await;
+    let idle = reads.load(Ordering::Relaxed) - before;
+    assert_eq!(
+        idle, 0,
+        "{FEEDS} idle feeds read the store {idle} times in 6 s"
+    );
+
+    // Another process (its own stores and bus on the same data directory) logs an event
+    // to the first session: each of that session's feeds gets it.
+    let other = Stores::open(data.path(), StoreConfig::default())
+        .await
+        .unwrap();
+    let other_bus = toolwire_runtime::EventBus::new(std::sync::Arc::clone(other.events()));
+    other_bus
+        .emit(&sessions[0], EventKind::TurnStarted { turn: 7 })
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    for feed in feeds.into_iter().step_by(2) {
+        let events = tokio::time::timeout(Duration::from_secs(5), sse_events(feed, 1))
+            .await
+            .expect("the other process's event arrives");
+        got.push(seqs(&events));
+    }
+    assert_eq!(got, vec![vec![1]; FEEDS / 2]);
+    // One look at both sessions and one read of the first, maybe a second round, and
+    // the feeds' session rechecks (due once the log said another writer changed it):
+    // not one read of the log per feed.
+    let foreign = reads.load(Ordering::Relaxed) - before - idle;
+    assert!(
+        foreign < 6 + FEEDS as u64,
+        "{foreign} reads for {FEEDS} feeds"
+    );
+    server.stop().await;
 }

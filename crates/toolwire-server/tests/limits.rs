@@ -19,7 +19,6 @@ use tempfile::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
-use toolwire_agent::Host;
 use toolwire_server::{Guard, ServeConfig, Server};
 
 const TOKEN: &str = "0123456789abcdef-test-token";
@@ -28,7 +27,6 @@ const TOKEN: &str = "0123456789abcdef-test-token";
 struct Limited {
     _dirs: (TempDir, TempDir),
     addr: SocketAddr,
-    host: Host,
     client: reqwest::Client,
     token: Option<String>,
     stop: Option<oneshot::Sender<()>>,
@@ -44,7 +42,7 @@ impl Limited {
         config.shutdown_grace = Duration::from_millis(500);
         configure(&mut config);
         let token = config.token.clone();
-        let server = Server::bind(host.clone(), config).await.unwrap();
+        let server = Server::bind(host, config).await.unwrap();
         let mut addr = server.local_addr().unwrap();
         if addr.ip().is_unspecified() {
             addr.set_ip([127, 0, 0, 1].into());
@@ -61,7 +59,6 @@ impl Limited {
         Limited {
             _dirs: (data, workspace),
             addr,
-            host,
             // No pooled connection carried from one request to the next: each request
             // here is about whether a new connection is served.
             client: reqwest::Client::builder()
@@ -471,9 +468,13 @@ async fn a_session_deleted_by_another_process_ends_its_feed_too() {
         .unwrap();
     assert_eq!(sse.status(), 200);
     let mut body = sse.bytes_stream();
-    // Straight in the store, as a second instance or the CLI would: no word reaches the
-    // feed, which finds the session gone when it next looks.
-    assert!(s.host.stores().delete_session(&id).await.unwrap());
+    // Straight in the store, by a second instance's stores (their own connection, as the
+    // CLI or another `serve` has): no word reaches the feed, which finds the session
+    // gone when it next looks (the log has said that another writer changed it).
+    let other = toolwire_store::Stores::open(s._dirs.0.path(), Default::default())
+        .await
+        .unwrap();
+    assert!(other.delete_session(&id).await.unwrap());
     let ended = tokio::time::timeout(Duration::from_secs(8), async {
         while let Some(Ok(_)) = body.next().await {}
     })

@@ -139,6 +139,13 @@ impl Stores {
         self
     }
 
+    /// The same stores with the event log wrapped, e.g. by a layer that counts its reads
+    /// (tests, instrumentation).
+    pub fn map_events(mut self, wrap: impl FnOnce(Arc<dyn EventLog>) -> Arc<dyn EventLog>) -> Self {
+        self.events = wrap(self.events);
+        self
+    }
+
     /// The blob store (content-addressed, so writing to it cannot corrupt history).
     pub fn blobs(&self) -> &Arc<dyn BlobStore> {
         &self.blobs

@@ -243,14 +243,60 @@ async fn on_postgres_another_instances_events_arrive_as_wakeups() {
             .await
             .expect("a wake-up within 5 s")
             .unwrap();
-        if w.session_id == "s_shared" {
-            seen.push(w.seq);
+        if let toolwire_store::EventWake::Logged { session_id, seq } = w
+            && session_id == "s_shared"
+        {
+            seen.push(seq);
         }
     }
     assert_eq!(seen, [1, 2, 3]);
-    // SQLite has no channel: its subscribers poll.
-    let sqlite = support::backends::sqlite().open().await;
-    assert!(sqlite.events().wakeups().is_none());
+    assert_eq!(
+        a.events()
+            .last_event_seqs(&["s_shared".into(), "s_none".into()])
+            .await
+            .unwrap(),
+        [3, 0]
+    );
+}
+
+/// Two processes' stores on one SQLite file: a commit by the other one is word on this
+/// one's wake-ups (SQLite says only that another connection wrote, not what), and this
+/// one's own writes are not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_another_writers_commit_is_word_and_ones_own_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = toolwire_store::Stores::open(dir.path(), Default::default())
+        .await
+        .unwrap();
+    let b = toolwire_store::Stores::open(dir.path(), Default::default())
+        .await
+        .unwrap();
+    let mut wakeups = a
+        .events()
+        .wakeups()
+        .expect("SQLite says when another writes");
+    a.events()
+        .append_event("s1", at(), EventKind::TurnStarted { turn: 1 })
+        .await
+        .unwrap();
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(800), wakeups.recv()).await;
+    assert!(quiet.is_err(), "its own write was word: {quiet:?}");
+    b.events()
+        .append_event("s1", at(), EventKind::TurnStarted { turn: 2 })
+        .await
+        .unwrap();
+    let word = tokio::time::timeout(std::time::Duration::from_secs(5), wakeups.recv())
+        .await
+        .expect("word of the other's commit within 5 s")
+        .unwrap();
+    assert_eq!(word, toolwire_store::EventWake::Changed);
+    assert_eq!(
+        a.events()
+            .last_event_seqs(&["s1".into(), "none".into()])
+            .await
+            .unwrap(),
+        [2, 0]
+    );
 }
 
 on_every_backend! {

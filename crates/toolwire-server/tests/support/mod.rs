@@ -96,6 +96,15 @@ pub(crate) async fn start_in(
     provider: Option<ProviderSettings>,
 ) -> Running {
     let host = host_in(data, workspace).await;
+    start_host(host, token, provider).await
+}
+
+/// A server over a host built by the caller (stores of its own, e.g. wrapped to count).
+pub(crate) async fn start_host(
+    host: Host,
+    token: Option<&str>,
+    provider: Option<ProviderSettings>,
+) -> Running {
     let mut config = ServeConfig::new("127.0.0.1:0".parse().unwrap());
     config.token = token.map(str::to_owned);
     config.provider = provider;

@@ -252,9 +252,21 @@ pub trait EventLog: Send + Sync + fmt::Debug {
     /// The highest event number of a session, 0 if none.
     async fn last_event_seq(&self, session_id: &str) -> Result<u64>;
 
-    /// Word of events other processes logged, for a log shared between machines
-    /// (Postgres: LISTEN/NOTIFY). `None` when the log has no such channel; subscribers
-    /// then find other processes' events by polling.
+    /// The highest event number of each of `session_ids` (0 where none), in their order:
+    /// what a process following many sessions compares with what it has, in one look.
+    /// This default asks once per session; the SQL logs answer in one statement.
+    async fn last_event_seqs(&self, session_ids: &[String]) -> Result<Vec<u64>> {
+        let mut seqs = Vec::with_capacity(session_ids.len());
+        for id in session_ids {
+            seqs.push(self.last_event_seq(id).await?);
+        }
+        Ok(seqs)
+    }
+
+    /// Word of what other writers (processes, or other machines on a shared database)
+    /// logged: one stream per process, which the event bus routes to the sessions it
+    /// follows. `None` when no other writer can log here (an in-memory log): this
+    /// process's own events are all there is.
     fn wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<EventWake>> {
         None
     }
@@ -264,13 +276,22 @@ pub trait EventLog: Send + Sync + fmt::Debug {
 /// once it is logged.
 pub type QueuedEvent = futures::future::BoxFuture<'static, Result<Event>>;
 
-/// An event was logged, maybe by another process: `seq` of `session_id`.
+/// Word from the log about writes this process may not have seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventWake {
-    /// The session the event belongs to.
-    pub session_id: String,
-    /// The event's number in its session.
-    pub seq: u64,
+pub enum EventWake {
+    /// An event was logged, maybe by another process: `seq` of `session_id` (Postgres's
+    /// `NOTIFY` says which).
+    Logged {
+        /// The session the event belongs to.
+        session_id: String,
+        /// The event's number in its session.
+        seq: u64,
+    },
+    /// Another writer changed the log, or word of it may have been lost (a listener that
+    /// reconnected): whoever follows sessions compares each with the log
+    /// ([`EventLog::last_event_seqs`]). SQLite says only this: it knows that another
+    /// connection committed, not what.
+    Changed,
 }
 
 /// Calls waiting for a person, durable so that any process can finish them.

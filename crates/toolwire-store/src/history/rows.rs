@@ -497,6 +497,16 @@ pub(crate) fn last_seq(max: Option<i64>) -> u64 {
     max.and_then(|s| u64::try_from(s).ok()).unwrap_or(0)
 }
 
+/// `(session, max seq)` rows as each of `session_ids`' last event number, in their order;
+/// 0 for a session with no row (no events).
+pub(crate) fn in_order(session_ids: &[String], found: Vec<(String, i64)>) -> Vec<u64> {
+    let found: std::collections::HashMap<String, i64> = found.into_iter().collect();
+    session_ids
+        .iter()
+        .map(|id| last_seq(found.get(id).copied()))
+        .collect()
+}
+
 /// A pending call's id, session and body, checked.
 pub(crate) fn suspension_row(pending: &PendingCall) -> Result<(String, String, String)> {
     validate_id("suspension id", &pending.suspension.id)?;

@@ -18,14 +18,14 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 use toolwire_core::{Event, EventKind, Message, PendingCall};
 
 use super::rows::{self, NewRow, STATE_RESOLVING, now_ms};
 use super::{
-    EventLog, HistoryReader, HistoryStore, InlineBlob, MessagePage, NewSession, Page, QueuedEvent,
-    RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
+    EventLog, EventWake, HistoryReader, HistoryStore, InlineBlob, MessagePage, NewSession, Page,
+    QueuedEvent, RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 use crate::error::{Result, StoreError};
 use crate::ids::{BlobKey, validate_id};
@@ -37,6 +37,16 @@ const MAX_BATCH: usize = 512;
 const QUEUE_DEPTH: usize = 4096;
 const READERS: u32 = 4;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often the writer asks SQLite whether another connection (another process: a CLI
+/// `call` beside a server, a second server, the gateway) committed. `PRAGMA data_version`
+/// on the writer's own connection answers that alone, from shared memory, without
+/// reading the database: this process's commits all go through that connection, so
+/// they never change it. One look per process, however many feeds are open.
+const FOREIGN_LOOK: Duration = Duration::from_millis(250);
+/// Word of other writers' commits, buffered for a slow follower (one that lags compares
+/// every session with the log anyway).
+const WAKE_BUFFER: usize = 16;
 
 /// The schema's steps, in order (the test below opens a database made by a prefix).
 const STEPS: [(i64, &str, &str); 5] = [
@@ -81,6 +91,8 @@ pub struct SqliteHistory {
 struct Inner {
     writes: mpsc::Sender<WriteOp>,
     read: SqlitePool,
+    /// [`EventWake::Changed`] when another connection committed (see [`FOREIGN_LOOK`]).
+    wake: broadcast::Sender<EventWake>,
 }
 
 type Reply<T> = oneshot::Sender<Result<T>>;
@@ -229,9 +241,10 @@ impl SqliteHistory {
             .await
             .map_err(|e| open_error(path, e.into()))?;
         let (writes, queue) = mpsc::channel(QUEUE_DEPTH);
-        tokio::spawn(run_writer(conn, queue));
+        let (wake, _) = broadcast::channel(WAKE_BUFFER);
+        tokio::spawn(run_writer(conn, queue, wake.clone()));
         Ok(SqliteHistory {
-            inner: Arc::new(Inner { writes, read }),
+            inner: Arc::new(Inner { writes, read, wake }),
         })
     }
 
@@ -410,6 +423,25 @@ impl EventLog for SqliteHistory {
     async fn last_event_seq(&self, session_id: &str) -> Result<u64> {
         read_last_event(&self.inner.read, session_id).await
     }
+
+    async fn last_event_seqs(&self, session_ids: &[String]) -> Result<Vec<u64>> {
+        // The ids as one JSON array, so one statement serves any number of them.
+        let ids = serde_json::to_string(session_ids).map_err(|e| StoreError::CommitFailed {
+            message: e.to_string(),
+        })?;
+        let found: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT session_id, MAX(seq) FROM events \
+             WHERE session_id IN (SELECT value FROM json_each(?1)) GROUP BY session_id",
+        )
+        .bind(ids)
+        .fetch_all(&self.inner.read)
+        .await?;
+        Ok(rows::in_order(session_ids, found))
+    }
+
+    fn wakeups(&self) -> Option<broadcast::Receiver<EventWake>> {
+        Some(self.inner.wake.subscribe())
+    }
 }
 
 #[async_trait]
@@ -455,9 +487,34 @@ async fn numbered(mut event: Event, answer: oneshot::Receiver<Result<Returned>>)
     Ok(event)
 }
 
-async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteOp>) {
+async fn run_writer(
+    mut conn: SqliteConnection,
+    mut queue: mpsc::Receiver<WriteOp>,
+    wake: broadcast::Sender<EventWake>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+    let mut seen = data_version(&mut conn).await;
+    let mut look = tokio::time::interval(FOREIGN_LOOK);
+    look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let received = tokio::select! {
+            received = queue.recv_many(&mut batch, MAX_BATCH) => received,
+            _ = look.tick() => {
+                // Only while someone follows the log (a server's open feeds): a one-off
+                // command or the gateway asks nothing.
+                if wake.receiver_count() > 0 {
+                    let now = data_version(&mut conn).await;
+                    if now != seen {
+                        seen = now;
+                        let _ = wake.send(EventWake::Changed);
+                    }
+                }
+                continue;
+            }
+        };
+        if received == 0 {
+            break;
+        }
         // Announcements alone wait a moment for a write to share their commit; anything
         // else commits at once (with the announcements queued before it, in order).
         let deadline = tokio::time::Instant::now() + LINGER;
@@ -476,6 +533,15 @@ async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteO
         write_batch(&mut conn, std::mem::take(&mut batch)).await;
     }
     let _ = conn.close().await;
+}
+
+/// `PRAGMA data_version` of `conn`: changes when another connection commits. `None` when
+/// it cannot be read, which then counts as a change once it can again.
+async fn data_version(conn: &mut SqliteConnection) -> Option<i64> {
+    sqlx::query_scalar("PRAGMA data_version")
+        .fetch_one(conn)
+        .await
+        .ok()
 }
 
 enum Outcome {
