@@ -127,15 +127,21 @@ pub(crate) fn spawn_serve_listening(
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    for _ in 0..100 {
+    // 30 s, not 5: on Postgres + S3 serve migrates and checks its bucket before it
+    // listens, and a CI rehearsal beside other builds took longer than 5 s once.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
             return child;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("serve exited before it listened: {status}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.kill();
     let _ = child.wait();
-    panic!("serve did not start");
+    panic!("serve did not listen within 30 s");
 }
 
 /// A server process that is killed when the test ends, passed or failed (a live child
