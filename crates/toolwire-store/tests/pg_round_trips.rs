@@ -242,7 +242,10 @@ async fn a_stored_result_costs_at_most_three_round_trips_under_64_callers() {
     let alone = counts.round_trips.load(Ordering::Relaxed) - before;
     let alone_per_result = alone as f64 / ALONE as f64;
     eprintln!("one caller: {alone_per_result:.2} round trips per stored result");
-    assert!(alone_per_result <= 6.0, "{alone_per_result:.2} alone");
+    // 6 in a quiet run (5.8 measured); a read connection idle over a second is pinged
+    // before use, and a loaded CI machine gave one such ping in the run (6.02): the bound
+    // leaves room for a few, and still fails on a ping per write come back.
+    assert!(alone_per_result <= 6.5, "{alone_per_result:.2} alone");
     // Everything landed, numbered without gaps.
     for session in &sessions[1..] {
         let events = stores.events().events_since(session, 0).await.unwrap();
