@@ -330,20 +330,7 @@ pub(crate) fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     // here, on the server's two cores, 1,000 readers took ~40% of the fan-out's CPU at
     // the server's priority, slowing the very writes they timed. Their receive
     // timestamps come from the kernel, so reading late costs the figure nothing.
-    let not_idle = Arc::new(AtomicUsize::new(0));
-    let readers = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("fanout-reader")
-        .on_thread_start({
-            let not_idle = Arc::clone(&not_idle);
-            move || {
-                if !idle_class() {
-                    not_idle.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        })
-        .enable_all()
-        .build()?;
+    let (readers, not_idle) = readers_runtime("fanout-reader", idle_class)?;
     let (mut one, mut many) = ctx.rt.block_on(async {
         let one = fanout_latencies(&server, 1, readers.handle()).await?;
         let many = fanout_latencies(&server, n, readers.handle()).await?;
@@ -374,6 +361,30 @@ pub(crate) fn fanout(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         .target(Target::RatioAtMost(3.0))
         .at_every_size(),
     ])
+}
+
+/// The subscribers' own runtime (two threads named `name`), each thread lowered by
+/// `lower` as it starts, and the count of threads `lower` failed on (checked after the
+/// run, so that a figure is never taken at the server's priority unawares).
+pub(crate) fn readers_runtime(
+    name: &str,
+    lower: fn() -> bool,
+) -> anyhow::Result<(tokio::runtime::Runtime, Arc<AtomicUsize>)> {
+    let failed = Arc::new(AtomicUsize::new(0));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .on_thread_start({
+            let failed = Arc::clone(&failed);
+            move || {
+                if !lower() {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+        .enable_all()
+        .build()?;
+    Ok((runtime, failed))
 }
 
 /// Moves the calling thread to the idle scheduling class, with util-linux's `chrt` (the

@@ -19,7 +19,7 @@ use crate::Ctx;
 use crate::load::{create_session, ids, post_for};
 use crate::measure::{ms, percentile};
 use crate::report::{Row, Target, Unit, thousands};
-use crate::serve::{find, open_feed, read_stamped, result_call_id};
+use crate::serve::{find, open_feed, read_stamped, readers_runtime, result_call_id};
 
 /// Sessions at size 1, as the issue names; each has `PER_SESSION` subscribers.
 const SESSIONS: f64 = 1000.0;
@@ -314,20 +314,7 @@ pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     // machines, and their receive timestamps come from the kernel, so reading late costs
     // the figure nothing. Not the idle class the fan-out row uses: on a machine busy with
     // anything else (a build), idle-class threads do not run at all, and the run stalls.
-    let not_niced = Arc::new(AtomicUsize::new(0));
-    let readers = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("team-reader")
-        .on_thread_start({
-            let not_niced = Arc::clone(&not_niced);
-            move || {
-                if !lowest_priority() {
-                    not_niced.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        })
-        .enable_all()
-        .build()?;
+    let (readers, not_niced) = readers_runtime("team-reader", lowest_priority)?;
     let figures = ctx
         .rt
         .block_on(measure(&serve, sessions, feeds_total, readers.handle()));
