@@ -2,9 +2,9 @@
 real-server matrix (crates/toolwire/tests/mcp_matrix.rs): one tool per kind of result a
 FastMCP author returns, each deterministic so the test can check it byte for byte.
 
-It is built on the official SDK pinned in requirements.txt rather than the separate
-`fastmcp` package: that package's current release (4.1.6) needs a `certifi` newer than
-PyPI serves, and the SDK's MCPServer is the same FastMCP API under its mcp 2.x name.
+It is built on the official SDK pinned in requirements.txt, whose MCPServer is the FastMCP
+API under its mcp 2.x name. fastmcp4_server.py has the same tools on the separate `fastmcp`
+package (FastMCP 4, pinned there too), whose own conversions differ; the matrix checks both.
 
 Run: venv/bin/python fastmcp_server.py  (stdio)
 """

@@ -716,7 +716,62 @@ fn a_fastmcp_server_returns_every_kind_of_result() {
     let Some(python) = venv_peer("python") else {
         return;
     };
-    let script = peers_dir().join("fastmcp_server.py");
+    every_kind_of_result(&python, "fastmcp_server.py");
+}
+
+/// The same tools on FastMCP 4 (the `fastmcp` package, tests/mcp/fastmcp4_server.py), whose
+/// own conversions differ from the SDK's: a string result also comes as structured content
+/// `{"result": …}` under an `outputSchema` it makes up (`x-fastmcp-wrap-result`). The checks of [`every_kind_of_result`] hold as they are, and a result mixing
+/// text, an image and audio keeps its order, each medium byte for byte.
+#[test]
+fn a_fastmcp4_server_returns_every_kind_of_result() {
+    let Some(python) = venv_peer("python") else {
+        return;
+    };
+    every_kind_of_result(&python, "fastmcp4_server.py");
+
+    let script = peers_dir().join("fastmcp4_server.py");
+    let data = tempfile::tempdir().unwrap();
+    let saved = data.path().join("mixed");
+    let flag = format!("fm={} {}", python.display(), script.display());
+    let input = json!({"width": 40, "millis": 200, "save_to": saved}).to_string();
+    let (shown, out) = call_ok(
+        data.path(),
+        &["call", "--yes", "--mcp", &flag, "fm__mixed", &input],
+    );
+    assert_in_order(
+        &shown,
+        &[
+            "a 40px image and 200 ms of sound",
+            "[image image/png",
+            "[audio audio/wav",
+        ],
+    );
+    let stored = stored_result(data.path(), &session_of(&out), 0);
+    let kinds: Vec<&str> = stored["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["text", "image", "file"], "{stored}");
+    let image = blob(
+        data.path(),
+        value_of(&stored, "image")["source"]["blob"]
+            .as_str()
+            .unwrap(),
+    );
+    assert_eq!(image, std::fs::read(saved.with_extension("png")).unwrap());
+    assert_eq!(png_size(&image), (40, 40));
+    let audio = value_of(&stored, "file");
+    assert_eq!(audio["mediaKind"], "audio");
+    let audio = blob(data.path(), audio["source"]["blob"].as_str().unwrap());
+    assert_eq!(audio, std::fs::read(saved.with_extension("wav")).unwrap());
+}
+
+/// What both FastMCP servers must do, `script` being either (tests/mcp).
+fn every_kind_of_result(python: &Path, script: &str) {
+    let script = peers_dir().join(script);
     let scratch = tempfile::tempdir().unwrap();
     let flag = format!("fm={} {}", python.display(), script.display());
 
