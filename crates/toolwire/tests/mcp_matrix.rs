@@ -1373,3 +1373,97 @@ fn markitdown_mcp_converts_office_files_and_its_slow_start_is_waited_for() {
     let started = std::fs::read_to_string(&starts).unwrap();
     assert_eq!(started.lines().count(), 1, "started once, not restarted");
 }
+
+/// mcp-echarts (npm) draws a chart from an `echartsOption` given on several lines (issue 45
+/// item 2: the option is JSON a person writes indented): the option reaches the server with
+/// its newlines, as the stored call shows; the PNG it sends (base64 in an image block) is
+/// stored byte for byte what its own renderer makes of that option, at its device pixel
+/// ratio of 3; and in an 80×24 terminal the result is an image line, never base64.
+#[test]
+fn mcp_echarts_returns_a_chart_image_whole() {
+    let Some(entry) = npm_peer("mcp-echarts/build/index.js") else {
+        return;
+    };
+    if !tmux_pane::tmux_available() {
+        return;
+    }
+    let option = "{\n  \"title\": {\"text\": \"Matrix sales\"},\n  \"xAxis\": {\"data\": \
+                  [\"north\", \"south\", \"east\"]},\n  \"yAxis\": {},\n  \"series\": \
+                  [{\"type\": \"bar\", \"data\": [5, 20, 36]}]\n}";
+    let input = json!({"echartsOption": option, "width": 400, "height": 300});
+    let data = tempfile::tempdir().unwrap();
+    let input_file = data.path().join("input.json");
+    std::fs::write(&input_file, input.to_string()).unwrap();
+    let flag = format!("ec=node {}", entry.display());
+
+    // The terminal first (its own data directory): it runs while the rest is checked.
+    let pane_data = tempfile::tempdir().unwrap();
+    let run = format!(
+        "unset NO_COLOR CLICOLOR_FORCE COLUMNS LINES; TERM=xterm-256color '{}' --data-dir '{}' \
+         call --yes --mcp '{flag}' ec__generate_echarts \"$(cat '{}')\"; \
+         echo \"__EXIT $?__\"; sleep 60",
+        env!("CARGO_BIN_EXE_toolwire"),
+        pane_data.path().display(),
+        input_file.display()
+    );
+    let pane = tmux_pane::Pane::start("echarts", 80, 24, &run);
+
+    // The server's own renderer, on the same option: the bytes it base64-encodes.
+    let reference = data.path().join("reference.png");
+    let render = entry.with_file_name("utils").join("render.js");
+    let script = "const fs = require('fs'); const [render, input, out] = process.argv.slice(1); \
+                  const i = JSON.parse(fs.readFileSync(input, 'utf8')); \
+                  require(render).renderECharts(JSON.parse(i.echartsOption), i.width, i.height, \
+                  'default', 'png').then((b) => { fs.writeFileSync(out, b); process.exit(0); });";
+    let rendered = Command::new("node")
+        .args(["-e", script])
+        .args([&render, &input_file, &reference])
+        .output()
+        .unwrap();
+    assert!(rendered.status.success(), "{}", stderr_of(&rendered));
+    let reference = std::fs::read(&reference).unwrap();
+    assert_eq!(png_size(&reference), (1200, 900));
+
+    let (shown, out) = call_ok(
+        data.path(),
+        &[
+            "call",
+            "--yes",
+            "--mcp",
+            &flag,
+            "ec__generate_echarts",
+            &input.to_string(),
+        ],
+    );
+    assert!(shown.contains("[image image/png"), "{shown}");
+    let session = session_of(&out);
+    let stored = stored_result(data.path(), &session, 0);
+    let key = value_of(&stored, "image")["source"]["blob"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        blob(data.path(), &key),
+        reference,
+        "the chart byte for byte"
+    );
+    let shown = toolwire(data.path(), &["show", &session, "--json"]);
+    let messages: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let sent = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m["content"]["toolCalls"][0]["input"]["echartsOption"].as_str())
+        .unwrap_or_else(|| panic!("no call in {messages}"));
+    assert_eq!(sent, option, "the option's lines kept");
+
+    let screen = pane.wait_for("__EXIT ", 60);
+    assert!(screen.contains("__EXIT 0__"), "{screen}");
+    // The same bytes, so the same key: the image line names it.
+    assert!(
+        screen.contains("[image image/png ") && screen.contains(&key[..19]),
+        "{screen}"
+    );
+    // Base64 of a PNG starts with the signature's encoding.
+    assert!(!screen.contains("iVBORw0KGgo"), "{screen}");
+}
