@@ -337,6 +337,43 @@ async fn approval_suspends_then_approve_runs_and_widgets_follow_the_result() {
     );
 }
 
+/// A call approved by its caller already (an MCP App's call of its app-only tool) runs a
+/// tool that asks for approval without suspending: no suspension stored or announced. A
+/// tool that asks a question still asks it.
+#[tokio::test]
+async fn a_call_approved_already_runs_without_suspending_but_questions_are_still_asked() {
+    let ex = announcing(executor());
+    let done = land(
+        &ex,
+        ex.execute_approved(&Scope::new("s"), call("c1", "delete_all", json!({})))
+            .await,
+    )
+    .await;
+    assert_eq!(done.status, Status::Success);
+    assert_eq!(done.widgets[0].fallback, "3 files deleted");
+    assert!(ex.pending("s").await.unwrap().is_empty());
+    let mut sub = ex.events().subscribe("s", 0).await.unwrap();
+    let first = sub.next().await.unwrap().unwrap().kind;
+    assert!(
+        matches!(first, EventKind::ToolCallStarted { .. }),
+        "{first:?}"
+    );
+    let second = sub.next().await.unwrap().unwrap().kind;
+    assert!(
+        matches!(second, EventKind::ToolResult { .. }),
+        "no suspension between: {second:?}"
+    );
+
+    let asked = ex
+        .execute_approved(
+            &Scope::new("s"),
+            call("c2", "ask_user", json!({"question": "which?"})),
+        )
+        .await
+        .into_result();
+    assert_eq!(asked.status, Status::Suspended);
+}
+
 #[tokio::test]
 async fn deny_gives_an_error_saying_the_user_denied() {
     let ex = executor();

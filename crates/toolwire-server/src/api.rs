@@ -346,13 +346,14 @@ pub(crate) async fn post_call(
     let input = body.input.unwrap_or_else(|| serde_json::json!({}));
     // A tool only apps may call, called by its own server's app, is the app's business
     // once the person let the app run (MCP Apps: the model never sees it; asking again
-    // for each of an app's polls left a monitor app with 15 calls waiting). Anything the
-    // model may call asks as any call does, whoever calls it.
-    let approver = if apps_alone {
-        Arc::new(toolwire_agent::AutoApprove) as Arc<dyn Approver>
-    } else {
-        Arc::clone(&state.approver) as Arc<dyn Approver>
-    };
+    // for each of an app's polls left a monitor app with 15 calls waiting): it runs
+    // approved, never suspended for an approval. What it asks while it runs (an MCP
+    // server's question) still goes to the person. Anything the model may call asks as
+    // any call does, whoever calls it.
+    let mut options = CallOptions::new(Arc::clone(&state.approver) as Arc<dyn Approver>);
+    if apps_alone {
+        options = options.approved();
+    }
     // Who asked: the person in the web app, or an MCP App's view on their screen.
     let via = match &body.app {
         Some(app) => format!("app:{app}"),
@@ -364,7 +365,7 @@ pub(crate) async fn post_call(
     let (cancel, tracked) = state.calls.track(&id, &call_id);
     let running = state
         .host
-        .run_call(&id, call, CallOptions::new(approver).scope(cancel))
+        .run_call(&id, call, options.scope(cancel))
         .await?;
     state.spawn(async move {
         let _ = running.finish().await;

@@ -1263,6 +1263,65 @@ fn server_system_monitor_is_an_app_drawn_once_in_the_terminal() {
     );
 }
 
+/// server-system-monitor's app polls `poll-system-stats` (visibility `["app"]`) every 2 s
+/// through `serve`: a call of that tool by its own server's app runs as a call of a tool
+/// that asks nobody (issue 45 item 1), so it is never put on the feed as waiting for an
+/// approval, nor stored as waiting, even for the moment an automatic yes would take: a
+/// monitor's poll every 2 s was a suspension written, announced and claimed each time, and
+/// the web page saw each poll as a call waiting for approval.
+#[test]
+fn server_system_monitor_polls_through_serve_without_waiting() {
+    let Some(entry) = npm_peer("@modelcontextprotocol/server-system-monitor/dist/index.js") else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let config = ws.path().join("mcp.json");
+    let doc = json!({"mcpServers": {"sm": {"command": "node", "args": [entry, "--stdio"]}}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (_server, port) = serve_with(data.path(), ws.path(), &config, "sm__poll-system-stats");
+    let session = new_session(port);
+    for _ in 0..3 {
+        let body = json!({"tool": "poll-system-stats", "input": {}, "app": "sm__get-system-info"});
+        let (status, answer) = http(
+            port,
+            "POST",
+            &format!("/api/sessions/{session}/calls"),
+            Some(&body.to_string()),
+        );
+        assert_eq!(status, 202, "{answer}");
+        let call = json(&answer)["callId"].as_str().unwrap().to_owned();
+        let events = events_until_result(port, &session, &call);
+        let waited: Vec<&Value> = events
+            .iter()
+            .filter(|e| {
+                (e["type"] == "suspended" || e["type"] == "resolved")
+                    && e.to_string().contains(&call)
+            })
+            .collect();
+        assert!(waited.is_empty(), "the poll waited: {waited:?}");
+        let result = &events
+            .iter()
+            .find(|e| e["type"] == "tool_result" && e["result"]["callId"] == call.as_str())
+            .unwrap()["result"];
+        assert_eq!(result["status"], "success", "{result}");
+        assert!(
+            value_of(result, "structured")["memory"]["usedBytes"]
+                .as_u64()
+                .unwrap()
+                > 0,
+            "{result}"
+        );
+    }
+    let (status, body) = http(
+        port,
+        "GET",
+        &format!("/api/sessions/{session}/suspensions"),
+        None,
+    );
+    assert_eq!((status, body.trim()), (200, "[]"));
+}
+
 /// markitdown-mcp (PyPI, its own venv: tests/mcp/venv-markitdown) turns a .docx, .xlsx,
 /// .pptx, .pdf and .html made here (tests/mcp/office_files.py and [`pdf_bytes`]) into
 /// markdown, each given as a file: URI: the words put in each come back, as markdown. A

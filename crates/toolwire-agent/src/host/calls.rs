@@ -28,6 +28,9 @@ pub struct CallOptions {
     pub recorder: Option<Recorder>,
     /// Whether the caller reads the call's events ([`Running::next`]).
     pub events: bool,
+    /// Approved already: a tool that asks for approval runs without asking
+    /// ([`CallOptions::approved`]).
+    pub approved: bool,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -36,6 +39,7 @@ impl std::fmt::Debug for CallOptions {
             .field("scope", &self.scope)
             .field("recorded", &self.recorder.is_some())
             .field("events", &self.events)
+            .field("approved", &self.approved)
             .finish_non_exhaustive()
     }
 }
@@ -48,7 +52,16 @@ impl CallOptions {
             scope: CallScope::default(),
             recorder: None,
             events: true,
+            approved: false,
         }
+    }
+
+    /// Approved already by whoever asks for it: a tool whose policy asks for approval
+    /// runs without suspending (see [`toolwire_runtime::Executor::execute_approved`]);
+    /// what the tool asks while it runs still goes to the approver.
+    pub fn approved(mut self) -> Self {
+        self.approved = true;
+        self
     }
 
     /// Stopped by `scope`'s token (a bare [`CancellationToken`] is a scope too).
@@ -112,15 +125,20 @@ impl Host {
             approver,
             scope,
             recorder,
+            approved,
             ..
         } = options;
         let cancel = scope.cancel.clone();
         // The executor may fill the input in (a left-out optional field); the call is
         // stored as it was made, so it gets its own copy.
-        let finished = self
-            .executor
-            .execute(&scope.executor_scope(session_id), call.clone())
-            .await;
+        let executor_scope = scope.executor_scope(session_id);
+        let finished = if approved {
+            self.executor
+                .execute_approved(&executor_scope, call.clone())
+                .await
+        } else {
+            self.executor.execute(&executor_scope, call.clone()).await
+        };
         let land = match &recorder {
             None => Land::Now,
             // A person will be asked (maybe elsewhere, through the web app): the call is

@@ -335,7 +335,22 @@ impl Executor {
 
     /// Runs one call to exactly one result, or to a wait for a person: the finished call
     /// is landed ([`Executor::land`]) or resumed ([`Executor::resume`]).
-    pub async fn execute(&self, scope: &Scope, mut call: ToolCall) -> Finished {
+    pub async fn execute(&self, scope: &Scope, call: ToolCall) -> Finished {
+        self.execute_as(scope, call, false).await
+    }
+
+    /// [`Executor::execute`] for a call its caller has approved already: a tool whose
+    /// policy asks for approval runs without suspending for it. What a tool asks while it
+    /// runs (a blocking tool's question, an MCP server's) is still asked. For a call that
+    /// is nobody's to approve: an MCP App's call of its own server's tool that only apps
+    /// may call, once the person let the app run. Suspending such a call and approving it
+    /// at once still wrote, announced and claimed a suspension for each (a monitor app
+    /// polling every 2 s was a call waiting for approval every 2 s on the page).
+    pub async fn execute_approved(&self, scope: &Scope, call: ToolCall) -> Finished {
+        self.execute_as(scope, call, true).await
+    }
+
+    async fn execute_as(&self, scope: &Scope, mut call: ToolCall, approved: bool) -> Finished {
         let started = Started::now();
         let span = self.open_tool_span(scope, &call);
         let trace = span.as_ref().map(|open| open.context().clone());
@@ -357,17 +372,19 @@ impl Executor {
                     format!("unknown tool `{}`; available tools: {known}", call.name),
                 ))
             }
-            Some(reg) => self.admit(scope, reg, &mut call, trace).await,
+            Some(reg) => self.admit(scope, reg, &mut call, approved, trace).await,
         };
         self.finish(scope, started, ran, span, Vec::new()).await
     }
 
-    /// Input check, then approval or blocking suspension, else the run itself.
+    /// Input check, then approval (unless `approved` already) or blocking suspension,
+    /// else the run itself.
     async fn admit(
         &self,
         scope: &Scope,
         reg: &Registered,
         call: &mut ToolCall,
+        approved: bool,
         trace: Option<TraceContext>,
     ) -> Ran {
         if let Err(why) = reg.accept_input(&mut call.input) {
@@ -378,7 +395,7 @@ impl Executor {
             ));
         }
         let schema = reg.schema();
-        let suspension = if schema.approval == ApprovalPolicy::Always {
+        let suspension = if schema.approval == ApprovalPolicy::Always && !approved {
             Some(Suspension {
                 id: new_suspension_id(),
                 reason: SuspensionReason::Approval,
