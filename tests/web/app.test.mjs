@@ -9,6 +9,7 @@ import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { ROOT, SCREENSHOTS } from './lib.mjs';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { launchBrowser, dirs, serve, api, cli, store, until, shot, everythingMcp } from './lib.mjs';
 import { png, wav, webm, pdf } from './media.mjs';
 
@@ -637,6 +638,99 @@ test('server-pdf\'s viewer, a real MCP App, reads its bytes and draws its docume
     await card.locator('iframe.tw-app-frame').screenshot({ path: join(SCREENSHOTS, 'mcp-app-pdf.png') });
   } finally {
     await apps.stop();
+  }
+});
+
+// server-system-monitor's app polls its app-only tool (poll-system-stats, visibility
+// ["app"]) every 2 s once it has the system's description, and draws what comes back: the
+// memory bar and figures, the uptime, a CPU chart on a canvas. Each poll is the app's own
+// business once the person let it run (issue 45 item 1): none waits for an Approve.
+test('server-system-monitor, a real MCP App, polls its app-only tool with no approval and draws what it reads', async () => {
+  const e = dirs();
+  const entry = join(ROOT, 'tests/mcp/node_modules/@modelcontextprotocol/server-system-monitor/dist/index.js');
+  const apps = await serve(e, undefined, ['--mcp', `sm=node ${entry} --stdio`]);
+  try {
+    const s = await api(apps.base, '/api/sessions', { title: 'system monitor' });
+    await page.goto(`${apps.base}/sessions/${s.id}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.selectOption('.playground select[name="tool"]', 'sm__get-system-info');
+    await page.click('.playground button[type="submit"]');
+    const card = page.locator('.card[data-tool="sm__get-system-info"]');
+    const approve = card.locator('button.approve');
+    await Promise.race([approve.waitFor({ timeout: 20000 }).catch(() => {}), card.locator('iframe.tw-app-frame').waitFor({ timeout: 20000 })]);
+    if (await approve.isVisible()) await approve.click();
+    const app = page.frameLocator('.card[data-tool="sm__get-system-info"] iframe.tw-app-frame').frameLocator('iframe');
+    // What its first tool said: this machine's name.
+    await until(async () => (await app.locator('#info-hostname').innerText().catch(() => '')) === hostname(), 30000, 'the host name in the app');
+    // Three polls answered (about 4 s), none of them waiting for a person at any point.
+    const polls = async () => (await api(apps.base, `/api/sessions/${s.id}`)).messages
+      .filter((m) => m.role === 'tool_result' && m.content.toolName === 'sm__poll-system-stats' && m.content.status === 'success').length;
+    await until(async () => {
+      const waiting = await api(apps.base, `/api/sessions/${s.id}/suspensions`);
+      assert.equal(waiting.length, 0, `waiting for approval: ${JSON.stringify(waiting)}`);
+      return (await polls()) >= 3;
+    }, 20000, 'three polls of poll-system-stats');
+    assert.equal(await page.locator('.card button.approve').count(), 0);
+    // What the polls drew: the memory's share and sizes, the uptime, the time of the last poll.
+    assert.match(await app.locator('#memory-percent').innerText(), /^\d+(\.\d+)?%$/);
+    assert.match(await app.locator('#memory-detail').innerText(), /^\d+\.\d (B|KB|MB|GB|TB) \/ \d+\.\d (KB|MB|GB|TB)$/);
+    assert.notEqual(await app.locator('#info-uptime').innerText(), '--');
+    assert.match(await app.locator('#status-text').innerText(), /^\d\d:\d\d:\d\d$/);
+    const width = await app.locator('#memory-bar-fill').evaluate((el) => parseFloat(el.style.width));
+    assert.ok(width > 0 && width <= 100, `memory bar at ${width}%`);
+    // And its chart: Chart.js drew the first core's legend box, in its blue, on the canvas.
+    const inner = page.frames().find((f) => f.url() === 'about:srcdoc' && f.parentFrame() && f.parentFrame().url().includes('/sandbox'));
+    await until(() => inner.evaluate(() => {
+      const c = document.getElementById('cpu-chart');
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      for (let i = 0; i < data.length; i += 4) if (data[i + 3] > 128 && data[i + 2] > 200 && data[i] < 110 && data[i + 1] > 100 && data[i + 1] < 160) return true;
+      return false;
+    }), 10000, 'the CPU chart on its canvas');
+    // The sidebar says the polling tool is the app's alone.
+    await until(async () => (await page.locator('.sidebar li[data-tool-name="sm__poll-system-stats"] .badge').count()) > 0, 10000, 'the app-only badge');
+    assert.ok((await page.locator('.sidebar li[data-tool-name="sm__poll-system-stats"] .badge').allInnerTexts()).includes('app only'));
+  } finally {
+    await apps.stop();
+  }
+});
+
+// mcp-echarts' generate_echarts takes its option as a JSON string, which people write on
+// several lines (issue 45 item 2): Edit & re-run gives it back in a text area, lines and
+// indentation kept, and calling again sends exactly that. Its chart comes as an image
+// block (base64 PNG), drawn as an image, never as its base64.
+test('mcp-echarts: a multi-line echartsOption keeps its lines through Edit & re-run, and its chart is an image', async () => {
+  const e = dirs();
+  const entry = join(ROOT, 'tests/mcp/node_modules/mcp-echarts/build/index.js');
+  const charts = await serve(e, undefined, ['--mcp', `ec=node ${entry}`]);
+  try {
+    const s = (await api(charts.base, '/api/sessions', { title: 'a chart' })).id;
+    const echartsOption = '{\n  "title": {"text": "Sales"},\n  "xAxis": {"data": ["north", "south"]},\n  "yAxis": {},\n  "series": [{"type": "bar", "data": [5, 20]}]\n}';
+    const input = { echartsOption, width: 400, height: 300 };
+    await callApproved(charts.base, s, 'ec__generate_echarts', input);
+    await page.goto(`${charts.base}/sessions/${s}`);
+    await page.waitForSelector('body[data-ready="true"]');
+    const card = page.locator('.card[data-tool="ec__generate_echarts"]').first();
+    const img = card.locator('.tw-result img');
+    await img.waitFor({ timeout: 15000 });
+    // Drawn from the stored PNG: 1200×900, the server's pixel ratio of 3.
+    await until(() => img.evaluate((i) => i.complete && i.naturalWidth === 1200 && i.naturalHeight === 900), 10000, 'the chart image');
+    assert.ok(!(await card.innerText()).includes('iVBORw0KGgo'), 'base64 shown');
+    await card.locator('[data-rerun="edit"]').click();
+    const field = page.locator('.playground [name="echartsOption"]');
+    assert.equal(await field.evaluate((el) => el.tagName), 'TEXTAREA');
+    assert.equal(await field.inputValue(), echartsOption);
+    await page.click('.playground button[type="submit"]');
+    const approve = page.locator('.card[data-tool="ec__generate_echarts"] button.approve');
+    await until(async () => {
+      if (await approve.first().isVisible().catch(() => false)) await approve.first().click().catch(() => {});
+      const { messages } = await api(charts.base, `/api/sessions/${s}`);
+      return messages.filter((m) => m.role === 'tool_result').length === 2;
+    }, 20000, 'the second chart');
+    const inputs = (await api(charts.base, `/api/sessions/${s}`)).messages.flatMap((m) => m.content.toolCalls || []).map((c) => c.input);
+    // The form fills the fields left out with their schema's defaults, and sends them.
+    assert.deepEqual(inputs, [input, { ...input, theme: 'default', outputType: 'png' }]);
+  } finally {
+    await charts.stop();
   }
 });
 
