@@ -116,6 +116,41 @@ impl Drop for Instances {
     }
 }
 
+impl Instances {
+    /// The instances' CPU time so far (user + system, summed), from /proc.
+    pub(crate) fn cpu(&self) -> anyhow::Result<Duration> {
+        let mut total = Duration::ZERO;
+        for child in &self.0 {
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id()))?;
+            // Fields after the command's closing parenthesis; utime and stime are 14 and 15.
+            let rest = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest)
+                .context("no /proc stat")?;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let ticks: u64 = fields.get(11).context("no utime")?.parse::<u64>()?
+                + fields.get(12).context("no stime")?.parse::<u64>()?;
+            // Linux's USER_HZ is 100 on every architecture it reports it for.
+            total += Duration::from_millis(ticks * 10);
+        }
+        Ok(total)
+    }
+
+    /// The instances' resident sets, summed, KiB.
+    pub(crate) fn rss_kb(&self) -> anyhow::Result<u64> {
+        let mut total = 0;
+        for child in &self.0 {
+            let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))?;
+            total += status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|l| l.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .context("no VmRSS")?;
+        }
+        Ok(total)
+    }
+}
+
 fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -128,6 +163,20 @@ pub(crate) fn start(
     count: usize,
     ws: &Path,
     run: &Path,
+) -> anyhow::Result<(Instances, Vec<u16>)> {
+    // A load test is many clients at once: past serve's default caps (128 feeds, 512
+    // connections) its clients would be refused, not measured.
+    start_capped(ctx, backend, count, ws, run, (4000, 8000))
+}
+
+/// [`start`] with each instance's `--max-feeds` and `--max-connections`.
+pub(crate) fn start_capped(
+    ctx: &Ctx,
+    backend: &Backend,
+    count: usize,
+    ws: &Path,
+    run: &Path,
+    (feeds, connections): (usize, usize),
 ) -> anyhow::Result<(Instances, Vec<u16>)> {
     let mut instances = Instances(Vec::new());
     let mut ports = Vec::new();
@@ -151,12 +200,10 @@ pub(crate) fn start(
                 "serve",
                 "--addr",
                 &format!("127.0.0.1:{port}"),
-                // A load test is many clients at once: past serve's default caps (128
-                // feeds, 512 connections) its clients would be refused, not measured.
                 "--max-feeds",
-                "4000",
+                &feeds.to_string(),
                 "--max-connections",
-                "8000",
+                &connections.to_string(),
                 "--workspace",
             ])
             .arg(ws)
@@ -417,7 +464,7 @@ pub(crate) fn ids() -> String {
 }
 
 /// The Postgres and S3 of `tests/services/start`.
-fn services() -> anyhow::Result<(String, String)> {
+pub(crate) fn services() -> anyhow::Result<(String, String)> {
     let get = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
     match (
         get("TOOLWIRE_TEST_POSTGRES_URL"),
@@ -429,7 +476,7 @@ fn services() -> anyhow::Result<(String, String)> {
 }
 
 /// A fresh database beside the services' one, dropped by [`drop_database`].
-async fn fresh_database(pg: &str, name: &str) -> anyhow::Result<String> {
+pub(crate) async fn fresh_database(pg: &str, name: &str) -> anyhow::Result<String> {
     let mut admin = sqlx::PgConnection::connect(pg).await?;
     // `name` is made by `ids()` from digits: nothing to inject.
     sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
@@ -441,7 +488,7 @@ async fn fresh_database(pg: &str, name: &str) -> anyhow::Result<String> {
     Ok(format!("{base}/{name}"))
 }
 
-async fn drop_database(pg: &str, name: &str) -> anyhow::Result<()> {
+pub(crate) async fn drop_database(pg: &str, name: &str) -> anyhow::Result<()> {
     let mut admin = sqlx::PgConnection::connect(pg).await?;
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "DROP DATABASE IF EXISTS {name} WITH (FORCE)"

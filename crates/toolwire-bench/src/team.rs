@@ -1,22 +1,27 @@
 //! A team's server (issue 47): 1,000 sessions receiving calls and 10,000 SSE subscribers
-//! spread over them (10 each), on one release `toolwire serve` over SQLite, loopback only.
-//! Measured: the server's CPU per call with 10 other feeds open and with all of them (an
-//! event must cost the same whoever else is watching), its CPU while every feed is idle,
-//! its memory per open feed, and the p99 from a call's POST to its result event at each of
-//! its session's subscribers, with nothing lost or doubled at any subscriber.
+//! spread over them (10 each), on one release `toolwire serve` over SQLite and on 4 over
+//! Postgres + S3 (a session's feeds spread over the instances), loopback only. Measured:
+//! the servers' CPU per call with 10 other feeds open and with all of them (an event must
+//! cost the same whoever else is watching), their CPU while every feed is idle, memory per
+//! open feed, and the p99 from a call's POST to its result event at each of its session's
+//! subscribers with every session called at a team's pace, with nothing lost or doubled.
 
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Context, bail, ensure};
+use anyhow::{Context, ensure};
 use serde_json::json;
 use tokio::net::TcpStream;
 
 use crate::Ctx;
-use crate::load::{create_session, ids, post_for};
+use crate::load::{
+    Backend, Instances, create_session, drop_database, fresh_database, ids, post_for, services,
+    start_capped,
+};
 use crate::measure::{ms, percentile};
 use crate::report::{Row, Target, Unit, thousands};
 use crate::serve::{find, open_feed, read_stamped, readers_runtime, result_call_id};
@@ -28,8 +33,13 @@ const PER_SESSION: usize = 10;
 const CALLS: usize = 300;
 /// Calls made first and not counted: the session's first writes and frames.
 const WARM: usize = 10;
-/// Calls in flight while every session gets one.
-const IN_FLIGHT: usize = 8;
+/// Calls a second while every session gets one (a team's thousand agents, each making a
+/// tool call every ten seconds), on every backend.
+const PACE_PER_SEC: f64 = 100.0;
+/// Posts still unanswered past which the paced run waits for one (the server fell behind).
+const BEHIND: usize = 64;
+/// Instances over Postgres + S3, as the issue names.
+const INSTANCES: usize = 4;
 /// How long the server's CPU is watched while every feed is idle.
 const IDLE_WINDOW: Duration = Duration::from_secs(5);
 /// Connections left under the server's cap for the calls themselves.
@@ -39,88 +49,27 @@ const OPENING: usize = 256;
 /// How long all the deliveries of one step may take before the run fails.
 const DELIVERY_LIMIT: Duration = Duration::from_secs(120);
 
-/// One `toolwire serve`, stopped when dropped.
-struct Serve {
-    child: Child,
-    port: u16,
+/// Where a run's instances are and what they were started with.
+struct Cluster {
+    instances: Instances,
+    ports: Vec<u16>,
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        let _ = self.child.wait();
-    }
-}
-
-impl Serve {
-    /// The server's CPU time so far (user + system), from /proc.
-    fn cpu(&self) -> anyhow::Result<Duration> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))?;
-        // Fields after the command's closing parenthesis; utime and stime are 14 and 15.
-        let rest = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest)
-            .context("no /proc stat")?;
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let ticks: u64 = fields.get(11).context("no utime")?.parse::<u64>()?
-            + fields.get(12).context("no stime")?.parse::<u64>()?;
-        // Linux's USER_HZ is 100 on every architecture it reports it for.
-        Ok(Duration::from_millis(ticks * 10))
-    }
-
-    /// The server's resident set, KiB.
-    fn rss_kb(&self) -> anyhow::Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|l| l.trim().trim_end_matches("kB").trim().parse().ok())
-            .context("no VmRSS")
-    }
-}
-
-fn start(ctx: &Ctx, feeds: usize) -> anyhow::Result<Serve> {
-    let run = ctx.tmp.path().join(format!("team-{}", ids()));
-    let (ws, data) = (run.join("ws"), run.join("data"));
+/// `count` release `toolwire serve` instances over `backend`, room for `feeds_total`
+/// feeds among them, over a workspace with a small file.
+fn start(
+    ctx: &Ctx,
+    backend: &Backend,
+    count: usize,
+    run: &Path,
+    feeds_total: usize,
+) -> anyhow::Result<Cluster> {
+    let ws = run.join("ws");
     std::fs::create_dir_all(&ws)?;
-    std::fs::create_dir_all(&data)?;
     std::fs::write(ws.join("note.txt"), "a short note\n".repeat(20))?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let log = std::fs::File::create(run.join("serve.log"))?;
-    let child = Command::new(&ctx.toolwire_bin)
-        .arg("--data-dir")
-        .arg(&data)
-        .args([
-            "serve",
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-            "--max-feeds",
-            &feeds.to_string(),
-            "--max-connections",
-            &(feeds + SPARE).to_string(),
-            "--workspace",
-        ])
-        .arg(&ws)
-        .env_remove("TOOLWIRE_TOKEN")
-        .env_remove("TOOLWIRE_PROVIDER")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .context("starting toolwire serve")?;
-    let serve = Serve { child, port };
-    let up = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if up.elapsed() > Duration::from_secs(30) {
-            bail!("serve did not listen within 30 s (see {})", run.display());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(serve)
+    let per = feeds_total.div_ceil(count);
+    let (instances, ports) = start_capped(ctx, backend, count, &ws, run, (per, per + SPARE))?;
+    Ok(Cluster { instances, ports })
 }
 
 /// Lowers the calling thread to nice 19 with util-linux's `renice` (the workspace forbids
@@ -187,10 +136,12 @@ async fn delivered_to(delivered: &AtomicUsize, want: usize, what: &str) -> anyho
 
 type Feed = tokio::task::JoinHandle<anyhow::Result<Vec<(String, SystemTime)>>>;
 
-/// Opens `count` feeds on `session` on the readers' runtime, each reading `want` results;
-/// returns once every one is subscribed.
+/// Opens `count` feeds on `session` on the readers' runtime, each reading `want` results,
+/// the `i`th on instance `(first + i) % n`; returns once every one is subscribed.
+#[allow(clippy::too_many_arguments)]
 async fn open_feeds(
-    port: u16,
+    ports: &[u16],
+    first: usize,
     session: &str,
     count: usize,
     want: usize,
@@ -200,7 +151,8 @@ async fn open_feeds(
 ) -> anyhow::Result<Vec<Feed>> {
     let (opened_tx, mut opened) = tokio::sync::mpsc::channel::<anyhow::Result<()>>(count.max(1));
     let mut feeds = Vec::with_capacity(count);
-    for _ in 0..count {
+    for i in 0..count {
+        let port = ports[(first + i) % ports.len()];
         let (session, opened_tx) = (session.to_owned(), opened_tx.clone());
         let (delivered, opening) = (Arc::clone(delivered), Arc::clone(opening));
         feeds.push(readers.spawn(async move {
@@ -227,18 +179,20 @@ async fn open_feeds(
     Ok(feeds)
 }
 
-/// `CALLS` calls to `session` one after another, each once its event reached all of the
-/// session's `PER_SESSION` feeds: the server's CPU per call, and each call's POST time.
+/// `CALLS` calls to `session` (made on the first instance) one after another, each once its
+/// event reached all of the session's `PER_SESSION` feeds: the servers' CPU per call, and
+/// each call's POST time.
 async fn calls_to_one(
-    serve: &Serve,
+    cluster: &Cluster,
     http: &reqwest::Client,
     session: &str,
     delivered: &AtomicUsize,
 ) -> anyhow::Result<(Duration, HashMap<String, SystemTime>)> {
     let url = format!(
         "http://127.0.0.1:{}/api/sessions/{session}/calls",
-        serve.port
+        cluster.ports[0]
     );
+    let serve = &cluster.instances;
     let body = json!({"tool": "read_file", "input": {"path": "note.txt"}});
     let mut sent = HashMap::with_capacity(CALLS);
     let mut cpu_from = serve.cpu()?;
@@ -295,40 +249,79 @@ fn exactly_once(got: &[Vec<(String, SystemTime)>], expected: &[String]) -> anyho
     Ok(())
 }
 
-/// The team workload at `size` (1: 1,000 sessions, 10,000 subscribers).
+/// The team workload at `size` (1: 1,000 sessions, 10,000 subscribers): on one instance
+/// over the SQLite + files default, then on `INSTANCES` over Postgres + S3.
 pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let sessions = (SESSIONS * size).round().max(2.0) as usize;
-    // The open-file limit bounds both ends: serve keeps its connections under half of
-    // it, and this process holds the other end of every feed.
-    let (soft, _) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)?;
-    let room = usize::try_from(soft / 2)
-        .unwrap_or(usize::MAX)
-        .saturating_sub(SPARE);
-    let feeds_total = (sessions * PER_SESSION).min(room);
-    ensure!(
-        feeds_total >= 2 * PER_SESSION,
-        "an open-file limit of {soft} leaves room for {room} feeds"
-    );
-    let serve = start(ctx, feeds_total)?;
+    let (pg, s3) = services()?;
     // The subscribers' own runtime, at the lowest priority (nice 19): subscribers are other
     // machines, and their receive timestamps come from the kernel, so reading late costs
     // the figure nothing. Not the idle class the fan-out row uses: on a machine busy with
     // anything else (a build), idle-class threads do not run at all, and the run stalls.
     let (readers, not_niced) = readers_runtime("team-reader", lowest_priority)?;
-    let figures = ctx
-        .rt
-        .block_on(measure(&serve, sessions, feeds_total, readers.handle()));
+
+    let sqlite_run = ctx.tmp.path().join(format!("team-sqlite-{}", ids()));
+    let sqlite = Backend::Sqlite(sqlite_run.join("data"));
+    let mut rows = one_backend(ctx, size, sessions, &sqlite, 1, &sqlite_run, &readers, "")?;
+
+    let name = format!("toolwire_team_{}", ids());
+    let (bucket, query) = s3.split_once('?').unwrap_or((&s3, ""));
+    let shared = Backend::Shared {
+        database: ctx.rt.block_on(fresh_database(&pg, &name))?,
+        blobs: format!("{}/team-{}?{query}", bucket.trim_end_matches('/'), ids()),
+    };
+    let shared_run = ctx.tmp.path().join(format!("team-shared-{}", ids()));
+    let scaled = one_backend(
+        ctx,
+        size,
+        sessions,
+        &shared,
+        INSTANCES,
+        &shared_run,
+        &readers,
+        ", 4 instances over Postgres + S3",
+    );
+    // Leave the services as they were (small text results: no blobs were written).
+    let _ = ctx.rt.block_on(drop_database(&pg, &name));
+    rows.extend(scaled?);
     drop(readers);
-    let figures = figures?;
     ensure!(
         not_niced.load(Ordering::Relaxed) == 0,
         "`renice` could not lower the team workload's reader threads' priority"
     );
-    let label = format!(
-        "{} sessions, {} feeds",
-        thousands(sessions as f64),
-        thousands(feeds_total as f64)
+    Ok(rows)
+}
+
+/// The workload's rows on `count` instances over `backend`; `which` names them.
+#[allow(clippy::too_many_arguments)]
+fn one_backend(
+    ctx: &Ctx,
+    size: f64,
+    sessions: usize,
+    backend: &Backend,
+    count: usize,
+    run: &Path,
+    readers: &tokio::runtime::Runtime,
+    which: &str,
+) -> anyhow::Result<Vec<Row>> {
+    // The open-file limit bounds both ends: each serve keeps its connections under half
+    // of its own, and this process holds the other end of every feed.
+    let (soft, _) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)?;
+    let soft = usize::try_from(soft).unwrap_or(usize::MAX);
+    let room = (soft / 2)
+        .saturating_sub(SPARE)
+        .saturating_mul(count)
+        .min(soft.saturating_sub(4 * SPARE));
+    let feeds_total = (sessions * PER_SESSION).min(room);
+    ensure!(
+        feeds_total >= 2 * PER_SESSION,
+        "an open-file limit of {soft} leaves room for {room} feeds"
     );
+    let cluster = start(ctx, backend, count, run, feeds_total)?;
+    let figures = ctx
+        .rt
+        .block_on(measure(&cluster, sessions, feeds_total, readers.handle()));
+    drop(cluster);
     let Figures {
         mut quiet,
         mut crowded,
@@ -338,7 +331,13 @@ pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         idle_core,
         per_feed_kb,
         deliveries,
-    } = figures;
+        paced_per_sec,
+    } = figures?;
+    let label = format!(
+        "{} sessions, {} feeds",
+        thousands(sessions as f64),
+        thousands(feeds_total as f64)
+    );
     let capped = if feeds_total < sessions * PER_SESSION {
         format!(
             "; {} feeds, not {}: the open-file limit ({soft}) caps serve at half of it",
@@ -348,16 +347,21 @@ pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     } else {
         String::new()
     };
+    let spread_feeds = if count > 1 {
+        "; each session's feeds spread over every instance, its calls made on one"
+    } else {
+        ""
+    };
     Ok(vec![
         Row::new(
-            "team server: server CPU per call (its result event to its session's 10 SSE subscribers), all feeds open",
+            &format!("team server{which}: server CPU per call (its result event to its session's 10 SSE subscribers), all feeds open"),
             size,
             label.clone(),
             Unit::Ms,
             ms(cpu_crowded),
         )
         .note(format!(
-            "idle with every feed open: {:.2}% of a core; {} KiB of memory per open feed{capped}",
+            "idle with every feed open: {:.2}% of a core; {} KiB of memory per open feed{capped}{spread_feeds}",
             idle_core * 100.0,
             per_feed_kb
         ))
@@ -365,14 +369,14 @@ pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         // Issue 47: within 20% between 10 and 10,000 other sessions' feeds.
         .target(Target::RatioAtMost(1.2)),
         Row::new(
-            "team server: POST of a call to its result event at each of its session's subscribers, p99, every session called",
+            &format!("team server{which}: POST of a call to its result event at each of its session's subscribers, p99, every session called at {PACE_PER_SEC:.0} calls/s"),
             size,
             label,
             Unit::Ms,
             percentile(&mut spread, 0.99),
         )
         .note(format!(
-            "p50 {:.2} ms; one session called with all feeds open: p99 {:.2} ms; {} deliveries, none lost or doubled",
+            "p50 {:.2} ms; {paced_per_sec:.0} calls/s reached; one session called with all feeds open: p99 {:.2} ms; {} deliveries, none lost or doubled",
             percentile(&mut spread, 0.5),
             percentile(&mut crowded, 0.99),
             thousands(deliveries as f64)
@@ -395,20 +399,76 @@ struct Figures {
     idle_core: f64,
     per_feed_kb: String,
     deliveries: usize,
+    paced_per_sec: f64,
+}
+
+/// Every session gets one call, at `PACE_PER_SEC` in all, whatever the answers: a team's
+/// calls arrive when their agents make them, not when the server has answered the last
+/// one. Should the server fall `BEHIND` calls back, the next waits for one to answer (and
+/// the rate reached says so). Returns each call's id (by session) and POST time, and the
+/// rate reached.
+async fn paced_calls(
+    cluster: &Cluster,
+    http: &reqwest::Client,
+    ids: &[String],
+) -> anyhow::Result<(Vec<String>, HashMap<String, SystemTime>, f64)> {
+    let body = Arc::new(json!({"tool": "read_file", "input": {"path": "note.txt"}}));
+    let gap = Duration::from_secs_f64(1.0 / PACE_PER_SEC);
+    let mut posts = tokio::task::JoinSet::new();
+    let mut done = Vec::with_capacity(ids.len());
+    let begin = tokio::time::Instant::now();
+    for (k, session) in ids.iter().enumerate() {
+        tokio::time::sleep_until(begin + gap * k as u32).await;
+        while let Some(posted) = posts.try_join_next() {
+            done.push(posted??);
+        }
+        if posts.len() >= BEHIND
+            && let Some(posted) = posts.join_next().await
+        {
+            done.push(posted??);
+        }
+        let url = format!(
+            "http://127.0.0.1:{}/api/sessions/{session}/calls",
+            cluster.ports[k % cluster.ports.len()]
+        );
+        let (http, body) = (http.clone(), Arc::clone(&body));
+        posts.spawn(async move {
+            let start = SystemTime::now();
+            let id = post_for(&http, &url, &body, "callId").await?;
+            Ok::<_, anyhow::Error>((k, id, start))
+        });
+    }
+    let posted_in = begin.elapsed();
+    while let Some(posted) = posts.join_next().await {
+        done.push(posted??);
+    }
+    let mut by_session = vec![String::new(); ids.len()];
+    let mut sent = HashMap::with_capacity(ids.len());
+    for (k, id, start) in done {
+        sent.insert(id.clone(), start);
+        by_session[k] = id;
+    }
+    let rate = ids.len().saturating_sub(1) as f64 / posted_in.as_secs_f64().max(1e-9);
+    Ok((by_session, sent, rate))
 }
 
 async fn measure(
-    serve: &Serve,
+    cluster: &Cluster,
     sessions: usize,
     feeds_total: usize,
     readers: &tokio::runtime::Handle,
 ) -> anyhow::Result<Figures> {
+    let (serve, ports) = (&cluster.instances, &cluster.ports[..]);
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(SPARE / 2)
         .build()?;
+    // Session k lives on instance k mod n (where its calls are made); its feeds start on
+    // the next one, so with several instances most of its events cross to another.
     let mut ids = Vec::with_capacity(sessions);
     for chunk in (0..sessions).collect::<Vec<_>>().chunks(16) {
-        let made = chunk.iter().map(|_| create_session(&http, serve.port));
+        let made = chunk
+            .iter()
+            .map(|&k| create_session(&http, ports[k % ports.len()]));
         for id in futures::future::join_all(made).await {
             ids.push(id?);
         }
@@ -418,7 +478,8 @@ async fn measure(
     // The measured session's feeds get both runs of calls and their share of the spread.
     let measured_want = 2 * (WARM + CALLS) + 1;
     let mut feeds = open_feeds(
-        serve.port,
+        ports,
+        1,
         &ids[0],
         PER_SESSION,
         measured_want,
@@ -433,7 +494,8 @@ async fn measure(
     let count_for = |k: usize| per_other + usize::from(k - 1 < extra);
     feeds.extend(
         open_feeds(
-            serve.port,
+            ports,
+            2,
             &ids[1],
             count_for(1),
             1,
@@ -443,7 +505,7 @@ async fn measure(
         )
         .await?,
     );
-    let (cpu_quiet, sent_quiet) = calls_to_one(serve, &http, &ids[0], &delivered).await?;
+    let (cpu_quiet, sent_quiet) = calls_to_one(cluster, &http, &ids[0], &delivered).await?;
 
     // Crowded: every other session's feeds, then the same calls.
     let rss_before = serve.rss_kb()?;
@@ -451,7 +513,8 @@ async fn measure(
     for (k, session) in ids.iter().enumerate().skip(2) {
         feeds.extend(
             open_feeds(
-                serve.port,
+                ports,
+                k + 1,
                 session,
                 count_for(k),
                 1,
@@ -474,32 +537,11 @@ async fn measure(
     tokio::time::sleep(IDLE_WINDOW).await;
     let idle_core =
         serve.cpu()?.saturating_sub(idle_from).as_secs_f64() / idle_start.elapsed().as_secs_f64();
-    let (cpu_crowded, sent_crowded) = calls_to_one(serve, &http, &ids[0], &delivered).await?;
+    let (cpu_crowded, sent_crowded) = calls_to_one(cluster, &http, &ids[0], &delivered).await?;
 
-    // Spread: every session gets one call, `IN_FLIGHT` at a time.
+    // Spread: every session gets one call, paced.
     let before = delivered.load(Ordering::Acquire);
-    let body = json!({"tool": "read_file", "input": {"path": "note.txt"}});
-    let mut sent_spread = HashMap::with_capacity(sessions);
-    let mut spread_ids = vec![String::new(); sessions];
-    for chunk in (0..sessions).collect::<Vec<_>>().chunks(IN_FLIGHT) {
-        let posts = chunk.iter().map(|&k| {
-            let url = format!(
-                "http://127.0.0.1:{}/api/sessions/{}/calls",
-                serve.port, ids[k]
-            );
-            let (http, body) = (&http, &body);
-            async move {
-                let start = SystemTime::now();
-                let id = post_for(http, &url, body, "callId").await?;
-                Ok::<_, anyhow::Error>((k, id, start))
-            }
-        });
-        for posted in futures::future::join_all(posts).await {
-            let (k, id, start) = posted?;
-            sent_spread.insert(id.clone(), start);
-            spread_ids[k] = id;
-        }
-    }
+    let (spread_ids, sent_spread, paced_per_sec) = paced_calls(cluster, &http, &ids).await?;
     delivered_to(&delivered, before + feeds.len(), "every session's call").await?;
     let mut got = Vec::with_capacity(feeds.len());
     for feed in feeds {
@@ -544,5 +586,6 @@ async fn measure(
         idle_core,
         per_feed_kb,
         deliveries,
+        paced_per_sec,
     })
 }

@@ -297,6 +297,13 @@ fn take_wake(
             changed.fetch_add(1, Ordering::AcqRel);
             *compare_all = true;
         }
+        // Feeds look whether their sessions still exist (the one deleted ends).
+        Ok(EventWake::Deleted { .. }) => {
+            changed.fetch_add(1, Ordering::AcqRel);
+        }
+        // Only a look for lost word of events: feeds have no reason to look for their
+        // sessions.
+        Ok(EventWake::Resync) => *compare_all = true,
         Err(broadcast::error::RecvError::Lagged(_)) => {
             changed.fetch_add(1, Ordering::AcqRel);
             *compare_all = true;

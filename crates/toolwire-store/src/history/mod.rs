@@ -289,9 +289,21 @@ pub enum EventWake {
     },
     /// Another writer changed the log, or word of it may have been lost (a listener that
     /// reconnected): whoever follows sessions compares each with the log
-    /// ([`EventLog::last_event_seqs`]). SQLite says only this: it knows that another
-    /// connection committed, not what.
+    /// ([`EventLog::last_event_seqs`]), and a feed looks whether its session still exists.
+    /// SQLite says only this: it knows that another connection committed, not what.
     Changed,
+    /// A session was deleted, maybe by another process (Postgres's `NOTIFY` says which):
+    /// its feeds here look for it, find it gone, and end.
+    Deleted {
+        /// The deleted session.
+        session_id: String,
+    },
+    /// Nothing is known to have changed, but word of an event may have been lost without
+    /// the listener seeing it go (a `NOTIFY` that failed after its event was stored):
+    /// followers compare their sessions with the log, one statement per process. Not a
+    /// reason for every feed to look whether its session still exists: that is what kept
+    /// 10,000 idle feeds on four instances reading 2,000 sessions a second.
+    Resync,
 }
 
 /// Calls waiting for a person, durable so that any process can finish them.

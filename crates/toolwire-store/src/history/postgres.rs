@@ -175,7 +175,7 @@ async fn numbered(mut event: Event, answer: oneshot::Receiver<Result<i64>>) -> R
     Ok(event)
 }
 
-/// How often the wake-ups also say [`EventWake::Changed`], so that followers compare
+/// How often the wake-ups also say [`EventWake::Resync`], so that followers compare
 /// their sessions with the log: a `NOTIFY` that failed after its event was stored (the
 /// `NOTIFY` pool unreachable a moment) is never sent, and only this finds its event. One
 /// statement per process each time ([`EventLog::last_event_seqs`]), not one per feed.
@@ -197,7 +197,7 @@ async fn forward_wakeups(
             _ = resync.tick() => {
                 // Nobody follows anything here (no subscriber): nothing to send.
                 if wake.receiver_count() > 0 {
-                    let _ = wake.send(EventWake::Changed);
+                    let _ = wake.send(EventWake::Resync);
                 }
                 continue;
             }
@@ -220,8 +220,17 @@ async fn forward_wakeups(
     }
 }
 
+/// The `NOTIFY` payload of a deleted session ([`PgHistory::delete_session`]), where an
+/// event's payload has its number.
+const DELETED_NOTE: &str = "deleted";
+
 fn parse_wake(payload: &str) -> Option<EventWake> {
     let (seq, session_id) = payload.split_once(' ')?;
+    if seq == DELETED_NOTE {
+        return Some(EventWake::Deleted {
+            session_id: session_id.to_owned(),
+        });
+    }
     Some(EventWake::Logged {
         session_id: session_id.to_owned(),
         seq: seq.parse().ok()?,
@@ -838,6 +847,15 @@ impl HistoryStore for PgHistory {
         validate_id("session id", id)?;
         let mut tx = self.pool.begin().await?;
         let found = delete_tree(&mut tx, id).await?;
+        if found > 0 {
+            // Word to the other instances, sent by Postgres at the commit (not before, not
+            // at a rollback): their feeds of the session end without polling for it.
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(EVENTS_CHANNEL)
+                .bind(format!("{DELETED_NOTE} {id}"))
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
         Ok(found > 0)
     }
