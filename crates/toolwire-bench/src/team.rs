@@ -72,6 +72,36 @@ fn start(
     Ok(Cluster { instances, ports })
 }
 
+/// The kernel's own p99 for one SSE-sized frame written to `n` loopback sockets and read
+/// in another process, ms (`scripts/probes/fan_floor.c`, built with `cc`): what no server
+/// can beat, beside which the rows' own floors (the server's quiet path) are read.
+fn kernel_floor(ctx: &Ctx, n: usize) -> anyhow::Result<f64> {
+    let bin = ctx.tmp.path().join("fan_floor");
+    if !bin.exists() {
+        let built = Command::new("cc")
+            .args(["-O2", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(ctx.root.join("scripts/probes/fan_floor.c"))
+            .status()
+            .context("building scripts/probes/fan_floor.c with cc")?;
+        ensure!(
+            built.success(),
+            "cc could not build scripts/probes/fan_floor.c"
+        );
+    }
+    let out = Command::new(&bin).arg(n.to_string()).output()?;
+    ensure!(
+        out.status.success(),
+        "fan_floor {n}: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix("p99="))
+        .and_then(|v| v.parse().ok())
+        .with_context(|| format!("fan_floor {n} printed no p99: {text}"))
+}
+
 /// Lowers the calling thread to nice 19 with util-linux's `renice` (the workspace forbids
 /// `unsafe`); whether it did.
 fn lowest_priority() -> bool {
@@ -317,6 +347,11 @@ fn one_backend(
         feeds_total >= 2 * PER_SESSION,
         "an open-file limit of {soft} leaves room for {room} feeds"
     );
+    // The kernel's floor for one session's fan-out and for every feed at once, each end
+    // of every socket in one process (so half the open-file limit).
+    let kernel_one = kernel_floor(ctx, PER_SESSION)?;
+    let kernel_all_n = feeds_total.min(soft.saturating_sub(4 * SPARE) / 2);
+    let kernel_all = kernel_floor(ctx, kernel_all_n)?;
     let cluster = start(ctx, backend, count, run, feeds_total)?;
     let figures = ctx
         .rt
@@ -376,10 +411,11 @@ fn one_backend(
             percentile(&mut spread, 0.99),
         )
         .note(format!(
-            "p50 {:.2} ms; {paced_per_sec:.0} calls/s reached; one session called with all feeds open: p99 {:.2} ms; {} deliveries, none lost or doubled",
+            "p50 {:.2} ms; {paced_per_sec:.0} calls/s reached; one session called with all feeds open: p99 {:.2} ms; {} deliveries, none lost or doubled; kernel floor (fan_floor.c, one frame to N sockets) p99: N=10 {kernel_one:.2} ms, N={} {kernel_all:.2} ms",
             percentile(&mut spread, 0.5),
             percentile(&mut crowded, 0.99),
-            thousands(deliveries as f64)
+            thousands(deliveries as f64),
+            thousands(kernel_all_n as f64)
         ))
         .floor(
             "one session called, 10 other feeds open",

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::clock::now_rfc3339;
 use futures::future::BoxFuture;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use toolwire_core::{Event, EventKind};
 use toolwire_store::{EventLog, EventWake, MemoryEventLog, StoreError};
 use toolwire_tool::ProgressSink;
@@ -30,8 +30,9 @@ pub struct EventBus {
     /// Follows the log's word of other writers; started by the first subscription.
     router: std::sync::OnceLock<tokio::task::AbortHandle>,
     /// How many times the log said another writer changed it: a feed's reason to look
-    /// whether its session still exists (see [`EventBus::changes_elsewhere`]).
-    changed: Arc<AtomicU64>,
+    /// whether its session still exists (see [`EventBus::changes_elsewhere`]). Watched,
+    /// not polled: an idle feed has no timer of its own for it.
+    changed: Arc<watch::Sender<u64>>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -63,7 +64,7 @@ impl EventBus {
             log,
             live: Live::default(),
             router: std::sync::OnceLock::new(),
-            changed: Arc::default(),
+            changed: Arc::new(watch::channel(0).0),
         })
     }
 
@@ -140,12 +141,13 @@ impl EventBus {
         self.log.last_event_seq(session_id).await
     }
 
-    /// How many times the log has said that another writer changed it (SQLite: another
-    /// process committed; Postgres: a periodic look, since another instance may delete a
-    /// session without a word). A feed looks whether its session was deleted elsewhere
-    /// only when this moved: with no other writer, never.
-    pub fn changes_elsewhere(&self) -> u64 {
-        self.changed.load(Ordering::Acquire)
+    /// Word each time the log says that another writer changed it (SQLite: another
+    /// process committed; Postgres: another instance deleted a session, or the listener
+    /// reconnected and word may be lost). A feed looks whether its session was deleted
+    /// elsewhere only when this moved: with no other writer, never, and with no timer.
+    pub fn changes_elsewhere(&self) -> watch::Receiver<u64> {
+        self.follow_other_writers();
+        self.changed.subscribe()
     }
 
     /// Events of `session` after `after`, then live ones, without gaps or repeats.
@@ -207,7 +209,7 @@ async fn route_wakeups(
     log: Arc<dyn EventLog>,
     live: Live,
     mut wakeups: broadcast::Receiver<EventWake>,
-    changed: Arc<AtomicU64>,
+    changed: Arc<watch::Sender<u64>>,
 ) {
     // A read that failed is tried again at the next word, or after a pause.
     let mut retry = false;
@@ -278,7 +280,7 @@ const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 fn take_wake(
     wake: Result<EventWake, broadcast::error::RecvError>,
     live: &Live,
-    changed: &AtomicU64,
+    changed: &watch::Sender<u64>,
     due: &mut HashSet<String>,
     compare_all: &mut bool,
 ) -> bool {
@@ -294,18 +296,18 @@ fn take_wake(
             }
         }
         Ok(EventWake::Changed) => {
-            changed.fetch_add(1, Ordering::AcqRel);
+            changed.send_modify(|n| *n += 1);
             *compare_all = true;
         }
         // Feeds look whether their sessions still exist (the one deleted ends).
         Ok(EventWake::Deleted { .. }) => {
-            changed.fetch_add(1, Ordering::AcqRel);
+            changed.send_modify(|n| *n += 1);
         }
         // Only a look for lost word of events: feeds have no reason to look for their
         // sessions.
         Ok(EventWake::Resync) => *compare_all = true,
         Err(broadcast::error::RecvError::Lagged(_)) => {
-            changed.fetch_add(1, Ordering::AcqRel);
+            changed.send_modify(|n| *n += 1);
             *compare_all = true;
         }
         Err(broadcast::error::RecvError::Closed) => return false,

@@ -196,3 +196,66 @@ async fn idle_feeds_do_not_read_the_log_and_another_writer_costs_one_read_per_se
         "reads grew with the feeds: {foreign_few} for 2, {foreign_many} for 100"
     );
 }
+
+/// A log whose word of other writers the test sends itself.
+#[derive(Debug)]
+struct Told {
+    log: Arc<dyn EventLog>,
+    wake: tokio::sync::broadcast::Sender<EventWake>,
+}
+
+#[async_trait::async_trait]
+impl EventLog for Told {
+    async fn append_event(
+        &self,
+        session_id: &str,
+        at: String,
+        kind: EventKind,
+    ) -> Result<Event, StoreError> {
+        self.log.append_event(session_id, at, kind).await
+    }
+    async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>, StoreError> {
+        self.log.events_since(session_id, after).await
+    }
+    async fn last_event_seq(&self, session_id: &str) -> Result<u64, StoreError> {
+        self.log.last_event_seq(session_id).await
+    }
+    fn wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<EventWake>> {
+        Some(self.wake.subscribe())
+    }
+}
+
+/// Postgres's periodic look for lost word (`Resync`) is no reason for feeds to look for
+/// their sessions; a deletion elsewhere (`Deleted`) and a change SQLite saw (`Changed`)
+/// are, and a feed watching for them wakes at the word (no timer of its own).
+#[tokio::test]
+async fn only_a_change_or_a_deletion_elsewhere_moves_what_feeds_watch() {
+    let log = Arc::new(Told {
+        log: Arc::new(toolwire_store::MemoryEventLog::default()),
+        wake: tokio::sync::broadcast::channel(16).0,
+    });
+    let bus = EventBus::new(Arc::clone(&log) as Arc<dyn EventLog>);
+    let _feed = bus.subscribe("s1", 0).await.unwrap();
+    let mut changes = bus.changes_elsewhere();
+    let quiet = Duration::from_millis(300);
+    log.wake.send(EventWake::Resync).unwrap();
+    assert!(
+        tokio::time::timeout(quiet, changes.changed())
+            .await
+            .is_err(),
+        "the periodic look moved what feeds watch"
+    );
+    for word in [
+        EventWake::Deleted {
+            session_id: "s1".into(),
+        },
+        EventWake::Changed,
+    ] {
+        log.wake.send(word.clone()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), changes.changed())
+            .await
+            .unwrap_or_else(|_| panic!("{word:?} did not move what feeds watch"))
+            .unwrap();
+        changes.borrow_and_update();
+    }
+}

@@ -35,11 +35,12 @@ use crate::extract::{Path, Query};
 /// How long a WebSocket client may take to say which session it wants.
 const SUBSCRIBE_WAIT: Duration = Duration::from_secs(30);
 
-/// How often an open feed may look whether its session still exists. A deletion through
-/// this server ends its feeds at once; this finds one made by another process on the same
-/// store (a second instance), which never passes through here. It looks only when the
-/// event log has said that another writer changed it since ([`EventBus::changes_elsewhere`]):
-/// with no other writer, an idle feed costs the store nothing.
+/// How often at most an open feed looks whether its session still exists. A deletion
+/// through this server ends its feeds at once; this finds one made by another process on
+/// the same store (a second instance), which never passes through here. It looks only
+/// when the event log has said that another writer changed it since
+/// ([`EventBus::changes_elsewhere`], watched, not polled): with no other writer, an idle
+/// feed costs the store nothing and has no timer of its own.
 const SESSION_RECHECK: Duration = Duration::from_secs(5);
 
 /// How often an SSE feed sends a keep-alive comment (axum's default, which it used before).
@@ -100,9 +101,10 @@ async fn session_gone(
     mut deleted: broadcast::Receiver<String>,
 ) {
     let mut changes = bus.changes_elsewhere();
-    let first = tokio::time::Instant::now() + SESSION_RECHECK;
-    let mut recheck = tokio::time::interval_at(first, SESSION_RECHECK);
-    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut watching = true;
+    // Another writer changed the log since the last look: look once `allowed` comes.
+    let mut due = false;
+    let mut allowed = tokio::time::Instant::now() + SESSION_RECHECK;
     let mut listening = true;
     loop {
         let look = tokio::select! {
@@ -116,17 +118,28 @@ async fn session_gone(
                     false
                 }
             },
-            _ = recheck.tick() => {
-                // Nothing else wrote since the last look: the session is still there.
-                let now = bus.changes_elsewhere();
-                let moved = now != changes;
-                changes = now;
-                moved
-            }
+            moved = changes.changed(), if watching && !due => {
+                match moved {
+                    Ok(()) => due = true,
+                    // The bus is gone: no more word of other writers.
+                    Err(_) => watching = false,
+                }
+                false
+            },
+            () = tokio::time::sleep_until(allowed), if due => {
+                // Changes made while waiting are seen by this look.
+                changes.borrow_and_update();
+                due = false;
+                true
+            },
+            else => std::future::pending().await,
         };
-        // A store that fails to answer is not a deletion: the feed goes on.
-        if look && matches!(history.session(&session).await, Ok(None)) {
-            return;
+        if look {
+            allowed = tokio::time::Instant::now() + SESSION_RECHECK;
+            // A store that fails to answer is not a deletion: the feed goes on.
+            if matches!(history.session(&session).await, Ok(None)) {
+                return;
+            }
         }
     }
 }
