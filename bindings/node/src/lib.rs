@@ -103,13 +103,7 @@ fn normalize_text(ctx: FunctionCallContext) -> Result<Option<String>> {
     else {
         return Ok(None);
     };
-    // Room for the result's text at once: growing the buffer by doubling was a tenth of
-    // the call (reallocations and their copies).
-    let mut out = Vec::with_capacity(2 * text.len() + 256);
-    if serde_json::to_writer(&mut out, &result).is_err() {
-        return Ok(None);
-    }
-    Ok(String::from_utf8(out).ok())
+    Ok(serde_json::to_string(&result).ok())
 }
 
 /// `f` of the addon's held functions (see [`Held`]).
