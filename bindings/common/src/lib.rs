@@ -144,6 +144,16 @@ pub fn normalize(raw: Json, tool: Option<String>, call_id: Option<String>) -> To
     toolwire_normalize::normalize_value(raw, &call).result
 }
 
+/// [`normalize`] of a payload given as JSON text (what the Node package reads plain data
+/// as); `None` when the text is not JSON.
+pub fn normalize_text(
+    raw: &str,
+    tool: Option<String>,
+    call_id: Option<String>,
+) -> Option<ToolResult> {
+    toolwire_normalize::normalize_payload_text(raw, tool, call_id).map(|n| n.result)
+}
+
 /// The contract's violations of a ToolResult, one line each as `toolwire validate`
 /// prints them; empty when it is valid. Something that is not a ToolResult at all fails.
 pub fn validate(result: Json) -> Result<Vec<String>> {

@@ -5,8 +5,11 @@
 //! as JSON.parse would make them of the CLI's output. Store calls run on Node's worker
 //! threads and return promises.
 
+mod js_value;
+
 use std::cell::RefCell;
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::path::PathBuf;
 
 use napi::bindgen_prelude::*;
@@ -21,45 +24,106 @@ const ERROR_CLASS: &str = "(class ToolwireError extends Error {\
     constructor(message, code) { super(message); this.name = 'ToolwireError'; this.code = code; }\
 })";
 
+/// The JavaScript functions the addon's calls use, made or found when it loads: the error
+/// class, JSON.parse and [`plain_json_script`]'s `plain`. Held as references, so that a
+/// call reaches each in one Node-API step; a caller can neither reach nor change them.
+struct Held {
+    error_class: FunctionRef<FnArgs<(String, &'static str)>, Unknown<'static>>,
+    parse: FunctionRef<String, Unknown<'static>>,
+    plain: FunctionRef<napi::sys::napi_value, Option<String>>,
+}
+
 thread_local! {
-    // Each JS thread (the main one, each worker) loads the addon into its own environment;
-    // what its calls need from JavaScript (the error class, JSON.parse) is kept here, on
-    // an object of the addon's own that no caller can reach or change.
-    static HELD: RefCell<Option<ObjectRef<false>>> = const { RefCell::new(None) };
+    // Each JS thread (the main one, each worker) loads the addon into its own environment,
+    // with its own functions. Never dropped (as a reference never released): at thread
+    // exit the environment is gone, and its references with it.
+    static HELD: RefCell<Option<ManuallyDrop<Held>>> = const { RefCell::new(None) };
 }
 
 #[napi(module_exports)]
 pub fn init(mut exports: Object, env: Env) -> Result<()> {
-    let class: Unknown = env.run_script(ERROR_CLASS)?;
+    let class: Function<FnArgs<(String, &'static str)>, Unknown<'static>> =
+        env.run_script(ERROR_CLASS)?;
+    let error_class = class.create_ref()?;
     exports.set_named_property("ToolwireError", class)?;
     let json: Object = env.get_global()?.get_named_property("JSON")?;
-    let parse: Unknown = json.get_named_property("parse")?;
-    let plain: Unknown = env.run_script(plain_json_script())?;
-    let mut held = Object::new(&env)?;
-    held.set_named_property("ToolwireError", class)?;
-    held.set_named_property("parse", parse)?;
-    held.set_named_property("plain", plain)?;
-    let held = held.create_ref::<false>()?;
-    HELD.with(|h| *h.borrow_mut() = Some(held));
+    let parse: Function<String, Unknown<'static>> = json.get_named_property("parse")?;
+    let plain: Function<napi::sys::napi_value, Option<String>> =
+        env.run_script(plain_json_script())?;
+    let held = Held {
+        error_class,
+        parse: parse.create_ref()?,
+        plain: plain.create_ref()?,
+    };
+    HELD.with(|h| *h.borrow_mut() = Some(ManuallyDrop::new(held)));
+    // `normalize` as exported: the #[napi] one behind a JavaScript front (see
+    // [`NORMALIZE_FRONT`]), set after napi-rs has registered the exports.
+    let values: Unknown = exports.get_named_property("normalize")?;
+    let text = env
+        .create_function_from_closure::<Unknown, Option<String>, _>("normalize", normalize_text)?;
+    let front: Function<FnArgs<(Unknown, Unknown, Unknown, Unknown)>, Unknown> =
+        env.run_script(NORMALIZE_FRONT)?;
+    let normalize = front.call(
+        (
+            values,
+            text.to_unknown(),
+            plain.to_unknown(),
+            parse.to_unknown(),
+        )
+            .into(),
+    )?;
+    exports.set_named_property("normalize", normalize)?;
+
     Ok(())
 }
 
-/// The property `name` of the addon's held object (see [`HELD`]).
-fn held<T: FromNapiValue + ValidateNapiValue>(env: &Env, name: &str) -> Result<T> {
+/// The exported `normalize`: per small result, the crossings from Rust into JavaScript
+/// cost more than the engine's work (10,000 small results took 36 ms with `plain` and
+/// JSON.parse called from Rust, 22 ms this way), so the calls that read plain data as JSON text and make the result of JSON text
+/// (`plain`, JSON.parse: see [`plain_json_script`]) are made here, from JavaScript, around
+/// one native call on text ([`normalize_text`]). Whatever that call declines (data that
+/// is not plain or past the text way's size, text serde_json refuses, options it cannot
+/// read) goes to the #[napi] `normalize`, which reads it value by value and says what is
+/// wrong.
+const NORMALIZE_FRONT: &str = "((values, text, plain, parse) => function normalize(raw, options) {
+  const json = plain(raw);
+  const out = json === undefined ? undefined : text(json, options);
+  return typeof out === 'string' ? parse(out) : values(raw, options);
+})";
+
+/// `normalize` of a JSON text with its options, as JSON text; None when the text or the
+/// options do not read (the caller then takes the #[napi] `normalize`, which says why).
+fn normalize_text(ctx: FunctionCallContext) -> Result<Option<String>> {
+    let text: String = ctx.get(0)?;
+    let Ok(options) = ctx.get::<Option<NormalizeOptions>>(1) else {
+        return Ok(None);
+    };
+    let options = options.unwrap_or_default();
+    let Some(result) = toolwire_bindings::normalize_text(&text, options.tool, options.call_id)
+    else {
+        return Ok(None);
+    };
+    Ok(serde_json::to_string(&result).ok())
+}
+
+/// `f` of the addon's held functions (see [`Held`]).
+fn held<T>(f: impl FnOnce(&Held) -> Result<T>) -> Result<T> {
     HELD.with(|h| {
         let held = h.borrow();
-        held.as_ref()
-            .ok_or_else(|| Error::from_reason("toolwire: the addon was not initialised"))?
-            .get_value(env)?
-            .get_named_property(name)
+        f(held
+            .as_ref()
+            .ok_or_else(|| Error::from_reason("toolwire: the addon was not initialised"))?)
     })
 }
 
 /// A `ToolwireError` to throw (or reject with) for `err`.
 fn js_err(env: &Env, err: toolwire_bindings::Error) -> Error {
-    let made = held::<Function<FnArgs<(String, &str)>, Unknown>>(env, "ToolwireError")
-        .and_then(|class| class.new_instance((err.message.clone(), err.code).into()))
-        .map(Error::from);
+    let made = held(|h| {
+        h.error_class
+            .borrow_back(env)?
+            .new_instance((err.message.clone(), err.code).into())
+    })
+    .map(Error::from);
     // Should the class be out of reach, the message and code still arrive.
     made.unwrap_or_else(|_| Error::new(Status::GenericFailure, err.message))
 }
@@ -75,12 +139,42 @@ fn not_json(env: &Env, at: &[String], why: &str) -> Error {
 /// as `JSON.stringify` leaves it out, so that optional fields set to undefined are the
 /// fields absent.
 fn json_of(env: &Env, name: &str, value: Unknown) -> Result<Json> {
+    read_arg(env, name, value).map(|arg| arg.json)
+}
+
+/// An argument as JSON, and how it was read.
+struct Arg {
+    json: Json,
+    /// Read value by value: past [`PLAIN_MAX_CHARS`] of strings (or not plain data), so
+    /// what is made of it goes back value by value too ([`Out::Values`]).
+    by_value: bool,
+}
+
+impl Arg {
+    fn out(&self) -> Out {
+        if self.by_value {
+            Out::Values
+        } else {
+            Out::Text
+        }
+    }
+}
+
+/// See [`json_of`].
+fn read_arg(env: &Env, name: &str, value: Unknown) -> Result<Arg> {
     if let Some(json) = plain_json(env, value) {
-        return Ok(json);
+        return Ok(Arg {
+            json,
+            by_value: false,
+        });
     }
     let mut at = vec![name.to_owned()];
     let mut budget = MAX_INPUT_VALUES;
-    to_json(value, &mut at, &mut budget).map_err(|why| not_json(env, &at, &why))
+    let json = to_json(value, &mut at, &mut budget).map_err(|why| not_json(env, &at, &why))?;
+    Ok(Arg {
+        json,
+        by_value: true,
+    })
 }
 
 /// Above this many UTF-16 units of strings in one argument (a 20 MB base64 image), JSON
@@ -146,13 +240,8 @@ fn plain_json_script() -> String {
 /// value by value and says what is wrong, so both ways give the same value or the same
 /// error.
 fn plain_json(env: &Env, value: Unknown) -> Option<Json> {
-    let plain: Function<Unknown, Unknown> = held(env, "plain").ok()?;
-    let text = plain.call(value).ok()?;
-    if text.get_type().ok()? != ValueType::String {
-        return None;
-    }
-    let text = text.coerce_to_string().ok()?.into_utf8().ok()?;
-    serde_json::from_str(text.as_str().ok()?).ok()
+    let text = held(|h| h.plain.borrow_back(env)?.call(value.raw())).ok()??;
+    serde_json::from_str(&text).ok()
 }
 
 /// `budget`: how many more values the argument may hold ([`MAX_INPUT_VALUES`]).
@@ -168,13 +257,8 @@ fn to_json(
     match value.get_type().map_err(js)? {
         ValueType::Null => Ok(Json::Null),
         ValueType::Boolean => Ok(Json::Bool(value.coerce_to_bool().map_err(js)?)),
-        ValueType::String => Ok(Json::String(
-            value
-                .coerce_to_string()
-                .and_then(|s| s.into_utf8())
-                .and_then(|s| s.into_owned())
-                .map_err(js)?,
-        )),
+        // Read once, straight into the String's buffer (a 20 MB image's one copy in).
+        ValueType::String => Ok(Json::String(String::from_unknown(value).map_err(js)?)),
         ValueType::Number => {
             let n = value
                 .coerce_to_number()
@@ -241,6 +325,30 @@ fn type_name(t: ValueType) -> &'static str {
     }
 }
 
+/// How a value goes back to JavaScript; both ways give what JSON.parse of the CLI's
+/// output gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Out {
+    /// As JSON text read by the engine's own JSON.parse: one crossing, for values of
+    /// small strings.
+    Text,
+    /// Value by value ([`js_value`]): each string copied once, where the text way copies
+    /// it three times (a 20 MB image: 17 ms against 48 ms).
+    Values,
+}
+
+/// A Rust value as JS, made as `out` says.
+fn to_js_as<'env, T: serde::Serialize + ?Sized>(
+    env: &'env Env,
+    value: &T,
+    out: Out,
+) -> Result<Unknown<'env>> {
+    match out {
+        Out::Text => to_js(env, value),
+        Out::Values => js_value::to_js(env, value),
+    }
+}
+
 /// A Rust value as JS: its JSON text read by the engine's own JSON.parse, so numbers,
 /// strings and nesting are what JSON.parse of the CLI's output gives.
 fn to_js<'env, T: serde::Serialize + ?Sized>(env: &'env Env, value: &T) -> Result<Unknown<'env>> {
@@ -253,8 +361,7 @@ fn to_js<'env, T: serde::Serialize + ?Sized>(env: &'env Env, value: &T) -> Resul
             ),
         )
     })?;
-    let parse: Function<String, Unknown> = held(env, "parse")?;
-    parse.call(text)
+    held(|h| h.parse.borrow_back(env)?.call(text))
 }
 
 fn check<T>(env: &Env, result: toolwire_bindings::Result<T>) -> Result<T> {
@@ -278,11 +385,13 @@ pub fn normalize<'env>(
     #[napi(ts_arg_type = "unknown")] raw: Unknown,
     options: Option<NormalizeOptions>,
 ) -> Result<Unknown<'env>> {
-    let raw = json_of(env, "raw", raw)?;
+    let raw = read_arg(env, "raw", raw)?;
+    let out = raw.out();
     let options = options.unwrap_or_default();
-    to_js(
+    to_js_as(
         env,
-        &toolwire_bindings::normalize(raw, options.tool, options.call_id),
+        &toolwire_bindings::normalize(raw.json, options.tool, options.call_id),
+        out,
     )
 }
 
@@ -403,11 +512,12 @@ fn body_and_notes<'env>(
     env: &'env Env,
     encoded: toolwire_bindings::Encoded,
     notes: bool,
+    out: Out,
 ) -> Result<Unknown<'env>> {
     if notes {
-        to_js(env, &(encoded.body, encoded.notes))
+        to_js_as(env, &(encoded.body, encoded.notes), out)
     } else {
-        to_js(env, &encoded.body)
+        to_js_as(env, &encoded.body, out)
     }
 }
 
@@ -430,9 +540,10 @@ pub fn to_model<'env>(
 ) -> Result<Unknown<'env>> {
     let mut options = options.unwrap_or_default();
     let args = model_args(provider, &mut options);
-    let messages = json_of(env, "messages", messages)?;
-    let encoded = check(env, toolwire_bindings::to_model(messages, args))?;
-    body_and_notes(env, encoded, options.notes.unwrap_or(false))
+    let messages = read_arg(env, "messages", messages)?;
+    let out = messages.out();
+    let encoded = check(env, toolwire_bindings::to_model(messages.json, args))?;
+    body_and_notes(env, encoded, options.notes.unwrap_or(false), out)
 }
 
 /// A Store call's work: it blocks a Node worker thread on napi's Tokio runtime, so the
@@ -644,7 +755,7 @@ impl Store {
         let store = self.store.clone();
         task(
             move || async move { store.to_model(&session, args).await.map(|e| (e, notes)) },
-            |env, (encoded, notes)| body_and_notes(env, encoded, notes),
+            |env, (encoded, notes)| body_and_notes(env, encoded, notes, Out::Text),
         )
     }
 

@@ -119,6 +119,35 @@ test('plain data crosses as JSON text, and what is not plain is read value by va
   assert.equal(structured({n: 2 ** 60}).n, 2 ** 60);
 });
 
+test('a result past a mebibyte of strings comes back value by value, as JSON.parse makes it', () => {
+  // Past PLAIN_MAX_CHARS the addon makes its result one value at a time (src/js_value.rs)
+  // rather than as JSON text; it must give what the text way gives: the same keys in the
+  // same order, `__proto__` an own key (defined, not assigned), numbers and text alike.
+  const structured = JSON.parse('{"__proto__": {"polluted": true}, "10": "ten", "b": [1, -2.5, 1e300, null, true, "é ✓ 😀"], "a": {"x": {}}}');
+  const payload = (pad) => ({
+    content: [{type: 'text', text: pad}, {type: 'image', data: IMAGE.content[1].data, mimeType: 'image/png'}],
+    structuredContent: structured,
+  });
+  const small = toolwire.normalize(payload('p'));
+  const big = toolwire.normalize(payload('p'.repeat(1_500_000)));
+  assert.equal(big.output[0].data.content.length, 1_500_000);
+  big.output[0].data.content = 'p';
+  assert.deepEqual(big, small);
+  assert.equal(JSON.stringify(big), JSON.stringify(small));
+  const data = big.output.at(-1).data;
+  assert.equal(Object.getPrototypeOf(data), Object.prototype);
+  assert.ok(Object.hasOwn(data, '__proto__'));
+  assert.deepEqual(Object.keys(data), ['10', '__proto__', 'b', 'a']);
+  assert.equal({}.polluted, undefined);
+  assert.equal(Object.getPrototypeOf(big), Object.prototype);
+  assert.ok(Array.isArray(big.output));
+  // toModel of such a result is made the same way.
+  big.output[0].data.content = 'p'.repeat(1_500_000);
+  const body = toolwire.toModel([big], 'anthropic');
+  assert.equal(Object.getPrototypeOf(body), Object.prototype);
+  assert.deepEqual(JSON.parse(JSON.stringify(body)), body);
+});
+
 test('validate lists violations and throws on what is no result', () => {
   const r = toolwire.normalize(textResult('hi'));
   r.output[0].kind = 'Not A Kind';

@@ -142,6 +142,30 @@ pub fn normalize_bytes(raw: &[u8], call: &CallRef) -> Normalized {
     normalize_bytes_generic(raw, call)
 }
 
+/// A payload given on its own as JSON text (the packages' `normalize` of plain data),
+/// recorded under [`payload_call`]'s names; `None` when the text is not JSON. The same
+/// result as [`normalize_value`] of the parsed text, but an MCP result the typed fast path
+/// covers is parsed straight into structs, not into a JSON tree first.
+pub fn normalize_payload_text(
+    raw: &str,
+    tool: Option<String>,
+    call_id: Option<String>,
+) -> Option<Normalized> {
+    let mut diags = Diagnostics::default();
+    if let Some(envelope) = fast::try_mcp(raw.as_bytes(), &mut diags) {
+        // The fast path takes no key beyond an MCP result's own, so the payload names no
+        // `callId` or `toolName` of its own: the call is the names given, else the defaults.
+        let call = CallRef::new(
+            call_id.unwrap_or_else(|| "call_1".into()),
+            tool.unwrap_or_else(|| "tool".into()),
+        );
+        return Some(assemble(envelope, &call, diags));
+    }
+    let json: Json = serde_json::from_str(raw).ok()?;
+    let call = payload_call(&json, tool, call_id);
+    Some(normalize_value(json, &call))
+}
+
 /// Whether `normalize_bytes` takes its typed fast path for `raw` (for tests).
 #[doc(hidden)]
 pub fn takes_fast_path(raw: &[u8]) -> bool {

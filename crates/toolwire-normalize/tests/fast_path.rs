@@ -6,7 +6,10 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use serde_json::{Map, Value as Json, json};
 use toolwire_core::CallRef;
-use toolwire_normalize::{normalize_bytes, normalize_bytes_generic, takes_fast_path};
+use toolwire_normalize::{
+    normalize_bytes, normalize_bytes_generic, normalize_payload_text, normalize_value,
+    payload_call, takes_fast_path,
+};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
@@ -121,6 +124,41 @@ proptest! {
         prop_assert_eq!(&fast.result, &generic.result, "for {}", raw);
         prop_assert_eq!(&fast.diagnostics, &generic.diagnostics, "for {}", raw);
     }
+
+    #[test]
+    fn payload_text_is_the_parsed_payload_normalized(raw in result(), named in any::<bool>()) {
+        let (tool, call_id) = if named { (Some("t".to_owned()), Some("c".to_owned())) } else { (None, None) };
+        let text = serde_json::to_string(&raw).unwrap();
+        let got = normalize_payload_text(&text, tool.clone(), call_id.clone()).unwrap();
+        let want = normalize_value(raw.clone(), &payload_call(&raw, tool, call_id));
+        prop_assert_eq!(&got.result, &want.result, "for {}", raw);
+        prop_assert_eq!(&got.diagnostics, &want.diagnostics, "for {}", raw);
+    }
+}
+
+#[test]
+fn payload_text_keeps_the_payloads_own_call_and_refuses_what_is_not_json() {
+    // A payload naming its own call is not an MCP result the fast path takes; its names
+    // hold unless others are given, as for `normalize_value` of the parsed payload.
+    let own = json!({"callId": "k", "toolName": "n", "content": [{"type": "text", "text": "x"}]});
+    let text = own.to_string();
+    let got = normalize_payload_text(&text, None, None).unwrap().result;
+    assert_eq!((got.call_id.as_str(), got.tool_name.as_str()), ("k", "n"));
+    let given = normalize_payload_text(&text, Some("t".into()), Some("c".into()))
+        .unwrap()
+        .result;
+    assert_eq!(
+        (given.call_id.as_str(), given.tool_name.as_str()),
+        ("c", "t")
+    );
+    let plain = normalize_payload_text(r#"{"content": []}"#, None, None)
+        .unwrap()
+        .result;
+    assert_eq!(
+        (plain.call_id.as_str(), plain.tool_name.as_str()),
+        ("call_1", "tool")
+    );
+    assert!(normalize_payload_text("{not json", None, None).is_none());
 }
 
 #[test]
