@@ -90,11 +90,13 @@ async fn a_subscriber_sees_events_another_process_logged() {
     assert_eq!(got, [1, 2, 3]);
 }
 
-/// An event log that counts its reads (what feeds cost the store), over a real one.
+/// An event log that counts its reads (what feeds cost the store), over a real one; its
+/// word of other writers is the real log's, or what the test sends on `told`.
 #[derive(Debug)]
 struct CountingReads {
     log: Arc<dyn EventLog>,
     reads: AtomicU64,
+    told: Option<tokio::sync::broadcast::Sender<EventWake>>,
 }
 
 #[async_trait::async_trait]
@@ -116,7 +118,10 @@ impl EventLog for CountingReads {
         self.log.last_event_seq(session_id).await
     }
     fn wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<EventWake>> {
-        self.log.wakeups()
+        match &self.told {
+            Some(told) => Some(told.subscribe()),
+            None => self.log.wakeups(),
+        }
     }
 }
 
@@ -134,6 +139,7 @@ async fn reads_of_idle_feeds(subscribers: usize, foreign: u32) -> (u64, u64) {
     let counting = Arc::new(CountingReads {
         log: Arc::clone(a.events()),
         reads: AtomicU64::new(0),
+        told: None,
     });
     let bus_a = EventBus::new(Arc::clone(&counting) as Arc<dyn EventLog>);
     let bus_b = EventBus::new(Arc::clone(b.events()));
@@ -197,48 +203,22 @@ async fn idle_feeds_do_not_read_the_log_and_another_writer_costs_one_read_per_se
     );
 }
 
-/// A log whose word of other writers the test sends itself.
-#[derive(Debug)]
-struct Told {
-    log: Arc<dyn EventLog>,
-    wake: tokio::sync::broadcast::Sender<EventWake>,
-}
-
-#[async_trait::async_trait]
-impl EventLog for Told {
-    async fn append_event(
-        &self,
-        session_id: &str,
-        at: String,
-        kind: EventKind,
-    ) -> Result<Event, StoreError> {
-        self.log.append_event(session_id, at, kind).await
-    }
-    async fn events_since(&self, session_id: &str, after: u64) -> Result<Vec<Event>, StoreError> {
-        self.log.events_since(session_id, after).await
-    }
-    async fn last_event_seq(&self, session_id: &str) -> Result<u64, StoreError> {
-        self.log.last_event_seq(session_id).await
-    }
-    fn wakeups(&self) -> Option<tokio::sync::broadcast::Receiver<EventWake>> {
-        Some(self.wake.subscribe())
-    }
-}
-
 /// Postgres's periodic look for lost word (`Resync`) is no reason for feeds to look for
 /// their sessions; a deletion elsewhere (`Deleted`) and a change SQLite saw (`Changed`)
 /// are, and a feed watching for them wakes at the word (no timer of its own).
 #[tokio::test]
 async fn only_a_change_or_a_deletion_elsewhere_moves_what_feeds_watch() {
-    let log = Arc::new(Told {
+    let told = tokio::sync::broadcast::channel(16).0;
+    let log = Arc::new(CountingReads {
         log: Arc::new(toolwire_store::MemoryEventLog::default()),
-        wake: tokio::sync::broadcast::channel(16).0,
+        reads: AtomicU64::new(0),
+        told: Some(told.clone()),
     });
     let bus = EventBus::new(Arc::clone(&log) as Arc<dyn EventLog>);
     let _feed = bus.subscribe("s1", 0).await.unwrap();
     let mut changes = bus.changes_elsewhere();
     let quiet = Duration::from_millis(300);
-    log.wake.send(EventWake::Resync).unwrap();
+    told.send(EventWake::Resync).unwrap();
     assert!(
         tokio::time::timeout(quiet, changes.changed())
             .await
@@ -251,7 +231,7 @@ async fn only_a_change_or_a_deletion_elsewhere_moves_what_feeds_watch() {
         },
         EventWake::Changed,
     ] {
-        log.wake.send(word.clone()).unwrap();
+        told.send(word.clone()).unwrap();
         tokio::time::timeout(Duration::from_secs(5), changes.changed())
             .await
             .unwrap_or_else(|_| panic!("{word:?} did not move what feeds watch"))
