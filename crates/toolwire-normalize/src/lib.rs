@@ -155,10 +155,7 @@ pub fn normalize_payload_text(
     if let Some(envelope) = fast::try_mcp(raw.as_bytes(), &mut diags) {
         // The fast path takes no key beyond an MCP result's own, so the payload names no
         // `callId` or `toolName` of its own: the call is the names given, else the defaults.
-        let call = CallRef::new(
-            call_id.unwrap_or_else(|| "call_1".into()),
-            tool.unwrap_or_else(|| "tool".into()),
-        );
+        let call = payload_call(&Json::Null, tool, call_id);
         return Some(assemble(envelope, &call, diags));
     }
     let json: Json = serde_json::from_str(raw).ok()?;
