@@ -72,6 +72,13 @@ fn start(
     Ok(Cluster { instances, ports })
 }
 
+/// The kernel's fan-out floor (p99, ms) for one session's feeds and for `all_n` sockets.
+struct KernelFloor {
+    one: f64,
+    all_n: usize,
+    all: f64,
+}
+
 /// The kernel's own p99 for one SSE-sized frame written to `n` loopback sockets and read
 /// in another process, ms (`scripts/probes/fan_floor.c`, built with `cc`): what no server
 /// can beat, beside which the rows' own floors (the server's quiet path) are read.
@@ -289,10 +296,31 @@ pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     // the figure nothing. Not the idle class the fan-out row uses: on a machine busy with
     // anything else (a build), idle-class threads do not run at all, and the run stalls.
     let (readers, not_niced) = readers_runtime("team-reader", lowest_priority)?;
+    // The kernel's floor is the machine's, not a backend's: measured once, for one
+    // session's fan-out and for every feed at once (each end of every socket in one
+    // process, so at most half the open-file limit).
+    let (soft, _) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)?;
+    let soft = usize::try_from(soft).unwrap_or(usize::MAX);
+    let all_n = (sessions * PER_SESSION).min(soft.saturating_sub(4 * SPARE) / 2);
+    let kernel = KernelFloor {
+        one: kernel_floor(ctx, PER_SESSION)?,
+        all_n,
+        all: kernel_floor(ctx, all_n)?,
+    };
 
     let sqlite_run = ctx.tmp.path().join(format!("team-sqlite-{}", ids()));
     let sqlite = Backend::Sqlite(sqlite_run.join("data"));
-    let mut rows = one_backend(ctx, size, sessions, &sqlite, 1, &sqlite_run, &readers, "")?;
+    let mut rows = one_backend(
+        ctx,
+        size,
+        sessions,
+        &sqlite,
+        1,
+        &sqlite_run,
+        &readers,
+        &kernel,
+        "",
+    )?;
 
     let name = format!("toolwire_team_{}", ids());
     let (bucket, query) = s3.split_once('?').unwrap_or((&s3, ""));
@@ -309,6 +337,7 @@ pub(crate) fn run(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         INSTANCES,
         &shared_run,
         &readers,
+        &kernel,
         ", 4 instances over Postgres + S3",
     );
     // Leave the services as they were (small text results: no blobs were written).
@@ -332,6 +361,7 @@ fn one_backend(
     count: usize,
     run: &Path,
     readers: &tokio::runtime::Runtime,
+    kernel: &KernelFloor,
     which: &str,
 ) -> anyhow::Result<Vec<Row>> {
     // The open-file limit bounds both ends: each serve keeps its connections under half
@@ -347,11 +377,6 @@ fn one_backend(
         feeds_total >= 2 * PER_SESSION,
         "an open-file limit of {soft} leaves room for {room} feeds"
     );
-    // The kernel's floor for one session's fan-out and for every feed at once, each end
-    // of every socket in one process (so half the open-file limit).
-    let kernel_one = kernel_floor(ctx, PER_SESSION)?;
-    let kernel_all_n = feeds_total.min(soft.saturating_sub(4 * SPARE) / 2);
-    let kernel_all = kernel_floor(ctx, kernel_all_n)?;
     let cluster = start(ctx, backend, count, run, feeds_total)?;
     let figures = ctx
         .rt
@@ -411,11 +436,13 @@ fn one_backend(
             percentile(&mut spread, 0.99),
         )
         .note(format!(
-            "p50 {:.2} ms; {paced_per_sec:.0} calls/s reached; one session called with all feeds open: p99 {:.2} ms; {} deliveries, none lost or doubled; kernel floor (fan_floor.c, one frame to N sockets) p99: N=10 {kernel_one:.2} ms, N={} {kernel_all:.2} ms",
+            "p50 {:.2} ms; {paced_per_sec:.0} calls/s reached; one session called with all feeds open: p99 {:.2} ms; {} deliveries, none lost or doubled; kernel floor (fan_floor.c, one frame to N sockets) p99: N=10 {:.2} ms, N={} {:.2} ms",
             percentile(&mut spread, 0.5),
             percentile(&mut crowded, 0.99),
             thousands(deliveries as f64),
-            thousands(kernel_all_n as f64)
+            kernel.one,
+            thousands(kernel.all_n as f64),
+            kernel.all
         ))
         .floor(
             "one session called, 10 other feeds open",
