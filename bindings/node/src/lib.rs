@@ -79,12 +79,12 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
 
 /// The exported `normalize`: per small result, the crossings from Rust into JavaScript
 /// cost more than the engine's work (10,000 small results took 36 ms with `plain` and
-/// JSON.parse called from Rust, 22 ms this way), so the calls that read plain data as JSON text and make the result of JSON text
-/// (`plain`, JSON.parse: see [`plain_json_script`]) are made here, from JavaScript, around
-/// one native call on text ([`normalize_text`]). Whatever that call declines (data that
-/// is not plain or past the text way's size, text serde_json refuses, options it cannot
-/// read) goes to the #[napi] `normalize`, which reads it value by value and says what is
-/// wrong.
+/// JSON.parse called from Rust, 22 ms this way), so the calls that read plain data as JSON
+/// text and make the result of JSON text (`plain`, JSON.parse: see [`plain_json_script`])
+/// are made here, from JavaScript, around one native call on text ([`normalize_text`]).
+/// Whatever that call declines (data that is not plain or past the text way's size, text
+/// serde_json refuses, options it cannot read) goes to the #[napi] `normalize`, which
+/// reads it value by value and says what is wrong.
 const NORMALIZE_FRONT: &str = "((values, text, plain, parse) => function normalize(raw, options) {
   const json = plain(raw);
   const out = json === undefined ? undefined : text(json, options);
