@@ -29,10 +29,15 @@ pub struct EventBus {
     live: Live,
     /// Follows the log's word of other writers; started by the first subscription.
     router: std::sync::OnceLock<tokio::task::AbortHandle>,
-    /// How many times the log said another writer changed it: a feed's reason to look
-    /// whether its session still exists (see [`EventBus::changes_elsewhere`]). Watched,
-    /// not polled: an idle feed has no timer of its own for it.
+    /// How many times the log said another writer changed it in a way that does not say
+    /// which sessions are gone: a feed's reason to look whether its own still exists (see
+    /// [`EventBus::changes_elsewhere`]). Watched, not polled: an idle feed has no timer of
+    /// its own for it.
     changed: Arc<watch::Sender<u64>>,
+    /// The ids of deleted sessions: those deleted through this process
+    /// ([`EventBus::announce_deleted`]) and those the log names as deleted elsewhere
+    /// (Postgres's word), so that a deletion ends only its own session's feeds.
+    deleted: broadcast::Sender<String>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -54,6 +59,10 @@ impl Drop for EventBus {
 /// so smaller than one channel for all sessions needed.
 const LIVE_BUFFER: usize = 256;
 
+/// Deletions a slow follower may fall behind by; one that falls further is told it
+/// lagged, and looks in the store instead.
+const DELETED_BUFFER: usize = 64;
+
 impl EventBus {
     /// A bus that logs to `log`. It logs events as they are given: a result is announced
     /// by the landing that stored it, its media already blob references, so nothing here
@@ -65,6 +74,7 @@ impl EventBus {
             live: Live::default(),
             router: std::sync::OnceLock::new(),
             changed: Arc::new(watch::channel(0).0),
+            deleted: broadcast::channel(DELETED_BUFFER).0,
         })
     }
 
@@ -141,13 +151,31 @@ impl EventBus {
         self.log.last_event_seq(session_id).await
     }
 
-    /// Word each time the log says that another writer changed it (SQLite: another
-    /// process committed; Postgres: another instance deleted a session, or the listener
-    /// reconnected and word may be lost). A feed looks whether its session was deleted
-    /// elsewhere only when this moved: with no other writer, never, and with no timer.
+    /// Word each time the log says that another writer changed it without saying which
+    /// sessions it deleted (SQLite: another process committed; Postgres: the listener
+    /// reconnected and word may be lost; either: this bus fell behind the log's word). A
+    /// feed looks whether its session was deleted elsewhere only when this moved: with no
+    /// other writer, never, and with no timer. Deletions the log names come on
+    /// [`EventBus::deletions`] instead, and move no other session's feeds.
     pub fn changes_elsewhere(&self) -> watch::Receiver<u64> {
         self.follow_other_writers();
         self.changed.subscribe()
+    }
+
+    /// Says that `session_id` was deleted through this process: its followers hear it on
+    /// [`EventBus::deletions`] (the log tells other processes, where it can).
+    pub fn announce_deleted(&self, session_id: &str) {
+        // No follower listening is not an error.
+        let _ = self.deleted.send(session_id.to_owned());
+    }
+
+    /// The ids of sessions deleted from now on: through this process, and elsewhere where
+    /// the log names them (another instance on the same Postgres). Subscribe before
+    /// looking whether a session exists, so that a deletion between the two is not
+    /// missed. A receiver that lags may have missed its own session's: it looks.
+    pub fn deletions(&self) -> broadcast::Receiver<String> {
+        self.follow_other_writers();
+        self.deleted.subscribe()
     }
 
     /// Events of `session` after `after`, then live ones, without gaps or repeats.
@@ -185,7 +213,10 @@ impl EventBus {
                     Arc::clone(&self.log),
                     self.live.clone(),
                     wakeups,
-                    Arc::clone(&self.changed),
+                    Word {
+                        changed: Arc::clone(&self.changed),
+                        deleted: self.deleted.clone(),
+                    },
                 )),
                 // No other writer can log here: nothing to follow.
                 None => tokio::spawn(async {}),
@@ -209,7 +240,7 @@ async fn route_wakeups(
     log: Arc<dyn EventLog>,
     live: Live,
     mut wakeups: broadcast::Receiver<EventWake>,
-    changed: Arc<watch::Sender<u64>>,
+    word: Word,
 ) {
     // A read that failed is tried again at the next word, or after a pause.
     let mut retry = false;
@@ -218,7 +249,7 @@ async fn route_wakeups(
         let mut compare_all = retry;
         if !retry {
             let first = wakeups.recv().await;
-            if !take_wake(first, &live, &changed, &mut due, &mut compare_all) {
+            if !take_wake(first, &live, &word, &mut due, &mut compare_all) {
                 return;
             }
         }
@@ -230,7 +261,7 @@ async fn route_wakeups(
                 Err(broadcast::error::TryRecvError::Closed) => return,
                 Err(broadcast::error::TryRecvError::Lagged(_)) => compare_all = true,
                 Ok(wake) => {
-                    take_wake(Ok(wake), &live, &changed, &mut due, &mut compare_all);
+                    take_wake(Ok(wake), &live, &word, &mut due, &mut compare_all);
                 }
             }
         }
@@ -276,11 +307,18 @@ async fn route_wakeups(
 /// followed session with the log again.
 const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Where the router passes on what the log says about sessions rather than events: the
+/// bus's [`EventBus::changes_elsewhere`] and [`EventBus::deletions`].
+struct Word {
+    changed: Arc<watch::Sender<u64>>,
+    deleted: broadcast::Sender<String>,
+}
+
 /// Notes one word from the log; `false` when the log sends no more.
 fn take_wake(
     wake: Result<EventWake, broadcast::error::RecvError>,
     live: &Live,
-    changed: &watch::Sender<u64>,
+    word: &Word,
     due: &mut HashSet<String>,
     compare_all: &mut bool,
 ) -> bool {
@@ -296,18 +334,18 @@ fn take_wake(
             }
         }
         Ok(EventWake::Changed) => {
-            changed.send_modify(|n| *n += 1);
+            word.changed.send_modify(|n| *n += 1);
             *compare_all = true;
         }
-        // Feeds look whether their sessions still exist (the one deleted ends).
-        Ok(EventWake::Deleted { .. }) => {
-            changed.send_modify(|n| *n += 1);
+        // The log names the session: only its feeds end, and no other feed looks.
+        Ok(EventWake::Deleted { session_id }) => {
+            let _ = word.deleted.send(session_id);
         }
         // Only a look for lost word of events: feeds have no reason to look for their
         // sessions.
         Ok(EventWake::Resync) => *compare_all = true,
         Err(broadcast::error::RecvError::Lagged(_)) => {
-            changed.send_modify(|n| *n += 1);
+            word.changed.send_modify(|n| *n += 1);
             *compare_all = true;
         }
         Err(broadcast::error::RecvError::Closed) => return false,

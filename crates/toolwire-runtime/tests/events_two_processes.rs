@@ -204,10 +204,12 @@ async fn idle_feeds_do_not_read_the_log_and_another_writer_costs_one_read_per_se
 }
 
 /// Postgres's periodic look for lost word (`Resync`) is no reason for feeds to look for
-/// their sessions; a deletion elsewhere (`Deleted`) and a change SQLite saw (`Changed`)
-/// are, and a feed watching for them wakes at the word (no timer of its own).
+/// their sessions, nor is a deletion the log names (`Deleted`): that one is word to the
+/// deleted session's followers alone, on `deletions`, as a deletion through this process
+/// is. A change SQLite saw (`Changed`), which does not say what changed, moves what every
+/// feed watches, and a feed watching wakes at the word (no timer of its own).
 #[tokio::test]
-async fn only_a_change_or_a_deletion_elsewhere_moves_what_feeds_watch() {
+async fn only_a_change_that_names_nothing_moves_what_feeds_watch_and_a_deletion_is_named() {
     let told = tokio::sync::broadcast::channel(16).0;
     let log = Arc::new(CountingReads {
         log: Arc::new(toolwire_store::MemoryEventLog::default()),
@@ -217,25 +219,40 @@ async fn only_a_change_or_a_deletion_elsewhere_moves_what_feeds_watch() {
     let bus = EventBus::new(Arc::clone(&log) as Arc<dyn EventLog>);
     let _feed = bus.subscribe("s1", 0).await.unwrap();
     let mut changes = bus.changes_elsewhere();
+    let mut deletions = bus.deletions();
     let quiet = Duration::from_millis(300);
+    let still = |changes: &mut tokio::sync::watch::Receiver<u64>, why: &str| {
+        assert!(
+            !changes.has_changed().unwrap(),
+            "{why} moved what feeds watch"
+        );
+    };
     told.send(EventWake::Resync).unwrap();
+    tokio::time::sleep(quiet).await;
+    still(&mut changes, "the periodic look");
     assert!(
-        tokio::time::timeout(quiet, changes.changed())
-            .await
-            .is_err(),
-        "the periodic look moved what feeds watch"
+        deletions.try_recv().is_err(),
+        "the periodic look named a deletion"
     );
-    for word in [
-        EventWake::Deleted {
-            session_id: "s1".into(),
-        },
-        EventWake::Changed,
-    ] {
-        told.send(word.clone()).unwrap();
-        tokio::time::timeout(Duration::from_secs(5), changes.changed())
-            .await
-            .unwrap_or_else(|_| panic!("{word:?} did not move what feeds watch"))
-            .unwrap();
-        changes.borrow_and_update();
-    }
+
+    told.send(EventWake::Deleted {
+        session_id: "s1".into(),
+    })
+    .unwrap();
+    let named = tokio::time::timeout(Duration::from_secs(5), deletions.recv())
+        .await
+        .expect("the deletion elsewhere is named")
+        .unwrap();
+    assert_eq!(named, "s1");
+    still(&mut changes, "a deletion the log named");
+
+    bus.announce_deleted("s2");
+    assert_eq!(deletions.recv().await.unwrap(), "s2");
+    still(&mut changes, "a deletion through this process");
+
+    told.send(EventWake::Changed).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), changes.changed())
+        .await
+        .expect("a change that names nothing moves what feeds watch")
+        .unwrap();
 }

@@ -36,33 +36,29 @@ use crate::extract::{Path, Query};
 const SUBSCRIBE_WAIT: Duration = Duration::from_secs(30);
 
 /// How often at most an open feed looks whether its session still exists. A deletion
-/// through this server ends its feeds at once; this finds one made by another process on
-/// the same store (a second instance), which never passes through here. It looks only
-/// when the event log has said that another writer changed it since
-/// ([`EventBus::changes_elsewhere`], watched, not polled): with no other writer, an idle
-/// feed costs the store nothing and has no timer of its own.
+/// through this server, or one the log names (another instance on the same Postgres),
+/// ends its own session's feeds at once ([`EventBus::deletions`]); this finds one made by
+/// another process on the same SQLite file, whose word does not say what changed. It
+/// looks only when the event log has said so since ([`EventBus::changes_elsewhere`],
+/// watched, not polled): with no other writer, an idle feed costs the store nothing and
+/// has no timer of its own.
 const SESSION_RECHECK: Duration = Duration::from_secs(5);
 
 /// How often an SSE feed sends a keep-alive comment (axum's default, which it used before).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// Deletions a slow feed may fall behind by before it looks in the store instead.
-const DELETED_BUFFER: usize = 64;
-
-/// The server's open feeds: their slots, and word of deleted sessions.
+/// The server's open feeds: one slot each. (Word of deleted sessions is the event bus's:
+/// [`EventBus::deletions`].)
 #[derive(Debug)]
 pub(crate) struct Feeds {
     /// One permit per open feed (SSE or WebSocket), held for as long as it is open.
     slots: Arc<Semaphore>,
-    /// The ids of sessions deleted through this server.
-    deleted: broadcast::Sender<String>,
 }
 
 impl Feeds {
     pub(crate) fn new(max: usize) -> Self {
         Feeds {
             slots: Arc::new(Semaphore::new(max.min(Semaphore::MAX_PERMITS))),
-            deleted: broadcast::channel(DELETED_BUFFER).0,
         }
     }
 
@@ -82,18 +78,18 @@ impl Feeds {
 /// `DELETE /api/sessions/{id}`: the API's own, then word to the session's open feeds, so
 /// they end now instead of following a session that is gone for as long as they stay open.
 pub(crate) async fn delete_session(state: State<AppState>, id: Path<SessionId>) -> Response {
-    let feeds = Arc::clone(&state.feeds);
+    let bus = Arc::clone(state.host.events());
     let session = id.0.clone();
     let answer = crate::api::delete_session(state, id).await.into_response();
     if answer.status().is_success() {
-        // No feed listening is not an error.
-        let _ = feeds.deleted.send(session.into());
+        bus.announce_deleted(&session);
     }
     answer
 }
 
-/// Resolves once `session` is deleted: at the word of a deletion through this server, or
-/// when a look in the store, after another writer changed it, finds it gone.
+/// Resolves once `session` is deleted: at the word of its deletion (through this server,
+/// or named by the log: another instance on the same Postgres), or when a look in the
+/// store, after another writer changed it without saying what, finds it gone.
 async fn session_gone(
     history: Arc<dyn HistoryReader>,
     bus: Arc<EventBus>,
@@ -172,7 +168,7 @@ async fn open_feed(
     after: u64,
 ) -> Result<(Subscription, impl Future<Output = ()> + Send + 'static), ApiError> {
     // Listening before looking, so a deletion between the two is not missed.
-    let deleted = state.feeds.deleted.subscribe();
+    let deleted = state.host.events().deletions();
     if state
         .host
         .stores()

@@ -250,6 +250,25 @@ impl Feed {
         }
         out
     }
+
+    /// Whether the server ended the feed (curl exits) within `wait`.
+    fn ends_within(&mut self, wait: Duration) -> bool {
+        let until = std::time::Instant::now() + wait;
+        while std::time::Instant::now() < until {
+            if self.child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Waits for the feed's first line (its replay has begun: it follows the session).
+    fn started(&self) {
+        self.lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the feed answers");
+    }
 }
 
 impl Drop for Feed {
@@ -376,6 +395,31 @@ fn a_subscriber_on_one_instance_sees_another_instances_results_across_a_restart(
     );
     assert_eq!(status, 200, "{body}");
     assert!(body.starts_with("\u{fffd}PNG"), "the image's bytes");
+
+    // B deletes the session: its feed on A ends at once (Postgres's word names the
+    // session; a feed used to wait for its next look, up to 5 s after it opened), and a
+    // feed of another session on A goes on.
+    let (status, body) = http(
+        port_b,
+        "POST",
+        "/api/sessions",
+        Some(r#"{"title":"stays"}"#),
+    );
+    assert_eq!(status, 201, "{body}");
+    let other = json(&body)["id"].as_str().unwrap().to_owned();
+    let mut stays = Feed::open(port_a, &other, None);
+    let mut ends = Feed::open(port_a, &id, None);
+    ends.started();
+    let (status, body) = http(port_b, "DELETE", &format!("/api/sessions/{id}"), None);
+    assert_eq!(status, 204, "{body}");
+    assert!(
+        ends.ends_within(Duration::from_secs(3)),
+        "the deleted session's feed on the other instance still open after 3 s"
+    );
+    assert!(
+        !stays.ends_within(Duration::from_millis(500)),
+        "another session's feed ended"
+    );
 }
 
 /// The first line `serve` prints on stderr, then the server is stopped.
