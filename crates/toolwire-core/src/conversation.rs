@@ -36,6 +36,16 @@ pub struct ByPerson {
     /// Where they asked: `cli`, `web`, `api`, or `app:TOOL` (the view of tool TOOL's
     /// MCP App, on their screen).
     pub via: String,
+    /// The call was an MCP App's own, of a tool only apps may call (its `visibility`
+    /// leaves out `"model"`): kept in the record for people, left out of every model
+    /// view. MCP Apps keeps such tools and their results from the model, and a monitor
+    /// app polling every 2 s would otherwise put a turn in the model's context each time.
+    #[serde(
+        default,
+        rename = "appOnly",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub app_only: bool,
 }
 
 impl ToolCall {
@@ -52,8 +62,26 @@ impl ToolCall {
 
     /// The same call, made by a person through `via` (see [`ByPerson::via`]).
     pub fn by_person(mut self, via: impl Into<String>) -> Self {
-        self.by_person = Some(ByPerson { via: via.into() });
+        self.by_person = Some(ByPerson {
+            via: via.into(),
+            app_only: false,
+        });
         self
+    }
+
+    /// The same call, made by the MCP App in the view of tool `app`; `app_only` when the
+    /// tool it calls is for apps alone (see [`ByPerson::app_only`]).
+    pub fn by_app(mut self, app: &str, app_only: bool) -> Self {
+        self.by_person = Some(ByPerson {
+            via: format!("app:{app}"),
+            app_only,
+        });
+        self
+    }
+
+    /// Whether the call is an MCP App's own, of a tool the model never sees.
+    pub fn is_app_only(&self) -> bool {
+        self.by_person.as_ref().is_some_and(|by| by.app_only)
     }
 }
 

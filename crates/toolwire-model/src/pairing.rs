@@ -131,6 +131,9 @@ pub(crate) fn plan<'a>(
         messages.size_hint().0,
         foldhash::fast::RandomState::default(),
     );
+    // The ids of calls an MCP App made of its own app-only tools: neither they nor their
+    // results are the model's to see (an app's polls are not the conversation).
+    let mut apps_alone: foldhash::HashSet<&'a str> = foldhash::HashSet::default();
     // The turn whose calls are the latest: user text until the next assistant message
     // arrived while they ran.
     let mut current: Option<usize> = None;
@@ -146,6 +149,15 @@ pub(crate) fn plan<'a>(
                     Some(i) => pending[i].then_user.push(text),
                     None => slots.push(Slot::Turn(PlannedTurn::User(Cow::Borrowed(text)))),
                 }
+            }
+            Message::Assistant { text, tool_calls }
+                if text.is_empty()
+                    && !tool_calls.is_empty()
+                    && tool_calls.iter().all(ToolCall::is_app_only) =>
+            {
+                // Left out whole, as if never made: it is no turn of the model's, and the
+                // turn before it goes on (user text after it still joins that turn's results).
+                apps_alone.extend(tool_calls.iter().map(|c| c.id.as_str()));
             }
             Message::Assistant { text, tool_calls } => {
                 current = None;
@@ -181,6 +193,7 @@ pub(crate) fn plan<'a>(
                     current = Some(i);
                 }
             }
+            Message::ToolResult(result) if apps_alone.contains(result.call_id.as_str()) => {}
             Message::ToolResult(result) => {
                 let slot = owner
                     .get(result.call_id.as_str())
@@ -286,6 +299,57 @@ mod tests {
             ok("b"),
         ]);
         assert_eq!(plan_of(&model).turns.len(), 3);
+    }
+
+    /// An MCP App's calls of its own app-only tool (a monitor's polls) are in the record
+    /// but in no model view: no turn, no result, no note, and the model's own turn around
+    /// them pairs as if they were not there. An app's call of a tool the model may call
+    /// too is the person's, said to be theirs.
+    #[test]
+    fn an_apps_calls_of_its_own_tool_are_not_the_models_to_see() {
+        let poll = |id: &str| {
+            Message::assistant(
+                "",
+                vec![ToolCall::new(id, "sm__poll", json!({})).by_app("sm__view", true)],
+            )
+        };
+        let conv = Conversation::new(vec![
+            Message::user("how busy is the machine?"),
+            Message::assistant("", vec![ToolCall::new("m", "sm__view", json!({}))]),
+            poll("p1"),
+            ok("p1"),
+            ok("m"),
+            poll("p2"),
+            Message::user("thanks"),
+            ok("p2"),
+        ]);
+        let mut diags = Vec::new();
+        let plan = plan(&conv.messages, true, &mut diags);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(plan.turns.len(), 3, "{:?}", plan.turns);
+        let PlannedTurn::Assistant { calls, .. } = &plan.turns[1] else {
+            panic!("{:?}", plan.turns)
+        };
+        assert_eq!(calls.len(), 1);
+        let PlannedTurn::Results { results, then_user } = &plan.turns[2] else {
+            panic!("{:?}", plan.turns)
+        };
+        let ids: Vec<&str> = results.iter().map(|r| r.call().id.as_str()).collect();
+        assert_eq!(ids, ["m"]);
+        assert!(matches!(results[0], PlannedResult::Stored { .. }));
+        assert_eq!(then_user, &vec!["thanks"]);
+
+        // The same app calling a tool the model may call: the person's call, told.
+        let shared = ToolCall::new("s", "sm__stats", json!({})).by_app("sm__view", false);
+        assert!(!shared.is_app_only());
+        let told = Conversation::new(vec![Message::assistant("", vec![shared]), ok("s")]);
+        let PlannedTurn::User(said) = &plan_of(&told).turns[0] else {
+            panic!()
+        };
+        assert!(
+            said.contains("from the view of tool sm__view's app"),
+            "{said}"
+        );
     }
 
     /// A session that begins with the model's calls (another agent's, recorded by the

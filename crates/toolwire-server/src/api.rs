@@ -354,13 +354,13 @@ pub(crate) async fn post_call(
     if apps_alone {
         options = options.approved();
     }
-    // Who asked: the person in the web app, or an MCP App's view on their screen.
-    let via = match &body.app {
-        Some(app) => format!("app:{app}"),
-        None => "web".to_owned(),
+    // Who asked: the person in the web app, or an MCP App's view on their screen (a call
+    // of the app's own tool is kept from the model's view as well).
+    let call = toolwire_core::ToolCall::new(toolwire_core::new_id("call"), &tool, input);
+    let call = match &body.app {
+        Some(app) => call.by_app(app, apps_alone),
+        None => call.by_person("web"),
     };
-    let call =
-        toolwire_core::ToolCall::new(toolwire_core::new_id("call"), &tool, input).by_person(via);
     let call_id = call.id.clone();
     let (cancel, tracked) = state.calls.track(&id, &call_id);
     let running = state

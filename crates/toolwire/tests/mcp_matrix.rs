@@ -1320,6 +1320,37 @@ fn server_system_monitor_polls_through_serve_without_waiting() {
         None,
     );
     assert_eq!((status, body.trim()), (200, "[]"));
+
+    // The polls are in the record, each marked as the app's own, and in no model view:
+    // MCP Apps keeps an app-only tool from the model, and a monitor left open would put a
+    // turn in the model's context every 2 s.
+    let (status, body) = http(port, "GET", &format!("/api/sessions/{session}"), None);
+    assert_eq!(status, 200, "{body}");
+    let marked = json(&body)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| {
+            m["content"]["toolCalls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|c| {
+            c["byPerson"]["appOnly"] == true && c["byPerson"]["via"] == "app:sm__get-system-info"
+        })
+        .count();
+    assert_eq!(marked, 3, "{body}");
+    let out = toolwire(
+        data.path(),
+        &["export", "--provider", "anthropic", &session],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let request = stdout_of(&out);
+    assert!(
+        !request.contains("poll-system-stats") && !request.contains("usedBytes"),
+        "the app's polls reached the model's view: {request}"
+    );
 }
 
 /// markitdown-mcp (PyPI, its own venv: tests/mcp/venv-markitdown) turns a .docx, .xlsx,
