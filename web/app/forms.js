@@ -62,10 +62,15 @@ export function schemaForm(schema, name) {
     }
     return props ? out : out[name];
   };
-  /** Fills the fields from `values` (an earlier call's input, for Edit & re-run). */
+  /** Fills the fields from `values` (an earlier call's input, for Edit & re-run). A field
+   * the call left out is emptied, not left at its default, so that the call made again is
+   * the one made before; a checkbox, which always sends a value, keeps its default. */
   const set = (values) => {
     const source = props ? (values && typeof values === 'object' ? values : {}) : { [name]: values };
-    for (const [key, f] of fields) if (key in source) f.set(source[key]);
+    for (const [key, f] of fields) {
+      if (key in source) f.set(source[key]);
+      else if (!f.alwaysSent) f.set(undefined);
+    }
   };
   return { el, value, set };
 }
@@ -121,7 +126,7 @@ function field(key, prop, required) {
   if (type === 'boolean') {
     const input = h('input', { type: 'checkbox', name: key });
     input.checked = prop.default === true;
-    return { input, read: () => input.checked, set: (v) => { input.checked = v === true; } };
+    return { input, alwaysSent: true, read: () => input.checked, set: (v) => { input.checked = v === true; } };
   }
   if (type === 'integer' || type === 'number') {
     const input = h('input', { type: 'number', name: key, step: type === 'integer' ? 1 : 'any' });
