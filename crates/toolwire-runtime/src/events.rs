@@ -34,10 +34,6 @@ pub struct EventBus {
     /// [`EventBus::changes_elsewhere`]). Watched, not polled: an idle feed has no timer of
     /// its own for it.
     changed: Arc<watch::Sender<u64>>,
-    /// The ids of deleted sessions: those deleted through this process
-    /// ([`EventBus::announce_deleted`]) and those the log names as deleted elsewhere
-    /// (Postgres's word), so that a deletion ends only its own session's feeds.
-    deleted: broadcast::Sender<String>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -59,10 +55,6 @@ impl Drop for EventBus {
 /// so smaller than one channel for all sessions needed.
 const LIVE_BUFFER: usize = 256;
 
-/// Deletions a slow follower may fall behind by; one that falls further is told it
-/// lagged, and looks in the store instead.
-const DELETED_BUFFER: usize = 64;
-
 impl EventBus {
     /// A bus that logs to `log`. It logs events as they are given: a result is announced
     /// by the landing that stored it, its media already blob references, so nothing here
@@ -74,7 +66,6 @@ impl EventBus {
             live: Live::default(),
             router: std::sync::OnceLock::new(),
             changed: Arc::new(watch::channel(0).0),
-            deleted: broadcast::channel(DELETED_BUFFER).0,
         })
     }
 
@@ -155,27 +146,18 @@ impl EventBus {
     /// sessions it deleted (SQLite: another process committed; Postgres: the listener
     /// reconnected and word may be lost; either: this bus fell behind the log's word). A
     /// feed looks whether its session was deleted elsewhere only when this moved: with no
-    /// other writer, never, and with no timer. Deletions the log names come on
-    /// [`EventBus::deletions`] instead, and move no other session's feeds.
+    /// other writer, never, and with no timer. A deletion the log names reaches that
+    /// session's subscribers alone ([`Subscription::deleted`]) and moves nothing here.
     pub fn changes_elsewhere(&self) -> watch::Receiver<u64> {
         self.follow_other_writers();
         self.changed.subscribe()
     }
 
-    /// Says that `session_id` was deleted through this process: its followers hear it on
-    /// [`EventBus::deletions`] (the log tells other processes, where it can).
+    /// Says that `session_id` was deleted through this process: its subscribers here see
+    /// it on [`Subscription::deleted`], and nobody else wakes (the log tells other
+    /// processes, where it can).
     pub fn announce_deleted(&self, session_id: &str) {
-        // No follower listening is not an error.
-        let _ = self.deleted.send(session_id.to_owned());
-    }
-
-    /// The ids of sessions deleted from now on: through this process, and elsewhere where
-    /// the log names them (another instance on the same Postgres). Subscribe before
-    /// looking whether a session exists, so that a deletion between the two is not
-    /// missed. A receiver that lags may have missed its own session's: it looks.
-    pub fn deletions(&self) -> broadcast::Receiver<String> {
-        self.follow_other_writers();
-        self.deleted.subscribe()
+        self.live.deleted(session_id);
     }
 
     /// Events of `session` after `after`, then live ones, without gaps or repeats.
@@ -195,7 +177,7 @@ impl EventBus {
         route.high.fetch_max(next - 1, Ordering::AcqRel);
         Ok(Subscription {
             bus: Arc::clone(self),
-            _route: route,
+            route,
             session_id: session_id.to_owned(),
             backlog,
             rx,
@@ -213,10 +195,7 @@ impl EventBus {
                     Arc::clone(&self.log),
                     self.live.clone(),
                     wakeups,
-                    Word {
-                        changed: Arc::clone(&self.changed),
-                        deleted: self.deleted.clone(),
-                    },
+                    Arc::clone(&self.changed),
                 )),
                 // No other writer can log here: nothing to follow.
                 None => tokio::spawn(async {}),
@@ -240,7 +219,7 @@ async fn route_wakeups(
     log: Arc<dyn EventLog>,
     live: Live,
     mut wakeups: broadcast::Receiver<EventWake>,
-    word: Word,
+    changed: Arc<watch::Sender<u64>>,
 ) {
     // A read that failed is tried again at the next word, or after a pause.
     let mut retry = false;
@@ -249,7 +228,7 @@ async fn route_wakeups(
         let mut compare_all = retry;
         if !retry {
             let first = wakeups.recv().await;
-            if !take_wake(first, &live, &word, &mut due, &mut compare_all) {
+            if !take_wake(first, &live, &changed, &mut due, &mut compare_all) {
                 return;
             }
         }
@@ -261,7 +240,7 @@ async fn route_wakeups(
                 Err(broadcast::error::TryRecvError::Closed) => return,
                 Err(broadcast::error::TryRecvError::Lagged(_)) => compare_all = true,
                 Ok(wake) => {
-                    take_wake(Ok(wake), &live, &word, &mut due, &mut compare_all);
+                    take_wake(Ok(wake), &live, &changed, &mut due, &mut compare_all);
                 }
             }
         }
@@ -307,18 +286,11 @@ async fn route_wakeups(
 /// followed session with the log again.
 const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Where the router passes on what the log says about sessions rather than events: the
-/// bus's [`EventBus::changes_elsewhere`] and [`EventBus::deletions`].
-struct Word {
-    changed: Arc<watch::Sender<u64>>,
-    deleted: broadcast::Sender<String>,
-}
-
 /// Notes one word from the log; `false` when the log sends no more.
 fn take_wake(
     wake: Result<EventWake, broadcast::error::RecvError>,
     live: &Live,
-    word: &Word,
+    changed: &watch::Sender<u64>,
     due: &mut HashSet<String>,
     compare_all: &mut bool,
 ) -> bool {
@@ -334,18 +306,17 @@ fn take_wake(
             }
         }
         Ok(EventWake::Changed) => {
-            word.changed.send_modify(|n| *n += 1);
+            changed.send_modify(|n| *n += 1);
             *compare_all = true;
         }
-        // The log names the session: only its feeds end, and no other feed looks.
-        Ok(EventWake::Deleted { session_id }) => {
-            let _ = word.deleted.send(session_id);
-        }
+        // The log names the session: only its subscribers here hear it, and no other
+        // feed looks.
+        Ok(EventWake::Deleted { session_id }) => live.deleted(&session_id),
         // Only a look for lost word of events: feeds have no reason to look for their
         // sessions.
         Ok(EventWake::Resync) => *compare_all = true,
         Err(broadcast::error::RecvError::Lagged(_)) => {
-            word.changed.send_modify(|n| *n += 1);
+            changed.send_modify(|n| *n += 1);
             *compare_all = true;
         }
         Err(broadcast::error::RecvError::Closed) => return false,
@@ -357,7 +328,7 @@ fn take_wake(
 pub struct Subscription {
     bus: Arc<EventBus>,
     /// The session's broadcast, kept while this subscriber lives.
-    _route: Arc<Route>,
+    route: Arc<Route>,
     session_id: String,
     backlog: VecDeque<Event>,
     rx: broadcast::Receiver<Arc<SharedEvent>>,
@@ -378,6 +349,15 @@ impl std::fmt::Debug for Subscription {
 }
 
 impl Subscription {
+    /// Whether the session was deleted since this subscriber joined, watched: through
+    /// this process ([`EventBus::announce_deleted`]) or as the log names it (another
+    /// instance on the same Postgres). A deletion word cannot say (another process on the
+    /// same SQLite file) is not here: [`EventBus::changes_elsewhere`] is the reason to
+    /// look for that one.
+    pub fn deleted(&self) -> watch::Receiver<bool> {
+        self.route.gone.subscribe()
+    }
+
     /// Reads what this subscriber has not had yet from the log, which has everything.
     async fn refill(&mut self) -> Result<(), StoreError> {
         let events = self
@@ -533,6 +513,9 @@ struct Route {
     /// The highest event number broadcast here or read by a subscriber as it joined:
     /// word of an event at or below it needs no read of the log.
     high: AtomicU64,
+    /// Set once the session is deleted (through this process, or named by the log): its
+    /// subscribers end, and no other session's wake.
+    gone: watch::Sender<bool>,
     session_id: String,
     routes: Weak<Routes>,
 }
@@ -563,6 +546,7 @@ impl Live {
         let route = Arc::new(Route {
             tx: broadcast::channel(LIVE_BUFFER).0,
             high: AtomicU64::new(0),
+            gone: watch::channel(false).0,
             session_id: session_id.to_owned(),
             routes: Arc::downgrade(&self.routes),
         });
@@ -575,6 +559,13 @@ impl Live {
     fn route(&self, session_id: &str) -> Option<Arc<Route>> {
         let routes = self.lock_routes();
         routes.get(session_id).and_then(Weak::upgrade)
+    }
+
+    /// Word to the session's subscribers here, if any, that it was deleted.
+    fn deleted(&self, session_id: &str) {
+        if let Some(route) = self.route(session_id) {
+            route.gone.send_replace(true);
+        }
     }
 
     /// Whether nobody here follows any session.

@@ -204,12 +204,12 @@ async fn idle_feeds_do_not_read_the_log_and_another_writer_costs_one_read_per_se
 }
 
 /// Postgres's periodic look for lost word (`Resync`) is no reason for feeds to look for
-/// their sessions, nor is a deletion the log names (`Deleted`): that one is word to the
-/// deleted session's followers alone, on `deletions`, as a deletion through this process
-/// is. A change SQLite saw (`Changed`), which does not say what changed, moves what every
-/// feed watches, and a feed watching wakes at the word (no timer of its own).
+/// their sessions, nor is a deletion the log names (`Deleted`): that one reaches the
+/// deleted session's subscribers alone, as a deletion through this process does, and no
+/// other session's. A change SQLite saw (`Changed`), which does not say what changed,
+/// moves what every feed watches, and a feed watching wakes at the word (no timer).
 #[tokio::test]
-async fn only_a_change_that_names_nothing_moves_what_feeds_watch_and_a_deletion_is_named() {
+async fn only_a_change_that_names_nothing_moves_what_feeds_watch_and_a_deletion_is_its_sessions() {
     let told = tokio::sync::broadcast::channel(16).0;
     let log = Arc::new(CountingReads {
         log: Arc::new(toolwire_store::MemoryEventLog::default()),
@@ -217,38 +217,39 @@ async fn only_a_change_that_names_nothing_moves_what_feeds_watch_and_a_deletion_
         told: Some(told.clone()),
     });
     let bus = EventBus::new(Arc::clone(&log) as Arc<dyn EventLog>);
-    let _feed = bus.subscribe("s1", 0).await.unwrap();
+    let (one, two, three) = (
+        bus.subscribe("s1", 0).await.unwrap(),
+        bus.subscribe("s2", 0).await.unwrap(),
+        bus.subscribe("s3", 0).await.unwrap(),
+    );
+    let (mut gone1, mut gone2, gone3) = (one.deleted(), two.deleted(), three.deleted());
     let mut changes = bus.changes_elsewhere();
-    let mut deletions = bus.deletions();
-    let quiet = Duration::from_millis(300);
-    let still = |changes: &mut tokio::sync::watch::Receiver<u64>, why: &str| {
+    let still = |changes: &tokio::sync::watch::Receiver<u64>, why: &str| {
         assert!(
             !changes.has_changed().unwrap(),
             "{why} moved what feeds watch"
         );
     };
     told.send(EventWake::Resync).unwrap();
-    tokio::time::sleep(quiet).await;
-    still(&mut changes, "the periodic look");
-    assert!(
-        deletions.try_recv().is_err(),
-        "the periodic look named a deletion"
-    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    still(&changes, "the periodic look");
 
     told.send(EventWake::Deleted {
         session_id: "s1".into(),
     })
     .unwrap();
-    let named = tokio::time::timeout(Duration::from_secs(5), deletions.recv())
+    tokio::time::timeout(Duration::from_secs(5), gone1.wait_for(|gone| *gone))
         .await
-        .expect("the deletion elsewhere is named")
+        .expect("the deletion elsewhere reaches its session's subscribers")
         .unwrap();
-    assert_eq!(named, "s1");
-    still(&mut changes, "a deletion the log named");
+    still(&changes, "a deletion the log named");
 
     bus.announce_deleted("s2");
-    assert_eq!(deletions.recv().await.unwrap(), "s2");
-    still(&mut changes, "a deletion through this process");
+    assert!(*gone2.wait_for(|gone| *gone).await.unwrap());
+    still(&changes, "a deletion through this process");
+    // Another session's subscribers heard neither.
+    assert!(!*gone3.borrow(), "a deletion reached another session");
+    assert!(!gone3.has_changed().unwrap());
 
     told.send(EventWake::Changed).unwrap();
     tokio::time::timeout(Duration::from_secs(5), changes.changed())

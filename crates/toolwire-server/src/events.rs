@@ -23,7 +23,7 @@ use futures::task::AtomicWaker;
 use futures::{Stream, StreamExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::AbortHandle;
 use toolwire_runtime::{EventBus, SharedEvent, Subscription};
 use toolwire_store::{HistoryReader, StoreError};
@@ -37,7 +37,7 @@ const SUBSCRIBE_WAIT: Duration = Duration::from_secs(30);
 
 /// How often at most an open feed looks whether its session still exists. A deletion
 /// through this server, or one the log names (another instance on the same Postgres),
-/// ends its own session's feeds at once ([`EventBus::deletions`]); this finds one made by
+/// ends its own session's feeds at once ([`Subscription::deleted`]); this finds one made by
 /// another process on the same SQLite file, whose word does not say what changed. It
 /// looks only when the event log has said so since ([`EventBus::changes_elsewhere`],
 /// watched, not polled): with no other writer, an idle feed costs the store nothing and
@@ -47,8 +47,8 @@ const SESSION_RECHECK: Duration = Duration::from_secs(5);
 /// How often an SSE feed sends a keep-alive comment (axum's default, which it used before).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// The server's open feeds: one slot each. (Word of deleted sessions is the event bus's:
-/// [`EventBus::deletions`].)
+/// The server's open feeds: one slot each. (Word of a deleted session reaches its feeds
+/// through their subscriptions: [`Subscription::deleted`].)
 #[derive(Debug)]
 pub(crate) struct Feeds {
     /// One permit per open feed (SSE or WebSocket), held for as long as it is open.
@@ -94,7 +94,7 @@ async fn session_gone(
     history: Arc<dyn HistoryReader>,
     bus: Arc<EventBus>,
     session: String,
-    mut deleted: broadcast::Receiver<String>,
+    mut deleted: watch::Receiver<bool>,
 ) {
     let mut changes = bus.changes_elsewhere();
     let mut watching = true;
@@ -104,15 +104,14 @@ async fn session_gone(
     let mut listening = true;
     loop {
         let look = tokio::select! {
-            word = deleted.recv(), if listening => match word {
-                Ok(id) if id == session => return,
-                Ok(_) => false,
-                // Fell behind: some deletion may have been this session's.
-                Err(broadcast::error::RecvError::Lagged(_)) => true,
-                Err(broadcast::error::RecvError::Closed) => {
-                    listening = false;
-                    false
+            // (The watch's guard is dropped inside: it may not be held across an await.)
+            word = async { deleted.wait_for(|gone| *gone).await.is_ok() }, if listening => {
+                if word {
+                    return;
                 }
+                // The route's sender is gone (the bus with it): only looks are left.
+                listening = false;
+                false
             },
             moved = changes.changed(), if watching && !due => {
                 match moved {
@@ -167,8 +166,10 @@ async fn open_feed(
     session: &str,
     after: u64,
 ) -> Result<(Subscription, impl Future<Output = ()> + Send + 'static), ApiError> {
-    // Listening before looking, so a deletion between the two is not missed.
-    let deleted = state.host.events().deletions();
+    // Following before looking, so a deletion between the two is not missed (its word
+    // reaches the subscription).
+    let subscription = state.host.events().subscribe(session, after).await?;
+    let deleted = subscription.deleted();
     if state
         .host
         .stores()
@@ -179,7 +180,6 @@ async fn open_feed(
     {
         return Err(crate::error::no_session(session));
     }
-    let subscription = state.host.events().subscribe(session, after).await?;
     let closing = state.closing();
     let gone = session_gone(
         state.host.stores().history_reader(),
