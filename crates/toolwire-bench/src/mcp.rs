@@ -353,29 +353,35 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             "the MCP TypeScript SDK client calling the server directly",
             theirs.ms,
         )
-        // The issue asks for at most 1.2×; not met (see `behind`). --check judges the row at
-        // 3.5× as a guard against regressions (5× until 2026-11-24, 3× until 2026-11-28):
-        // 2.03-2.25× on a quiet machine on 2026-11-25 (AMD EPYC), 2.1-2.85× on 2026-11-28 on
-        // a slower one (Intel Xeon; 2.85× in a CI rehearsal), where the bare relay in the
-        // note measured 1.09-1.33× by itself.
+        // Issue 47 asks for at most 1.5× the parse-and-rewrite relay in the note; not met
+        // reliably (see `behind`), so --check judges the row at 3.5× the direct call as a
+        // guard against regressions (5× until 2026-11-24, 3× until 2026-11-28): 2.03-2.25×
+        // on a quiet machine on 2026-11-25 (AMD EPYC), 2.1-2.85× on 2026-11-28 on a slower
+        // one (Intel Xeon; 2.85× in a CI rehearsal), 1.96-2.57× on 2026-11-29.
         .target(Target::RatioAtMost(3.5))
         .behind(
-            "the issue's target is 1.2× the direct call, and the note's floors show what \
-             being in between costs by itself: on 2026-11-28 (2 cores, Intel Xeon, quiet; seven \
-             runs at 1,000 calls) a relay copying bytes measured 1.14-1.33× the direct call \
-             and one that only parses each line and writes it again 1.17-1.48×, which leaves \
-             the gateway's own work (normalize, budget, store, approvals) a few percent in \
-             the best run and nothing in the others (at 100 calls 1.01-1.09× and \
-             1.06-1.15×). That work costs ~355 \
-             µs of CPU a call on that machine (user 250, kernel 110; 3,000 calls, \
-             /proc/PID/stat), and the gateway's wall time a call is the relay's plus about \
-             that: the host and the server wait on it in turn, so on two cores its CPU is on \
-             the path. Storing behind the answer costs a fraction of what it did \
-             (2026-11-24: 117 fsyncs over 3,000 calls instead of 8,159, grouped statements, \
-             the host's stdio on the reactor), and on 2026-11-25 callgrind cut the \
-             gateway's instructions a call from 752,000 to 438,000 (call futures boxed \
-             instead of copied whole by every spawn, a read buffer zeroed once, SQL texts \
-             that stay in sqlx's cache, the host's tools/call parsed once).",
+            "issue 47's target is 1.5× the note's parse-and-rewrite relay (a process in \
+             between that reads each line and writes it again, nothing else). Not met \
+             reliably: on 2026-11-29 (release build, 2 cores, five alternated quick runs \
+             each) the gateway took 493-573 µs a call, 1.40-1.75× the relay of the same \
+             run (median 1.56×), against 1.41-1.61× (median 1.59×) before that day's \
+             changes; the relay itself moves ±20% between runs here. The host and the \
+             server wait on the gateway in turn, so on two cores its CPU is on the path: \
+             its main thread spent 138-145 µs a call (perf stat, 2,000 calls, quiet), and \
+             callgrind counts 398,000 instructions a call over every thread: storing \
+             behind the answer (the recorder's rows and SQLite's writer thread), rmcp's \
+             two service loops (three spawns a call), the executor and the call's driver, \
+             the answer's JSON, and malloc/free throughout. That day rmcp's task for each \
+             host request stopped holding its 10 KB dispatch future (tokio copied it about \
+             ten times a call; now boxed, copied once): 514,000 → 398,000 instructions \
+             and 150 → 142 µs of main-thread CPU at the median; and a line is written when \
+             rmcp sends it, not when the task rmcp spawns for it gets its turn. Earlier: \
+             storing behind the answer in batches (117 fsyncs over 3,000 calls instead of \
+             8,159), the host's stdio on the reactor, call futures boxed, SQL texts that \
+             stay in sqlx's cache, the host's tools/call parsed once. Next: fewer of \
+             rmcp's spawns a call (the host's tools/call answered outside its service \
+             loop, keeping cancellation, progress, approvals and tasks) and fewer \
+             allocations.",
         ),
     ])
 }
@@ -477,55 +483,42 @@ pub(crate) fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
             bare / theirs
         ))
         .peer("the MCP TypeScript SDK client, same server", theirs)
-        // Issue 27 asks for at most 0.7× the TypeScript SDK client at 100, 1,000 and
-        // 10,000 calls. The floor (a Rust loop that only writes each line and reads the
-        // answer) measured 0.33-0.58×, 0.60-0.68× and 0.61-0.74× the peer at those sizes
-        // on 2026-11-28 (quiet, three runs; see `behind`), so 0.7× leaves a whole MCP
-        // client little or nothing above it: the 1,000-call row is judged at 1× as a
-        // guard, and the issue is blocked on that row.
+        // Issue 47 asks for at most 1.3× the floor in the note at 100, 1,000 and 10,000
+        // calls, and never slower than the TypeScript SDK client. The second is what
+        // --check judges (at 1,000 calls in CI's quick run: 0.56-0.91× on 2026-11-29); the
+        // first is not met reliably (see `behind`), so it is not judged: CI must not go red
+        // on this machine's noise. (Issue 27's 0.7× the peer was given up for it: the
+        // floor itself measured 0.33-0.74× the peer.)
         .target(Target::RatioAtMost(1.0))
         .behind(
-            "server-everything (the TypeScript SDK's server) answers a request that carries \
-             `_meta.progressToken` 80-170 µs slower in its first hundred or so calls (a bare \
-             loop on 2026-11-28, quiet, Intel Xeon: 59-70 µs a call without the token, \
-             143-243 with it; no difference at 1,000 and 10,000 calls), and toolwire sends \
-             one on every call (it records every server's progress), which the TypeScript \
-             client does only when asked: since 2026-11-28 the peer asks (a handler that \
-             does nothing) and the floor sends one too, so all three make the same requests. \
-             Then at 100 calls toolwire took 291-311 µs a call beside the floor's 139-145 and \
-             the peer's 335-338 (0.87-0.92×) with 52 µs of CPU. Where the rest goes \
-             (2026-11-28, later): the server's own time per request, timed inside it (a \
-             --require hook stamping each stdin chunk and stdout write), was 54-111 µs \
-             at the median from one server process to the next, for toolwire's \
-             initialize and for a bare one alike; and the round trip itself is mostly the \
-             machine's: the bare floor at 1,000 calls took 96-228 µs a call on the idle \
-             machine (168-228 in most runs), 102-114 with a busy loop pinned to one core \
-             and 121-132 with floor and server pinned to one core together: most runs \
-             pay for each call's two cross-core wake-ups of a sleeping virtual CPU \
-             (~30-55 µs each here), which a shared or busy core avoids. Every client pays \
-             them, so the floor is 0.33-0.58× the peer at 100 calls, 0.60-0.68× at 1,000 \
-             and 0.61-0.74× at 10,000 (three runs, quiet), and 0.7× leaves toolwire's \
-             client (42-54 µs of CPU a call, much of it the kernel's pipe and epoll work) \
-             nothing at 1,000 and 10,000 calls. A client that spun on the pipe instead of \
-             sleeping would skip one wake a call; toolwire does not burn a core waiting on \
-             a tool to win this row. \
-             Both wait on the same Node.js \
-             server for every round trip. Measured with \
-             getrusage over the calls (2026-11-24): toolwire's process spent 85-150 µs of \
-             CPU and 3.8-4.5 thread switches a call when the bench drove a multi-thread \
-             runtime from a block_on outside its workers (as it did), 71-90 µs and ~2 \
-             switches from a task on its workers, and 65-76 µs and 1.0 switch on a \
-             one-thread runtime, as the toolwire binary runs (now measured). tools/call \
-             answers over stdio are now parsed once, straight into JSON, instead of into \
-             rmcp's twenty result types in turn and back; since 2026-11-25 a call's \
-             futures are boxed instead of copied whole by tokio (38 µs of CPU a call, from \
-             65); later that day the client's tools/call is written in one pass instead of \
-             through rmcp's JSON copy of its params, the tool's future no longer carries \
-             the connect path (6 KB copied twice a call), and the executor's timestamps are \
-             written by hand: callgrind 125,400 → 102,400 instructions a call, 32-33 µs of \
-             CPU at 1,000 calls from 34 (much of the rest is the kernel's). Left at 10,000 calls: ours is the bare floor \
-             plus that CPU, spread thin (events, the answer's parse, rmcp's service loop, \
-             normalizing, malloc).",
+            "issue 47's target is 1.3× the note's floor (a Rust loop that writes each line \
+             and reads the answer, nothing else). Not met reliably: on 2026-11-29 (release \
+             build, 2 cores, five alternated runs of CI's quick sizes, quiet) toolwire was \
+             0.88-2.08× the floor at 100 calls (median 1.42×) and 0.76-1.49× at 1,000 \
+             (median 1.25×), against 1.51-1.89× and 1.18-1.43× before that day's change \
+             (the same, within noise); at 10,000 calls 1.16-1.53× in two runs each way \
+             with others' builds running (0.99× on a quiet machine that morning), and \
+             there 0.81-1.01× the TypeScript client, which is as fast as it gets once \
+             warm. Where the difference goes \
+             (perf, sched_switch/sched_wakeup and every write, per call): the server runs \
+             on the client's core in 98-100% of calls (the pipe's wake-ups are synchronous), \
+             both wake-ups take 4-13 µs for toolwire and the floor alike, and the server's \
+             own work is the same for both (50-65 µs at 1,000 calls; toolwire's \
+             initialize instead of the floor's changes nothing); no extra wake-up, thread \
+             or timer: four system calls a call. What differs is toolwire's time on the \
+             core between the answer and its next request, 20-24 µs at the median against \
+             the floor's 3-4: its CPU (about 30 µs a call by getrusage, ~95,000 \
+             instructions in callgrind: malloc and free a quarter, copies an eighth, \
+             normalize a tenth, the rest the executor, its events and rmcp's service \
+             loop) is on the path of every call, since the server waits for it. 1.3× \
+             leaves a client about 15 µs a call at 1,000 calls and less at 100, where the \
+             server is still cold; the means this row reports also carry the neighbours' \
+             preemptions. Since 2026-11-29 a \
+             request is written to the pipe when rmcp sends it, not when the task rmcp \
+             spawns for the write gets its turn. Both clients and the floor send \
+             `_meta.progressToken` on every call (toolwire records every server's \
+             progress; server-everything answers a request with one 80-170 µs slower in \
+             its first hundred calls), so the three make the same requests.",
         ),
     ])
 }

@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -70,6 +71,9 @@ pub(crate) struct Lines<Role: ServiceRole, P, R: AsyncRead, W: AsyncWrite> {
     /// The pipe every message is written to, one whole line at a time (the lock is held
     /// for a line, in the order sends were made); `None` once closed.
     write: Arc<tokio::sync::Mutex<Option<W>>>,
+    /// Lines sent that wait for the lock: while any does, a new line waits behind them
+    /// instead of being written at once, so lines go out in the order they were sent.
+    waiting: Arc<AtomicUsize>,
     fast: P,
     /// The child, killed when the transport is dropped (`kill_on_drop`).
     child: Option<tokio::process::Child>,
@@ -118,8 +122,47 @@ where
             feed,
             captured,
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
+            waiting: Arc::new(AtomicUsize::new(0)),
             fast,
             child,
+        }
+    }
+
+    /// `bytes` written now, as far as the pipe takes them without waiting, when nothing
+    /// else holds the pipe and no line sent before waits for it. rmcp runs the future
+    /// `send` returns on a task of its own, which on a one-thread runtime runs only after
+    /// every task woken before it: a line written here is on its way to the peer at
+    /// once, instead of after whatever else the call woke (its events, its storing).
+    fn start_write(&self, bytes: Vec<u8>) -> Started<W> {
+        if self.waiting.load(Ordering::Acquire) == 0
+            && let Ok(mut guard) = Arc::clone(&self.write).try_lock_owned()
+        {
+            let Some(pipe) = guard.as_mut() else {
+                return Started::Done(Err(closed()));
+            };
+            // Polled once without a waker to keep: what is not ready now is polled again,
+            // with the task's own waker, by the future.
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            let mut at = 0;
+            while at < bytes.len() {
+                match Pin::new(&mut *pipe).poll_write(&mut cx, &bytes[at..]) {
+                    Poll::Ready(Ok(0)) => {
+                        return Started::Done(Err(std::io::ErrorKind::WriteZero.into()));
+                    }
+                    Poll::Ready(Ok(n)) => at += n,
+                    Poll::Ready(Err(e)) => return Started::Done(Err(e)),
+                    Poll::Pending => return Started::Partly { guard, bytes, at },
+                }
+            }
+            return match Pin::new(&mut *pipe).poll_flush(&mut cx) {
+                Poll::Ready(flushed) => Started::Done(flushed),
+                Poll::Pending => Started::Partly { guard, bytes, at },
+            };
+        }
+        Started::Queued {
+            write: Arc::clone(&self.write),
+            bytes,
+            queued: Queued::new(&self.waiting),
         }
     }
 
@@ -364,10 +407,28 @@ where
             serde_json::to_writer(&mut bytes, &item).map_err(std::io::Error::from)
         };
         bytes.push(b'\n');
-        let write = Arc::clone(&self.write);
+        let started = match encoded {
+            Ok(()) => self.start_write(bytes),
+            Err(e) => Started::Done(Err(e)),
+        };
         async move {
-            encoded?;
-            write_line(&write, bytes).await
+            match started {
+                Started::Done(written) => written,
+                Started::Partly {
+                    mut guard,
+                    bytes,
+                    at,
+                } => finish_line(&mut guard, &bytes[at..]).await,
+                Started::Queued {
+                    write,
+                    bytes,
+                    queued,
+                } => {
+                    let written = write_line(&write, bytes).await;
+                    drop(queued);
+                    written
+                }
+            }
         }
     }
 
@@ -603,14 +664,58 @@ async fn write_line<W: AsyncWrite + Unpin>(
     bytes: Vec<u8>,
 ) -> std::io::Result<()> {
     let mut write = write.lock().await;
+    finish_line(&mut write, &bytes).await
+}
+
+/// Writes the rest of a line to the pipe held by `write` and flushes it.
+async fn finish_line<W: AsyncWrite + Unpin>(
+    write: &mut Option<W>,
+    rest: &[u8],
+) -> std::io::Result<()> {
     let Some(write) = write.as_mut() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotConnected,
-            "Transport is closed",
-        ));
+        return Err(closed());
     };
-    write.write_all(&bytes).await?;
+    write.write_all(rest).await?;
     write.flush().await
+}
+
+fn closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::NotConnected, "Transport is closed")
+}
+
+/// How far [`Lines::send`] got with a line before its future runs.
+enum Started<W> {
+    /// Written and flushed (or failed).
+    Done(std::io::Result<()>),
+    /// The pipe took `bytes[..at]` and is held, so nothing comes between; the rest
+    /// (and the flush) is the future's.
+    Partly {
+        guard: tokio::sync::OwnedMutexGuard<Option<W>>,
+        bytes: Vec<u8>,
+        at: usize,
+    },
+    /// Not started: it waits for the lock, behind the lines sent before it.
+    Queued {
+        write: Arc<tokio::sync::Mutex<Option<W>>>,
+        bytes: Vec<u8>,
+        queued: Queued,
+    },
+}
+
+/// One line counted in [`Lines::waiting`] until it is written or dropped.
+struct Queued(Arc<AtomicUsize>);
+
+impl Queued {
+    fn new(waiting: &Arc<AtomicUsize>) -> Self {
+        waiting.fetch_add(1, Ordering::AcqRel);
+        Queued(Arc::clone(waiting))
+    }
+}
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Where rmcp's transport writes (only its answer to a line it could not read, as every
@@ -950,6 +1055,90 @@ mod tests {
             );
             assert_eq!(out, b"kept");
         }
+    }
+
+    /// A notification whose line is longer than the test pipes below take at once.
+    fn notification(n: i64) -> TxJsonRpcMessage<RoleClient> {
+        let params = rmcp::model::CancelledNotificationParam::new(
+            Some(RequestId::Number(n)),
+            Some("x".repeat(200)),
+        );
+        JsonRpcMessage::notification(rmcp::model::ClientNotification::CancelledNotification(
+            rmcp::model::CancelledNotification::new(params),
+        ))
+    }
+
+    /// A message sent is on the pipe when `send` returns, before its future is polled:
+    /// rmcp polls that future on a task of its own, which on a one-thread runtime runs
+    /// only after every task woken before it.
+    #[tokio::test]
+    async fn a_line_is_on_the_pipe_when_send_returns() {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (client_read, client_write) = tokio::io::split(client);
+        let (server_read, _server_write) = tokio::io::split(server);
+        let mut transport = Stdio::new(client_read, client_write, None);
+        let call = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new("echo"),
+        ));
+        let sending = transport.send(JsonRpcMessage::request(call, RequestId::Number(7)));
+        let mut sent = String::new();
+        let mut server_read = BufReader::new(server_read);
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            server_read.read_line(&mut sent),
+        )
+        .await
+        .expect("the line waited for its future to be polled")
+        .unwrap();
+        assert_eq!(
+            sent,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}"#.to_owned()
+                + "\n"
+        );
+        sending.await.unwrap();
+    }
+
+    /// Lines go out whole and in the order they were sent when the pipe is full: the line
+    /// it took part of holds it until its future ends, the next ones wait behind, and a
+    /// line sent while one still waits (the pipe free again) waits too.
+    #[tokio::test]
+    async fn lines_keep_their_order_when_the_pipe_is_full() {
+        // A pipe that takes less than one line at once.
+        let (client, server) = tokio::io::duplex(64);
+        let (client_read, client_write) = tokio::io::split(client);
+        let (mut server_read, _server_write) = tokio::io::split(server);
+        let mut transport = Stdio::new(client_read, client_write, None);
+        let first = transport.send(notification(1));
+        let second = transport.send(notification(2));
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            tokio::io::AsyncReadExt::read_to_end(&mut server_read, &mut all)
+                .await
+                .unwrap();
+            all
+        });
+        first.await.unwrap();
+        // The pipe is free and `second` has not started: the third waits behind it (a
+        // third that took the pipe first would hold it, and `second` would wait forever).
+        let third = transport.send(notification(3));
+        let rest = async {
+            second.await.unwrap();
+            third.await.unwrap();
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(5), rest)
+            .await
+            .expect("a line sent later took the pipe first");
+        // Both halves of the pipe's end gone: the reader sees its end.
+        drop(transport);
+        let all = String::from_utf8(reader.await.unwrap()).unwrap();
+        let order: Vec<String> = all
+            .lines()
+            .map(|line| {
+                let line: serde_json::Value = serde_json::from_str(line).unwrap();
+                line["params"]["requestId"].to_string()
+            })
+            .collect();
+        assert_eq!(order, ["1", "2", "3"], "{all}");
     }
 
     /// rmcp's answer to a line it cannot read (well-formed JSON that is no message) still
