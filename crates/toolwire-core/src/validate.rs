@@ -22,7 +22,7 @@ impl ToolResult {
         }
         self.check_status(&mut errs);
         for (i, value) in self.output.iter().enumerate() {
-            check_value(value, &format!("output[{i}]."), &mut errs);
+            check_value(value, &OutputAt(i), &mut errs);
         }
         for (i, widget) in self.widgets.iter().enumerate() {
             if widget.widget.is_empty() {
@@ -109,12 +109,21 @@ impl Value {
     /// Checks one value on its own; paths are relative to it (`data.rows`).
     pub fn validate(&self) -> Result<(), Violations> {
         let mut errs = Collector::default();
-        check_value(self, "", &mut errs);
+        check_value(self, &"", &mut errs);
         errs.finish()
     }
 }
 
-fn check_value(value: &Value, prefix: &str, errs: &mut Collector) {
+/// The path of `output[i]`, written only when one of its values breaks a rule.
+struct OutputAt(usize);
+
+impl std::fmt::Display for OutputAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "output[{}].", self.0)
+    }
+}
+
+fn check_value(value: &Value, prefix: &dyn std::fmt::Display, errs: &mut Collector) {
     if !is_valid_kind(value.kind.as_str()) {
         errs.push(
             || format!("{prefix}kind"),
@@ -228,6 +237,33 @@ mod tests {
                 "output[2].data.rows: expected array",
                 "widgets[0].fallback: must not be empty",
                 "resources[0].uri: invalid blob key \"../etc/passwd\": expected blake3: followed by 64 lowercase hex characters",
+            ]
+        );
+    }
+
+    /// Paths are written only for a violation (valid data formats none), and read as they
+    /// always did: a value's index, its data, an array item's index and its field.
+    #[test]
+    fn paths_into_arrays_name_the_item_and_its_field() {
+        let r = ToolResult::success(
+            call(),
+            vec![
+                Value::text("fine"),
+                Value::new(
+                    "diff",
+                    json!({"path": "a", "modified": "b", "isNew": false, "hunks": [
+                        {"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1, "lines": []},
+                        {"oldLines": 1, "newStart": 1, "newLines": 1, "lines": []},
+                        7
+                    ]}),
+                ),
+            ],
+        );
+        assert_eq!(
+            lines(&r),
+            [
+                "output[1].data.hunks[1].oldStart: missing required field",
+                "output[1].data.hunks[2]: expected object",
             ]
         );
     }

@@ -1,26 +1,56 @@
 //! The field reader behind the views: one JSON object's fields, typed, each problem
 //! recorded with its path (formatted only when something is wrong).
 
+use std::fmt::{self, Display};
+
 use serde_json::{Map, Value as Json};
 
 use super::SourceView;
 use crate::source::is_blob_key;
 use crate::violation::{Collector, Problem};
 
+/// A path written only when a violation needs it: `prefix` then `suffix` (`output[2].`
+/// then `data`). A value that checks out costs no string.
+pub(crate) struct Joined<'p>(pub(crate) &'p dyn Display, pub(crate) &'static str);
+
+impl Display for Joined<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)?;
+        f.write_str(self.1)
+    }
+}
+
+/// The path of item `i` of the array under `key`: `base.key[i]`, written when needed.
+struct Item<'p> {
+    base: &'p dyn Display,
+    key: &'p str,
+    i: usize,
+}
+
+impl Display for Item<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}[{}]", self.base, self.key, self.i)
+    }
+}
+
 /// Reads the fields of one JSON object, recording each problem with its path. Paths are
 /// formatted only when something is wrong, so valid data costs no allocation.
 pub(super) struct Fields<'a, 'e> {
     map: &'a Map<String, Json>,
-    pub(super) base: &'e str,
+    pub(super) base: &'e dyn Display,
     pub(super) errs: &'e mut Collector,
 }
 
 impl<'a, 'e> Fields<'a, 'e> {
-    pub(super) fn of(json: &'a Json, base: &'e str, errs: &'e mut Collector) -> Option<Self> {
+    pub(super) fn of(
+        json: &'a Json,
+        base: &'e dyn Display,
+        errs: &'e mut Collector,
+    ) -> Option<Self> {
         match json {
             Json::Object(map) => Some(Fields { map, base, errs }),
             _ => {
-                errs.push(|| base.to_owned(), Problem::WrongType("object"));
+                errs.push(|| base.to_string(), Problem::WrongType("object"));
                 None
             }
         }
@@ -174,7 +204,11 @@ impl<'a, 'e> Fields<'a, 'e> {
         let mut out = Vec::with_capacity(items.len());
         let mut ok = true;
         for (i, json) in items.iter().enumerate() {
-            let path = format!("{}.{key}[{i}]", self.base);
+            let path = Item {
+                base: self.base,
+                key,
+                i,
+            };
             let parsed = Fields::of(json, &path, self.errs).and_then(|mut f| item(&mut f));
             match parsed {
                 Some(v) => out.push(v),

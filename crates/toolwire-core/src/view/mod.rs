@@ -223,7 +223,7 @@ impl Value {
             return Some(Ok(KnownView::Text(TextView { content })));
         }
         let mut errs = Collector::default();
-        let view = parse_known(self, kind, "", &mut errs);
+        let view = parse_known(self, kind, &"", &mut errs);
         Some(match (errs.finish(), view) {
             (Ok(()), Some(view)) => Ok(view),
             (Err(violations), _) => Err(violations),
@@ -324,10 +324,10 @@ impl Value {
 pub(crate) fn parse_known<'a>(
     value: &'a Value,
     kind: WellKnown,
-    prefix: &str,
+    prefix: &dyn std::fmt::Display,
     errs: &mut Collector,
 ) -> Option<KnownView<'a>> {
-    let base = format!("{prefix}data");
+    let base = fields::Joined(prefix, "data");
     let mime = value.mime_type.as_deref();
     if kind == WellKnown::Structured {
         return Some(KnownView::Structured(&value.data));
