@@ -1057,6 +1057,19 @@ mod tests {
         }
     }
 
+    /// One line from `read` within 5 s; `absent` says what its absence means.
+    async fn line_within(
+        read: &mut (impl tokio::io::AsyncBufRead + Unpin),
+        absent: &str,
+    ) -> String {
+        let mut line = String::new();
+        tokio::time::timeout(std::time::Duration::from_secs(5), read.read_line(&mut line))
+            .await
+            .expect(absent)
+            .unwrap();
+        line
+    }
+
     /// A notification whose line is longer than the test pipes below take at once.
     fn notification(n: i64) -> TxJsonRpcMessage<RoleClient> {
         let params = rmcp::model::CancelledNotificationParam::new(
@@ -1081,15 +1094,11 @@ mod tests {
             CallToolRequestParams::new("echo"),
         ));
         let sending = transport.send(JsonRpcMessage::request(call, RequestId::Number(7)));
-        let mut sent = String::new();
-        let mut server_read = BufReader::new(server_read);
-        tokio::time::timeout(
-            std::time::Duration::from_secs(5),
-            server_read.read_line(&mut sent),
+        let sent = line_within(
+            &mut BufReader::new(server_read),
+            "the line waited for its future to be polled",
         )
-        .await
-        .expect("the line waited for its future to be polled")
-        .unwrap();
+        .await;
         assert_eq!(
             sent,
             r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}"#.to_owned()
@@ -1158,16 +1167,12 @@ mod tests {
             .unwrap();
         let next = transport.receive().await.unwrap();
         assert!(matches!(next, JsonRpcMessage::Notification(_)), "{next:?}");
-        let mut answer = String::new();
-        let mut server_read = BufReader::new(server_read);
         // Bounded: a transport that kept the answer would leave this read waiting.
-        tokio::time::timeout(
-            std::time::Duration::from_secs(5),
-            server_read.read_line(&mut answer),
+        let answer = line_within(
+            &mut BufReader::new(server_read),
+            "rmcp's answer never reached the pipe",
         )
-        .await
-        .expect("rmcp's answer never reached the pipe")
-        .unwrap();
+        .await;
         let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(answer["error"]["code"], -32600, "{answer}");
         assert_eq!(answer["id"], serde_json::Value::Null, "{answer}");
