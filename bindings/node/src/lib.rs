@@ -59,8 +59,10 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
     // `normalize` as exported: the #[napi] one behind a JavaScript front (see
     // [`NORMALIZE_FRONT`]), set after napi-rs has registered the exports.
     let values: Unknown = exports.get_named_property("normalize")?;
-    let text = env
-        .create_function_from_closure::<Unknown, Option<String>, _>("normalize", normalize_text)?;
+    let text = env.create_function_from_closure::<Unknown, Option<napi::sys::napi_value>, _>(
+        "normalize",
+        normalize_text,
+    )?;
     let front: Function<FnArgs<(Unknown, Unknown, Unknown, Unknown)>, Unknown> =
         env.run_script(NORMALIZE_FRONT)?;
     let normalize = front.call(
@@ -93,7 +95,12 @@ const NORMALIZE_FRONT: &str = "((values, text, plain, parse) => function normali
 
 /// `normalize` of a JSON text with its options, as JSON text; None when the text or the
 /// options do not read (the caller then takes the #[napi] `normalize`, which says why).
-fn normalize_text(ctx: FunctionCallContext) -> Result<Option<String>> {
+/// Per small result the native call's own steps are most of the boundary's cost, so each
+/// is the cheapest that holds: the text is written once into a buffer sized for it (a
+/// growing one was reallocated and copied two or three times a call), and an all-ASCII
+/// text (most results: serde_json escapes control characters) becomes a JS string as
+/// Latin-1, a plain copy, where UTF-8 is decoded first.
+fn normalize_text(ctx: FunctionCallContext) -> Result<Option<napi::sys::napi_value>> {
     let text: String = ctx.get(0)?;
     let Ok(options) = ctx.get::<Option<NormalizeOptions>>(1) else {
         return Ok(None);
@@ -103,7 +110,22 @@ fn normalize_text(ctx: FunctionCallContext) -> Result<Option<String>> {
     else {
         return Ok(None);
     };
-    Ok(serde_json::to_string(&result).ok())
+    // A result's JSON is about its payload's size plus its envelope's few fields.
+    let mut out = Vec::with_capacity(text.len() + text.len() / 2 + 160);
+    if serde_json::to_writer(&mut out, &result).is_err() {
+        return Ok(None);
+    }
+    let made = if out.is_ascii() {
+        ctx.env.create_string_latin1(&out)?
+    } else {
+        match String::from_utf8(out) {
+            Ok(text) => ctx.env.create_string(text)?,
+            Err(_) => return Ok(None),
+        }
+    };
+    // Handed back raw: the value lives in this call's handle scope, and leaves it only as
+    // the call's return value.
+    Ok(Some(made.raw()))
 }
 
 /// `f` of the addon's held functions (see [`Held`]).

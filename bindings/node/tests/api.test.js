@@ -102,6 +102,11 @@ test('plain data crosses as JSON text, and what is not plain is read value by va
   // A lone surrogate is escaped by JSON.stringify and refused by serde_json: read value by
   // value, it is the replacement character, as before.
   assert.equal(text('a\ud800b'), 'a\ufffdb');
+  // The text way hands an all-ASCII result back as Latin-1 and any other as UTF-8: text in
+  // Latin-1's upper half, past it and past the BMP comes back as it went.
+  for (const t of ['plain ascii', 'café ÿ', 'naïve — 日本語', 'emoji 🧪 and \u0001 control']) {
+    assert.equal(text(t), t);
+  }
   // Past a mebibyte of strings, value by value; the text is whole either way.
   assert.equal(text('y'.repeat(2_000_000)).length, 2_000_000);
   // Objects that are not plain (a Date has a toJSON; a Map and a class instance are not

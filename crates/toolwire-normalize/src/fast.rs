@@ -63,7 +63,16 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
 const BLOCK_FIELD_DEPTH: usize = 3;
 
 pub(crate) fn try_mcp(raw: &[u8], diags: &mut Diagnostics) -> Option<Envelope> {
-    let parsed: FastResult = serde_json::from_slice(raw).ok()?;
+    envelope(serde_json::from_slice(raw).ok()?, diags)
+}
+
+/// [`try_mcp`] of text already known to be UTF-8 (the packages' JSON text): read as a
+/// `str`, serde_json does not check each string's bytes again.
+pub(crate) fn try_mcp_text(raw: &str, diags: &mut Diagnostics) -> Option<Envelope> {
+    envelope(serde_json::from_str(raw).ok()?, diags)
+}
+
+fn envelope(parsed: FastResult, diags: &mut Diagnostics) -> Option<Envelope> {
     if parsed
         .result_type
         .as_deref()

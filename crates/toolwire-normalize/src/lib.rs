@@ -152,7 +152,7 @@ pub fn normalize_payload_text(
     call_id: Option<String>,
 ) -> Option<Normalized> {
     let mut diags = Diagnostics::default();
-    if let Some(envelope) = fast::try_mcp(raw.as_bytes(), &mut diags) {
+    if let Some(envelope) = fast::try_mcp_text(raw, &mut diags) {
         // The fast path takes no key beyond an MCP result's own, so the payload names no
         // `callId` or `toolName` of its own: the call is the names given, else the defaults.
         let call = payload_call(&Json::Null, tool, call_id);
