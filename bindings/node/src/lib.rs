@@ -101,7 +101,7 @@ const NORMALIZE_FRONT: &str = "((values, text, plain, parse) => function normali
 /// text (most results: serde_json escapes control characters) becomes a JS string as
 /// Latin-1, a plain copy, where UTF-8 is decoded first.
 fn normalize_text(ctx: FunctionCallContext) -> Result<Option<napi::sys::napi_value>> {
-    let text: String = ctx.get(0)?;
+    let Text(text) = ctx.get(0)?;
     let Ok(options) = ctx.get::<Option<NormalizeOptions>>(1) else {
         return Ok(None);
     };
@@ -126,6 +126,52 @@ fn normalize_text(ctx: FunctionCallContext) -> Result<Option<napi::sys::napi_val
     // Handed back raw: the value lives in this call's handle scope, and leaves it only as
     // the call's return value.
     Ok(Some(made.raw()))
+}
+
+/// A JS string read with one Node-API copy: napi-rs's `String` asks V8 for the UTF-8
+/// length first (a pass over the text) and zeroes its buffer before the copy; here the
+/// buffer is sized from the UTF-16 length V8 keeps (at most 3 UTF-8 bytes a unit), and
+/// the copy is the one pass. Lone surrogates become U+FFFD, as napi-rs's read makes them.
+struct Text(String);
+
+impl FromNapiValue for Text {
+    unsafe fn from_napi_value(
+        env: napi::sys::napi_env,
+        value: napi::sys::napi_value,
+    ) -> Result<Self> {
+        use napi::sys;
+        let mut units = 0;
+        // SAFETY: `env` and `value` are the call's own (napi-rs hands them to this trait);
+        // a null buffer asks only for the length.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(env, value, std::ptr::null_mut(), 0, &mut units)
+        };
+        if status != sys::Status::napi_ok {
+            return Err(Error::new(Status::StringExpected, "expected a string"));
+        }
+        let room = units * 3 + 1;
+        let mut bytes: Vec<u8> = Vec::with_capacity(room);
+        let mut written = 0;
+        // SAFETY: the buffer has `room` bytes of capacity; Node-API writes at most
+        // `room - 1` of them and the terminating NUL, and says how many in `written`.
+        let status = unsafe {
+            sys::napi_get_value_string_utf8(
+                env,
+                value,
+                bytes.as_mut_ptr().cast(),
+                room,
+                &mut written,
+            )
+        };
+        if status != sys::Status::napi_ok || written >= room {
+            return Err(Error::new(Status::StringExpected, "expected a string"));
+        }
+        // SAFETY: Node-API initialised the first `written` bytes (within the capacity).
+        unsafe { bytes.set_len(written) };
+        String::from_utf8(bytes)
+            .map(Text)
+            .map_err(|_| Error::new(Status::StringExpected, "the string is not UTF-8"))
+    }
 }
 
 /// `f` of the addon's held functions (see [`Held`]).
