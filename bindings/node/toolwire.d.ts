@@ -213,6 +213,12 @@ export type Event = {
        * The input it was given.
        */
       input: unknown;
+      /**
+       * Set when a person made the call, not the model (the call's own `byPerson`):
+       * a page watching the session learns it as the call starts, as one that loads
+       * the stored call does (the web app folds an MCP App's polls by it).
+       */
+      byPerson?: ByPerson | null;
     }
   | {
       type: "progress";
@@ -698,6 +704,26 @@ export interface ResourceLinkData {
    * Its size in bytes, when known.
    */
   size?: number | null;
+}
+/**
+ * How a person made a call.
+ *
+ * This interface was referenced by `ToolResult`'s JSON-Schema
+ * via the `definition` "ByPerson".
+ */
+export interface ByPerson {
+  /**
+   * Where they asked: `cli`, `web`, `api`, or `app:TOOL` (the view of tool TOOL's
+   * MCP App, on their screen).
+   */
+  via: string;
+  /**
+   * The call was an MCP App's own, of a tool only apps may call (its `visibility`
+   * leaves out `"model"`): kept in the record for people, left out of every model
+   * view. MCP Apps keeps such tools and their results from the model, and a monitor
+   * app polling every 2 s would otherwise put a turn in the model's context each time.
+   */
+  appOnly?: boolean;
 }
 
 /**

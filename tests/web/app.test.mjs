@@ -689,6 +689,35 @@ test('server-system-monitor, a real MCP App, polls its app-only tool with no app
     // The sidebar says the polling tool is the app's alone.
     await until(async () => (await page.locator('.sidebar li[data-tool-name="sm__poll-system-stats"] .badge').count()) > 0, 10000, 'the app-only badge');
     assert.ok((await page.locator('.sidebar li[data-tool-name="sm__poll-system-stats"] .badge').allInnerTexts()).includes('app only'));
+    // The polls fold into the newest one's card, which says how many came before and shows
+    // them on request; a page opened afterwards folds them the same way from the stored calls.
+    const pollCards = '.card[data-tool="sm__poll-system-stats"]';
+    const folded = async (on) => {
+      await until(async () => {
+        const note = /^\+(\d+) earlier calls?$/.exec(await on.locator(`${pollCards} button.series`).innerText().catch(() => ''));
+        return (await on.locator(`${pollCards}:visible`).count()) === 1 && note && Number(note[1]) >= 2;
+      }, 10000, 'one poll card with the earlier ones folded into it');
+      assert.equal(await on.locator(`${pollCards} button.series`).getAttribute('aria-expanded'), 'false');
+    };
+    await folded(page);
+    await page.locator(`${pollCards} button.series`).click();
+    assert.equal(await page.locator(`${pollCards} button.series`).getAttribute('aria-expanded'), 'true');
+    assert.ok((await page.locator(`${pollCards}:visible`).count()) >= 3, 'the earlier polls shown');
+    assert.match(await page.locator(`${pollCards} button.series`).innerText(), /^fold \d+ earlier calls$/);
+    await page.locator(`${pollCards} button.series`).click();
+    await folded(page);
+    const later = await browser.newPage();
+    try {
+      await later.goto(`${apps.base}/sessions/${s.id}`);
+      await later.waitForSelector('body[data-ready="true"]');
+      await folded(later);
+      // Polls made while this page is open come on its feed, and fold as they come.
+      const before = await later.locator(pollCards).count();
+      await until(async () => (await later.locator(pollCards).count()) >= before + 2, 10000, 'two more polls on the second page');
+      await folded(later);
+    } finally {
+      await later.close();
+    }
   } finally {
     await apps.stop();
   }

@@ -208,6 +208,35 @@ export class Card {
     this.byEl = h('span', { class: 'by-person', title: `Made by a person through ${where}, not by the model` }, `by you · ${where}`);
     const chip = this.toolEl.nextElementSibling;
     (chip && chip.classList.contains('server-chip') ? chip : this.toolEl).after(this.byEl);
+    this.view.joinSeries(this);
+  }
+
+  /** Whether the card is an earlier call of a folded series (an MCP App's calls of one
+   * tool, session.js `joinSeries`): hidden whatever the filter says. */
+  folded() {
+    return Boolean(this.series && this.series.latest !== this && !this.series.open);
+  }
+
+  /** Shows, on the newest card of its series, how many earlier calls fold into it, as a
+   * button that shows or folds them; `series` null takes it away. */
+  seriesNote(series) {
+    if (!series || !series.earlier.length) {
+      if (this.seriesEl) this.seriesEl.remove();
+      this.seriesEl = null;
+      return;
+    }
+    if (!this.seriesEl) {
+      this.seriesEl = h('button', { type: 'button', class: 'series' });
+      this.seriesEl.addEventListener('click', () => this.view.toggleSeries(this.series));
+      (this.byEl || this.toolEl).after(this.seriesEl);
+    }
+    const n = series.earlier.length;
+    const calls = `${n} earlier call${n === 1 ? '' : 's'}`;
+    this.seriesEl.textContent = series.open ? `fold ${calls}` : `+${calls}`;
+    this.seriesEl.title = series.open
+      ? `Fold the app's ${calls} of ${this.name} into this one`
+      : `The app called ${this.name} ${n} time${n === 1 ? '' : 's'} before this: show those calls`;
+    this.seriesEl.setAttribute('aria-expanded', String(series.open));
   }
 
   /** Folds or unfolds the card's body; an approval or question shows either way. A body
@@ -433,6 +462,7 @@ export class Card {
     this.view.whenVisible(this, () => this.draw());
     if (this.schemaEl) this.showSchema();
     if (this.detailEl && !this.detailEl.hidden) this.toggleDetail(this.detailEl.dataset.what, true);
+    this.view.joinSeries(this);
   }
 
   draw() {

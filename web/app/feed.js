@@ -66,9 +66,13 @@ function apply(view, ev) {
   view.flush();
   if (COUNTED.has(ev.type)) view.countsChanged();
   switch (ev.type) {
-    case 'tool_call_started':
-      view.card(ev.callId, ev.toolName, ev.input);
+    case 'tool_call_started': {
+      const card = view.card(ev.callId, ev.toolName, ev.input);
+      // A person's call (an MCP App's poll among them) says so as it starts, as the stored
+      // call does when a page loads it.
+      if (ev.byPerson) card.madeBy(ev.byPerson.via);
       break;
+    }
     case 'progress':
       view.card(ev.callId).progress(ev.done, ev.total, ev.message);
       break;

@@ -104,14 +104,14 @@ export class Filters {
 
   /** A card that just came (from the feed or the load): shown or hidden as the filter says. */
   added(card) {
-    if (this.active()) card.el.hidden = !this.matches(card);
+    if (this.active()) card.el.hidden = card.folded() || !this.matches(card);
     if (this.state.view === 'compact' || this.folded) card.setOpen(false);
     this.later();
   }
 
   /** A card whose state or result changed. */
   check(card) {
-    if (this.active()) card.el.hidden = !this.matches(card);
+    if (this.active()) card.el.hidden = card.folded() || !this.matches(card);
     this.later();
   }
 
@@ -166,7 +166,8 @@ export class Filters {
       if (el.classList.contains('card')) {
         const card = this.cardOf(el);
         total += 1;
-        el.hidden = active && card ? !this.matches(card) : false;
+        // An earlier call of a folded series stays hidden (session.js `joinSeries`).
+        el.hidden = Boolean(card) && (card.folded() || (active && !this.matches(card)));
         if (!el.hidden) shown += 1;
         if (card && s.view === 'compact' && !this.compactApplied) card.setOpen(false);
         if (card && s.view !== 'compact' && this.compactApplied && !this.folded) card.setOpen(true);

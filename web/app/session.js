@@ -84,6 +84,8 @@ export class SessionView {
     /** Calls an MCP App of this page made, by call id, with the app's tool: their cards
      * show the result without drawing the app again (the app has it already). */
     this.appCalls = new Map();
+    /** An MCP App's successful calls of one tool, by `app:APP` and tool (`joinSeries`). */
+    this.series = new Map();
     // Link dialogs: whether one is open, and when each app's last one closed.
     this.linkDialogOpen = false;
     this.linkClosedAt = new Map();
@@ -298,6 +300,7 @@ export class SessionView {
     const apps = this.apps.splice(0);
     await Promise.all(apps.map((a) => a.teardown('redrawn')));
     this.cards.clear();
+    this.series.clear();
     for (const c of [...this.runningCards]) this.running(c, false);
     this.observer.disconnect();
     this.pendingDraw.clear();
@@ -595,6 +598,50 @@ export class SessionView {
   /** What an MCP App in `card` may ask of the page (apphost.js). */
   appHost(card) {
     return appHost(this, card);
+  }
+
+  /** Folds an MCP App's successful calls of one tool into the newest one's card: a
+   * monitor app that polls its server every 2 s made a card every 2 s (an hour: 1,800
+   * cards, the page growing as the app ran). The earlier cards stay in the timeline,
+   * hidden (search, the stored JSON and the app's own look-ups still find them); the
+   * newest says how many fold into it and shows them on request. A failed call is not
+   * folded: it stays in view as any error does. Called when a card learns who made it
+   * (`madeBy`) and when its result comes, whichever is last. */
+  joinSeries(card) {
+    if (!card.via || !card.via.startsWith('app:') || !card.result || card.result.status !== 'success') return;
+    const key = `${card.via}\n${card.name}`;
+    const series = this.series.get(key);
+    if (!series) {
+      card.series = { latest: card, earlier: [], open: false };
+      this.series.set(key, card.series);
+      return;
+    }
+    if (card.series === series) return;
+    card.series = series;
+    const before = series.latest;
+    // Results may come out of order (two calls at once): the later card in the timeline
+    // is the one that shows.
+    let older = card;
+    if (before.el.compareDocumentPosition(card.el) & Node.DOCUMENT_POSITION_FOLLOWING) {
+      older = before;
+      series.latest = card;
+      before.seriesNote(null);
+    }
+    series.earlier.push(older);
+    if (older.folded()) older.el.hidden = true;
+    series.latest.seriesNote(series);
+    if (this.filters) this.filters.later();
+  }
+
+  /** Shows the earlier calls of `series` or folds them again. */
+  toggleSeries(series) {
+    if (!series) return;
+    series.open = !series.open;
+    for (const c of series.earlier) c.el.hidden = c.folded();
+    series.latest.seriesNote(series);
+    // The filter has the last word on what it hides; shown cards near the viewport draw.
+    if (this.filters) this.filters.apply();
+    for (const c of series.earlier) if (!c.el.hidden && c.el.parentElement && this.nearChunks.has(c.el.parentElement)) this.drawChunk(c.el.parentElement);
   }
 
   /** Hands a final result to whoever waits for its call (an MCP App's tools/call). */

@@ -548,6 +548,8 @@ impl Follower {
                     call_id: call.id.clone(),
                     tool_name: call.name.clone(),
                     input: input.clone(),
+                    // A followed agent's calls are its model's.
+                    by_person: None,
                 })
                 .await;
                 self.this_run.push((call.id.clone(), call.name.clone()));

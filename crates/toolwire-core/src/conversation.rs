@@ -31,7 +31,7 @@ pub struct ToolCall {
 }
 
 /// How a person made a call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ByPerson {
     /// Where they asked: `cli`, `web`, `api`, or `app:TOOL` (the view of tool TOOL's
     /// MCP App, on their screen).

@@ -62,6 +62,11 @@ pub enum EventKind {
         tool_name: String,
         /// The input it was given.
         input: Json,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Set when a person made the call, not the model (the call's own `byPerson`):
+        /// a page watching the session learns it as the call starts, as one that loads
+        /// the stored call does (the web app folds an MCP App's polls by it).
+        by_person: Option<crate::ByPerson>,
     },
     /// A running call reported progress.
     Progress {
@@ -158,6 +163,7 @@ mod tests {
                 call_id: "c".into(),
                 tool_name: "t".into(),
                 input: Json::Null,
+                by_person: None,
             },
             EventKind::Progress {
                 call_id: "c".into(),

@@ -843,6 +843,7 @@ mod tests {
             call_id: id.into(),
             tool_name: "t".into(),
             input: serde_json::json!({}),
+            by_person: None,
         };
         // Alone: broadcast once its hold is over.
         bus.announce("s1", started("c1")).await.unwrap();

@@ -339,23 +339,21 @@ async fn approval_suspends_then_approve_runs_and_widgets_follow_the_result() {
 
 /// A call approved by its caller already (an MCP App's call of its app-only tool) runs a
 /// tool that asks for approval without suspending: no suspension stored or announced. A
-/// tool that asks a question still asks it.
+/// tool that asks a question still asks it. Its start says who made it, as its stored
+/// call does (a page watching the session folds an app's polls by it).
 #[tokio::test]
 async fn a_call_approved_already_runs_without_suspending_but_questions_are_still_asked() {
     let ex = announcing(executor());
-    let done = land(
-        &ex,
-        ex.execute_approved(&Scope::new("s"), call("c1", "delete_all", json!({})))
-            .await,
-    )
-    .await;
+    let by_app = call("c1", "delete_all", json!({})).by_app("monitor", true);
+    let done = land(&ex, ex.execute_approved(&Scope::new("s"), by_app).await).await;
     assert_eq!(done.status, Status::Success);
     assert_eq!(done.widgets[0].fallback, "3 files deleted");
     assert!(ex.pending("s").await.unwrap().is_empty());
     let mut sub = ex.events().subscribe("s", 0).await.unwrap();
     let first = sub.next().await.unwrap().unwrap().kind;
     assert!(
-        matches!(first, EventKind::ToolCallStarted { .. }),
+        matches!(&first, EventKind::ToolCallStarted { by_person: Some(by), .. }
+            if by.via == "app:monitor" && by.app_only),
         "{first:?}"
     );
     let second = sub.next().await.unwrap().unwrap().kind;

@@ -527,6 +527,7 @@ impl Window {
                 call_id,
                 tool_name,
                 input,
+                ..
             } => {
                 self.close_text(&mut out);
                 let parent = self.request_message();

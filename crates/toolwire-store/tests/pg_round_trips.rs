@@ -146,6 +146,7 @@ async fn land(stores: &Stores, session: &str, n: usize) {
                 call_id: call.id.clone(),
                 tool_name: call.name.clone(),
                 input: call.input.clone(),
+                by_person: None,
             },
         )
         .await

@@ -360,6 +360,7 @@ impl Executor {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
             input: call.input.clone(),
+            by_person: call.by_person.clone(),
         };
         let _ = self.events.announce(&scope.session_id, announced).await;
         let registry = self.registry();

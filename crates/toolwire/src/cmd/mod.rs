@@ -84,6 +84,7 @@ fn draw_call_progress(live: &LiveRenderer, kind: &EventKind) -> bool {
             call_id,
             tool_name,
             input,
+            ..
         } => live.call_started(call_id, tool_name, &summarize(input)),
         EventKind::Progress {
             call_id,
