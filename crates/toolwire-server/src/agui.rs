@@ -5,8 +5,11 @@
 //! to the first call that waits for a person, which ends the run with an `interrupt`
 //! outcome. The next run's `resume` entries answer it, and the turn, still running here,
 //! goes on. toolwire's own data (the canonical `ToolResult`, widgets) rides in `CUSTOM`
-//! events, so a plain client works and a toolwire-aware one loses nothing.
+//! events, so a plain client works and a toolwire-aware one loses nothing. A call a person
+//! makes in the same session while a run goes on (the web app's, an MCP App's polls) is
+//! not the run's: it is left out of the run's stream, and never ends or holds the run.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -21,9 +24,10 @@ use tokio::sync::mpsc;
 use toolwire_agent::Approver;
 use toolwire_core::view::{KnownView, SourceView};
 use toolwire_core::{
-    Event, EventKind, Resolution, SessionId, Status, SuspensionReason, ToolResult,
+    Event, EventKind, Message, Resolution, SessionId, Status, SuspensionReason, ToolCall,
+    ToolResult,
 };
-use toolwire_store::NewSession;
+use toolwire_store::{NewSession, StoredMessage};
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -197,6 +201,7 @@ pub(crate) async fn run(
         // A resumed run joins a model request whose calls were made before it began.
         calls_this_step: resumed,
         last_step_ended: false,
+        people: HashSet::new(),
     };
     let closing = state.closing();
     let history = state.host.stores().history_reader();
@@ -243,14 +248,10 @@ pub(crate) async fn run(
             if window.last_step_ended {
                 // The model's answer is stored before the request's end is announced: no
                 // assistant message last means the request failed.
-                let answered = matches!(
-                    history
-                        .load(&window.thread)
-                        .await
-                        .ok()
-                        .and_then(|m| m.last().map(|m| m.content.clone())),
-                    Some(toolwire_core::Message::Assistant { .. })
-                );
+                let answered = history
+                    .load(&window.thread)
+                    .await
+                    .is_ok_and(|messages| model_answered(&messages));
                 events.push(if answered {
                     window.finished(json!({"type": "success"}))
                 } else {
@@ -273,6 +274,50 @@ pub(crate) async fn run(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+/// Whether the model's answer is the history's last word once a person's calls are set
+/// aside: a request that failed stores no answer, and a person's call (an MCP App's poll)
+/// may land between the answer and the request's end.
+fn model_answered(messages: &[StoredMessage]) -> bool {
+    let people = call_ids(messages, |c| c.by_person.is_some());
+    matches!(
+        messages
+            .iter()
+            .rev()
+            .find(|m| !only_about(m, &people))
+            .map(|m| &m.content),
+        Some(Message::Assistant { .. })
+    )
+}
+
+/// The ids of the stored calls `pick` chooses.
+fn call_ids(messages: &[StoredMessage], pick: impl Fn(&ToolCall) -> bool) -> HashSet<&str> {
+    messages
+        .iter()
+        .filter_map(|m| match &m.content {
+            Message::Assistant { tool_calls, .. } => Some(tool_calls),
+            _ => None,
+        })
+        .flatten()
+        .filter(|c| pick(c))
+        .map(|c| c.id.as_str())
+        .collect()
+}
+
+/// Whether `message` is only about the calls `ids` names: an assistant message with no
+/// text whose calls are all among them (how a person's call is stored), or the result of
+/// one of them.
+fn only_about(message: &StoredMessage, ids: &HashSet<&str>) -> bool {
+    match &message.content {
+        Message::Assistant { text, tool_calls } => {
+            text.is_empty()
+                && !tool_calls.is_empty()
+                && tool_calls.iter().all(|c| ids.contains(c.id.as_str()))
+        }
+        Message::ToolResult(result) => ids.contains(result.call_id.as_str()),
+        _ => false,
+    }
 }
 
 fn tokio_stream_of(rx: mpsc::Receiver<Json_>) -> impl futures::Stream<Item = Json_> {
@@ -306,7 +351,13 @@ async fn messages_snapshot(
     let stored = state.host.stores().history().load(thread).await?;
     let mut ids = ClientIds::new(client);
     let mut messages = Vec::new();
+    // An MCP App's calls of a tool only apps may call are kept from the model (pairing),
+    // and so from the conversation a client is given (a monitor's poll every 2 s).
+    let apps_own = call_ids(&stored, toolwire_core::ToolCall::is_app_only);
     for message in &stored {
+        if only_about(message, &apps_own) {
+            continue;
+        }
         let id = ids.of(message);
         match &message.content {
             toolwire_core::Message::User { text } => {
@@ -472,6 +523,11 @@ struct Window {
     calls_this_step: bool,
     /// Set when a request that asked for no tool ended: the agent is done.
     last_step_ended: bool,
+    /// Calls a person made while the run goes on (the web app's, an MCP App's poll every
+    /// 2 s): not the run's, so neither streamed nor counted (before, a poll between the
+    /// model's last request and its end kept the run from ever finishing, and a person's
+    /// approval ended it with an interrupt that was not its own).
+    people: HashSet<String>,
 }
 
 impl Window {
@@ -507,8 +563,32 @@ impl Window {
         json!({"type": "RUN_FINISHED", "threadId": self.thread, "runId": self.run, "outcome": outcome, "timestamp": now_ms()})
     }
 
+    /// Whether `kind` is about a call a person made (see [`Window::people`]), noting the
+    /// call when it starts.
+    fn is_a_persons(&mut self, kind: &EventKind) -> bool {
+        match kind {
+            EventKind::ToolCallStarted {
+                call_id,
+                by_person: Some(_),
+                ..
+            } => {
+                self.people.insert(call_id.clone());
+                true
+            }
+            EventKind::ToolResult { result, .. } => self.people.contains(&result.call_id),
+            EventKind::Widget { call_id, .. }
+            | EventKind::Progress { call_id, .. }
+            | EventKind::Suspended { call_id, .. }
+            | EventKind::Resolved { call_id, .. } => self.people.contains(call_id),
+            _ => false,
+        }
+    }
+
     /// AG-UI events for one toolwire event, and whether the run ends with it.
     fn translate(&mut self, event: &Event, ends_on_result: bool) -> (Vec<Json_>, bool) {
+        if self.is_a_persons(&event.kind) {
+            return (Vec::new(), false);
+        }
         let mut out = Vec::new();
         let ts = now_ms();
         let end = match &event.kind {
@@ -671,5 +751,47 @@ fn source(source: SourceView<'_>, mime: Option<&str>, base: &str) -> Json_ {
         }),
         SourceView::Url(url) => json!({"type": "url", "value": url, "mimeType": mime}),
         SourceView::Base64(data) => json!({"type": "data", "value": data, "mimeType": mime}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use toolwire_core::CallRef;
+
+    fn stored(seq: i64, content: Message) -> StoredMessage {
+        StoredMessage {
+            id: seq,
+            session_id: "s".into(),
+            seq,
+            created_at_ms: 0,
+            content,
+        }
+    }
+
+    /// The model answered, then an MCP App's poll landed before the request's end was
+    /// announced: still answered. A request that stored no answer, with or without a poll
+    /// after it, is not.
+    #[test]
+    fn the_models_answer_is_found_behind_a_persons_calls() {
+        let poll = ToolCall::new("p1", "poll", json!({})).by_app("monitor", true);
+        let polled = |seq| {
+            [
+                stored(seq, Message::assistant("", vec![poll.clone()])),
+                stored(
+                    seq + 1,
+                    Message::ToolResult(ToolResult::success(CallRef::new("p1", "poll"), vec![])),
+                ),
+            ]
+        };
+        let asked = stored(1, Message::user("anything?"));
+        let answer = stored(2, Message::assistant("Nothing to run.", vec![]));
+        assert!(model_answered(&[asked.clone(), answer.clone()]));
+        let [call, result] = polled(3);
+        assert!(model_answered(&[asked.clone(), answer, call, result]));
+        let [call, result] = polled(2);
+        assert!(!model_answered(&[asked.clone(), call, result]));
+        assert!(!model_answered(&[asked]));
     }
 }

@@ -215,3 +215,111 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
         "{got}"
     );
 }
+
+/// A call a person makes in the session while an AG-UI run goes on (the web app's; an MCP
+/// App polls its tool every 2 s) is not the run's: it is left out of the run's stream, and
+/// the run still ends when the model answers. Before, the person's call, landing while the
+/// model thought, was streamed as the run's, and counted as the model's: when it landed
+/// after the model's request began, the answer's end no longer ended the run, which stayed
+/// open with nothing left to come.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persons_call_during_a_run_is_not_the_runs() {
+    // The model thinks for two seconds: the person's call lands meanwhile.
+    let replies = vec![
+        sse(&[chunk(
+            json!({"role": "assistant", "content": "Nothing to run."}),
+        )])
+        .set_delay(std::time::Duration::from_secs(2)),
+    ];
+    let provider = server("/v1/chat/completions", replies).await;
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("note.txt"), "hello").unwrap();
+    let port = support::free_port();
+    let base = format!("{}/v1", provider.uri());
+    let serve = support::spawn_serve(
+        data.path(),
+        ws.path(),
+        port,
+        &[],
+        &[
+            "--provider",
+            "openai-chat",
+            "--model",
+            "m",
+            "--base-url",
+            &base,
+        ],
+    );
+    let _serve = support::peers::Child(serve);
+    let thread = "agui-beside-a-person";
+    let input = json!({
+        "threadId": thread,
+        "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "Anything to do?"}],
+    })
+    .to_string();
+    let run = tokio::task::spawn_blocking(move || {
+        support::try_http(
+            port,
+            "POST",
+            "/api/agui",
+            Some(&input),
+            std::time::Duration::from_secs(20),
+        )
+    });
+    // The run made the session; the person calls a tool in it while the model thinks.
+    let calls = format!("/api/sessions/{thread}/calls");
+    let body = r#"{"tool": "list_dir", "input": {"path": "."}}"#;
+    let mut status = 0;
+    for _ in 0..40 {
+        status = support::http(port, "POST", &calls, Some(body)).0;
+        if status == 202 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(status, 202, "the person's call was not taken");
+    // Bounded as a whole: the stream's keep-alives would hold each read open for ever.
+    let (status, stream) = tokio::time::timeout(std::time::Duration::from_secs(30), run)
+        .await
+        .expect("the run ended within 30 s (before the fix it could stay open for good)")
+        .unwrap()
+        .expect("the run answered");
+    assert_eq!(status, 200, "{stream}");
+    let events: Vec<Json> = stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"RUN_STARTED"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"RUN_FINISHED"), "{kinds:?}");
+    assert_eq!(events.last().unwrap()["outcome"]["type"], "success");
+    assert!(kinds.contains(&"TEXT_MESSAGE_CONTENT"), "{kinds:?}");
+    assert!(
+        !kinds.iter().any(|k| k.starts_with("TOOL_CALL")),
+        "the person's call is not the run's: {kinds:?}"
+    );
+    // The session holds both: the person's call, recorded as theirs, and the answer.
+    let (_, session) = support::http(port, "GET", &format!("/api/sessions/{thread}"), None);
+    let session = support::json(&session);
+    let messages = session["messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["content"]["toolCalls"][0]["byPerson"]["via"] == "web"),
+        "{session}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["content"]["toolName"] == "list_dir"),
+        "{session}"
+    );
+    assert_eq!(
+        messages.last().unwrap()["content"]["text"],
+        "Nothing to run.",
+        "{session}"
+    );
+}
