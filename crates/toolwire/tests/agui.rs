@@ -28,6 +28,31 @@ fn agui_client() -> Option<PathBuf> {
     None
 }
 
+/// `toolwire serve` on a free port, its model the scripted `provider`.
+fn serve_with(
+    provider: &wiremock::MockServer,
+    data: &std::path::Path,
+    ws: &std::path::Path,
+) -> (support::peers::Child, u16) {
+    let port = support::free_port();
+    let base = format!("{}/v1", provider.uri());
+    let serve = support::spawn_serve(
+        data,
+        ws,
+        port,
+        &[],
+        &[
+            "--provider",
+            "openai-chat",
+            "--model",
+            "m",
+            "--base-url",
+            &base,
+        ],
+    );
+    (support::peers::Child(serve), port)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
     let Some(client) = agui_client() else { return };
@@ -49,23 +74,7 @@ async fn an_agui_client_runs_a_turn_with_an_image_and_an_approval() {
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("pixel.png"), support::png(4096)).unwrap();
-    let port = support::free_port();
-    let base = format!("{}/v1", provider.uri());
-    let serve = support::spawn_serve(
-        data.path(),
-        ws.path(),
-        port,
-        &[],
-        &[
-            "--provider",
-            "openai-chat",
-            "--model",
-            "m",
-            "--base-url",
-            &base,
-        ],
-    );
-    let _serve = support::peers::Child(serve);
+    let (_serve, port) = serve_with(&provider, data.path(), ws.path());
     let url = format!("http://127.0.0.1:{port}/api/agui");
     let out = tokio::task::spawn_blocking(move || {
         Command::new("node")
@@ -235,23 +244,7 @@ async fn a_persons_call_during_a_run_is_not_the_runs() {
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("note.txt"), "hello").unwrap();
-    let port = support::free_port();
-    let base = format!("{}/v1", provider.uri());
-    let serve = support::spawn_serve(
-        data.path(),
-        ws.path(),
-        port,
-        &[],
-        &[
-            "--provider",
-            "openai-chat",
-            "--model",
-            "m",
-            "--base-url",
-            &base,
-        ],
-    );
-    let _serve = support::peers::Child(serve);
+    let (_serve, port) = serve_with(&provider, data.path(), ws.path());
     let thread = "agui-beside-a-person";
     let input = json!({
         "threadId": thread,
