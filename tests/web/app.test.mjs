@@ -700,11 +700,20 @@ test('server-system-monitor, a real MCP App, polls its app-only tool with no app
       assert.equal(await on.locator(`${pollCards} button.series`).getAttribute('aria-expanded'), 'false');
     };
     await folded(page);
-    await page.locator(`${pollCards} button.series`).click();
-    assert.equal(await page.locator(`${pollCards} button.series`).getAttribute('aria-expanded'), 'true');
+    // The app made these calls, not the person: the card says so.
+    assert.equal(await page.locator(`${pollCards}:visible .by-person`).innerText(), 'by the sm__get-system-info app');
+    // The button moves to the newest card with each poll (every 2 s): a click that lands
+    // as it moves is made again.
+    const toggle = (want) => until(async () => {
+      const button = page.locator(`${pollCards} button.series`);
+      if ((await button.getAttribute('aria-expanded').catch(() => null)) === want) return true;
+      await button.click({ timeout: 2000 }).catch(() => {});
+      return (await button.getAttribute('aria-expanded').catch(() => null)) === want;
+    }, 10000, `the earlier polls ${want === 'true' ? 'shown' : 'folded'}`);
+    await toggle('true');
     assert.ok((await page.locator(`${pollCards}:visible`).count()) >= 3, 'the earlier polls shown');
     assert.match(await page.locator(`${pollCards} button.series`).innerText(), /^fold \d+ earlier calls$/);
-    await page.locator(`${pollCards} button.series`).click();
+    await toggle('false');
     await folded(page);
     const later = await browser.newPage();
     try {

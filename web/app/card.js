@@ -204,8 +204,12 @@ export class Card {
   madeBy(via) {
     if (this.byEl || typeof via !== 'string' || !via) return;
     this.via = via;
-    const where = (via.startsWith('app:') ? `${via.slice(4)} app` : via).slice(0, 64);
-    this.byEl = h('span', { class: 'by-person', title: `Made by a person through ${where}, not by the model` }, `by you · ${where}`);
+    // An MCP App's call (a monitor's poll) is the app's doing on the person's screen,
+    // not something they typed: it says so.
+    const app = via.startsWith('app:') ? via.slice(4).slice(0, 64) : null;
+    this.byEl = app
+      ? h('span', { class: 'by-person', title: `Made by the MCP App of ${app} on your screen, not by the model` }, `by the ${app} app`)
+      : h('span', { class: 'by-person', title: `Made by a person through ${via.slice(0, 64)}, not by the model` }, `by you · ${via.slice(0, 64)}`);
     const chip = this.toolEl.nextElementSibling;
     (chip && chip.classList.contains('server-chip') ? chip : this.toolEl).after(this.byEl);
     this.view.joinSeries(this);
