@@ -38,12 +38,24 @@ pub(crate) fn filesystem() -> Option<PathBuf> {
     peer("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 }
 
+/// A loopback port free now, and never one this test process was given before: a test
+/// binary's tests run at once, and the system may hand a port just released to a second
+/// one, whose server then races the first's for it. One CI run lost that race: a test's
+/// second `serve` never bound its port, the test talked to another test's server on it,
+/// and failed when that test stopped its server.
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if GIVEN.lock().unwrap().insert(port) {
+            return port;
+        }
+    }
 }
 
 /// A child killed when dropped.

@@ -12,12 +12,9 @@ use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+/// See [`peers::free_port`]: never the same port twice in one test process.
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    peers::free_port()
 }
 
 /// One HTTP/1.1 exchange over a fresh connection: the status and the body.
