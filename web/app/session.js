@@ -641,7 +641,10 @@ export class SessionView {
     series.latest.seriesNote(series);
     // The filter has the last word on what it hides; shown cards near the viewport draw.
     if (this.filters) this.filters.apply();
-    for (const c of series.earlier) if (!c.el.hidden && c.el.parentElement && this.nearChunks.has(c.el.parentElement)) this.drawChunk(c.el.parentElement);
+    // Each chunk once: a long series has dozens of cards in a chunk, and drawChunk walks
+    // the whole chunk.
+    const chunks = new Set(series.earlier.filter((c) => !c.el.hidden).map((c) => c.el.parentElement));
+    for (const chunk of chunks) if (chunk && this.nearChunks.has(chunk)) this.drawChunk(chunk);
   }
 
   /** Hands a final result to whoever waits for its call (an MCP App's tools/call). */
