@@ -80,6 +80,9 @@ pub(crate) struct Connection {
     /// itself (see [`McpServer::connect`]).
     pub warning: Option<String>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Where a stdio server's answers to calls that ask for their text are left as
+    /// text (`None` over other transports, where rmcp reads every answer).
+    pub answers: Option<Arc<crate::stdio::RawAnswers>>,
     /// Tells the server when the host's roots change (held for its drop).
     _roots_forwarding: Option<crate::roots::Forwarding>,
 }
@@ -685,6 +688,7 @@ impl McpServer {
             .map(|on| (self.config.prefix.clone(), on));
         let router = Arc::clone(&handler.router);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let mut answers = None;
         let started = match (&self.in_process, &self.config.transport) {
             (Some(connect), _) => {
                 let (read, write) = tokio::io::split(connect());
@@ -724,7 +728,9 @@ impl McpServer {
                     ));
                 };
                 let child_stderr = child.stderr.take();
-                let process = crate::stdio::Stdio::new(stdout, stdin, Some(child));
+                let raw = Arc::new(crate::stdio::RawAnswers::default());
+                answers = Some(Arc::clone(&raw));
+                let process = crate::stdio::Stdio::new(stdout, stdin, Some(child), raw);
                 if let Some(mut pipe) = child_stderr {
                     let keep = Arc::clone(&stderr);
                     tokio::spawn(async move {
@@ -829,6 +835,7 @@ impl McpServer {
             protocol,
             warning,
             stderr,
+            answers,
             _roots_forwarding: roots_forwarding,
         })
     }

@@ -9,7 +9,7 @@
 //! instead of trying rmcp's untagged message and request types in turn. Every other line
 //! goes to rmcp's own parser, and every other message is written as rmcp writes it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -97,8 +97,23 @@ where
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    pub(crate) fn new(read: R, write: W, child: Option<tokio::process::Child>) -> Self {
-        Lines::with(read, write, child, CallAnswers::default())
+    /// The transport over a server's pipes; an answer to a call that asked `raw` for its
+    /// text is left there as text.
+    pub(crate) fn new(
+        read: R,
+        write: W,
+        child: Option<tokio::process::Child>,
+        raw: Arc<RawAnswers>,
+    ) -> Self {
+        Lines::with(
+            read,
+            write,
+            child,
+            CallAnswers {
+                calls: HashSet::new(),
+                raw: Some(raw),
+            },
+        )
     }
 }
 
@@ -217,11 +232,61 @@ where
 }
 
 /// The client's fast path: answers to the `tools/call`s it sent, as rmcp's message with
-/// the result as JSON (`CustomResult`), keys in the server's order.
+/// the result as JSON (`CustomResult`), keys in the server's order; or, for a call that
+/// asked for its answer's text ([`RawAnswers::want`]), with a `null` result and the text
+/// left in [`RawAnswers`], not parsed into a tree at all.
 #[derive(Default)]
 pub(crate) struct CallAnswers {
     /// The ids of `tools/call` requests sent and not yet answered.
     calls: HashSet<RequestId>,
+    raw: Option<Arc<RawAnswers>>,
+}
+
+/// Answers to `tools/call`s kept as the JSON text they came in, for the calls that read
+/// the text themselves (toolwire's MCP tool reads a plain result straight into its
+/// typed form, and keeps that text as the payload received): parsing it into a JSON tree
+/// first, to read it again from the tree, was a fifth of an echo call's work.
+///
+/// A call asks for its id after sending ([`RawAnswers::want`]) and gives it up when it
+/// ends ([`RawAnswers::forget`]), so an entry lives only as long as its call: an answer
+/// nobody asked for (the call was dropped, or the answer won the race against the ask)
+/// is parsed as before and reaches rmcp whole.
+#[derive(Default)]
+pub(crate) struct RawAnswers(Mutex<HashMap<RequestId, Option<String>>>);
+
+impl RawAnswers {
+    /// The answer to `id` is wanted as text.
+    pub(crate) fn want(&self, id: &RequestId) {
+        if let Ok(mut calls) = self.0.lock() {
+            calls.insert(id.clone(), None);
+        }
+    }
+
+    /// The text of the answer to `id`, when it came as text; the entry is gone after.
+    pub(crate) fn take(&self, id: &RequestId) -> Option<String> {
+        self.0.lock().ok()?.remove(id).flatten()
+    }
+
+    /// The answer to `id` is no longer wanted (its call ended).
+    pub(crate) fn forget(&self, id: &RequestId) {
+        if let Ok(mut calls) = self.0.lock() {
+            calls.remove(id);
+        }
+    }
+
+    /// Keeps `text` as the answer to `id` when it is wanted (and not answered yet).
+    fn put(&self, id: &RequestId, text: &str) -> bool {
+        let Ok(mut calls) = self.0.lock() else {
+            return false;
+        };
+        match calls.get_mut(id) {
+            Some(slot @ None) => {
+                *slot = Some(text.to_owned());
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 impl FastPath<RoleClient> for CallAnswers {
@@ -266,13 +331,19 @@ impl FastPath<RoleClient> for CallAnswers {
             return None;
         }
         let answer: Answer = serde_json::from_slice(line).ok()?;
-        if !self.calls.remove(&answer.id) {
+        if !self.calls.contains(&answer.id) {
             return None;
         }
+        let text = answer.result.get();
+        let result = match &self.raw {
+            Some(raw) if raw.put(&answer.id, text) => serde_json::Value::Null,
+            _ => serde_json::from_str(text).ok()?,
+        };
+        self.calls.remove(&answer.id);
         Some(JsonRpcMessage::Response(JsonRpcResponse {
             jsonrpc: JsonRpcVersion2_0,
             id: answer.id,
-            result: ServerResult::CustomResult(CustomResult(answer.result)),
+            result: ServerResult::CustomResult(CustomResult(result)),
         }))
     }
 }
@@ -337,11 +408,13 @@ impl<'a> CallOut<'a> {
 /// to rmcp: a notification costs the fast path a few bytes, not a second parse.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Answer {
+struct Answer<'a> {
     #[serde(rename = "jsonrpc")]
     _jsonrpc: JsonRpcVersion2_0,
     id: RequestId,
-    result: serde_json::Value,
+    /// Checked to be one JSON value, and no more: parsed only when nobody wants the text.
+    #[serde(borrow)]
+    result: &'a serde_json::value::RawValue,
 }
 
 /// The server's fast path: a host's `tools/call`, as rmcp's request.
@@ -813,7 +886,7 @@ mod tests {
             .spawn()
             .unwrap();
         let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
-        let mut transport = Stdio::new(stdout, stdin, Some(child));
+        let mut transport = Stdio::new(stdout, stdin, Some(child), Default::default());
         let started = std::time::Instant::now();
         transport.close().await.unwrap();
         assert_eq!(std::fs::read_to_string(&mark).unwrap().trim(), "term");
@@ -827,7 +900,7 @@ mod tests {
         let (client, server) = tokio::io::duplex(64 * 1024);
         let (client_read, client_write) = tokio::io::split(client);
         let (server_read, mut server_write) = tokio::io::split(server);
-        let mut transport = Stdio::new(client_read, client_write, None);
+        let mut transport = Stdio::new(client_read, client_write, None, Default::default());
 
         let call = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new("echo"),
@@ -881,6 +954,57 @@ mod tests {
         };
         assert_eq!(id, RequestId::Number(7));
         assert_eq!(json.to_string(), r#"{"z":1,"content":[],"a":2}"#);
+    }
+
+    /// A call that asked for its answer's text gets a null result and the text exactly as
+    /// the server wrote it, once; a call that gave up its ask (it ended) gets the answer
+    /// parsed, as every call did before, and nothing is left behind for either.
+    #[tokio::test]
+    async fn a_call_that_asks_for_its_answers_text_gets_it_as_written() {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (client_read, client_write) = tokio::io::split(client);
+        let (_server_read, mut server_write) = tokio::io::split(server);
+        let raw = Arc::new(RawAnswers::default());
+        let mut transport = Stdio::new(client_read, client_write, None, Arc::clone(&raw));
+        for id in [1, 2] {
+            let call = ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new("echo"),
+            ));
+            transport
+                .send(JsonRpcMessage::request(call, RequestId::Number(id)))
+                .await
+                .unwrap();
+        }
+        raw.want(&RequestId::Number(1));
+        raw.want(&RequestId::Number(2));
+        raw.forget(&RequestId::Number(2));
+        let text = r#"{ "content" : [{"type":"text","text":"caf\u00e9"}], "z": 1.0 }"#;
+        server_write
+            .write_all(
+                format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{text}}}\n\
+                     {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{text}}}\n"
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let result = |message: RxJsonRpcMessage<RoleClient>| match message {
+            JsonRpcMessage::Response(JsonRpcResponse {
+                result: ServerResult::CustomResult(CustomResult(json)),
+                ..
+            }) => json,
+            other => panic!("not a call's answer as JSON: {other:?}"),
+        };
+        assert_eq!(result(transport.receive().await.unwrap()), serde_json::Value::Null);
+        assert_eq!(raw.take(&RequestId::Number(1)).as_deref(), Some(text));
+        assert_eq!(raw.take(&RequestId::Number(1)), None);
+        assert_eq!(
+            result(transport.receive().await.unwrap()),
+            serde_json::json!({"content": [{"type": "text", "text": "café"}], "z": 1.0})
+        );
+        assert_eq!(raw.take(&RequestId::Number(2)), None);
+        assert!(raw.0.lock().unwrap().is_empty());
     }
 
     /// A host's `tools/call` read by the fast path is the request rmcp's own parse makes
@@ -1089,7 +1213,7 @@ mod tests {
         let (client, server) = tokio::io::duplex(64 * 1024);
         let (client_read, client_write) = tokio::io::split(client);
         let (server_read, _server_write) = tokio::io::split(server);
-        let mut transport = Stdio::new(client_read, client_write, None);
+        let mut transport = Stdio::new(client_read, client_write, None, Default::default());
         let call = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new("echo"),
         ));
@@ -1116,7 +1240,7 @@ mod tests {
         let (client, server) = tokio::io::duplex(64);
         let (client_read, client_write) = tokio::io::split(client);
         let (mut server_read, _server_write) = tokio::io::split(server);
-        let mut transport = Stdio::new(client_read, client_write, None);
+        let mut transport = Stdio::new(client_read, client_write, None, Default::default());
         let first = transport.send(notification(1));
         let second = transport.send(notification(2));
         let reader = tokio::spawn(async move {
@@ -1157,7 +1281,7 @@ mod tests {
         let (client, server) = tokio::io::duplex(64 * 1024);
         let (client_read, client_write) = tokio::io::split(client);
         let (server_read, mut server_write) = tokio::io::split(server);
-        let mut transport = Stdio::new(client_read, client_write, None);
+        let mut transport = Stdio::new(client_read, client_write, None, Default::default());
         server_write
             .write_all(
                 b"{\"not\":\"a message\"}\n\
@@ -1232,7 +1356,7 @@ mod tests {
     async fn an_oversized_line_is_dropped_and_the_next_read() {
         let (client, mut server) = tokio::io::duplex(64 * 1024);
         let (client_read, client_write) = tokio::io::split(client);
-        let mut transport = Stdio::new(client_read, client_write, None);
+        let mut transport = Stdio::new(client_read, client_write, None, Default::default());
         let writer = tokio::spawn(async move {
             let chunk = vec![b'x'; 1024 * 1024];
             for _ in 0..(DEFAULT_MAX_LINE_LENGTH / chunk.len() + 2) {

@@ -178,6 +178,9 @@ impl LiveCall {
 impl Drop for LiveCall {
     fn drop(&mut self) {
         self.task_stop.cancel();
+        if let Some(answers) = &self.conn.answers {
+            answers.forget(&self.id);
+        }
         if self.answered {
             return;
         }
@@ -254,6 +257,11 @@ impl McpTool {
                 unavailable(server.error(format!("could not send the call: {why}")))
             })?;
         registration.bind(&handle.progress_token);
+        // Over stdio, the answer is left as its text: a plain result is read from it
+        // straight into its typed form (`Answer::Typed`), never into a JSON tree.
+        if let Some(answers) = &conn.answers {
+            answers.want(&handle.id);
+        }
         Ok(LiveCall {
             id: handle.id,
             rx: handle.rx,
@@ -277,12 +285,12 @@ impl McpTool {
         rounds: &Rounds,
         live: LiveCall,
         ctx: &ToolContext,
-    ) -> Result<Json, ToolError> {
+    ) -> Result<Answer, ToolError> {
         let ran = McpTool::drive_once(server, parked, rounds, live, ctx).await;
         let asks = match &ran {
             Err(ToolError::Suspend { .. }) => true,
-            Ok(received) => received["resultType"] == "input_required",
-            Err(_) => false,
+            Ok(Answer::Json(received)) => received["resultType"] == "input_required",
+            Ok(Answer::Typed(..)) | Err(_) => false,
         };
         if !asks {
             rounds.forget(&ctx.session_id, &ctx.call_id);
@@ -296,7 +304,7 @@ impl McpTool {
         rounds: &Rounds,
         mut live: LiveCall,
         ctx: &ToolContext,
-    ) -> Result<Json, ToolError> {
+    ) -> Result<Answer, ToolError> {
         let limit = server.limits().call_timeout;
         let deadline = tokio::time::sleep(limit);
         tokio::pin!(deadline);
@@ -318,8 +326,18 @@ impl McpTool {
                 answer = &mut live.rx, if live.task.is_none() => {
                     live.answered = true;
                     let json = match answer {
-                        // Over stdio the answer comes as the server's JSON (the transport
-                        // knows its calls); over the others, typed by rmcp.
+                        // Over stdio the answer comes as its text (a null result says the
+                        // transport kept it), or as the server's JSON when the answer came
+                        // before the call asked for its text; over the others, typed by rmcp.
+                        Ok(Ok(ServerResult::CustomResult(CustomResult(Json::Null)))) => {
+                            match live.conn.answers.as_ref().and_then(|a| a.take(&live.id)) {
+                                Some(text) => match Answer::read(text)? {
+                                    Answer::Json(json) => json,
+                                    typed => return Ok(typed),
+                                },
+                                None => Json::Null,
+                            }
+                        }
                         Ok(Ok(ServerResult::CustomResult(CustomResult(json)))) => json,
                         Ok(Ok(result)) => serde_json::to_value(&result)
                             .map_err(|e| ToolError::failed(format!("unreadable result: {e}")))?,
@@ -338,7 +356,7 @@ impl McpTool {
                         }
                     };
                     if !crate::task::is_task(&json) {
-                        return Ok(json);
+                        return Ok(Answer::Json(json));
                     }
                     // Finished beside this loop, which keeps taking the task's questions;
                     // the registration stays alive, so its progress keeps coming too.
@@ -358,7 +376,7 @@ impl McpTool {
                     let Some(done) = done else {
                         return Err(ToolError::failed("the task's poller stopped"));
                     };
-                    return done;
+                    return done.map(Answer::Json);
                 }
                 Some(ask) = live.asks.recv() => {
                     // A 2025-11-25 server's question counts as a round, as a 2026-07-28
@@ -535,8 +553,12 @@ fn needs_task(e: &ToolError) -> bool {
         if d["code"] == -32601 && d["message"].as_str().is_some_and(|m| m.contains("task")))
 }
 
-/// The same refusal as an error result, as the TypeScript SDK sends it.
-fn refused_as_not_a_task(result: &Json) -> bool {
+/// The same refusal as an error result, as the TypeScript SDK sends it (never a typed
+/// answer: those are not errors).
+fn refused_as_not_a_task(answer: &Answer) -> bool {
+    let Answer::Json(result) = answer else {
+        return false;
+    };
     result["isError"] == true
         && result["content"][0]["text"]
             .as_str()
@@ -643,6 +665,33 @@ fn too_large(server: &McpServer, data: &rmcp::model::ErrorData) -> Option<ToolEr
     ))
 }
 
+/// A `tools/call`'s answer as the call's driver hands it on.
+enum Answer {
+    /// A complete result that is no error, read from its text by normalize's typed fast
+    /// path; with that text, the payload as received.
+    Typed(toolwire_normalize::TypedMcp, String),
+    /// Anything else (a task, a question, an error, a result the fast path does not
+    /// cover), as JSON.
+    Json(Json),
+}
+
+impl Answer {
+    /// An answer's text as it came over stdio.
+    fn read(text: String) -> Result<Answer, ToolError> {
+        match toolwire_normalize::typed_mcp(&text) {
+            Some(typed) if !typed.is_error() => Ok(Answer::Typed(typed, text)),
+            _ => serde_json::from_str(&text)
+                .map(Answer::Json)
+                .map_err(unreadable),
+        }
+    }
+}
+
+/// The error of an answer whose result is not JSON (the transport checked it was).
+fn unreadable(e: serde_json::Error) -> ToolError {
+    ToolError::failed(format!("unreadable result: {e}"))
+}
+
 /// What a finished `tools/call` comes to, typed: a result (with the tool's MCP App as a
 /// widget when it completed), or the server's questions (`input_required`) as a
 /// suspension whose state carries what the retry needs. The payload as received is
@@ -651,9 +700,20 @@ async fn outcome(
     server: &McpServer,
     call: &CallRef,
     app_uri: Option<&str>,
-    received: Json,
+    received: Answer,
     ctx: &ToolContext,
 ) -> Result<Output, ToolError> {
+    let received = match received {
+        // A plain result, complete and no error, of a tool with no app: nothing below
+        // applies but normalizing, which the typed read has done; the text as received
+        // is what is kept.
+        Answer::Typed(typed, text) if app_uri.is_none() => {
+            ctx.received_text(text);
+            return Ok(Output::Result(Box::new(typed.normalized(call).result)));
+        }
+        Answer::Typed(_, text) => serde_json::from_str(&text).map_err(unreadable)?,
+        Answer::Json(json) => json,
+    };
     // Built before normalizing takes the result apart: its text is the app's fallback.
     // Only a complete success shows the app; a question or an error has nothing for it.
     let completes = received

@@ -13,6 +13,7 @@ use toolwire_core::{ErrorCode, Status};
 use toolwire_core::{Resolution, ToolCall};
 use toolwire_mcp::{Limits, ServerConfig, Transport};
 use toolwire_runtime::{Executor, Scope};
+use toolwire_tool::Tool;
 
 fn bad(mode: &str) -> ServerConfig {
     let script = support::peers::peers_dir().join("bad_server.py");
@@ -122,6 +123,37 @@ async fn an_exit_mid_call_is_an_error_result_and_the_server_is_restarted() {
         .await
         .into_result();
     assert_eq!(ok.status, Status::Success, "{ok:?}");
+}
+
+/// A plain answer over stdio is read from its text and kept as the server wrote it
+/// (Python's `json.dumps` puts a space after each `:` and `,`, which a JSON tree written
+/// again would not): what a store keeps as the payload received is the server's own
+/// bytes, and the result is what normalizing the parsed answer makes. (The servers here
+/// misbehave only when their `work` tool is called; `fine` answers.)
+#[tokio::test]
+async fn a_plain_answer_is_kept_as_the_server_wrote_it() {
+    let connected = toolwire_mcp::connect_all(vec![bad("exit")], limits()).await;
+    let fine = connected
+        .tools
+        .iter()
+        .find(|t| t.schema().name == "bad__fine")
+        .expect("the bad server's fine tool");
+    let ctx = toolwire_tool::ToolContext::detached("c1").keeping_received();
+    let out = fine.execute(json!({}), ctx.clone()).await.unwrap();
+    let toolwire_tool::Output::Result(result) = out else {
+        panic!("not a typed result: {out:?}")
+    };
+    let text = r#"{"content": [{"type": "text", "text": "fine"}]}"#;
+    assert_eq!(
+        ctx.take_received(),
+        Some(toolwire_tool::Received::Text(text.to_owned()))
+    );
+    let expected = toolwire_normalize::normalize_value(
+        serde_json::from_str(text).unwrap(),
+        &toolwire_core::CallRef::new("c1", "bad__fine"),
+    )
+    .result;
+    assert_eq!(*result, expected);
 }
 
 /// A result over the 16 MiB limit of one message is dropped unread, and its call hears

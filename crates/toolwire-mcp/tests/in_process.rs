@@ -568,8 +568,8 @@ async fn the_adapter_returns_a_typed_result_and_reports_the_payload_it_received(
         "ui://chart/app.html"
     );
     assert_eq!(
-        keeping.take_received().unwrap(),
-        json!({"content": [{"type": "text", "text": "CPU at 42%"}]})
+        keeping.take_received().unwrap().into_json(),
+        Some(json!({"content": [{"type": "text", "text": "CPU at 42%"}]}))
     );
     // Nobody asked: nothing is copied.
     let plain = ToolContext::detached("c2");

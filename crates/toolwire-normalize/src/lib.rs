@@ -163,6 +163,39 @@ pub fn normalize_payload_text(
     Some(normalize_value(json, &call))
 }
 
+/// An MCP `CallToolResult` read from its JSON text by the typed fast path, not yet put
+/// under a call's names: what a client that has the answer's text (not a parsed tree)
+/// normalizes it with, once it knows the result is no task, question or other shape it
+/// handles itself. See [`typed_mcp`].
+#[derive(Debug)]
+pub struct TypedMcp {
+    envelope: Envelope,
+    diags: Diagnostics,
+}
+
+/// `raw`, an MCP `CallToolResult`'s JSON text, read by the typed fast path: `None` when
+/// the fast path does not cover it exactly (any key beyond `content`, `isError`, `_meta`
+/// and a `resultType` of `complete`, a block other than text, image or audio, ...), and
+/// the caller parses it the generic way. [`TypedMcp::normalized`] of it equals
+/// [`normalize_value`] of the parsed text.
+pub fn typed_mcp(raw: &str) -> Option<TypedMcp> {
+    let mut diags = Diagnostics::default();
+    let envelope = fast::try_mcp_text(raw, &mut diags)?;
+    Some(TypedMcp { envelope, diags })
+}
+
+impl TypedMcp {
+    /// Whether the server said the call failed (`isError`).
+    pub fn is_error(&self) -> bool {
+        self.envelope.status == Status::Error
+    }
+
+    /// The result, under `call`'s names.
+    pub fn normalized(self, call: &CallRef) -> Normalized {
+        assemble(self.envelope, call, self.diags)
+    }
+}
+
 /// Whether `normalize_bytes` takes its typed fast path for `raw` (for tests).
 #[doc(hidden)]
 pub fn takes_fast_path(raw: &[u8]) -> bool {

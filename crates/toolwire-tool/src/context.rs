@@ -37,8 +37,28 @@ pub struct ToolContext {
 
 struct Shared {
     widgets: Mutex<Vec<Widget>>,
-    received: Mutex<Option<Json>>,
+    received: Mutex<Option<Received>>,
     progress: Option<Arc<dyn ProgressSink>>,
+}
+
+/// A payload as a tool received it: parsed, or as the JSON text it came in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// Parsed.
+    Json(Json),
+    /// One JSON value's text, as it came (an MCP server's result read by the typed fast
+    /// path, which checked every byte of it).
+    Text(String),
+}
+
+impl Received {
+    /// The payload as a JSON tree; `None` for text that is not JSON (a tool's mistake).
+    pub fn into_json(self) -> Option<Json> {
+        match self {
+            Received::Json(json) => Some(json),
+            Received::Text(text) => serde_json::from_str(&text).ok(),
+        }
+    }
 }
 
 /// Where a running call's progress goes: the executor's event bus, a test's recorder.
@@ -128,6 +148,17 @@ impl ToolContext {
     /// for a tool that returns a typed [`crate::Output`] made from it. Kept only when
     /// [`ToolContext::keeps_received`]; the last one reported wins.
     pub fn received(&self, raw: Json) {
+        self.keep_received(Received::Json(raw));
+    }
+
+    /// [`ToolContext::received`] of a payload still as the JSON text it came in (a tool
+    /// that read it without parsing it into a tree): kept as that text, never parsed
+    /// again to be stored. The text must be one JSON value.
+    pub fn received_text(&self, text: String) {
+        self.keep_received(Received::Text(text));
+    }
+
+    fn keep_received(&self, raw: Received) {
         if !self.keeps_received {
             return;
         }
@@ -136,8 +167,9 @@ impl ToolContext {
         }
     }
 
-    /// The payload reported by [`ToolContext::received`], taken out.
-    pub fn take_received(&self) -> Option<Json> {
+    /// The payload reported by [`ToolContext::received`] or
+    /// [`ToolContext::received_text`], taken out.
+    pub fn take_received(&self) -> Option<Received> {
         self.shared.received.lock().ok()?.take()
     }
 

@@ -14,7 +14,7 @@ mod schema;
 mod source;
 mod tool;
 
-pub use context::{ProgressSink, ToolContext};
+pub use context::{ProgressSink, Received, ToolContext};
 pub use reconfigure::reconfigure;
 pub use schema::{
     ApprovalPolicy, ExecutionMode, ToolAnnotations, ToolExample, ToolOrigin, ToolSchema,

@@ -18,7 +18,7 @@ use toolwire_core::{
 use toolwire_normalize::normalize_value;
 use toolwire_store::{MemorySuspensions, StoreError, SuspensionStore};
 use toolwire_tool::{
-    ApprovalPolicy, ExecutionMode, Output, ProgressSink, Resume, ToolContext, ToolError,
+    ApprovalPolicy, ExecutionMode, Output, ProgressSink, Received, Resume, ToolContext, ToolError,
 };
 
 use crate::clock::now_rfc3339;
@@ -533,7 +533,7 @@ impl Executor {
                 // the event (debugging): the tool's raw output, or what a typed tool (an MCP
                 // server's) reported it received.
                 let raw = match &output {
-                    Output::Raw(raw) if self.keeps_raw() => Some(raw.clone()),
+                    Output::Raw(raw) if self.keeps_raw() => Some(Received::Json(raw.clone())),
                     _ => ctx.take_received(),
                 };
                 let mut result = to_result(reg, call, output);
@@ -631,14 +631,24 @@ pub(super) struct KeptRaw {
 }
 
 impl Executor {
-    fn kept_raw(&self, raw: Json) -> KeptRaw {
+    /// A payload received as text is stored as that text (the tool's reader checked it
+    /// is one JSON value): parsed again only to be announced when debugging.
+    fn kept_raw(&self, raw: Received) -> KeptRaw {
         let debug = self.config.debug_raw;
-        let text = serde_json::to_vec(&raw)
-            .ok()
-            .filter(|text| debug || text.len() <= self.config.raw_limit);
+        let (text, announced) = match raw {
+            Received::Json(json) => (serde_json::to_vec(&json).ok(), debug.then_some(json)),
+            Received::Text(text) => {
+                let announced = if debug {
+                    serde_json::from_str(&text).ok()
+                } else {
+                    None
+                };
+                (Some(text.into_bytes()), announced)
+            }
+        };
         KeptRaw {
-            text,
-            announced: debug.then_some(raw),
+            text: text.filter(|text| debug || text.len() <= self.config.raw_limit),
+            announced,
         }
     }
 }
@@ -647,7 +657,7 @@ impl Executor {
 /// the tool returned.
 struct Ran {
     result: ToolResult,
-    raw: Option<Json>,
+    raw: Option<Received>,
 }
 
 impl From<ToolResult> for Ran {
