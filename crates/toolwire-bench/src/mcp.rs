@@ -327,40 +327,57 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let [ours, theirs, relayed, parsed]: [ClientRun; 4] = best_of_three(ctx, calls, None, &ways)?
         .try_into()
         .map_err(|_| anyhow::anyhow!("a way gave no run"))?;
+    let note = format!(
+        "{:.0} µs/call: the host's call through rmcp both ways, budgeted, answered, then \
+         stored behind the answer in batches; {:.0} ms more after the host closed until \
+         every call was stored and the gateway exited",
+        ours.ms * 1e3 / calls as f64,
+        ours.close_ms,
+    );
+    let path = "1,000 MCP tools/call to server-everything's echo through toolwire gateway (stdio)";
+    let row = || Row::new(path, size, format!("{calls} calls"), Unit::Ms, ours.ms);
     Ok(vec![
-        Row::new(
-            "1,000 MCP tools/call to server-everything's echo through toolwire gateway (stdio)",
-            size,
-            format!("{calls} calls"),
-            Unit::Ms,
-            ours.ms,
-        )
-        .note(format!(
-            "{:.0} µs/call: the host's call through rmcp both ways, budgeted, answered, then \
-             stored behind the answer in batches; {:.0} ms more after the host closed until \
-             every call was stored and the gateway exited; floors, a bare relay process \
-             between the same client and server (two threads copying bytes): {:.0} µs/call, \
-             {:.2}× the direct call, and one that parses each line and writes it again: \
-             {:.0} µs/call, {:.2}× the direct call",
-            ours.ms * 1e3 / calls as f64,
-            ours.close_ms,
-            relayed.ms * 1e3 / calls as f64,
-            relayed.ms / theirs.ms,
-            parsed.ms * 1e3 / calls as f64,
-            parsed.ms / theirs.ms,
-        ))
-        .peer(
-            "the MCP TypeScript SDK client calling the server directly",
-            theirs.ms,
-        )
-        // Issue 47 asks for at most 1.5× the parse-and-rewrite relay in the note; not met
-        // reliably (see `behind`), so --check judges the row at 3.5× the direct call as a
-        // guard against regressions (5× until 2026-11-24, 3× until 2026-11-28): 2.03-2.25×
+        // Issue 47's target: at most 1.5× a process in between that parses each line and
+        // writes it again, nothing else (the floor of any gateway that reads what it
+        // passes on). Not met reliably here, so a goal (see `behind`).
+        row()
+            .note(note.clone())
+            .floor(
+                "the same client and server with a relay between them that parses each \
+                 line and writes it again",
+                parsed.ms,
+            )
+            .base_note(format!(
+                "{:.0} µs/call, {:.2}× the direct call; a relay that only copies bytes: \
+                 {:.0} µs/call, {:.2}× the direct call",
+                parsed.ms * 1e3 / calls as f64,
+                parsed.ms / theirs.ms,
+                relayed.ms * 1e3 / calls as f64,
+                relayed.ms / theirs.ms,
+            ))
+            .target(Target::Goal(1.5))
+            .behind(BEHIND_RELAY),
+        // The guard --check judges (5× until 2026-11-24, 3× until 2026-11-28): 2.03-2.25×
         // on a quiet machine on 2026-11-25 (AMD EPYC), 2.1-2.85× on 2026-11-28 on a slower
         // one (Intel Xeon; 2.85× in a CI rehearsal), 1.96-2.57× on 2026-11-29.
-        .target(Target::RatioAtMost(3.5))
-        .behind(
-            "issue 47's target is 1.5× the note's parse-and-rewrite relay (a process in \
+        row()
+            .note(note)
+            .peer(
+                "the MCP TypeScript SDK client calling the server directly",
+                theirs.ms,
+            )
+            .target(Target::RatioAtMost(3.5))
+            .behind(
+                "a gateway is one more process on the path of every call, which the host \
+                 and the server wait on in turn: a relay that only copies bytes already \
+                 costs 1.3-1.4× the direct call here, one that parses each line about the \
+                 same or more; the row above holds the gateway to that floor.",
+            ),
+    ])
+}
+
+/// Why the gateway is above 1.5× the parse-and-rewrite relay (issue 47's goal).
+const BEHIND_RELAY: &str = "issue 47's target is 1.5× the note's parse-and-rewrite relay (a process in \
              between that reads each line and writes it again, nothing else). Not met \
              reliably: on 2026-11-29 (release build, 2 cores, five alternated quick runs \
              each) the gateway took 493-573 µs a call, 1.40-1.75× the relay of the same \
@@ -381,10 +398,7 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
              stay in sqlx's cache, the host's tools/call parsed once. Next: fewer of \
              rmcp's spawns a call (the host's tools/call answered outside its service \
              loop, keeping cancellation, progress, approvals and tasks) and fewer \
-             allocations.",
-        ),
-    ])
-}
+             allocations.";
 
 /// The 5 MB file the gateway_big row reads: 75,000 numbered lines and an error at the end.
 fn big_file(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
@@ -465,33 +479,50 @@ pub(crate) fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         bare = bare.min(bare_ms(ctx, calls)?);
     }
     let per_call = |total: f64| total * 1e3 / calls as f64;
+    let note = format!(
+        "{:.0} µs/call: executor + rmcp + normalize, {:.0} µs of it CPU in toolwire's \
+         process (one-thread runtime)",
+        per_call(ours),
+        cpu,
+    );
+    let row = |path: &str| Row::new(path, size, format!("{calls} calls"), Unit::Ms, ours);
     Ok(vec![
-        Row::new(
-            "1,000 sequential MCP tools/call to server-everything's echo over stdio",
-            size,
-            format!("{calls} calls"),
-            Unit::Ms,
-            ours,
-        )
-        .note(format!(
-            "{:.0} µs/call: executor + rmcp + normalize, {:.0} µs of it CPU in toolwire's \
-             process (one-thread runtime); floor, bare JSON-RPC lines from Rust to the \
-             same server: {:.0} µs/call, {:.2}× the peer",
-            per_call(ours),
-            cpu,
-            per_call(bare),
-            bare / theirs
-        ))
-        .peer("the MCP TypeScript SDK client, same server", theirs)
-        // Issue 47 asks for at most 1.3× the floor in the note at 100, 1,000 and 10,000
-        // calls, and never slower than the TypeScript SDK client. The second is what
-        // --check judges (at 1,000 calls in CI's quick run: 0.56-0.91× on 2026-11-29); the
-        // first is not met reliably (see `behind`), so it is not judged: CI must not go red
-        // on this machine's noise. (Issue 27's 0.7× the peer was given up for it: the
-        // floor itself measured 0.33-0.74× the peer.)
-        .target(Target::RatioAtMost(1.0))
-        .behind(
-            "issue 47's target is 1.3× the note's floor (a Rust loop that writes each line \
+        // Issue 47's target: at most 1.3× the floor at every size. Not met reliably here,
+        // so a goal (see `behind`); the row below is what --check judges.
+        row("1,000 sequential MCP tools/call to server-everything's echo over stdio, beside a bare loop")
+            .note(note.clone())
+            .floor(
+                "bare JSON-RPC lines from Rust to the same server (each request written, \
+                 its answer read, nothing else)",
+                bare,
+            )
+            .base_note(format!(
+                "{:.0} µs/call, {:.2}× the peer",
+                per_call(bare),
+                bare / theirs
+            ))
+            .target(Target::Goal(1.3))
+            .at_every_size()
+            .behind(BEHIND_FLOOR),
+        // Issue 47's other half: never slower than the TypeScript SDK client. Judged by
+        // --check at 1,000 calls in CI's quick run (0.56-0.91× on 2026-11-29). (Issue
+        // 27's 0.7× the peer was given up for the floor: the floor itself measured
+        // 0.33-0.74× the peer.)
+        row("1,000 sequential MCP tools/call to server-everything's echo over stdio")
+            .note(note)
+            .peer("the MCP TypeScript SDK client, same server", theirs)
+            .target(Target::RatioAtMost(1.0))
+            .behind(
+                "at 100 calls (20-30 ms) the window is short and the server's own pauses \
+                 fill it: per-call laps of the bare loop, toolwire and the peer alike show \
+                 one of 5-10 ms around the server's hundredth call on 2026-11-29, and runs \
+                 of the same build swing ±30%; at 1,000 calls toolwire is ahead.",
+            ),
+    ])
+}
+
+/// Why the echo is above 1.3× the bare loop (issue 47's goal).
+const BEHIND_FLOOR: &str = "issue 47's target is 1.3× the note's floor (a Rust loop that writes each line \
              and reads the answer, nothing else). Not met reliably: on 2026-11-29 (release \
              build, 2 cores, five alternated runs of CI's quick sizes, quiet) toolwire was \
              0.88-2.08× the floor at 100 calls (median 1.42×) and 0.76-1.49× at 1,000 \
@@ -518,7 +549,4 @@ pub(crate) fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
              spawns for the write gets its turn. Both clients and the floor send \
              `_meta.progressToken` on every call (toolwire records every server's \
              progress; server-everything answers a request with one 80-170 µs slower in \
-             its first hundred calls), so the three make the same requests.",
-        ),
-    ])
-}
+             its first hundred calls), so the three make the same requests.";

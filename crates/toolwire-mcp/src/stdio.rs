@@ -996,7 +996,10 @@ mod tests {
             }) => json,
             other => panic!("not a call's answer as JSON: {other:?}"),
         };
-        assert_eq!(result(transport.receive().await.unwrap()), serde_json::Value::Null);
+        assert_eq!(
+            result(transport.receive().await.unwrap()),
+            serde_json::Value::Null
+        );
         assert_eq!(raw.take(&RequestId::Number(1)).as_deref(), Some(text));
         assert_eq!(raw.take(&RequestId::Number(1)), None);
         assert_eq!(

@@ -669,7 +669,7 @@ fn too_large(server: &McpServer, data: &rmcp::model::ErrorData) -> Option<ToolEr
 enum Answer {
     /// A complete result that is no error, read from its text by normalize's typed fast
     /// path; with that text, the payload as received.
-    Typed(toolwire_normalize::TypedMcp, String),
+    Typed(Box<toolwire_normalize::TypedMcp>, String),
     /// Anything else (a task, a question, an error, a result the fast path does not
     /// cover), as JSON.
     Json(Json),
@@ -679,7 +679,7 @@ impl Answer {
     /// An answer's text as it came over stdio.
     fn read(text: String) -> Result<Answer, ToolError> {
         match toolwire_normalize::typed_mcp(&text) {
-            Some(typed) if !typed.is_error() => Ok(Answer::Typed(typed, text)),
+            Some(typed) if !typed.is_error() => Ok(Answer::Typed(Box::new(typed), text)),
             _ => serde_json::from_str(&text)
                 .map(Answer::Json)
                 .map_err(unreadable),
