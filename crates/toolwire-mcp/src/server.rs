@@ -83,6 +83,8 @@ pub(crate) struct Connection {
     /// Where a stdio server's answers to calls that ask for their text are left as
     /// text (`None` over other transports, where rmcp reads every answer).
     pub answers: Option<Arc<crate::stdio::RawAnswers>>,
+    /// A stdio server's plain calls, written without rmcp (`None` over other transports).
+    pub direct: Option<crate::stdio::DirectCalls>,
     /// Tells the server when the host's roots change (held for its drop).
     _roots_forwarding: Option<crate::roots::Forwarding>,
 }
@@ -689,6 +691,7 @@ impl McpServer {
         let router = Arc::clone(&handler.router);
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let mut answers = None;
+        let mut direct = None;
         let started = match (&self.in_process, &self.config.transport) {
             (Some(connect), _) => {
                 let (read, write) = tokio::io::split(connect());
@@ -731,6 +734,7 @@ impl McpServer {
                 let raw = Arc::new(crate::stdio::RawAnswers::default());
                 answers = Some(Arc::clone(&raw));
                 let process = crate::stdio::Stdio::new(stdout, stdin, Some(child), raw);
+                direct = process.direct_calls();
                 if let Some(mut pipe) = child_stderr {
                     let keep = Arc::clone(&stderr);
                     tokio::spawn(async move {
@@ -829,6 +833,7 @@ impl McpServer {
             )),
             crate::roots::Roots::Fixed(_) => None,
         };
+        let has_initialize = protocol.has_initialize();
         Ok(Connection {
             service,
             router,
@@ -836,6 +841,9 @@ impl McpServer {
             warning,
             stderr,
             answers,
+            // A 2026-07-28 server's requests carry what rmcp's loop adds to each (the
+            // revision, the client and its capabilities): those go through it.
+            direct: direct.filter(|_| has_initialize),
             _roots_forwarding: roots_forwarding,
         })
     }

@@ -11,21 +11,23 @@
 
 use std::collections::{HashMap, HashSet};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientRequest, CustomResult,
     JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0, MetaObject,
-    RequestId, RequestMetaObject, ServerResult,
+    NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerResult,
 };
-use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
+use rmcp::service::{RxJsonRpcMessage, ServiceError, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use rmcp::{RoleClient, RoleServer};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf};
+use tokio::sync::oneshot;
 
 /// `tools/call` ids remembered at once. An id whose answer never comes (the call was
 /// cancelled) stays until the set is full, and is then forgotten with the rest: an answer
@@ -45,6 +47,12 @@ pub(crate) trait FastPath<Role: ServiceRole>: Send {
     /// The message `line` (without its newline) is, when this path takes it; `None`
     /// leaves the line to rmcp.
     fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<Role>>;
+    /// `message`, read (by either parse), unless this path delivers it elsewhere itself.
+    fn claim(&mut self, message: RxJsonRpcMessage<Role>) -> Option<RxJsonRpcMessage<Role>> {
+        Some(message)
+    }
+    /// The stream ended: nothing more will be read.
+    fn closed(&mut self) {}
 }
 
 /// rmcp's line transport with a [`FastPath`]. Every line the fast path does not take
@@ -68,12 +76,8 @@ pub(crate) struct Lines<Role: ServiceRole, P, R: AsyncRead, W: AsyncWrite> {
     rmcp: AsyncRwTransport<Role, Feed, Captured>,
     feed: Feed,
     captured: Captured,
-    /// The pipe every message is written to, one whole line at a time (the lock is held
-    /// for a line, in the order sends were made); `None` once closed.
-    write: Arc<tokio::sync::Mutex<Option<W>>>,
-    /// Lines sent that wait for the lock: while any does, a new line waits behind them
-    /// instead of being written at once, so lines go out in the order they were sent.
-    waiting: Arc<AtomicUsize>,
+    /// Where every message is written.
+    pipe: Pipe<W>,
     fast: P,
     /// The child, killed when the transport is dropped (`kill_on_drop`).
     child: Option<tokio::process::Child>,
@@ -115,6 +119,16 @@ where
             },
         )
     }
+
+    /// The calls toolwire writes itself through this transport's pipe, answered as
+    /// this transport reads them (made before rmcp takes the transport).
+    pub(crate) fn direct_calls(&self) -> Option<DirectCalls> {
+        Some(DirectCalls {
+            pipe: Arc::new(self.pipe.clone()),
+            answers: Arc::clone(self.fast.raw.as_ref()?),
+            next: AtomicI64::new(DIRECT_IDS),
+        })
+    }
 }
 
 impl<Role, P, R, W> Lines<Role, P, R, W>
@@ -136,48 +150,12 @@ where
             rmcp: AsyncRwTransport::new(feed.clone(), captured.clone()),
             feed,
             captured,
-            write: Arc::new(tokio::sync::Mutex::new(Some(write))),
-            waiting: Arc::new(AtomicUsize::new(0)),
+            pipe: Pipe {
+                write: Arc::new(tokio::sync::Mutex::new(Some(write))),
+                waiting: Arc::new(AtomicUsize::new(0)),
+            },
             fast,
             child,
-        }
-    }
-
-    /// `bytes` written now, as far as the pipe takes them without waiting, when nothing
-    /// else holds the pipe and no line sent before waits for it. rmcp runs the future
-    /// `send` returns on a task of its own, which on a one-thread runtime runs only after
-    /// every task woken before it: a line written here is on its way to the peer at
-    /// once, instead of after whatever else the call woke (its events, its storing).
-    fn start_write(&self, bytes: Vec<u8>) -> Started<W> {
-        if self.waiting.load(Ordering::Acquire) == 0
-            && let Ok(mut guard) = Arc::clone(&self.write).try_lock_owned()
-        {
-            let Some(pipe) = guard.as_mut() else {
-                return Started::Done(Err(closed()));
-            };
-            // Polled once without a waker to keep: what is not ready now is polled again,
-            // with the task's own waker, by the future.
-            let mut cx = Context::from_waker(std::task::Waker::noop());
-            let mut at = 0;
-            while at < bytes.len() {
-                match Pin::new(&mut *pipe).poll_write(&mut cx, &bytes[at..]) {
-                    Poll::Ready(Ok(0)) => {
-                        return Started::Done(Err(std::io::ErrorKind::WriteZero.into()));
-                    }
-                    Poll::Ready(Ok(n)) => at += n,
-                    Poll::Ready(Err(e)) => return Started::Done(Err(e)),
-                    Poll::Pending => return Started::Partly { guard, bytes, at },
-                }
-            }
-            return match Pin::new(&mut *pipe).poll_flush(&mut cx) {
-                Poll::Ready(flushed) => Started::Done(flushed),
-                Poll::Pending => Started::Partly { guard, bytes, at },
-            };
-        }
-        Started::Queued {
-            write: Arc::clone(&self.write),
-            bytes,
-            queued: Queued::new(&self.waiting),
         }
     }
 
@@ -188,7 +166,7 @@ where
         if bytes.is_empty() {
             return Ok(());
         }
-        write_line(&self.write, bytes).await
+        write_line(&self.pipe.write, bytes).await
     }
 
     /// The next whole line into `self.line`, at most [`DEFAULT_MAX_LINE_LENGTH`] bytes (a
@@ -231,6 +209,78 @@ where
     }
 }
 
+/// The pipe every message is written to, one whole line at a time (the lock is held for
+/// a line, in the order sends were made), shared by the transport and the calls toolwire
+/// writes itself ([`DirectCalls`]).
+struct Pipe<W> {
+    /// `None` once closed.
+    write: Arc<tokio::sync::Mutex<Option<W>>>,
+    /// Lines sent that wait for the lock: while any does, a new line waits behind them
+    /// instead of being written at once, so lines go out in the order they were sent.
+    waiting: Arc<AtomicUsize>,
+}
+
+impl<W> Clone for Pipe<W> {
+    fn clone(&self) -> Self {
+        Pipe {
+            write: Arc::clone(&self.write),
+            waiting: Arc::clone(&self.waiting),
+        }
+    }
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> Pipe<W> {
+    /// `bytes` written now, as far as the pipe takes them without waiting, when nothing
+    /// else holds the pipe and no line sent before waits for it. rmcp runs the future
+    /// `send` returns on a task of its own, which on a one-thread runtime runs only after
+    /// every task woken before it: a line written here is on its way to the peer at
+    /// once, instead of after whatever else the call woke (its events, its storing).
+    fn start_write(&self, bytes: Vec<u8>) -> Started<W> {
+        if self.waiting.load(Ordering::Acquire) == 0
+            && let Ok(mut guard) = Arc::clone(&self.write).try_lock_owned()
+        {
+            let Some(pipe) = guard.as_mut() else {
+                return Started::Done(Err(closed()));
+            };
+            // Polled once without a waker to keep: what is not ready now is polled again,
+            // with the task's own waker, by the future.
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            let mut at = 0;
+            while at < bytes.len() {
+                match Pin::new(&mut *pipe).poll_write(&mut cx, &bytes[at..]) {
+                    Poll::Ready(Ok(0)) => {
+                        return Started::Done(Err(std::io::ErrorKind::WriteZero.into()));
+                    }
+                    Poll::Ready(Ok(n)) => at += n,
+                    Poll::Ready(Err(e)) => return Started::Done(Err(e)),
+                    Poll::Pending => return Started::Partly { guard, bytes, at },
+                }
+            }
+            return match Pin::new(&mut *pipe).poll_flush(&mut cx) {
+                Poll::Ready(flushed) => Started::Done(flushed),
+                Poll::Pending => Started::Partly { guard, bytes, at },
+            };
+        }
+        Started::Queued {
+            write: Arc::clone(&self.write),
+            bytes,
+            queued: Queued::new(&self.waiting),
+        }
+    }
+}
+
+/// Writes whole lines to a server's stdin, whatever its type.
+pub(crate) trait LineOut: Send + Sync {
+    /// Writes `bytes` (one or more whole lines), after every line sent before them.
+    fn send_line(&self, bytes: Vec<u8>) -> BoxFuture<'static, std::io::Result<()>>;
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> LineOut for Pipe<W> {
+    fn send_line(&self, bytes: Vec<u8>) -> BoxFuture<'static, std::io::Result<()>> {
+        Box::pin(self.start_write(bytes).finish())
+    }
+}
+
 /// The client's fast path: answers to the `tools/call`s it sent, as rmcp's message with
 /// the result as JSON (`CustomResult`), keys in the server's order; or, for a call that
 /// asked for its answer's text ([`RawAnswers::want`]), with a `null` result and the text
@@ -245,47 +295,168 @@ pub(crate) struct CallAnswers {
 /// Answers to `tools/call`s kept as the JSON text they came in, for the calls that read
 /// the text themselves (toolwire's MCP tool reads a plain result straight into its
 /// typed form, and keeps that text as the payload received): parsing it into a JSON tree
-/// first, to read it again from the tree, was a fifth of an echo call's work.
+/// first, to read it again from the tree, was a fifth of an echo call's work. Also where
+/// the calls toolwire writes itself ([`DirectCalls`]) wait for their answers.
 ///
-/// A call asks for its id after sending ([`RawAnswers::want`]) and gives it up when it
-/// ends ([`RawAnswers::forget`]), so an entry lives only as long as its call: an answer
-/// nobody asked for (the call was dropped, or the answer won the race against the ask)
-/// is parsed as before and reaches rmcp whole.
+/// A call asks for its id ([`RawAnswers::want`] after rmcp sent it, or as
+/// [`DirectCalls::call`] writes it) and gives it up when it ends ([`RawAnswers::forget`]),
+/// so an entry lives only as long as its call: an answer nobody asked for (the call was
+/// dropped, or the answer won the race against the ask) is parsed as before and reaches
+/// rmcp whole.
 #[derive(Default)]
-pub(crate) struct RawAnswers(Mutex<HashMap<RequestId, Option<String>>>);
+pub(crate) struct RawAnswers(Mutex<Slots>);
+
+#[derive(Default)]
+struct Slots {
+    calls: HashMap<RequestId, Slot>,
+    /// Set when the stream ended: no answer comes any more.
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Slot {
+    /// The answer's text, once it came as text.
+    text: Option<String>,
+    /// Where a direct call's answer goes (its text is left in `text` first).
+    direct: Option<Answered>,
+}
+
+/// A direct call's answer, as rmcp hands a request's to its caller.
+type Answered = oneshot::Sender<Result<ServerResult, ServiceError>>;
+
+/// Where a direct call's answer comes.
+pub(crate) type AnswerRx = oneshot::Receiver<Result<ServerResult, ServiceError>>;
 
 impl RawAnswers {
     /// The answer to `id` is wanted as text.
     pub(crate) fn want(&self, id: &RequestId) {
-        if let Ok(mut calls) = self.0.lock() {
-            calls.insert(id.clone(), None);
+        if let Ok(mut slots) = self.0.lock() {
+            slots.calls.insert(id.clone(), Slot::default());
         }
     }
 
     /// The text of the answer to `id`, when it came as text; the entry is gone after.
     pub(crate) fn take(&self, id: &RequestId) -> Option<String> {
-        self.0.lock().ok()?.remove(id).flatten()
+        self.0.lock().ok()?.calls.remove(id)?.text
     }
 
     /// The answer to `id` is no longer wanted (its call ended).
     pub(crate) fn forget(&self, id: &RequestId) {
-        if let Ok(mut calls) = self.0.lock() {
-            calls.remove(id);
+        if let Ok(mut slots) = self.0.lock() {
+            slots.calls.remove(id);
         }
     }
 
     /// Keeps `text` as the answer to `id` when it is wanted (and not answered yet).
     fn put(&self, id: &RequestId, text: &str) -> bool {
-        let Ok(mut calls) = self.0.lock() else {
+        let Ok(mut slots) = self.0.lock() else {
             return false;
         };
-        match calls.get_mut(id) {
-            Some(slot @ None) => {
-                *slot = Some(text.to_owned());
+        match slots.calls.get_mut(id) {
+            Some(slot) if slot.text.is_none() => {
+                slot.text = Some(text.to_owned());
                 true
             }
             _ => false,
         }
+    }
+
+    /// Where the answer to `id` goes, when it is a direct call's (taken: it is answered
+    /// once).
+    fn direct_answer(&self, id: &RequestId) -> Option<Answered> {
+        self.0.lock().ok()?.calls.get_mut(id)?.direct.take()
+    }
+
+    /// A direct call's slot, or `None` once the stream has ended.
+    fn expect(&self, id: &RequestId) -> Option<AnswerRx> {
+        let mut slots = self.0.lock().ok()?;
+        if slots.closed {
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        slots.calls.insert(
+            id.clone(),
+            Slot {
+                text: None,
+                direct: Some(tx),
+            },
+        );
+        Some(rx)
+    }
+
+    /// The stream ended: every direct call waiting hears so (its answer's sender is
+    /// dropped), and none is written any more.
+    fn close(&self) {
+        if let Ok(mut slots) = self.0.lock() {
+            slots.closed = true;
+            for slot in slots.calls.values_mut() {
+                slot.direct = None;
+            }
+        }
+    }
+}
+
+/// The first id of a call toolwire writes itself, far above rmcp's own (a `u32` counted
+/// from 0), so the two never meet; and below 2^53, which a JavaScript server reads
+/// exactly.
+const DIRECT_IDS: i64 = 1 << 40;
+
+/// `tools/call`s toolwire writes to a stdio server itself, beside rmcp's service loop:
+/// a plain call (no task, no retry of a question) needs none of the loop's bookkeeping,
+/// its task per request or its channels, and its answer goes straight to the call from
+/// the transport that read it (as text, see [`RawAnswers`]). Everything else the server
+/// and toolwire say to each other still goes through rmcp: its progress and questions
+/// (routed by the call's progress token, as for any call), the call's cancellation,
+/// every other request. Lines are written through the same pipe as rmcp's, in order.
+pub(crate) struct DirectCalls {
+    pipe: Arc<dyn LineOut>,
+    answers: Arc<RawAnswers>,
+    next: AtomicI64,
+}
+
+impl DirectCalls {
+    /// A new call's id and its progress token (the same number), known before it is
+    /// written: its progress is routed from its first report.
+    pub(crate) fn next(&self) -> (RequestId, ProgressToken) {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        (
+            RequestId::Number(n),
+            ProgressToken(NumberOrString::Number(n)),
+        )
+    }
+
+    /// Writes `tools/call` `id` (from [`DirectCalls::next`]) of `name` with `arguments`
+    /// and `meta` (its `_meta`, to which `token` is added); returns where its answer
+    /// comes. An error when the stream has ended or the pipe is closed.
+    pub(crate) async fn call(
+        &self,
+        (id, token): (&RequestId, &ProgressToken),
+        name: &str,
+        arguments: Option<&JsonObject>,
+        mut meta: JsonObject,
+    ) -> std::io::Result<AnswerRx> {
+        let token = serde_json::to_value(token)?;
+        meta.insert("progressToken".to_owned(), token);
+        let line = CallOut {
+            jsonrpc: JsonRpcVersion2_0,
+            id,
+            method: CallToolRequestMethod,
+            params: CallParamsOut {
+                meta: Some(&meta),
+                name,
+                arguments,
+                request_state: None,
+            },
+        };
+        let mut bytes = Vec::with_capacity(256);
+        serde_json::to_writer(&mut bytes, &line)?;
+        bytes.push(b'\n');
+        let rx = self.answers.expect(id).ok_or_else(closed)?;
+        if let Err(e) = self.pipe.send_line(bytes).await {
+            self.answers.forget(id);
+            return Err(e);
+        }
+        Ok(rx)
     }
 }
 
@@ -327,17 +498,13 @@ impl FastPath<RoleClient> for CallAnswers {
     }
 
     fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
-        if self.calls.is_empty() {
-            return None;
-        }
+        // A notification fails the parse at its `method`, before any value is read.
         let answer: Answer = serde_json::from_slice(line).ok()?;
-        if !self.calls.contains(&answer.id) {
-            return None;
-        }
         let text = answer.result.get();
         let result = match &self.raw {
             Some(raw) if raw.put(&answer.id, text) => serde_json::Value::Null,
-            _ => serde_json::from_str(text).ok()?,
+            _ if self.calls.contains(&answer.id) => serde_json::from_str(text).ok()?,
+            _ => return None,
         };
         self.calls.remove(&answer.id);
         Some(JsonRpcMessage::Response(JsonRpcResponse {
@@ -345,6 +512,45 @@ impl FastPath<RoleClient> for CallAnswers {
             id: answer.id,
             result: ServerResult::CustomResult(CustomResult(result)),
         }))
+    }
+
+    fn claim(
+        &mut self,
+        message: RxJsonRpcMessage<RoleClient>,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let Some(raw) = &self.raw else {
+            return Some(message);
+        };
+        let (to, answer) = match message {
+            JsonRpcMessage::Response(response) => match raw.direct_answer(&response.id) {
+                Some(to) => (to, Ok(response.result)),
+                None => return Some(JsonRpcMessage::Response(response)),
+            },
+            JsonRpcMessage::Error(error) => {
+                match error.id.as_ref().and_then(|id| raw.direct_answer(id)) {
+                    Some(to) => (to, Err(ServiceError::McpError(error.error))),
+                    None => return Some(JsonRpcMessage::Error(error)),
+                }
+            }
+            other => return Some(other),
+        };
+        // The call may be gone already (cancelled): its answer is dropped with it.
+        let _ = to.send(answer);
+        None
+    }
+
+    fn closed(&mut self) {
+        if let Some(raw) = &self.raw {
+            raw.close();
+        }
+    }
+}
+
+impl Drop for CallAnswers {
+    fn drop(&mut self) {
+        // The service loop ended without the stream's end (the connection was dropped):
+        // its direct calls hear so too.
+        self.closed();
     }
 }
 
@@ -481,28 +687,10 @@ where
         };
         bytes.push(b'\n');
         let started = match encoded {
-            Ok(()) => self.start_write(bytes),
+            Ok(()) => self.pipe.start_write(bytes),
             Err(e) => Started::Done(Err(e)),
         };
-        async move {
-            match started {
-                Started::Done(written) => written,
-                Started::Partly {
-                    mut guard,
-                    bytes,
-                    at,
-                } => finish_line(&mut guard, &bytes[at..]).await,
-                Started::Queued {
-                    write,
-                    bytes,
-                    queued,
-                } => {
-                    let written = write_line(&write, bytes).await;
-                    drop(queued);
-                    written
-                }
-            }
-        }
+        started.finish()
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
@@ -511,19 +699,25 @@ where
                 Ok(true) => {}
                 // The end of the stream or a broken pipe: the service loop ends, and the
                 // connection's error says the peer stopped.
-                Ok(false) | Err(_) => return None,
+                Ok(false) | Err(_) => {
+                    self.fast.closed();
+                    return None;
+                }
             }
             if let Some(dropped) = self.dropped.take() {
                 // An answer too long to read still ends its request, saying why; any
                 // other line too long (a request, a notification) is dropped as before.
-                if let Some(message) = dropped.as_error() {
+                if let Some(message) = dropped.as_error().and_then(|m| self.fast.claim(m)) {
                     return Some(message);
                 }
                 continue;
             }
             if let Some(message) = self.fast.read(trimmed(&self.line)) {
                 self.line.clear();
-                return Some(message);
+                match self.fast.claim(message) {
+                    Some(message) => return Some(message),
+                    None => continue,
+                }
             }
             // Everything else, rmcp reads: its compatibility rules, and its answer to a
             // message it cannot read, are kept. It reads the one line and then the end of
@@ -531,9 +725,10 @@ where
             self.feed.put(&mut self.line);
             let message = self.rmcp.receive().await;
             if self.pass_on_captured().await.is_err() {
+                self.fast.closed();
                 return None;
             }
-            if let Some(message) = message {
+            if let Some(message) = message.and_then(|m| self.fast.claim(m)) {
                 return Some(message);
             }
         }
@@ -542,7 +737,7 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.rmcp.close().await?;
         // Dropping the pipe closes the server's stdin: its signal to exit.
-        drop(self.write.lock().await.take());
+        drop(self.pipe.write.lock().await.take());
         if let Some(mut child) = self.child.take() {
             // The MCP stdio shutdown: stdin closed and a moment to exit, then SIGTERM and
             // another moment (a server may save its state on it), then killed.
@@ -756,7 +951,7 @@ fn closed() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::NotConnected, "Transport is closed")
 }
 
-/// How far [`Lines::send`] got with a line before its future runs.
+/// How far [`Pipe::start_write`] got with a line before its future runs.
 enum Started<W> {
     /// Written and flushed (or failed).
     Done(std::io::Result<()>),
@@ -775,7 +970,30 @@ enum Started<W> {
     },
 }
 
-/// One line counted in [`Lines::waiting`] until it is written or dropped.
+impl<W: AsyncWrite + Unpin> Started<W> {
+    /// The rest of the line's writing.
+    async fn finish(self) -> std::io::Result<()> {
+        match self {
+            Started::Done(written) => written,
+            Started::Partly {
+                mut guard,
+                bytes,
+                at,
+            } => finish_line(&mut guard, &bytes[at..]).await,
+            Started::Queued {
+                write,
+                bytes,
+                queued,
+            } => {
+                let written = write_line(&write, bytes).await;
+                drop(queued);
+                written
+            }
+        }
+    }
+}
+
+/// One line counted in [`Pipe::waiting`] until it is written or dropped.
 struct Queued(Arc<AtomicUsize>);
 
 impl Queued {
@@ -956,6 +1174,92 @@ mod tests {
         assert_eq!(json.to_string(), r#"{"z":1,"content":[],"a":2}"#);
     }
 
+    /// A call toolwire writes itself goes out as rmcp would write it (its id and progress
+    /// token far above rmcp's), and its answer reaches it, not rmcp: as text, or as the
+    /// server's error; rmcp still gets every other line. When the stream ends, a call
+    /// still waiting hears so, and no call is written any more.
+    #[tokio::test]
+    async fn a_direct_call_is_answered_beside_rmcp_and_hears_the_end() {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (client_read, client_write) = tokio::io::split(client);
+        let (server_read, mut server_write) = tokio::io::split(server);
+        let raw = Arc::new(RawAnswers::default());
+        let mut transport = Stdio::new(client_read, client_write, None, Arc::clone(&raw));
+        let direct = transport.direct_calls().unwrap();
+        let mut server_read = BufReader::new(server_read);
+
+        let mut args = JsonObject::new();
+        args.insert("message".into(), "hi".into());
+        let (first, token) = direct.next();
+        let answer = direct
+            .call((&first, &token), "echo", Some(&args), JsonObject::new())
+            .await
+            .unwrap();
+        let mut sent = String::new();
+        server_read.read_line(&mut sent).await.unwrap();
+        assert_eq!(
+            sent,
+            r#"{"jsonrpc":"2.0","id":1099511627776,"method":"tools/call","params":{"_meta":{"progressToken":1099511627776},"name":"echo","arguments":{"message":"hi"}}}"#
+                .to_owned()
+                + "\n"
+        );
+        let (second, token) = direct.next();
+        assert_eq!(second, RequestId::Number(1099511627777));
+        let refused = direct
+            .call((&second, &token), "echo", None, JsonObject::new())
+            .await
+            .unwrap();
+        let (third, token) = direct.next();
+        let unanswered = direct
+            .call((&third, &token), "echo", None, JsonObject::new())
+            .await
+            .unwrap();
+
+        let text = r#"{"content":[{"type":"text","text":"hi"}]}"#;
+        server_write
+            .write_all(
+                format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":1099511627776,\"result\":{text}}}\n\
+                     {{\"jsonrpc\":\"2.0\",\"id\":1099511627777,\"error\":{{\"code\":-32602,\"message\":\"no\"}}}}\n\
+                     {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":1099511627778,\"progress\":1}}}}\n"
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        // The answers went to their calls; rmcp reads the notification.
+        let progress = transport.receive().await.unwrap();
+        assert!(
+            matches!(progress, JsonRpcMessage::Notification(_)),
+            "{progress:?}"
+        );
+        let Ok(Ok(ServerResult::CustomResult(CustomResult(serde_json::Value::Null)))) =
+            answer.await
+        else {
+            panic!("the answer did not come as text");
+        };
+        assert_eq!(raw.take(&first).as_deref(), Some(text));
+        let Ok(Err(ServiceError::McpError(error))) = refused.await else {
+            panic!("the error did not reach its call");
+        };
+        assert_eq!(error.message, "no");
+        raw.forget(&second);
+
+        // The server goes away: the call still waiting hears so, and nothing more is
+        // written.
+        drop(server_write);
+        drop(server_read);
+        assert!(transport.receive().await.is_none());
+        assert!(unanswered.await.is_err());
+        let (fourth, token) = direct.next();
+        assert!(
+            direct
+                .call((&fourth, &token), "echo", None, JsonObject::new())
+                .await
+                .is_err()
+        );
+    }
+
     /// A call that asked for its answer's text gets a null result and the text exactly as
     /// the server wrote it, once; a call that gave up its ask (it ended) gets the answer
     /// parsed, as every call did before, and nothing is left behind for either.
@@ -1007,7 +1311,7 @@ mod tests {
             serde_json::json!({"content": [{"type": "text", "text": "café"}], "z": 1.0})
         );
         assert_eq!(raw.take(&RequestId::Number(2)), None);
-        assert!(raw.0.lock().unwrap().is_empty());
+        assert!(raw.0.lock().unwrap().calls.is_empty());
     }
 
     /// A host's `tools/call` read by the fast path is the request rmcp's own parse makes

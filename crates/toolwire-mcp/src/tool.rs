@@ -232,6 +232,35 @@ impl McpTool {
         ctx: ToolContext,
     ) -> Result<LiveCall, ToolError> {
         let conn = server.connection().await.map_err(unavailable)?;
+        if let Some(direct) = conn.direct.as_ref().filter(|_| {
+            !task_required
+                && params.meta.is_none()
+                && params.input_responses.is_none()
+                && params.request_state.is_none()
+        }) {
+            // Written by toolwire itself, not through rmcp's loop (see `DirectCalls`).
+            let meta = ctx.trace.as_ref().map(trace_fields).unwrap_or_default();
+            let (asks_tx, asks) = mpsc::channel(4);
+            let mut registration = conn.router.register(ctx, asks_tx);
+            let (id, token) = direct.next();
+            registration.bind(&token);
+            let rx = direct
+                .call((&id, &token), &params.name, params.arguments.as_ref(), meta)
+                .await
+                .map_err(|e| unavailable(server.error(format!("could not send the call: {e}"))))?;
+            return Ok(LiveCall {
+                id,
+                rx,
+                conn,
+                asks,
+                registration,
+                reply: None,
+                form: None,
+                answered: false,
+                task: None,
+                task_stop: CancellationToken::new(),
+            });
+        }
         let request = if task_required && conn.protocol.has_initialize() {
             // A 2025-11-25 tool that only runs as a task: the call asks for one. rmcp does
             // not model that revision's task field, so the request is sent as JSON.
@@ -970,12 +999,17 @@ pub(crate) fn tools_of(server: &Arc<McpServer>, defs: Vec<Json>) -> Vec<Arc<McpT
 /// `tracestate`, as W3C Trace Context writes them), so a traced server's spans join the
 /// trace of the call that asked.
 fn trace_meta(trace: &toolwire_core::TraceContext) -> rmcp::model::RequestMetaObject {
+    rmcp::model::RequestMetaObject::from(trace_fields(trace))
+}
+
+/// A call's `_meta` entries for its trace (W3C `traceparent`, and `tracestate`).
+fn trace_fields(trace: &toolwire_core::TraceContext) -> JsonObject {
     let mut meta = serde_json::Map::new();
     meta.insert("traceparent".to_owned(), Json::String(trace.traceparent()));
     if let Some(state) = &trace.state {
         meta.insert("tracestate".to_owned(), Json::String(state.clone()));
     }
-    rmcp::model::RequestMetaObject::from(meta)
+    meta
 }
 
 #[cfg(test)]
