@@ -377,28 +377,24 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 /// Why the gateway is above 1.5× the parse-and-rewrite relay (issue 47's goal).
-const BEHIND_RELAY: &str = "issue 47's target is 1.5× the note's parse-and-rewrite relay (a process in \
-             between that reads each line and writes it again, nothing else). Not met \
-             reliably: on 2026-11-29 (release build, 2 cores, five alternated quick runs \
-             each) the gateway took 493-573 µs a call, 1.40-1.75× the relay of the same \
-             run (median 1.56×), against 1.41-1.61× (median 1.59×) before that day's \
-             changes; the relay itself moves ±20% between runs here. The host and the \
-             server wait on the gateway in turn, so on two cores its CPU is on the path: \
-             its main thread spent 138-145 µs a call (perf stat, 2,000 calls, quiet), and \
-             callgrind counts 398,000 instructions a call over every thread: storing \
-             behind the answer (the recorder's rows and SQLite's writer thread), rmcp's \
-             two service loops (three spawns a call), the executor and the call's driver, \
-             the answer's JSON, and malloc/free throughout. That day rmcp's task for each \
-             host request stopped holding its 10 KB dispatch future (tokio copied it about \
-             ten times a call; now boxed, copied once): 514,000 → 398,000 instructions \
-             and 150 → 142 µs of main-thread CPU at the median; and a line is written when \
-             rmcp sends it, not when the task rmcp spawns for it gets its turn. Earlier: \
-             storing behind the answer in batches (117 fsyncs over 3,000 calls instead of \
-             8,159), the host's stdio on the reactor, call futures boxed, SQL texts that \
-             stay in sqlx's cache, the host's tools/call parsed once. Next: fewer of \
-             rmcp's spawns a call (the host's tools/call answered outside its service \
-             loop, keeping cancellation, progress, approvals and tasks) and fewer \
-             allocations.";
+const BEHIND_RELAY: &str = "not met reliably: on 2026-11-29 (release build, 2 cores, five \
+     quick runs, quiet) the gateway was 1.47-1.59× the parse relay of the same run (median \
+     1.56×), against 1.40-1.75× (median 1.56×) before that day's changes; the relay itself \
+     moves ±20% between runs here. The host and the server wait on the gateway in turn, so \
+     on two cores its CPU is on the path: its main thread spends 135-160 µs a call (perf \
+     stat), and callgrind counts ~398,000 instructions a call over every thread: storing \
+     behind the answer (the recorder's rows on the main thread ~72,000, SQLite's writer \
+     thread ~110,000), rmcp's service loop for the host's request (~100,000 with its \
+     dispatch), the call's driver and executor (~100,000), malloc/free throughout. That \
+     day: the server's answer read from its text straight into its typed form and kept as \
+     that text (no JSON tree, no second serialization to store it), and the call to the \
+     server written beside rmcp's loop, which together took ~15% of the echo client's \
+     instructions but a few percent of the gateway's. Earlier: rmcp's task for each host \
+     request boxed (514,000 → 398,000 instructions), storing behind the answer in batches, \
+     the host's stdio on the reactor, call futures boxed, SQL texts that stay in sqlx's \
+     cache, the host's tools/call parsed once. Next: the host's tools/call answered beside \
+     rmcp's service loop as the client side now is (its cancellation, progress, questions \
+     and tasks kept), and the recorder's rows made off the main thread.";
 
 /// The 5 MB file the gateway_big row reads: 75,000 numbered lines and an error at the end.
 fn big_file(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
@@ -522,31 +518,23 @@ pub(crate) fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 /// Why the echo is above 1.3× the bare loop (issue 47's goal).
-const BEHIND_FLOOR: &str = "issue 47's target is 1.3× the note's floor (a Rust loop that writes each line \
-             and reads the answer, nothing else). Not met reliably: on 2026-11-29 (release \
-             build, 2 cores, five alternated runs of CI's quick sizes, quiet) toolwire was \
-             0.88-2.08× the floor at 100 calls (median 1.42×) and 0.76-1.49× at 1,000 \
-             (median 1.25×), against 1.51-1.89× and 1.18-1.43× before that day's change \
-             (the same, within noise); at 10,000 calls 1.16-1.53× in two runs each way \
-             with others' builds running (0.99× on a quiet machine that morning), and \
-             there 0.81-1.01× the TypeScript client, which is as fast as it gets once \
-             warm. Where the difference goes \
-             (perf, sched_switch/sched_wakeup and every write, per call): the server runs \
-             on the client's core in 98-100% of calls (the pipe's wake-ups are synchronous), \
-             both wake-ups take 4-13 µs for toolwire and the floor alike, and the server's \
-             own work is the same for both (50-65 µs at 1,000 calls; toolwire's \
-             initialize instead of the floor's changes nothing); no extra wake-up, thread \
-             or timer: four system calls a call. What differs is toolwire's time on the \
-             core between the answer and its next request, 20-24 µs at the median against \
-             the floor's 3-4: its CPU (about 30 µs a call by getrusage, ~95,000 \
-             instructions in callgrind: malloc and free a quarter, copies an eighth, \
-             normalize a tenth, the rest the executor, its events and rmcp's service \
-             loop) is on the path of every call, since the server waits for it. 1.3× \
-             leaves a client about 15 µs a call at 1,000 calls and less at 100, where the \
-             server is still cold; the means this row reports also carry the neighbours' \
-             preemptions. Since 2026-11-29 a \
-             request is written to the pipe when rmcp sends it, not when the task rmcp \
-             spawns for the write gets its turn. Both clients and the floor send \
-             `_meta.progressToken` on every call (toolwire records every server's \
-             progress; server-everything answers a request with one 80-170 µs slower in \
-             its first hundred calls), so the three make the same requests.";
+const BEHIND_FLOOR: &str = "not met reliably: on 2026-11-29 (release build, 2 cores, five \
+     quick runs each, quiet) toolwire was 1.17-1.39× the floor at 1,000 calls (median \
+     1.25×) and 1.60-1.94× at 100 (median 1.66×), against 1.20-1.50× and 1.30-1.82× the \
+     hour before (runs of one build swing ±20%: the floor's own per-call time ranged \
+     57-203 µs between runs); at 10,000 calls 0.99-1.5× on earlier days. Per-call laps \
+     of 20 calls show toolwire within ~1.1× of the floor once a few hundred calls in, and \
+     ~1.5× in its first hundred, where the 100-call row lives. Where the difference goes \
+     (perf, sched_switch/sched_wakeup and every write, per call, earlier that day): the \
+     server runs on the client's core in 98-100% of calls (the pipe's wake-ups are \
+     synchronous), both wake-ups take 4-13 µs for toolwire and the floor alike, the \
+     server's own work is the same for both; toolwire makes four system calls a call, no \
+     extra wake-up, thread or timer. What differs is toolwire's time on the core between \
+     the answer and its next request, its CPU (27-29 µs a call by getrusage, kernel time \
+     included), which the server waits for. That day toolwire's instructions an echo call \
+     went from ~89,900 to ~69,400 (callgrind): the answer read from its text straight into \
+     its typed form (no JSON tree), and the call written and answered beside rmcp's \
+     service loop. What is left: the executor's events and context (~20,000), malloc and \
+     free (~18,000), the typed read and the transport (~12,000). Both clients and the \
+     floor send `_meta.progressToken` on every call, so the three make the same \
+     requests.";

@@ -1174,17 +1174,30 @@ mod tests {
         assert_eq!(json.to_string(), r#"{"z":1,"content":[],"a":2}"#);
     }
 
+    type DuplexRead = tokio::io::ReadHalf<tokio::io::DuplexStream>;
+    type DuplexWrite = tokio::io::WriteHalf<tokio::io::DuplexStream>;
+
+    /// A client transport whose answers' texts go to the `RawAnswers` returned, and the
+    /// server's ends of its pipes.
+    fn with_answers() -> (
+        Arc<RawAnswers>,
+        Stdio<DuplexRead, DuplexWrite>,
+        (DuplexRead, DuplexWrite),
+    ) {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (client_read, client_write) = tokio::io::split(client);
+        let raw = Arc::new(RawAnswers::default());
+        let transport = Stdio::new(client_read, client_write, None, Arc::clone(&raw));
+        (raw, transport, tokio::io::split(server))
+    }
+
     /// A call toolwire writes itself goes out as rmcp would write it (its id and progress
     /// token far above rmcp's), and its answer reaches it, not rmcp: as text, or as the
     /// server's error; rmcp still gets every other line. When the stream ends, a call
     /// still waiting hears so, and no call is written any more.
     #[tokio::test]
     async fn a_direct_call_is_answered_beside_rmcp_and_hears_the_end() {
-        let (client, server) = tokio::io::duplex(64 * 1024);
-        let (client_read, client_write) = tokio::io::split(client);
-        let (server_read, mut server_write) = tokio::io::split(server);
-        let raw = Arc::new(RawAnswers::default());
-        let mut transport = Stdio::new(client_read, client_write, None, Arc::clone(&raw));
+        let (raw, mut transport, (server_read, mut server_write)) = with_answers();
         let direct = transport.direct_calls().unwrap();
         let mut server_read = BufReader::new(server_read);
 
@@ -1265,11 +1278,7 @@ mod tests {
     /// parsed, as every call did before, and nothing is left behind for either.
     #[tokio::test]
     async fn a_call_that_asks_for_its_answers_text_gets_it_as_written() {
-        let (client, server) = tokio::io::duplex(64 * 1024);
-        let (client_read, client_write) = tokio::io::split(client);
-        let (_server_read, mut server_write) = tokio::io::split(server);
-        let raw = Arc::new(RawAnswers::default());
-        let mut transport = Stdio::new(client_read, client_write, None, Arc::clone(&raw));
+        let (raw, mut transport, (_server_read, mut server_write)) = with_answers();
         for id in [1, 2] {
             let call = ClientRequest::CallToolRequest(CallToolRequest::new(
                 CallToolRequestParams::new("echo"),

@@ -163,6 +163,28 @@ struct LiveCall {
 }
 
 impl LiveCall {
+    /// A call just sent as `id`, its answer to come on `rx`.
+    fn new(
+        conn: Arc<Connection>,
+        id: RequestId,
+        rx: oneshot::Receiver<Result<ServerResult, ServiceError>>,
+        asks: mpsc::Receiver<Ask>,
+        registration: Registration,
+    ) -> Self {
+        LiveCall {
+            conn,
+            id,
+            rx,
+            asks,
+            registration,
+            reply: None,
+            form: None,
+            answered: false,
+            task: None,
+            task_stop: CancellationToken::new(),
+        }
+    }
+
     /// Cancels the call at the server now, before anything else is sent to it (the drop
     /// would only queue the cancel).
     async fn cancel_now(&mut self) {
@@ -248,18 +270,7 @@ impl McpTool {
                 .call((&id, &token), &params.name, params.arguments.as_ref(), meta)
                 .await
                 .map_err(|e| unavailable(server.error(format!("could not send the call: {e}"))))?;
-            return Ok(LiveCall {
-                id,
-                rx,
-                conn,
-                asks,
-                registration,
-                reply: None,
-                form: None,
-                answered: false,
-                task: None,
-                task_stop: CancellationToken::new(),
-            });
+            return Ok(LiveCall::new(conn, id, rx, asks, registration));
         }
         let request = if task_required && conn.protocol.has_initialize() {
             // A 2025-11-25 tool that only runs as a task: the call asks for one. rmcp does
@@ -291,18 +302,13 @@ impl McpTool {
         if let Some(answers) = &conn.answers {
             answers.want(&handle.id);
         }
-        Ok(LiveCall {
-            id: handle.id,
-            rx: handle.rx,
+        Ok(LiveCall::new(
             conn,
+            handle.id,
+            handle.rx,
             asks,
             registration,
-            reply: None,
-            form: None,
-            answered: false,
-            task: None,
-            task_stop: CancellationToken::new(),
-        })
+        ))
     }
 
     /// Waits for the call's answer (a task's, once it became one), a question from the
