@@ -1,7 +1,9 @@
 // The peer of toolwire's MCP benchmark: the official TypeScript SDK client making N
 // sequential tools/call round trips to server-everything's echo over stdio.
 // Usage: node bench_echo.mjs [N] [TOOLWIRE_BIN DATA_DIR]
-// Prints: {"calls": N, "ms": total, "closeMs": from close() to the server's exit}
+// Prints: {"calls": N, "ms": total, "closeMs": from close() to the server's exit,
+// "chars": text characters a call, "childCpuMs": CPU time of the process it talks to
+// over the calls, every thread (null without /proc)}
 // With TOOLWIRE_BIN, the client talks to `toolwire gateway` with server-everything behind
 // it (the tool is then ev__echo), for the gateway's row beside the direct one; closeMs is
 // then the time the gateway takes to store what it answered and exit.
@@ -14,6 +16,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import fs from "node:fs";
 
 const n = Number(process.argv[2] ?? 1000);
 const [toolwire, data] = process.argv.slice(3);
@@ -55,6 +58,23 @@ const warm = read ? 2 : 20;
 for (let i = 0; i < warm; i++) {
   await client.callTool({ name: tool, arguments: args(i) }, undefined, progress);
 }
+// The CPU time of the process the client talks to (the gateway, the relay or the
+// server), every thread, in ms: the sum of /proc/PID/task/*/schedstat's first field (ns
+// on the CPU). null where /proc is not there.
+function childCpuMs() {
+  const pid = transport.pid;
+  if (!pid) return null;
+  try {
+    let ns = 0;
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      ns += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    }
+    return ns / 1e6;
+  } catch {
+    return null;
+  }
+}
+const cpuBefore = childCpuMs();
 const start = process.hrtime.bigint();
 let chars = 0;
 for (let i = 0; i < n; i++) {
@@ -63,7 +83,9 @@ for (let i = 0; i < n; i++) {
   chars += r.content.filter((c) => c.type === "text").reduce((sum, c) => sum + c.text.length, 0);
 }
 const ms = Number(process.hrtime.bigint() - start) / 1e6;
+const cpuAfter = childCpuMs();
+const childCpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
 const closing = process.hrtime.bigint();
 await client.close();
 const closeMs = Number(process.hrtime.bigint() - closing) / 1e6;
-console.log(JSON.stringify({ calls: n, ms, closeMs, chars: chars / n }));
+console.log(JSON.stringify({ calls: n, ms, closeMs, chars: chars / n, childCpuMs: childCpu }));

@@ -197,6 +197,9 @@ struct ClientRun {
     close_ms: f64,
     /// Text characters the client got per call.
     chars: f64,
+    /// CPU time of the process the client talks to (the gateway, the relay or the
+    /// server) over the calls, every thread; 0 where it could not be read.
+    child_cpu_ms: f64,
 }
 
 /// The TypeScript SDK client's `calls` echoes (or reads of `read`, a file, through
@@ -237,6 +240,7 @@ fn client_run(
         ms: line["ms"].as_f64().context("bench_echo.mjs gave no ms")?,
         close_ms: line["closeMs"].as_f64().unwrap_or_default(),
         chars: line["chars"].as_f64().unwrap_or_default(),
+        child_cpu_ms: line["childCpuMs"].as_f64().unwrap_or_default(),
     })
 }
 
@@ -327,11 +331,14 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
     let [ours, theirs, relayed, parsed]: [ClientRun; 4] = best_of_three(ctx, calls, None, &ways)?
         .try_into()
         .map_err(|_| anyhow::anyhow!("a way gave no run"))?;
+    let per_call = |ms: f64| ms * 1e3 / calls as f64;
     let note = format!(
         "{:.0} µs/call: the host's call through rmcp both ways, budgeted, answered, then \
-         stored behind the answer in batches; {:.0} ms more after the host closed until \
-         every call was stored and the gateway exited",
-        ours.ms * 1e3 / calls as f64,
+         stored behind the answer in batches, {:.0} µs of it CPU in the gateway's process \
+         (every thread); {:.0} ms more after the host closed until every call was stored \
+         and the gateway exited",
+        per_call(ours.ms),
+        per_call(ours.child_cpu_ms),
         ours.close_ms,
     );
     let path = "1,000 MCP tools/call to server-everything's echo through toolwire gateway (stdio)";
@@ -348,11 +355,12 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
                 parsed.ms,
             )
             .base_note(format!(
-                "{:.0} µs/call, {:.2}× the direct call; a relay that only copies bytes: \
-                 {:.0} µs/call, {:.2}× the direct call",
-                parsed.ms * 1e3 / calls as f64,
+                "{:.0} µs/call, {:.0} µs of it CPU in the relay, {:.2}× the direct call; a \
+                 relay that only copies bytes: {:.0} µs/call, {:.2}× the direct call",
+                per_call(parsed.ms),
+                per_call(parsed.child_cpu_ms),
                 parsed.ms / theirs.ms,
-                relayed.ms * 1e3 / calls as f64,
+                per_call(relayed.ms),
                 relayed.ms / theirs.ms,
             ))
             .target(Target::Goal(1.5))
