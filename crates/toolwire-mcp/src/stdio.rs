@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -126,7 +126,7 @@ where
         Some(DirectCalls {
             pipe: Arc::new(self.pipe.clone()),
             answers: Arc::clone(self.fast.raw.as_ref()?),
-            next: AtomicI64::new(DIRECT_IDS),
+            next: AtomicU64::new(1),
         })
     }
 }
@@ -396,10 +396,10 @@ impl RawAnswers {
     }
 }
 
-/// The first id of a call toolwire writes itself, far above rmcp's own (a `u32` counted
-/// from 0), so the two never meet; and below 2^53, which a JavaScript server reads
-/// exactly.
-const DIRECT_IDS: i64 = 1 << 40;
+/// What the id of a call toolwire writes itself starts with. A string: rmcp numbers its
+/// own requests, so the two never meet, and a server that keeps ids in 32 bits (or
+/// reads numbers as doubles) gets no number it cannot hold. JSON-RPC and MCP allow either.
+const DIRECT_ID_PREFIX: &str = "toolwire-";
 
 /// `tools/call`s toolwire writes to a stdio server itself, beside rmcp's service loop:
 /// a plain call (no task, no retry of a question) needs none of the loop's bookkeeping,
@@ -411,17 +411,18 @@ const DIRECT_IDS: i64 = 1 << 40;
 pub(crate) struct DirectCalls {
     pipe: Arc<dyn LineOut>,
     answers: Arc<RawAnswers>,
-    next: AtomicI64,
+    next: AtomicU64,
 }
 
 impl DirectCalls {
-    /// A new call's id and its progress token (the same number), known before it is
+    /// A new call's id and its progress token (the same string), known before it is
     /// written: its progress is routed from its first report.
     pub(crate) fn next(&self) -> (RequestId, ProgressToken) {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let id: Arc<str> = format!("{DIRECT_ID_PREFIX}{n}").into();
         (
-            RequestId::Number(n),
-            ProgressToken(NumberOrString::Number(n)),
+            RequestId::String(Arc::clone(&id)),
+            ProgressToken(NumberOrString::String(id)),
         )
     }
 
@@ -1192,7 +1193,7 @@ mod tests {
     }
 
     /// A call toolwire writes itself goes out as rmcp would write it (its id and progress
-    /// token far above rmcp's), and its answer reaches it, not rmcp: as text, or as the
+    /// token a string of toolwire's, never one of rmcp's numbers), and its answer reaches it, not rmcp: as text, or as the
     /// server's error; rmcp still gets every other line. When the stream ends, a call
     /// still waiting hears so, and no call is written any more.
     #[tokio::test]
@@ -1212,12 +1213,12 @@ mod tests {
         server_read.read_line(&mut sent).await.unwrap();
         assert_eq!(
             sent,
-            r#"{"jsonrpc":"2.0","id":1099511627776,"method":"tools/call","params":{"_meta":{"progressToken":1099511627776},"name":"echo","arguments":{"message":"hi"}}}"#
+            r#"{"jsonrpc":"2.0","id":"toolwire-1","method":"tools/call","params":{"_meta":{"progressToken":"toolwire-1"},"name":"echo","arguments":{"message":"hi"}}}"#
                 .to_owned()
                 + "\n"
         );
         let (second, token) = direct.next();
-        assert_eq!(second, RequestId::Number(1099511627777));
+        assert_eq!(second, RequestId::String("toolwire-2".into()));
         let refused = direct
             .call((&second, &token), "echo", None, JsonObject::new())
             .await
@@ -1232,9 +1233,9 @@ mod tests {
         server_write
             .write_all(
                 format!(
-                    "{{\"jsonrpc\":\"2.0\",\"id\":1099511627776,\"result\":{text}}}\n\
-                     {{\"jsonrpc\":\"2.0\",\"id\":1099511627777,\"error\":{{\"code\":-32602,\"message\":\"no\"}}}}\n\
-                     {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":1099511627778,\"progress\":1}}}}\n"
+                    "{{\"jsonrpc\":\"2.0\",\"id\":\"toolwire-1\",\"result\":{text}}}\n\
+                     {{\"jsonrpc\":\"2.0\",\"id\":\"toolwire-2\",\"error\":{{\"code\":-32602,\"message\":\"no\"}}}}\n\
+                     {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"toolwire-3\",\"progress\":1}}}}\n"
                 )
                 .as_bytes(),
             )
