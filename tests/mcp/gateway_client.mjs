@@ -2,7 +2,8 @@
 // tools, runs the steps given in GATEWAY_STEPS (calls, resource reads, a whole result read
 // back page by page with read_result, the run behind a marker read back part by part),
 // answers elicitations from GATEWAY_ANSWERS, and
-// prints one JSON line per step for the Rust test (crates/toolwire/tests/gateway.rs).
+// prints one JSON line per step for the Rust test (crates/toolwire/tests/gateway.rs). A
+// step {"cancel": TOOL, "args": {...}, "afterMs": N} gives its call up after N ms.
 //
 //   node gateway_client.mjs TOOLWIRE_BIN DATA_DIR HOST|auto [GATEWAY ARGS...]
 //   GATEWAY_URL=http://127.0.0.1:PORT/mcp GATEWAY_TOKEN=... node gateway_client.mjs
@@ -98,6 +99,19 @@ for (const step of steps) {
       roots = step.roots;
       await client.sendRootsListChanged();
       out({ step: 'roots' });
+    } else if (step.cancel) {
+      // The call, given up after step.afterMs: the SDK sends notifications/cancelled for
+      // it and rejects; what the rejection said, and how long it took.
+      const started = Date.now();
+      const abort = new AbortController();
+      setTimeout(() => abort.abort('the host gave up'), step.afterMs || 500);
+      let error = null;
+      try {
+        await client.callTool({ name: step.cancel, arguments: step.args || {} }, undefined, { signal: abort.signal, timeout: 120000 });
+      } catch (e) {
+        error = String(e);
+      }
+      out({ step: 'cancel', tool: step.cancel, error, ms: Date.now() - started });
     } else if (step.until) {
       // Called again (a few seconds at most) until its text holds step.until: a change
       // of roots reaches a server asynchronously.

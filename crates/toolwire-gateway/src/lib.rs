@@ -710,7 +710,7 @@ fn is_stateless_http(context: &RequestContext<RoleServer>) -> bool {
 /// future inline (10 KB measured), and tokio copies a task's future whole on its way in
 /// and out: about ten copies of it a call (~100 KB, measured with a probe on `memcpy`).
 /// Boxed here, the task holds a pointer and the dispatch future is copied once.
-struct Served(Gateway);
+struct Served(Arc<Gateway>);
 
 impl rmcp::Service<RoleServer> for Served {
     fn handle_request(
@@ -721,7 +721,7 @@ impl rmcp::Service<RoleServer> for Served {
     + rmcp::service::MaybeSendFuture
     + '_ {
         Box::pin(rmcp::Service::<RoleServer>::handle_request(
-            &self.0, request, context,
+            &*self.0, request, context,
         ))
     }
 
@@ -730,15 +730,15 @@ impl rmcp::Service<RoleServer> for Served {
         notification: <RoleServer as rmcp::service::ServiceRole>::PeerNot,
         context: rmcp::service::NotificationContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + rmcp::service::MaybeSendFuture + '_ {
-        rmcp::Service::<RoleServer>::handle_notification(&self.0, notification, context)
+        rmcp::Service::<RoleServer>::handle_notification(&*self.0, notification, context)
     }
 
     fn get_info(&self) -> <RoleServer as rmcp::service::ServiceRole>::Info {
-        rmcp::Service::<RoleServer>::get_info(&self.0)
+        rmcp::Service::<RoleServer>::get_info(&*self.0)
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        rmcp::Service::<RoleServer>::supported_protocol_versions(&self.0)
+        rmcp::Service::<RoleServer>::supported_protocol_versions(&*self.0)
     }
 }
 
@@ -1079,11 +1079,26 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     #[cfg(not(unix))]
     let (input, output) = rmcp::transport::stdio();
     let (input, output) = tasks_wire::interpose(input, output, &wire);
-    // rmcp's line transport, with the host's `tools/call` read in one parse.
-    let running = Served(gateway)
-        .serve(toolwire_mcp::host_transport(input, output))
+    // rmcp's line transport, with the host's `tools/call` read in one parse and, once
+    // the host is connected, answered beside rmcp's service loop.
+    let calls = toolwire_mcp::HostCalls::default();
+    let gateway = Arc::new(gateway);
+    let running = Served(Arc::clone(&gateway))
+        .serve(toolwire_mcp::host_transport(
+            input,
+            output,
+            Some(calls.clone()),
+        ))
         .await
         .map_err(|e| GatewayError::HostDidNotConnect(e.to_string()))?;
+    let handler: toolwire_mcp::HostHandler = Arc::new(move |request, context| {
+        let gateway = Arc::clone(&gateway);
+        // Boxed whole, as `Served` boxes rmcp's dispatch: the task holds a pointer.
+        Box::pin(async move {
+            rmcp::Service::<RoleServer>::handle_request(&*gateway, request, context).await
+        })
+    });
+    calls.start(running.peer().clone(), handler);
     let ended = tokio::select! {
         ended = running.waiting() => ended
             .map(drop)

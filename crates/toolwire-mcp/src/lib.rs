@@ -30,7 +30,7 @@ pub use naming::SEPARATOR;
 pub use notices::{Notice, OnNotice};
 pub use roots::{MAX_PASSED_ROOTS, PassedRoots};
 pub use server::{InProcess, Limits, LoggedOut, McpServer, ServerError};
-pub use stdio::host_transport;
+pub use stdio::{HostCalls, HostHandler, host_transport};
 pub use supervise::{MAX_BACKGROUND_ATTEMPTS, OnTools, Supervisor, supervise};
 pub use tool::McpTool;
 

@@ -12,22 +12,27 @@
 use std::collections::{HashMap, HashSet};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
+use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientRequest, CustomResult,
     JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0, MetaObject,
     NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerResult,
 };
-use rmcp::service::{RxJsonRpcMessage, ServiceError, ServiceRole, TxJsonRpcMessage};
+use rmcp::model::{ClientNotification, GetExtensions, GetMeta};
+use rmcp::service::{
+    Peer, RequestContext, RxJsonRpcMessage, ServiceError, ServiceRole, TxJsonRpcMessage,
+};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use rmcp::{RoleClient, RoleServer};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 /// `tools/call` ids remembered at once. An id whose answer never comes (the call was
 /// cancelled) stays until the set is full, and is then forgotten with the rest: an answer
@@ -87,13 +92,21 @@ pub(crate) struct Lines<Role: ServiceRole, P, R: AsyncRead, W: AsyncWrite> {
 pub(crate) type Stdio<R, W> = Lines<RoleClient, CallAnswers, R, W>;
 
 /// The gateway's transport on a host's pipes (or anything read and written line by line):
-/// rmcp's, with a host's `tools/call` read in one parse.
-pub fn host_transport<R, W>(read: R, write: W) -> impl Transport<RoleServer> + use<R, W>
+/// rmcp's, with a host's `tools/call` read in one parse, and answered beside rmcp's loop
+/// once `calls` is started.
+pub fn host_transport<R, W>(
+    read: R,
+    write: W,
+    calls: Option<HostCalls>,
+) -> impl Transport<RoleServer> + use<R, W>
 where
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    Lines::with(read, write, None, CallRequests)
+    let mut lines = Lines::with(read, write, None, CallRequests::default());
+    let pipe: Arc<dyn LineOut> = Arc::new(lines.pipe.clone());
+    lines.fast.direct = calls.map(|calls| (calls, pipe));
+    lines
 }
 
 impl<R, W> Stdio<R, W>
@@ -624,8 +637,12 @@ struct Answer<'a> {
     result: &'a serde_json::value::RawValue,
 }
 
-/// The server's fast path: a host's `tools/call`, as rmcp's request.
-pub(crate) struct CallRequests;
+/// The server's fast path: a host's `tools/call`, as rmcp's request; answered beside
+/// rmcp's loop when the host transport has [`HostCalls`] (and through `pipe`).
+#[derive(Default)]
+pub(crate) struct CallRequests {
+    direct: Option<(HostCalls, Arc<dyn LineOut>)>,
+}
 
 impl FastPath<RoleServer> for CallRequests {
     fn read(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
@@ -642,6 +659,150 @@ impl FastPath<RoleServer> for CallRequests {
             ClientRequest::CallToolRequest(request),
             call.id,
         ))
+    }
+
+    fn claim(
+        &mut self,
+        message: RxJsonRpcMessage<RoleServer>,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let Some((calls, pipe)) = &self.direct else {
+            return Some(message);
+        };
+        if calls.0.started.get().is_none() {
+            return Some(message);
+        }
+        match message {
+            JsonRpcMessage::Request(request)
+                if matches!(request.request, ClientRequest::CallToolRequest(_)) =>
+            {
+                calls.answer(request.id, request.request, pipe);
+                None
+            }
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    calls.cancel(id);
+                }
+                // rmcp sees it too: it cancels what is its own.
+                Some(JsonRpcMessage::Notification(notification))
+            }
+            other => Some(other),
+        }
+    }
+
+    fn closed(&mut self) {
+        if let Some((calls, _)) = &self.direct {
+            calls.cancel_all();
+        }
+    }
+}
+
+/// A host's plain `tools/call` answered beside rmcp's service loop (the gateway's, on
+/// its stdio): the call's request handler is spawned straight from the transport that
+/// read it, with the context rmcp would give it, and its answer written through the same
+/// pipe as rmcp's lines. None of the loop's per-request bookkeeping (its child tokens and
+/// pool, a task for the answer's send, the channel back to the loop). A host's
+/// `notifications/cancelled` for such a call cancels its context's token, as rmcp's loop
+/// does. Everything else the host sends (and every call before [`HostCalls::start`])
+/// goes to rmcp.
+#[derive(Clone, Default)]
+pub struct HostCalls(Arc<HostShared>);
+
+/// What answers a host's request: rmcp's `Service::handle_request`, in effect.
+pub type HostHandler = Arc<
+    dyn Fn(
+            ClientRequest,
+            RequestContext<RoleServer>,
+        ) -> BoxFuture<'static, Result<ServerResult, ErrorData>>
+        + Send
+        + Sync,
+>;
+
+#[derive(Default)]
+struct HostShared {
+    started: OnceLock<(Peer<RoleServer>, HostHandler)>,
+    /// The calls being answered, by the host's request id: cancelled by the host, or all
+    /// when the stream ends.
+    running: Mutex<HashMap<RequestId, CancellationToken>>,
+}
+
+impl std::fmt::Debug for HostCalls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostCalls")
+            .field("started", &self.0.started.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostCalls {
+    /// From now on, `handler` answers the host's plain calls, with `peer` (the running
+    /// service's) in their context. Only for a host that initialized on 2025-11-25 or
+    /// older: on 2026-07-28 rmcp's loop marks each request's revision for what the
+    /// handler does on it (its task-locals), which a call spawned here would not carry.
+    /// True when started.
+    pub fn start(&self, peer: Peer<RoleServer>, handler: HostHandler) -> bool {
+        let initialized = peer
+            .peer_info()
+            .is_some_and(|info| info.protocol_version.has_initialize());
+        initialized && self.0.started.set((peer, handler)).is_ok()
+    }
+
+    /// Answers `request`, a `tools/call` the host sent as `id`, on a task of its own.
+    fn answer(&self, id: RequestId, mut request: ClientRequest, pipe: &Arc<dyn LineOut>) {
+        let Some((peer, handler)) = self.0.started.get() else {
+            return;
+        };
+        let ct = CancellationToken::new();
+        if let Ok(mut running) = self.0.running.lock() {
+            running.insert(id.clone(), ct.clone());
+        }
+        let mut context = RequestContext::new(id.clone(), peer.clone());
+        context.ct = ct;
+        // Where rmcp's loop puts them: the request's `_meta` and extensions move to the
+        // context.
+        std::mem::swap(&mut context.meta, request.get_meta_mut());
+        std::mem::swap(&mut context.extensions, request.extensions_mut());
+        let answered = handler(request, context);
+        let (shared, pipe) = (Arc::clone(&self.0), Arc::clone(pipe));
+        tokio::spawn(async move {
+            let message: TxJsonRpcMessage<RoleServer> = match answered.await {
+                Ok(result) => JsonRpcMessage::response(result, id.clone()),
+                Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
+            };
+            if let Ok(mut running) = shared.running.lock() {
+                running.remove(&id);
+            }
+            let mut bytes = Vec::with_capacity(256);
+            if let Err(e) = serde_json::to_writer(&mut bytes, &message) {
+                bytes.clear();
+                let error = ErrorData::internal_error(format!("unsendable answer: {e}"), None);
+                let message: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::error(error, Some(id));
+                if serde_json::to_writer(&mut bytes, &message).is_err() {
+                    return;
+                }
+            }
+            bytes.push(b'\n');
+            // A pipe that closed took the host with it: nobody is left to tell.
+            let _ = pipe.send_line(bytes).await;
+        });
+    }
+
+    /// The host cancelled call `id`.
+    fn cancel(&self, id: &RequestId) {
+        if let Some(ct) = self.0.running.lock().ok().and_then(|r| r.get(id).cloned()) {
+            ct.cancel();
+        }
+    }
+
+    /// The stream ended: every call still running is cancelled.
+    fn cancel_all(&self) {
+        if let Ok(running) = self.0.running.lock() {
+            for ct in running.values() {
+                ct.cancel();
+            }
+        }
     }
 }
 
@@ -1338,7 +1499,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"x","requestState":"abc","inputResponses":{}}}"#,
         ];
         for line in calls {
-            let fast = CallRequests.read(line.as_bytes()).expect(line);
+            let fast = CallRequests::default().read(line.as_bytes()).expect(line);
             let rmcp: ClientJsonRpcMessage = serde_json::from_str(line).unwrap();
             assert_eq!(
                 serde_json::to_value(&fast).unwrap(),
@@ -1369,13 +1530,16 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#,
             "not json",
         ] {
-            assert!(CallRequests.read(other.as_bytes()).is_none(), "{other}");
+            assert!(
+                CallRequests::default().read(other.as_bytes()).is_none(),
+                "{other}"
+            );
         }
         // Through the transport: the fast path's call, then rmcp's notification.
         let (host, gateway) = tokio::io::duplex(64 * 1024);
         let (gateway_read, gateway_write) = tokio::io::split(gateway);
         let (_host_read, mut host_write) = tokio::io::split(host);
-        let mut transport = host_transport(gateway_read, gateway_write);
+        let mut transport = host_transport(gateway_read, gateway_write, None);
         host_write
             .write_all(
                 format!(

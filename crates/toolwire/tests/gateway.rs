@@ -349,6 +349,41 @@ fn every_call_answered_is_stored_when_the_host_disconnects() {
     }
 }
 
+/// A call the host gives up (`notifications/cancelled`) stops then, not when it would
+/// have ended: its result is stored as cancelled, a second after it began and before the
+/// next call's, and the next call goes on as usual.
+#[test]
+fn a_call_the_host_gives_up_is_cancelled_then_and_stored_so() {
+    let Some(ev) = everything() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let steps = json!([
+        {"cancel": "ev__trigger-long-running-operation",
+         "args": {"duration": 30, "steps": 30}, "afterMs": 1000},
+        {"tool": "ev__echo", "args": {"message": "after"}},
+    ]);
+    let got = drive(data.path(), "generic", &["--mcp", &ev], steps, json!([]));
+    assert_eq!(got[1]["step"], "cancel", "{}", got[1]);
+    assert!(got[1]["error"].is_string(), "{}", got[1]);
+    assert_eq!(
+        got[2]["result"]["content"][0]["text"], "Echo: after",
+        "{}",
+        got[2]
+    );
+    let (_, messages) = support::mcp::first_session(data.path());
+    let messages = messages.as_array().unwrap();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    let given_up = &messages[1]["content"];
+    assert_eq!(given_up["toolName"], "ev__trigger-long-running-operation");
+    assert_eq!(given_up["status"], "error", "{given_up}");
+    assert_eq!(given_up["error"]["code"], "cancelled", "{given_up}");
+    let took = given_up["metadata"]["durationMs"].as_u64().unwrap();
+    assert!(
+        took < 10_000,
+        "cancelled after {took} ms, not at the host's cancel"
+    );
+    assert_eq!(messages[3]["content"]["toolName"], "ev__echo");
+}
+
 #[test]
 fn approvals_are_asked_through_the_hosts_elicitation() {
     let Some(ev) = everything() else { return };
