@@ -249,29 +249,36 @@ impl McpTool {
     /// Sends one `tools/call` and returns it in flight.
     async fn start(
         server: &McpServer,
-        params: CallToolRequestParams,
+        send: Outgoing<'_>,
         task_required: bool,
         ctx: ToolContext,
     ) -> Result<LiveCall, ToolError> {
         let conn = server.connection().await.map_err(unavailable)?;
-        if let Some(direct) = conn.direct.as_ref().filter(|_| {
-            !task_required
-                && params.meta.is_none()
-                && params.input_responses.is_none()
-                && params.request_state.is_none()
-        }) {
-            // Written by toolwire itself, not through rmcp's loop (see `DirectCalls`).
+        if let (Some(direct), Outgoing::Plain(name, input)) =
+            (conn.direct.as_ref().filter(|_| !task_required), &send)
+        {
+            // Written by toolwire itself, not through rmcp's loop (see `DirectCalls`),
+            // its arguments straight from the input.
+            let arguments = arguments_of(input)?;
             let meta = ctx.trace.as_ref().map(trace_fields).unwrap_or_default();
             let (asks_tx, asks) = mpsc::channel(4);
             let mut registration = conn.router.register(ctx, asks_tx);
             let (id, token) = direct.next();
             registration.bind(&token);
             let rx = direct
-                .call((&id, &token), &params.name, params.arguments.as_ref(), meta)
+                .call((&id, &token), name, arguments, meta)
                 .await
                 .map_err(|e| unavailable(server.error(format!("could not send the call: {e}"))))?;
             return Ok(LiveCall::new(conn, id, rx, asks, registration));
         }
+        let params = match send {
+            Outgoing::Plain(name, input) => {
+                let mut params = CallToolRequestParams::new(name.to_owned());
+                params.arguments = arguments(input)?;
+                params
+            }
+            Outgoing::Params(params) => params,
+        };
         let request = if task_required && conn.protocol.has_initialize() {
             // A 2025-11-25 tool that only runs as a task: the call asks for one. rmcp does
             // not model that revision's task field, so the request is sent as JSON.
@@ -550,14 +557,26 @@ fn from_text(text: &str, props: &serde_json::Map<String, Json>) -> serde_json::M
     out
 }
 
-fn arguments(input: &Json) -> Result<Option<JsonObject>, ToolError> {
+/// What a call sends: a plain call's name and input (a direct call writes the input
+/// without a copy of it), or rmcp's params (a retry carrying the person's answers).
+enum Outgoing<'a> {
+    Plain(&'a str, &'a Json),
+    Params(CallToolRequestParams),
+}
+
+/// A call's input as MCP arguments: an object, or none.
+fn arguments_of(input: &Json) -> Result<Option<&JsonObject>, ToolError> {
     match input {
-        Json::Object(map) => Ok(Some(map.clone())),
+        Json::Object(map) => Ok(Some(map)),
         Json::Null => Ok(None),
         _ => Err(ToolError::InvalidInput(
             "MCP tool arguments must be a JSON object".to_owned(),
         )),
     }
+}
+
+fn arguments(input: &Json) -> Result<Option<JsonObject>, ToolError> {
+    arguments_of(input).map(|map| map.cloned())
 }
 
 /// What the person is asked for a legacy `elicitation/create`, read from its JSON so
@@ -839,14 +858,8 @@ impl Tool for McpTool {
         let remote = Arc::clone(&self.remote);
         let task_required = self.task_required;
         Box::pin(async move {
-            let params = |remote: &str| -> Result<CallToolRequestParams, ToolError> {
-                let mut params = CallToolRequestParams::new(remote.to_owned());
-                params.arguments = arguments(&input)?;
-                Ok(params)
-            };
-            // Built again for the rare retry as a task, rather than cloned for every call.
-            let first = params(&remote)?;
-            let live = McpTool::start(&server, first, task_required, ctx.clone()).await?;
+            let plain = Outgoing::Plain(&remote, &input);
+            let live = McpTool::start(&server, plain, task_required, ctx.clone()).await?;
             let ran = McpTool::drive(
                 Arc::clone(&server),
                 Arc::clone(&parked),
@@ -865,7 +878,8 @@ impl Tool for McpTool {
             let received = match received {
                 Some(received) => received,
                 None => {
-                    let live = McpTool::start(&server, params(&remote)?, true, ctx.clone()).await?;
+                    let plain = Outgoing::Plain(&remote, &input);
+                    let live = McpTool::start(&server, plain, true, ctx.clone()).await?;
                     McpTool::drive(Arc::clone(&server), parked, &rounds, live, &ctx).await?
                 }
             };
@@ -949,7 +963,8 @@ impl Tool for McpTool {
             let params = self.retry_params(&input, &state, &resume.resolution);
             let task_required = self.task_required;
             return Some(Box::pin(async move {
-                let live = McpTool::start(&server, params?, task_required, ctx.clone()).await?;
+                let retry = Outgoing::Params(params?);
+                let live = McpTool::start(&server, retry, task_required, ctx.clone()).await?;
                 // Anything but another question ends the count (`drive` forgets it).
                 let ran = McpTool::drive(Arc::clone(&server), parked, &rounds, live, &ctx).await;
                 outcome(&server, &call, app_uri.as_deref(), ran?, &ctx).await
