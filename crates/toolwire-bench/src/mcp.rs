@@ -385,24 +385,19 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 /// Why the gateway is above 1.5× the parse-and-rewrite relay (issue 47's goal).
-const BEHIND_RELAY: &str = "not met reliably: on 2026-11-29 (release build, 2 cores, five \
-     quick runs, quiet) the gateway was 1.47-1.59× the parse relay of the same run (median \
-     1.56×), against 1.40-1.75× (median 1.56×) before that day's changes; the relay itself \
-     moves ±20% between runs here. The host and the server wait on the gateway in turn, so \
-     on two cores its CPU is on the path: its main thread spends 135-160 µs a call (perf \
-     stat), and callgrind counts ~398,000 instructions a call over every thread: storing \
-     behind the answer (the recorder's rows on the main thread ~72,000, SQLite's writer \
-     thread ~110,000), rmcp's service loop for the host's request (~100,000 with its \
-     dispatch), the call's driver and executor (~100,000), malloc/free throughout. That \
-     day: the server's answer read from its text straight into its typed form and kept as \
-     that text (no JSON tree, no second serialization to store it), and the call to the \
-     server written beside rmcp's loop, which together took ~15% of the echo client's \
-     instructions but a few percent of the gateway's. Earlier: rmcp's task for each host \
-     request boxed (514,000 → 398,000 instructions), storing behind the answer in batches, \
-     the host's stdio on the reactor, call futures boxed, SQL texts that stay in sqlx's \
-     cache, the host's tools/call parsed once. Next: the host's tools/call answered beside \
-     rmcp's service loop as the client side now is (its cancellation, progress, questions \
-     and tasks kept), and the recorder's rows made off the main thread.";
+const BEHIND_RELAY: &str = "met at the median, not in every run: on 2026-11-30 (release \
+     build, 2 cores, five quick runs, quiet) the gateway was 1.27-1.53× the parse relay of \
+     the same run (median 1.42×; 442 µs a call, 173 µs of it the gateway's CPU over every \
+     thread), against 1.47-1.59× (median 1.56×) the day before; the relay itself moves \
+     ±20% between runs here. The host and the server wait on the gateway in turn, so on two \
+     cores its CPU is on the path. callgrind, every thread: ~376,000 instructions a call \
+     (from ~398,000): the main thread ~260,000 (from ~288,000: the host's tools/call now \
+     answered beside rmcp's service loop, and the call to the server written beside it \
+     too), SQLite's writer thread ~117,000. The main thread's largest parts: the recorder \
+     landing each batch (~70,000: the result cloned for the message and for its event, \
+     serialized for both), the call's driver and executor (~110,000), malloc/free \
+     throughout. Next: the landing's clones and second serialization, then fewer \
+     allocations a call.";
 
 /// The 5 MB file the gateway_big row reads: 75,000 numbered lines and an error at the end.
 fn big_file(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
@@ -526,23 +521,23 @@ pub(crate) fn echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
 }
 
 /// Why the echo is above 1.3× the bare loop (issue 47's goal).
-const BEHIND_FLOOR: &str = "not met reliably: on 2026-11-29 (release build, 2 cores, five \
-     quick runs each, quiet) toolwire was 1.17-1.39× the floor at 1,000 calls (median \
-     1.25×) and 1.60-1.94× at 100 (median 1.66×), against 1.20-1.50× and 1.30-1.82× the \
-     hour before (runs of one build swing ±20%: the floor's own per-call time ranged \
-     57-203 µs between runs); at 10,000 calls 0.99-1.5× on earlier days. Per-call laps \
-     of 20 calls show toolwire within ~1.1× of the floor once a few hundred calls in, and \
-     ~1.5× in its first hundred, where the 100-call row lives. Where the difference goes \
-     (perf, sched_switch/sched_wakeup and every write, per call, earlier that day): the \
+const BEHIND_FLOOR: &str = "not met reliably: on 2026-11-30 (release build, 2 cores, five \
+     quick runs each, quiet) toolwire was 1.14-1.42× the floor at 1,000 calls (median \
+     1.20×) and 1.23-1.70× at 100 (median 1.41×), against 1.20-1.50× and 1.30-1.82× the \
+     evening before (runs of one build swing ±20%: the floor's own per-call time ranged \
+     57-203 µs between server instances); at 10,000 calls 0.99-1.5× on earlier days. \
+     Per-call laps of 20 calls show toolwire within ~1.1× of the floor once a few hundred \
+     calls in, and ~1.5× in its first hundred, where the 100-call row lives. Where the \
+     difference goes (perf, sched_switch/sched_wakeup and every write, per call): the \
      server runs on the client's core in 98-100% of calls (the pipe's wake-ups are \
      synchronous), both wake-ups take 4-13 µs for toolwire and the floor alike, the \
      server's own work is the same for both; toolwire makes four system calls a call, no \
      extra wake-up, thread or timer. What differs is toolwire's time on the core between \
-     the answer and its next request, its CPU (27-29 µs a call by getrusage, kernel time \
-     included), which the server waits for. That day toolwire's instructions an echo call \
-     went from ~89,900 to ~69,400 (callgrind): the answer read from its text straight into \
-     its typed form (no JSON tree), and the call written and answered beside rmcp's \
-     service loop. What is left: the executor's events and context (~20,000), malloc and \
-     free (~18,000), the typed read and the transport (~12,000). Both clients and the \
-     floor send `_meta.progressToken` on every call, so the three make the same \
-     requests.";
+     the answer and its next request, its CPU (26 µs a call by getrusage, kernel time \
+     included, from 29-33), which the server waits for. toolwire's instructions an echo \
+     call went from ~89,900 to ~69,400 (callgrind) on 2026-11-29: the answer read from its \
+     text straight into its typed form (no JSON tree), and the call written and answered \
+     beside rmcp's service loop. What is left: the executor's events and context \
+     (~20,000), malloc and free (~18,000; 89 allocations a call, 24 of them string \
+     clones), the typed read and the transport (~12,000). Both clients and the floor send \
+     `_meta.progressToken` on every call, so the three make the same requests.";
