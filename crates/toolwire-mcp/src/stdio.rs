@@ -462,9 +462,7 @@ impl DirectCalls {
                 request_state: None,
             },
         };
-        let mut bytes = Vec::with_capacity(256);
-        serde_json::to_writer(&mut bytes, &line)?;
-        bytes.push(b'\n');
+        let bytes = line_of(&line)?;
         let rx = self.answers.expect(id).ok_or_else(closed)?;
         if let Err(e) = self.pipe.send_line(bytes).await {
             self.answers.forget(id);
@@ -668,14 +666,14 @@ impl FastPath<RoleServer> for CallRequests {
         let Some((calls, pipe)) = &self.direct else {
             return Some(message);
         };
-        if calls.0.started.get().is_none() {
+        let Some(started) = calls.0.started.get() else {
             return Some(message);
-        }
+        };
         match message {
             JsonRpcMessage::Request(request)
                 if matches!(request.request, ClientRequest::CallToolRequest(_)) =>
             {
-                calls.answer(request.id, request.request, pipe);
+                calls.answer(started, request.id, request.request, pipe);
                 None
             }
             JsonRpcMessage::Notification(notification) => {
@@ -749,11 +747,15 @@ impl HostCalls {
         initialized && self.0.started.set((peer, handler)).is_ok()
     }
 
-    /// Answers `request`, a `tools/call` the host sent as `id`, on a task of its own.
-    fn answer(&self, id: RequestId, mut request: ClientRequest, pipe: &Arc<dyn LineOut>) {
-        let Some((peer, handler)) = self.0.started.get() else {
-            return;
-        };
+    /// Answers `request`, a `tools/call` the host sent as `id`, on a task of its own, by
+    /// the handler `start` was given.
+    fn answer(
+        &self,
+        (peer, handler): &(Peer<RoleServer>, HostHandler),
+        id: RequestId,
+        mut request: ClientRequest,
+        pipe: &Arc<dyn LineOut>,
+    ) {
         let ct = CancellationToken::new();
         if let Ok(mut running) = self.0.running.lock() {
             running.insert(id.clone(), ct.clone());
@@ -774,16 +776,16 @@ impl HostCalls {
             if let Ok(mut running) = shared.running.lock() {
                 running.remove(&id);
             }
-            let mut bytes = Vec::with_capacity(256);
-            if let Err(e) = serde_json::to_writer(&mut bytes, &message) {
-                bytes.clear();
-                let error = ErrorData::internal_error(format!("unsendable answer: {e}"), None);
-                let message: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::error(error, Some(id));
-                if serde_json::to_writer(&mut bytes, &message).is_err() {
-                    return;
+            let bytes = match line_of(&message) {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    let error = ErrorData::internal_error(format!("unsendable answer: {e}"), None);
+                    let message: TxJsonRpcMessage<RoleServer> =
+                        JsonRpcMessage::error(error, Some(id));
+                    let Ok(bytes) = line_of(&message) else { return };
+                    bytes
                 }
-            }
-            bytes.push(b'\n');
+            };
             // A pipe that closed took the host with it: nobody is left to tell.
             let _ = pipe.send_line(bytes).await;
         });
@@ -1109,6 +1111,14 @@ async fn finish_line<W: AsyncWrite + Unpin>(
     write.flush().await
 }
 
+/// `message` as one line of JSON, newline included.
+fn line_of(message: &impl Serialize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(256);
+    serde_json::to_writer(&mut bytes, message)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
 fn closed() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::NotConnected, "Transport is closed")
 }
@@ -1354,9 +1364,10 @@ mod tests {
     }
 
     /// A call toolwire writes itself goes out as rmcp would write it (its id and progress
-    /// token a string of toolwire's, never one of rmcp's numbers), and its answer reaches it, not rmcp: as text, or as the
-    /// server's error; rmcp still gets every other line. When the stream ends, a call
-    /// still waiting hears so, and no call is written any more.
+    /// token a string of toolwire's, never one of rmcp's numbers), and its answer reaches
+    /// it, not rmcp: as text, or as the server's error; rmcp still gets every other line.
+    /// When the stream ends, a call still waiting hears so, and no call is written any
+    /// more.
     #[tokio::test]
     async fn a_direct_call_is_answered_beside_rmcp_and_hears_the_end() {
         let (raw, mut transport, (server_read, mut server_write)) = with_answers();

@@ -381,8 +381,7 @@ impl McpTool {
                             }
                         }
                         Ok(Ok(ServerResult::CustomResult(CustomResult(json)))) => json,
-                        Ok(Ok(result)) => serde_json::to_value(&result)
-                            .map_err(|e| ToolError::failed(format!("unreadable result: {e}")))?,
+                        Ok(Ok(result)) => serde_json::to_value(&result).map_err(unreadable)?,
                         // Refused for want of a token or of scope: the server now
                         // waits for a login (step-up asks for the scope named here).
                         Ok(Err(e)) if e.auth_challenge().is_some() => {
