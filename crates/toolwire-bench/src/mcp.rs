@@ -342,12 +342,12 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         ours.close_ms,
     );
     let path = "1,000 MCP tools/call to server-everything's echo through toolwire gateway (stdio)";
-    let row = || Row::new(path, size, format!("{calls} calls"), Unit::Ms, ours.ms);
+    let row = |path: &str| Row::new(path, size, format!("{calls} calls"), Unit::Ms, ours.ms);
     Ok(vec![
         // Issue 47's target: at most 1.5× a process in between that parses each line and
         // writes it again, nothing else (the floor of any gateway that reads what it
         // passes on). Not met reliably here, so a goal (see `behind`).
-        row()
+        row(&format!("{path}, beside a relay that parses each line"))
             .note(note.clone())
             .floor(
                 "the same client and server with a relay between them that parses each \
@@ -368,7 +368,7 @@ pub(crate) fn gateway_echo(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         // The guard --check judges (5× until 2026-11-24, 3× until 2026-11-28): 2.03-2.25×
         // on a quiet machine on 2026-11-25 (AMD EPYC), 2.1-2.85× on 2026-11-28 on a slower
         // one (Intel Xeon; 2.85× in a CI rehearsal), 1.96-2.57× on 2026-11-29.
-        row()
+        row(path)
             .note(note)
             .peer(
                 "the MCP TypeScript SDK client calling the server directly",
