@@ -532,14 +532,15 @@ impl Gateway {
             // Boxed, as every path a plain call does not take: this future is moved
             // whole (into its box, into rmcp's task), so its size is what the common
             // path needs, not what the largest rare one does.
-            return Box::pin(self.resume(state, &name, &sent, request.input_responses, &context))
-                .await;
+            let resumed =
+                Box::pin(self.resume(state, &name, &sent, request.input_responses, &context));
+            return resumed.await;
         }
-        if name != READ_RESULT
-            && self.may_be_task(&context)
-            && let Some(task) = Box::pin(self.call_as_task(&name, &arguments, &context)).await?
-        {
-            return Ok(task);
+        if name != READ_RESULT && self.may_be_task(&context) {
+            let as_task = Box::pin(self.call_as_task(&name, &arguments, &context));
+            if let Some(task) = as_task.await? {
+                return Ok(task);
+            }
         }
         let session = self.session(&context).await?;
         let channel = asks::host_channel(&context);
@@ -555,7 +556,8 @@ impl Gateway {
                 .map_or(fits, |n| usize::try_from(n).unwrap_or(fits));
             arguments.insert("limit".into(), json!(asked.min(fits)));
             // It reads the history: every call answered before must be in it.
-            Box::pin(self.recorder().flush()).await;
+            let flushed = Box::pin(self.recorder().flush());
+            flushed.await;
         }
         let input = Json::Object(arguments);
         let call = ToolCall::new(new_id("call"), &name, input);
@@ -581,11 +583,10 @@ impl Gateway {
                         progress: Some(progress::Tap::to(progress::To::Latest(latest))),
                     })
                     .without_events();
-                let running = Box::pin(host.run_call(&session, call.clone(), options))
-                    .await
-                    .map_err(|e| {
-                        ErrorData::internal_error(format!("the call could not start: {e}"), None)
-                    })?;
+                let started = Box::pin(host.run_call(&session, call.clone(), options));
+                let running = started.await.map_err(|e| {
+                    ErrorData::internal_error(format!("the call could not start: {e}"), None)
+                })?;
                 tokio::spawn(async move {
                     let done = running.finish().await.map_err(|e| e.to_string());
                     let _ = steps.send(rounds::Step::Done(Box::new(done))).await;
@@ -600,7 +601,8 @@ impl Gateway {
                     progress,
                     cancel,
                 };
-                return Box::pin(self.fly(flight, &context)).await;
+                let flown = Box::pin(self.fly(flight, &context));
+                return flown.await;
             }
             (Some(_), _) => asks::Via::Elicit(context.peer.clone()),
             (None, _) => asks::Via::Elsewhere {
@@ -795,7 +797,8 @@ impl ServerHandler for Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         // Boxed: rmcp spawns a task per request around this future, and tokio copies a
         // task's whole future several times; the call's is tens of kilobytes.
-        Box::pin(self.call(request, context)).await
+        let call = Box::pin(self.call(request, context));
+        call.await
     }
 
     async fn get_task(

@@ -33,17 +33,17 @@ pub const MEMORY_EVENTS_KEPT: usize = 10_000;
 impl EventLog for MemoryEventLog {
     async fn append_event(&self, session_id: &str, at: String, kind: EventKind) -> Result<Event> {
         let mut map = self.events.lock().map_err(poisoned)?;
-        let events = map.entry(session_id.to_owned()).or_default();
-        let event = Event {
-            session_id: session_id.to_owned(),
-            seq: events.back().map_or(0, |e| e.seq) + 1,
-            at,
-            kind,
+        // Looked up before an entry is made: the session's id is copied into a key once
+        // per session, not once per event (two a call).
+        let event = match map.get_mut(session_id) {
+            Some(events) => keep(events, session_id, at, kind),
+            None => keep(
+                map.entry(session_id.to_owned()).or_default(),
+                session_id,
+                at,
+                kind,
+            ),
         };
-        if events.len() >= MEMORY_EVENTS_KEPT {
-            events.pop_front();
-        }
-        events.push_back(event.clone());
         Ok(event)
     }
 
@@ -62,6 +62,22 @@ impl EventLog for MemoryEventLog {
             .and_then(|e| e.back())
             .map_or(0, |e| e.seq))
     }
+}
+
+/// Numbers the next event of a session's `events`, keeps it (dropping the oldest past
+/// [`MEMORY_EVENTS_KEPT`]) and returns it.
+fn keep(events: &mut VecDeque<Event>, session_id: &str, at: String, kind: EventKind) -> Event {
+    let event = Event {
+        session_id: session_id.to_owned(),
+        seq: events.back().map_or(0, |e| e.seq) + 1,
+        at,
+        kind,
+    };
+    if events.len() >= MEMORY_EVENTS_KEPT {
+        events.pop_front();
+    }
+    events.push_back(event.clone());
+    event
 }
 
 /// Pending calls, in the order they were put.

@@ -104,14 +104,26 @@ impl Host {
                 .append(session_id, Message::assistant("", vec![call.clone()]))
                 .await?;
         }
-        let host = self.clone();
-        let session = session_id.to_owned();
         let call_id = call.id.clone();
         let events = options.events;
-        // Boxed where it is made: the run's task holds it whole.
-        let work = Box::pin(async move { host.drive(&session, call, options).await });
+        let work = self.driven(session_id, call, options);
         let running = self.run_with(session_id, work, events).await?;
         Ok(running.for_call(call_id))
+    }
+
+    /// The call's drive, boxed where it is made (the run's task holds it whole), in a
+    /// function of its own and not in `run_call`'s body: there the unboxed future was a
+    /// temporary of `run_call`'s own future, which carried its ~13 KB to every caller's
+    /// future (each copied whole on its way into a box or a task).
+    fn driven(
+        &self,
+        session_id: &str,
+        call: ToolCall,
+        options: CallOptions,
+    ) -> futures::future::BoxFuture<'static, Result<ToolResult, HostError>> {
+        let host = self.clone();
+        let session = session_id.to_owned();
+        Box::pin(async move { host.drive(&session, call, options).await })
     }
 
     /// Runs, settles and lands one call, as its options say.
