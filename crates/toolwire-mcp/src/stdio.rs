@@ -629,6 +629,7 @@ impl<'a> CallOut<'a> {
 struct Answer<'a> {
     #[serde(rename = "jsonrpc")]
     _jsonrpc: JsonRpcVersion2_0,
+    #[serde(deserialize_with = "request_id")]
     id: RequestId,
     /// Checked to be one JSON value, and no more: parsed only when nobody wants the text.
     #[serde(borrow)]
@@ -815,10 +816,50 @@ impl HostCalls {
 struct CallLine {
     #[serde(rename = "jsonrpc")]
     _jsonrpc: JsonRpcVersion2_0,
+    #[serde(deserialize_with = "request_id")]
     id: RequestId,
     #[serde(rename = "method")]
     _method: CallToolRequestMethod,
     params: CallToolRequestParams,
+}
+
+/// A request's id on the fast paths, read as rmcp reads one (an integer, also in float
+/// form when exact, or a string) but straight from the text: rmcp's reader goes through
+/// a `serde_json::Value`, a string id then copied twice (~3,500 instructions an answer).
+fn request_id<'de, D: serde::Deserializer<'de>>(from: D) -> Result<RequestId, D::Error> {
+    struct Id;
+    impl serde::de::Visitor<'_> for Id {
+        type Value = RequestId;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a number or a string")
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RequestId, E> {
+            Ok(RequestId::Number(n))
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RequestId, E> {
+            i64::try_from(n)
+                .map(RequestId::Number)
+                .map_err(|_| E::custom("Number too large for i64"))
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<RequestId, E> {
+            // As rmcp: `1.0` and `1e2` are integers in float form; 2^53 and beyond
+            // cannot say which integer was sent.
+            if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+                Ok(RequestId::Number(n as i64))
+            } else {
+                Err(E::custom("Expected an integer"))
+            }
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<RequestId, E> {
+            Ok(RequestId::String(text.into()))
+        }
+    }
+    from.deserialize_any(Id)
 }
 
 /// A line without its newline, carriage return or byte order mark.
@@ -1257,6 +1298,63 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     use super::*;
+
+    /// The fast paths read an id as rmcp does, whatever the server or host wrote: the
+    /// same id, or a refusal where rmcp refuses.
+    #[test]
+    fn an_id_is_read_as_rmcp_reads_it() {
+        #[derive(Deserialize)]
+        struct Ours {
+            #[serde(deserialize_with = "request_id")]
+            id: RequestId,
+        }
+        #[derive(Deserialize)]
+        struct Rmcps {
+            id: RequestId,
+        }
+        let ids = [
+            "0",
+            "7",
+            "-3",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "1.0",
+            "1e2",
+            "1.5",
+            "9007199254740992.0",
+            "-2.0",
+            "\"toolwire-1\"",
+            "\"\"",
+            "\"\\u00e9\\n\"",
+            "\"é\"",
+            "true",
+            "null",
+            "[]",
+            "{}",
+        ];
+        for id in ids {
+            let line = format!("{{\"id\":{id}}}");
+            let ours = serde_json::from_str::<Ours>(&line).map(|o| o.id);
+            let rmcps = serde_json::from_str::<Rmcps>(&line).map(|r| r.id);
+            match (&ours, &rmcps) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{id}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{id}: ours {ours:?}, rmcp's {rmcps:?}"),
+            }
+        }
+        // Both kinds occur, so the comparison above is not of refusals alone.
+        assert_eq!(
+            serde_json::from_str::<Ours>("{\"id\":\"toolwire-1\"}")
+                .unwrap()
+                .id,
+            RequestId::String("toolwire-1".into())
+        );
+        assert_eq!(
+            serde_json::from_str::<Ours>("{\"id\":1e2}").unwrap().id,
+            RequestId::Number(100)
+        );
+    }
 
     /// A server that does not stop when its stdin closes is sent SIGTERM before it is
     /// killed: its handler runs (it could save its state), and it is not killed.
