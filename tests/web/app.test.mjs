@@ -702,14 +702,20 @@ test('server-system-monitor, a real MCP App, polls its app-only tool with no app
     await folded(page);
     // The app made these calls, not the person: the card says so.
     assert.equal(await page.locator(`${pollCards}:visible .by-person`).innerText(), 'by the sm__get-system-info app');
-    // The button moves to the newest card with each poll (every 2 s): a click that lands
-    // as it moves is made again.
-    const toggle = (want) => until(async () => {
+    // The button goes with the newest card as the polls come (every 2 s), the same
+    // element: focus on it stays through a poll, and one click does it, whenever the next
+    // poll lands.
+    const button = await page.locator(`${pollCards} button.series`).elementHandle();
+    await button.focus();
+    const count = async () => Number(/\d+/.exec(await button.innerText())[0]);
+    const seen = await count();
+    await until(async () => (await count()) > seen, 10000, 'a poll while the button has focus');
+    assert.ok(await button.evaluate((el) => el.isConnected && document.activeElement === el && !el.closest('.card').hidden), 'the same button, focused, on the shown card');
+    const toggle = async (want) => {
       const button = page.locator(`${pollCards} button.series`);
-      if ((await button.getAttribute('aria-expanded').catch(() => null)) === want) return true;
-      await button.click({ timeout: 2000 }).catch(() => {});
-      return (await button.getAttribute('aria-expanded').catch(() => null)) === want;
-    }, 10000, `the earlier polls ${want === 'true' ? 'shown' : 'folded'}`);
+      await button.click();
+      await until(async () => (await button.getAttribute('aria-expanded')) === want, 5000, `the earlier polls ${want === 'true' ? 'shown' : 'folded'}`);
+    };
     await toggle('true');
     assert.ok((await page.locator(`${pollCards}:visible`).count()) >= 3, 'the earlier polls shown');
     assert.match(await page.locator(`${pollCards} button.series`).innerText(), /^fold \d+ earlier calls$/);

@@ -243,6 +243,23 @@ export class Card {
     this.seriesEl.setAttribute('aria-expanded', String(series.open));
   }
 
+  /** Takes over the series button of `from`, the series' newest card until this one
+   * came: the same element moves, so a click pressed on it as a poll lands (its press
+   * and release on one element, at the same place when the series' card is the last one)
+   * is not lost, and keyboard focus on it stays. */
+  adoptSeriesNote(from) {
+    const el = from.seriesEl;
+    from.seriesEl = null;
+    if (!el || this.seriesEl) {
+      if (el) el.remove();
+      return;
+    }
+    const focused = document.activeElement === el;
+    this.seriesEl = el;
+    (this.byEl || this.toolEl).after(el);
+    if (focused) el.focus({ preventScroll: true });
+  }
+
   /** Folds or unfolds the card's body; an approval or question shows either way. A body
    * folded before it was drawn is drawn once unfolded and near the viewport: unfolding
    * all of a 10,000-call session draws what is on screen, not everything. */

@@ -625,7 +625,7 @@ export class SessionView {
     if (before.el.compareDocumentPosition(card.el) & Node.DOCUMENT_POSITION_FOLLOWING) {
       older = before;
       series.latest = card;
-      before.seriesNote(null);
+      card.adoptSeriesNote(before);
     }
     series.earlier.push(older);
     if (older.folded()) older.el.hidden = true;
