@@ -121,9 +121,10 @@ pub(crate) fn spawn_serve_listening(
         .args(serve)
         .env_remove("TOOLWIRE_TOKEN")
         .env_remove("TOOLWIRE_PROVIDER")
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let log = drain_log(&mut child);
     // 30 s, not 5: on Postgres + S3 serve migrates and checks its bucket before it
     // listens, and a CI rehearsal beside other builds took longer than 5 s once.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -132,13 +133,53 @@ pub(crate) fn spawn_serve_listening(
             return child;
         }
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("serve exited before it listened: {status}");
+            panic!(
+                "serve exited before it listened: {status}; its log ends:\n{}",
+                log_end(&log)
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.kill();
     let _ = child.wait();
-    panic!("serve did not listen within 30 s");
+    panic!(
+        "serve did not listen within 30 s; its log ends:\n{}",
+        log_end(&log)
+    );
+}
+
+/// The end of a child's log: its last 4 KB or more, kept as its stderr is read (and
+/// read on until it closes, so a chatty child never blocks on a full pipe).
+type LogEnd = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// Reads `child`'s stderr on a thread of its own, keeping its end: CI keeps nothing else
+/// of serve's log when it does not come up.
+fn drain_log(child: &mut std::process::Child) -> LogEnd {
+    let log = LogEnd::default();
+    if let Some(mut stderr) = child.stderr.take() {
+        let kept = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut buf) {
+                let Ok(mut kept) = kept.lock() else { return };
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > 8192 {
+                    let cut = kept.len() - 4096;
+                    kept.drain(..cut);
+                }
+            }
+        });
+    }
+    log
+}
+
+/// What `log` holds so far, as text.
+fn log_end(log: &LogEnd) -> String {
+    // The child has exited or been killed: a moment for the thread to read its last words.
+    std::thread::sleep(Duration::from_millis(100));
+    log.lock()
+        .map(|kept| String::from_utf8_lossy(&kept).into_owned())
+        .unwrap_or_default()
 }
 
 /// A server process that is killed when the test ends, passed or failed (a live child
