@@ -531,7 +531,10 @@ impl Gateway {
             let sent = Json::Object(arguments);
             // Boxed, as every path a plain call does not take: this future is moved
             // whole (into its box, into rmcp's task), so its size is what the common
-            // path needs, not what the largest rare one does.
+            // path needs, not what the largest rare one does. Each box is bound before
+            // it is awaited: a statement's temporaries live across its await, and in
+            // `Box::pin(f).await` the unboxed `f` stayed in this future (30 KB, 6.8 KB
+            // bound, measured with `size_of_val`).
             let resumed =
                 Box::pin(self.resume(state, &name, &sent, request.input_responses, &context));
             return resumed.await;
@@ -796,7 +799,8 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // Boxed: rmcp spawns a task per request around this future, and tokio copies a
-        // task's whole future several times; the call's is tens of kilobytes.
+        // task's whole future several times. Bound before it is awaited, so the unboxed
+        // future is not a temporary kept in this one (see `Gateway::call`).
         let call = Box::pin(self.call(request, context));
         call.await
     }
