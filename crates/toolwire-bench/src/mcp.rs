@@ -531,17 +531,18 @@ const BEHIND_FLOOR: &str = "not met reliably: on 2026-11-30 (release build, 2 co
      quick runs each, quiet) toolwire was 1.14-1.42× the floor at 1,000 calls (median \
      1.20×) and 1.23-1.70× at 100 (median 1.41×); at 10,000 calls 0.99-1.5× on earlier \
      days. At 100 calls the floor's best of three catches the server's fast start: the \
-     bare loop's first 50 measured calls took 58-70 µs each in most runs, 100-350 µs \
-     later (the server slows after ~70 calls, whoever calls it), so toolwire's fixed cost \
-     a call weighs most there; toolwire's own CPU a call is flat through the run (22-30 µs \
-     in every 50 calls), and best of nine rounds gave 1.23-2.40× (the floor's minimum \
-     falls further), so only a cheaper call settles it. CPU a call (getrusage, kernel \
-     included, single runs of 1,000 calls): the floor 17-24 µs (the pipe's write and \
-     read, the server's wake-up), toolwire 31-39 µs; both rows now say theirs. toolwire makes four system calls a call, no extra wake-up, \
-     thread or timer; its instructions an echo call went from ~89,900 to ~69,400 \
-     (callgrind) on 2026-11-29: the answer read from its text straight into its typed \
-     form, and the call written and answered beside rmcp's service loop. What is left: \
-     the executor's events and context (~20,000), malloc and free (~18,000; 89 \
-     allocations a call, 24 of them string clones), the typed read and the transport \
-     (~12,000). Both clients and the floor send `_meta.progressToken` on every call, so \
-     the three make the same requests (docs/measurements.md, 2026-11-29 to 11-30).";
+     bare loop's first 50 measured calls took 58-70 µs each in most runs, 100-350 µs later \
+     (the server slows after ~70 calls, whoever calls it), so toolwire's fixed cost a call \
+     weighs most there; toolwire's own CPU a call is flat through the run (22-30 µs in \
+     every 50 calls), and best of nine rounds gave 1.23-2.40× (the floor's minimum falls \
+     further), so only a cheaper call settles it. CPU a call (getrusage, kernel included, \
+     single runs of 1,000 calls): the floor 17-24 µs (the pipe's write and read, the \
+     server's wake-up), toolwire 31-39 µs; both rows now say theirs. toolwire makes four \
+     system calls a call, no extra wake-up, thread or timer; its instructions an echo call \
+     went from ~89,900 to ~69,400 (callgrind) on 2026-11-29: the answer read from its text \
+     straight into its typed form, and the call written and answered beside rmcp's service \
+     loop. What is left: the executor's events and context (~20,000), malloc and free \
+     (~18,000; 89 allocations a call, 24 of them string clones), the typed read and the \
+     transport (~12,000). Both clients and the floor send `_meta.progressToken` on every \
+     call, so the three make the same requests (docs/measurements.md, 2026-11-29 to \
+     11-30).";
