@@ -155,7 +155,7 @@ async fn run_subagent(
         .stores
         .create_session(NewSession {
             title: Some(args.description.clone()),
-            ..NewSession::child_of(&ctx.session_id)
+            ..NewSession::child_of(&*ctx.session_id)
         })
         .await
         .map_err(|e| {
@@ -166,15 +166,15 @@ async fn run_subagent(
         })?;
     let done = CancellationToken::new();
     parent.track_child(ChildRun {
-        parent_session: ctx.session_id.clone(),
-        call_id: ctx.call_id.clone(),
+        parent_session: ctx.session_id.to_string(),
+        call_id: ctx.call_id.to_string(),
         child_session: session.id.clone(),
         done: done.clone(),
     });
     // The subagent runs as its own task: when this call is cancelled the executor drops
     // this future, and the subagent must still store its cancelled results and end.
     let child_session = session.id.clone();
-    let (parent_call, prompt, cancel) = (ctx.call_id.clone(), args.prompt, ctx.cancel.clone());
+    let (parent_call, prompt, cancel) = (ctx.call_id.to_string(), args.prompt, ctx.cancel.clone());
     // The subagent's turn is traced under this call's span.
     let trace = ctx.trace.clone();
     let run = tokio::spawn(async move {
@@ -206,7 +206,7 @@ async fn run_subagent(
         )
     })?;
     // callId and toolName are overwritten by the executor with the call's own.
-    let call = CallRef::new(&ctx.call_id, TASK_TOOL);
+    let call = CallRef::new(&*ctx.call_id, TASK_TOOL);
     let mut result = match outcome {
         Ok(o) => match o.stop {
             StopReason::Done => ToolResult::success(call, Value::text(cap(&o.text, &session.id))),

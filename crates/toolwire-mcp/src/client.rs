@@ -468,7 +468,7 @@ mod tests {
         let token = ProgressToken(rmcp::model::NumberOrString::Number(7));
         assert!(router.context_of(&token).is_none());
         registration.bind(&token);
-        assert_eq!(router.context_of(&token).unwrap().call_id, "c1");
+        assert_eq!(router.context_of(&token).unwrap().call_id, "c1".into());
         drop(registration);
         assert!(router.context_of(&token).is_none());
         assert!(router.oldest_asker().is_none());

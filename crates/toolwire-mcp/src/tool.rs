@@ -853,7 +853,7 @@ impl Tool for McpTool {
         let parked = Arc::clone(&self.parked);
         let rounds = Arc::clone(&self.rounds);
         let app_uri = self.app_uri.clone();
-        let call = CallRef::new(&ctx.call_id, &self.schema.name);
+        let call = CallRef::new(&*ctx.call_id, &self.schema.name);
         let remote = Arc::clone(&self.remote);
         let task_required = self.task_required;
         Box::pin(async move {
@@ -907,7 +907,7 @@ impl Tool for McpTool {
         let parked = Arc::clone(&self.parked);
         let rounds = Arc::clone(&self.rounds);
         let app_uri = self.app_uri.clone();
-        let call = CallRef::new(&ctx.call_id, &self.schema.name);
+        let call = CallRef::new(&*ctx.call_id, &self.schema.name);
         let state = resume.state.unwrap_or(Json::Null);
         if let Some(live_id) = state.get("live").and_then(Json::as_str) {
             // A legacy question: the call is still in flight, waiting for this answer.

@@ -39,8 +39,8 @@ pub(crate) fn rfc3339_millis(at: SystemTime) -> String {
     out[19] = b'.';
     put(&mut out[20..23], u64::from(millis));
     out[23] = b'Z';
-    // Only ASCII digits and separators were written, so this never takes the lossy path.
-    String::from_utf8_lossy(&out).into_owned()
+    // Only ASCII digits and separators were written: each byte is its own char.
+    out.iter().copied().map(char::from).collect()
 }
 
 /// `n` in decimal, zero-padded to fill `into` (its high digits dropped if it is wider,

@@ -9,15 +9,17 @@ use toolwire_core::{TraceContext, Widget};
 
 use futures::future::BoxFuture;
 
-/// Cheap to clone; every clone talks to the same call.
+/// Cheap to clone (its ids are shared, not copied: an executor hands one call's context to
+/// the tool, to its MCP routing and to its progress, three copies a call); every clone
+/// talks to the same call.
 #[derive(Clone)]
 pub struct ToolContext {
     /// The id of the call being run.
-    pub call_id: String,
+    pub call_id: Arc<str>,
     /// The session the call belongs to.
-    pub session_id: String,
+    pub session_id: Arc<str>,
     /// The trace the call runs under, for logs across processes.
-    pub trace_id: String,
+    pub trace_id: Arc<str>,
     /// The session's owner, when the host knows one.
     pub user_id: Option<String>,
     /// Cancelled on timeout, on a user's cancel, or when the turn is abandoned. Long tools
@@ -94,9 +96,9 @@ impl ToolContext {
         progress: Option<Arc<dyn ProgressSink>>,
     ) -> Self {
         ToolContext {
-            call_id: call_id.to_owned(),
-            session_id: session_id.to_owned(),
-            trace_id: trace_id.to_owned(),
+            call_id: call_id.into(),
+            session_id: session_id.into(),
+            trace_id: trace_id.into(),
             user_id,
             cancel: CancellationToken::new(),
             approved: false,

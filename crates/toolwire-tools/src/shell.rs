@@ -180,7 +180,7 @@ async fn run_command(root: &Path, args: RunArgs, ctx: ToolContext) -> Result<Out
     // with `setsid` escapes this; only a cgroup would hold it.
     group.kill();
     let text = out.into_text();
-    let call = CallRef::new(&ctx.call_id, "run");
+    let call = CallRef::new(&*ctx.call_id, "run");
     let (summary, failure) = match ended {
         Ended::TimedOut => (
             format!("timed out after {timeout_secs}s"),
