@@ -97,7 +97,7 @@ impl Cut {
     }
 
     fn marker(&self, ctx: CutContext<'_>) -> String {
-        let id = Json::String(ctx.call_id.to_string());
+        let id = Json::String(ctx.call_id.to_owned());
         let pointer = Json::String(self.most.1.clone());
         format!(
             "[… JSON shortened by toolwire: {} array items and {} string chars omitted; read the full value with {}, or the place cut most with read_result {{\"callId\":{id},\"part\":{},\"pointer\":{pointer}}} …]",
