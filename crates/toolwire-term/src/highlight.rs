@@ -118,6 +118,12 @@ pub(crate) fn syntax_name(syntax: Option<&SyntaxReference>) -> Option<&str> {
     syntax.map(|s| s.name.as_str())
 }
 
+/// Lines longer than this are drawn plain. Highlighting costs some hundred regex searches
+/// a token, so one minified bundle or base64 blob on a single line (a tool's output, with
+/// no height to cut it when piped) would otherwise hold the terminal for seconds; no
+/// person reads colour in a line of 16 KiB.
+const MAX_HIGHLIGHTED_LINE: usize = 16 * 1024;
+
 /// Highlights successive lines of one text; plain when colour is off or the language
 /// is unknown, so the text is identical either way.
 pub(crate) struct Highlighter {
@@ -146,11 +152,14 @@ impl Highlighter {
         Highlighter { inner, base }
     }
 
-    /// Spans of one line (given without its `\n`), sanitized, tabs expanded.
+    /// Spans of one line (given without its `\n`), sanitized, tabs expanded. A line over
+    /// [`MAX_HIGHLIGHTED_LINE`] is plain and leaves the highlighter's state where it was,
+    /// so the lines after it are coloured as if it were not there.
     pub(crate) fn line(&mut self, line: &str) -> Vec<Span> {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let Some(hl) = self.inner.as_mut() else {
-            return vec![Span::new(sanitize::line(line, 0), self.base)];
+        let hl = match self.inner.as_mut() {
+            Some(hl) if line.len() <= MAX_HIGHLIGHTED_LINE => hl,
+            _ => return vec![Span::new(sanitize::line(line, 0), self.base)],
         };
         let with_newline = format!("{line}\n");
         let pieces = match hl.highlight_line(&with_newline, syntaxes()) {
@@ -242,5 +251,22 @@ mod tests {
         let text: String = spans.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(text, "fn main() { // hi");
         assert!(spans.iter().any(|s| s.style.fg.is_some()));
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_plain_and_the_next_is_coloured() {
+        let syntax = find_syntax(Some("rust"), None, None, "");
+        let mut hl = Highlighter::new(syntax, ColorMode::Ansi256, Style::PLAIN);
+        let long = "let x = 1; ".repeat(MAX_HIGHLIGHTED_LINE / 11 + 1);
+        assert!(long.len() > MAX_HIGHLIGHTED_LINE);
+        let spans = hl.line(&long);
+        assert_eq!(spans.len(), 1);
+        assert_eq!(spans[0].style, Style::PLAIN);
+        assert_eq!(spans[0].text, long);
+        let next = hl.line("fn main() {}");
+        assert!(next.iter().any(|s| s.style.fg.is_some()));
+        // At the cap exactly, still coloured.
+        let at_cap = &long[..MAX_HIGHLIGHTED_LINE];
+        assert!(hl.line(at_cap).len() > 1);
     }
 }
