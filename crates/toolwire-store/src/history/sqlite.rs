@@ -37,6 +37,10 @@ const MAX_BATCH: usize = 512;
 const QUEUE_DEPTH: usize = 4096;
 const READERS: u32 = 4;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Prepared statements the writer's connection keeps (sqlx's default is 100): the one-shot
+/// lists come in a shape per batch size (`one_shot::MAX_ROWS`), and one evicted is parsed
+/// again by SQLite on its next use.
+const WRITER_STATEMENTS: usize = 512;
 
 /// How often the writer asks SQLite whether another connection (another process: a CLI
 /// `call` beside a server, a second server, the gateway) committed. `PRAGMA data_version`
@@ -228,7 +232,8 @@ impl SqliteHistory {
     }
 
     async fn open_with(path: &Path, opts: SqliteConnectOptions) -> Result<Self> {
-        let mut conn = SqliteConnection::connect_with(&opts)
+        let writer = opts.clone().statement_cache_capacity(WRITER_STATEMENTS);
+        let mut conn = SqliteConnection::connect_with(&writer)
             .await
             .map_err(|e| open_error(path, e.into()))?;
         migrator()
@@ -595,7 +600,10 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
                     run.push(next);
                 }
             }
-            if run.len() > 1 {
+            // One append of many rows (a recorder's batch of calls and results) is a
+            // group too: row by row it would be two or three statements a row.
+            let many_rows = matches!(&run[0], WriteOp::Append { rows, .. } if rows.len() > 1);
+            if run.len() > 1 || many_rows {
                 let mut sp = Connection::begin(&mut *tx)
                     .await
                     .map_err(|e| e.to_string())?;

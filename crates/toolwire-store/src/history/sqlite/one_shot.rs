@@ -1,15 +1,19 @@
-//! A small batch of one session's appends and event inserts written as one statement list:
-//! one round trip to sqlx's SQLite worker thread instead of about eight (BEGIN, a
-//! savepoint, the session's counter, the rows, the events' last number, the events, the
-//! savepoint's release, COMMIT), each of which wakes two threads. On a busy server the
-//! writer task waits its turn behind other tasks at every one of them: a `POST .../calls`
-//! with 1,000 event feeds open stores its call and result through sixteen such turns.
+//! A batch of one session's appends (their blob links among them) and event inserts
+//! written as one statement list: one round trip to sqlx's SQLite worker thread instead of
+//! about a dozen (BEGIN, a savepoint, the session's counter, the rows, their blob links,
+//! the events' last number, the events, the savepoint's release, COMMIT), each of which
+//! wakes two threads. On a busy server the writer task waits its turn behind other tasks
+//! at every one of them: a `POST .../calls` with 1,000 event feeds open stores its call and
+//! result through sixteen such turns; the gateway's recorder lands a few calls at a time,
+//! each with its call, its result and the result's raw copy (a blob link), their events
+//! in the same commit.
 //!
 //! Numbers the general path reads first and binds are computed in SQL: each message's
-//! `seq` from the session's `last_seq` as bumped by the statement before, the events'
-//! from their session's largest. Anything else (more rows, other sessions, blobs, other
-//! statements), and any failure, goes to the general path, which answers each op alone;
-//! a failure here is rolled back first, so nothing is written twice.
+//! `seq` from the session's `last_seq` as bumped by the statement before, a blob link's
+//! message id from that seq, the events' from their session's largest. Anything else
+//! (more rows, other sessions, other statements), and any failure, goes to the general
+//! path, which answers each op alone; a failure here is rolled back first, so nothing is
+//! written twice.
 
 use futures::TryStreamExt;
 use sqlx::sqlite::SqliteConnection;
@@ -17,14 +21,18 @@ use sqlx::{Either, Executor, Row};
 
 use super::{Answer, WriteOp, answered, event};
 
-/// Message rows, and event inserts, a batch may have to be written here: each count of
-/// each is a statement text of its own (24 in all, kept in sqlx's statement cache).
-const MAX_ROWS: usize = 4;
+/// Message rows, blob links and event inserts a batch may have, each, to be written here.
+/// Each combination of their counts is a statement text of its own, parsed once and then
+/// kept in the writer's statement cache (`WRITER_STATEMENTS` in the parent module): a workload's
+/// batches come in a few shapes (the gateway's: twice as many rows as calls, a link and an
+/// event a call), and a batch past these is large enough that the general path's dozen
+/// round trips are a small share of it.
+const MAX_ROWS: usize = 32;
 
 /// What each statement of the list returns, in order.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Step {
-    /// BEGIN, COMMIT: nothing.
+    /// BEGIN, the blob links, COMMIT: nothing.
     Bare,
     /// The session's bumped `last_seq`.
     Bump,
@@ -82,11 +90,15 @@ enum Ran {
     NotCommitted,
 }
 
-/// A batch this path takes: one session's message rows and events, few of each.
+/// A batch this path takes: one session's message rows, their blob links and events, few
+/// of each.
 struct Batch<'a> {
     session_id: &'a str,
     /// Message rows, as (op, row) positions, in order.
     rows: Vec<(usize, usize)>,
+    /// The rows' blob links: the row's place among `rows` (from 1), the blob's key, and
+    /// its bytes when the row keeps them (a small raw payload).
+    links: Vec<(usize, &'a str, Option<&'a Vec<u8>>)>,
     /// Event inserts, by op position, in order.
     events: Vec<usize>,
 }
@@ -98,16 +110,21 @@ impl<'a> Batch<'a> {
         let mut batch = Batch {
             session_id: "",
             rows: Vec::new(),
+            links: Vec::new(),
             events: Vec::new(),
         };
         for (o, op) in ops.iter().enumerate() {
             match op {
                 WriteOp::Append { rows, .. } => {
                     for (r, row) in rows.iter().enumerate() {
-                        if !same(&row.session_id) || !row.blobs.is_empty() {
+                        if !same(&row.session_id) {
                             return None;
                         }
                         batch.rows.push((o, r));
+                        let k = batch.rows.len();
+                        for blob in &row.blobs {
+                            batch.links.push((k, blob, row.inline.get(blob)));
+                        }
                     }
                 }
                 _ => {
@@ -120,15 +137,17 @@ impl<'a> Batch<'a> {
             }
         }
         batch.session_id = session_id?;
-        let small = batch.rows.len() <= MAX_ROWS && batch.events.len() <= MAX_ROWS;
+        let small = batch.rows.len() <= MAX_ROWS
+            && batch.links.len() <= MAX_ROWS
+            && batch.events.len() <= MAX_ROWS;
         small.then_some(batch)
     }
 
     /// The statement list and what each statement returns.
     fn sql(&self) -> (String, Vec<Step>) {
         use std::fmt::Write as _;
-        // $1 the session; $2-$5 the counter's bump; then each row's four values, then
-        // each event's two.
+        // $1 the session; $2-$5 the counter's bump; then each row's four values, each
+        // link's two, each event's two.
         let mut sql = String::from("BEGIN IMMEDIATE;\n");
         let mut steps = vec![Step::Bare];
         let mut next = 6;
@@ -154,6 +173,24 @@ impl<'a> Batch<'a> {
             }
             sql.push_str(" RETURNING id, seq;\n");
             steps.extend([Step::Bump, Step::Messages]);
+        }
+        if !self.links.is_empty() {
+            // A row's id by its seq (unique in its session); NULL, and the insert fails,
+            // should it be missing.
+            sql.push_str("INSERT INTO message_blobs (message_id, blob, bytes) VALUES ");
+            for (i, (k, _, _)) in self.links.iter().enumerate() {
+                let _ = write!(
+                    sql,
+                    "{}((SELECT id FROM messages WHERE session_id = $1 AND seq = \
+                     (SELECT last_seq FROM sessions WHERE id = $1) - $2 + {k}), ${}, ${})",
+                    if i > 0 { ", " } else { "" },
+                    next,
+                    next + 1
+                );
+                next += 2;
+            }
+            sql.push_str(" ON CONFLICT DO NOTHING;\n");
+            steps.push(Step::Bare);
         }
         if !self.events.is_empty() {
             // The base is read once, before any event is inserted.
@@ -209,6 +246,9 @@ impl<'a> Batch<'a> {
                 .bind(&r.call_id)
                 .bind(&r.body)
                 .bind(r.now);
+        }
+        for &(_, blob, bytes) in &self.links {
+            query = query.bind(blob).bind(bytes);
         }
         for (_, body, now) in events {
             query = query.bind(body).bind(now);
@@ -447,8 +487,44 @@ mod tests {
             .unwrap();
     }
 
+    /// Rows with blobs: each link is written with its row's id, the bytes a row keeps
+    /// beside it, in the same round trip.
+    #[tokio::test]
+    async fn blob_links_are_written_with_their_rows_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = database(dir.path()).await;
+        let mut call = row("s", "call", 0, 0);
+        call.role = "assistant";
+        let mut result = row("s", "result", 1, 0);
+        result.blobs.insert("sha256-aa".to_owned());
+        result.blobs.insert("sha256-bb".to_owned());
+        result
+            .inline
+            .insert("sha256-bb".to_owned(), b"raw".to_vec());
+        let mut other = row("s", "other", 1, 0);
+        other.blobs.insert("sha256-cc".to_owned());
+        let (appended, ids) = append(vec![call, result, other]);
+        let (announced, _seq) = event("s", "{}");
+        assert!(write(&mut conn, vec![appended, announced]).await.is_ok());
+
+        let ids = ids.await.unwrap().unwrap();
+        let links: Vec<(i64, String, Option<Vec<u8>>)> =
+            sqlx::query_as("SELECT message_id, blob, bytes FROM message_blobs ORDER BY blob")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(
+            links,
+            [
+                (ids[1].0, "sha256-aa".to_owned(), None),
+                (ids[1].0, "sha256-bb".to_owned(), Some(b"raw".to_vec())),
+                (ids[2].0, "sha256-cc".to_owned(), None),
+            ]
+        );
+    }
+
     /// What this path does not take comes back untouched: two sessions, too many rows,
-    /// a row with blobs.
+    /// too many events.
     #[tokio::test]
     async fn other_batches_are_left_to_the_general_path() {
         let dir = tempfile::tempdir().unwrap();
@@ -462,17 +538,16 @@ mod tests {
             )
             .0,
         ];
-        let mut with_blob = row("s", "b", 1, 0);
-        with_blob.blobs.insert("sha256-00".to_owned());
-        let blobs = vec![append(vec![with_blob]).0];
-        for ops in [two_sessions, many, blobs] {
+        let many_events = (0..=MAX_ROWS).map(|_| event("s", "{}").0).collect();
+        for ops in [two_sessions, many, many_events] {
             let n = ops.len();
             assert_eq!(write(&mut conn, ops).await.unwrap_err().len(), n);
         }
-        let (messages,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM messages")
-            .fetch_one(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(messages, 0);
+        let (messages, events): (i64, i64) =
+            sqlx::query_as("SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM events)")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!((messages, events), (0, 5));
     }
 }
