@@ -156,13 +156,17 @@ impl<'a> Batch<'a> {
                 "UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
                  result_count = result_count + $4, error_count = error_count + $5 \
                  WHERE id = $1 RETURNING last_seq;\n\
-                 INSERT INTO messages (session_id, seq, role, call_id, body, created_at) VALUES ",
+                 INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
+                 SELECT $1, (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column1, \
+                 v.column2, v.column3, v.column4, v.column5 FROM (VALUES ",
             );
+            // The seq's subquery, one for the statement (not one a row, which would make a
+            // large batch's text slow to prepare), is NULL when the session does not exist,
+            // and the insert then fails.
             for k in 1..=self.rows.len() {
-                // NULL, and the insert fails, when the session does not exist.
                 let _ = write!(
                     sql,
-                    "{}($1, (SELECT last_seq FROM sessions WHERE id = $1) - $2 + {k}, ${}, ${}, ${}, ${})",
+                    "{}({k}, ${}, ${}, ${}, ${})",
                     if k > 1 { ", " } else { "" },
                     next,
                     next + 1,
@@ -171,25 +175,30 @@ impl<'a> Batch<'a> {
                 );
                 next += 4;
             }
-            sql.push_str(" RETURNING id, seq;\n");
+            sql.push_str(") AS v RETURNING id, seq;\n");
             steps.extend([Step::Bump, Step::Messages]);
         }
         if !self.links.is_empty() {
             // A row's id by its seq (unique in its session); NULL, and the insert fails,
-            // should it be missing.
-            sql.push_str("INSERT INTO message_blobs (message_id, blob, bytes) VALUES ");
+            // should it be missing. (`WHERE true`: SQLite's grammar needs a WHERE before
+            // an upsert's ON CONFLICT in an INSERT ... SELECT.)
+            sql.push_str(
+                "INSERT INTO message_blobs (message_id, blob, bytes) \
+                 SELECT (SELECT id FROM messages WHERE session_id = $1 AND seq = \
+                 (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column1), \
+                 v.column2, v.column3 FROM (VALUES ",
+            );
             for (i, (k, _, _)) in self.links.iter().enumerate() {
                 let _ = write!(
                     sql,
-                    "{}((SELECT id FROM messages WHERE session_id = $1 AND seq = \
-                     (SELECT last_seq FROM sessions WHERE id = $1) - $2 + {k}), ${}, ${})",
+                    "{}({k}, ${}, ${})",
                     if i > 0 { ", " } else { "" },
                     next,
                     next + 1
                 );
                 next += 2;
             }
-            sql.push_str(" ON CONFLICT DO NOTHING;\n");
+            sql.push_str(") AS v WHERE true ON CONFLICT DO NOTHING;\n");
             steps.push(Step::Bare);
         }
         if !self.events.is_empty() {
