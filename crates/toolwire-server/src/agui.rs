@@ -360,10 +360,10 @@ async fn messages_snapshot(
         }
         let id = ids.of(message);
         match &message.content {
-            toolwire_core::Message::User { text } => {
+            Message::User { text } => {
                 messages.push(json!({"id": id, "role": "user", "content": text}));
             }
-            toolwire_core::Message::Assistant { text, tool_calls } => {
+            Message::Assistant { text, tool_calls } => {
                 let calls: Vec<Json_> = tool_calls
                     .iter()
                     .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.input.to_string()}}))
@@ -374,7 +374,7 @@ async fn messages_snapshot(
                 }
                 messages.push(m);
             }
-            toolwire_core::Message::ToolResult(result) => {
+            Message::ToolResult(result) => {
                 let mut m = json!({"id": id, "role": "tool", "toolCallId": result.call_id, "content": parts(result, base)});
                 // AG-UI's `ToolMessage.error`: how a plain client tells a call failed.
                 if result.status == Status::Error {
@@ -454,8 +454,8 @@ impl ClientIds {
 
     fn of(&mut self, message: &toolwire_store::StoredMessage) -> String {
         let known = match &message.content {
-            toolwire_core::Message::User { .. } => self.users.pop_front(),
-            toolwire_core::Message::Assistant { text, tool_calls } => {
+            Message::User { .. } => self.users.pop_front(),
+            Message::Assistant { text, tool_calls } => {
                 // By a call it made, else by its text.
                 let at = self
                     .assistants
@@ -470,7 +470,7 @@ impl ClientIds {
                     });
                 at.map(|at| self.assistants.remove(at).0)
             }
-            toolwire_core::Message::ToolResult(result) => Some(
+            Message::ToolResult(result) => Some(
                 self.tools
                     .remove(&result.call_id)
                     .unwrap_or_else(|| format!("{}-result", result.call_id)),

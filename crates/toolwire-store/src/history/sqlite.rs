@@ -600,10 +600,11 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
                     run.push(next);
                 }
             }
-            // One append of many rows (a recorder's batch of calls and results) is a
-            // group too: row by row it would be two or three statements a row.
+            // One append of many rows (a recorder's batch of calls and results) is a group
+            // too: row by row it would be two or three statements a row. A large row goes
+            // op by op, where its body moves into its statement (see `COPIED_MAX`).
             let many_rows = matches!(&run[0], WriteOp::Append { rows, .. } if rows.len() > 1);
-            if run.len() > 1 || many_rows {
+            if (run.len() > 1 || many_rows) && bound_bytes(&run) <= COPIED_MAX {
                 let mut sp = Connection::begin(&mut *tx)
                     .await
                     .map_err(|e| e.to_string())?;
@@ -654,6 +655,25 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
     for outcome in outcomes {
         outcome.send(&commit);
     }
+}
+
+/// The bytes of rows (their bodies and the blobs they keep) and event bodies a grouped
+/// write or a one-shot list binds by reference: sqlx copies each into its arguments.
+/// Written op by op, a row's body moves into its statement instead, so a result of tens
+/// of megabytes is held once, not twice (tests/peak_memory.rs).
+const COPIED_MAX: usize = 256 << 10;
+
+/// What [`COPIED_MAX`] bounds, for `ops`.
+fn bound_bytes(ops: &[WriteOp]) -> usize {
+    ops.iter()
+        .map(|op| match op {
+            WriteOp::Append { rows, .. } => rows
+                .iter()
+                .map(|row| row.body.len() + row.inline.values().map(Vec::len).sum::<usize>())
+                .sum(),
+            _ => event(op).map_or(0, |(_, body, _)| body.len()),
+        })
+        .sum()
 }
 
 /// Whether `op` may be written grouped with its neighbours: an append of messages, or an

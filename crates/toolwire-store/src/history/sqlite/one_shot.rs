@@ -139,7 +139,8 @@ impl<'a> Batch<'a> {
         batch.session_id = session_id?;
         let small = batch.rows.len() <= MAX_ROWS
             && batch.links.len() <= MAX_ROWS
-            && batch.events.len() <= MAX_ROWS;
+            && batch.events.len() <= MAX_ROWS
+            && super::bound_bytes(ops) <= super::COPIED_MAX;
         small.then_some(batch)
     }
 
@@ -533,7 +534,7 @@ mod tests {
     }
 
     /// What this path does not take comes back untouched: two sessions, too many rows,
-    /// too many events.
+    /// too many events, a row too large to copy.
     #[tokio::test]
     async fn other_batches_are_left_to_the_general_path() {
         let dir = tempfile::tempdir().unwrap();
@@ -548,7 +549,16 @@ mod tests {
             .0,
         ];
         let many_events = (0..=MAX_ROWS).map(|_| event("s", "{}").0).collect();
-        for ops in [two_sessions, many, many_events] {
+        let large = vec![
+            append(vec![row(
+                "s",
+                &"x".repeat(super::super::COPIED_MAX + 1),
+                1,
+                0,
+            )])
+            .0,
+        ];
+        for ops in [two_sessions, many, many_events, large] {
             let n = ops.len();
             assert_eq!(write(&mut conn, ops).await.unwrap_err().len(), n);
         }
