@@ -60,35 +60,35 @@ pub(crate) fn render(out: &mut Out, text: &str, style: TextStyle) {
         lines(out, text, 1, digits, style);
         return;
     };
-    // Most texts fit: drawn once, from the top.
-    let mut whole = Out::new(out.mode, out.width, Some(room));
-    let digits = gutter_digits(style, count_lines_upto(text, room));
-    if lines(&mut whole, text, 1, digits, style).is_none() {
-        out.lines.append(&mut whole.lines);
-        return;
+    // Most texts fit: drawn once, from the top. One with more lines than rows cannot, and
+    // drawing its rows first would be thrown away (each a line highlighted).
+    let more_lines_than_rows = count_lines_upto(text, room.saturating_add(1)) > room as u64;
+    if !more_lines_than_rows {
+        let mut whole = Out::new(out.mode, out.width, Some(room));
+        let digits = gutter_digits(style, count_lines_upto(text, room));
+        if lines(&mut whole, text, 1, digits, style).is_none() {
+            out.lines.append(&mut whole.lines);
+            return;
+        }
     }
+    // The lines are counted once, however long the text (a 50 MB file is ~700,000).
+    let total = count_lines(text);
     // Head and tail, with the line saying what was left out between them (past the
     // height, as the count of a cut value is); too few rows for that: the head.
     if room < 2 {
-        out.lines.append(&mut whole.lines);
-        out.add_more(whole.more());
+        head_only(out, text, total, room, style);
         return;
     }
-    let total = count_lines(text);
     let digits = gutter_digits(style, total);
     let tail_rows = room / 2;
     let head_rows = room - tail_rows;
     let mut head = Out::new(out.mode, out.width, Some(head_rows));
-    let head_lines = match lines(&mut head, text, 1, digits, style) {
-        Some(left) => total - left,
-        None => total,
-    };
+    let head_lines = lines(&mut head, text, 1, digits, style).unwrap_or(total);
     let tail = tail(out, text, total, head_lines, tail_rows, digits, style);
-    let left_out = total - head_lines - tail.1;
+    let left_out = total.saturating_sub(head_lines + tail.1);
     if tail.1 == 0 {
-        // Not one whole line of the tail fits (a huge last line): the head as it was.
-        out.lines.append(&mut whole.lines);
-        out.add_more(whole.more());
+        // Not one whole line of the tail fits (a huge last line): the head alone.
+        head_only(out, text, total, room, style);
         return;
     }
     out.lines.append(&mut head.lines);
@@ -106,6 +106,16 @@ pub(crate) fn render(out: &mut Out, text: &str, style: TextStyle) {
     let fits = notes.iter().find(|t| str_width(t) <= out.width);
     out.note(fits.unwrap_or(&notes[2]));
     out.lines.extend(tail.0);
+}
+
+/// The first `room` rows of `text`, and the count of the lines past them; `total` is
+/// `text`'s count of lines.
+fn head_only(out: &mut Out, text: &str, total: u64, room: usize, style: TextStyle) {
+    let mut whole = Out::new(out.mode, out.width, Some(room));
+    let digits = gutter_digits(style, count_lines_upto(text, room));
+    let drawn = lines(&mut whole, text, 1, digits, style).unwrap_or(total);
+    out.lines.append(&mut whole.lines);
+    out.add_more(total.saturating_sub(drawn));
 }
 
 /// The gutter's width for line numbers up to `last`.
@@ -172,16 +182,15 @@ fn tail(
 }
 
 /// Draws the lines of `text` numbered from `first`, until `out` is full; `None` when all
-/// were drawn whole, else how many lines were left out (a line cut mid-wrap among them).
+/// were drawn whole, else how many were (a line cut mid-wrap is not). What was left out is
+/// the caller's to count: counting it here went over a long text's rest each time.
 fn lines(out: &mut Out, text: &str, first: u64, digits: usize, style: TextStyle) -> Option<u64> {
     let mut hl = Highlighter::new(style.syntax, out.mode, style.base);
     let mut rest = text;
     let mut number = first - 1;
     while !rest.is_empty() {
         if !out.room() {
-            let left = count_lines(rest);
-            out.add_more(left);
-            return Some(left);
+            return Some(number + 1 - first);
         }
         let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
             Some(i) => (&rest[..i], &rest[i + 1..]),
@@ -202,9 +211,7 @@ fn lines(out: &mut Out, text: &str, first: u64, digits: usize, style: TextStyle)
             (Vec::new(), Vec::new())
         };
         if !out.wrapped(&head, &cont, &spans, Wrap::Chars) {
-            let left = 1 + count_lines(next);
-            out.add_more(left);
-            return Some(left);
+            return Some(number - first);
         }
         rest = next;
     }
