@@ -82,6 +82,22 @@ pub(super) async fn write(
     }
 }
 
+/// A VALUES list's tuples, one a key: the key (a row's place, numbering it in SQL), then
+/// `width` parameters numbered on from `next`.
+fn values(sql: &mut String, keys: impl Iterator<Item = usize>, width: usize, next: &mut usize) {
+    use std::fmt::Write as _;
+    for (i, key) in keys.enumerate() {
+        sql.push_str(if i > 0 { ", (" } else { "(" });
+        // Writing to a String cannot fail.
+        let _ = write!(sql, "{key}");
+        for _ in 0..width {
+            let _ = write!(sql, ", ${next}");
+            *next += 1;
+        }
+        sql.push(')');
+    }
+}
+
 /// How a statement list ended.
 enum Ran {
     /// Its COMMIT ran; each op's answer, if what came back adds up.
@@ -146,7 +162,6 @@ impl<'a> Batch<'a> {
 
     /// The statement list and what each statement returns.
     fn sql(&self) -> (String, Vec<Step>) {
-        use std::fmt::Write as _;
         // $1 the session; $2-$5 the counter's bump; then each row's four values, each
         // link's two, each event's two.
         let mut sql = String::from("BEGIN IMMEDIATE;\n");
@@ -164,18 +179,7 @@ impl<'a> Batch<'a> {
             // The seq's subquery, one for the statement (not one a row, which would make a
             // large batch's text slow to prepare), is NULL when the session does not exist,
             // and the insert then fails.
-            for k in 1..=self.rows.len() {
-                let _ = write!(
-                    sql,
-                    "{}({k}, ${}, ${}, ${}, ${})",
-                    if k > 1 { ", " } else { "" },
-                    next,
-                    next + 1,
-                    next + 2,
-                    next + 3
-                );
-                next += 4;
-            }
+            values(&mut sql, 1..=self.rows.len(), 4, &mut next);
             sql.push_str(") AS v RETURNING id, seq;\n");
             steps.extend([Step::Bump, Step::Messages]);
         }
@@ -189,16 +193,12 @@ impl<'a> Batch<'a> {
                  (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column1), \
                  v.column2, v.column3 FROM (VALUES ",
             );
-            for (i, (k, _, _)) in self.links.iter().enumerate() {
-                let _ = write!(
-                    sql,
-                    "{}({k}, ${}, ${})",
-                    if i > 0 { ", " } else { "" },
-                    next,
-                    next + 1
-                );
-                next += 2;
-            }
+            values(
+                &mut sql,
+                self.links.iter().map(|&(k, _, _)| k),
+                2,
+                &mut next,
+            );
             sql.push_str(") AS v WHERE true ON CONFLICT DO NOTHING;\n");
             steps.push(Step::Bare);
         }
@@ -210,16 +210,7 @@ impl<'a> Batch<'a> {
                  INSERT INTO events (session_id, seq, body, created_at) \
                  SELECT $1, base.seq + v.column1, v.column2, v.column3 FROM base, (VALUES ",
             );
-            for k in 1..=self.events.len() {
-                let _ = write!(
-                    sql,
-                    "{}({k}, ${}, ${})",
-                    if k > 1 { ", " } else { "" },
-                    next,
-                    next + 1
-                );
-                next += 2;
-            }
+            values(&mut sql, 1..=self.events.len(), 2, &mut next);
             sql.push_str(") AS v RETURNING seq;\n");
             steps.push(Step::Events);
         }
@@ -384,6 +375,14 @@ mod tests {
         conn
     }
 
+    /// The messages and events the database holds.
+    async fn counts(conn: &mut SqliteConnection) -> (i64, i64) {
+        sqlx::query_as("SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM events)")
+            .fetch_one(conn)
+            .await
+            .unwrap()
+    }
+
     fn row(session: &str, body: &str, results: i64, errors: i64) -> NewRow {
         NewRow {
             session_id: session.to_owned(),
@@ -484,12 +483,7 @@ mod tests {
         let (appended, _ids) = append(vec![row("gone", "x", 1, 0)]);
         let back = write(&mut conn, vec![started, appended]).await.unwrap_err();
         assert_eq!(back.len(), 2);
-        let (messages, events): (i64, i64) =
-            sqlx::query_as("SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM events)")
-                .fetch_one(&mut conn)
-                .await
-                .unwrap();
-        assert_eq!((messages, events), (0, 5));
+        assert_eq!(counts(&mut conn).await, (0, 5));
         // A transaction left open would make this fail ("within a transaction").
         sqlx::query("BEGIN IMMEDIATE; COMMIT;")
             .execute(&mut conn)
@@ -562,11 +556,6 @@ mod tests {
             let n = ops.len();
             assert_eq!(write(&mut conn, ops).await.unwrap_err().len(), n);
         }
-        let (messages, events): (i64, i64) =
-            sqlx::query_as("SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM events)")
-                .fetch_one(&mut conn)
-                .await
-                .unwrap();
-        assert_eq!((messages, events), (0, 5));
+        assert_eq!(counts(&mut conn).await, (0, 5));
     }
 }
