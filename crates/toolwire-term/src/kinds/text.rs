@@ -62,10 +62,10 @@ pub(crate) fn render(out: &mut Out, text: &str, style: TextStyle) {
     };
     // Most texts fit: drawn once, from the top. One with more lines than rows cannot, and
     // drawing its rows first would be thrown away (each a line highlighted).
-    let more_lines_than_rows = count_lines_upto(text, room.saturating_add(1)) > room as u64;
-    if !more_lines_than_rows {
+    let first_lines = count_lines_upto(text, room.saturating_add(1));
+    if first_lines <= room as u64 {
         let mut whole = Out::new(out.mode, out.width, Some(room));
-        let digits = gutter_digits(style, count_lines_upto(text, room));
+        let digits = gutter_digits(style, first_lines);
         if lines(&mut whole, text, 1, digits, style).is_none() {
             out.lines.append(&mut whole.lines);
             return;

@@ -23,10 +23,10 @@ use super::{Answer, WriteOp, answered, event};
 
 /// Message rows, blob links and event inserts a batch may have, each, to be written here.
 /// Each combination of their counts is a statement text of its own, parsed once and then
-/// kept in the writer's statement cache (`WRITER_STATEMENTS` in the parent module): a workload's
-/// batches come in a few shapes (the gateway's: twice as many rows as calls, a link and an
-/// event a call), and a batch past these is large enough that the general path's dozen
-/// round trips are a small share of it.
+/// kept in the writer's statement cache (`WRITER_STATEMENTS` in the parent module): a
+/// workload's batches come in a few shapes (the gateway's: twice as many rows as calls, a
+/// link and an event a call), and a batch past these is large enough that the general
+/// path's dozen round trips are a small share of it.
 const MAX_ROWS: usize = 32;
 
 /// What each statement of the list returns, in order.
