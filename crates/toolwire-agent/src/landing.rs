@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::Value as Json;
-use toolwire_core::{EventKind, Message, ToolResult};
+use toolwire_core::{EventKind, Message, StoredAt, ToolResult};
 use toolwire_runtime::{EventBus, Landing, ResultSink, land_each};
 use toolwire_store::{InlineBlob, StoreError, StoredResult, Stores, store_failed};
 
@@ -43,10 +43,15 @@ impl StoreSink {
 }
 
 /// The events that tell the live view of a stored result: the result, then each widget.
-fn announce(result: &ToolResult, raw: Option<Json>, out: &mut Vec<EventKind>) {
+/// The result's event names the message that holds it, so the log keeps a reference, not
+/// a second copy (unless it carries the payload as received, which only it would keep).
+fn announce(stored: &StoredResult, raw: Option<Json>, out: &mut Vec<EventKind>) {
+    let result = &stored.result;
+    let at = StoredAt(raw.is_none().then_some(stored.message_id));
     out.push(EventKind::ToolResult {
         result: Box::new(result.clone()),
         raw,
+        stored: at,
     });
     for widget in &result.widgets {
         out.push(EventKind::Widget {
@@ -83,7 +88,7 @@ impl ResultSink for StoreSink {
                 .record_result_or_failure(session_id, result, None, inline.into_iter().collect())
                 .await?;
             let mut announced = Vec::new();
-            announce(&stored.result, raw, &mut announced);
+            announce(&stored, raw, &mut announced);
             // Events are the live view: a failing log must not fail a stored call.
             for kind in announced {
                 let _ = self.events.emit(session_id, kind).await;
@@ -161,7 +166,7 @@ impl ResultSink for StoreSink {
                 .collect();
             let mut announced = Vec::new();
             for (stored, (landing, _)) in results.iter().zip(&prepared) {
-                announce(&stored.result, landing.raw.clone(), &mut announced);
+                announce(stored, landing.raw.clone(), &mut announced);
             }
             // Events are the live view: a failing log must not fail stored calls.
             let _ = self.events.emit_many(session_id, announced).await;

@@ -23,6 +23,18 @@ pub struct Event {
     pub kind: EventKind,
 }
 
+/// The row id of the history's message that holds a result ([`EventKind::ToolResult`]),
+/// when the history holds it. Every two are equal: an event read back from the log (which
+/// never carries it) is the same event as the one announced.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StoredAt(pub Option<i64>);
+
+impl PartialEq for StoredAt {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 /// What happened; its `type` is the SSE event name on the feeds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(
@@ -89,6 +101,13 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         /// The tool's payload before normalizing.
         raw: Option<Json>,
+        /// Where the history already holds this result, when it does (the landing that
+        /// stored it says so): the log then keeps a reference to that message instead of
+        /// a second copy of the result. A hint to the log, not part of what happened:
+        /// never on the wire, and equal whatever it says.
+        #[serde(skip)]
+        #[schemars(skip)]
+        stored: StoredAt,
     },
     /// Boxed: a widget's data (an ordered map) makes this the largest variant.
     Widget {
@@ -116,6 +135,15 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// A result's event, as the history has not stored it (or its store does not say).
+    pub fn tool_result(result: ToolResult, raw: Option<Json>) -> Self {
+        EventKind::ToolResult {
+            result: Box::new(result),
+            raw,
+            stored: StoredAt::default(),
+        }
+    }
+
     /// The event's `type`, as it is written on the wire (`tool_result`, …): the SSE event
     /// name, found without writing the event out.
     pub fn name(&self) -> &'static str {
@@ -177,6 +205,7 @@ mod tests {
                     Value::text("x"),
                 )),
                 raw: None,
+                stored: StoredAt::default(),
             },
             EventKind::Widget {
                 call_id: "c".into(),

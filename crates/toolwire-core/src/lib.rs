@@ -45,7 +45,7 @@ pub use conversation::{ByPerson, Message, ToolCall};
 pub use data::{Align, Column, ColumnType, EntryType, FileEntry, ResourceLinkData};
 pub use display::{Annotations, Audience, DisplayHints, View};
 pub use error_code::ErrorCode;
-pub use event::{Event, EventKind};
+pub use event::{Event, EventKind, StoredAt};
 pub use ids::{CallId, ID_PATTERN, InvalidId, MAX_ID_LEN, SessionId, check_id, new_id};
 pub use kind::{KIND_PATTERN, Kind, WellKnown, is_valid_kind};
 pub use pending::{Answered, PendingCall, Resolution};

@@ -359,28 +359,116 @@ on_every_backend! {
         stores.append(&session.id, Message::ToolResult(big.clone())).await.unwrap();
         let raw = Some(serde_json::json!({"content": "as received"}));
         let logged = h
-            .append_event(&session.id, at(), EventKind::ToolResult { result: Box::new(big.clone()), raw: raw.clone() })
+            .append_event(&session.id, at(), EventKind::tool_result(big.clone(), raw.clone()))
             .await
             .unwrap();
         // Below it: logged whole, raw and all.
         let small = ToolResult::success(CallRef::new("call_small", "echo"), Value::text("hi"));
         stores.append(&session.id, Message::ToolResult(small.clone())).await.unwrap();
-        h.append_event(&session.id, at(), EventKind::ToolResult { result: Box::new(small.clone()), raw: raw.clone() })
+        h.append_event(&session.id, at(), EventKind::tool_result(small.clone(), raw.clone()))
             .await
             .unwrap();
         let events = h.events_since(&session.id, 0).await.unwrap();
         assert_eq!(events.len(), 2);
         assert_eq!((events[0].seq, events[0].at.as_str()), (logged.seq, at().as_str()));
-        assert_eq!(events[0].kind, EventKind::ToolResult { result: Box::new(big), raw: None });
-        assert_eq!(events[1].kind, EventKind::ToolResult { result: Box::new(small), raw });
+        assert_eq!(events[0].kind, EventKind::tool_result(big, None));
+        assert_eq!(events[1].kind, EventKind::tool_result(small, raw));
 
         // A reference whose result the history does not hold (never stored): the read says
         // so, naming the event; no panic, no made-up result.
         let never = ToolResult::success(CallRef::new("call_never", "dump"), Value::text("y".repeat(3 << 20)));
-        h.append_event(&session.id, at(), EventKind::ToolResult { result: Box::new(never), raw: None })
+        h.append_event(&session.id, at(), EventKind::tool_result(never, None))
             .await
             .unwrap();
         let err = h.events_since(&session.id, 2).await.unwrap_err().to_string();
+        assert!(err.contains("not in the history"), "{err}");
+    }
+}
+
+/// The length of each logged event's body in `session`, in order, read from the database
+/// itself: what the log holds, not what a read makes of it.
+async fn logged_lengths(backend: &support::backends::Backend, session: &str) -> Vec<i64> {
+    const SQL: &str =
+        "SELECT CAST(length(body) AS BIGINT) FROM events WHERE session_id = $1 ORDER BY seq";
+    let rows: Vec<(i64,)> = if backend.is_sqlite() {
+        let pool = sqlx::SqlitePool::connect(&backend.history_url)
+            .await
+            .unwrap();
+        sqlx::query_as(SQL)
+            .bind(session)
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+    } else {
+        let pool = sqlx::PgPool::connect(&backend.history_url).await.unwrap();
+        sqlx::query_as(SQL)
+            .bind(session)
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+    };
+    rows.into_iter().map(|(n,)| n).collect()
+}
+
+on_every_backend! {
+    async fn a_stored_result_is_logged_once_as_its_message_and_read_back_whole(backend) {
+        use toolwire_core::{CallRef, Message, StoredAt, ToolResult, Value};
+        let stores = backend.open().await;
+        let session = stores.create_session(toolwire_store::NewSession::default()).await.unwrap();
+        let other = stores.create_session(toolwire_store::NewSession::default()).await.unwrap();
+        let h = &stores.events();
+        let stored_event = |stored: &toolwire_store::StoredMessage, raw| {
+            let Message::ToolResult(result) = &stored.content else { panic!("not a result") };
+            EventKind::ToolResult { result: Box::new(result.clone()), raw, stored: StoredAt(Some(stored.id)) }
+        };
+        // Two results of the same call id (a model may repeat one): each event is its own.
+        let text = "a line of a log\n".repeat(4_000);
+        let first = ToolResult::success(CallRef::new("call_1", "read"), Value::text(format!("first\n{text}")));
+        let second = ToolResult::success(CallRef::new("call_1", "read"), Value::text(format!("second\n{text}")));
+        let first_row = stores.append(&session.id, Message::ToolResult(first.clone())).await.unwrap();
+        let second_row = stores.append(&session.id, Message::ToolResult(second.clone())).await.unwrap();
+        h.append_event(&session.id, at(), stored_event(&first_row, None)).await.unwrap();
+        h.append_event(&session.id, at(), stored_event(&second_row, None)).await.unwrap();
+        // With the payload as received, which only the log would keep: logged whole.
+        let raw = Some(serde_json::json!({"content": [{"type": "text", "text": "as received"}]}));
+        h.append_event(&session.id, at(), stored_event(&second_row, raw.clone())).await.unwrap();
+
+        let lengths = logged_lengths(backend, &session.id).await;
+        assert_eq!(lengths.len(), 3);
+        assert!(lengths[0] < 200 && lengths[1] < 200, "not logged as references: {lengths:?}");
+        assert!(lengths[2] > 64_000, "the event with its raw payload was not logged whole: {lengths:?}");
+        let events = h.events_since(&session.id, 0).await.unwrap();
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[0].kind, EventKind::tool_result(first, None));
+        assert_eq!(events[1].kind, EventKind::tool_result(second.clone(), None));
+        assert_eq!(events[2].kind, EventKind::tool_result(second, raw));
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+
+        // More references than one read takes, some naming the same message: all in order.
+        let mut rows = Vec::new();
+        for i in 0..150 {
+            let result = ToolResult::success(CallRef::new(format!("call_m{i}"), "echo"), Value::text(format!("echo {i}")));
+            rows.push(stores.append(&other.id, Message::ToolResult(result)).await.unwrap());
+        }
+        let batch: Vec<(String, EventKind)> = rows
+            .iter()
+            .chain(rows.iter().take(3))
+            .map(|row| (at(), stored_event(row, None)))
+            .collect();
+        h.append_events(&other.id, batch).await.unwrap();
+        let events = h.events_since(&other.id, 0).await.unwrap();
+        assert_eq!(events.len(), 153);
+        for (event, row) in events.iter().zip(rows.iter().chain(rows.iter().take(3))) {
+            let Message::ToolResult(result) = &row.content else { panic!("not a result") };
+            assert_eq!(event.kind, EventKind::tool_result(result.clone(), None));
+        }
+        // Read from the middle: only what follows, still whole.
+        assert_eq!(h.events_since(&other.id, 149).await.unwrap().len(), 4);
+
+        // A reference to another session's message does not read it: the read says the
+        // result is not in this session's history, naming the event.
+        h.append_event(&session.id, at(), stored_event(&rows[0], None)).await.unwrap();
+        let err = h.events_since(&session.id, 3).await.unwrap_err().to_string();
         assert!(err.contains("not in the history"), "{err}");
     }
 }

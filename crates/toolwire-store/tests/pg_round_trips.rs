@@ -162,10 +162,7 @@ async fn land(stores: &Stores, session: &str, n: usize) {
         .append_event(
             session,
             "2026-11-29T10:00:00Z".into(),
-            EventKind::ToolResult {
-                result: Box::new(result),
-                raw: None,
-            },
+            EventKind::tool_result(result, None),
         )
         .await
         .unwrap();

@@ -218,10 +218,7 @@ fn normalize_store_then_sessions_show_and_gc() {
     let announced: Vec<&toolwire_core::EventKind> = events.iter().map(|e| &e.kind).collect();
     assert_eq!(
         announced,
-        [&toolwire_core::EventKind::ToolResult {
-            result: Box::new(stored.clone()),
-            raw: None,
-        }]
+        [&toolwire_core::EventKind::tool_result(stored.clone(), None)]
     );
     let rendered = String::from_utf8(toolwire_in(dir.path(), &["show", &session]).stdout).unwrap();
     assert!(

@@ -585,14 +585,7 @@ impl Executor {
                 suspensions.push(s.id.clone());
             }
             // Boxed: most calls never wait, and this would size every call's future.
-            Box::pin(self.emit(
-                scope,
-                EventKind::ToolResult {
-                    result: Box::new(result.clone()),
-                    raw: None,
-                },
-            ))
-            .await;
+            Box::pin(self.emit(scope, EventKind::tool_result(result.clone(), None))).await;
         } else if scope.waited_ms > 0 {
             result.metadata.waited_ms = Some(scope.waited_ms);
         }

@@ -22,10 +22,7 @@ impl ResultSink for Announce {
     ) -> futures::future::BoxFuture<'a, Result<StoredResult, StoreError>> {
         Box::pin(async move {
             let result = landing.result;
-            let kind = EventKind::ToolResult {
-                result: Box::new(result.clone()),
-                raw: landing.raw,
-            };
+            let kind = EventKind::tool_result(result.clone(), landing.raw);
             let _ = self.events.emit(session_id, kind).await;
             for widget in &result.widgets {
                 let kind = EventKind::Widget {

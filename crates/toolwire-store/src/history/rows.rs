@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use toolwire_core::{ErrorCode, Event, EventKind, Message, PendingCall};
+use toolwire_core::{ErrorCode, Event, EventKind, Message, PendingCall, StoredAt};
 
 use super::codec::{body_json, corrupt_row, from_row, role, validate_ids};
 use super::{InlineBlob, NewSession, Session, StoredMessage, StoredResult};
@@ -46,6 +46,13 @@ pub(crate) const REFERENCED_BLOBS: &str = "SELECT DISTINCT blob FROM message_blo
 pub(crate) const RESULT_WITH_BLOB: &str = "SELECT m.id, m.session_id, m.seq, m.body, m.created_at \
      FROM message_blobs b JOIN messages m ON m.id = b.message_id \
      WHERE b.blob = $1 AND m.session_id = $2 AND m.role = $3 ORDER BY m.id DESC LIMIT 1";
+/// The results logged events refer to by their messages' rows: followed by `($3, $4, …)`,
+/// one placeholder an id, at most [`RESULTS_AT_ONCE`] of them.
+pub(crate) const RESULTS_BY_ID: &str = "SELECT id, session_id, seq, body, created_at FROM messages \
+     WHERE session_id = $1 AND role = $2 AND id IN ";
+/// Ids a [`RESULTS_BY_ID`] read takes at once: far under either database's bound on
+/// parameters, and few enough distinct statements to keep prepared.
+pub(crate) const RESULTS_AT_ONCE: usize = 64;
 pub(crate) const EVENTS_SINCE: &str =
     "SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq";
 pub(crate) const LAST_EVENT_SEQ: &str = "SELECT MAX(seq) FROM events WHERE session_id = $1";
@@ -370,6 +377,11 @@ struct StoredResultRef {
 struct ResultRef {
     call_id: String,
     at: String,
+    /// The row of the message that holds the result, when the landing that stored it said
+    /// which. References written before it (and those of a result logged past
+    /// [`EVENT_INLINE_MAX`] without it) name only the call, whose latest result they read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    message_id: Option<i64>,
 }
 
 const STORED_RESULT_PREFIX: &str = "{\"storedResult\":";
@@ -383,10 +395,31 @@ pub(crate) fn new_event(session_id: &str, at: String, kind: EventKind) -> Result
         at,
         kind,
     };
-    let EventKind::ToolResult { result, .. } = &event.kind else {
+    let EventKind::ToolResult {
+        result,
+        raw,
+        stored,
+    } = &event.kind
+    else {
         let body = serde_json::to_string(&event)?;
         return Ok((event, body));
     };
+    let reference = |message_id| {
+        serde_json::to_string(&StoredResultRef {
+            stored_result: ResultRef {
+                call_id: result.call_id.clone(),
+                at: event.at.clone(),
+                message_id,
+            },
+        })
+    };
+    // A result the history holds (its landing says which message): logged once, there,
+    // whatever its size. One announced with its payload as received is logged whole
+    // (within the bound), as only the log keeps that.
+    if let (StoredAt(Some(message_id)), None) = (stored, raw) {
+        let body = reference(Some(*message_id))?;
+        return Ok((event, body));
+    }
     // Written into a buffer that refuses to pass the bound, so a large result is not
     // serialized whole only to be replaced by its reference.
     let mut bounded = Bounded(Vec::new());
@@ -394,12 +427,7 @@ pub(crate) fn new_event(session_id: &str, at: String, kind: EventKind) -> Result
         // serde_json writes UTF-8 only: the lossy branch is never taken.
         Ok(()) => String::from_utf8(bounded.0)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-        Err(e) if e.is_io() => serde_json::to_string(&StoredResultRef {
-            stored_result: ResultRef {
-                call_id: result.call_id.clone(),
-                at: event.at.clone(),
-            },
-        })?,
+        Err(e) if e.is_io() => reference(None)?,
         Err(e) => return Err(e.into()),
     };
     Ok((event, body))
@@ -431,6 +459,7 @@ pub(crate) enum LoggedEvent {
         seq: u64,
         at: String,
         call_id: String,
+        message_id: Option<i64>,
     },
 }
 
@@ -455,6 +484,7 @@ pub(crate) fn events_from_rows(
                     seq: number,
                     at: stored_result.at,
                     call_id: stored_result.call_id,
+                    message_id: stored_result.message_id,
                 });
             }
             let mut event: Event = serde_json::from_str(&body).map_err(corrupt)?;
@@ -462,6 +492,73 @@ pub(crate) fn events_from_rows(
             Ok(LoggedEvent::Whole(event))
         })
         .collect()
+}
+
+impl LoggedEvent {
+    /// The row of the message a reference names, when it names one.
+    pub(crate) fn message_id(&self) -> Option<i64> {
+        match self {
+            LoggedEvent::StoredResult { message_id, .. } => *message_id,
+            LoggedEvent::Whole(_) => None,
+        }
+    }
+}
+
+/// The results a read of the log found for its references, each handed out as often as
+/// references name it (once, but a result named twice is not lost to the second).
+pub(crate) struct Held {
+    /// How many references name each row, then how many are still to be answered.
+    named: std::collections::HashMap<i64, usize>,
+    found: std::collections::HashMap<i64, StoredResult>,
+}
+
+impl Held {
+    /// For references naming `ids`, in the log's order (repeats and all).
+    pub(crate) fn new(ids: &[i64]) -> Self {
+        let mut named = std::collections::HashMap::with_capacity(ids.len());
+        for id in ids {
+            *named.entry(*id).or_insert(0) += 1;
+        }
+        Held {
+            named,
+            found: std::collections::HashMap::with_capacity(ids.len()),
+        }
+    }
+
+    /// The distinct rows to read, in the log's order.
+    pub(crate) fn ids(ids: &[i64]) -> Vec<i64> {
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        ids.iter().copied().filter(|id| seen.insert(*id)).collect()
+    }
+
+    pub(crate) fn insert(&mut self, stored: StoredResult) {
+        self.found.insert(stored.message_id, stored);
+    }
+
+    pub(crate) fn take(&mut self, id: i64) -> Option<StoredResult> {
+        let left = self.named.get_mut(&id)?;
+        *left = left.saturating_sub(1);
+        if *left > 0 {
+            return self.found.get(&id).cloned();
+        }
+        self.found.remove(&id)
+    }
+}
+
+/// [`RESULTS_BY_ID`] for `ids` ids (1 ..= [`RESULTS_AT_ONCE`]), made once: placeholders
+/// only, never a value, so each is as safe as a literal.
+pub(crate) fn results_by_id(ids: usize) -> &'static str {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let texts = TEXTS.get_or_init(|| {
+        (1..=RESULTS_AT_ONCE)
+            .map(|n| {
+                let places: Vec<String> = (0..n).map(|i| format!("${}", i + 3)).collect();
+                format!("{RESULTS_BY_ID}({})", places.join(", "))
+            })
+            .collect()
+    });
+    let at = ids.clamp(1, RESULTS_AT_ONCE) - 1;
+    texts.get(at).map_or(RESULTS_BY_ID, String::as_str)
 }
 
 /// The event a logged reference stands for, its result as the history holds it.
@@ -482,10 +579,9 @@ pub(crate) fn stored_result_event(
         session_id: session_id.to_owned(),
         seq,
         at,
-        kind: EventKind::ToolResult {
-            result: Box::new(stored.result),
-            raw: None,
-        },
+        // Without the row it was read from: that names a row of this store only, and an
+        // event read back may be logged again elsewhere (`toolwire migrate`).
+        kind: EventKind::tool_result(stored.result, None),
     })
 }
 
@@ -755,11 +851,44 @@ macro_rules! statements {
                 .bind(sql::after_bound(after))
                 .fetch_all(pool)
                 .await?;
-            let mut events = Vec::with_capacity(found.len());
-            for logged in sql::events_from_rows(session_id, found)? {
+            let logged = sql::events_from_rows(session_id, found)?;
+            // The results referred to by their rows, read a batch of ids at a time rather
+            // than a round trip an event.
+            let ids: Vec<i64> = logged
+                .iter()
+                .filter_map(sql::LoggedEvent::message_id)
+                .collect();
+            let mut held = sql::Held::new(&ids);
+            for batch in sql::Held::ids(&ids).chunks(sql::RESULTS_AT_ONCE) {
+                let text = sql::results_by_id(batch.len());
+                let mut query = sqlx::query_as::<_, sql::ResultRow>(text)
+                    .bind(session_id)
+                    .bind($crate::history::codec::ROLE_TOOL_RESULT);
+                for id in batch {
+                    query = query.bind(*id);
+                }
+                for row in query.fetch_all(pool).await? {
+                    if let Some(stored) = sql::result_from_row(Some(row))? {
+                        held.insert(stored);
+                    }
+                }
+            }
+            let mut events = Vec::with_capacity(logged.len());
+            for logged in logged {
                 events.push(match logged {
                     sql::LoggedEvent::Whole(event) => event,
-                    sql::LoggedEvent::StoredResult { seq, at, call_id } => {
+                    sql::LoggedEvent::StoredResult {
+                        seq,
+                        at,
+                        message_id: Some(id),
+                        ..
+                    } => sql::stored_result_event(session_id, seq, at, held.take(id))?,
+                    sql::LoggedEvent::StoredResult {
+                        seq,
+                        at,
+                        call_id,
+                        message_id: None,
+                    } => {
                         let stored = read_result(pool, session_id, &call_id).await?;
                         sql::stored_result_event(session_id, seq, at, stored)?
                     }
