@@ -39,8 +39,10 @@ pub(crate) fn rfc3339_millis(at: SystemTime) -> String {
     out[19] = b'.';
     put(&mut out[20..23], u64::from(millis));
     out[23] = b'Z';
-    // Only ASCII digits and separators were written: each byte is its own char.
-    out.iter().copied().map(char::from).collect()
+    // Only ASCII digits and separators were written, so the check passes (and the empty
+    // fallback is never taken); collecting the bytes as chars cost ~500 instructions a
+    // stamp, three stamps a call.
+    String::from_utf8(out.to_vec()).unwrap_or_default()
 }
 
 /// `n` in decimal, zero-padded to fill `into` (its high digits dropped if it is wider,
