@@ -22,11 +22,14 @@ use sqlx::{Either, Executor, Row};
 use super::{Answer, WriteOp, answered, event};
 
 /// Message rows, blob links and event inserts a batch may have, each, to be written here.
-/// Each combination of their counts is a statement text of its own, parsed once and then
-/// kept in the writer's statement cache (`WRITER_STATEMENTS` in the parent module): a
-/// workload's batches come in a few shapes (the gateway's: twice as many rows as calls, a
-/// link and an event a call), and a batch past these is large enough that the general
-/// path's dozen round trips are a small share of it.
+/// Each is padded to a power of two (unused places bound NULL and left out by the
+/// statements), and each combination of those sizes is a statement text of its own, made
+/// once ([`text`]), parsed once and then kept in the writer's statement cache
+/// (`WRITER_STATEMENTS` in the parent module). Unpadded, every count was a text: the
+/// gateway's batches (twice as many rows as calls, a link and an event a call, the calls'
+/// start events joining in) came in a new shape every ten calls or so over a thousand,
+/// each parsed by SQLite at ~100,000 instructions, ~10,000 a call in all. A batch past
+/// these is large enough that the general path's dozen round trips are a small share of it.
 const MAX_ROWS: usize = 32;
 
 /// What each statement of the list returns, in order.
@@ -82,20 +85,99 @@ pub(super) async fn write(
     }
 }
 
-/// A VALUES list's tuples, one a key: the key (a row's place, numbering it in SQL), then
-/// `width` parameters numbered on from `next`.
-fn values(sql: &mut String, keys: impl Iterator<Item = usize>, width: usize, next: &mut usize) {
+/// A VALUES list of `count` tuples: with `keyed`, each begins with its place (1, 2, ...:
+/// numbering a row in SQL), then `width` parameters numbered on from `next`.
+fn values(sql: &mut String, count: usize, keyed: bool, width: usize, next: &mut usize) {
     use std::fmt::Write as _;
-    for (i, key) in keys.enumerate() {
+    for i in 0..count {
         sql.push_str(if i > 0 { ", (" } else { "(" });
         // Writing to a String cannot fail.
-        let _ = write!(sql, "{key}");
-        for _ in 0..width {
-            let _ = write!(sql, ", ${next}");
+        if keyed {
+            let _ = write!(sql, "{}, ", i + 1);
+        }
+        for w in 0..width {
+            let _ = write!(sql, "{}${next}", if w > 0 { ", " } else { "" });
             *next += 1;
         }
         sql.push(')');
     }
+}
+
+/// How many places a list of `n` is given: the next power of two (0 stays 0).
+fn padded(n: usize) -> usize {
+    if n == 0 { 0 } else { n.next_power_of_two() }
+}
+
+/// The statement list for `(rows, links, events)` places (each padded) and what each
+/// statement returns, made once per shape and kept: at most 7 × 7 × 7 shapes, each a few
+/// kilobytes.
+fn text(shape: (usize, usize, usize)) -> (String, Vec<Step>) {
+    type Texts = std::collections::HashMap<(usize, usize, usize), (String, Vec<Step>)>;
+    static TEXTS: std::sync::OnceLock<std::sync::Mutex<Texts>> = std::sync::OnceLock::new();
+    let texts = TEXTS.get_or_init(Default::default);
+    // A poisoned lock (a panic elsewhere while holding it) only costs the cache.
+    if let Some(made) = texts.lock().ok().and_then(|t| t.get(&shape).cloned()) {
+        return made;
+    }
+    let made = make_text(shape);
+    if let Ok(mut t) = texts.lock() {
+        t.insert(shape, made.clone());
+    }
+    made
+}
+
+/// [`text`], made.
+fn make_text((rows, links, events): (usize, usize, usize)) -> (String, Vec<Step>) {
+    // $1 the session; $2-$5 the counter's bump; then each row's four values, each link's
+    // three, each event's two. An unused place's values are NULL: its body (or blob) is,
+    // where a real one never is, and each statement leaves those out.
+    let mut sql = String::from("BEGIN IMMEDIATE;\n");
+    let mut steps = vec![Step::Bare];
+    let mut next = 6;
+    if rows > 0 {
+        sql.push_str(
+            "UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
+             result_count = result_count + $4, error_count = error_count + $5 \
+             WHERE id = $1 RETURNING last_seq;\n\
+             INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
+             SELECT $1, (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column1, \
+             v.column2, v.column3, v.column4, v.column5 FROM (VALUES ",
+        );
+        // The seq's subquery, one for the statement (not one a row, which would make a
+        // large batch's text slow to prepare), is NULL when the session does not exist,
+        // and the insert then fails.
+        values(&mut sql, rows, true, 4, &mut next);
+        sql.push_str(") AS v WHERE v.column4 IS NOT NULL RETURNING id, seq;\n");
+        steps.extend([Step::Bump, Step::Messages]);
+    }
+    if links > 0 {
+        // A row's id by its seq (unique in its session), its place among the rows bound
+        // first; NULL, and the insert fails, should it be missing.
+        sql.push_str(
+            "INSERT INTO message_blobs (message_id, blob, bytes) \
+             SELECT (SELECT id FROM messages WHERE session_id = $1 AND seq = \
+             (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column1), \
+             v.column2, v.column3 FROM (VALUES ",
+        );
+        values(&mut sql, links, false, 3, &mut next);
+        sql.push_str(") AS v WHERE v.column2 IS NOT NULL ON CONFLICT DO NOTHING;\n");
+        steps.push(Step::Bare);
+    }
+    if events > 0 {
+        // The base is read once, before any event is inserted.
+        sql.push_str(
+            "WITH base(seq) AS MATERIALIZED \
+             (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1) \
+             INSERT INTO events (session_id, seq, body, created_at) \
+             SELECT $1, base.seq + v.column1, v.column2, v.column3 FROM base, (VALUES ",
+        );
+        values(&mut sql, events, true, 2, &mut next);
+        sql.push_str(") AS v WHERE v.column2 IS NOT NULL RETURNING seq;\n");
+        steps.push(Step::Events);
+    }
+    sql.push_str("COMMIT;");
+    steps.push(Step::Bare);
+    (sql, steps)
 }
 
 /// How a statement list ended.
@@ -162,61 +244,11 @@ impl<'a> Batch<'a> {
 
     /// The statement list and what each statement returns.
     fn sql(&self) -> (String, Vec<Step>) {
-        // $1 the session; $2-$5 the counter's bump; then each row's four values, each
-        // link's two, each event's two.
-        let mut sql = String::from("BEGIN IMMEDIATE;\n");
-        let mut steps = vec![Step::Bare];
-        let mut next = 6;
-        if !self.rows.is_empty() {
-            sql.push_str(
-                "UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
-                 result_count = result_count + $4, error_count = error_count + $5 \
-                 WHERE id = $1 RETURNING last_seq;\n\
-                 INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
-                 SELECT $1, (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column1, \
-                 v.column2, v.column3, v.column4, v.column5 FROM (VALUES ",
-            );
-            // The seq's subquery, one for the statement (not one a row, which would make a
-            // large batch's text slow to prepare), is NULL when the session does not exist,
-            // and the insert then fails.
-            values(&mut sql, 1..=self.rows.len(), 4, &mut next);
-            sql.push_str(") AS v RETURNING id, seq;\n");
-            steps.extend([Step::Bump, Step::Messages]);
-        }
-        if !self.links.is_empty() {
-            // A row's id by its seq (unique in its session); NULL, and the insert fails,
-            // should it be missing. (`WHERE true`: SQLite's grammar needs a WHERE before
-            // an upsert's ON CONFLICT in an INSERT ... SELECT.)
-            sql.push_str(
-                "INSERT INTO message_blobs (message_id, blob, bytes) \
-                 SELECT (SELECT id FROM messages WHERE session_id = $1 AND seq = \
-                 (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column1), \
-                 v.column2, v.column3 FROM (VALUES ",
-            );
-            values(
-                &mut sql,
-                self.links.iter().map(|&(k, _, _)| k),
-                2,
-                &mut next,
-            );
-            sql.push_str(") AS v WHERE true ON CONFLICT DO NOTHING;\n");
-            steps.push(Step::Bare);
-        }
-        if !self.events.is_empty() {
-            // The base is read once, before any event is inserted.
-            sql.push_str(
-                "WITH base(seq) AS MATERIALIZED \
-                 (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1) \
-                 INSERT INTO events (session_id, seq, body, created_at) \
-                 SELECT $1, base.seq + v.column1, v.column2, v.column3 FROM base, (VALUES ",
-            );
-            values(&mut sql, 1..=self.events.len(), 2, &mut next);
-            sql.push_str(") AS v RETURNING seq;\n");
-            steps.push(Step::Events);
-        }
-        sql.push_str("COMMIT;");
-        steps.push(Step::Bare);
-        (sql, steps)
+        text((
+            padded(self.rows.len()),
+            padded(self.links.len()),
+            padded(self.events.len()),
+        ))
     }
 
     /// Runs the list to its end. The stream is always read to its end: sqlx's worker runs
@@ -241,6 +273,7 @@ impl<'a> Batch<'a> {
             .bind(rows.iter().map(|r| r.now).max().unwrap_or_default())
             .bind(rows.iter().map(|r| r.results).sum::<i64>())
             .bind(rows.iter().map(|r| r.errors).sum::<i64>());
+        const NONE: Option<&str> = None;
         for r in &rows {
             query = query
                 .bind(r.role)
@@ -248,11 +281,23 @@ impl<'a> Batch<'a> {
                 .bind(&r.body)
                 .bind(r.now);
         }
-        for &(_, blob, bytes) in &self.links {
-            query = query.bind(blob).bind(bytes);
+        for _ in rows.len()..padded(rows.len()) {
+            query = query.bind(NONE).bind(NONE).bind(NONE).bind(NONE);
         }
-        for (_, body, now) in events {
-            query = query.bind(body).bind(now);
+        for &(k, blob, bytes) in &self.links {
+            query = query
+                .bind(i64::try_from(k).unwrap_or(i64::MAX))
+                .bind(blob)
+                .bind(bytes);
+        }
+        for _ in self.links.len()..padded(self.links.len()) {
+            query = query.bind(NONE).bind(NONE).bind(NONE);
+        }
+        for (_, body, now) in &events {
+            query = query.bind(*body).bind(*now);
+        }
+        for _ in events.len()..padded(events.len()) {
+            query = query.bind(NONE).bind(NONE);
         }
         let mut done = 0;
         let mut readable = true;
@@ -525,6 +570,43 @@ mod tests {
                 (ids[2].0, "sha256-cc".to_owned(), None),
             ]
         );
+    }
+
+    /// Counts between powers of two (5 rows, 3 events) share a padded shape's text: only
+    /// the real ones are written, numbered on, and a second batch of other counts in the
+    /// same shape (6 rows, 4 events) reads on from them.
+    #[tokio::test]
+    async fn padded_places_are_left_out_and_a_shape_serves_other_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = database(dir.path()).await;
+        assert_eq!([0, 1, 2, 3, 5, 8, 9].map(padded), [0, 1, 2, 4, 8, 8, 16]);
+        for (rows, events, first_seq, first_event) in [(5, 3, 4, 6), (6, 4, 9, 9)] {
+            let (appended, ids) = append(
+                (0..rows)
+                    .map(|i| row("s", &format!("r{i}"), 1, 0))
+                    .collect(),
+            );
+            let mut ops = vec![appended];
+            let mut seqs = Vec::new();
+            for _ in 0..events {
+                let (op, seq) = event("s", "{}");
+                ops.push(op);
+                seqs.push(seq);
+            }
+            assert_eq!(Batch::of(&ops).map(|b| b.sql().0), Some(text((8, 0, 4)).0));
+            assert!(write(&mut conn, ops).await.is_ok());
+            let ids = ids.await.unwrap().unwrap();
+            let want: Vec<i64> = (first_seq..first_seq + rows).collect();
+            assert_eq!(ids.iter().map(|(_, seq)| *seq).collect::<Vec<_>>(), want);
+            for (i, seq) in seqs.into_iter().enumerate() {
+                match seq.await.unwrap().unwrap() {
+                    Returned::Seq(seq) => assert_eq!(seq, first_event + i as i64),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        // 5 + 6 rows, 5 + 3 + 4 events: nothing for the unused places.
+        assert_eq!(counts(&mut conn).await, (11, 12));
     }
 
     /// What this path does not take comes back untouched: two sessions, too many rows,
