@@ -451,12 +451,12 @@ pub(crate) fn gateway_big(ctx: &Ctx, size: f64) -> anyhow::Result<Vec<Row>> {
         .behind(
             "the direct client only parses the 10.6 MB answer (the file as text and again as \
              structuredContent); the gateway parses it too, and a result over 256 KB is stored \
-             before it is answered. Counted on 2026-11-25: each call's result is stored twice, \
-             as its message (11.08 MB: both copies, lossless) and inside its tool_result event \
-             (11.08 MB again), so SQLite's worker writes ~22 MB a call to the log and again at \
-             the checkpoint; over 10 calls its thread spent ~72 ms a call (mostly in the kernel) \
-             and the gateway's main thread ~50 ms. Storing such a result once (an event that \
-             names the stored message instead of carrying it) is the next step.",
+             before it is answered. Each call's result is stored once, as its message (11.08 MB: \
+             both copies, lossless); its tool_result event names that message (since \
+             2026-11-30 for every landed result; for one past 1 MiB since 2026-11-29). On \
+             2026-11-25, when the event carried it too, SQLite's worker wrote ~22 MB a call \
+             and its thread spent ~72 ms a call (mostly in the kernel), the gateway's main \
+             thread ~50 ms.",
         ),
     ])
 }

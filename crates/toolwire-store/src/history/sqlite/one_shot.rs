@@ -126,11 +126,17 @@ fn text(shape: (usize, usize, usize)) -> (String, Vec<Step>) {
     made
 }
 
-/// [`text`], made.
+/// [`text`], made. What the list answers (the session's new last number, each message's
+/// id and number, each event's number) is read by plain selects after the writes, not by
+/// `RETURNING`: SQLite gathers a `RETURNING` statement's rows in a temporary table (a
+/// b-tree opened, a page zeroed), as it does a materialized CTE; the list made seven of
+/// them a batch, now one (the events' insert reads the table it writes). The selects find
+/// exactly this batch's rows: the transaction holds SQLite's write lock from its start.
 fn make_text((rows, links, events): (usize, usize, usize)) -> (String, Vec<Step>) {
     // $1 the session; $2-$5 the counter's bump; then each row's four values, each link's
-    // three, each event's two. An unused place's values are NULL: its body (or blob) is,
-    // where a real one never is, and each statement leaves those out.
+    // three, each event's two; last, how many events are real. An unused place's values
+    // are NULL: its body (or blob) is, where a real one never is, and each statement
+    // leaves those out.
     let mut sql = String::from("BEGIN IMMEDIATE;\n");
     let mut steps = vec![Step::Bare];
     let mut next = 6;
@@ -138,7 +144,7 @@ fn make_text((rows, links, events): (usize, usize, usize)) -> (String, Vec<Step>
         sql.push_str(
             "UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
              result_count = result_count + $4, error_count = error_count + $5 \
-             WHERE id = $1 RETURNING last_seq;\n\
+             WHERE id = $1;\n\
              INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
              SELECT $1, (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column1, \
              v.column2, v.column3, v.column4, v.column5 FROM (VALUES ",
@@ -147,8 +153,8 @@ fn make_text((rows, links, events): (usize, usize, usize)) -> (String, Vec<Step>
         // large batch's text slow to prepare), is NULL when the session does not exist,
         // and the insert then fails.
         values(&mut sql, rows, true, 4, &mut next);
-        sql.push_str(") AS v WHERE v.column4 IS NOT NULL RETURNING id, seq;\n");
-        steps.extend([Step::Bump, Step::Messages]);
+        sql.push_str(") AS v WHERE v.column4 IS NOT NULL;\n");
+        steps.extend([Step::Bare, Step::Bare]);
     }
     if links > 0 {
         // A row's id by its seq (unique in its session), its place among the rows bound
@@ -164,15 +170,32 @@ fn make_text((rows, links, events): (usize, usize, usize)) -> (String, Vec<Step>
         steps.push(Step::Bare);
     }
     if events > 0 {
-        // The base is read once, before any event is inserted.
+        // The base is read once, before any event is inserted: the select reads the
+        // table it inserts into, so SQLite runs it whole first.
         sql.push_str(
-            "WITH base(seq) AS MATERIALIZED \
-             (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1) \
-             INSERT INTO events (session_id, seq, body, created_at) \
-             SELECT $1, base.seq + v.column1, v.column2, v.column3 FROM base, (VALUES ",
+            "INSERT INTO events (session_id, seq, body, created_at) \
+             SELECT $1, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1) \
+             + v.column1, v.column2, v.column3 FROM (VALUES ",
         );
         values(&mut sql, events, true, 2, &mut next);
-        sql.push_str(") AS v WHERE v.column2 IS NOT NULL RETURNING seq;\n");
+        sql.push_str(") AS v WHERE v.column2 IS NOT NULL;\n");
+        steps.push(Step::Bare);
+    }
+    if rows > 0 {
+        sql.push_str(
+            "SELECT last_seq FROM sessions WHERE id = $1;\n\
+             SELECT id, seq FROM messages WHERE session_id = $1 \
+             AND seq > (SELECT last_seq FROM sessions WHERE id = $1) - $2;\n",
+        );
+        steps.extend([Step::Bump, Step::Messages]);
+    }
+    if events > 0 {
+        use std::fmt::Write as _;
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            sql,
+            "SELECT seq FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT ${next};"
+        );
         steps.push(Step::Events);
     }
     sql.push_str("COMMIT;");
@@ -299,6 +322,9 @@ impl<'a> Batch<'a> {
         for _ in events.len()..padded(events.len()) {
             query = query.bind(NONE).bind(NONE);
         }
+        if !events.is_empty() {
+            query = query.bind(i64::try_from(events.len()).unwrap_or(i64::MAX));
+        }
         let mut done = 0;
         let mut readable = true;
         let mut last_seq = None;
@@ -342,8 +368,8 @@ impl<'a> Batch<'a> {
         )
     }
 
-    /// Each op's answer from what the list returned. RETURNING's order is not promised:
-    /// rows are matched by their numbers.
+    /// Each op's answer from what the list returned, rows matched by their numbers (the
+    /// events come newest first).
     fn answers(
         &self,
         ops: &[WriteOp],
