@@ -531,10 +531,13 @@ impl Held {
         ids.iter().copied().filter(|id| seen.insert(*id)).collect()
     }
 
+    /// A result read back for the references.
     pub(crate) fn insert(&mut self, stored: StoredResult) {
         self.found.insert(stored.message_id, stored);
     }
 
+    /// The result for the next reference to `id`: a copy while more references name it,
+    /// the result itself for the last; `None` when the session holds no such result.
     pub(crate) fn take(&mut self, id: i64) -> Option<StoredResult> {
         let left = self.named.get_mut(&id)?;
         *left = left.saturating_sub(1);
