@@ -6,7 +6,9 @@
 //! parents first; a session's messages are appended in order, in atomic chunks, after
 //! the blobs they reference; events keep their numbers.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use toolwire_core::{EventKind, StoredAt};
 
 use crate::error::{Result, StoreError};
 use crate::history::{NewSession, Page, Session};
@@ -146,6 +148,11 @@ async fn copy_session(
         }
     }
     report.messages_verified += target.len();
+    // A result's event read back names its message's row in the source; logged in the
+    // target it names the target's row of the same message (the same seq), so the target
+    // holds each result once too.
+    let seq_of: HashMap<i64, i64> = source.iter().map(|m| (m.id, m.seq)).collect();
+    let mut row_at: HashMap<i64, i64> = target.iter().map(|m| (m.seq, m.id)).collect();
     for chunk in source[target.len()..].chunks(CHUNK) {
         let mut keys = BTreeSet::new();
         for m in chunk {
@@ -171,15 +178,21 @@ async fn copy_session(
                     format!("message {} was stored as {}", s.seq, t.seq),
                 ));
             }
+            row_at.insert(t.seq, t.id);
         }
         report.messages_copied += chunk.len();
     }
     let last = to.events.last_event_seq(id).await?;
     for event in from.events.events_since(id, last).await? {
-        let copied = to
-            .events
-            .append_event(id, event.at.clone(), event.kind.clone())
-            .await?;
+        let mut kind = event.kind.clone();
+        if let EventKind::ToolResult { stored, .. } = &mut kind {
+            let there = stored
+                .0
+                .and_then(|row| seq_of.get(&row))
+                .and_then(|seq| row_at.get(seq));
+            *stored = StoredAt(there.copied());
+        }
+        let copied = to.events.append_event(id, event.at.clone(), kind).await?;
         if copied.seq != event.seq {
             return Err(conflict(
                 id,

@@ -385,31 +385,6 @@ on_every_backend! {
     }
 }
 
-/// The length of each logged event's body in `session`, in order, read from the database
-/// itself: what the log holds, not what a read makes of it.
-async fn logged_lengths(backend: &support::backends::Backend, session: &str) -> Vec<i64> {
-    const SQL: &str =
-        "SELECT CAST(length(body) AS BIGINT) FROM events WHERE session_id = $1 ORDER BY seq";
-    let rows: Vec<(i64,)> = if backend.is_sqlite() {
-        let pool = sqlx::SqlitePool::connect(&backend.history_url)
-            .await
-            .unwrap();
-        sqlx::query_as(SQL)
-            .bind(session)
-            .fetch_all(&pool)
-            .await
-            .unwrap()
-    } else {
-        let pool = sqlx::PgPool::connect(&backend.history_url).await.unwrap();
-        sqlx::query_as(SQL)
-            .bind(session)
-            .fetch_all(&pool)
-            .await
-            .unwrap()
-    };
-    rows.into_iter().map(|(n,)| n).collect()
-}
-
 on_every_backend! {
     async fn a_stored_result_is_logged_once_as_its_message_and_read_back_whole(backend) {
         use toolwire_core::{CallRef, Message, StoredAt, ToolResult, Value};
@@ -433,7 +408,7 @@ on_every_backend! {
         let raw = Some(serde_json::json!({"content": [{"type": "text", "text": "as received"}]}));
         h.append_event(&session.id, at(), stored_event(&second_row, raw.clone())).await.unwrap();
 
-        let lengths = logged_lengths(backend, &session.id).await;
+        let lengths = backend.logged_lengths(&session.id).await;
         assert_eq!(lengths.len(), 3);
         assert!(lengths[0] < 200 && lengths[1] < 200, "not logged as references: {lengths:?}");
         assert!(lengths[2] > 64_000, "the event with its raw payload was not logged whole: {lengths:?}");

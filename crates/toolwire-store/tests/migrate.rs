@@ -1,7 +1,8 @@
 //! `migrate` copies a SQLite + files store into every backend (another SQLite, Postgres +
 //! S3): sessions parents first, messages byte for byte, blobs by hash, events with their
 //! numbers, pending calls; a second run copies only what is new; a disagreeing target
-//! and a damaged source blob stop it with a clear error.
+//! and a damaged source blob stop it with a clear error; a result's event stays a
+//! reference to its message, the target's row of it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -217,5 +218,41 @@ on_every_backend! {
         assert_same(&src, &dst, &[&session.id]).await;
         let again = migrate(&src, &dst).await.unwrap();
         assert_eq!((again.messages_copied, again.blobs_copied), (0, 0), "{again:?}");
+    }
+}
+
+on_every_backend! {
+    async fn a_results_event_migrates_as_a_reference_to_the_targets_row(backend) {
+        use toolwire_core::StoredAt;
+        let source = support::backends::sqlite();
+        let src = source.open().await;
+        let session = src.create_session(NewSession::default()).await.unwrap();
+        let text = "a line of a log\n".repeat(4_000);
+        let result = ToolResult::success(CallRef::new("call_1", "read"), Value::text(text));
+        let row = src.append(&session.id, Message::ToolResult(result.clone())).await.unwrap();
+        let landed = EventKind::ToolResult {
+            result: Box::new(result.clone()),
+            raw: None,
+            stored: StoredAt(Some(row.id)),
+        };
+        src.events().append_event(&session.id, "2026-11-30T10:00:00Z".into(), landed).await.unwrap();
+        src.events()
+            .append_event(&session.id, "2026-11-30T10:00:01Z".into(), EventKind::SessionEnded)
+            .await
+            .unwrap();
+        // The target's rows are numbered apart from the source's: another session first.
+        let dst = backend.open().await;
+        let other = dst.create_session(NewSession::default()).await.unwrap();
+        for _ in 0..3 {
+            dst.append(&other.id, Message::User { text: "x".into() }).await.unwrap();
+        }
+
+        let report = migrate(&src, &dst).await.unwrap();
+        assert_eq!((report.messages_copied, report.events_copied), (1, 2), "{report:?}");
+        let lengths = backend.logged_lengths(&session.id).await;
+        assert!(lengths[0] < 200, "the result was logged again whole in the target: {lengths:?}");
+        let events = dst.events().events_since(&session.id, 0).await.unwrap();
+        assert_eq!(events[0].kind, EventKind::tool_result(result, None));
+        assert_eq!(events[1].kind, EventKind::SessionEnded);
     }
 }

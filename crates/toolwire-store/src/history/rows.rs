@@ -582,9 +582,13 @@ pub(crate) fn stored_result_event(
         session_id: session_id.to_owned(),
         seq,
         at,
-        // Without the row it was read from: that names a row of this store only, and an
-        // event read back may be logged again elsewhere (`toolwire migrate`).
-        kind: EventKind::tool_result(stored.result, None),
+        // With the row it was read from: logged again in this store it is a reference
+        // again; `toolwire migrate`, which logs it in another, names that store's row.
+        kind: EventKind::ToolResult {
+            stored: StoredAt(Some(stored.message_id)),
+            result: Box::new(stored.result),
+            raw: None,
+        },
     })
 }
 

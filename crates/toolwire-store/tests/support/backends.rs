@@ -30,6 +30,29 @@ impl Backend {
     pub(crate) fn is_sqlite(&self) -> bool {
         self.history_url.starts_with("sqlite:")
     }
+
+    /// The length of each logged event's body in `session`, in order, read from the
+    /// database itself: what the log holds, not what a read makes of it.
+    pub(crate) async fn logged_lengths(&self, session: &str) -> Vec<i64> {
+        const SQL: &str =
+            "SELECT CAST(length(body) AS BIGINT) FROM events WHERE session_id = $1 ORDER BY seq";
+        let rows: Vec<(i64,)> = if self.is_sqlite() {
+            let pool = sqlx::SqlitePool::connect(&self.history_url).await.unwrap();
+            sqlx::query_as(SQL)
+                .bind(session)
+                .fetch_all(&pool)
+                .await
+                .unwrap()
+        } else {
+            let pool = sqlx::PgPool::connect(&self.history_url).await.unwrap();
+            sqlx::query_as(SQL)
+                .bind(session)
+                .fetch_all(&pool)
+                .await
+                .unwrap()
+        };
+        rows.into_iter().map(|(n,)| n).collect()
+    }
 }
 
 /// SQLite + local blobs, in a fresh temporary directory.
