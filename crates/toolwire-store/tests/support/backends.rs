@@ -36,20 +36,21 @@ impl Backend {
     pub(crate) async fn logged_lengths(&self, session: &str) -> Vec<i64> {
         const SQL: &str =
             "SELECT CAST(length(body) AS BIGINT) FROM events WHERE session_id = $1 ORDER BY seq";
+        // The same query on either database's pool type.
+        macro_rules! on {
+            ($pool:ty) => {{
+                let pool = <$pool>::connect(&self.history_url).await.unwrap();
+                sqlx::query_as(SQL)
+                    .bind(session)
+                    .fetch_all(&pool)
+                    .await
+                    .unwrap()
+            }};
+        }
         let rows: Vec<(i64,)> = if self.is_sqlite() {
-            let pool = sqlx::SqlitePool::connect(&self.history_url).await.unwrap();
-            sqlx::query_as(SQL)
-                .bind(session)
-                .fetch_all(&pool)
-                .await
-                .unwrap()
+            on!(sqlx::SqlitePool)
         } else {
-            let pool = sqlx::PgPool::connect(&self.history_url).await.unwrap();
-            sqlx::query_as(SQL)
-                .bind(session)
-                .fetch_all(&pool)
-                .await
-                .unwrap()
+            on!(sqlx::PgPool)
         };
         rows.into_iter().map(|(n,)| n).collect()
     }
