@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use toolwire_core::{EventKind, StoredAt};
+use toolwire_core::{Event, EventKind, StoredAt};
 
 use crate::error::{Result, StoreError};
 use crate::history::{NewSession, Page, Session};
@@ -184,7 +184,10 @@ async fn copy_session(
     }
     let last = to.events.last_event_seq(id).await?;
     for event in from.events.events_since(id, last).await? {
-        let mut kind = event.kind.clone();
+        // Taken apart, not cloned: a result's event holds the whole result.
+        let Event {
+            seq, at, mut kind, ..
+        } = event;
         if let EventKind::ToolResult { stored, .. } = &mut kind {
             let there = stored
                 .0
@@ -192,14 +195,11 @@ async fn copy_session(
                 .and_then(|seq| row_at.get(seq));
             *stored = StoredAt(there.copied());
         }
-        let copied = to.events.append_event(id, event.at.clone(), kind).await?;
-        if copied.seq != event.seq {
+        let copied = to.events.append_event(id, at, kind).await?;
+        if copied.seq != seq {
             return Err(conflict(
                 id,
-                format!(
-                    "event {} was numbered {} on the target",
-                    event.seq, copied.seq
-                ),
+                format!("event {seq} was numbered {} on the target", copied.seq),
             ));
         }
         report.events_copied += 1;

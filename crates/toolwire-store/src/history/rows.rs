@@ -525,10 +525,9 @@ impl Held {
         }
     }
 
-    /// The distinct rows to read, in the log's order.
-    pub(crate) fn ids(ids: &[i64]) -> Vec<i64> {
-        let mut seen = std::collections::HashSet::with_capacity(ids.len());
-        ids.iter().copied().filter(|id| seen.insert(*id)).collect()
+    /// The distinct rows to read.
+    pub(crate) fn rows(&self) -> Vec<i64> {
+        self.named.keys().copied().collect()
     }
 
     /// A result read back for the references.
@@ -866,7 +865,7 @@ macro_rules! statements {
                 .filter_map(sql::LoggedEvent::message_id)
                 .collect();
             let mut held = sql::Held::new(&ids);
-            for batch in sql::Held::ids(&ids).chunks(sql::RESULTS_AT_ONCE) {
+            for batch in held.rows().chunks(sql::RESULTS_AT_ONCE) {
                 let text = sql::results_by_id(batch.len());
                 let mut query = sqlx::query_as::<_, sql::ResultRow>(text)
                     .bind(session_id)
