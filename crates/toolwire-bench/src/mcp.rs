@@ -392,12 +392,14 @@ const BEHIND_RELAY: &str = "met at the median, not in every run: on 2026-11-30 (
      the same run (median 1.42×; 442 µs a call, 173 µs of it the gateway's CPU over every \
      thread), against 1.47-1.59× (median 1.56×) the day before; the relay itself moves \
      ±20% between runs here. The host and the server wait on the gateway in turn, so on two \
-     cores its CPU is on the path. callgrind, every thread: ~368,000 instructions a call on \
+     cores its CPU is on the path. callgrind, every thread: ~360,000 instructions a call on \
      2026-11-30 (from ~438,000 that morning: a landed result's event logged as a reference \
      to its message, not serialized a second time; SQLite's statement lists padded to a few \
-     shapes, parsed once; their answers read without RETURNING's temporary tables). \
-     SQLite's own work was ~158,000 of the 438,000. Next: the result's clone for its event, \
-     then fewer allocations a call.";
+     shapes, parsed once; their answers read without RETURNING's temporary tables; no \
+     statement prepared again for a bound LIMIT). glibc's malloc and free are a quarter of \
+     the main thread's instructions (mimalloc cut them but held 25% more memory at peak \
+     for a large result: not kept). Next: fewer allocations a call, the result's clone for \
+     its event.";
 
 /// The 5 MB file the gateway_big row reads: 75,000 numbered lines and an error at the end.
 fn big_file(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {

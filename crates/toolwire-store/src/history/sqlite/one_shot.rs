@@ -191,10 +191,13 @@ fn make_text((rows, links, events): (usize, usize, usize)) -> (String, Vec<Step>
     }
     if events > 0 {
         use std::fmt::Write as _;
-        // Writing to a String cannot fail.
+        // Writing to a String cannot fail. The count is cast: a bare bound LIMIT is a
+        // constant of SQLite's plan, and every batch with another count of events had its
+        // statement prepared again (rows.rs, `LIST_SESSIONS`).
         let _ = writeln!(
             sql,
-            "SELECT seq FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT ${next};"
+            "SELECT seq FROM events WHERE session_id = $1 ORDER BY seq DESC \
+             LIMIT CAST(${next} AS INTEGER);"
         );
         steps.push(Step::Events);
     }
