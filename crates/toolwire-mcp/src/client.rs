@@ -19,12 +19,17 @@ use toolwire_tool::ToolContext;
 /// The MIME type of an MCP App's HTML (extension `io.modelcontextprotocol/ui`).
 pub(crate) const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 
-/// A server's request for a person's input, on its way to the call it belongs to.
+/// A server's request for a person's input, on its way to the call it belongs to. It goes
+/// boxed ([`Asks`]): every call makes the channel, few ever use it, and tokio's channel
+/// allocates room for 32 of its messages at once (~8 KB a call with `Ask` inline).
 #[derive(Debug)]
 pub(crate) struct Ask {
     pub params: ElicitRequestParams,
     pub reply: oneshot::Sender<ElicitResult>,
 }
+
+/// Where a call's questions go.
+pub(crate) type Asks = mpsc::Sender<Box<Ask>>;
 
 /// The calls in flight on one connection, by progress token, oldest first.
 #[derive(Debug, Default)]
@@ -42,7 +47,7 @@ struct InFlight {
     /// The progress token its request went out with (serialized), once it did.
     token: Option<String>,
     ctx: ToolContext,
-    asks: mpsc::Sender<Ask>,
+    asks: Asks,
 }
 
 /// Removes its call from the router when dropped, however the call ends.
@@ -78,11 +83,7 @@ impl Router {
     /// the call's request has even returned from rmcp: over HTTP the server's answer
     /// stream runs on another worker), and progress to `ctx` once [`Registration::bind`]
     /// names the request's progress token; until the registration is dropped.
-    pub(crate) fn register(
-        self: &Arc<Self>,
-        ctx: ToolContext,
-        asks: mpsc::Sender<Ask>,
-    ) -> Registration {
+    pub(crate) fn register(self: &Arc<Self>, ctx: ToolContext, asks: Asks) -> Registration {
         use std::sync::atomic::Ordering;
         // A number, not a string: no call's key is made (or freed) as text.
         let key = self.next_key.fetch_add(1, Ordering::Relaxed);
@@ -125,7 +126,7 @@ impl Router {
 
     /// Over stdio a server's request does not say which call it is for: it goes to the
     /// oldest call in flight, which is exact whenever one call runs at a time.
-    fn oldest_asker(&self) -> Option<mpsc::Sender<Ask>> {
+    fn oldest_asker(&self) -> Option<Asks> {
         let calls = self.calls.lock().ok()?;
         calls.first().map(|c| c.asks.clone())
     }
@@ -134,7 +135,7 @@ impl Router {
     async fn ask(&self, params: ElicitRequestParams) -> Result<ElicitResult, Unasked> {
         let asks = self.oldest_asker().ok_or(Unasked::Nobody)?;
         let (reply, answer) = oneshot::channel();
-        asks.send(Ask { params, reply })
+        asks.send(Box::new(Ask { params, reply }))
             .await
             .map_err(|_| Unasked::Ended)?;
         // A call that ends (cancelled, timed out) before the person answers drops the

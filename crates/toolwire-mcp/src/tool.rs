@@ -149,7 +149,7 @@ struct LiveCall {
     conn: Arc<Connection>,
     id: RequestId,
     rx: oneshot::Receiver<Result<ServerResult, ServiceError>>,
-    asks: mpsc::Receiver<Ask>,
+    asks: mpsc::Receiver<Box<Ask>>,
     registration: Registration,
     /// The person's answer goes here when the call is resumed.
     reply: Option<oneshot::Sender<ElicitResult>>,
@@ -168,7 +168,7 @@ impl LiveCall {
         conn: Arc<Connection>,
         id: RequestId,
         rx: oneshot::Receiver<Result<ServerResult, ServiceError>>,
-        asks: mpsc::Receiver<Ask>,
+        asks: mpsc::Receiver<Box<Ask>>,
         registration: Registration,
     ) -> Self {
         LiveCall {
@@ -877,9 +877,14 @@ impl Tool for McpTool {
             let received = match received {
                 Some(received) => received,
                 None => {
-                    let plain = Outgoing::Plain(&remote, &input);
-                    let live = McpTool::start(&server, plain, true, ctx.clone()).await?;
-                    McpTool::drive(Arc::clone(&server), parked, &rounds, live, &ctx).await?
+                    // Boxed where taken: unboxed, this second call's futures doubled the
+                    // size of every call's (boxed whole by `execute`).
+                    let again = Box::pin(async {
+                        let plain = Outgoing::Plain(&remote, &input);
+                        let live = McpTool::start(&server, plain, true, ctx.clone()).await?;
+                        McpTool::drive(Arc::clone(&server), parked, &rounds, live, &ctx).await
+                    });
+                    again.await?
                 }
             };
             outcome(&server, &call, app_uri.as_deref(), received, &ctx).await
