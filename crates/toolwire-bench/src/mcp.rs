@@ -398,8 +398,10 @@ const BEHIND_RELAY: &str = "met at the median, not in every run: on 2026-11-30 (
      shapes, parsed once; their answers read without RETURNING's temporary tables; no \
      statement prepared again for a bound LIMIT). glibc's malloc and free are a quarter of \
      the main thread's instructions (mimalloc cut them but held 25% more memory at peak \
-     for a large result: not kept). Next: fewer allocations a call, the result's clone for \
-     its event.";
+     for a large result: not kept). Storing is ~40% of the gateway's CPU: a build that \
+     dropped its landings spent 146-164 µs a call against 238-307 and ran 1.08-1.79× the \
+     relay against 1.79-2.09× (three alternated runs each). Next: one commit a batch (the \
+     calls and their events are two), fewer allocations a call.";
 
 /// The 5 MB file the gateway_big row reads: 75,000 numbered lines and an error at the end.
 fn big_file(ctx: &Ctx) -> anyhow::Result<std::path::PathBuf> {
