@@ -48,6 +48,9 @@ const SPARE: usize = 16;
 const OPENING: usize = 256;
 /// How long all the deliveries of one step may take before the run fails.
 const DELIVERY_LIMIT: Duration = Duration::from_secs(120);
+/// When set, the paced run's deliveries are written to this file, one line each (call's
+/// session, feed, POST sent, POST answered, delivered: Unix ns): where a tail's time goes.
+const TRACE_ENV: &str = "TOOLWIRE_BENCH_TEAM_TRACE";
 
 /// Where a run's instances are and what they were started with.
 struct Cluster {
@@ -269,6 +272,39 @@ fn latencies(
     Ok(out)
 }
 
+/// Adds to `path` a header (the run's instances and feeds), then each delivery of `sent`'s
+/// calls as a line: call, feed, POST sent, POST answered, delivered, in Unix nanoseconds
+/// ([`TRACE_ENV`]).
+fn trace(
+    path: &Path,
+    instances: usize,
+    got: &[Vec<(String, SystemTime)>],
+    sent: &HashMap<String, SystemTime>,
+    answered: &HashMap<String, SystemTime>,
+) -> anyhow::Result<()> {
+    use std::fmt::Write as _;
+    let ns = |t: &SystemTime| {
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    };
+    let mut out = format!("# instances {instances} feeds {}\n", got.len());
+    for (f, feed) in got.iter().enumerate() {
+        for (id, at) in feed {
+            if let (Some(start), Some(back)) = (sent.get(id), answered.get(id)) {
+                // Writing to a String cannot fail.
+                let _ = writeln!(out, "{id} {f} {} {} {}", ns(start), ns(back), ns(at));
+            }
+        }
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    std::io::Write::write_all(&mut file, out.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
 /// Every call of `expected` once at each of `got`'s feeds, and nothing else.
 fn exactly_once(got: &[Vec<(String, SystemTime)>], expected: &[String]) -> anyhow::Result<()> {
     for feed in got {
@@ -465,6 +501,15 @@ struct Figures {
     paced_per_sec: f64,
 }
 
+/// What the paced run did: each session's call id, each call's POST time and the time its
+/// answer came, and the rate reached.
+struct Paced {
+    ids: Vec<String>,
+    sent: HashMap<String, SystemTime>,
+    answered: HashMap<String, SystemTime>,
+    rate: f64,
+}
+
 /// Every session gets one call, at `PACE_PER_SEC` in all, whatever the answers: a team's
 /// calls arrive when their agents make them, not when the server has answered the last
 /// one. Should the server fall `BEHIND` calls back, the next waits for one to answer (and
@@ -474,7 +519,7 @@ async fn paced_calls(
     cluster: &Cluster,
     http: &reqwest::Client,
     ids: &[String],
-) -> anyhow::Result<(Vec<String>, HashMap<String, SystemTime>, f64)> {
+) -> anyhow::Result<Paced> {
     let body = Arc::new(json!({"tool": "read_file", "input": {"path": "note.txt"}}));
     let gap = Duration::from_secs_f64(1.0 / PACE_PER_SEC);
     let mut posts = tokio::task::JoinSet::new();
@@ -498,7 +543,7 @@ async fn paced_calls(
         posts.spawn(async move {
             let start = SystemTime::now();
             let id = post_for(&http, &url, &body, "callId").await?;
-            Ok::<_, anyhow::Error>((k, id, start))
+            Ok::<_, anyhow::Error>((k, id, start, SystemTime::now()))
         });
     }
     let posted_in = begin.elapsed();
@@ -507,12 +552,19 @@ async fn paced_calls(
     }
     let mut by_session = vec![String::new(); ids.len()];
     let mut sent = HashMap::with_capacity(ids.len());
-    for (k, id, start) in done {
+    let mut answered = HashMap::with_capacity(ids.len());
+    for (k, id, start, back) in done {
         sent.insert(id.clone(), start);
+        answered.insert(id.clone(), back);
         by_session[k] = id;
     }
     let rate = ids.len().saturating_sub(1) as f64 / posted_in.as_secs_f64().max(1e-9);
-    Ok((by_session, sent, rate))
+    Ok(Paced {
+        ids: by_session,
+        sent,
+        answered,
+        rate,
+    })
 }
 
 async fn measure(
@@ -604,7 +656,12 @@ async fn measure(
 
     // Spread: every session gets one call, paced.
     let before = delivered.load(Ordering::Acquire);
-    let (spread_ids, sent_spread, paced_per_sec) = paced_calls(cluster, &http, &ids).await?;
+    let Paced {
+        ids: spread_ids,
+        sent: sent_spread,
+        answered,
+        rate: paced_per_sec,
+    } = paced_calls(cluster, &http, &ids).await?;
     delivered_to(&delivered, before + feeds.len(), "every session's call").await?;
     let mut got = Vec::with_capacity(feeds.len());
     for feed in feeds {
@@ -640,6 +697,9 @@ async fn measure(
         at += n;
     }
     let deliveries = got.iter().map(Vec::len).sum();
+    if let Some(path) = std::env::var_os(TRACE_ENV) {
+        trace(Path::new(&path), ports.len(), &got, &sent_spread, &answered)?;
+    }
     Ok(Figures {
         quiet: latencies(&got[..PER_SESSION], &sent_quiet)?,
         crowded: latencies(&got[..PER_SESSION], &sent_crowded)?,
