@@ -70,7 +70,9 @@ fn start(
     let ws = run.join("ws");
     std::fs::create_dir_all(&ws)?;
     std::fs::write(ws.join("note.txt"), "a short note\n".repeat(20))?;
-    let per = feeds_total.div_ceil(count);
+    // Beside its share, each instance after the first has room for the feed of its warm
+    // calls (`warm_instances`).
+    let per = feeds_total.div_ceil(count) + usize::from(count > 1);
     let (instances, ports) = start_capped(ctx, backend, count, &ws, run, (per, per + SPARE))?;
     Ok(Cluster { instances, ports })
 }
@@ -217,6 +219,34 @@ async fn open_feeds(
             .context("a subscriber ended before its feed opened")??;
     }
     Ok(feeds)
+}
+
+/// `WARM` calls on each instance but the first (which made the measured session's), on a
+/// session of its own followed by one feed there, each once its event reached the feed: an
+/// instance's first calls are its first writes, statements and frames (on four instances
+/// the paced run's first calls on the three others came 27-48 ms late), which the quiet
+/// and crowded runs leave out on the first instance by their own warm calls.
+async fn warm_instances(
+    ports: &[u16],
+    http: &reqwest::Client,
+    readers: &tokio::runtime::Handle,
+    opening: &Arc<tokio::sync::Semaphore>,
+) -> anyhow::Result<()> {
+    for (j, &port) in ports.iter().enumerate().skip(1) {
+        let session = create_session(http, port).await?;
+        let delivered = Arc::new(AtomicUsize::new(0));
+        let feed = open_feeds(ports, j, &session, 1, WARM, readers, &delivered, opening).await?;
+        let url = format!("http://127.0.0.1:{port}/api/sessions/{session}/calls");
+        let body = json!({"tool": "read_file", "input": {"path": "note.txt"}});
+        for i in 0..WARM {
+            post_for(http, &url, &body, "callId").await?;
+            delivered_to(&delivered, i + 1, "an instance's warm call").await?;
+        }
+        for handle in feed {
+            handle.await??;
+        }
+    }
+    Ok(())
 }
 
 /// `CALLS` calls to `session` (made on the first instance) one after another, each once its
@@ -654,7 +684,9 @@ async fn measure(
         serve.cpu()?.saturating_sub(idle_from).as_secs_f64() / idle_start.elapsed().as_secs_f64();
     let (cpu_crowded, sent_crowded) = calls_to_one(cluster, &http, &ids[0], &delivered).await?;
 
-    // Spread: every session gets one call, paced.
+    // Spread: every session gets one call, paced, on instances that have all made calls
+    // before (the first has: the measured session's).
+    warm_instances(ports, &http, readers, &opening).await?;
     let before = delivered.load(Ordering::Acquire);
     let Paced {
         ids: spread_ids,
