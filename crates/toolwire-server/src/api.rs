@@ -335,7 +335,9 @@ pub(crate) async fn post_call(
     Path(id): Path<SessionId>,
     Json(body): Json<PostCall>,
 ) -> Result<(StatusCode, Json<Accepted>), ApiError> {
-    existing_session(&state, &id).await?;
+    // No read of the session first: the call's own append, the first thing `run_call`
+    // does, fails for a session that does not exist (a 404, `no_session`, as that read
+    // gave), so one read a call and its round trip to a reader were spent for nothing.
     let (tool, apps_alone) = match &body.app {
         Some(app) => app_sibling(&state, app, &body.tool)?,
         None if state.host.tool(&body.tool).is_none() => {
@@ -350,7 +352,10 @@ pub(crate) async fn post_call(
     // approved, never suspended for an approval. What it asks while it runs (an MCP
     // server's question) still goes to the person. Anything the model may call asks as
     // any call does, whoever calls it.
-    let mut options = CallOptions::new(Arc::clone(&state.approver) as Arc<dyn Approver>);
+    // Its events reach the person through the session's feeds, not through this request:
+    // the log is not asked where they start (a read a call).
+    let mut options =
+        CallOptions::new(Arc::clone(&state.approver) as Arc<dyn Approver>).without_events();
     if apps_alone {
         options = options.approved();
     }

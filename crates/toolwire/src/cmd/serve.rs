@@ -113,6 +113,8 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
                 .map(|target| target.report_to(|line| out::eprintln(&format!("toolwire: {line}"))))
         })
         .transpose()?;
+    // Before the port is open: a SIGTERM from anyone who saw it open stops the server.
+    let shutdown = shutdown_signal();
     let server = Server::bind(host, config).await?;
     let url = server.url().to_owned();
     match &token {
@@ -132,7 +134,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         ));
     }
     let announced = announce(place, &url);
-    let ran = server.run(shutdown_signal()).await;
+    let ran = server.run(shutdown).await;
     if let Some(file) = announced {
         // Another serve may have announced itself since: its file is left alone.
         if std::fs::read_to_string(&file).is_ok_and(|text| text.trim() == url) {
@@ -184,23 +186,34 @@ fn read_token(file: &std::path::Path) -> Result<String> {
     Ok(token)
 }
 
-/// Ctrl-C, or SIGTERM where there is one.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Ctrl-C, or SIGTERM where there is one. The handlers are installed as this is called,
+/// not when the future is first polled: the server polls it only once it runs, and a
+/// SIGTERM that came after a client was answered but before that poll met the signal's
+/// default action and killed the process instead of stopping it (CI saw it, r11).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
-        let term = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        let terminate = signal(SignalKind::terminate()).ok();
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        async fn received(signal: Option<Signal>) {
+            match signal {
+                Some(mut signal) => {
+                    signal.recv().await;
                 }
-                Err(_) => std::future::pending::<()>().await,
+                // Not installed: this one cannot stop the server, the other still can.
+                None => std::future::pending::<()>().await,
             }
-        };
-        tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+        }
+        async move {
+            tokio::select! {
+                () = received(terminate) => {}
+                () = received(interrupt) => {}
+            }
+        }
     }
     #[cfg(not(unix))]
-    ctrl_c.await;
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
