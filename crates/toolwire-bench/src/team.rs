@@ -77,6 +77,11 @@ fn start(
     Ok(Cluster { instances, ports })
 }
 
+/// Every call the workload makes: the workspace's small file read.
+fn read_note() -> serde_json::Value {
+    json!({"tool": "read_file", "input": {"path": "note.txt"}})
+}
+
 /// The kernel's fan-out floor (p99, ms) for one session's feeds and for `all_n` sockets.
 struct KernelFloor {
     one: f64,
@@ -237,7 +242,7 @@ async fn warm_instances(
         let delivered = Arc::new(AtomicUsize::new(0));
         let feed = open_feeds(ports, j, &session, 1, WARM, readers, &delivered, opening).await?;
         let url = format!("http://127.0.0.1:{port}/api/sessions/{session}/calls");
-        let body = json!({"tool": "read_file", "input": {"path": "note.txt"}});
+        let body = read_note();
         for i in 0..WARM {
             post_for(http, &url, &body, "callId").await?;
             delivered_to(&delivered, i + 1, "an instance's warm call").await?;
@@ -263,7 +268,7 @@ async fn calls_to_one(
         cluster.ports[0]
     );
     let serve = &cluster.instances;
-    let body = json!({"tool": "read_file", "input": {"path": "note.txt"}});
+    let body = read_note();
     let mut sent = HashMap::with_capacity(CALLS);
     let mut cpu_from = serve.cpu()?;
     for i in 0..WARM + CALLS {
@@ -550,7 +555,7 @@ async fn paced_calls(
     http: &reqwest::Client,
     ids: &[String],
 ) -> anyhow::Result<Paced> {
-    let body = Arc::new(json!({"tool": "read_file", "input": {"path": "note.txt"}}));
+    let body = Arc::new(read_note());
     let gap = Duration::from_secs_f64(1.0 / PACE_PER_SEC);
     let mut posts = tokio::task::JoinSet::new();
     let mut done = Vec::with_capacity(ids.len());
