@@ -14,7 +14,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::{Gateway, GatewayError, stop_signal, stored_all};
+use crate::{Gateway, GatewayError, stored_all};
 
 /// The file in the data directory that holds the HTTP gateway's token (made at the first
 /// `--http` or `toolwire mcp install --http`, mode 0600).
@@ -127,7 +127,13 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     settings: HttpSettings,
 ) -> Result<(), GatewayError> {
-    serve_http_until(gateway, listener, settings, stop_signal()).await
+    serve_http_until(
+        gateway,
+        listener,
+        settings,
+        toolwire_http::shutdown_signal(),
+    )
+    .await
 }
 
 /// [`serve_http`] until `stop` resolves; then every call answered is stored before this

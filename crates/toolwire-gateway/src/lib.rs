@@ -1075,6 +1075,8 @@ impl ServerHandler for Gateway {
 /// Every call answered is stored before this returns, however the connection ended.
 pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
     use rmcp::ServiceExt;
+    // Before the host is served: a SIGTERM from then on stores what was answered.
+    let stop = toolwire_http::shutdown_signal();
     let stored = gateway.sibling();
     // 2025-11-25's task messages, which rmcp's model drops, are shaped beneath it.
     let listing = gateway.sibling();
@@ -1110,7 +1112,7 @@ pub async fn serve_stdio(gateway: Gateway) -> Result<(), GatewayError> {
         ended = running.waiting() => ended
             .map(drop)
             .map_err(|e| GatewayError::ConnectionEnded(e.to_string())),
-        () = stop_signal() => Ok(()),
+        () = stop => Ok(()),
     };
     stored_all(&stored).await?;
     ended
@@ -1121,29 +1123,6 @@ async fn stored_all(gateway: &Gateway) -> Result<(), GatewayError> {
     match gateway.flush().await {
         0 => Ok(()),
         lost => Err(GatewayError::Unstored(lost)),
-    }
-}
-
-/// Ctrl-C or SIGTERM: the HTTP gateway stops taking requests and stores what it answered.
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

@@ -1,8 +1,9 @@
 //! toolwire's HTTP listener, one job: serving an axum `Router` on a TCP listener with
 //! the limits `axum::serve` lacks (see [`serve`]), for every listener toolwire opens
 //! (`toolwire serve`'s app and sandbox, `toolwire gateway --http`), and the
-//! constant-time check of a bearer token they authenticate callers with. A crate of its
-//! own so the MCP gateway gets the same layer without depending on the web app.
+//! constant-time check of a bearer token they authenticate callers with, and the signals
+//! that stop them. A crate of its own so the MCP gateway gets the same layer without
+//! depending on the web app.
 
 #![warn(missing_docs)]
 
@@ -13,6 +14,39 @@ pub use conn::{
 };
 
 use axum::http::{HeaderMap, header};
+
+/// Ctrl-C, or SIGTERM where there is one: what stops a server gracefully. Its handlers are
+/// installed as this is called, not when the future is first polled: a server polls it
+/// only once it runs, and a SIGTERM that came after a client saw the port open but before
+/// that poll met the signal's default action and killed the process instead of stopping it
+/// (`toolwire serve`'s test saw it in CI). Call it before the port opens.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        let terminate = signal(SignalKind::terminate()).ok();
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        async fn received(signal: Option<Signal>) {
+            match signal {
+                Some(mut signal) => {
+                    signal.recv().await;
+                }
+                // Not installed: this one cannot stop the server, the other still can.
+                None => std::future::pending::<()>().await,
+            }
+        }
+        async move {
+            tokio::select! {
+                () = received(terminate) => {}
+                () = received(interrupt) => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
 
 /// Compares without stopping at the first difference, so timing tells nothing of a token.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -151,6 +151,9 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
     }
     match (args.http, http_token) {
         (Some(addr), Some((token, token_file))) => {
+            // Before the port is open: a SIGTERM from anyone who saw it open stops the
+            // gateway and stores what it answered.
+            let stop = toolwire_http::shutdown_signal();
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr}"))?;
@@ -161,7 +164,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
             );
             eprintln!("toolwire gateway: listening on http://{bound}/mcp");
             let settings = toolwire_gateway::HttpSettings::new(token);
-            toolwire_gateway::serve_http(gateway, listener, settings).await?;
+            toolwire_gateway::serve_http_until(gateway, listener, settings, stop).await?;
         }
         _ => {
             let served = toolwire_gateway::serve_stdio(gateway).await;

@@ -114,7 +114,7 @@ pub(crate) async fn run(args: Args, place: &StoreLocation) -> Result<Outcome> {
         })
         .transpose()?;
     // Before the port is open: a SIGTERM from anyone who saw it open stops the server.
-    let shutdown = shutdown_signal();
+    let shutdown = toolwire_http::shutdown_signal();
     let server = Server::bind(host, config).await?;
     let url = server.url().to_owned();
     match &token {
@@ -184,36 +184,4 @@ fn read_token(file: &std::path::Path) -> Result<String> {
         anyhow::bail!("--token-file {}: the file is empty", file.display());
     }
     Ok(token)
-}
-
-/// Ctrl-C, or SIGTERM where there is one. The handlers are installed as this is called,
-/// not when the future is first polled: the server polls it only once it runs, and a
-/// SIGTERM that came after a client was answered but before that poll met the signal's
-/// default action and killed the process instead of stopping it (CI saw it, r11).
-fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{Signal, SignalKind, signal};
-        let terminate = signal(SignalKind::terminate()).ok();
-        let interrupt = signal(SignalKind::interrupt()).ok();
-        async fn received(signal: Option<Signal>) {
-            match signal {
-                Some(mut signal) => {
-                    signal.recv().await;
-                }
-                // Not installed: this one cannot stop the server, the other still can.
-                None => std::future::pending::<()>().await,
-            }
-        }
-        async move {
-            tokio::select! {
-                () = received(terminate) => {}
-                () = received(interrupt) => {}
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
