@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::Value as Json;
-use toolwire_core::{EventKind, Message, StoredAt, ToolResult};
-use toolwire_runtime::{EventBus, Landing, ResultSink, land_each};
+use toolwire_core::{Event, EventKind, Message, StoredAt, ToolResult};
+use toolwire_runtime::{EventBus, Landing, ResultSink, land_each, now_rfc3339};
 use toolwire_store::{InlineBlob, StoreError, StoredResult, Stores, store_failed};
 
 /// Lands results in `stores`, announcing them on `events`.
@@ -83,12 +83,37 @@ impl ResultSink for StoreSink {
             }
             let inline = self.keep_raw(&mut result, raw_text).await;
             // Media saved once, here; the announcement carries the blob references.
-            let stored = self
-                .stores
-                .record_result_or_failure(session_id, result, None, inline.into_iter().collect())
-                .await?;
+            let inline = inline.into_iter().collect();
+            // Its event in the same commit where the store logs this bus's events: one
+            // commit a result, not two (a debug copy of the raw payload rides in the
+            // event only, so such a result is announced apart).
+            let at = now_rfc3339();
+            let (stored, logged) = if raw.is_none() && self.events.logs_to(self.stores.events()) {
+                self.stores
+                    .record_result_announced(session_id, result, inline, at.clone())
+                    .await?
+            } else {
+                let stored = self
+                    .stores
+                    .record_result_or_failure(session_id, result, None, inline)
+                    .await?;
+                (stored, None)
+            };
             let mut announced = Vec::new();
             announce(&stored, raw, &mut announced);
+            let mut announced = announced.into_iter();
+            if let Some(seq) = logged
+                && let Some(kind) = announced.next()
+            {
+                let session_id = session_id.to_owned();
+                let event = Event {
+                    session_id,
+                    seq,
+                    at,
+                    kind,
+                };
+                self.events.publish(event).await;
+            }
             // Events are the live view: a failing log must not fail a stored call.
             for kind in announced {
                 let _ = self.events.emit(session_id, kind).await;

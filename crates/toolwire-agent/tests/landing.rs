@@ -156,6 +156,61 @@ async fn no_event_runs_ahead_of_its_stored_result() {
     watcher.await.unwrap();
 }
 
+/// A call's result event is logged in its result's commit (SQLite) and broadcast by the
+/// landing: a live subscriber still gets every event once, in the log's order, each
+/// call's start before its result, and the result event names its stored row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_events_match_the_log_when_a_result_is_logged_with_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(dir.path()).await;
+    let session = host.session(None, "one commit").await.unwrap();
+    let mut feed = host.events().subscribe(&session.id, 0).await.unwrap();
+    let calls = 30;
+    for _ in 0..calls {
+        let running = host
+            .run_call(
+                &session.id,
+                person_call("plain"),
+                CallOptions::new(Arc::new(AutoApprove)),
+            )
+            .await
+            .unwrap();
+        running.finish().await.unwrap();
+    }
+    let log = host
+        .stores()
+        .events()
+        .events_since(&session.id, 0)
+        .await
+        .unwrap();
+    let results = log
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::ToolResult { .. }))
+        .count();
+    assert_eq!(results, calls, "{log:?}");
+    let mut live = Vec::new();
+    while live.len() < log.len() {
+        live.push(feed.next().await.unwrap().unwrap());
+    }
+    assert_eq!(
+        live.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        (1..=log.len() as u64).collect::<Vec<_>>()
+    );
+    for (live, logged) in live.iter().zip(&log) {
+        assert_eq!(live.kind, logged.kind, "event {}", live.seq);
+        if let EventKind::ToolResult { result, stored, .. } = &live.kind {
+            let row = host
+                .stores()
+                .history()
+                .find_result(&session.id, &result.call_id)
+                .await
+                .unwrap()
+                .expect("announced but not stored");
+            assert_eq!(stored.0, Some(row.message_id), "event {}", live.seq);
+        }
+    }
+}
+
 /// A tool's raw payload (what an MCP server sent) is stored beside its result by
 /// default, as JSON text a person can download; one above the executor's `raw_limit` is
 /// not, and the result lands all the same.

@@ -5,7 +5,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, as `humantime::format_rfc3339_millis` writes it: `2026-11-25T03:20:19.123Z`.
-pub(crate) fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     rfc3339_millis(SystemTime::now())
 }
 

@@ -136,6 +136,35 @@ impl EventBus {
         Ok(logged)
     }
 
+    /// Whether this bus logs to `log` itself: an event its store logs beside what it
+    /// announces (a result and its `tool_result` event in one commit,
+    /// `Stores::record_result_announced`) is then in this bus's log, to be broadcast
+    /// with [`EventBus::publish`].
+    pub fn logs_to(&self, log: &Arc<dyn EventLog>) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(&self.log), Arc::as_ptr(log))
+    }
+
+    /// Broadcasts an event this bus's log already has (see [`EventBus::logs_to`]), as
+    /// [`EventBus::emit`] broadcasts what it logs.
+    pub async fn publish(&self, event: Event) {
+        let Some(route) = self.live.route(&event.session_id) else {
+            // Nobody here follows the session: a later subscriber reads it from the log.
+            return;
+        };
+        // The event numbered just before it (the call's start, queued first and logged
+        // in the same commit) reaches the live side through its own task, woken by the
+        // same commit and maybe not run yet. A few turns let it go first, so that the
+        // subscribers get both in order instead of each re-reading the log for the gap.
+        for _ in 0..PUBLISH_TURNS {
+            if self.live.has_before(&route, event.seq) {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        drop(route);
+        self.live.send(event);
+    }
+
     /// The log's highest number for a session: where a new subscriber starts to see
     /// only what happens from now on.
     pub async fn last_seq(&self, session_id: &str) -> Result<u64, StoreError> {
@@ -493,6 +522,11 @@ async fn log_and_send(
 /// subscriber); a slow call's start is shown this much later.
 const HOLD: std::time::Duration = std::time::Duration::from_millis(25);
 
+/// How many times [`EventBus::publish`] lets other tasks run while the event before its
+/// own is not on the live side yet (then it sends anyway: a subscriber meeting the gap
+/// reads the log, which has everything).
+const PUBLISH_TURNS: usize = 4;
+
 /// The live side of the bus: each followed session's broadcast, and the call-started
 /// events held back for a moment (see [`HOLD`]). Whatever is held goes out before any
 /// later event, so every subscriber still gets them in the log's order.
@@ -604,6 +638,16 @@ impl Live {
             route.high.fetch_max(event.seq, Ordering::AcqRel);
             let _ = route.tx.send(Arc::new(SharedEvent::new(event)));
         }
+    }
+
+    /// Whether the event numbered just before `seq` in `route`'s session was broadcast
+    /// here or is held to be (or `seq` is the session's first).
+    fn has_before(&self, route: &Route, seq: u64) -> bool {
+        let before = seq.saturating_sub(1);
+        route.high.load(Ordering::Acquire) >= before
+            || lock(&self.held)
+                .iter()
+                .any(|e| e.seq == before && e.session_id == route.session_id)
     }
 
     /// Keeps `event` until the next [`Live::send`] or [`Live::flush`].

@@ -16,6 +16,7 @@ mod sink;
 // attribute names read best as `trace::Tracer`, `trace::attr::TOOL_NAME`.
 pub mod trace;
 
+pub use clock::now_rfc3339;
 pub use events::{EventBus, SharedEvent, Subscription};
 pub use executor::{
     DEBUG_RAW_ENV, DEFAULT_RAW_LIMIT, Executor, ExecutorBuilder, ExecutorConfig, Finished,

@@ -62,6 +62,9 @@ pub struct Stores {
     pub(crate) events: Arc<dyn EventLog>,
     pub(crate) suspensions: Arc<dyn SuspensionStore>,
     pub(crate) config: StoreConfig,
+    /// Whether `history` and `events` are one store (as opened; not once either is
+    /// wrapped): only then may a result and its event be written in one commit.
+    pub(crate) logs_with_history: bool,
 }
 
 impl Stores {
@@ -126,6 +129,7 @@ impl Stores {
             events: Arc::new(history.clone()),
             suspensions: Arc::new(history),
             config,
+            logs_with_history: true,
         }
     }
 
@@ -136,6 +140,7 @@ impl Stores {
         wrap: impl FnOnce(Arc<dyn HistoryStore>) -> Arc<dyn HistoryStore>,
     ) -> Self {
         self.history = wrap(self.history);
+        self.logs_with_history = false;
         self
     }
 
@@ -143,6 +148,7 @@ impl Stores {
     /// (tests, instrumentation).
     pub fn map_events(mut self, wrap: impl FnOnce(Arc<dyn EventLog>) -> Arc<dyn EventLog>) -> Self {
         self.events = wrap(self.events);
+        self.logs_with_history = false;
         self
     }
 
@@ -240,7 +246,16 @@ impl Stores {
         contents: Vec<Message>,
         inline: Vec<InlineBlob>,
     ) -> Result<Vec<StoredMessage>> {
-        for blob in &inline {
+        self.check_rows(&contents, &inline).await?;
+        self.history
+            .append_many_inline(session_id, contents, inline)
+            .await
+    }
+
+    /// Errs unless `inline` holds only what rows are meant to keep and every blob
+    /// `contents` reference is stored or among `inline`: what every append checks.
+    async fn check_rows(&self, contents: &[Message], inline: &[InlineBlob]) -> Result<()> {
+        for blob in inline {
             // A row keeps only what it was meant to: bytes under their own hash, of a
             // size the rows are meant for (a large one belongs in the blob store).
             let actual = BlobKey::from_hash(&blake3::hash(&blob.bytes));
@@ -256,12 +271,10 @@ impl Stores {
                 });
             }
         }
-        for content in &contents {
-            self.check_blobs(content, &inline).await?;
+        for content in contents {
+            self.check_blobs(content, inline).await?;
         }
-        self.history
-            .append_many_inline(session_id, contents, inline)
-            .await
+        Ok(())
     }
 
     /// Errs unless every blob `content` references is well formed and stored, or among
@@ -331,6 +344,52 @@ impl Stores {
         // Appended as a result, read back as one: a writer that gave back another
         // message stored something else.
         StoredResult::from_message(stored).ok_or(StoreError::WriterGone)
+    }
+
+    /// [`Stores::record_result_or_failure`] for a result to be announced at once: where
+    /// the history is also the event log and can ([`HistoryStore::announces_appends`]),
+    /// its `tool_result` event (a reference to its row, logged at `at`) is written in
+    /// the same commit, and its number comes back beside it; else, and for a result
+    /// stored as a `store_failed` one instead, the number is `None` and the caller logs
+    /// the event itself. One commit (and one wait for the writer) a result instead of
+    /// two, and no result stored without its event.
+    pub async fn record_result_announced(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        inline: Vec<InlineBlob>,
+        at: String,
+    ) -> Result<(StoredResult, Option<u64>)> {
+        if !(self.logs_with_history && self.history.announces_appends()) {
+            let stored = self
+                .record_result_or_failure(session_id, result, None, inline)
+                .await?;
+            return Ok((stored, None));
+        }
+        let call = result.call();
+        let stored = async {
+            let result = self.persist(result, None).await?;
+            let contents = [Message::ToolResult(result)];
+            self.check_rows(&contents, &inline).await?;
+            let [Message::ToolResult(result)] = contents else {
+                return Err(StoreError::WriterGone);
+            };
+            self.history
+                .append_announced(session_id, result, inline, at)
+                .await
+        }
+        .await;
+        let (stored, seq) = match stored {
+            Ok(stored) => stored,
+            Err(e) => {
+                let failed = self
+                    .record_result(session_id, store_failed(call, &e), None)
+                    .await?;
+                (failed, None)
+            }
+        };
+        let stored = StoredResult::from_message(stored).ok_or(StoreError::WriterGone)?;
+        Ok((stored, seq))
     }
 
     /// Deletes blobs no stored message references (see [`GcOptions`]).

@@ -447,3 +447,101 @@ on_every_backend! {
         assert!(err.contains("not in the history"), "{err}");
     }
 }
+
+on_every_backend! {
+    async fn a_result_and_its_event_are_written_in_one_commit_where_the_store_can(backend) {
+        use toolwire_core::{CallRef, Message, ToolResult, Value};
+        use toolwire_store::{NewSession, StoredResult};
+        let stores = backend.open().await;
+        let h = stores.events();
+        let mut sessions = Vec::new();
+        for _ in 0..5 {
+            sessions.push(stores.create_session(NewSession::default()).await.unwrap().id);
+        }
+        let result = |call: &str, text: String| {
+            ToolResult::success(CallRef::new(call, "echo"), Value::text(text))
+        };
+        // What the log reads back for a session must be each landed result, as stored,
+        // under the number the landing was given (two results of one call id each keep
+        // their own: the event names its row, not the call).
+        async fn check(
+            h: &std::sync::Arc<dyn toolwire_store::EventLog>,
+            session: &str,
+            skip: usize,
+            landed: &[(StoredResult, Option<u64>)],
+            logged: bool,
+        ) {
+            let events = h.events_since(session, 0).await.unwrap();
+            if !logged {
+                assert_eq!(events.len(), skip, "a store that cannot logged an event anyway");
+                assert!(landed.iter().all(|(_, seq)| seq.is_none()));
+                return;
+            }
+            assert_eq!(events.len(), skip + landed.len(), "{events:?}");
+            for (event, (stored, seq)) in events[skip..].iter().zip(landed) {
+                assert_eq!(Some(event.seq), *seq);
+                let EventKind::ToolResult { result, raw, stored: at } = &event.kind else {
+                    panic!("not a result event: {event:?}");
+                };
+                assert_eq!((**result).clone(), stored.result);
+                assert!(raw.is_none());
+                assert_eq!(at.0, Some(stored.message_id), "the event names another row");
+            }
+        }
+        let can = backend.is_sqlite();
+
+        // A call's start queued, then its result: one small batch of one session (SQLite's
+        // one-statement-list path), numbered in the order given.
+        let started = h
+            .queue_event(&sessions[0], at(), EventKind::TurnStarted { turn: 1 })
+            .await
+            .unwrap();
+        let one = stores
+            .record_result_announced(&sessions[0], result("call_a", "a".into()), Vec::new(), at())
+            .await
+            .unwrap();
+        assert_eq!(started.await.unwrap().seq, 1);
+        if can {
+            assert_eq!(one.1, Some(2));
+        }
+        check(h, &sessions[0], 1, &[one], can).await;
+
+        // Several sessions' results at once (SQLite's grouped path), two of one call id
+        // in each.
+        let jobs: Vec<(String, ToolResult)> = sessions[1..4]
+            .iter()
+            .flat_map(|s| {
+                [
+                    (s.clone(), result("call_same", format!("first of {s}"))),
+                    (s.clone(), result("call_same", format!("second of {s}"))),
+                ]
+            })
+            .collect();
+        let landed = futures::future::join_all(jobs.iter().map(|(s, r)| {
+            stores.record_result_announced(s, r.clone(), Vec::new(), at())
+        }))
+        .await;
+        let landed: Vec<_> = landed.into_iter().map(Result::unwrap).collect();
+        for (k, session) in sessions[1..4].iter().enumerate() {
+            check(h, session, 0, &landed[2 * k..2 * k + 2], can).await;
+        }
+
+        // With a session that does not exist and a result too large to be written grouped
+        // in the same batch (SQLite then writes op by op): the missing session's result
+        // fails alone, and logs nothing; the others land with their events.
+        let big = result("call_big", "x".repeat(300 << 10));
+        let small = result("call_small", "small".into());
+        let (missing, big_landed, small_landed) = tokio::join!(
+            stores.record_result_announced("no_such_session", small.clone(), Vec::new(), at()),
+            stores.record_result_announced(&sessions[4], big, Vec::new(), at()),
+            stores.record_result_announced(&sessions[4], small, Vec::new(), at()),
+        );
+        assert!(missing.is_err(), "a result of no session was stored: {missing:?}");
+        assert!(h.events_since("no_such_session", 0).await.unwrap().is_empty());
+        check(h, &sessions[4], 0, &[big_landed.unwrap(), small_landed.unwrap()], can).await;
+        // The history holds each result once: the event was no second copy of it.
+        let messages = stores.history().load(&sessions[4]).await.unwrap();
+        assert_eq!(messages.len(), 2);
+        assert!(matches!(&messages[0].content, Message::ToolResult(r) if r.call_id == "call_big"));
+    }
+}

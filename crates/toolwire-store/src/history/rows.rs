@@ -390,6 +390,26 @@ struct ResultRef {
 
 const STORED_RESULT_PREFIX: &str = "{\"storedResult\":";
 
+/// The logged body of the event that announces a stored result, `call_id`'s, before its
+/// row has an id: what [`naming_row`] (or the SQLite writer's one-shot list, in SQL)
+/// completes as the row is written in the same commit.
+pub(crate) fn unnamed_reference(call_id: &str, at: &str) -> Result<String> {
+    Ok(serde_json::to_string(&StoredResultRef {
+        stored_result: ResultRef {
+            call_id: call_id.to_owned(),
+            at: at.to_owned(),
+            message_id: None,
+        },
+    })?)
+}
+
+/// `body`, an [`unnamed_reference`], naming the row `message_id`.
+pub(crate) fn naming_row(body: &str, message_id: i64) -> Result<String> {
+    let mut reference: StoredResultRef = serde_json::from_str(body)?;
+    reference.stored_result.message_id = Some(message_id);
+    Ok(serde_json::to_string(&reference)?)
+}
+
 /// A new event with a placeholder number, and its body; the store assigns the number.
 pub(crate) fn new_event(session_id: &str, at: String, kind: EventKind) -> Result<(Event, String)> {
     validate_id("session id", session_id)?;

@@ -20,7 +20,7 @@ use sqlx::sqlite::{
 };
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use toolwire_core::{Event, EventKind, Message, PendingCall};
+use toolwire_core::{Event, EventKind, Message, PendingCall, ToolResult};
 
 use super::rows::{self, NewRow, STATE_RESOLVING, now_ms};
 use super::{
@@ -93,13 +93,32 @@ pub struct SqliteHistory {
 
 #[derive(Debug)]
 struct Inner {
-    writes: mpsc::Sender<WriteOp>,
+    writes: mpsc::Sender<Queued>,
     read: SqlitePool,
     /// [`EventWake::Changed`] when another connection committed (see [`FOREIGN_LOOK`]).
     wake: broadcast::Sender<EventWake>,
 }
 
 type Reply<T> = oneshot::Sender<Result<T>>;
+
+/// What the writer's queue carries: an op, or a result's append and the event that
+/// announces it ([`HistoryStore::append_announced`]), sent as one so that they always
+/// land in the same batch, side by side, and so in one commit.
+#[derive(Debug)]
+enum Queued {
+    One(WriteOp),
+    Announced { append: WriteOp, event: WriteOp },
+}
+
+impl Queued {
+    /// Its ops, in order, at the end of `batch`.
+    fn into_batch(self, batch: &mut Vec<WriteOp>) {
+        match self {
+            Queued::One(op) => batch.push(op),
+            Queued::Announced { append, event } => batch.extend([append, event]),
+        }
+    }
+}
 
 #[derive(Debug)]
 enum WriteOp {
@@ -147,6 +166,10 @@ enum Stmt {
         session_id: String,
         body: String,
         now: i64,
+        /// The body is a reference to a stored result that does not name its row yet:
+        /// the row the op just before this one appends, whose id the writer fills in as
+        /// it writes both ([`Queued::Announced`]).
+        names_row: bool,
     },
     PutSuspension {
         /// Id, session id and body.
@@ -267,6 +290,7 @@ impl SqliteHistory {
             session_id: session_id.to_owned(),
             body,
             now: now_ms(),
+            names_row: false,
         };
         let (reply, answer) = oneshot::channel();
         let op = if waited_on {
@@ -276,7 +300,7 @@ impl SqliteHistory {
         };
         self.inner
             .writes
-            .send(op)
+            .send(Queued::One(op))
             .await
             .map_err(|_| StoreError::WriterGone)?;
         Ok((event, answer))
@@ -286,7 +310,7 @@ impl SqliteHistory {
         let (reply, answer) = oneshot::channel();
         self.inner
             .writes
-            .send(make(reply))
+            .send(Queued::One(make(reply)))
             .await
             .map_err(|_| StoreError::WriterGone)?;
         answer.await.map_err(|_| StoreError::WriterGone)?
@@ -376,6 +400,54 @@ impl HistoryStore for SqliteHistory {
             .submit(|reply| WriteOp::Append { rows: new, reply })
             .await?;
         Ok(rows::stored_messages(session_id, contents, ids, now))
+    }
+    fn announces_appends(&self) -> bool {
+        true
+    }
+    async fn append_announced(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        inline: Vec<InlineBlob>,
+        at: String,
+    ) -> Result<(StoredMessage, Option<u64>)> {
+        let now = now_ms();
+        let body = rows::unnamed_reference(&result.call_id, &at)?;
+        let contents = vec![Message::ToolResult(result)];
+        let mut new = rows::new_rows(session_id, &contents, now)?;
+        rows::keep_inline(&mut new, &inline);
+        let (rows_reply, ids) = oneshot::channel();
+        let (event_reply, seq) = oneshot::channel();
+        let stmt = Stmt::AppendEvent {
+            session_id: session_id.to_owned(),
+            body,
+            now,
+            names_row: true,
+        };
+        self.inner
+            .writes
+            .send(Queued::Announced {
+                append: WriteOp::Append {
+                    rows: new,
+                    reply: rows_reply,
+                },
+                event: WriteOp::Exec {
+                    stmt,
+                    reply: event_reply,
+                },
+            })
+            .await
+            .map_err(|_| StoreError::WriterGone)?;
+        // Both are answered after the one commit. The result is stored whatever became
+        // of its event (advisory, as every event: a stored result is never failed for
+        // it).
+        let ids = ids.await.map_err(|_| StoreError::WriterGone)??;
+        let seq = match seq.await {
+            Ok(Ok(Returned::Seq(seq))) => u64::try_from(seq).ok(),
+            _ => None,
+        };
+        let mut stored = rows::stored_messages(session_id, contents, ids, now);
+        Ok((stored.pop().ok_or(StoreError::WriterGone)?, seq))
     }
     async fn delete_session(&self, id: &str) -> Result<bool> {
         validate_id("session id", id)?;
@@ -494,10 +566,10 @@ async fn numbered(mut event: Event, answer: oneshot::Receiver<Result<Returned>>)
 
 async fn run_writer(
     mut conn: SqliteConnection,
-    mut queue: mpsc::Receiver<WriteOp>,
+    mut queue: mpsc::Receiver<Queued>,
     wake: broadcast::Sender<EventWake>,
 ) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut batch: Vec<Queued> = Vec::with_capacity(MAX_BATCH);
     let mut seen = data_version(&mut conn).await;
     let mut look = tokio::time::interval(FOREIGN_LOOK);
     look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -526,7 +598,7 @@ async fn run_writer(
         while batch.len() < MAX_BATCH
             && batch
                 .iter()
-                .all(|op| matches!(op, WriteOp::Announce { .. }))
+                .all(|op| matches!(op, Queued::One(WriteOp::Announce { .. })))
         {
             let room = MAX_BATCH - batch.len();
             match tokio::time::timeout_at(deadline, queue.recv_many(&mut batch, room)).await {
@@ -535,7 +607,11 @@ async fn run_writer(
                 _ => break,
             }
         }
-        write_batch(&mut conn, std::mem::take(&mut batch)).await;
+        let mut ops = Vec::with_capacity(batch.len() + 1);
+        for queued in batch.drain(..) {
+            queued.into_batch(&mut ops);
+        }
+        write_batch(&mut conn, ops).await;
     }
     let _ = conn.close().await;
 }
@@ -619,23 +695,35 @@ async fn write_batch(conn: &mut SqliteConnection, ops: Vec<WriteOp>) {
                     Err(_) => sp.rollback().await.map_err(|e| e.to_string())?,
                 }
             }
+            // The last row the op before appended, for an event that names it: none
+            // when that op was no append or failed (the event then fails too).
+            let mut row_before: Option<i64> = None;
             for op in run {
                 let mut sp = Connection::begin(&mut *tx)
                     .await
                     .map_err(|e| e.to_string())?;
                 let (outcome, ok) = match op {
                     WriteOp::Create { session, reply } => {
+                        row_before = None;
                         let r = create(&mut sp, &session).await;
                         let ok = r.is_ok();
                         (Outcome::Created(reply, r), ok)
                     }
                     WriteOp::Append { rows, reply } => {
                         let r = append_rows(&mut sp, rows).await;
+                        row_before = r
+                            .as_ref()
+                            .ok()
+                            .and_then(|ids| ids.last())
+                            .map(|&(id, _)| id);
                         let ok = r.is_ok();
                         (Outcome::Appended(reply, r), ok)
                     }
                     WriteOp::Exec { stmt, reply } | WriteOp::Announce { stmt, reply } => {
-                        let r = exec(&mut sp, stmt).await;
+                        let r = match name_row(stmt, row_before.take()) {
+                            Ok(stmt) => exec(&mut sp, stmt).await,
+                            Err(e) => Err(e),
+                        };
                         let ok = r.is_ok();
                         (Outcome::Executed(reply, r), ok)
                     }
@@ -671,7 +759,7 @@ fn bound_bytes(ops: &[WriteOp]) -> usize {
                 .iter()
                 .map(|row| row.body.len() + row.inline.values().map(Vec::len).sum::<usize>())
                 .sum(),
-            _ => event(op).map_or(0, |(_, body, _)| body.len()),
+            _ => event(op).map_or(0, |e| e.body.len()),
         })
         .sum()
 }
@@ -725,7 +813,7 @@ fn answered(op: WriteOp, answer: Answer) -> Outcome {
 async fn write_grouped(conn: &mut SqliteConnection, run: &[WriteOp]) -> Result<Vec<Answer>> {
     // Both give one entry per op of the run, at its position.
     let ids = append_grouped(conn, run).await?;
-    let seqs = events_grouped(conn, run).await?;
+    let seqs = events_grouped(conn, run, &ids).await?;
     run.iter()
         .zip(ids.into_iter().zip(seqs))
         .map(|(op, (ids, seq))| match op {
@@ -738,8 +826,18 @@ async fn write_grouped(conn: &mut SqliteConnection, run: &[WriteOp]) -> Result<V
         })
 }
 
+/// An event insert, as an op holds it.
+#[derive(Clone, Copy)]
+struct EventInsert<'a> {
+    session_id: &'a str,
+    body: &'a str,
+    now: i64,
+    /// See [`Stmt::AppendEvent`]: the body names the row the op before appends.
+    names_row: bool,
+}
+
 /// An event insert's session, body and time; `None` for any other op.
-fn event(op: &WriteOp) -> Option<(&str, &str, i64)> {
+fn event(op: &WriteOp) -> Option<EventInsert<'_>> {
     match op {
         WriteOp::Exec {
             stmt:
@@ -747,6 +845,7 @@ fn event(op: &WriteOp) -> Option<(&str, &str, i64)> {
                     session_id,
                     body,
                     now,
+                    names_row,
                 },
             ..
         }
@@ -756,10 +855,27 @@ fn event(op: &WriteOp) -> Option<(&str, &str, i64)> {
                     session_id,
                     body,
                     now,
+                    names_row,
                 },
             ..
-        } => Some((session_id.as_str(), body.as_str(), *now)),
+        } => Some(EventInsert {
+            session_id,
+            body,
+            now: *now,
+            names_row: *names_row,
+        }),
         _ => None,
+    }
+}
+
+/// The id of the last row `op` appended, as `ids` answers it: what an event just after
+/// it that names its row names ([`Stmt::AppendEvent`]'s `names_row`).
+fn last_row(op: Option<&WriteOp>, ids: Option<&Vec<(i64, i64)>>) -> Result<i64> {
+    match (op, ids.and_then(|ids| ids.last())) {
+        (Some(WriteOp::Append { .. }), Some(&(id, _))) => Ok(id),
+        _ => Err(StoreError::CommitFailed {
+            message: "an event names the row of an append that did not come before it".into(),
+        }),
     }
 }
 
@@ -769,15 +885,32 @@ const EVENTS_PER_INSERT: usize = 128;
 /// The event inserts among `run`, in order: per session its last number read once, then
 /// multi-row inserts numbered on from it (under SQLite's write lock, which the
 /// transaction holds from its start, so no other writer numbers in between). Returns
-/// each op's number (`None` for an op that is not an event insert).
-async fn events_grouped(conn: &mut SqliteConnection, run: &[WriteOp]) -> Result<Vec<Option<i64>>> {
+/// each op's number (`None` for an op that is not an event insert). `ids` are the
+/// appends' rows as written (by op), for the events that name them.
+async fn events_grouped(
+    conn: &mut SqliteConnection,
+    run: &[WriteOp],
+    ids: &[Vec<(i64, i64)>],
+) -> Result<Vec<Option<i64>>> {
     let mut seqs = vec![None; run.len()];
     // Each session's events, by their positions in `run`.
     let sessions = by_session(
         run.iter()
             .enumerate()
-            .filter_map(|(at, op)| event(op).map(|(session_id, _, _)| (session_id, at))),
+            .filter_map(|(at, op)| event(op).map(|e| (e.session_id, at))),
     );
+    // The bodies that name their rows, made whole now that the rows have ids.
+    let mut named: Vec<Option<String>> = vec![None; run.len()];
+    for (at, op) in run.iter().enumerate() {
+        if let Some(e) = event(op).filter(|e| e.names_row) {
+            let before = at.checked_sub(1);
+            let id = last_row(
+                before.and_then(|b| run.get(b)),
+                before.and_then(|b| ids.get(b)),
+            )?;
+            named[at] = Some(rows::naming_row(e.body, id)?);
+        }
+    }
     for (session_id, list) in &sessions {
         let (last,): (Option<i64>,) = sqlx::query_as(rows::LAST_EVENT_SEQ)
             .bind(*session_id)
@@ -792,8 +925,9 @@ async fn events_grouped(conn: &mut SqliteConnection, run: &[WriteOp]) -> Result<
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for &at in chunk {
-                if let Some((session_id, body, now)) = event(&run[at]) {
-                    query = query.bind(session_id).bind(next).bind(body).bind(now);
+                if let Some(e) = event(&run[at]) {
+                    let body = named[at].as_deref().unwrap_or(e.body);
+                    query = query.bind(e.session_id).bind(next).bind(body).bind(e.now);
                     seqs[at] = Some(next);
                     next += 1;
                 }
@@ -1013,14 +1147,40 @@ fn by_session<'a, T>(items: impl Iterator<Item = (&'a str, T)>) -> Vec<(&'a str,
     sessions
 }
 
-async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
-    Ok(match stmt {
-        // The number is computed by the insert under SQLite's write lock, so writers in
-        // several processes never collide or leave a gap.
+/// `stmt` with the row `row` named in its body when it is an event that names the row
+/// before it; an error when it does and there is none (its append failed).
+fn name_row(stmt: Stmt, row: Option<i64>) -> Result<Stmt> {
+    match stmt {
         Stmt::AppendEvent {
             session_id,
             body,
             now,
+            names_row: true,
+        } => {
+            let id = row.ok_or_else(|| StoreError::CommitFailed {
+                message: "the result this event announces was not stored".into(),
+            })?;
+            Ok(Stmt::AppendEvent {
+                session_id,
+                body: rows::naming_row(&body, id)?,
+                now,
+                names_row: false,
+            })
+        }
+        other => Ok(other),
+    }
+}
+
+async fn exec(conn: &mut SqliteConnection, stmt: Stmt) -> Result<Returned> {
+    Ok(match stmt {
+        // The number is computed by the insert under SQLite's write lock, so writers in
+        // several processes never collide or leave a gap.
+        // An event that still names no row is made whole by `name_row` before it runs.
+        Stmt::AppendEvent {
+            session_id,
+            body,
+            now,
+            ..
         } => Returned::Seq(insert_event(conn, &session_id, &body, now).await?),
         Stmt::PutSuspension { row, now } => {
             put_suspension_row(conn, row, now).await?;

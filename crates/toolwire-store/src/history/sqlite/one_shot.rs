@@ -134,7 +134,7 @@ fn text(shape: (usize, usize, usize)) -> (String, Vec<Step>) {
 /// exactly this batch's rows: the transaction holds SQLite's write lock from its start.
 fn make_text((rows, links, events): (usize, usize, usize)) -> (String, Vec<Step>) {
     // $1 the session; $2-$5 the counter's bump; then each row's four values, each link's
-    // three, each event's two; last, how many events are real. An unused place's values
+    // three, each event's three; last, how many events are real. An unused place's values
     // are NULL: its body (or blob) is, where a real one never is, and each statement
     // leaves those out.
     let mut sql = String::from("BEGIN IMMEDIATE;\n");
@@ -172,12 +172,19 @@ fn make_text((rows, links, events): (usize, usize, usize)) -> (String, Vec<Step>
     if events > 0 {
         // The base is read once, before any event is inserted: the select reads the
         // table it inserts into, so SQLite runs it whole first.
+        // An event that names the row it announces (`names_row`) has that row's place
+        // bound: the row's id, found by its seq as a blob link's is, goes into the body
+        // (a reference to a stored result, whose `messageId` is all it lacks).
         sql.push_str(
             "INSERT INTO events (session_id, seq, body, created_at) \
              SELECT $1, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1) \
-             + v.column1, v.column2, v.column3 FROM (VALUES ",
+             + v.column1, CASE WHEN v.column4 IS NULL THEN v.column2 ELSE \
+             json_set(v.column2, '$.storedResult.messageId', \
+             (SELECT id FROM messages WHERE session_id = $1 AND seq = \
+             (SELECT last_seq FROM sessions WHERE id = $1) - $2 + v.column4)) END, \
+             v.column3 FROM (VALUES ",
         );
-        values(&mut sql, events, true, 2, &mut next);
+        values(&mut sql, events, true, 3, &mut next);
         sql.push_str(") AS v WHERE v.column2 IS NOT NULL;\n");
         steps.push(Step::Bare);
     }
@@ -223,8 +230,9 @@ struct Batch<'a> {
     /// The rows' blob links: the row's place among `rows` (from 1), the blob's key, and
     /// its bytes when the row keeps them (a small raw payload).
     links: Vec<(usize, &'a str, Option<&'a Vec<u8>>)>,
-    /// Event inserts, by op position, in order.
-    events: Vec<usize>,
+    /// Event inserts, by op position, in order; with the place (from 1) among `rows` of
+    /// the row an event names (see `names_row`).
+    events: Vec<(usize, Option<usize>)>,
 }
 
 impl<'a> Batch<'a> {
@@ -252,11 +260,19 @@ impl<'a> Batch<'a> {
                     }
                 }
                 _ => {
-                    let (id, _, _) = event(op)?;
-                    if !same(id) {
+                    let e = event(op)?;
+                    if !same(e.session_id) {
                         return None;
                     }
-                    batch.events.push(o);
+                    // The row it names is the last the op before it appended.
+                    let names = match (e.names_row, o.checked_sub(1).map(|b| &ops[b])) {
+                        (false, _) => None,
+                        (true, Some(WriteOp::Append { rows, .. })) if !rows.is_empty() => {
+                            Some(batch.rows.len())
+                        }
+                        (true, _) => return None,
+                    };
+                    batch.events.push((o, names));
                 }
             }
         }
@@ -284,7 +300,11 @@ impl<'a> Batch<'a> {
             WriteOp::Append { rows, .. } => rows.get(r),
             _ => None,
         };
-        let events: Option<Vec<_>> = self.events.iter().map(|&o| event(&ops[o])).collect();
+        let events: Option<Vec<_>> = self
+            .events
+            .iter()
+            .map(|&(o, names)| event(&ops[o]).map(|e| (e, names)))
+            .collect();
         let (Some(rows), Some(events), Ok(count)) = (
             self.rows.iter().map(row).collect::<Option<Vec<_>>>(),
             events,
@@ -319,11 +339,12 @@ impl<'a> Batch<'a> {
         for _ in self.links.len()..padded(self.links.len()) {
             query = query.bind(NONE).bind(NONE).bind(NONE);
         }
-        for (_, body, now) in &events {
-            query = query.bind(*body).bind(*now);
+        for (e, names) in &events {
+            let place = names.map(|k| i64::try_from(k).unwrap_or(i64::MAX));
+            query = query.bind(e.body).bind(e.now).bind(place);
         }
         for _ in events.len()..padded(events.len()) {
-            query = query.bind(NONE).bind(NONE);
+            query = query.bind(NONE).bind(NONE).bind(NONE);
         }
         if !events.is_empty() {
             query = query.bind(i64::try_from(events.len()).unwrap_or(i64::MAX));
@@ -397,7 +418,7 @@ impl<'a> Batch<'a> {
         }
         seqs.sort_unstable();
         let mut event_seq = vec![None; ops.len()];
-        for (&o, seq) in self.events.iter().zip(seqs) {
+        for (&(o, _), seq) in self.events.iter().zip(seqs) {
             event_seq[o] = Some(seq);
         }
         ops.iter()
@@ -485,6 +506,7 @@ mod tests {
             session_id: session.to_owned(),
             body: body.to_owned(),
             now: 8,
+            names_row: false,
         };
         (WriteOp::Announce { stmt, reply }, answer)
     }
