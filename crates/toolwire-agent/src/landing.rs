@@ -49,7 +49,7 @@ fn announce(stored: &StoredResult, raw: Option<Json>, out: &mut Vec<EventKind>) 
     let result = &stored.result;
     let at = StoredAt(raw.is_none().then_some(stored.message_id));
     out.push(EventKind::ToolResult {
-        result: Box::new(result.clone()),
+        result: Arc::new(result.clone()),
         raw,
         stored: at,
     });

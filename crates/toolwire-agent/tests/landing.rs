@@ -78,7 +78,7 @@ async fn a_result_is_announced_only_once_stored_and_as_stored() {
                 && result.call_id == returned.call_id
                 && result.status != Status::Suspended
             {
-                break *result;
+                break std::sync::Arc::unwrap_or_clone(result);
             }
         };
         let stored = host

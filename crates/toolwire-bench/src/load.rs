@@ -145,7 +145,8 @@ impl Instances {
                 .lines()
                 .find_map(|l| l.strip_prefix("VmRSS:"))
                 .and_then(|l| l.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                .context("no VmRSS")?;
+                // A process that exited and is not reaped yet has a status but no memory.
+                .with_context(|| format!("instance pid {} has exited (no VmRSS)", child.id()))?;
         }
         Ok(total)
     }
@@ -351,7 +352,7 @@ async fn verify(
         let mut events: HashMap<String, usize> = HashMap::new();
         for e in stores.events().events_since(id, 0).await? {
             if let EventKind::ToolResult { result, .. } = e.kind {
-                *events.entry(result.call_id).or_default() += 1;
+                *events.entry(result.call_id.clone()).or_default() += 1;
             }
         }
         ensure!(

@@ -77,6 +77,19 @@ fn start(
     Ok(Cluster { instances, ports })
 }
 
+/// The last lines each instance's `serve.log` under `run` holds, for an error's context.
+fn instance_logs(run: &Path, count: usize) -> String {
+    let mut out = String::from("the instances' logs:");
+    for i in 0..count {
+        let path = run.join(format!("instance-{i}")).join("serve.log");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| format!("({e})"));
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(15)..].join("\n    ");
+        out.push_str(&format!("\n  instance {i}:\n    {tail}"));
+    }
+    out
+}
+
 /// Every call the workload makes: the workspace's small file read.
 fn read_note() -> serde_json::Value {
     json!({"tool": "read_file", "input": {"path": "note.txt"}})
@@ -453,6 +466,9 @@ fn one_backend(
         .rt
         .block_on(measure(&cluster, sessions, feeds_total, readers.handle()));
     drop(cluster);
+    // An instance that stopped mid-run (its process gone) shows only as a failed read or
+    // request here: what it printed says why.
+    let figures = figures.map_err(|e| e.context(instance_logs(run, count)));
     let Figures {
         mut quiet,
         mut crowded,

@@ -1,6 +1,8 @@
 //! Events: what happened in a session, numbered per session by the store that logs them,
 //! so that a subscriber can resume from any number without loss or repeat.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
@@ -97,7 +99,9 @@ pub enum EventKind {
     /// only when debugging asks for it.
     ToolResult {
         /// The result, as the model and the history see it.
-        result: Box<ToolResult>,
+        /// Shared: every copy of the event (the log's, each broadcast's) is this one
+        /// result, not a deep copy of it.
+        result: Arc<ToolResult>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         /// The tool's payload before normalizing.
         raw: Option<Json>,
@@ -138,7 +142,7 @@ impl EventKind {
     /// A result's event, as the history has not stored it (or its store does not say).
     pub fn tool_result(result: ToolResult, raw: Option<Json>) -> Self {
         EventKind::ToolResult {
-            result: Box::new(result),
+            result: Arc::new(result),
             raw,
             stored: StoredAt::default(),
         }
@@ -200,7 +204,7 @@ mod tests {
                 message: None,
             },
             EventKind::ToolResult {
-                result: Box::new(ToolResult::success(
+                result: Arc::new(ToolResult::success(
                     CallRef::new("c", "t"),
                     Value::text("x"),
                 )),

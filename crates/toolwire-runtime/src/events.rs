@@ -153,13 +153,27 @@ impl EventBus {
         };
         // The event numbered just before it (the call's start, queued first and logged
         // in the same commit) reaches the live side through its own task, woken by the
-        // same commit and maybe not run yet. A few turns let it go first, so that the
-        // subscribers get both in order instead of each re-reading the log for the gap.
+        // same commit and maybe not run yet (queued behind a busy worker's task). A few
+        // turns let it go first; if it is still not there, what comes before this one
+        // is read from the log once, here, for every subscriber: sent with a gap, each
+        // subscriber would read the log itself (ten reads for ten feeds, and the result
+        // late at all of them). The start's own task then sends it again, which the
+        // subscribers skip by its number.
         for _ in 0..PUBLISH_TURNS {
             if self.live.has_before(&route, event.seq) {
                 break;
             }
             tokio::task::yield_now().await;
+        }
+        if !self.live.has_before(&route, event.seq) {
+            let high = route.high.load(Ordering::Acquire);
+            // Advisory like every broadcast: a failed read leaves the gap to the
+            // subscribers, who read the log themselves.
+            if let Ok(before) = self.log.events_since(&event.session_id, high).await {
+                for early in before.into_iter().filter(|e| e.seq < event.seq) {
+                    self.live.send(early);
+                }
+            }
         }
         drop(route);
         self.live.send(event);
@@ -523,8 +537,7 @@ async fn log_and_send(
 const HOLD: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// How many times [`EventBus::publish`] lets other tasks run while the event before its
-/// own is not on the live side yet (then it sends anyway: a subscriber meeting the gap
-/// reads the log, which has everything).
+/// own is not on the live side yet (then it reads that one from the log).
 const PUBLISH_TURNS: usize = 4;
 
 /// The live side of the bus: each followed session's broadcast, and the call-started

@@ -394,7 +394,7 @@ on_every_backend! {
         let h = &stores.events();
         let stored_event = |stored: &toolwire_store::StoredMessage, raw| {
             let Message::ToolResult(result) = &stored.content else { panic!("not a result") };
-            EventKind::ToolResult { result: Box::new(result.clone()), raw, stored: StoredAt(Some(stored.id)) }
+            EventKind::ToolResult { result: std::sync::Arc::new(result.clone()), raw, stored: StoredAt(Some(stored.id)) }
         };
         // Two results of the same call id (a model may repeat one): each event is its own.
         let text = "a line of a log\n".repeat(4_000);

@@ -231,7 +231,7 @@ on_every_backend! {
         let result = ToolResult::success(CallRef::new("call_1", "read"), Value::text(text));
         let row = src.append(&session.id, Message::ToolResult(result.clone())).await.unwrap();
         let landed = EventKind::ToolResult {
-            result: Box::new(result.clone()),
+            result: std::sync::Arc::new(result.clone()),
             raw: None,
             stored: StoredAt(Some(row.id)),
         };

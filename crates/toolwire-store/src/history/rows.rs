@@ -609,7 +609,7 @@ pub(crate) fn stored_result_event(
         // again; `toolwire migrate`, which logs it in another, names that store's row.
         kind: EventKind::ToolResult {
             stored: StoredAt(Some(stored.message_id)),
-            result: Box::new(stored.result),
+            result: std::sync::Arc::new(stored.result),
             raw: None,
         },
     })

@@ -141,7 +141,7 @@ impl Chat {
                             && let Ok(Cow::Owned(shown)) =
                                 data::for_display(result, &self.stores, &self.opts).await
                         {
-                            **result = shown;
+                            *std::sync::Arc::make_mut(result) = shown;
                         }
                         self.show(&event);
                     }
