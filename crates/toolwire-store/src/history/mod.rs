@@ -209,17 +209,18 @@ pub trait HistoryStore: HistoryReader {
         })
     }
 
-    /// Whether [`HistoryStore::append_announced`] writes a result and its event in one
-    /// commit here: a store that is its own event log and can. Callers that get `false`
-    /// append the result and log its event apart.
+    /// Whether [`HistoryStore::append_announced`] writes a result and its event together
+    /// here: a store that is its own event log and can. Callers that get `false` append
+    /// the result and log its event apart.
     fn announces_appends(&self) -> bool {
         false
     }
 
     /// Appends `result`'s message (each row referencing one of `inline`'s keys keeping
-    /// its bytes) and, in the same commit, logs the `tool_result` event that announces
-    /// it in this store's event log, as a reference to the row (what
-    /// [`EventLog::append_event`] logs for a result that names its stored row). Returns
+    /// its bytes) and, with it, logs the `tool_result` event that announces it in this
+    /// store's event log, as a reference to the row (what [`EventLog::append_event`]
+    /// logs for a result that names its stored row): SQLite in the same commit, Postgres
+    /// in the same round of its writer, right after the row. Returns
     /// the message and the event's number, `None` when the event could not be logged
     /// (the result is stored all the same: events are advisory). Only where
     /// [`HistoryStore::announces_appends`] says so; elsewhere it writes nothing and says

@@ -24,7 +24,7 @@ use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use toolwire_core::{Event, EventKind, Message, PendingCall};
+use toolwire_core::{Event, EventKind, Message, PendingCall, ToolResult};
 
 use super::rows::{self, STATE_RESOLVING, now_ms};
 use super::{
@@ -343,6 +343,11 @@ enum PgWrite {
         now: i64,
         reply: oneshot::Sender<Result<i64>>,
     },
+    /// A result's rows and the event that announces them (`HistoryStore::
+    /// append_announced`): the rows go with the round's appends, the event, naming the
+    /// last row, with its events right after (the round then runs the two one after the
+    /// other, not side by side).
+    Announced { append: AppendOp, event: EventOp },
 }
 
 /// A connection the writer keeps for itself, so that its statements pay no ping (a pooled
@@ -392,7 +397,7 @@ async fn run_writer(pool: PgPool, opts: PgConnectOptions, mut queue: mpsc::Recei
     tokio::spawn(run_notifier(notify, notes_rx));
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let (mut appends, mut events) = (Vec::new(), Vec::new());
+        let (mut appends, mut events, mut named) = (Vec::new(), Vec::new(), false);
         for op in batch.drain(..) {
             match op {
                 PgWrite::Append {
@@ -405,17 +410,77 @@ async fn run_writer(pool: PgPool, opts: PgConnectOptions, mut queue: mpsc::Recei
                     body,
                     now,
                     reply,
-                } => events.push((session_id, body, now, reply)),
+                } => events.push(Logged::Ready((session_id, body, now, reply))),
+                PgWrite::Announced { append, event } => {
+                    // The rows' answer comes here first: the event names the last row.
+                    let (session_id, rows, reply) = append;
+                    let (rows_reply, ids) = oneshot::channel();
+                    appends.push((session_id, rows, rows_reply));
+                    events.push(Logged::Named(event, ids, reply));
+                    named = true;
+                }
             }
         }
-        let ((), notes) = tokio::join!(
-            write_appends(&mut rows_conn, &pool, appends),
-            write_events(&mut events_conn, &pool, events)
-        );
+        let notes = if !named {
+            let events = events.into_iter().filter_map(Logged::ready).collect();
+            let ((), notes) = tokio::join!(
+                write_appends(&mut rows_conn, &pool, appends),
+                write_events(&mut events_conn, &pool, events)
+            );
+            notes
+        } else {
+            // Every append is answered once this returns; the events, in the order
+            // queued (a call's start before its result), follow.
+            write_appends(&mut rows_conn, &pool, appends).await;
+            let events = events.into_iter().filter_map(Logged::ready).collect();
+            write_events(&mut events_conn, &pool, events).await
+        };
         // The events are stored: word of them lost (the notifier far behind) only
         // delays other instances' feeds until their next look in the log (`RESYNC`).
         if !notes.is_empty() {
             let _ = notes_tx.try_send(notes);
+        }
+    }
+}
+
+/// An event of a writer round: ready to log, or announcing rows of the same round, its
+/// body to name the last of them once they are stored.
+enum Logged {
+    Ready(EventOp),
+    Named(
+        EventOp,
+        oneshot::Receiver<Result<Vec<(i64, i64)>>>,
+        oneshot::Sender<Result<Vec<(i64, i64)>>>,
+    ),
+}
+
+impl Logged {
+    /// The event to log, its body naming its row; `None` for one whose rows were not
+    /// stored (it is told so, as its append is told why). Called once the round's
+    /// appends are answered.
+    fn ready(self) -> Option<EventOp> {
+        let (op, mut ids, rows_reply) = match self {
+            Logged::Ready(op) => return Some(op),
+            Logged::Named(op, ids, rows_reply) => (op, ids, rows_reply),
+        };
+        let (session_id, body, now, reply) = op;
+        let stored = ids.try_recv().unwrap_or(Err(StoreError::WriterGone));
+        let named = match &stored {
+            Ok(ids) => ids
+                .last()
+                .ok_or(StoreError::WriterGone)
+                .and_then(|&(id, _)| rows::naming_row(&body, id)),
+            Err(_) => Err(StoreError::CommitFailed {
+                message: "the result this event announces was not stored".into(),
+            }),
+        };
+        let _ = rows_reply.send(stored);
+        match named {
+            Ok(body) => Some((session_id, body, now, reply)),
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                None
+            }
         }
     }
 }
@@ -842,6 +907,36 @@ impl HistoryStore for PgHistory {
         .await?;
         let ids = answer.await.map_err(|_| StoreError::WriterGone)??;
         Ok(rows::stored_messages(session_id, contents, ids, now))
+    }
+    fn announces_appends(&self) -> bool {
+        true
+    }
+    async fn append_announced(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        inline: Vec<InlineBlob>,
+        at: String,
+    ) -> Result<(StoredMessage, Option<u64>)> {
+        let mut announced = rows::Announced::new(session_id, result, &inline, &at)?;
+        let (rows_reply, ids) = oneshot::channel();
+        let (event_reply, seq) = oneshot::channel();
+        let append = (
+            session_id.to_owned(),
+            std::mem::take(&mut announced.rows),
+            rows_reply,
+        );
+        let event = (
+            session_id.to_owned(),
+            std::mem::take(&mut announced.body),
+            announced.now,
+            event_reply,
+        );
+        self.submit(PgWrite::Announced { append, event }).await?;
+        let ids = ids.await.map_err(|_| StoreError::WriterGone)??;
+        // The result is stored whatever became of its event (advisory, as every event).
+        let seq = seq.await.ok().and_then(Result::ok);
+        announced.stored(ids, seq)
     }
     async fn delete_session(&self, id: &str) -> Result<bool> {
         validate_id("session id", id)?;

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use toolwire_core::{ErrorCode, Event, EventKind, Message, PendingCall, StoredAt};
+use toolwire_core::{ErrorCode, Event, EventKind, Message, PendingCall, StoredAt, ToolResult};
 
 use super::codec::{body_json, corrupt_row, from_row, role, validate_ids};
 use super::{InlineBlob, NewSession, Session, StoredMessage, StoredResult};
@@ -401,6 +401,52 @@ pub(crate) fn unnamed_reference(call_id: &str, at: &str) -> Result<String> {
             message_id: None,
         },
     })?)
+}
+
+/// A result to append with the event that announces it (`HistoryStore::append_announced`),
+/// made ready for a writer: its row, the event's body still naming no row, and what
+/// [`Announced::stored`] turns the writer's answers into.
+pub(crate) struct Announced {
+    pub rows: Vec<NewRow>,
+    pub body: String,
+    pub now: i64,
+    contents: Vec<Message>,
+    session_id: String,
+}
+
+impl Announced {
+    pub(crate) fn new(
+        session_id: &str,
+        result: ToolResult,
+        inline: &[InlineBlob],
+        at: &str,
+    ) -> Result<Self> {
+        let now = now_ms();
+        let body = unnamed_reference(&result.call_id, at)?;
+        let contents = vec![Message::ToolResult(result)];
+        let mut rows = new_rows(session_id, &contents, now)?;
+        keep_inline(&mut rows, inline);
+        Ok(Announced {
+            rows,
+            body,
+            now,
+            contents,
+            session_id: session_id.to_owned(),
+        })
+    }
+
+    /// The stored message from its row's `(id, seq)`, beside the event's number (`None`
+    /// when the event was not logged: the result is stored all the same, events being
+    /// advisory).
+    pub(crate) fn stored(
+        self,
+        ids: Vec<(i64, i64)>,
+        seq: Option<i64>,
+    ) -> Result<(StoredMessage, Option<u64>)> {
+        let mut stored = stored_messages(&self.session_id, self.contents, ids, self.now);
+        let seq = seq.and_then(|seq| u64::try_from(seq).ok());
+        Ok((stored.pop().ok_or(StoreError::WriterGone)?, seq))
+    }
 }
 
 /// `body`, an [`unnamed_reference`], naming the row `message_id`.

@@ -411,24 +411,20 @@ impl HistoryStore for SqliteHistory {
         inline: Vec<InlineBlob>,
         at: String,
     ) -> Result<(StoredMessage, Option<u64>)> {
-        let now = now_ms();
-        let body = rows::unnamed_reference(&result.call_id, &at)?;
-        let contents = vec![Message::ToolResult(result)];
-        let mut new = rows::new_rows(session_id, &contents, now)?;
-        rows::keep_inline(&mut new, &inline);
+        let mut announced = rows::Announced::new(session_id, result, &inline, &at)?;
         let (rows_reply, ids) = oneshot::channel();
         let (event_reply, seq) = oneshot::channel();
         let stmt = Stmt::AppendEvent {
             session_id: session_id.to_owned(),
-            body,
-            now,
+            body: std::mem::take(&mut announced.body),
+            now: announced.now,
             names_row: true,
         };
         self.inner
             .writes
             .send(Queued::Announced {
                 append: WriteOp::Append {
-                    rows: new,
+                    rows: std::mem::take(&mut announced.rows),
                     reply: rows_reply,
                 },
                 event: WriteOp::Exec {
@@ -443,11 +439,10 @@ impl HistoryStore for SqliteHistory {
         // it).
         let ids = ids.await.map_err(|_| StoreError::WriterGone)??;
         let seq = match seq.await {
-            Ok(Ok(Returned::Seq(seq))) => u64::try_from(seq).ok(),
+            Ok(Ok(Returned::Seq(seq))) => Some(seq),
             _ => None,
         };
-        let mut stored = rows::stored_messages(session_id, contents, ids, now);
-        Ok((stored.pop().ok_or(StoreError::WriterGone)?, seq))
+        announced.stored(ids, seq)
     }
     async fn delete_session(&self, id: &str) -> Result<bool> {
         validate_id("session id", id)?;
