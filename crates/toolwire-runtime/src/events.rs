@@ -784,6 +784,43 @@ mod tests {
         assert_eq!(seen, (3..2000).collect::<Vec<u64>>());
     }
 
+    /// An event its store logged beside what it announces is published live; one logged
+    /// before it that has not reached the live side (a call's start whose task has not
+    /// run) is read from the log once and goes out first, so no subscriber meets a gap.
+    #[tokio::test]
+    async fn a_published_event_brings_the_one_before_it_along() {
+        let log = Arc::new(MemoryEventLog::default());
+        let bus = EventBus::new(Arc::clone(&log) as Arc<dyn EventLog>);
+        assert!(bus.logs_to(&(Arc::clone(&log) as Arc<dyn EventLog>)));
+        assert!(!bus.logs_to(&(Arc::new(MemoryEventLog::default()) as Arc<dyn EventLog>)));
+        let mut subs = Vec::new();
+        for _ in 0..3 {
+            subs.push(bus.subscribe("s", 0).await.unwrap());
+        }
+        let at = || "2026-12-01T00:00:00Z".to_owned();
+        log.append_event("s", at(), EventKind::TurnStarted { turn: 1 })
+            .await
+            .unwrap();
+        let second = log
+            .append_event("s", at(), EventKind::TurnStarted { turn: 2 })
+            .await
+            .unwrap();
+        bus.publish(second).await;
+        for sub in &mut subs {
+            assert_eq!(sub.rx.len(), 2, "both events live, in one wave");
+            let first = sub.try_next_shared().expect("the first, live");
+            let second = sub.try_next_shared().expect("the second, live");
+            assert_eq!((first.event().seq, second.event().seq), (1, 2));
+        }
+        // A session nobody here follows: nothing is sent, nothing fails.
+        let other = log
+            .append_event("t", at(), EventKind::TurnStarted { turn: 1 })
+            .await
+            .unwrap();
+        bus.publish(other).await;
+        assert!(subs.iter().all(|sub| sub.rx.is_empty()));
+    }
+
     #[tokio::test]
     async fn a_feed_is_handed_only_its_own_sessions_events() {
         let bus = EventBus::in_memory();
