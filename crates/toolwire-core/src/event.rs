@@ -99,8 +99,9 @@ pub enum EventKind {
     /// only when debugging asks for it.
     ToolResult {
         /// The result, as the model and the history see it.
-        /// Shared: every copy of the event (the log's, each broadcast's) is this one
-        /// result, not a deep copy of it.
+        // Shared: every copy of the event (the log's, each broadcast's) is this one
+        // result, not a deep copy of it. (Not in the doc comment: that is the schema's
+        // description.)
         result: Arc<ToolResult>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         /// The tool's payload before normalizing.
