@@ -1,5 +1,6 @@
 //! `Stores`: the blob and history stores opened together, and the operations that need both.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use crate::history::{
 };
 use crate::ids::BlobKey;
 use crate::persist::PersistConfig;
-use crate::refs::{malformed_blob_refs, message_blob_refs};
+use crate::refs::{malformed_blob_refs, message_blob_refs, result_blob_refs};
 
 /// Overrides the platform data directory.
 pub const DATA_DIR_ENV: &str = "TOOLWIRE_DATA_DIR";
@@ -246,49 +247,39 @@ impl Stores {
         contents: Vec<Message>,
         inline: Vec<InlineBlob>,
     ) -> Result<Vec<StoredMessage>> {
-        self.check_rows(&contents, &inline).await?;
+        check_inline(&inline)?;
+        for content in &contents {
+            self.check_blobs(content, &inline).await?;
+        }
         self.history
             .append_many_inline(session_id, contents, inline)
             .await
     }
 
-    /// Errs unless `inline` holds only what rows are meant to keep and every blob
-    /// `contents` reference is stored or among `inline`: what every append checks.
-    async fn check_rows(&self, contents: &[Message], inline: &[InlineBlob]) -> Result<()> {
-        for blob in inline {
-            // A row keeps only what it was meant to: bytes under their own hash, of a
-            // size the rows are meant for (a large one belongs in the blob store).
-            let actual = BlobKey::from_hash(&blake3::hash(&blob.bytes));
-            if actual != blob.key {
-                return Err(StoreError::CommitFailed {
-                    message: format!("the bytes given for blob {} hash to {actual}", blob.key),
-                });
-            }
-            if blob.bytes.len() > INLINE_RAW_LIMIT {
-                return Err(StoreError::BlobTooLarge {
-                    size: blob.bytes.len() as u64,
-                    limit: INLINE_RAW_LIMIT as u64,
-                });
-            }
-        }
-        for content in contents {
-            self.check_blobs(content, inline).await?;
-        }
-        Ok(())
-    }
-
     /// Errs unless every blob `content` references is well formed and stored, or among
     /// `inline`, stored with it.
     async fn check_blobs(&self, content: &Message, inline: &[InlineBlob]) -> Result<()> {
-        if let Some(bad) = content
+        let bad = content
             .as_tool_result()
-            .and_then(|r| malformed_blob_refs(r).pop())
-        {
+            .and_then(|r| malformed_blob_refs(r).pop());
+        self.check_refs(bad, message_blob_refs(content), inline)
+            .await
+    }
+
+    /// Errs on `bad` (a malformed reference), and unless each of `keys` is stored or
+    /// among `inline`.
+    async fn check_refs(
+        &self,
+        bad: Option<String>,
+        keys: BTreeSet<String>,
+        inline: &[InlineBlob],
+    ) -> Result<()> {
+        if let Some(bad) = bad {
             return Err(StoreError::InvalidBlobKey {
                 key: crate::ids::truncate_for_message(&bad),
             });
         }
-        for key in message_blob_refs(content) {
+        for key in keys {
             let key = BlobKey::parse(&key)?;
             if inline.iter().any(|blob| blob.key == key) {
                 continue;
@@ -325,34 +316,19 @@ impl Stores {
         raw: Option<&[u8]>,
         inline: Vec<InlineBlob>,
     ) -> Result<StoredResult> {
-        let call = result.call();
-        let stored = async {
-            let result = self.persist(result, raw).await?;
-            let mut stored = self
-                .append_many_inline(session_id, vec![Message::ToolResult(result)], inline)
-                .await?;
-            stored.pop().ok_or(StoreError::WriterGone)
-        }
-        .await;
-        let stored = match stored {
-            Ok(stored) => stored,
-            Err(e) => {
-                self.record_result(session_id, store_failed(call, &e), None)
-                    .await?
-            }
-        };
-        // Appended as a result, read back as one: a writer that gave back another
-        // message stored something else.
-        StoredResult::from_message(stored).ok_or(StoreError::WriterGone)
+        let (stored, _) = self
+            .record_or_failure(session_id, result, raw, inline, None)
+            .await?;
+        Ok(stored)
     }
 
     /// [`Stores::record_result_or_failure`] for a result to be announced at once: where
     /// the history is also the event log and can ([`HistoryStore::announces_appends`]),
-    /// its `tool_result` event (a reference to its row, logged at `at`) is written in
-    /// the same commit, and its number comes back beside it; else, and for a result
-    /// stored as a `store_failed` one instead, the number is `None` and the caller logs
-    /// the event itself. One commit (and one wait for the writer) a result instead of
-    /// two, and no result stored without its event.
+    /// its `tool_result` event (a reference to its row, logged at `at`) is written with
+    /// it (SQLite: in the same commit), and its number comes back beside it; else, and
+    /// for a result stored as a `store_failed` one instead, the number is `None` and the
+    /// caller logs the event itself. One commit (and one wait for the writer) a result
+    /// instead of two, and no result stored without its event.
     pub async fn record_result_announced(
         &self,
         session_id: &str,
@@ -360,23 +336,42 @@ impl Stores {
         inline: Vec<InlineBlob>,
         at: String,
     ) -> Result<(StoredResult, Option<u64>)> {
-        if !(self.logs_with_history && self.history.announces_appends()) {
-            let stored = self
-                .record_result_or_failure(session_id, result, None, inline)
-                .await?;
-            return Ok((stored, None));
-        }
+        self.record_or_failure(session_id, result, None, inline, Some(at))
+            .await
+    }
+
+    /// Both of the above: `result` stored (announced at `announce` where the stores can),
+    /// or, if it cannot be, a `store_failed` result in its place.
+    async fn record_or_failure(
+        &self,
+        session_id: &str,
+        result: ToolResult,
+        raw: Option<&[u8]>,
+        inline: Vec<InlineBlob>,
+        announce: Option<String>,
+    ) -> Result<(StoredResult, Option<u64>)> {
+        let announce =
+            announce.filter(|_| self.logs_with_history && self.history.announces_appends());
         let call = result.call();
         let stored = async {
-            let result = self.persist(result, None).await?;
-            let contents = [Message::ToolResult(result)];
-            self.check_rows(&contents, &inline).await?;
-            let [Message::ToolResult(result)] = contents else {
-                return Err(StoreError::WriterGone);
-            };
-            self.history
-                .append_announced(session_id, result, inline, at)
-                .await
+            let result = self.persist(result, raw).await?;
+            match announce {
+                Some(at) => {
+                    check_inline(&inline)?;
+                    let bad = malformed_blob_refs(&result).pop();
+                    self.check_refs(bad, result_blob_refs(&result), &inline)
+                        .await?;
+                    self.history
+                        .append_announced(session_id, result, inline, at)
+                        .await
+                }
+                None => {
+                    let mut stored = self
+                        .append_many_inline(session_id, vec![Message::ToolResult(result)], inline)
+                        .await?;
+                    Ok((stored.pop().ok_or(StoreError::WriterGone)?, None))
+                }
+            }
         }
         .await;
         let (stored, seq) = match stored {
@@ -388,6 +383,8 @@ impl Stores {
                 (failed, None)
             }
         };
+        // Appended as a result, read back as one: a writer that gave back another
+        // message stored something else.
         let stored = StoredResult::from_message(stored).ok_or(StoreError::WriterGone)?;
         Ok((stored, seq))
     }
@@ -401,6 +398,26 @@ impl Stores {
     pub async fn blob(&self, key: &str) -> Result<bytes::Bytes> {
         self.blobs.get(&BlobKey::parse(key)?).await
     }
+}
+
+/// Errs unless `inline` holds only what rows are meant to keep: bytes under their own
+/// hash, of a size the rows are meant for (a large one belongs in the blob store).
+fn check_inline(inline: &[InlineBlob]) -> Result<()> {
+    for blob in inline {
+        let actual = BlobKey::from_hash(&blake3::hash(&blob.bytes));
+        if actual != blob.key {
+            return Err(StoreError::CommitFailed {
+                message: format!("the bytes given for blob {} hash to {actual}", blob.key),
+            });
+        }
+        if blob.bytes.len() > INLINE_RAW_LIMIT {
+            return Err(StoreError::BlobTooLarge {
+                size: blob.bytes.len() as u64,
+                limit: INLINE_RAW_LIMIT as u64,
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -918,20 +918,11 @@ impl HistoryStore for PgHistory {
         inline: Vec<InlineBlob>,
         at: String,
     ) -> Result<(StoredMessage, Option<u64>)> {
-        let mut announced = rows::Announced::new(session_id, result, &inline, &at)?;
+        let (rows, body, announced) = rows::Announced::new(session_id, result, &inline, &at)?;
         let (rows_reply, ids) = oneshot::channel();
         let (event_reply, seq) = oneshot::channel();
-        let append = (
-            session_id.to_owned(),
-            std::mem::take(&mut announced.rows),
-            rows_reply,
-        );
-        let event = (
-            session_id.to_owned(),
-            std::mem::take(&mut announced.body),
-            announced.now,
-            event_reply,
-        );
+        let append = (session_id.to_owned(), rows, rows_reply);
+        let event = (session_id.to_owned(), body, announced.now, event_reply);
         self.submit(PgWrite::Announced { append, event }).await?;
         let ids = ids.await.map_err(|_| StoreError::WriterGone)??;
         // The result is stored whatever became of its event (advisory, as every event).

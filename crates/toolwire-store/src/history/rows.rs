@@ -404,35 +404,33 @@ pub(crate) fn unnamed_reference(call_id: &str, at: &str) -> Result<String> {
 }
 
 /// A result to append with the event that announces it (`HistoryStore::append_announced`),
-/// made ready for a writer: its row, the event's body still naming no row, and what
-/// [`Announced::stored`] turns the writer's answers into.
+/// made ready for a writer ([`Announced::new`] also gives its row and the event's body,
+/// still naming no row): what [`Announced::stored`] turns the writer's answers into.
 pub(crate) struct Announced {
-    pub rows: Vec<NewRow>,
-    pub body: String,
     pub now: i64,
     contents: Vec<Message>,
     session_id: String,
 }
 
 impl Announced {
+    /// The result's rows, the event's body, and this.
     pub(crate) fn new(
         session_id: &str,
         result: ToolResult,
         inline: &[InlineBlob],
         at: &str,
-    ) -> Result<Self> {
+    ) -> Result<(Vec<NewRow>, String, Self)> {
         let now = now_ms();
         let body = unnamed_reference(&result.call_id, at)?;
         let contents = vec![Message::ToolResult(result)];
         let mut rows = new_rows(session_id, &contents, now)?;
         keep_inline(&mut rows, inline);
-        Ok(Announced {
-            rows,
-            body,
+        let announced = Announced {
             now,
             contents,
             session_id: session_id.to_owned(),
-        })
+        };
+        Ok((rows, body, announced))
     }
 
     /// The stored message from its row's `(id, seq)`, beside the event's number (`None`

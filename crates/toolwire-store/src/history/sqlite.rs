@@ -411,12 +411,12 @@ impl HistoryStore for SqliteHistory {
         inline: Vec<InlineBlob>,
         at: String,
     ) -> Result<(StoredMessage, Option<u64>)> {
-        let mut announced = rows::Announced::new(session_id, result, &inline, &at)?;
+        let (rows, body, announced) = rows::Announced::new(session_id, result, &inline, &at)?;
         let (rows_reply, ids) = oneshot::channel();
         let (event_reply, seq) = oneshot::channel();
         let stmt = Stmt::AppendEvent {
             session_id: session_id.to_owned(),
-            body: std::mem::take(&mut announced.body),
+            body,
             now: announced.now,
             names_row: true,
         };
@@ -424,7 +424,7 @@ impl HistoryStore for SqliteHistory {
             .writes
             .send(Queued::Announced {
                 append: WriteOp::Append {
-                    rows: std::mem::take(&mut announced.rows),
+                    rows,
                     reply: rows_reply,
                 },
                 event: WriteOp::Exec {
