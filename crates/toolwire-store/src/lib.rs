@@ -43,7 +43,10 @@ pub use history::{
     QueuedEvent, RawStoredMessage, Session, StoredMessage, StoredResult, SuspensionStore,
 };
 pub use ids::{BlobKey, validate_id};
-pub use memory::{MEMORY_EVENTS_KEPT, MemoryEventLog, MemorySuspensions};
+pub use memory::{
+    MEMORY_EVENT_BYTES_KEPT, MEMORY_EVENTS_KEPT, MEMORY_SESSIONS_REMEMBERED, MemoryEventLog,
+    MemorySuspensions,
+};
 #[cfg(feature = "backends")]
 pub use migrate::{MigrateReport, migrate};
 pub use persist::{PersistConfig, RAW_ENV, has_inline_media, persist};
