@@ -172,7 +172,11 @@ fn weight(kind: &EventKind) -> usize {
                     .iter()
                     .map(|w| json_weight(&w.data) + w.fallback.len())
                     .sum();
-                values + widgets + raw.as_ref().map_or(0, json_weight)
+                // A failed call's message and details are the tool's text too.
+                let error = result.error.as_ref().map_or(0, |e| {
+                    e.message.len() + e.details.as_ref().map_or(0, json_weight)
+                });
+                values + widgets + error + raw.as_ref().map_or(0, json_weight)
             }
             EventKind::Widget { widget, .. } => json_weight(&widget.data) + widget.fallback.len(),
             EventKind::Suspended { suspension, .. } => {
@@ -333,6 +337,21 @@ mod tests {
         let kept = log.events_since("s", 0).await.unwrap();
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].seq, 21);
+    }
+
+    #[tokio::test]
+    async fn large_errors_count_toward_the_byte_bound() {
+        let log = MemoryEventLog::default();
+        for i in 0..20 {
+            let call = CallRef::new(format!("c{i}"), "t");
+            let failed = ToolResult::error(call, "e".repeat(8 << 20));
+            log.append_event("s", "t".into(), EventKind::tool_result(failed, None))
+                .await
+                .unwrap();
+        }
+        let (events, bytes, _) = kept(&log);
+        assert!(bytes <= MEMORY_EVENT_BYTES_KEPT, "{bytes} bytes kept");
+        assert!((7..20).contains(&events), "{events} events kept");
     }
 
     #[tokio::test]
