@@ -38,24 +38,50 @@ pub(crate) fn filesystem() -> Option<PathBuf> {
     peer("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 }
 
-/// A loopback port free now, and never one this test process was given before: a test
-/// binary's tests run at once, and the system may hand a port just released to a second
-/// one, whose server then races the first's for it. One CI run lost that race: a test's
-/// second `serve` never bound its port, the test talked to another test's server on it,
-/// and failed when that test stopped its server.
+/// A loopback port free now, never one this test process was given before, and below the
+/// system's ephemeral range. A test binary's tests run at once, and the system hands out
+/// ports of that range to anyone who binds port 0 or connects out: one CI run's `serve`
+/// never bound the port it was given (another test's wiremock, bound to port 0 in the
+/// moment between, had it), the test talked to that mock and failed when its test ended.
+/// Below the range, only a caller naming the port can take it, and in this process that
+/// caller is here.
 pub(crate) fn free_port() -> u16 {
     static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
-    loop {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        if GIVEN.lock().unwrap().insert(port) {
+    // Ports 10000..low; a machine whose range starts lower falls back to the range itself.
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let span = low.saturating_sub(10_000);
+    if span < 1000 {
+        return loop {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            if GIVEN.lock().unwrap().insert(port) {
+                break port;
+            }
+        };
+    }
+    // A start of this process's own (test binaries run one after another, but a server the
+    // last one left behind may still hold its ports: the bind below skips them).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let start = (std::process::id().wrapping_mul(2_654_435_761) ^ nanos) % u32::from(span);
+    let mut given = GIVEN.lock().unwrap();
+    for step in 0..u32::from(span) {
+        let port = 10_000 + u16::try_from((start + step) % u32::from(span)).unwrap();
+        if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.insert(port);
             return port;
         }
     }
+    panic!("no free loopback port below {low}");
 }
 
 /// A child killed when dropped.
