@@ -259,11 +259,19 @@ impl Stores {
     /// Errs unless every blob `content` references is well formed and stored, or among
     /// `inline`, stored with it.
     async fn check_blobs(&self, content: &Message, inline: &[InlineBlob]) -> Result<()> {
-        let bad = content
-            .as_tool_result()
-            .and_then(|r| malformed_blob_refs(r).pop());
-        self.check_refs(bad, message_blob_refs(content), inline)
-            .await
+        match content {
+            Message::ToolResult(result) => self.check_result(result, inline).await,
+            other => {
+                self.check_refs(None, message_blob_refs(other), inline)
+                    .await
+            }
+        }
+    }
+
+    /// [`Stores::check_blobs`] for a tool result not (yet) wrapped in its message.
+    async fn check_result(&self, result: &ToolResult, inline: &[InlineBlob]) -> Result<()> {
+        let bad = malformed_blob_refs(result).pop();
+        self.check_refs(bad, result_blob_refs(result), inline).await
     }
 
     /// Errs on `bad` (a malformed reference), and unless each of `keys` is stored or
@@ -358,9 +366,7 @@ impl Stores {
             match announce {
                 Some(at) => {
                     check_inline(&inline)?;
-                    let bad = malformed_blob_refs(&result).pop();
-                    self.check_refs(bad, result_blob_refs(&result), &inline)
-                        .await?;
+                    self.check_result(&result, &inline).await?;
                     self.history
                         .append_announced(session_id, result, inline, at)
                         .await

@@ -507,3 +507,69 @@ async fn export_is_the_body_chat_sent_for_every_provider() {
         );
     }
 }
+
+/// Ctrl-C during a turn (here SIGINT while the model has not answered) stops the turn, not
+/// the process: chat says so, stores the turn as cancelled and exits on its own, where the
+/// signal's default would have killed it mid-write.
+#[tokio::test]
+async fn ctrl_c_stops_the_turn_not_the_process() {
+    let slow = sse(&[chunk(json!({"role": "assistant", "content": "too late"}))])
+        .set_delay(std::time::Duration::from_secs(60));
+    let srv = server("/v1/chat/completions", vec![slow]).await;
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", srv.uri());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwire"));
+    cmd.args([
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "chat",
+        "--provider",
+        "openai-chat",
+        "--model",
+        "m",
+        "--base-url",
+        &base,
+        "--workspace",
+        ws.path().to_str().unwrap(),
+        "-p",
+        "Take your time.",
+    ])
+    .env_remove("OPENAI_API_KEY")
+    .env_remove("TOOLWIRE_PROVIDER")
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let child = support::Running(cmd.spawn().unwrap());
+    // The model was asked: the turn is under way.
+    let asked = std::time::Instant::now();
+    while server_requests(&srv).await.is_empty() {
+        assert!(
+            asked.elapsed() < std::time::Duration::from_secs(30),
+            "chat never asked the model"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let pid = child.0.id().to_string();
+    let sent = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(sent.success(), "kill -INT {pid}");
+    // It ends by itself, long before the model's answer would have come.
+    let mut child = child;
+    let stopped = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            stopped.elapsed() < std::time::Duration::from_secs(20),
+            "chat did not stop after Ctrl-C"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(0), "killed by the signal? {stderr}");
+    assert!(stderr.contains("^C: stopping the turn"), "{stderr}");
+    assert!(stderr.contains("(turn cancelled)"), "{stderr}");
+}

@@ -133,6 +133,10 @@ impl Chat {
             .agent
             .turn_with_cancel(&session, text, cancel.clone())
             .await?;
+        // One listener for the whole turn: a Ctrl-C that comes while an event is being
+        // shown (between two polls) is kept; a listener made anew at each poll, as before,
+        // only hears signals sent after it was made, and missed that one.
+        let mut interrupt = std::pin::pin!(tokio::signal::ctrl_c());
         loop {
             tokio::select! {
                 event = turn.next() => match event {
@@ -147,7 +151,8 @@ impl Chat {
                     }
                     None => break,
                 },
-                _ = tokio::signal::ctrl_c(), if !cancel.is_cancelled() => {
+                // Heard once: the guard keeps the finished listener from being polled again.
+                _ = &mut interrupt, if !cancel.is_cancelled() => {
                     out::eprintln("\n^C: stopping the turn…");
                     cancel.cancel();
                 }
