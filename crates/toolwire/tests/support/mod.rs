@@ -129,7 +129,7 @@ pub(crate) fn spawn_serve_listening(
     // listens, and a CI rehearsal beside other builds took longer than 5 s once.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while std::time::Instant::now() < deadline {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        if answers_as_serve(port) {
             return child;
         }
         if let Ok(Some(status)) = child.try_wait() {
@@ -146,6 +146,21 @@ pub(crate) fn spawn_serve_listening(
         "serve did not listen within 30 s; its log ends:\n{}",
         log_end(&log)
     );
+}
+
+/// Whether `port` is served by a `toolwire serve`: its `/api/info`, or its guard's refusal
+/// (401 when a test set a token, 403 for a Host it does not answer to). An open port alone is not enough: another test's listener
+/// (a mock provider bound to port 0) may hold it while this serve failed to bind, and
+/// the test's first request would then meet a stranger.
+fn answers_as_serve(port: u16) -> bool {
+    match try_http(port, "GET", "/api/info", None, Duration::from_secs(2)) {
+        Some((200, body)) => body.contains("\"version\""),
+        Some((status, body)) => {
+            (status == 401 && body.contains("\"unauthorized\""))
+                || (status == 403 && body.contains("\"forbidden_host\""))
+        }
+        None => false,
+    }
 }
 
 /// The end of a child's log: its last 4 KB or more, kept as its stderr is read (and
