@@ -105,7 +105,7 @@ pub(crate) fn spawn_serve(
     child
 }
 
-/// [`spawn_serve`] returning as soon as the port is open, MCP servers or not.
+/// [`spawn_serve`] returning as soon as the port answers as a serve, MCP servers or not.
 pub(crate) fn spawn_serve_listening(
     data: &std::path::Path,
     ws: &std::path::Path,
@@ -148,10 +148,11 @@ pub(crate) fn spawn_serve_listening(
     );
 }
 
-/// Whether `port` is served by a `toolwire serve`: its `/api/info`, or its guard's refusal
-/// (401 when a test set a token, 403 for a Host it does not answer to). An open port alone is not enough: another test's listener
-/// (a mock provider bound to port 0) may hold it while this serve failed to bind, and
-/// the test's first request would then meet a stranger.
+/// Whether `port` is served by a `toolwire serve`: its `/api/info`, or its guard's
+/// refusal (401 when a test set a token, 403 for a Host it does not answer to). An open
+/// port alone is not enough: another test's listener (a mock provider bound to port 0)
+/// may hold it while this serve failed to bind, and the test's first request would then
+/// meet a stranger.
 fn answers_as_serve(port: u16) -> bool {
     match try_http(port, "GET", "/api/info", None, Duration::from_secs(2)) {
         Some((200, body)) => body.contains("\"version\""),
