@@ -547,3 +547,80 @@ on_every_backend! {
         assert!(matches!(&messages[0].content, Message::ToolResult(r) if r.call_id == "call_big"));
     }
 }
+
+on_every_backend! {
+    async fn a_refused_event_leaves_its_result_stored_and_the_rest_of_its_round_whole(backend) {
+        use toolwire_core::{CallRef, Message, ToolResult, Value};
+        use toolwire_store::NewSession;
+        let stores = backend.open().await;
+        let h = stores.events();
+        let refused = stores.create_session(NewSession::default()).await.unwrap().id;
+        let mut others = Vec::new();
+        for _ in 0..4 {
+            others.push(stores.create_session(NewSession::default()).await.unwrap().id);
+        }
+        // The log refuses every event of one session (a stand-in for a database that
+        // refuses a write: a constraint, a full disk).
+        backend
+            .execute(if backend.is_sqlite() {
+                format!(
+                    "CREATE TRIGGER refuse BEFORE INSERT ON events \
+                     WHEN NEW.session_id = '{refused}' \
+                     BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+                )
+            } else {
+                format!(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+                     IF NEW.session_id = '{refused}' THEN \
+                     RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$; \
+                     CREATE TRIGGER refuse BEFORE INSERT ON events \
+                     FOR EACH ROW EXECUTE FUNCTION refuse()"
+                )
+            })
+            .await;
+        let result = |s: &str| {
+            ToolResult::success(CallRef::new(format!("call_{s}"), "echo"), Value::text(s))
+        };
+        // Every session's start and result queued at once, so that they share writer
+        // rounds with the refused session's (each landing's outcome is the same whether
+        // its round is written whole or op by op).
+        let sessions: Vec<&String> = std::iter::once(&refused).chain(&others).collect();
+        let starts = futures::future::join_all(
+            sessions
+                .iter()
+                .map(|s| h.append_event(s, at(), EventKind::TurnStarted { turn: 1 })),
+        );
+        let landings = futures::future::join_all(
+            sessions
+                .iter()
+                .map(|s| stores.record_result_announced(s, result(s), Vec::new(), at())),
+        );
+        let (starts, landings) = tokio::join!(starts, landings);
+        let err = starts[0].as_ref().unwrap_err().to_string();
+        assert!(err.contains("refused by the test"), "{err}");
+        // The refused session's result is stored all the same, its event unnumbered.
+        let (stored, seq) = landings[0].as_ref().unwrap();
+        assert_eq!(*seq, None);
+        assert_eq!(stored.result, result(&refused));
+        let messages = stores.history().load(&refused).await.unwrap();
+        assert_eq!(messages.len(), 1);
+        assert!(matches!(&messages[0].content, Message::ToolResult(r) if r.call_id == stored.result.call_id));
+        assert!(h.events_since(&refused, 0).await.unwrap().is_empty());
+        // The others: each result stored once, announced by an event that names its row,
+        // after the session's start.
+        for (k, session) in others.iter().enumerate() {
+            let start = starts[k + 1].as_ref().unwrap();
+            let (stored, seq) = landings[k + 1].as_ref().unwrap();
+            let events = h.events_since(session, 0).await.unwrap();
+            assert_eq!(events.len(), 2, "{session}: {events:?}");
+            assert_eq!(events[0].seq, start.seq);
+            assert_eq!(Some(events[1].seq), *seq);
+            let EventKind::ToolResult { result: logged, stored: at, .. } = &events[1].kind else {
+                panic!("not a result event: {:?}", events[1]);
+            };
+            assert_eq!(**logged, stored.result);
+            assert_eq!(at.0, Some(stored.message_id));
+            assert_eq!(stores.history().load(session).await.unwrap().len(), 1);
+        }
+    }
+}

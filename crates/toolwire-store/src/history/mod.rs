@@ -219,10 +219,10 @@ pub trait HistoryStore: HistoryReader {
     /// Appends `result`'s message (each row referencing one of `inline`'s keys keeping
     /// its bytes) and, with it, logs the `tool_result` event that announces it in this
     /// store's event log, as a reference to the row (what [`EventLog::append_event`]
-    /// logs for a result that names its stored row): SQLite in the same commit, Postgres
-    /// in the same round of its writer, right after the row. Returns
+    /// logs for a result that names its stored row), in the same transaction (SQLite's
+    /// commit, Postgres's statement): neither is stored without the other. Returns
     /// the message and the event's number, `None` when the event could not be logged
-    /// (the result is stored all the same: events are advisory). Only where
+    /// (the result is then stored alone all the same: events are advisory). Only where
     /// [`HistoryStore::announces_appends`] says so; elsewhere it writes nothing and says
     /// so.
     async fn append_announced(

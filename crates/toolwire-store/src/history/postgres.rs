@@ -8,12 +8,12 @@
 //! few tries). Once an event is stored, `NOTIFY toolwire_events` (on its own, not waiting
 //! for the disk) wakes other instances' subscribers at once instead of at their next
 //! poll. Appends and events go through one writer task per process, which, like the SQLite
-//! writer, takes everything queued while its last batch ran: all the appends as one
-//! statement, all the events as another (beside it, on a second connection), and one
-//! `NOTIFY` statement for them all, so a busy instance's round trips per stored result
-//! fall with its load (docs/scale.md).
+//! writer, takes everything queued while its last batch ran and writes it in one
+//! statement (so one transaction: a result and the event that announces it are stored
+//! together or not at all), then one `NOTIFY` statement for all its events, so a busy
+//! instance's round trips per stored result fall with its load (docs/scale.md).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,7 +114,7 @@ impl PgHistory {
         let (stop, stopped) = oneshot::channel();
         tokio::spawn(forward_wakeups(listener, wake.clone(), stopped));
         let (writes, queue) = mpsc::channel(QUEUE_DEPTH);
-        tokio::spawn(run_writer(pool.clone(), opts, queue));
+        tokio::spawn(run_writer(opts, queue));
         Ok(PgHistory {
             pool,
             wake,
@@ -239,104 +239,24 @@ fn parse_wake(payload: &str) -> Option<EventWake> {
 
 rows::statements!(PgConnection, PgPool);
 
-/// One append of a session's rows as one statement, so one round trip and one implicit
-/// transaction where `BEGIN`, a bump and an insert per row, a blob insert per blob and
-/// `COMMIT` took one each: the session row's bump (under its lock) hands out the seqs, the
-/// rows and their blob references go in from arrays. `$2` rows, `$3` the time.
-const APPEND_AT_ONCE: &str = "WITH bump AS (\
-     UPDATE sessions SET last_seq = last_seq + $2, updated_at = $3, \
-     result_count = result_count + $4, error_count = error_count + $5 \
-     WHERE id = $1 RETURNING last_seq - $2 AS base), \
-     ins AS (\
-     INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
-     SELECT $1, bump.base + r.n, r.role, r.call_id, r.body, $3 FROM bump, \
-     unnest($6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS r(role, call_id, body, n) \
-     RETURNING id, seq), \
-     blobs AS (\
-     INSERT INTO message_blobs (message_id, blob, bytes) \
-     SELECT ins.id, b.blob, b.bytes FROM bump, ins, \
-     unnest($9::bigint[], $10::text[], $11::bytea[]) AS b(n, blob, bytes) \
-     WHERE ins.seq = bump.base + b.n ON CONFLICT DO NOTHING) \
-     SELECT id, seq FROM ins";
-
-/// An event in one statement (one round trip, its own transaction), numbered after the
-/// session's last. Two writers of one session that take the same number collide on the
-/// primary key; the loser tries again.
-const EVENT_AT_ONCE: &str = "INSERT INTO events (session_id, seq, body, created_at) \
-     SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3 FROM events WHERE session_id = $1 \
-     RETURNING seq";
-
-/// Tries of [`EVENT_AT_ONCE`] before an event waits its turn under the session's lock
-/// instead (many writers of one session at once: each try lost is a round trip).
-const EVENT_TRIES_AT_ONCE: u32 = 3;
-/// Collisions an event may meet in all before its append fails: each one is another
-/// event of the session stored meanwhile, so only a session flooded from many writers
-/// comes near.
+/// Tries of a round's statement before its ops go one by one, and of one op's before it
+/// waits its turn under its session's advisory lock instead (many writers of one session
+/// at once: each try lost is a round trip).
+const TRIES_AT_ONCE: u32 = 3;
+/// Collisions one op may meet in all before it fails: each one is another event of its
+/// session stored meanwhile, so only a session flooded from many writers comes near.
 const EVENT_TRIES: u32 = 1000;
-
-/// `rows` (all of `session_id`, taking the same time) appended by [`APPEND_AT_ONCE`];
-/// their `(id, seq)`s in order.
-async fn append_at_once<'c>(
-    db: impl sqlx::PgExecutor<'c>,
-    session_id: &str,
-    rows: Vec<rows::NewRow>,
-) -> Result<Vec<(i64, i64)>> {
-    let count = i64::try_from(rows.len()).unwrap_or(i64::MAX);
-    let now = rows.iter().map(|r| r.now).max().unwrap_or_default();
-    let (results, errors) = (
-        rows.iter().map(|r| r.results).sum::<i64>(),
-        rows.iter().map(|r| r.errors).sum::<i64>(),
-    );
-    let (mut blob_rows, mut blobs, mut blob_bytes) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut roles, mut call_ids, mut bodies) = (Vec::new(), Vec::new(), Vec::new());
-    for (n, mut row) in (1_i64..).zip(rows) {
-        for blob in row.blobs {
-            blob_rows.push(n);
-            blob_bytes.push(row.inline.remove(&blob));
-            blobs.push(blob);
-        }
-        roles.push(row.role);
-        call_ids.push(row.call_id);
-        bodies.push(row.body);
-    }
-    let mut stored: Vec<(i64, i64)> = sqlx::query_as(APPEND_AT_ONCE)
-        .bind(session_id)
-        .bind(count)
-        .bind(now)
-        .bind(results)
-        .bind(errors)
-        .bind(roles)
-        .bind(call_ids)
-        .bind(bodies)
-        .bind(blob_rows)
-        .bind(blobs)
-        .bind(blob_bytes)
-        .fetch_all(db)
-        .await?;
-    if stored.is_empty() {
-        // No session row to bump: nothing was written.
-        return Err(StoreError::SessionNotFound {
-            id: session_id.to_owned(),
-        });
-    }
-    if stored.len() as i64 != count {
-        return Err(StoreError::CommitFailed {
-            message: format!("{} of {count} rows inserted", stored.len()),
-        });
-    }
-    // RETURNING's order is not promised.
-    stored.sort_unstable_by_key(|&(_, seq)| seq);
-    Ok(stored)
-}
 
 /// A write for the writer task.
 #[derive(Debug)]
 enum PgWrite {
+    /// A session's rows, answered with their `(id, seq)`s.
     Append {
         session_id: String,
         rows: Vec<rows::NewRow>,
         reply: oneshot::Sender<Result<Vec<(i64, i64)>>>,
     },
+    /// An event's body, answered with its number.
     Event {
         session_id: String,
         body: String,
@@ -344,10 +264,58 @@ enum PgWrite {
         reply: oneshot::Sender<Result<i64>>,
     },
     /// A result's rows and the event that announces them (`HistoryStore::
-    /// append_announced`): the rows go with the round's appends, the event, naming the
-    /// last row, with its events right after (the round then runs the two one after the
-    /// other, not side by side).
-    Announced { append: AppendOp, event: EventOp },
+    /// append_announced`): one statement writes both, the event naming the last row, so
+    /// neither is ever stored without the other.
+    Announced {
+        session_id: String,
+        rows: Vec<rows::NewRow>,
+        rows_reply: oneshot::Sender<Result<Vec<(i64, i64)>>>,
+        body: String,
+        now: i64,
+        reply: oneshot::Sender<Result<i64>>,
+    },
+}
+
+impl PgWrite {
+    fn session_id(&self) -> &str {
+        match self {
+            PgWrite::Append { session_id, .. }
+            | PgWrite::Event { session_id, .. }
+            | PgWrite::Announced { session_id, .. } => session_id,
+        }
+    }
+
+    fn rows(&self) -> &[rows::NewRow] {
+        match self {
+            PgWrite::Append { rows, .. } | PgWrite::Announced { rows, .. } => rows,
+            PgWrite::Event { .. } => &[],
+        }
+    }
+
+    /// Its event's body and time, and whether the event names the op's last row.
+    fn event(&self) -> Option<(&str, i64, bool)> {
+        match self {
+            PgWrite::Append { .. } => None,
+            PgWrite::Event { body, now, .. } => Some((body, *now, false)),
+            PgWrite::Announced { body, now, .. } => Some((body, *now, true)),
+        }
+    }
+
+    /// Tells everyone waiting on this op that it failed, `why`.
+    fn fail(self, why: StoreError) {
+        match self {
+            PgWrite::Append { reply, .. } => drop(reply.send(Err(why))),
+            PgWrite::Event { reply, .. } => drop(reply.send(Err(why))),
+            PgWrite::Announced {
+                rows_reply, reply, ..
+            } => {
+                let _ = reply.send(Err(StoreError::CommitFailed {
+                    message: format!("the result this event announces was not stored: {why}"),
+                }));
+                let _ = rows_reply.send(Err(why));
+            }
+        }
+    }
 }
 
 /// A connection the writer keeps for itself, so that its statements pay no ping (a pooled
@@ -379,14 +347,14 @@ impl Held {
     }
 }
 
-/// Runs the writes of this process: each round takes everything queued (while the last
-/// round ran, under load), appends all the rows in one statement and logs all the events
-/// in another, the two side by side on the writer's own connections, then hands one
-/// `NOTIFY` statement for all the events to [`run_notifier`]. A round that fails as a
-/// whole (a collision with another instance, a bad row) is done again op by op on the
-/// pool, so only a bad op fails.
-async fn run_writer(pool: PgPool, opts: PgConnectOptions, mut queue: mpsc::Receiver<PgWrite>) {
-    let (mut rows_conn, mut events_conn) = (Held::new(opts.clone()), Held::new(opts.clone()));
+/// Runs the writes of this process on a connection of its own: each round takes
+/// everything queued (while the last round ran, under load) and writes it all, rows and
+/// events of any sessions, in one statement ([`ROUND`]), then hands one `NOTIFY`
+/// statement for all the events to [`run_notifier`]. A round that fails as a whole (a
+/// collision with another instance, a bad op) is done again op by op, so only a bad op
+/// fails.
+async fn run_writer(opts: PgConnectOptions, mut queue: mpsc::Receiver<PgWrite>) {
+    let mut held = Held::new(opts.clone());
     // The `NOTIFY`s go apart from the events' own transactions, and without waiting for
     // their commit's flush (`synchronous_commit = off`): Postgres serializes every
     // notifying transaction of the whole cluster, from before its commit until after it,
@@ -397,44 +365,7 @@ async fn run_writer(pool: PgPool, opts: PgConnectOptions, mut queue: mpsc::Recei
     tokio::spawn(run_notifier(notify, notes_rx));
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let (mut appends, mut events, mut named) = (Vec::new(), Vec::new(), false);
-        for op in batch.drain(..) {
-            match op {
-                PgWrite::Append {
-                    session_id,
-                    rows,
-                    reply,
-                } => appends.push((session_id, rows, reply)),
-                PgWrite::Event {
-                    session_id,
-                    body,
-                    now,
-                    reply,
-                } => events.push(Logged::Ready((session_id, body, now, reply))),
-                PgWrite::Announced { append, event } => {
-                    // The rows' answer comes here first: the event names the last row.
-                    let (session_id, rows, reply) = append;
-                    let (rows_reply, ids) = oneshot::channel();
-                    appends.push((session_id, rows, rows_reply));
-                    events.push(Logged::Named(event, ids, reply));
-                    named = true;
-                }
-            }
-        }
-        let notes = if !named {
-            let events = events.into_iter().filter_map(Logged::ready).collect();
-            let ((), notes) = tokio::join!(
-                write_appends(&mut rows_conn, &pool, appends),
-                write_events(&mut events_conn, &pool, events)
-            );
-            notes
-        } else {
-            // Every append is answered once this returns; the events, in the order
-            // queued (a call's start before its result), follow.
-            write_appends(&mut rows_conn, &pool, appends).await;
-            let events = events.into_iter().filter_map(Logged::ready).collect();
-            write_events(&mut events_conn, &pool, events).await
-        };
+        let notes = write_round(&mut held, std::mem::take(&mut batch)).await;
         // The events are stored: word of them lost (the notifier far behind) only
         // delays other instances' feeds until their next look in the log (`RESYNC`).
         if !notes.is_empty() {
@@ -443,46 +374,348 @@ async fn run_writer(pool: PgPool, opts: PgConnectOptions, mut queue: mpsc::Recei
     }
 }
 
-/// An event of a writer round: ready to log, or announcing rows of the same round, its
-/// body to name the last of them once they are stored.
-enum Logged {
-    Ready(EventOp),
-    Named(
-        EventOp,
-        oneshot::Receiver<Result<Vec<(i64, i64)>>>,
-        oneshot::Sender<Result<Vec<(i64, i64)>>>,
-    ),
+/// Writes a round's ops and answers each; returns the `NOTIFY` payloads of the events
+/// stored. One statement for them all; if it fails, each op on its own, in the order
+/// queued (a call's start before its result).
+async fn write_round(held: &mut Held, ops: Vec<PgWrite>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let alone = if ops.len() > 1 {
+        let tried = {
+            let columns = Columns::of(&ops);
+            with_tries(held, &columns, None).await
+        };
+        match tried {
+            Ok(returned) => answer(returned, ops, &mut notes),
+            // Nothing was written.
+            Err(_) => ops,
+        }
+    } else {
+        ops
+    };
+    for op in alone {
+        write_alone(held, op, &mut notes).await;
+    }
+    notes
 }
 
-impl Logged {
-    /// The event to log, its body naming its row; `None` for one whose rows were not
-    /// stored (it is told so, as its append is told why). Called once the round's
-    /// appends are answered.
-    fn ready(self) -> Option<EventOp> {
-        let (op, mut ids, rows_reply) = match self {
-            Logged::Ready(op) => return Some(op),
-            Logged::Named(op, ids, rows_reply) => (op, ids, rows_reply),
-        };
-        let (session_id, body, now, reply) = op;
-        let stored = ids.try_recv().unwrap_or(Err(StoreError::WriterGone));
-        let named = match &stored {
-            Ok(ids) => ids
-                .last()
-                .ok_or(StoreError::WriterGone)
-                .and_then(|&(id, _)| rows::naming_row(&body, id)),
-            Err(_) => Err(StoreError::CommitFailed {
-                message: "the result this event announces was not stored".into(),
-            }),
-        };
-        let _ = rows_reply.send(stored);
-        match named {
-            Ok(body) => Some((session_id, body, now, reply)),
-            Err(e) => {
-                let _ = reply.send(Err(e));
-                None
+/// One op on its own: its statement, tried again after collisions (under its session's
+/// lock after a few). A result whose event cannot be logged at all is still stored, alone
+/// (events are advisory), and its event's caller told why.
+async fn write_alone(held: &mut Held, op: PgWrite, notes: &mut Vec<String>) {
+    let tried = {
+        let columns = Columns::of(std::slice::from_ref(&op));
+        with_tries(held, &columns, Some(op.session_id())).await
+    };
+    let why = match tried {
+        Ok(returned) => {
+            // Not stored by a statement that succeeded: its session is missing.
+            for op in answer(returned, vec![op], notes) {
+                let id = op.session_id().to_owned();
+                op.fail(StoreError::SessionNotFound { id });
+            }
+            return;
+        }
+        Err(why) => why,
+    };
+    let (session_id, rows, rows_reply, reply) = match op {
+        PgWrite::Announced {
+            session_id,
+            rows,
+            rows_reply,
+            reply,
+            ..
+        } => (session_id, rows, rows_reply, reply),
+        other => return other.fail(why),
+    };
+    let _ = reply.send(Err(why));
+    let rows = PgWrite::Append {
+        session_id,
+        rows,
+        reply: rows_reply,
+    };
+    let tried = {
+        let columns = Columns::of(std::slice::from_ref(&rows));
+        with_tries(held, &columns, None).await
+    };
+    match tried {
+        Ok(returned) => {
+            for op in answer(returned, vec![rows], notes) {
+                let id = op.session_id().to_owned();
+                op.fail(StoreError::SessionNotFound { id });
             }
         }
+        Err(why) => rows.fail(why),
     }
+}
+
+/// What [`ROUND`] returned: a stored row's `(Some(id), session, seq)`, a logged event's
+/// `(None, session, seq)`.
+type Returned = Vec<(Option<i64>, String, i64)>;
+
+/// [`ROUND`] on the writer's connection, again while it collides with another writer's
+/// event: [`TRIES_AT_ONCE`] times for a round (`lock` `None`); for one op (`lock` its
+/// session), then under the session's advisory lock, up to [`EVENT_TRIES`].
+async fn with_tries(
+    held: &mut Held,
+    columns: &Columns<'_>,
+    lock: Option<&str>,
+) -> Result<Returned> {
+    let limit = lock.map_or(TRIES_AT_ONCE - 1, |_| EVENT_TRIES);
+    let mut tries = 0;
+    loop {
+        let locked = lock.filter(|_| tries >= TRIES_AT_ONCE);
+        let tried = match held.get().await {
+            Ok(conn) => match locked {
+                None => round(conn, columns).await,
+                Some(session_id) => round_locked(conn, columns, session_id).await,
+            },
+            Err(e) => Err(e),
+        };
+        match tried {
+            // Another writer took a number first (and has committed it): the next try
+            // sees it. Every lost try is another event stored, so this ends.
+            Err(StoreError::Database(sqlx::Error::Database(db)))
+                if db.is_unique_violation() && tries < limit =>
+            {
+                tries += 1;
+            }
+            Err(e) => {
+                held.failed(&e);
+                return Err(e);
+            }
+            Ok(returned) => return Ok(returned),
+        }
+    }
+}
+
+/// [`ROUND`] in a transaction holding `session_id`'s advisory lock, so writers of one
+/// session queue instead of colliding (they may still meet one that tries without it).
+async fn round_locked(
+    conn: &mut PgConnection,
+    columns: &Columns<'_>,
+    session_id: &str,
+) -> Result<Returned> {
+    let mut tx = conn.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+        .bind(session_id)
+        .execute(&mut *tx)
+        .await?;
+    let returned = round(&mut *tx, columns).await?;
+    tx.commit().await?;
+    Ok(returned)
+}
+
+/// Answers `ops` from what their [`ROUND`] returned; gives back those it did not store
+/// (rows of a session that does not exist, with the event announcing them), adding the
+/// `NOTIFY` payload of each event stored to `notes`.
+fn answer(returned: Returned, ops: Vec<PgWrite>, notes: &mut Vec<String>) -> Vec<PgWrite> {
+    let (mut rows, mut events) = (
+        HashMap::<String, VecDeque<(i64, i64)>>::new(),
+        HashMap::<String, VecDeque<i64>>::new(),
+    );
+    for (id, session_id, seq) in returned {
+        match id {
+            Some(id) => rows.entry(session_id).or_default().push_back((id, seq)),
+            None => events.entry(session_id).or_default().push_back(seq),
+        }
+    }
+    // RETURNING's order is not promised.
+    rows.values_mut()
+        .for_each(|r| r.make_contiguous().sort_unstable_by_key(|&(_, seq)| seq));
+    events
+        .values_mut()
+        .for_each(|e| e.make_contiguous().sort_unstable());
+    let mut take_rows = |session_id: &str, count: usize| {
+        rows.get_mut(session_id)
+            .filter(|ids| ids.len() >= count)
+            .map(|ids| ids.drain(..count).collect::<Vec<_>>())
+    };
+    let mut logged = |session_id: &str, notes: &mut Vec<String>| {
+        let seq = events.get_mut(session_id).and_then(VecDeque::pop_front);
+        if let Some(seq) = seq {
+            notes.push(format!("{seq} {session_id}"));
+        }
+        seq.ok_or_else(|| StoreError::CommitFailed {
+            message: "the event was not logged".into(),
+        })
+    };
+    let mut alone = Vec::new();
+    for op in ops {
+        match op {
+            PgWrite::Append {
+                session_id,
+                rows,
+                reply,
+            } => match take_rows(&session_id, rows.len()) {
+                Some(ids) => drop(reply.send(Ok(ids))),
+                None => alone.push(PgWrite::Append {
+                    session_id,
+                    rows,
+                    reply,
+                }),
+            },
+            PgWrite::Event {
+                session_id, reply, ..
+            } => drop(reply.send(logged(&session_id, notes))),
+            PgWrite::Announced {
+                session_id,
+                rows,
+                rows_reply,
+                body,
+                now,
+                reply,
+            } => match take_rows(&session_id, rows.len()) {
+                Some(ids) => {
+                    let _ = reply.send(logged(&session_id, notes));
+                    let _ = rows_reply.send(Ok(ids));
+                }
+                None => alone.push(PgWrite::Announced {
+                    session_id,
+                    rows,
+                    rows_reply,
+                    body,
+                    now,
+                    reply,
+                }),
+            },
+        }
+    }
+    alone
+}
+
+/// Everything of a writer round in one statement, so one round trip and one transaction:
+/// per session, its row's bump (under its lock) hands out the seqs of all its rows in the
+/// round, in the order queued; its events are numbered after its last, in the order
+/// queued, an event that announces a result naming that result's row (its body, an
+/// unnamed reference ending in `}}`, completed as `rows::naming_row` does). Rows of a
+/// session that does not exist are not written, nor the events that announce them.
+/// Another instance's event taking a number first makes the whole statement collide.
+/// `$1`..`$8` the rows (session, position in its session's rows of the round, role, call
+/// id, body, time, result and error counts), `$9`..`$12` their blob references,
+/// `$13`..`$16` the events (session, body, time, position of the row it names).
+const ROUND: &str = "WITH r AS (\
+     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], \
+     $6::bigint[], $7::bigint[], $8::bigint[]) \
+     AS r(session_id, n, role, call_id, body, created_at, results, errors)), \
+     per AS (\
+     SELECT session_id, COUNT(*) AS c, MAX(created_at) AS at, \
+     SUM(results)::bigint AS results, SUM(errors)::bigint AS errors FROM r GROUP BY session_id), \
+     bump AS (\
+     UPDATE sessions s SET last_seq = s.last_seq + per.c, updated_at = per.at, \
+     result_count = s.result_count + per.results, error_count = s.error_count + per.errors \
+     FROM per WHERE s.id = per.session_id RETURNING s.id, s.last_seq - per.c AS base), \
+     ins AS (\
+     INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
+     SELECT r.session_id, bump.base + r.n, r.role, r.call_id, r.body, r.created_at \
+     FROM r JOIN bump ON bump.id = r.session_id RETURNING id, session_id, seq), \
+     blobs AS (\
+     INSERT INTO message_blobs (message_id, blob, bytes) \
+     SELECT ins.id, b.blob, b.bytes \
+     FROM unnest($9::text[], $10::bigint[], $11::text[], $12::bytea[]) AS b(session_id, n, blob, bytes) \
+     JOIN bump ON bump.id = b.session_id \
+     JOIN ins ON ins.session_id = b.session_id AND ins.seq = bump.base + b.n \
+     ON CONFLICT DO NOTHING), \
+     i AS (\
+     SELECT * FROM unnest($13::text[], $14::text[], $15::bigint[], $16::bigint[]) \
+     WITH ORDINALITY AS i(session_id, body, created_at, row_n, ord)), \
+     kept AS (\
+     SELECT i.session_id, i.ord, i.created_at, CASE WHEN i.row_n IS NULL THEN i.body \
+     ELSE left(i.body, -2) || ',\"messageId\":' || ins.id || '}}' END AS body \
+     FROM i LEFT JOIN bump ON bump.id = i.session_id \
+     LEFT JOIN ins ON ins.session_id = i.session_id AND ins.seq = bump.base + i.row_n \
+     WHERE i.row_n IS NULL OR ins.id IS NOT NULL), \
+     base AS (\
+     SELECT s.session_id, \
+     COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.session_id), 0) AS base \
+     FROM (SELECT DISTINCT session_id FROM kept) s), \
+     ev AS (\
+     INSERT INTO events (session_id, seq, body, created_at) \
+     SELECT kept.session_id, \
+     base.base + row_number() OVER (PARTITION BY kept.session_id ORDER BY kept.ord), \
+     kept.body, kept.created_at FROM kept JOIN base USING (session_id) \
+     RETURNING session_id, seq) \
+     SELECT id, session_id, seq FROM ins UNION ALL SELECT NULL, session_id, seq FROM ev";
+
+/// The arrays [`ROUND`] is bound to, borrowed from a round's ops in the order queued.
+#[derive(Default)]
+struct Columns<'a> {
+    row_sessions: Vec<&'a str>,
+    row_n: Vec<i64>,
+    roles: Vec<&'static str>,
+    call_ids: Vec<Option<&'a str>>,
+    bodies: Vec<&'a str>,
+    row_times: Vec<i64>,
+    results: Vec<i64>,
+    errors: Vec<i64>,
+    blob_sessions: Vec<&'a str>,
+    blob_n: Vec<i64>,
+    blobs: Vec<&'a str>,
+    blob_bytes: Vec<Option<&'a [u8]>>,
+    event_sessions: Vec<&'a str>,
+    event_bodies: Vec<&'a str>,
+    event_times: Vec<i64>,
+    named_rows: Vec<Option<i64>>,
+}
+
+impl<'a> Columns<'a> {
+    fn of(ops: &'a [PgWrite]) -> Self {
+        let mut c = Columns::default();
+        // Each row's 1-based position among its session's rows of the round.
+        let mut rows_of: HashMap<&str, i64> = HashMap::new();
+        for op in ops {
+            let session_id = op.session_id();
+            let mut last = None;
+            for row in op.rows() {
+                let n = rows_of.entry(session_id).or_insert(0);
+                *n += 1;
+                last = Some(*n);
+                for blob in &row.blobs {
+                    c.blob_sessions.push(session_id);
+                    c.blob_n.push(*n);
+                    c.blobs.push(blob);
+                    c.blob_bytes.push(row.inline.get(blob).map(Vec::as_slice));
+                }
+                c.row_sessions.push(session_id);
+                c.row_n.push(*n);
+                c.roles.push(row.role);
+                c.call_ids.push(row.call_id.as_deref());
+                c.bodies.push(&row.body);
+                c.row_times.push(row.now);
+                c.results.push(row.results);
+                c.errors.push(row.errors);
+            }
+            if let Some((body, now, names)) = op.event() {
+                c.event_sessions.push(session_id);
+                c.event_bodies.push(body);
+                c.event_times.push(now);
+                c.named_rows.push(last.filter(|_| names));
+            }
+        }
+        c
+    }
+}
+
+/// [`ROUND`] for `c`.
+async fn round<'c>(db: impl sqlx::PgExecutor<'c>, c: &Columns<'_>) -> Result<Returned> {
+    Ok(sqlx::query_as(ROUND)
+        .bind(&c.row_sessions)
+        .bind(&c.row_n)
+        .bind(&c.roles)
+        .bind(&c.call_ids)
+        .bind(&c.bodies)
+        .bind(&c.row_times)
+        .bind(&c.results)
+        .bind(&c.errors)
+        .bind(&c.blob_sessions)
+        .bind(&c.blob_n)
+        .bind(&c.blobs)
+        .bind(&c.blob_bytes)
+        .bind(&c.event_sessions)
+        .bind(&c.event_bodies)
+        .bind(&c.event_times)
+        .bind(&c.named_rows)
+        .fetch_all(db)
+        .await?)
 }
 
 /// Sends the word of stored events, everything queued meanwhile in one statement.
@@ -504,324 +737,6 @@ async fn run_notifier(mut held: Held, mut queue: mpsc::Receiver<Vec<String>>) {
             held.failed(e);
         }
     }
-}
-
-type AppendOp = (
-    String,
-    Vec<rows::NewRow>,
-    oneshot::Sender<Result<Vec<(i64, i64)>>>,
-);
-type EventOp = (String, String, i64, oneshot::Sender<Result<i64>>);
-
-/// All the rows of many appends (any sessions) in one statement: per session, its row's
-/// bump hands out the seqs of all its rows in the round, in the order queued. `$1`..`$8`
-/// the rows (session, position in its session's rows of the round, role, call id, body,
-/// time, result and error counts), `$9`..`$12` their blob references.
-const APPEND_ROUND: &str = "WITH r AS (\
-     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], \
-     $6::bigint[], $7::bigint[], $8::bigint[]) \
-     AS r(session_id, n, role, call_id, body, created_at, results, errors)), \
-     per AS (\
-     SELECT session_id, COUNT(*) AS c, MAX(created_at) AS at, \
-     SUM(results)::bigint AS results, SUM(errors)::bigint AS errors FROM r GROUP BY session_id), \
-     bump AS (\
-     UPDATE sessions s SET last_seq = s.last_seq + per.c, updated_at = per.at, \
-     result_count = s.result_count + per.results, error_count = s.error_count + per.errors \
-     FROM per WHERE s.id = per.session_id RETURNING s.id, s.last_seq - per.c AS base), \
-     ins AS (\
-     INSERT INTO messages (session_id, seq, role, call_id, body, created_at) \
-     SELECT r.session_id, bump.base + r.n, r.role, r.call_id, r.body, r.created_at \
-     FROM r JOIN bump ON bump.id = r.session_id RETURNING id, session_id, seq), \
-     blobs AS (\
-     INSERT INTO message_blobs (message_id, blob, bytes) \
-     SELECT ins.id, b.blob, b.bytes \
-     FROM unnest($9::text[], $10::bigint[], $11::text[], $12::bytea[]) AS b(session_id, n, blob, bytes) \
-     JOIN bump ON bump.id = b.session_id \
-     JOIN ins ON ins.session_id = b.session_id AND ins.seq = bump.base + b.n \
-     ON CONFLICT DO NOTHING) \
-     SELECT id, session_id, seq FROM ins";
-
-/// All the events of a round (any sessions) in one statement, each session's numbered
-/// after its last, in the order queued. Another instance's event taking a number first
-/// makes the whole statement collide; the round then goes event by event.
-const EVENT_ROUND: &str = "WITH i AS (\
-     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) \
-     AS i(session_id, body, created_at, n)), \
-     base AS (\
-     SELECT s.session_id, \
-     COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.session_id), 0) AS base \
-     FROM (SELECT DISTINCT session_id FROM i) s) \
-     INSERT INTO events (session_id, seq, body, created_at) \
-     SELECT i.session_id, base.base + i.n, i.body, i.created_at FROM i JOIN base USING (session_id) \
-     RETURNING session_id, seq";
-
-/// Each op's 1-based position among its session's items of the round, in the round's order.
-fn positions<'a>(sessions: impl Iterator<Item = &'a str>) -> Vec<i64> {
-    let mut next: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
-    sessions
-        .map(|session| {
-            let n = next.entry(session).or_insert(0);
-            *n += 1;
-            *n
-        })
-        .collect()
-}
-
-/// What a round's statement returned, by session, in seq order.
-fn by_session<T>(
-    returned: Vec<(String, T)>,
-    seq: impl Fn(&T) -> i64,
-) -> std::collections::HashMap<String, std::collections::VecDeque<T>> {
-    let mut found: std::collections::HashMap<String, Vec<T>> = std::collections::HashMap::new();
-    for (session, item) in returned {
-        found.entry(session).or_default().push(item);
-    }
-    found
-        .into_iter()
-        .map(|(session, mut items)| {
-            items.sort_unstable_by_key(&seq);
-            (session, items.into())
-        })
-        .collect()
-}
-
-async fn write_appends(held: &mut Held, pool: &PgPool, ops: Vec<AppendOp>) {
-    if ops.len() < 2 {
-        for (session_id, rows, reply) in ops {
-            let stored = match held.get().await {
-                Ok(conn) => append_at_once(conn, &session_id, rows).await,
-                Err(e) => Err(e),
-            };
-            if let Err(e) = &stored {
-                held.failed(e);
-            }
-            let _ = reply.send(stored);
-        }
-        return;
-    }
-    let mut cols = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
-    let mut blob_cols = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let sessions = ops
-        .iter()
-        .flat_map(|(session, rows, _)| rows.iter().map(move |_| session.as_str()));
-    let mut n = positions(sessions).into_iter();
-    for (session_id, rows, _) in &ops {
-        for row in rows {
-            let at = n.next().unwrap_or_default();
-            for blob in &row.blobs {
-                blob_cols.0.push(session_id.clone());
-                blob_cols.1.push(at);
-                blob_cols.2.push(blob.clone());
-                blob_cols.3.push(row.inline.get(blob).cloned());
-            }
-            cols.0.push(session_id.clone());
-            cols.1.push(at);
-            cols.2.push(row.role);
-            cols.3.push(row.call_id.clone());
-            cols.4.push(row.body.clone());
-            cols.5.push(row.now);
-            cols.6.push(row.results);
-            cols.7.push(row.errors);
-        }
-    }
-    let returned: Result<Vec<(i64, String, i64)>> = match held.get().await {
-        Ok(conn) => sqlx::query_as(APPEND_ROUND)
-            .bind(cols.0)
-            .bind(cols.1)
-            .bind(cols.2)
-            .bind(cols.3)
-            .bind(cols.4)
-            .bind(cols.5)
-            .bind(cols.6)
-            .bind(cols.7)
-            .bind(blob_cols.0)
-            .bind(blob_cols.1)
-            .bind(blob_cols.2)
-            .bind(blob_cols.3)
-            .fetch_all(conn)
-            .await
-            .map_err(StoreError::from),
-        Err(e) => Err(e),
-    };
-    if let Err(e) = &returned {
-        held.failed(e);
-    }
-    let mut found = match returned {
-        Ok(returned) => by_session(
-            returned
-                .into_iter()
-                .map(|(id, session, seq)| (session, (id, seq)))
-                .collect(),
-            |&(_, seq)| seq,
-        ),
-        // Nothing was written: each append on its own, so only a bad one fails.
-        Err(_) => Default::default(),
-    };
-    let mut alone = Vec::new();
-    for (session_id, rows, reply) in ops {
-        let stored = found.get_mut(&session_id).and_then(|ids| {
-            (ids.len() >= rows.len()).then(|| ids.drain(..rows.len()).collect::<Vec<_>>())
-        });
-        match stored {
-            Some(ids) => drop(reply.send(Ok(ids))),
-            // Not stored (its session is missing, or the statement failed): alone, it
-            // stores or says why not.
-            None => alone.push((session_id, rows, reply)),
-        }
-    }
-    let alone = alone
-        .into_iter()
-        .map(|(session_id, rows, reply)| async move {
-            let _ = reply.send(append_at_once(pool, &session_id, rows).await);
-        });
-    futures::future::join_all(alone).await;
-}
-
-/// Logs the round's events; returns the `NOTIFY` payloads of those stored.
-async fn write_events(held: &mut Held, pool: &PgPool, ops: Vec<EventOp>) -> Vec<String> {
-    let mut notes = Vec::with_capacity(ops.len());
-    let mut alone = ops;
-    if alone.len() == 1
-        && let Some((session_id, body, now, reply)) = alone.pop()
-    {
-        // One event: the plain insert, on the writer's connection.
-        let logged = match held.get().await {
-            Ok(conn) => event_at_once(conn, &session_id, &body, now).await,
-            Err(e) => Err(e),
-        };
-        match logged {
-            Err(e) => {
-                held.failed(&e);
-                // A collision (or a broken connection): on its own, with its tries.
-                alone.push((session_id, body, now, reply));
-            }
-            Ok(seq) => {
-                notes.push(format!("{seq} {session_id}"));
-                let _ = reply.send(Ok(seq));
-            }
-        }
-    } else if alone.len() >= 2 {
-        let n = positions(alone.iter().map(|(session, ..)| session.as_str()));
-        let sessions: Vec<String> = alone.iter().map(|op| op.0.clone()).collect();
-        let bodies: Vec<String> = alone.iter().map(|op| op.1.clone()).collect();
-        let times: Vec<i64> = alone.iter().map(|op| op.2).collect();
-        let mut tries = 0;
-        let returned = loop {
-            let tried: Result<Vec<(String, i64)>> = match held.get().await {
-                Ok(conn) => sqlx::query_as(EVENT_ROUND)
-                    .bind(&sessions)
-                    .bind(&bodies)
-                    .bind(&times)
-                    .bind(&n)
-                    .fetch_all(conn)
-                    .await
-                    .map_err(StoreError::from),
-                Err(e) => Err(e),
-            };
-            match tried {
-                // Another writer took a number first: the next try numbers after it.
-                Err(StoreError::Database(sqlx::Error::Database(db)))
-                    if db.is_unique_violation() && tries + 1 < EVENT_TRIES_AT_ONCE =>
-                {
-                    tries += 1;
-                }
-                Err(e) => {
-                    held.failed(&e);
-                    break None;
-                }
-                Ok(returned) => break Some(returned),
-            }
-        };
-        if let Some(returned) = returned {
-            let mut found = by_session(returned, |q| *q);
-            let mut rest = Vec::new();
-            for (session_id, body, now, reply) in alone {
-                match found.get_mut(&session_id).and_then(|seqs| seqs.pop_front()) {
-                    Some(seq) => {
-                        notes.push(format!("{seq} {session_id}"));
-                        let _ = reply.send(Ok(seq));
-                    }
-                    None => rest.push((session_id, body, now, reply)),
-                }
-            }
-            alone = rest;
-        }
-    }
-    let alone = alone
-        .into_iter()
-        .map(|(session_id, body, now, reply)| async move {
-            let logged = event_alone(pool, &session_id, &body, now).await;
-            let note = logged
-                .as_ref()
-                .ok()
-                .map(|seq| format!("{seq} {session_id}"));
-            let _ = reply.send(logged);
-            note
-        });
-    notes.extend(futures::future::join_all(alone).await.into_iter().flatten());
-    notes
-}
-
-/// One event on its own: [`EVENT_AT_ONCE`], then, after a few collisions, under the
-/// session's advisory lock.
-async fn event_alone(pool: &PgPool, session_id: &str, body: &str, now: i64) -> Result<i64> {
-    let mut tries = 0;
-    loop {
-        let tried = if tries < EVENT_TRIES_AT_ONCE {
-            event_at_once(pool, session_id, body, now).await
-        } else {
-            event_locked(pool, session_id, body, now).await
-        };
-        match tried {
-            // Another writer took this number first (and has committed it): the next
-            // try sees it. Every lost try is another event stored, so this ends.
-            Err(StoreError::Database(sqlx::Error::Database(db)))
-                if db.is_unique_violation() && tries < EVENT_TRIES =>
-            {
-                tries += 1;
-            }
-            other => return other,
-        }
-    }
-}
-
-/// An event appended in its own transaction under the session's advisory lock, so
-/// writers of one session queue instead of colliding (they may still meet one that
-/// tries [`EVENT_AT_ONCE`]).
-async fn event_locked(pool: &PgPool, session_id: &str, body: &str, now: i64) -> Result<i64> {
-    let mut tx = pool.begin().await?;
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-        .bind(session_id)
-        .execute(&mut *tx)
-        .await?;
-    let seq = insert_event(&mut tx, session_id, body, now).await?;
-    tx.commit().await?;
-    Ok(seq)
-}
-
-/// [`EVENT_AT_ONCE`]: the event's number.
-async fn event_at_once<'c>(
-    db: impl sqlx::PgExecutor<'c>,
-    session_id: &str,
-    body: &str,
-    now: i64,
-) -> Result<i64> {
-    let (seq,): (i64,) = sqlx::query_as(EVENT_AT_ONCE)
-        .bind(session_id)
-        .bind(body)
-        .bind(now)
-        .fetch_one(db)
-        .await?;
-    Ok(seq)
 }
 
 #[async_trait]
@@ -920,10 +835,16 @@ impl HistoryStore for PgHistory {
     ) -> Result<(StoredMessage, Option<u64>)> {
         let (rows, body, announced) = rows::Announced::new(session_id, result, &inline, &at)?;
         let (rows_reply, ids) = oneshot::channel();
-        let (event_reply, seq) = oneshot::channel();
-        let append = (session_id.to_owned(), rows, rows_reply);
-        let event = (session_id.to_owned(), body, announced.now, event_reply);
-        self.submit(PgWrite::Announced { append, event }).await?;
+        let (reply, seq) = oneshot::channel();
+        self.submit(PgWrite::Announced {
+            session_id: session_id.to_owned(),
+            rows,
+            rows_reply,
+            body,
+            now: announced.now,
+            reply,
+        })
+        .await?;
         let ids = ids.await.map_err(|_| StoreError::WriterGone)??;
         // The result is stored whatever became of its event (advisory, as every event).
         let seq = seq.await.ok().and_then(Result::ok);

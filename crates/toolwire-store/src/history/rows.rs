@@ -80,8 +80,9 @@ pub(crate) const INSERT_MESSAGE_BLOB: &str = "INSERT INTO message_blobs (message
 /// the bytes hash to the key, so every copy is the same).
 pub(crate) const INLINE_BLOB: &str =
     "SELECT bytes FROM message_blobs WHERE blob = $1 AND bytes IS NOT NULL LIMIT 1";
-/// The number is the session's last plus one, computed by the insert itself. SQLite runs
-/// it under its single write lock; Postgres under a per-session advisory lock.
+/// The number is the session's last plus one, computed by the insert itself, under
+/// SQLite's single write lock. (Postgres numbers its events in its writer's round
+/// statement, colliding and trying again where two instances race.)
 pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (session_id, seq, body, created_at) \
      SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3 FROM events WHERE session_id = $1 \
      RETURNING seq";
@@ -744,21 +745,6 @@ macro_rules! statements {
                 }
                 Err(e) => Err(e.into()),
             }
-        }
-
-        async fn insert_event(
-            conn: &mut $conn,
-            session_id: &str,
-            body: &str,
-            now: i64,
-        ) -> Result<i64> {
-            let (seq,): (i64,) = sqlx::query_as(sql::INSERT_EVENT)
-                .bind(session_id)
-                .bind(body)
-                .bind(now)
-                .fetch_one(&mut *conn)
-                .await?;
-            Ok(seq)
         }
 
         async fn put_suspension_row(

@@ -1129,6 +1129,22 @@ fn values(head: &str, rows: usize, cols: usize) -> String {
     sql
 }
 
+/// An event appended under the writer's lock ([`rows::INSERT_EVENT`]): its number.
+async fn insert_event(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    body: &str,
+    now: i64,
+) -> Result<i64> {
+    let (seq,): (i64,) = sqlx::query_as(rows::INSERT_EVENT)
+        .bind(session_id)
+        .bind(body)
+        .bind(now)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(seq)
+}
+
 /// `items` gathered by session, sessions in first-seen order and each one's items in
 /// order (a batch rarely spans more than a few sessions: a scan beats a map).
 fn by_session<'a, T>(items: impl Iterator<Item = (&'a str, T)>) -> Vec<(&'a str, Vec<T>)> {

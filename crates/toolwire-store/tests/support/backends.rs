@@ -31,6 +31,25 @@ impl Backend {
         self.history_url.starts_with("sqlite:")
     }
 
+    /// Runs `sql` (statements separated by `;`) on the database itself, beside the stores.
+    pub(crate) async fn execute(&self, sql: String) {
+        macro_rules! on {
+            ($pool:ty) => {{
+                let pool = <$pool>::connect(&self.history_url).await.unwrap();
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                    .execute(&pool)
+                    .await
+                    .unwrap_or_else(|e| panic!("{}: {e}", self.name));
+                pool.close().await;
+            }};
+        }
+        if self.is_sqlite() {
+            on!(sqlx::SqlitePool)
+        } else {
+            on!(sqlx::PgPool)
+        }
+    }
+
     /// The length of each logged event's body in `session`, in order, read from the
     /// database itself: what the log holds, not what a read makes of it.
     pub(crate) async fn logged_lengths(&self, session: &str) -> Vec<i64> {
