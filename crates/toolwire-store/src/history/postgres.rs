@@ -331,20 +331,44 @@ impl Held {
         Held { opts, conn: None }
     }
 
+    /// The connection, opened if need be within [`ACQUIRE_TIMEOUT`] (as the pool's are:
+    /// an address that never answers fails in seconds, not at the system's TCP timeout).
     async fn get(&mut self) -> Result<&mut PgConnection> {
         if self.conn.is_none() {
-            self.conn = Some(PgConnection::connect_with(&self.opts).await?);
+            let connect = PgConnection::connect_with(&self.opts);
+            let conn = tokio::time::timeout(ACQUIRE_TIMEOUT, connect)
+                .await
+                .map_err(|_| self.unreachable(format!("no answer within {ACQUIRE_TIMEOUT:?}")))?
+                .map_err(|e| self.unreachable(e.to_string()))?;
+            self.conn = Some(conn);
         }
         self.conn.as_mut().ok_or(StoreError::WriterGone)
+    }
+
+    fn unreachable(&self, message: String) -> StoreError {
+        StoreError::Unreachable {
+            url: format!(
+                "postgres://{}:{}/{}",
+                self.opts.get_host(),
+                self.opts.get_port(),
+                self.opts.get_database().unwrap_or_default()
+            ),
+            message,
+        }
     }
 
     /// After `error`: the connection is dropped unless the database refused the
     /// statement (a collision, a constraint), which leaves it as good as before.
     fn failed(&mut self, error: &StoreError) {
-        if !matches!(error, StoreError::Database(sqlx::Error::Database(_))) {
+        if !refused(error) {
             self.conn = None;
         }
     }
+}
+
+/// Whether `error` is the database refusing a statement, on a connection still good.
+fn refused(error: &StoreError) -> bool {
+    matches!(error, StoreError::Database(sqlx::Error::Database(_)))
 }
 
 /// Runs the writes of this process on a connection of its own: each round takes
@@ -386,7 +410,20 @@ async fn write_round(held: &mut Held, ops: Vec<PgWrite>) -> Vec<String> {
         };
         match tried {
             Ok(returned) => answer(returned, ops, &mut notes),
-            // Nothing was written.
+            // Nothing was written, and Postgres cannot be reached (again): every op fails
+            // now, rather than each waiting for a connection in turn.
+            Err(e)
+                if matches!(e, StoreError::Unreachable { .. })
+                    || (!refused(&e) && held.get().await.is_err()) =>
+            {
+                for op in ops {
+                    op.fail(StoreError::CommitFailed {
+                        message: format!("the history's Postgres cannot be reached: {e}"),
+                    });
+                }
+                Vec::new()
+            }
+            // Nothing was written: each op alone, so only a bad one fails.
             Err(_) => ops,
         }
     } else {
@@ -407,16 +444,11 @@ async fn write_alone(held: &mut Held, op: PgWrite, notes: &mut Vec<String>) {
         with_tries(held, &columns, Some(op.session_id())).await
     };
     let why = match tried {
-        Ok(returned) => {
-            // Not stored by a statement that succeeded: its session is missing.
-            for op in answer(returned, vec![op], notes) {
-                let id = op.session_id().to_owned();
-                op.fail(StoreError::SessionNotFound { id });
-            }
-            return;
-        }
+        Ok(returned) => return answer_alone(returned, op, notes),
         Err(why) => why,
     };
+    // Only an event the database refused leaves its result to be stored alone (one that
+    // could not be sent, Postgres unreachable, could not store the result either).
     let (session_id, rows, rows_reply, reply) = match op {
         PgWrite::Announced {
             session_id,
@@ -424,7 +456,7 @@ async fn write_alone(held: &mut Held, op: PgWrite, notes: &mut Vec<String>) {
             rows_reply,
             reply,
             ..
-        } => (session_id, rows, rows_reply, reply),
+        } if refused(&why) => (session_id, rows, rows_reply, reply),
         other => return other.fail(why),
     };
     let _ = reply.send(Err(why));
@@ -438,13 +470,17 @@ async fn write_alone(held: &mut Held, op: PgWrite, notes: &mut Vec<String>) {
         with_tries(held, &columns, None).await
     };
     match tried {
-        Ok(returned) => {
-            for op in answer(returned, vec![rows], notes) {
-                let id = op.session_id().to_owned();
-                op.fail(StoreError::SessionNotFound { id });
-            }
-        }
+        Ok(returned) => answer_alone(returned, rows, notes),
         Err(why) => rows.fail(why),
+    }
+}
+
+/// [`answer`] for one op: not stored by a statement that succeeded, its session is
+/// missing.
+fn answer_alone(returned: Returned, op: PgWrite, notes: &mut Vec<String>) {
+    for op in answer(returned, vec![op], notes) {
+        let id = op.session_id().to_owned();
+        op.fail(StoreError::SessionNotFound { id });
     }
 }
 
@@ -541,43 +577,35 @@ fn answer(returned: Returned, ops: Vec<PgWrite>, notes: &mut Vec<String>) -> Vec
     };
     let mut alone = Vec::new();
     for op in ops {
-        match op {
+        // The rows of an op that has some, taken from what was stored (`None`: not
+        // stored); an event alone has none to take.
+        let rows = match &op {
+            PgWrite::Event { .. } => Some(Vec::new()),
             PgWrite::Append {
-                session_id,
-                rows,
-                reply,
-            } => match take_rows(&session_id, rows.len()) {
-                Some(ids) => drop(reply.send(Ok(ids))),
-                None => alone.push(PgWrite::Append {
-                    session_id,
-                    rows,
-                    reply,
-                }),
-            },
+                session_id, rows, ..
+            }
+            | PgWrite::Announced {
+                session_id, rows, ..
+            } => take_rows(session_id, rows.len()),
+        };
+        let Some(ids) = rows else {
+            alone.push(op);
+            continue;
+        };
+        match op {
+            PgWrite::Append { reply, .. } => drop(reply.send(Ok(ids))),
             PgWrite::Event {
                 session_id, reply, ..
             } => drop(reply.send(logged(&session_id, notes))),
             PgWrite::Announced {
                 session_id,
-                rows,
                 rows_reply,
-                body,
-                now,
                 reply,
-            } => match take_rows(&session_id, rows.len()) {
-                Some(ids) => {
-                    let _ = reply.send(logged(&session_id, notes));
-                    let _ = rows_reply.send(Ok(ids));
-                }
-                None => alone.push(PgWrite::Announced {
-                    session_id,
-                    rows,
-                    rows_reply,
-                    body,
-                    now,
-                    reply,
-                }),
-            },
+                ..
+            } => {
+                let _ = reply.send(logged(&session_id, notes));
+                let _ = rows_reply.send(Ok(ids));
+            }
         }
     }
     alone
