@@ -323,6 +323,19 @@ async fn bad_store_urls_say_what_is_expected_and_never_show_a_secret() {
         "{err}"
     );
     assert!(!err.contains("hunter2"), "{err}");
+    // A server that takes the connection and never answers: the open gives up after the
+    // pool's acquire timeout (10 s), not the system's TCP timeout, and says so.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("postgres://me:hunter2@{}/x", silent.local_addr().unwrap());
+    let started = std::time::Instant::now();
+    let err = open(url, blobs.clone()).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{err}"
+    );
+    assert!(err.contains("no answer within 10s"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    drop(silent);
     let err = open("mysql://db/x".into(), blobs.clone()).await;
     assert!(
         err.contains("expected sqlite://PATH or postgres://"),

@@ -103,8 +103,17 @@ impl PgHistory {
     /// Connects with ready-made options, migrates and starts listening; see [`PgHistory::open_url`].
     pub async fn open_with(opts: PgConnectOptions) -> Result<Self> {
         // One connection first: a wrong address or password fails at once, where a pool
-        // would retry until its acquire timeout.
-        let mut first = PgConnection::connect_with(&opts).await?;
+        // would retry until its acquire timeout; an address that never answers fails
+        // after that timeout, not the system's TCP one (minutes).
+        let connect = PgConnection::connect_with(&opts);
+        let mut first = tokio::time::timeout(ACQUIRE_TIMEOUT, connect)
+            .await
+            .map_err(|_| {
+                sqlx::Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no answer within {ACQUIRE_TIMEOUT:?}"),
+                ))
+            })??;
         migrator().run(&mut first).await?;
         first.close().await?;
         let pool = pool_options(MAX_CONNECTIONS).connect_lazy_with(opts.clone());
@@ -562,6 +571,9 @@ fn answer(returned: Returned, ops: Vec<PgWrite>, notes: &mut Vec<String>) -> Vec
         .values_mut()
         .for_each(|e| e.make_contiguous().sort_unstable());
     let mut take_rows = |session_id: &str, count: usize| {
+        if count == 0 {
+            return Some(Vec::new());
+        }
         rows.get_mut(session_id)
             .filter(|ids| ids.len() >= count)
             .map(|ids| ids.drain(..count).collect::<Vec<_>>())
