@@ -103,17 +103,9 @@ impl PgHistory {
     /// Connects with ready-made options, migrates and starts listening; see [`PgHistory::open_url`].
     pub async fn open_with(opts: PgConnectOptions) -> Result<Self> {
         // One connection first: a wrong address or password fails at once, where a pool
-        // would retry until its acquire timeout; an address that never answers fails
-        // after that timeout, not the system's TCP one (minutes).
-        let connect = PgConnection::connect_with(&opts);
-        let mut first = tokio::time::timeout(ACQUIRE_TIMEOUT, connect)
-            .await
-            .map_err(|_| {
-                sqlx::Error::Io(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("no answer within {ACQUIRE_TIMEOUT:?}"),
-                ))
-            })??;
+        // would retry until its acquire timeout (and one that never answers fails after
+        // that timeout).
+        let mut first = connect_within(&opts).await?;
         migrator().run(&mut first).await?;
         first.close().await?;
         let pool = pool_options(MAX_CONNECTIONS).connect_lazy_with(opts.clone());
@@ -158,6 +150,20 @@ impl PgHistory {
         .await?;
         Ok((event, answer))
     }
+}
+
+/// A connection of its own (not pooled), given up on after [`ACQUIRE_TIMEOUT`] as the
+/// pool's are: an address that never answers fails in seconds, not at the system's TCP
+/// timeout (minutes).
+async fn connect_within(opts: &PgConnectOptions) -> std::result::Result<PgConnection, sqlx::Error> {
+    tokio::time::timeout(ACQUIRE_TIMEOUT, PgConnection::connect_with(opts))
+        .await
+        .unwrap_or_else(|_| {
+            Err(sqlx::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {ACQUIRE_TIMEOUT:?}"),
+            )))
+        })
 }
 
 /// Pool options: the ping before each acquire only for a connection idle past
@@ -340,14 +346,11 @@ impl Held {
         Held { opts, conn: None }
     }
 
-    /// The connection, opened if need be within [`ACQUIRE_TIMEOUT`] (as the pool's are:
-    /// an address that never answers fails in seconds, not at the system's TCP timeout).
+    /// The connection, opened if need be ([`connect_within`]).
     async fn get(&mut self) -> Result<&mut PgConnection> {
         if self.conn.is_none() {
-            let connect = PgConnection::connect_with(&self.opts);
-            let conn = tokio::time::timeout(ACQUIRE_TIMEOUT, connect)
+            let conn = connect_within(&self.opts)
                 .await
-                .map_err(|_| self.unreachable(format!("no answer within {ACQUIRE_TIMEOUT:?}")))?
                 .map_err(|e| self.unreachable(e.to_string()))?;
             self.conn = Some(conn);
         }
@@ -589,18 +592,9 @@ fn answer(returned: Returned, ops: Vec<PgWrite>, notes: &mut Vec<String>) -> Vec
     };
     let mut alone = Vec::new();
     for op in ops {
-        // The rows of an op that has some, taken from what was stored (`None`: not
-        // stored); an event alone has none to take.
-        let rows = match &op {
-            PgWrite::Event { .. } => Some(Vec::new()),
-            PgWrite::Append {
-                session_id, rows, ..
-            }
-            | PgWrite::Announced {
-                session_id, rows, ..
-            } => take_rows(session_id, rows.len()),
-        };
-        let Some(ids) = rows else {
+        // The op's rows, taken from what was stored (`None`: not stored); an event alone
+        // has none to take.
+        let Some(ids) = take_rows(op.session_id(), op.rows().len()) else {
             alone.push(op);
             continue;
         };

@@ -8,6 +8,22 @@ use toolwire_store::{StoreConfig, Stores};
 pub(crate) const POSTGRES_ENV: &str = "TOOLWIRE_TEST_POSTGRES_URL";
 pub(crate) const S3_ENV: &str = "TOOLWIRE_TEST_S3_URL";
 
+/// `$body` with `$pool` a pool of `$backend`'s own database, of its type (SQLite's or
+/// Postgres's): the same statements on either.
+macro_rules! on_pool {
+    ($backend:expr, |$pool:ident| $body:expr) => {
+        if $backend.is_sqlite() {
+            let $pool = sqlx::SqlitePool::connect(&$backend.history_url)
+                .await
+                .unwrap();
+            $body
+        } else {
+            let $pool = sqlx::PgPool::connect(&$backend.history_url).await.unwrap();
+            $body
+        }
+    };
+}
+
 /// One place to keep data: open it, drop the stores, open it again.
 pub(crate) struct Backend {
     pub name: &'static str,
@@ -33,21 +49,13 @@ impl Backend {
 
     /// Runs `sql` (statements separated by `;`) on the database itself, beside the stores.
     pub(crate) async fn execute(&self, sql: String) {
-        macro_rules! on {
-            ($pool:ty) => {{
-                let pool = <$pool>::connect(&self.history_url).await.unwrap();
-                sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-                    .execute(&pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{}: {e}", self.name));
-                pool.close().await;
-            }};
-        }
-        if self.is_sqlite() {
-            on!(sqlx::SqlitePool)
-        } else {
-            on!(sqlx::PgPool)
-        }
+        on_pool!(self, |pool| {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                .execute(&pool)
+                .await
+                .unwrap_or_else(|e| panic!("{}: {e}", self.name));
+            pool.close().await;
+        })
     }
 
     /// The length of each logged event's body in `session`, in order, read from the
@@ -55,22 +63,11 @@ impl Backend {
     pub(crate) async fn logged_lengths(&self, session: &str) -> Vec<i64> {
         const SQL: &str =
             "SELECT CAST(length(body) AS BIGINT) FROM events WHERE session_id = $1 ORDER BY seq";
-        // The same query on either database's pool type.
-        macro_rules! on {
-            ($pool:ty) => {{
-                let pool = <$pool>::connect(&self.history_url).await.unwrap();
-                sqlx::query_as(SQL)
-                    .bind(session)
-                    .fetch_all(&pool)
-                    .await
-                    .unwrap()
-            }};
-        }
-        let rows: Vec<(i64,)> = if self.is_sqlite() {
-            on!(sqlx::SqlitePool)
-        } else {
-            on!(sqlx::PgPool)
-        };
+        let rows: Vec<(i64,)> = on_pool!(self, |pool| sqlx::query_as(SQL)
+            .bind(session)
+            .fetch_all(&pool)
+            .await
+            .unwrap());
         rows.into_iter().map(|(n,)| n).collect()
     }
 }
